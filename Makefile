@@ -1,0 +1,195 @@
+# kueue-ks — hand-written GNU Makefile.
+#
+#   make            build bin/kueue-ks (and every other binary under cmd/)
+#   make test       everything CI checks: unit tests under ASan+UBSan, e2e, format
+#   make run        build and start the operator (see README)
+#   make bench      build and run the benchmarks
+#   make fuzz       run every libFuzzer target for FUZZ_SECONDS (default 30)
+#   make valgrind   unit tests under valgrind (-O0 build)
+#   make fmt / lint clang-format in place / format check + cppcheck + banned functions
+#
+# Build modes live in separate object trees (build/<mode>): rel, san, vg, fuzz.
+# Quiet unless V=1.
+
+VERSION := 0.1.0
+MODE ?= rel
+OBJDIR := build/$(MODE)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# Install missing Debian packages once per top-level make invocation.
+ifeq ($(MAKELEVEL),0)
+ifeq ($(filter clean fmt help,$(MAKECMDGOALS)),)
+ifneq ($(KKS_SKIP_DEPS),1)
+DEPS_RC := $(shell scripts/deps.sh >&2; echo $$?)
+ifneq ($(DEPS_RC),0)
+$(error build dependencies are missing and could not be installed: run scripts/deps.sh as root)
+endif
+endif
+endif
+endif
+
+CC := gcc
+WARN := -Wall -Wextra -Werror -Wstrict-prototypes -Wshadow -Wno-unused-parameter \
+        -Wno-missing-field-initializers
+CFLAGS := -std=c17 -D_GNU_SOURCE -g -I. -MMD -MP $(WARN) -DKKS_VERSION='"$(VERSION)"'
+LDFLAGS :=
+LIBS := -lcurl -lyaml -lev -lssl -lcrypto -ljansson -lmicrohttpd -lsqlite3 -lpthread -lm
+TEST_LIBS := -lcmocka
+
+ifeq ($(MODE),rel)
+CFLAGS += -O2
+BINDIR := bin
+else ifeq ($(MODE),san)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+CFLAGS += -O1 $(SANFLAGS)
+LDFLAGS += $(SANFLAGS)
+BINDIR := $(OBJDIR)/bin
+else ifeq ($(MODE),vg)
+CFLAGS += -O0
+BINDIR := $(OBJDIR)/bin
+else ifeq ($(MODE),fuzz)
+CC := clang
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS := -std=c17 -D_GNU_SOURCE -g -I. -MMD -MP $(WARN) -DKKS_VERSION='"$(VERSION)"' \
+          -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=fuzzer,address,undefined
+BINDIR := $(OBJDIR)/bin
+else
+$(error unknown MODE=$(MODE): use rel, san, vg or fuzz)
+endif
+
+# ---- sources -------------------------------------------------------------
+LIB_SRCS := $(shell find pkg controllers devhub -name '*.c' 2>/dev/null | sort)
+CMDS := $(notdir $(shell find cmd -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort))
+TEST_SRCS := $(sort $(wildcard test/unit/test_*.c))
+SUPPORT_SRCS := $(sort $(wildcard test/support/*.c))
+FUZZ_SRCS := $(sort $(wildcard test/fuzz/fuzz_*.c))
+BENCHES := $(notdir $(shell find bench -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort))
+
+obj = $(patsubst %.c,$(OBJDIR)/%.o,$(1))
+LIB_OBJS := $(call obj,$(LIB_SRCS))
+LIB := $(OBJDIR)/libkks.a
+SUPPORT_OBJS := $(call obj,$(SUPPORT_SRCS))
+CMD_BINS := $(addprefix $(BINDIR)/,$(CMDS))
+TEST_BINS := $(patsubst test/unit/%.c,$(OBJDIR)/test/%,$(TEST_SRCS))
+FUZZ_BINS := $(patsubst test/fuzz/%.c,$(OBJDIR)/fuzz/%,$(FUZZ_SRCS))
+BENCH_BINS := $(addprefix $(BINDIR)/bench-,$(BENCHES))
+
+.PHONY: all bins test unit-bins unit e2e run dev-up dev-down bench fuzz fuzz-bins fuzz-smoke \
+        valgrind fmt fmt-check lint clean help
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+all: bins
+bins: $(CMD_BINS) $(BENCH_BINS)
+
+$(OBJDIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Each directory cmd/<name>/ is one binary.
+.SECONDEXPANSION:
+$(BINDIR)/%: $$(call obj,$$(wildcard cmd/%/*.c)) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
+
+$(BINDIR)/bench-%: $$(call obj,$$(wildcard bench/%/*.c)) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
+
+$(OBJDIR)/test/%: $(OBJDIR)/test/unit/%.o $(SUPPORT_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(TEST_LIBS) $(LIBS)
+
+$(OBJDIR)/fuzz/%: $(OBJDIR)/test/fuzz/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+
+unit-bins: $(TEST_BINS)
+fuzz-bins: $(FUZZ_BINS)
+
+# ---- test ----------------------------------------------------------------
+# make test: format check, unit tests under ASan/UBSan, fuzz corpus replay,
+# then the end-to-end scripts against release binaries.
+test:
+	$(Q)$(MAKE) --no-print-directory fmt-check
+	$(Q)$(MAKE) --no-print-directory MODE=san unit-bins
+	$(Q)$(MAKE) --no-print-directory MODE=rel bins
+	$(Q)scripts/run-tests.sh unit build/san/test
+	$(Q)$(MAKE) --no-print-directory fuzz-smoke
+	$(Q)scripts/run-tests.sh e2e test/e2e
+
+unit:
+	$(Q)$(MAKE) --no-print-directory MODE=san unit-bins
+	$(Q)scripts/run-tests.sh unit build/san/test $(T)
+
+e2e:
+	$(Q)$(MAKE) --no-print-directory MODE=rel bins
+	$(Q)scripts/run-tests.sh e2e test/e2e $(T)
+
+valgrind:
+	$(Q)$(MAKE) --no-print-directory MODE=vg unit-bins
+	$(Q)KKS_VALGRIND=1 scripts/run-tests.sh unit build/vg/test $(T)
+
+# ---- fuzz ----------------------------------------------------------------
+FUZZ_SECONDS ?= 30
+fuzz:
+	$(Q)$(MAKE) --no-print-directory MODE=fuzz fuzz-bins
+	$(Q)scripts/run-fuzz.sh build/fuzz/fuzz $(FUZZ_SECONDS)
+
+# Replays the seed corpora (and a few seconds of fuzzing) so parsers are exercised in CI.
+fuzz-smoke:
+	$(Q)$(MAKE) --no-print-directory MODE=fuzz fuzz-bins
+	$(Q)scripts/run-fuzz.sh build/fuzz/fuzz 3
+
+# ---- run / bench -----------------------------------------------------------
+run: bins
+	$(Q)scripts/dev.sh run
+
+dev-up: bins
+	$(Q)scripts/dev.sh up
+
+dev-down:
+	$(Q)scripts/dev.sh down
+
+bench: bins
+	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+# ---- style ---------------------------------------------------------------
+FMT_SRCS = $(shell find pkg controllers devhub cmd test bench -name '*.[ch]' 2>/dev/null | sort)
+fmt:
+	$(Q)clang-format -i $(FMT_SRCS)
+
+fmt-check:
+	$(Q)clang-format --dry-run -Werror $(FMT_SRCS)
+	$(Q)scripts/check-banned.sh $(FMT_SRCS)
+
+lint: fmt-check
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+	  --std=c11 -I. -D_GNU_SOURCE --suppress=missingIncludeSystem --inline-suppr \
+	  pkg controllers devhub cmd
+
+clean:
+	rm -rf build bin
+
+help:
+	@sed -n '1,15p' Makefile
+
+-include $(LIB_OBJS:.o=.d) $(SUPPORT_OBJS:.o=.d) $(TEST_SRCS:test/unit/%.c=$(OBJDIR)/test/unit/%.d) \
+         $(FUZZ_SRCS:test/fuzz/%.c=$(OBJDIR)/test/fuzz/%.d) \
+         $(patsubst %.c,$(OBJDIR)/%.d,$(wildcard cmd/*/*.c bench/*/*.c))

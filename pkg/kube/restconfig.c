@@ -1,0 +1,204 @@
+#include "pkg/kube/restconfig.h"
+#include "pkg/kube/exec_cred.h"
+#include "pkg/util/xalloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct kube_rest_config *kube_rest_config_new(void)
+{
+    return xcalloc(1, sizeof(struct kube_rest_config));
+}
+
+static void wipe_free(char *p, size_t n)
+{
+    if (!p)
+        return;
+    /* explicit_bzero is not optimised away, unlike memset before free. */
+    explicit_bzero(p, n ? n : strlen(p));
+    free(p);
+}
+
+static void free_strv(char **v)
+{
+    if (!v)
+        return;
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
+}
+
+static char **dup_strv(char *const *v)
+{
+    if (!v)
+        return NULL;
+    size_t n = 0;
+    while (v[n])
+        n++;
+    char **out = xcalloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        out[i] = xstrdup(v[i]);
+    return out;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+static char *dup_mem(const char *p, size_t n)
+{
+    if (!p)
+        return NULL;
+    char *q = xmalloc(n + 1);
+    memcpy(q, p, n);
+    q[n] = '\0';
+    return q;
+}
+
+void kube_exec_config_free(struct kube_exec_config *x)
+{
+    if (!x)
+        return;
+    free(x->command);
+    free_strv(x->args);
+    free_strv(x->env);
+    free(x->api_version);
+    free(x->install_hint);
+    free(x->interactive_mode);
+    free(x);
+}
+
+void kube_rest_config_free(struct kube_rest_config *c)
+{
+    if (!c)
+        return;
+    free(c->server);
+    free(c->tls_server_name);
+    free(c->ca_pem);
+    free(c->cert_pem);
+    wipe_free(c->key_pem, c->key_len);
+    wipe_free(c->token, 0);
+    free(c->token_file);
+    kube_exec_config_free(c->exec);
+    free(c->source);
+    wipe_free(c->cached_token, 0);
+    free(c->exec_cert_pem);
+    wipe_free(c->exec_key_pem, 0);
+    free(c);
+}
+
+struct kube_rest_config *kube_rest_config_dup(const struct kube_rest_config *c)
+{
+    struct kube_rest_config *d = kube_rest_config_new();
+    d->server = dup_or_null(c->server);
+    d->tls_server_name = dup_or_null(c->tls_server_name);
+    d->ca_pem = dup_mem(c->ca_pem, c->ca_len);
+    d->ca_len = c->ca_len;
+    d->cert_pem = dup_mem(c->cert_pem, c->cert_len);
+    d->cert_len = c->cert_len;
+    d->key_pem = dup_mem(c->key_pem, c->key_len);
+    d->key_len = c->key_len;
+    d->insecure_skip_tls_verify = c->insecure_skip_tls_verify;
+    d->token = dup_or_null(c->token);
+    d->token_file = dup_or_null(c->token_file);
+    if (c->exec) {
+        d->exec = xcalloc(1, sizeof *d->exec);
+        d->exec->command = dup_or_null(c->exec->command);
+        d->exec->args = dup_strv(c->exec->args);
+        d->exec->env = dup_strv(c->exec->env);
+        d->exec->api_version = dup_or_null(c->exec->api_version);
+        d->exec->install_hint = dup_or_null(c->exec->install_hint);
+        d->exec->provide_cluster_info = c->exec->provide_cluster_info;
+        d->exec->interactive_mode = dup_or_null(c->exec->interactive_mode);
+    }
+    d->source = dup_or_null(c->source);
+    d->qps = c->qps;
+    d->burst = c->burst;
+    return d;
+}
+
+/* Read a whole token file; trailing whitespace is trimmed like client-go. */
+static int read_token_file(const char *path, char **out, struct err *e)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return err_set(e, -errno, "cannot read token file %s: %s", path, strerror(errno));
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    int rerr = ferror(f);
+    fclose(f);
+    if (rerr)
+        return err_set(e, -EIO, "cannot read token file %s", path);
+    buf[n] = '\0';
+    while (n > 0 &&
+           (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+        buf[--n] = '\0';
+    if (n == 0)
+        return err_set(e, -EINVAL, "token file %s is empty", path);
+    *out = xstrdup(buf);
+    explicit_bzero(buf, sizeof buf);
+    return 0;
+}
+
+int kube_rest_config_token(struct kube_rest_config *c, const char **token, struct err *e)
+{
+    *token = NULL;
+    if (c->exec) {
+        time_t now = time(NULL);
+        if (!c->cached_token || (c->cached_token_expiry && now >= c->cached_token_expiry)) {
+            struct exec_cred cred = {0};
+            int rc = exec_cred_run(c->exec, c->server, &cred, e);
+            if (rc < 0)
+                return rc;
+            wipe_free(c->cached_token, 0);
+            c->cached_token = cred.token;
+            c->cached_token_expiry = cred.expiry;
+            free(c->exec_cert_pem);
+            wipe_free(c->exec_key_pem, 0);
+            c->exec_cert_pem = cred.cert_pem;
+            c->exec_key_pem = cred.key_pem;
+        }
+        *token = c->cached_token;
+        return 0;
+    }
+    if (c->token_file) {
+        struct stat st;
+        if (stat(c->token_file, &st) < 0) {
+            /* Keep using the last good token if the file vanished briefly. */
+            if (c->cached_token) {
+                *token = c->cached_token;
+                return 0;
+            }
+            return err_set(e, -errno, "cannot read token file %s: %s", c->token_file,
+                           strerror(errno));
+        }
+        if (!c->cached_token || st.st_mtim.tv_sec != c->cached_token_mtime.tv_sec ||
+            st.st_mtim.tv_nsec != c->cached_token_mtime.tv_nsec ||
+            st.st_size != c->cached_token_size) {
+            char *t = NULL;
+            int rc = read_token_file(c->token_file, &t, e);
+            if (rc < 0)
+                return rc;
+            wipe_free(c->cached_token, 0);
+            c->cached_token = t;
+            c->cached_token_mtime = st.st_mtim;
+            c->cached_token_size = st.st_size;
+        }
+        *token = c->cached_token;
+        return 0;
+    }
+    *token = c->token;
+    return 0;
+}
+
+void kube_rest_config_invalidate(struct kube_rest_config *c)
+{
+    wipe_free(c->cached_token, 0);
+    c->cached_token = NULL;
+    c->cached_token_expiry = 0;
+    memset(&c->cached_token_mtime, 0, sizeof c->cached_token_mtime);
+}

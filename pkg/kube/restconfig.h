@@ -1,0 +1,78 @@
+/*
+ * restconfig: everything the REST client needs to reach one API server,
+ * produced by the kubeconfig loader (pkg/kube/kubeconfig.h) or the in-cluster
+ * loader, and consumed by the REST client (pkg/kube/client.h).
+ *
+ * TLS material is kept in memory (PEM bytes) and handed to libcurl as blobs;
+ * it is never written to disk. Bearer tokens come from a static value, a
+ * token file (re-read when it changes, like client-go's cached file token
+ * source) or an exec credential plugin (cached until its expiry).
+ */
+#ifndef KKS_KUBE_RESTCONFIG_H
+#define KKS_KUBE_RESTCONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "pkg/util/err.h"
+
+/* An exec credential plugin (client.authentication.k8s.io/v1). */
+struct kube_exec_config {
+    char *command; /* resolved against the kubeconfig's directory when relative */
+    char **args;   /* NULL-terminated, may be NULL */
+    char **env;    /* NULL-terminated "NAME=value" entries added to the child's environment */
+    char *api_version;
+    char *install_hint;
+    bool provide_cluster_info;
+    char *interactive_mode; /* Never / IfAvailable / Always */
+};
+
+struct kube_rest_config {
+    char *server;          /* "https://host:port[/prefix]" without trailing slash */
+    char *tls_server_name; /* optional SNI / verification name */
+    char *ca_pem;          /* CA bundle (PEM), NULL = system store */
+    size_t ca_len;
+    char *cert_pem; /* client certificate (PEM), may be NULL */
+    size_t cert_len;
+    char *key_pem; /* client key (PEM), may be NULL; never logged, never on disk */
+    size_t key_len;
+    bool insecure_skip_tls_verify;
+    char *token;                   /* static bearer token, may be NULL */
+    char *token_file;              /* bearer token file, re-read when its mtime/size changes */
+    struct kube_exec_config *exec; /* may be NULL */
+    char *source; /* where this came from, for messages: "kubeconfig /p, context c" */
+
+    /* Client-side tuning; the loader leaves 0 (= defaults). */
+    double qps;
+    int burst;
+
+    /* Credential cache (owned; managed by kube_rest_config_token). */
+    char *cached_token;
+    struct timespec cached_token_mtime;
+    off_t cached_token_size;
+    time_t cached_token_expiry; /* wall clock; 0 = no expiry */
+    char *exec_cert_pem;        /* client cert/key returned by an exec plugin */
+    char *exec_key_pem;
+};
+
+/* Allocate a zeroed config (never NULL). */
+struct kube_rest_config *kube_rest_config_new(void);
+/* Free a config and everything it owns (key material is wiped first). NULL is fine. */
+void kube_rest_config_free(struct kube_rest_config *c);
+/* Deep copy. */
+struct kube_rest_config *kube_rest_config_dup(const struct kube_rest_config *c);
+
+/*
+ * The bearer token to send now, or *token = NULL when the config has none.
+ * Re-reads token_file when it changed, runs the exec plugin when the cached
+ * credential expired. The returned string is borrowed from `c` and valid
+ * until the next call. Returns 0 or a negative code with a message in `e`.
+ */
+int kube_rest_config_token(struct kube_rest_config *c, const char **token, struct err *e);
+
+/* Forget cached credentials (after a 401) so the next call re-reads / re-runs. */
+void kube_rest_config_invalidate(struct kube_rest_config *c);
+
+#endif

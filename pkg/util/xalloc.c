@@ -1,0 +1,77 @@
+#include "pkg/util/xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void xalloc_die(size_t n)
+{
+    /* No logger here on purpose: logging may itself need memory. */
+    char msg[96];
+    int len = snprintf(msg, sizeof msg, "fatal: out of memory (allocating %zu bytes)\n", n);
+    if (len > 0) {
+        ssize_t w = write(2, msg, (size_t)len);
+        (void)w;
+    }
+    abort();
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        xalloc_die(n);
+    return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+    void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+    if (!p)
+        xalloc_die(nmemb * size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        xalloc_die(n);
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s);
+    char *p = xmalloc(n + 1);
+    memcpy(p, s, n + 1);
+    return p;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    size_t len = strnlen(s, n);
+    char *p = xmalloc(len + 1);
+    memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        va_end(ap2);
+        return xstrdup("");
+    }
+    char *p = xmalloc((size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return p;
+}
