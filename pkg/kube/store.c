@@ -175,7 +175,7 @@ int store_add_index(struct store *s, const char *name, store_index_fn fn, void *
 
 /* ---- mutation -------------------------------------------------------------- */
 
-static json_t *project(struct store *s, json_t *obj)
+json_t *store_project(struct store *s, json_t *obj)
 {
     json_t *p = s->project ? s->project(obj, s->project_ud) : NULL;
     return p ? p : json_incref(obj);
@@ -190,7 +190,7 @@ int store_upsert(struct store *s, json_t *obj, json_t **stored, json_t **old, st
     char *key = store_key_of(obj, e);
     if (!key)
         return -EINVAL;
-    json_t *p = project(s, obj);
+    json_t *p = store_project(s, obj);
     json_t *prev = json_incref(json_object_get(s->objs, key));
     indexes_update(s, key, prev, p);
     json_object_set(s->objs, key, p);
@@ -376,7 +376,7 @@ int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, s
     next = json_object();
     ev = xcalloc(n + json_object_size(s->objs) + 1, sizeof(*ev));
     for (size_t i = 0; i < n; i++) {
-        json_t *p = project(s, json_array_get(items, i));
+        json_t *p = store_project(s, json_array_get(items, i));
         json_t *prev_listed = json_object_get(next, keys[i]);
         if (prev_listed) {
             /* Duplicate key in one list: the later item wins, one event. */

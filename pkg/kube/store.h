@@ -102,6 +102,12 @@ int store_delete(struct store *s, json_t *obj, json_t **old, struct err *e);
 /* Same by key. 0, or -ENOENT when absent (then *old = NULL). */
 int store_delete_key(struct store *s, const char *key, json_t **old);
 
+/*
+ * Apply the store's projection to `obj` (borrowed): what store_upsert() would
+ * store. New reference (json_incref(obj) without a projection).
+ */
+json_t *store_project(struct store *s, json_t *obj);
+
 /* The object stored under `key`, borrowed (valid until it is replaced or
  * removed), or NULL. */
 json_t *store_get(const struct store *s, const char *key);
