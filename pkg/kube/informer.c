@@ -245,6 +245,13 @@ static void list_done(void *ud, const struct kube_result *r)
     struct informer *inf = ud;
     inf->call = NULL;
     inf->st.list_pages++;
+    if (r->rc == -ECANCELED || r->rc == -ESHUTDOWN) {
+        /* The client is going away: nothing to retry against. */
+        list_reset(inf);
+        inf->running = false;
+        inf->state = INF_IDLE;
+        return;
+    }
     if (r->rc < 0) {
         if (inf->cont && kube_err_is_gone(r->err)) {
             /* The continue token expired: start over as one unpaged list. */
@@ -357,6 +364,11 @@ static void watch_close(void *ud, int rc, const struct err *e)
     inf->watch = NULL;
     if (!inf->running)
         return;
+    if (rc == -ECANCELED || rc == -ESHUTDOWN) {
+        inf->running = false;
+        inf->state = INF_IDLE;
+        return;
+    }
     double dur = clock_mono_s() - inf->watch_started;
     if (rc == -ESTALE || kube_err_is_gone(e)) {
         inf->st.expired++;
