@@ -1,0 +1,558 @@
+/*
+ * informer: see informer.h. A small state machine on the client's loop:
+ *
+ *   start -> LIST (pages) -> replace store, deliver diff -> WATCH
+ *   WATCH end: clean            -> WATCH (same RV, no backoff)
+ *              clean but short  -> backoff -> WATCH
+ *              410 Gone/Expired -> backoff -> LIST
+ *              other failure    -> backoff -> WATCH (from the last RV)
+ *   LIST failure: continuation page 410 -> unpaged LIST at once,
+ *                 anything else -> backoff -> LIST
+ *
+ * `gen` changes on every start/stop so that a completion which races with
+ * a stop/start issued from a handler does not continue the old run.
+ */
+#include "pkg/kube/informer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg/kube/watch.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/xalloc.h"
+
+enum inf_state { INF_IDLE, INF_LISTING, INF_WATCHING, INF_WAITING };
+enum inf_next { NEXT_LIST, NEXT_WATCH };
+
+struct informer {
+    struct kube_client *client;
+    struct ev_loop *loop;
+    const struct logger *lg;
+    char *name;
+    char *path;
+    char *label_selector;
+    char *field_selector;
+    struct store *store;
+    struct informer_handlers *h;
+    size_t nh;
+
+    int page_size;
+    double b_init, b_max, b_reset, b_jitter, short_watch;
+    int wt_min, wt_max;
+    uint64_t rng;
+
+    bool running;
+    bool synced;
+    unsigned gen;
+    enum inf_state state;
+    char *rv;
+
+    /* list in progress */
+    struct kube_call *call;
+    json_t *items;
+    char *cont;
+    bool unpaged;
+
+    /* watch in progress */
+    struct kube_watch *watch;
+    double watch_started;
+    uint64_t watch_events;
+
+    /* backoff */
+    double step;
+    double last_failure;
+    bool has_failed;
+    ev_timer timer;
+    enum inf_next next;
+
+    struct informer_stats st;
+};
+
+static void start_list(struct informer *inf);
+static void start_watch(struct informer *inf);
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static double rand01(struct informer *inf)
+{
+    /* xorshift64*: plenty for jitter. */
+    uint64_t x = inf->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    inf->rng = x;
+    return (double)((x * 2685821657736338717ull) >> 11) / (double)(1ull << 53);
+}
+
+static void set_rv(struct informer *inf, const char *rv)
+{
+    if (!rv || !*rv || (inf->rv && strcmp(inf->rv, rv) == 0))
+        return;
+    free(inf->rv);
+    inf->rv = xstrdup(rv);
+}
+
+static void list_reset(struct informer *inf)
+{
+    json_decref(inf->items);
+    inf->items = NULL;
+    FREE_AND_NULL(inf->cont);
+    inf->unpaged = false;
+}
+
+/* Selector query pairs; `q` must hold 5 entries plus room for extra pairs. */
+static size_t selector_query(const struct informer *inf, const char **q)
+{
+    size_t n = 0;
+    if (inf->label_selector) {
+        q[n++] = "labelSelector";
+        q[n++] = inf->label_selector;
+    }
+    if (inf->field_selector) {
+        q[n++] = "fieldSelector";
+        q[n++] = inf->field_selector;
+    }
+    q[n] = NULL;
+    return n;
+}
+
+static void deliver_add(struct informer *inf, json_t *obj)
+{
+    for (size_t i = 0; i < inf->nh && inf->running; i++)
+        if (inf->h[i].on_add)
+            inf->h[i].on_add(inf->h[i].ud, obj);
+}
+
+static void deliver_update(struct informer *inf, json_t *old, json_t *new_obj)
+{
+    for (size_t i = 0; i < inf->nh && inf->running; i++)
+        if (inf->h[i].on_update)
+            inf->h[i].on_update(inf->h[i].ud, old, new_obj);
+}
+
+static void deliver_delete(struct informer *inf, json_t *obj)
+{
+    for (size_t i = 0; i < inf->nh && inf->running; i++)
+        if (inf->h[i].on_delete)
+            inf->h[i].on_delete(inf->h[i].ud, obj);
+}
+
+/* ---- backoff ------------------------------------------------------------- */
+
+static double backoff_next(struct informer *inf)
+{
+    double now = clock_mono_s();
+    if (!inf->has_failed || now - inf->last_failure > inf->b_reset)
+        inf->step = inf->b_init;
+    double base = inf->step < inf->b_max ? inf->step : inf->b_max;
+    double d = base;
+    if (inf->b_jitter > 0)
+        d += base * inf->b_jitter * rand01(inf);
+    inf->step = inf->step * 2 < inf->b_max ? inf->step * 2 : inf->b_max;
+    inf->last_failure = now;
+    inf->has_failed = true;
+    inf->st.last_backoff_s = d;
+    return d;
+}
+
+static void schedule(struct informer *inf, enum inf_next next, double delay)
+{
+    inf->state = INF_WAITING;
+    inf->next = next;
+    ev_timer_stop(inf->loop, &inf->timer);
+    ev_timer_set(&inf->timer, delay, 0.);
+    ev_timer_start(inf->loop, &inf->timer);
+}
+
+static void fail_and_retry(struct informer *inf, enum inf_next next, const char *what,
+                           const struct err *e)
+{
+    inf->st.failures++;
+    double d = backoff_next(inf);
+    log_warn(inf->lg, what, "informer", inf->name, "error", e ? e->msg : "", "retry_in_s",
+             LOG_DBL(d));
+    schedule(inf, next, d);
+}
+
+static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct informer *inf = w->data;
+    if (!inf->running)
+        return;
+    if (inf->next == NEXT_LIST)
+        start_list(inf);
+    else
+        start_watch(inf);
+}
+
+/* ---- list ---------------------------------------------------------------- */
+
+static void replace_cb(enum store_event_type t, json_t *old, json_t *new_obj, void *ud)
+{
+    struct informer *inf = ud;
+    switch (t) {
+    case STORE_ADD:
+        deliver_add(inf, new_obj);
+        break;
+    case STORE_UPDATE:
+        deliver_update(inf, old, new_obj);
+        break;
+    case STORE_DELETE:
+        deliver_delete(inf, old);
+        break;
+    }
+}
+
+static void list_done(void *ud, const struct kube_result *r);
+
+static void list_request(struct informer *inf)
+{
+    const char *q[12];
+    size_t n = selector_query(inf, q);
+    char limit[24];
+    if (!inf->unpaged) {
+        snprintf(limit, sizeof limit, "%d", inf->page_size);
+        q[n++] = "limit";
+        q[n++] = limit;
+        if (inf->cont) {
+            q[n++] = "continue";
+            q[n++] = inf->cont;
+        }
+    }
+    q[n] = NULL;
+    struct err e;
+    err_clear(&e);
+    int rc = kube_client_get(inf->client, inf->path, q, list_done, inf, &inf->call, &e);
+    if (rc < 0) {
+        inf->call = NULL;
+        list_reset(inf);
+        fail_and_retry(inf, NEXT_LIST, "list request failed", &e);
+    }
+}
+
+static void start_list(struct informer *inf)
+{
+    list_reset(inf);
+    inf->items = json_array();
+    inf->state = INF_LISTING;
+    log_v(inf->lg, 2, "informer listing", "informer", inf->name, "path", inf->path);
+    list_request(inf);
+}
+
+static void list_done(void *ud, const struct kube_result *r)
+{
+    struct informer *inf = ud;
+    inf->call = NULL;
+    inf->st.list_pages++;
+    if (r->rc == -ECANCELED || r->rc == -ESHUTDOWN) {
+        /* The client is going away: nothing to retry against. */
+        list_reset(inf);
+        inf->running = false;
+        inf->state = INF_IDLE;
+        return;
+    }
+    if (r->rc < 0) {
+        if (inf->cont && kube_err_is_gone(r->err)) {
+            /* The continue token expired: start over as one unpaged list. */
+            inf->st.expired++;
+            log_info(inf->lg, "list continue token expired, listing without paging", "informer",
+                     inf->name);
+            list_reset(inf);
+            inf->items = json_array();
+            inf->unpaged = true;
+            list_request(inf);
+            return;
+        }
+        list_reset(inf);
+        fail_and_retry(inf, NEXT_LIST, "list failed", r->err);
+        return;
+    }
+    json_t *items = json_object_get(r->body, "items");
+    json_t *md = json_object_get(r->body, "metadata");
+    if (!json_is_object(r->body) || (items && !json_is_array(items) && !json_is_null(items))) {
+        struct err e;
+        err_set(&e, -EBADMSG, "GET %s: list response is not a list (no items array)", inf->path);
+        list_reset(inf);
+        fail_and_retry(inf, NEXT_LIST, "list failed", &e);
+        return;
+    }
+    if (json_is_array(items))
+        json_array_extend(inf->items, items);
+    const char *cont = json_string_value(json_object_get(md, "continue"));
+    if (!inf->unpaged && cont && *cont) {
+        free(inf->cont);
+        inf->cont = xstrdup(cont);
+        list_request(inf);
+        return;
+    }
+    const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
+    json_t *all = inf->items;
+    inf->items = NULL;
+    list_reset(inf);
+    struct err e;
+    err_clear(&e);
+    unsigned gen = inf->gen;
+    /* The RV is recorded first so handlers reading informer_last_rv() see the list's. */
+    set_rv(inf, rv);
+    int rc = store_replace(inf->store, all, replace_cb, inf, &e);
+    json_decref(all);
+    if (gen != inf->gen || !inf->running)
+        return; /* stopped (or restarted) by a handler */
+    if (rc < 0) {
+        fail_and_retry(inf, NEXT_LIST, "list result rejected", &e);
+        return;
+    }
+    inf->st.lists++;
+    if (!inf->synced)
+        log_info(inf->lg, "informer synced", "informer", inf->name, "objects",
+                 LOG_UINT(store_len(inf->store)), "resourceVersion", inf->rv ? inf->rv : "");
+    inf->synced = true;
+    start_watch(inf);
+}
+
+/* ---- watch --------------------------------------------------------------- */
+
+static int watch_event(void *ud, const struct watch_event *ev)
+{
+    struct informer *inf = ud;
+    inf->watch_events++;
+    inf->st.events++;
+    json_t *stored = NULL, *old = NULL;
+    struct err e;
+    err_clear(&e);
+    switch (ev->type) {
+    case WATCH_ADDED:
+    case WATCH_MODIFIED:
+        if (store_upsert(inf->store, ev->object, &stored, &old, &e) < 0) {
+            log_warn(inf->lg, "watch event ignored", "informer", inf->name, "error", e.msg);
+            break;
+        }
+        set_rv(inf, ev->resource_version);
+        if (old)
+            deliver_update(inf, old, stored);
+        else
+            deliver_add(inf, stored);
+        break;
+    case WATCH_DELETED:
+        if (store_delete(inf->store, ev->object, &old, &e) < 0) {
+            log_warn(inf->lg, "watch event ignored", "informer", inf->name, "error", e.msg);
+            break;
+        }
+        set_rv(inf, ev->resource_version);
+        if (old) {
+            /* The final state from the event, projected like everything else. */
+            stored = store_project(inf->store, ev->object);
+            deliver_delete(inf, stored);
+        }
+        break;
+    case WATCH_BOOKMARK:
+        set_rv(inf, ev->resource_version);
+        break;
+    case WATCH_ERROR:
+        /* The watch closes with the Status; watch_close decides. */
+        break;
+    }
+    json_decref(stored);
+    json_decref(old);
+    return 0;
+}
+
+static void watch_close(void *ud, int rc, const struct err *e)
+{
+    struct informer *inf = ud;
+    inf->watch = NULL;
+    if (!inf->running)
+        return;
+    if (rc == -ECANCELED || rc == -ESHUTDOWN) {
+        inf->running = false;
+        inf->state = INF_IDLE;
+        return;
+    }
+    double dur = clock_mono_s() - inf->watch_started;
+    if (rc == -ESTALE || kube_err_is_gone(e)) {
+        inf->st.expired++;
+        double d = backoff_next(inf);
+        log_info(inf->lg, "watch expired, re-listing", "informer", inf->name, "resourceVersion",
+                 inf->rv ? inf->rv : "", "retry_in_s", LOG_DBL(d));
+        schedule(inf, NEXT_LIST, d);
+        return;
+    }
+    if (rc == 0) {
+        if (dur < inf->short_watch && inf->watch_events == 0) {
+            struct err se;
+            err_set(&se, -EIO, "very short watch: %s ended after %.3f s without events", inf->path,
+                    dur);
+            fail_and_retry(inf, NEXT_WATCH, "watch failed", &se);
+            return;
+        }
+        log_v(inf->lg, 4, "watch ended, re-watching", "informer", inf->name, "resourceVersion",
+              inf->rv ? inf->rv : "");
+        start_watch(inf);
+        return;
+    }
+    fail_and_retry(inf, NEXT_WATCH, "watch failed", e);
+}
+
+static void start_watch(struct informer *inf)
+{
+    const char *q[8];
+    selector_query(inf, q);
+    int span = inf->wt_max - inf->wt_min;
+    int timeout = inf->wt_min + (span > 0 ? (int)(rand01(inf) * (span + 1)) : 0);
+    if (timeout > inf->wt_max)
+        timeout = inf->wt_max;
+    struct kube_watch_opts o = {
+        .path = inf->path,
+        .query = q,
+        .resource_version = inf->rv,
+        .timeout_seconds = timeout,
+    };
+    struct err e;
+    err_clear(&e);
+    inf->state = INF_WATCHING;
+    inf->watch_events = 0;
+    inf->watch_started = clock_mono_s();
+    inf->st.watches++;
+    int rc = kube_watch_start(inf->client, &o, watch_event, watch_close, inf, &inf->watch, &e);
+    if (rc < 0) {
+        inf->watch = NULL;
+        fail_and_retry(inf, NEXT_WATCH, "watch request failed", &e);
+    }
+}
+
+/* ---- public -------------------------------------------------------------- */
+
+int informer_new(const struct informer_opts *o, struct informer **out, struct err *e)
+{
+    *out = NULL;
+    if (!o->client)
+        return err_set(e, -EINVAL, "informer: no client");
+    if (!o->version || !*o->version || !o->resource || !*o->resource)
+        return err_set(e, -EINVAL, "informer: version and resource are required");
+    struct informer *inf = xcalloc(1, sizeof(*inf));
+    inf->client = o->client;
+    inf->loop = kube_client_loop(o->client);
+    inf->lg = o->lg;
+    inf->name = xstrdup(o->name ? o->name : o->resource);
+    inf->path = kube_path(o->group, o->version, o->resource, o->ns, NULL, NULL);
+    if (o->label_selector && *o->label_selector)
+        inf->label_selector = xstrdup(o->label_selector);
+    if (o->field_selector && *o->field_selector)
+        inf->field_selector = xstrdup(o->field_selector);
+    struct store_opts so = {.project = o->project, .project_ud = o->project_ud};
+    inf->store = store_new(&so);
+    inf->page_size = o->page_size > 0 ? o->page_size : INFORMER_PAGE_SIZE;
+    inf->b_init = o->backoff_initial_s > 0 ? o->backoff_initial_s : INFORMER_BACKOFF_INITIAL_S;
+    inf->b_max = o->backoff_max_s > 0 ? o->backoff_max_s : INFORMER_BACKOFF_MAX_S;
+    inf->b_reset = o->backoff_reset_s > 0 ? o->backoff_reset_s : INFORMER_BACKOFF_RESET_S;
+    inf->b_jitter = o->backoff_jitter > 0   ? o->backoff_jitter
+                    : o->backoff_jitter < 0 ? 0
+                                            : INFORMER_BACKOFF_JITTER;
+    inf->short_watch = o->short_watch_s > 0 ? o->short_watch_s : INFORMER_SHORT_WATCH_S;
+    inf->wt_min = o->watch_timeout_min_s > 0 ? o->watch_timeout_min_s : INFORMER_WATCH_TIMEOUT_MIN;
+    inf->wt_max = o->watch_timeout_max_s > 0 ? o->watch_timeout_max_s : INFORMER_WATCH_TIMEOUT_MAX;
+    if (inf->wt_max < inf->wt_min)
+        inf->wt_max = inf->wt_min;
+    uint64_t seed = o->seed ? o->seed : clock_mono_ns() ^ (uint64_t)(uintptr_t)inf;
+    inf->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
+    ev_timer_init(&inf->timer, timer_cb, 0., 0.);
+    inf->timer.data = inf;
+    *out = inf;
+    return 0;
+}
+
+void informer_stop(struct informer *inf)
+{
+    if (!inf)
+        return;
+    inf->running = false;
+    inf->gen++;
+    inf->state = INF_IDLE;
+    if (inf->call) {
+        struct kube_call *c = inf->call;
+        inf->call = NULL;
+        kube_call_cancel(c);
+    }
+    if (inf->watch) {
+        struct kube_watch *w = inf->watch;
+        inf->watch = NULL;
+        kube_watch_stop(w);
+    }
+    ev_timer_stop(inf->loop, &inf->timer);
+    list_reset(inf);
+}
+
+void informer_free(struct informer *inf)
+{
+    if (!inf)
+        return;
+    informer_stop(inf);
+    store_free(inf->store);
+    free(inf->h);
+    free(inf->rv);
+    free(inf->name);
+    free(inf->path);
+    free(inf->label_selector);
+    free(inf->field_selector);
+    free(inf);
+}
+
+static int replay_cb(const char *key, json_t *obj, void *ud)
+{
+    const struct informer_handlers *h = ud;
+    h->on_add(h->ud, obj);
+    return 0;
+}
+
+void informer_add_handlers(struct informer *inf, const struct informer_handlers *h)
+{
+    inf->h = xrealloc(inf->h, (inf->nh + 1) * sizeof(*inf->h));
+    inf->h[inf->nh++] = *h;
+    if (h->on_add && store_len(inf->store) > 0) {
+        struct informer_handlers copy = *h;
+        store_foreach(inf->store, replay_cb, &copy);
+    }
+}
+
+int informer_add_index(struct informer *inf, const char *name, store_index_fn fn, void *ud,
+                       struct err *e)
+{
+    return store_add_index(inf->store, name, fn, ud, e);
+}
+
+int informer_start(struct informer *inf, struct err *e)
+{
+    if (inf->running)
+        return err_set(e, -EALREADY, "informer %s already running", inf->name);
+    inf->running = true;
+    inf->gen++;
+    log_v(inf->lg, 1, "informer starting", "informer", inf->name, "path", inf->path);
+    start_list(inf);
+    return 0;
+}
+
+bool informer_has_synced(const struct informer *inf)
+{
+    return inf->synced;
+}
+
+struct store *informer_store(const struct informer *inf)
+{
+    return inf->store;
+}
+
+const char *informer_last_rv(const struct informer *inf)
+{
+    return inf->rv ? inf->rv : "";
+}
+
+const char *informer_path(const struct informer *inf)
+{
+    return inf->path;
+}
+
+void informer_stats(const struct informer *inf, struct informer_stats *out)
+{
+    *out = inf->st;
+}

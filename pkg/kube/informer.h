@@ -1,0 +1,143 @@
+/*
+ * informer: client-go's reflector + shared informer for one resource
+ * (group/version/resource, optionally one namespace and selectors), on the
+ * kube_client's libev loop (research c-style.md §2.1-2.2).
+ *
+ *  - list: paged (limit=500, continue tokens) as a consistent read; when a
+ *    continuation page answers 410 (the continue token expired) the list
+ *    starts over as one full list without paging;
+ *  - the list result goes through store_replace(): handlers receive the
+ *    difference against the cache as add/update/delete (a delete carries the
+ *    last known object), so a re-list after 410 delivers exactly what
+ *    changed; has_synced becomes true once the first list was delivered;
+ *  - watch from the list's resourceVersion with allowWatchBookmarks=true and
+ *    a random timeoutSeconds in [300, 600]; BOOKMARK only advances the
+ *    resourceVersion; ADDED/MODIFIED/DELETED update the store, then the
+ *    handlers;
+ *  - a watch that ends normally is re-opened from the last resourceVersion
+ *    without a list; 410 Gone/Expired (HTTP status or ERROR event) re-lists;
+ *    any other failure (dropped connection, error status, watchdog, refused
+ *    connection) re-watches from the last resourceVersion after a backoff
+ *    (a stale RV then earns a 410 and a re-list);
+ *  - backoff as client-go's reflector: 800 ms doubling, cap 30 s, jitter
+ *    1.0 (delay = step x (1 + jitter x U[0,1))), reset to 800 ms when the
+ *    previous failure is more than 2 min old; a watch that ends in < 1 s
+ *    with 0 events counts as a failure; list failures back off the same way.
+ *    Every re-list (after 410 included) waits out one backoff step.
+ *
+ * Handlers run on the loop. Objects passed to them are the store's
+ * (projected) objects, borrowed for the call: json_incref() to keep them,
+ * never modify them. A handler may call informer_stop() but must not call
+ * informer_free().
+ */
+#ifndef KKS_KUBE_INFORMER_H
+#define KKS_KUBE_INFORMER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pkg/kube/client.h"
+#include "pkg/kube/store.h"
+#include "pkg/util/err.h"
+#include "pkg/util/log.h"
+
+/* client-go constants (reflector.go, pager.go). */
+#define INFORMER_PAGE_SIZE         500
+#define INFORMER_BACKOFF_INITIAL_S 0.8
+#define INFORMER_BACKOFF_MAX_S     30.0
+#define INFORMER_BACKOFF_RESET_S   120.0
+#define INFORMER_BACKOFF_JITTER    1.0
+#define INFORMER_SHORT_WATCH_S     1.0
+#define INFORMER_WATCH_TIMEOUT_MIN 300
+#define INFORMER_WATCH_TIMEOUT_MAX 600
+
+struct informer;
+
+/* Event handlers; any may be NULL. Objects are borrowed (see above). */
+struct informer_handlers {
+    void (*on_add)(void *ud, json_t *obj);
+    void (*on_update)(void *ud, json_t *old_obj, json_t *new_obj);
+    void (*on_delete)(void *ud, json_t *obj);
+    void *ud;
+};
+
+struct informer_opts {
+    struct kube_client *client; /* borrowed; required */
+    const char *group;          /* NULL or "" = core */
+    const char *version;        /* required */
+    const char *resource;       /* plural, required */
+    const char *ns;             /* NULL/"" = all namespaces (or cluster-scoped) */
+    const char *label_selector; /* optional */
+    const char *field_selector; /* optional */
+    const char *name;           /* for logs; NULL = resource */
+    const struct logger *lg;    /* borrowed, may be NULL */
+
+    /* The store's projection (applied before anything is cached). */
+    store_project_fn project;
+    void *project_ud;
+
+    /* Tuning; 0 = the defaults above (tests shorten them). */
+    int page_size;
+    double backoff_initial_s;
+    double backoff_max_s;
+    double backoff_reset_s;
+    double backoff_jitter; /* < 0: no jitter */
+    double short_watch_s;
+    int watch_timeout_min_s;
+    int watch_timeout_max_s;
+    unsigned seed; /* jitter / timeout randomness; 0 = from the clock */
+};
+
+/* Counters, cumulative. */
+struct informer_stats {
+    uint64_t lists;        /* complete lists delivered (first one included) */
+    uint64_t list_pages;   /* list responses received */
+    uint64_t watches;      /* watch requests started */
+    uint64_t events;       /* watch events handled (bookmarks included) */
+    uint64_t failures;     /* failures that went through backoff */
+    uint64_t expired;      /* 410s (watch or continue token) */
+    double last_backoff_s; /* the last backoff delay used */
+};
+
+/*
+ * Create an informer (not started). Copies all strings. 0, or -EINVAL with a
+ * message when a required option is missing.
+ */
+int informer_new(const struct informer_opts *opts, struct informer **out, struct err *e);
+
+/*
+ * Stop (if running) and free the informer and its store. Handlers are not
+ * called. Call before kube_client_free(). NULL is fine.
+ */
+void informer_free(struct informer *inf);
+
+/*
+ * Register handlers (copied). Several per informer; called in registration
+ * order. When the informer already holds objects, the new handlers receive
+ * an add for each of them right away (as client-go does).
+ */
+void informer_add_handlers(struct informer *inf, const struct informer_handlers *h);
+
+/* Register a store index (see store_add_index). */
+int informer_add_index(struct informer *inf, const char *name, store_index_fn fn, void *ud,
+                       struct err *e);
+
+/* Start listing and watching. 0, -EALREADY when running. */
+int informer_start(struct informer *inf, struct err *e);
+/* Cancel the in-flight list/watch and timers. The store keeps its contents;
+ * informer_start() may be called again (it lists again). */
+void informer_stop(struct informer *inf);
+
+/* True once the first complete list has been delivered to the handlers. */
+bool informer_has_synced(const struct informer *inf);
+/* The store (borrowed; read-only for callers). */
+struct store *informer_store(const struct informer *inf);
+/* The last resourceVersion synced (borrowed, "" before the first list). */
+const char *informer_last_rv(const struct informer *inf);
+/* The collection path, e.g. "/api/v1/namespaces/a/pods" (borrowed). */
+const char *informer_path(const struct informer *inf);
+void informer_stats(const struct informer *inf, struct informer_stats *out);
+
+#endif

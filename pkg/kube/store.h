@@ -1,0 +1,166 @@
+/*
+ * store: the informer's cache of Kubernetes objects (client-go's
+ * cache.Indexer), keyed by "namespace/name" ("name" for cluster-scoped
+ * objects).
+ *
+ *  - objects are jansson trees shared by reference; an object in the store is
+ *    immutable: callers must never modify a json_t they got from the store
+ *    (build a copy with json_deep_copy() to change it);
+ *  - a per-kind projection hook runs before an object is stored, so the store
+ *    keeps only the fields controllers read (store_project_fields() is a
+ *    ready-made one);
+ *  - secondary indexes are registered by name with a function that returns
+ *    0..n string values per object (a label value, an owner uid,
+ *    spec.nodeName...); store_by_index() answers "which objects have value v";
+ *  - store_replace() swaps in a full list and reports the difference as
+ *    add/update/delete events (a delete carries the last known object, like
+ *    client-go's DeletedFinalStateUnknown): what makes a re-list after 410
+ *    deliver the right events.
+ *
+ * Lookups are O(1) (jansson's hash tables). Not thread-safe: one loop.
+ */
+#ifndef KKS_KUBE_STORE_H
+#define KKS_KUBE_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pkg/util/err.h"
+
+struct store;
+
+/*
+ * Projection: `obj` is borrowed (the object as received); return a new
+ * reference to what should be stored (json_incref(obj) keeps it whole), or
+ * NULL to keep it whole as well. The result must keep metadata.name and
+ * metadata.namespace (store_project_fields() always does).
+ */
+typedef json_t *(*store_project_fn)(json_t *obj, void *ud);
+
+/* Values collected by an index function. */
+struct store_values {
+    char **v;
+    size_t n, cap;
+};
+/* Add one value (copied). Duplicates are ignored. */
+void store_values_add(struct store_values *vals, const char *value);
+
+/*
+ * Index function: add the object's values to `vals` with store_values_add()
+ * (0..n of them). `obj` is the stored (projected) object, borrowed. Must be
+ * deterministic for a given object.
+ */
+typedef void (*store_index_fn)(json_t *obj, struct store_values *vals, void *ud);
+
+enum store_event_type { STORE_ADD = 1, STORE_UPDATE = 2, STORE_DELETE = 3 };
+
+/*
+ * Event callback for store_replace(). ADD: old = NULL; UPDATE: both;
+ * DELETE: new = NULL, old = last known object. Both borrowed for the call.
+ */
+typedef void (*store_event_fn)(enum store_event_type type, json_t *old, json_t *new_obj, void *ud);
+
+struct store_opts {
+    store_project_fn project; /* may be NULL: store objects whole */
+    void *project_ud;
+};
+
+/* Create an empty store (opts may be NULL). Never NULL. */
+struct store *store_new(const struct store_opts *opts);
+/* Free the store, its indexes and its references to objects. NULL is fine. */
+void store_free(struct store *s);
+
+/*
+ * The key of an object: "namespace/name", or "name" without a namespace.
+ * Returns a new string (caller frees), or NULL with `e` set when
+ * metadata.name is missing or not a string.
+ */
+char *store_key_of(const json_t *obj, struct err *e);
+
+/*
+ * Register an index named `name` (copied). Existing objects are indexed at
+ * once. 0, or -EEXIST when the name is taken.
+ */
+int store_add_index(struct store *s, const char *name, store_index_fn fn, void *ud, struct err *e);
+
+/*
+ * Insert or replace the object with obj's key. `obj` is borrowed; the
+ * projection of it is stored. On success `*stored` (if not NULL) receives a
+ * new reference to the stored object and `*old` (if not NULL) a new reference
+ * to the object it replaced, or NULL when the key was new.
+ * 0, or -EINVAL when the object has no name.
+ */
+int store_upsert(struct store *s, json_t *obj, json_t **stored, json_t **old, struct err *e);
+
+/*
+ * Remove the object with obj's key (`obj` borrowed: only its metadata is
+ * read). `*old` (if not NULL) receives a new reference to the removed
+ * object, or NULL when it was not there. 0 (also when absent), or -EINVAL.
+ */
+int store_delete(struct store *s, json_t *obj, json_t **old, struct err *e);
+/* Same by key. 0, or -ENOENT when absent (then *old = NULL). */
+int store_delete_key(struct store *s, const char *key, json_t **old);
+
+/*
+ * Apply the store's projection to `obj` (borrowed): what store_upsert() would
+ * store. New reference (json_incref(obj) without a projection).
+ */
+json_t *store_project(struct store *s, json_t *obj);
+
+/* The object stored under `key`, borrowed (valid until it is replaced or
+ * removed), or NULL. */
+json_t *store_get(const struct store *s, const char *key);
+size_t store_len(const struct store *s);
+
+/*
+ * Call fn for every object (unspecified order) until it returns non-zero,
+ * which is returned. The store must not be modified meanwhile.
+ */
+int store_foreach(const struct store *s, int (*fn)(const char *key, json_t *obj, void *ud),
+                  void *ud);
+/* All keys as a new JSON array of strings (new reference). */
+json_t *store_keys(const struct store *s);
+
+/*
+ * The objects whose index `index` contains `value`: a new JSON array (new
+ * reference) of the stored objects, sorted by key. NULL with -ENOENT in `e`
+ * when there is no such index; an empty array when no object matches.
+ */
+json_t *store_by_index(const struct store *s, const char *index, const char *value, struct err *e);
+/* Same, the keys (sorted) as a new JSON array of strings. */
+json_t *store_index_keys(const struct store *s, const char *index, const char *value,
+                         struct err *e);
+
+/*
+ * Replace the whole contents with the objects of the array `items`
+ * (borrowed; each is projected). Every listed object that was absent is an
+ * ADD, every listed object that changed (different metadata.resourceVersion,
+ * or different content when there is none) an UPDATE, and every stored
+ * object not in the list a DELETE carrying the last known object. Unchanged
+ * objects produce no event and keep their stored copy. The store is fully
+ * updated before the first event is delivered (handlers may read it). `cb`
+ * may be NULL. Returns 0, or -EINVAL (nothing changed) when an item has no
+ * name or `items` is not an array.
+ */
+int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, struct err *e);
+
+/*
+ * A projection helper: a new object holding only the listed dotted paths of
+ * `obj` ("spec.nodeName", "metadata.labels", "status.conditions"...), plus
+ * always apiVersion, kind, metadata.name, metadata.namespace, metadata.uid,
+ * metadata.resourceVersion, metadata.generation, metadata.deletionTimestamp.
+ * Values are shared by reference with `obj` (json_incref). `paths` is
+ * NULL-terminated and may be NULL. Returns a new reference.
+ */
+json_t *store_project_fields(json_t *obj, const char *const *paths);
+
+/* Index helpers for common cases (ud is the argument named below). */
+/* ud = label key (const char *): the label's value. */
+void store_index_by_label(json_t *obj, struct store_values *vals, void *ud);
+/* ud unused: the uid of every metadata.ownerReferences entry. */
+void store_index_by_owner_uid(json_t *obj, struct store_values *vals, void *ud);
+/* ud = dotted path (const char *) of a string field, e.g. "spec.nodeName". */
+void store_index_by_field(json_t *obj, struct store_values *vals, void *ud);
+
+#endif

@@ -1,0 +1,366 @@
+/* Unit tests for pkg/kube/store. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg/kube/store.h"
+#include "pkg/util/xalloc.h"
+
+static json_t *pod(const char *ns, const char *name, const char *rv, const char *node,
+                   const char *app)
+{
+    json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}}, s:{s:s, s:s}}", "apiVersion",
+                          "v1", "kind", "Pod", "metadata", "name", name, "namespace", ns,
+                          "resourceVersion", rv, "labels", "app", app, "spec", "nodeName", node,
+                          "huge", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    assert_non_null(o);
+    return o;
+}
+
+static void add_owner(json_t *o, const char *uid)
+{
+    json_t *md = json_object_get(o, "metadata");
+    json_t *refs = json_object_get(md, "ownerReferences");
+    if (!refs) {
+        refs = json_array();
+        json_object_set_new(md, "ownerReferences", refs);
+    }
+    json_array_append_new(refs, json_pack("{s:s, s:s}", "kind", "Job", "uid", uid));
+}
+
+/* Keys of an index lookup joined with ',' for compact assertions. */
+static char *idx(struct store *s, const char *index, const char *value)
+{
+    json_t *keys = store_index_keys(s, index, value, NULL);
+    assert_non_null(keys);
+    char out[512] = "";
+    size_t off = 0;
+    size_t i;
+    json_t *k;
+    json_array_foreach(keys, i, k)
+    {
+        off += (size_t)snprintf(out + off, sizeof out - off, "%s%s", i ? "," : "",
+                                json_string_value(k));
+    }
+    json_decref(keys);
+    return xstrdup(out);
+}
+
+#define assert_idx(s, index, value, want)                                                          \
+    do {                                                                                           \
+        char *got_ = idx((s), (index), (value));                                                   \
+        assert_string_equal(got_, (want));                                                         \
+        free(got_);                                                                                \
+    } while (0)
+
+static void test_keys(void **state)
+{
+    (void)state;
+    json_t *o = pod("ns1", "a", "1", "n1", "web");
+    char *k = store_key_of(o, NULL);
+    assert_string_equal(k, "ns1/a");
+    free(k);
+    json_t *c = json_pack("{s:{s:s}}", "metadata", "name", "node1");
+    k = store_key_of(c, NULL);
+    assert_string_equal(k, "node1");
+    free(k);
+    json_t *bad = json_pack("{s:{s:i}}", "metadata", "name", 3);
+    struct err e;
+    err_clear(&e);
+    assert_null(store_key_of(bad, &e));
+    assert_int_equal(e.code, -EINVAL);
+    assert_non_null(strstr(e.msg, "metadata.name"));
+    assert_null(store_key_of(json_null(), NULL));
+    json_decref(o);
+    json_decref(c);
+    json_decref(bad);
+}
+
+static void test_upsert_get_delete_indexes(void **state)
+{
+    (void)state;
+    struct store *s = store_new(NULL);
+    assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
+    assert_int_equal(store_add_index(s, "app", store_index_by_label, "app", NULL), 0);
+    assert_int_equal(store_add_index(s, "owner", store_index_by_owner_uid, NULL, NULL), 0);
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(store_add_index(s, "node", store_index_by_field, "x", &e), -EEXIST);
+
+    json_t *a = pod("ns", "a", "1", "n1", "web");
+    json_t *b = pod("ns", "b", "2", "n1", "db");
+    json_t *c = pod("other", "c", "3", "n2", "web");
+    add_owner(a, "u1");
+    add_owner(a, "u2");
+    add_owner(b, "u1");
+    json_t *stored = NULL, *old = NULL;
+    assert_int_equal(store_upsert(s, a, &stored, &old, NULL), 0);
+    assert_ptr_equal(stored, a); /* no projection: shared, not copied */
+    assert_null(old);
+    json_decref(stored);
+    assert_int_equal(store_upsert(s, b, NULL, NULL, NULL), 0);
+    assert_int_equal(store_upsert(s, c, NULL, NULL, NULL), 0);
+    assert_int_equal(store_len(s), 3);
+    assert_ptr_equal(store_get(s, "ns/a"), a);
+    assert_null(store_get(s, "ns/zz"));
+    assert_idx(s, "node", "n1", "ns/a,ns/b");
+    assert_idx(s, "node", "n2", "other/c");
+    assert_idx(s, "app", "web", "ns/a,other/c");
+    assert_idx(s, "owner", "u1", "ns/a,ns/b");
+    assert_idx(s, "owner", "u2", "ns/a");
+    assert_idx(s, "owner", "nope", "");
+    err_clear(&e);
+    assert_null(store_by_index(s, "missing", "x", &e));
+    assert_int_equal(e.code, -ENOENT);
+
+    /* Update moves index entries: a goes to node n2, label db, loses owner u2. */
+    json_t *a2 = pod("ns", "a", "5", "n2", "db");
+    add_owner(a2, "u1");
+    assert_int_equal(store_upsert(s, a2, NULL, &old, NULL), 0);
+    assert_ptr_equal(old, a);
+    json_decref(old);
+    assert_idx(s, "node", "n1", "ns/b");
+    assert_idx(s, "node", "n2", "ns/a,other/c");
+    assert_idx(s, "app", "web", "other/c");
+    assert_idx(s, "app", "db", "ns/a,ns/b");
+    assert_idx(s, "owner", "u2", "");
+    json_t *objs = store_by_index(s, "app", "db", NULL);
+    assert_int_equal(json_array_size(objs), 2);
+    assert_ptr_equal(json_array_get(objs, 0), a2);
+    assert_ptr_equal(json_array_get(objs, 1), b);
+    json_decref(objs);
+
+    /* Delete removes the index entries and returns the last object. */
+    assert_int_equal(store_delete(s, b, &old, NULL), 0);
+    assert_ptr_equal(old, b);
+    json_decref(old);
+    assert_int_equal(store_delete(s, b, &old, NULL), 0);
+    assert_null(old);
+    assert_int_equal(store_delete_key(s, "ns/b", NULL), -ENOENT);
+    assert_idx(s, "node", "n1", "");
+    assert_idx(s, "app", "db", "ns/a");
+    assert_idx(s, "owner", "u1", "ns/a");
+    assert_int_equal(store_len(s), 2);
+
+    /* An index added later covers the existing objects. */
+    assert_int_equal(store_add_index(s, "ns", store_index_by_field, "metadata.namespace", NULL), 0);
+    assert_idx(s, "ns", "other", "other/c");
+    assert_idx(s, "ns", "ns", "ns/a");
+
+    json_t *keys = store_keys(s);
+    assert_int_equal(json_array_size(keys), 2);
+    json_decref(keys);
+    json_t *noname = json_pack("{s:{}}", "metadata");
+    assert_int_equal(store_upsert(s, noname, NULL, NULL, NULL), -EINVAL);
+    json_decref(noname);
+
+    json_decref(a);
+    json_decref(a2);
+    json_decref(b);
+    json_decref(c);
+    store_free(s);
+    store_free(NULL);
+}
+
+static json_t *project_pod(json_t *obj, void *ud)
+{
+    int *calls = ud;
+    (*calls)++;
+    static const char *const paths[] = {"spec.nodeName", "metadata.labels", NULL};
+    return store_project_fields(obj, paths);
+}
+
+static void test_projection(void **state)
+{
+    (void)state;
+    int calls = 0;
+    struct store_opts o = {.project = project_pod, .project_ud = &calls};
+    struct store *s = store_new(&o);
+    json_t *a = pod("ns", "a", "1", "n1", "web");
+    json_object_set_new(json_object_get(a, "metadata"), "managedFields",
+                        json_pack("[{s:s}]", "manager", "kubectl"));
+    char blob[2048];
+    memset(blob, 'z', sizeof blob - 1);
+    blob[sizeof blob - 1] = '\0';
+    json_object_set_new(a, "status", json_pack("{s:s, s:s}", "phase", "Running", "log", blob));
+    char *full_s = json_dumps(a, JSON_COMPACT);
+    json_t *stored = NULL;
+    assert_int_equal(store_upsert(s, a, &stored, NULL, NULL), 0);
+    assert_int_equal(calls, 1);
+    assert_ptr_not_equal(stored, a);
+    /* Kept fields. */
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(stored, "spec"), "nodeName")), "n1");
+    json_t *md = json_object_get(stored, "metadata");
+    assert_string_equal(json_string_value(json_object_get(md, "name")), "a");
+    assert_string_equal(json_string_value(json_object_get(md, "namespace")), "ns");
+    assert_string_equal(json_string_value(json_object_get(md, "resourceVersion")), "1");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(md, "labels"), "app")),
+                        "web");
+    assert_string_equal(json_string_value(json_object_get(stored, "kind")), "Pod");
+    /* Dropped fields. */
+    assert_null(json_object_get(json_object_get(stored, "spec"), "huge"));
+    assert_null(json_object_get(md, "managedFields"));
+    assert_null(json_object_get(stored, "status"));
+    char *proj_s = json_dumps(stored, JSON_COMPACT);
+    assert_true(strlen(proj_s) < strlen(full_s) / 2);
+    free(proj_s);
+    free(full_s);
+    json_decref(stored);
+    /* The store holds no reference to the received object, nor to dropped subtrees. */
+    json_t *status = json_incref(json_object_get(a, "status"));
+    assert_int_equal(a->refcount, 1);
+    json_decref(a);
+    assert_int_equal(status->refcount, 1);
+    json_decref(status);
+    assert_non_null(store_get(s, "ns/a"));
+    store_free(s);
+}
+
+struct events {
+    char log[32][64];
+    int n;
+    struct store *s;
+    size_t len_seen;
+};
+
+static void record(enum store_event_type t, json_t *old, json_t *new_obj, void *ud)
+{
+    struct events *ev = ud;
+    char *k = store_key_of(new_obj ? new_obj : old, NULL);
+    const char *rv_old = old ? json_string_value(json_object_get(json_object_get(old, "metadata"),
+                                                                 "resourceVersion"))
+                             : "-";
+    const char *rv_new = new_obj ? json_string_value(json_object_get(
+                                       json_object_get(new_obj, "metadata"), "resourceVersion"))
+                                 : "-";
+    snprintf(ev->log[ev->n++], sizeof ev->log[0], "%s %s %s>%s",
+             t == STORE_ADD      ? "add"
+             : t == STORE_UPDATE ? "update"
+                                 : "delete",
+             k, rv_old, rv_new);
+    free(k);
+    /* The store is fully replaced before the first event. */
+    ev->len_seen = store_len(ev->s);
+}
+
+static void test_replace_diff(void **state)
+{
+    (void)state;
+    struct store *s = store_new(NULL);
+    assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
+    struct events ev = {.s = s};
+    json_t *l1 = json_array();
+    json_array_append_new(l1, pod("ns", "a", "1", "n1", "x"));
+    json_array_append_new(l1, pod("ns", "b", "2", "n1", "x"));
+    json_array_append_new(l1, pod("ns", "c", "3", "n2", "x"));
+    assert_int_equal(store_replace(s, l1, record, &ev, NULL), 0);
+    assert_int_equal(ev.n, 3);
+    assert_string_equal(ev.log[0], "add ns/a ->1");
+    assert_string_equal(ev.log[1], "add ns/b ->2");
+    assert_string_equal(ev.log[2], "add ns/c ->3");
+    assert_int_equal(ev.len_seen, 3);
+    assert_idx(s, "node", "n1", "ns/a,ns/b");
+    json_t *kept_a = store_get(s, "ns/a");
+
+    /* Re-list: a unchanged (same RV), b changed, c gone, d new. */
+    ev.n = 0;
+    json_t *l2 = json_array();
+    json_array_append_new(l2, pod("ns", "a", "1", "n1", "x"));
+    json_array_append_new(l2, pod("ns", "b", "7", "n2", "x"));
+    json_array_append_new(l2, pod("ns", "d", "8", "n3", "x"));
+    assert_int_equal(store_replace(s, l2, record, &ev, NULL), 0);
+    assert_int_equal(ev.n, 3);
+    assert_string_equal(ev.log[0], "update ns/b 2>7");
+    assert_string_equal(ev.log[1], "add ns/d ->8");
+    assert_string_equal(ev.log[2], "delete ns/c 3>-"); /* last known object */
+    assert_int_equal(ev.len_seen, 3);
+    assert_int_equal(store_len(s), 3);
+    assert_ptr_equal(store_get(s, "ns/a"), kept_a); /* unchanged keeps its copy */
+    assert_null(store_get(s, "ns/c"));
+    assert_idx(s, "node", "n1", "ns/a");
+    assert_idx(s, "node", "n2", "ns/b");
+    assert_idx(s, "node", "n3", "ns/d");
+
+    /* Without resourceVersion, content decides. */
+    ev.n = 0;
+    json_t *l3 = json_array();
+    json_array_append_new(l3, json_pack("{s:{s:s}, s:i}", "metadata", "name", "x", "v", 1));
+    assert_int_equal(store_replace(s, l3, record, &ev, NULL), 0);
+    assert_int_equal(ev.n, 4); /* add x, delete a, b, d */
+    ev.n = 0;
+    assert_int_equal(store_replace(s, l3, record, &ev, NULL), 0);
+    assert_int_equal(ev.n, 0);
+    json_decref(l3);
+    l3 = json_array();
+    json_array_append_new(l3, json_pack("{s:{s:s}, s:i}", "metadata", "name", "x", "v", 2));
+    assert_int_equal(store_replace(s, l3, record, &ev, NULL), 0);
+    assert_int_equal(ev.n, 1);
+    assert_int_equal(strncmp(ev.log[0], "update x", 8), 0);
+
+    /* Invalid input changes nothing. */
+    struct err e;
+    err_clear(&e);
+    json_t *bad = json_array();
+    json_array_append_new(bad, pod("ns", "q", "1", "n1", "x"));
+    json_array_append_new(bad, json_pack("{s:{}}", "metadata"));
+    ev.n = 0;
+    assert_int_equal(store_replace(s, bad, record, &ev, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "item 1"));
+    assert_int_equal(ev.n, 0);
+    assert_int_equal(store_len(s), 1);
+    assert_int_equal(store_replace(s, json_object_get(l1, "nope"), NULL, NULL, NULL), -EINVAL);
+
+    /* Empty list deletes everything, NULL callback allowed. */
+    json_t *empty = json_array();
+    assert_int_equal(store_replace(s, empty, NULL, NULL, NULL), 0);
+    assert_int_equal(store_len(s), 0);
+    assert_idx(s, "node", "n3", "");
+
+    json_decref(empty);
+    json_decref(bad);
+    json_decref(l1);
+    json_decref(l2);
+    json_decref(l3);
+    store_free(s);
+}
+
+static int count_cb(const char *key, json_t *obj, void *ud)
+{
+    int *n = ud;
+    (*n)++;
+    return *n == 2 ? 42 : 0;
+}
+
+static void test_foreach(void **state)
+{
+    (void)state;
+    struct store *s = store_new(NULL);
+    for (int i = 0; i < 5; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", i);
+        json_t *o = pod("ns", name, "1", "n", "x");
+        assert_int_equal(store_upsert(s, o, NULL, NULL, NULL), 0);
+        json_decref(o);
+    }
+    int n = 0;
+    assert_int_equal(store_foreach(s, count_cb, &n), 42);
+    assert_int_equal(n, 2);
+    store_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keys),       cmocka_unit_test(test_upsert_get_delete_indexes),
+        cmocka_unit_test(test_projection), cmocka_unit_test(test_replace_diff),
+        cmocka_unit_test(test_foreach),
+    };
+    return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+}

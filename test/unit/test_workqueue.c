@@ -1,0 +1,410 @@
+/* Unit tests for pkg/workqueue. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg/util/xalloc.h"
+#include "pkg/workqueue/workqueue.h"
+
+struct fake_clock {
+    double t;
+};
+
+static double fake_now(void *ud)
+{
+    return ((struct fake_clock *)ud)->t;
+}
+
+static void test_dedup(void **state)
+{
+    (void)state;
+    struct wq_opts o = {.name = "t"};
+    struct wq *q = wq_new(&o);
+    wq_add(q, "ns/a");
+    wq_add(q, "ns/b");
+    wq_add(q, "ns/a");
+    wq_add(q, "ns/a");
+    struct wq_stats st;
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 2);
+    assert_int_equal(st.adds, 2);
+    assert_string_equal(wq_name(q), "t");
+    assert_string_equal(wq_get(q), "ns/a");
+    assert_string_equal(wq_get(q), "ns/b");
+    assert_null(wq_get(q));
+    wq_stats(q, &st);
+    assert_int_equal(st.processing, 2);
+    assert_int_equal(wq_done(q, "ns/a"), 0);
+    assert_int_equal(wq_done(q, "ns/b"), 0);
+    assert_int_equal(wq_done(q, "ns/b"), -ENOENT);
+    assert_int_equal(wq_done(q, "nope"), -ENOENT);
+    wq_stats(q, &st);
+    assert_int_equal(st.processing, 0);
+    assert_int_equal(st.depth, 0);
+    wq_free(q);
+}
+
+static void test_dirty_while_processing(void **state)
+{
+    (void)state;
+    struct wq_opts o = {0};
+    struct wq *q = wq_new(&o);
+    wq_add(q, "k");
+    const char *k = wq_get(q);
+    assert_string_equal(k, "k");
+    /* Added while processing: marked dirty, not handed out a second time. */
+    wq_add(q, "k");
+    wq_add(q, "k");
+    struct wq_stats st;
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 0);
+    assert_int_equal(st.adds, 2);
+    assert_null(wq_get(q));
+    /* Done re-queues it exactly once. */
+    assert_int_equal(wq_done(q, k), 0);
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 1);
+    assert_string_equal(wq_get(q), "k");
+    assert_null(wq_get(q));
+    assert_int_equal(wq_done(q, "k"), 0);
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 0);
+    assert_int_equal(st.processing, 0);
+    wq_free(q);
+}
+
+static void test_backoff_sequence(void **state)
+{
+    (void)state;
+    struct fake_clock c = {.t = 50};
+    struct wq_opts o = {.now = fake_now, .now_ud = &c};
+    struct wq *q = wq_new(&o);
+    double want = 0.005;
+    for (unsigned i = 0; i < 30; i++) {
+        double d = wq_when(q, "ns/x");
+        double exp = want > 1000 ? 1000 : want;
+        assert_true(fabs(d - exp) < 1e-9);
+        assert_int_equal(wq_num_requeues(q, "ns/x"), i + 1);
+        want *= 2;
+        c.t += 1; /* keep the bucket full so only the per-item limiter counts */
+    }
+    /* Explicit first values: 5 ms, 10 ms, 20 ms. */
+    wq_forget(q, "ns/x");
+    assert_int_equal(wq_num_requeues(q, "ns/x"), 0);
+    assert_true(fabs(wq_when(q, "ns/x") - 0.005) < 1e-12);
+    assert_true(fabs(wq_when(q, "ns/x") - 0.010) < 1e-12);
+    assert_true(fabs(wq_when(q, "ns/x") - 0.020) < 1e-12);
+    /* Other keys are independent. */
+    assert_true(fabs(wq_when(q, "ns/y") - 0.005) < 1e-12);
+    wq_forget(q, "ns/x");
+    wq_forget(q, "ns/y");
+    wq_free(q);
+}
+
+static void test_bucket_limit(void **state)
+{
+    (void)state;
+    struct fake_clock c = {.t = 100};
+    struct wq_opts o = {.now = fake_now, .now_ud = &c};
+    struct wq *q = wq_new(&o);
+    char key[32];
+    /* Burst of 100: each fresh key gets the per-item 5 ms. */
+    for (int i = 0; i < 100; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        assert_true(fabs(wq_when(q, key) - 0.005) < 1e-12);
+    }
+    /* Then 10 per second: 0.1 s, 0.2 s, 0.3 s. */
+    assert_true(fabs(wq_when(q, "k100") - 0.1) < 1e-9);
+    assert_true(fabs(wq_when(q, "k101") - 0.2) < 1e-9);
+    assert_true(fabs(wq_when(q, "k102") - 0.3) < 1e-9);
+    /* One second later 10 tokens were refilled: the deficit of 3 is paid, 7 left. */
+    c.t += 1.0;
+    for (int i = 0; i < 7; i++) {
+        snprintf(key, sizeof key, "m%d", i);
+        assert_true(fabs(wq_when(q, key) - 0.005) < 1e-12);
+    }
+    assert_true(fabs(wq_when(q, "m7") - 0.1) < 1e-9);
+    /* The bucket never holds more than the burst. */
+    c.t += 1000;
+    for (int i = 0; i < 100; i++) {
+        snprintf(key, sizeof key, "n%d", i);
+        assert_true(fabs(wq_when(q, key) - 0.005) < 1e-12);
+    }
+    assert_true(fabs(wq_when(q, "n100") - 0.1) < 1e-9);
+    wq_free(q);
+}
+
+/* ---- loop-driven tests ---------------------------------------------------- */
+
+struct rec {
+    struct ev_loop *loop;
+    char order[16][16];
+    int n;
+    int want;
+    bool done_sync; /* call wq_done from process */
+    bool timed_out;
+    ev_timer timeout;
+};
+
+static void rec_process(struct wq *q, const char *key, void *ud)
+{
+    struct rec *r = ud;
+    if (r->n < 16)
+        snprintf(r->order[r->n], sizeof r->order[0], "%s", key);
+    r->n++;
+    if (r->done_sync)
+        assert_int_equal(wq_done(q, key), 0);
+    if (r->want && r->n >= r->want)
+        ev_break(r->loop, EVBREAK_ALL);
+}
+
+static void rec_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct rec *r = w->data;
+    r->timed_out = true;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+static void rec_init(struct rec *r, struct ev_loop *loop, double timeout)
+{
+    memset(r, 0, sizeof *r);
+    r->loop = loop;
+    ev_timer_init(&r->timeout, rec_timeout, timeout, 0.);
+    r->timeout.data = r;
+    ev_timer_start(loop, &r->timeout);
+}
+
+static void test_add_after_order(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct rec r;
+    rec_init(&r, loop, 5.0);
+    r.done_sync = true;
+    r.want = 4;
+    struct wq_opts o = {.loop = loop, .process = rec_process, .ud = &r};
+    struct wq *q = wq_new(&o);
+    wq_add_after(q, "c", 0.15);
+    wq_add_after(q, "a", 0.05);
+    wq_add_after(q, "b", 0.10);
+    /* Earlier time wins for a waiting key; a later one is ignored. */
+    wq_add_after(q, "c", 0.02);
+    wq_add_after(q, "a", 2.0);
+    struct wq_stats st;
+    wq_stats(q, &st);
+    assert_int_equal(st.waiting, 3);
+    assert_int_equal(st.depth, 0);
+    /* delay <= 0 adds now. */
+    wq_add_after(q, "now", 0);
+    wq_add_after(q, "now", -1);
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 1);
+    ev_run(loop, 0);
+    assert_false(r.timed_out);
+    assert_int_equal(r.n, 4);
+    assert_string_equal(r.order[0], "now");
+    assert_string_equal(r.order[1], "c");
+    assert_string_equal(r.order[2], "a");
+    assert_string_equal(r.order[3], "b");
+    wq_stats(q, &st);
+    assert_int_equal(st.waiting, 0);
+    assert_int_equal(st.depth, 0);
+    assert_int_equal(st.processing, 0);
+    wq_free(q);
+    ev_timer_stop(loop, &r.timeout);
+    ev_loop_destroy(loop);
+}
+
+static void break_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    ev_break(loop, EVBREAK_ALL);
+}
+
+/* Run the loop for `secs` (a bounded wait, not a sleep-based assertion). */
+static void run_for(struct ev_loop *loop, double secs)
+{
+    ev_timer t;
+    ev_timer_init(&t, break_cb, secs, 0.);
+    ev_timer_start(loop, &t);
+    ev_run(loop, 0);
+    ev_timer_stop(loop, &t);
+}
+
+static void test_concurrency_limit(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct rec r;
+    rec_init(&r, loop, 5.0);
+    struct wq_opts o = {.loop = loop, .workers = 2, .process = rec_process, .ud = &r};
+    struct wq *q = wq_new(&o);
+    const char *keys[] = {"k1", "k2", "k3", "k4", "k5"};
+    for (int i = 0; i < 5; i++)
+        wq_add(q, keys[i]);
+    run_for(loop, 0.02);
+    struct wq_stats st;
+    wq_stats(q, &st);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(st.processing, 2);
+    assert_int_equal(st.depth, 3);
+    assert_string_equal(r.order[0], "k1");
+    assert_string_equal(r.order[1], "k2");
+    /* Adding a key in processing only marks it dirty. */
+    wq_add(q, "k1");
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 3);
+    /* Finishing one frees a slot: exactly one more is handed out. */
+    assert_int_equal(wq_done(q, "k2"), 0);
+    run_for(loop, 0.02);
+    assert_int_equal(r.n, 3);
+    assert_string_equal(r.order[2], "k3");
+    /* k1 finishes and is re-queued behind k4, k5 (dirty while processing). */
+    assert_int_equal(wq_done(q, "k1"), 0);
+    assert_int_equal(wq_done(q, "k3"), 0);
+    run_for(loop, 0.02);
+    assert_int_equal(r.n, 5);
+    assert_string_equal(r.order[3], "k4");
+    assert_string_equal(r.order[4], "k5");
+    assert_int_equal(wq_done(q, "k4"), 0);
+    assert_int_equal(wq_done(q, "k5"), 0);
+    run_for(loop, 0.02);
+    assert_int_equal(r.n, 6);
+    assert_string_equal(r.order[5], "k1");
+    assert_int_equal(wq_done(q, "k1"), 0);
+    wq_stats(q, &st);
+    assert_int_equal(st.processing, 0);
+    assert_int_equal(st.depth, 0);
+    assert_false(r.timed_out);
+    wq_free(q);
+    ev_timer_stop(loop, &r.timeout);
+    ev_loop_destroy(loop);
+}
+
+static void test_rate_limited_and_forget(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct rec r;
+    rec_init(&r, loop, 5.0);
+    r.done_sync = true;
+    r.want = 1;
+    struct wq_opts o = {.loop = loop, .process = rec_process, .ud = &r};
+    struct wq *q = wq_new(&o);
+    wq_add_rate_limited(q, "ns/x");
+    struct wq_stats st;
+    wq_stats(q, &st);
+    assert_int_equal(st.waiting, 1);
+    assert_int_equal(st.depth, 0);
+    assert_int_equal(st.retries, 1);
+    assert_int_equal(wq_num_requeues(q, "ns/x"), 1);
+    ev_run(loop, 0);
+    assert_false(r.timed_out);
+    assert_int_equal(r.n, 1);
+    /* Failure count survives processing until forget. */
+    assert_int_equal(wq_num_requeues(q, "ns/x"), 1);
+    wq_add_rate_limited(q, "ns/x");
+    assert_int_equal(wq_num_requeues(q, "ns/x"), 2);
+    r.want = 2;
+    ev_run(loop, 0);
+    assert_false(r.timed_out);
+    assert_int_equal(r.n, 2);
+    wq_forget(q, "ns/x");
+    assert_int_equal(wq_num_requeues(q, "ns/x"), 0);
+    wq_stats(q, &st);
+    assert_int_equal(st.retries, 2);
+    assert_int_equal(st.waiting, 0);
+    wq_free(q);
+    ev_timer_stop(loop, &r.timeout);
+    ev_loop_destroy(loop);
+}
+
+static void test_shutdown(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct rec r;
+    rec_init(&r, loop, 5.0);
+    struct wq_opts o = {.loop = loop, .workers = 1, .process = rec_process, .ud = &r};
+    struct wq *q = wq_new(&o);
+    char key[32];
+    for (int i = 0; i < 50; i++) {
+        snprintf(key, sizeof key, "ns/q%d", i);
+        wq_add(q, key);
+        snprintf(key, sizeof key, "ns/w%d", i);
+        wq_add_after(q, key, 10 + i);
+        snprintf(key, sizeof key, "ns/r%d", i);
+        wq_add_rate_limited(q, key);
+    }
+    run_for(loop, 0.01);
+    assert_int_equal(r.n, 1); /* one worker, never done */
+    wq_shutdown(q);
+    assert_true(wq_shutting_down(q));
+    struct wq_stats st;
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 0);
+    assert_int_equal(st.waiting, 0);
+    assert_int_equal(st.processing, 1);
+    /* Adds after shutdown are ignored; nothing else is handed out. */
+    wq_add(q, "ns/late");
+    wq_add(q, "ns/q0");
+    wq_add_after(q, "ns/late2", 0.001);
+    wq_add_rate_limited(q, "ns/late3");
+    assert_null(wq_get(q));
+    run_for(loop, 0.02);
+    assert_int_equal(r.n, 1);
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 0);
+    assert_int_equal(st.waiting, 0);
+    /* The in-flight key can still be finished; it is not re-queued. */
+    assert_int_equal(wq_done(q, "ns/q0"), 0);
+    wq_stats(q, &st);
+    assert_int_equal(st.processing, 0);
+    assert_int_equal(st.depth, 0);
+    /* Freeing releases everything (failure counts included): LeakSanitizer checks. */
+    wq_free(q);
+    ev_timer_stop(loop, &r.timeout);
+    ev_loop_destroy(loop);
+}
+
+static void test_free_with_inflight(void **state)
+{
+    (void)state;
+    struct wq_opts o = {0};
+    struct wq *q = wq_new(&o);
+    char key[32];
+    for (int i = 0; i < 500; i++) { /* forces the table to grow */
+        snprintf(key, sizeof key, "ns/k%d", i);
+        wq_add(q, key);
+    }
+    assert_string_equal(wq_get(q), "ns/k0");
+    wq_add_after(q, "ns/later", 100);
+    struct wq_stats st;
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 499);
+    assert_int_equal(st.waiting, 1);
+    wq_free(q);
+    wq_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dedup),
+        cmocka_unit_test(test_dirty_while_processing),
+        cmocka_unit_test(test_backoff_sequence),
+        cmocka_unit_test(test_bucket_limit),
+        cmocka_unit_test(test_add_after_order),
+        cmocka_unit_test(test_concurrency_limit),
+        cmocka_unit_test(test_rate_limited_and_forget),
+        cmocka_unit_test(test_shutdown),
+        cmocka_unit_test(test_free_with_inflight),
+    };
+    return cmocka_run_group_tests_name("workqueue", tests, NULL, NULL);
+}
