@@ -1,0 +1,253 @@
+/*
+ * client: the asynchronous Kubernetes REST client.
+ *
+ * One `struct kube_client` talks to one API server (one kube_rest_config).
+ * It drives a libcurl multi handle (multi-socket API) from a libev loop, so
+ * all requests of the process share one thread and reuse connections
+ * (HTTP/1.1, keep-alive). Nothing blocks: a call queues the request and
+ * returns; the completion callback runs later from the loop.
+ *
+ * What the client does for every request:
+ *   - client-side rate limit: token bucket (qps/burst, default 200/400, or
+ *     kube_rest_config.qps/burst when non-zero); requests wait on the loop;
+ *   - bearer token from kube_rest_config_token() (token file re-read when it
+ *     changes, exec plugin re-run on expiry); on a 401 the cached credential
+ *     is invalidated and the request retried once with a fresh token;
+ *   - TLS from in-memory PEM blobs (CA, client cert, key); verification on
+ *     unless insecure_skip_tls_verify (a warning is logged once per client);
+ *   - JSON request bodies (jansson) and JSON response bodies, capped
+ *     (default 64 MiB; a bigger response fails with -EFBIG);
+ *   - per-request timeout (default 30 s, per attempt; streams have none);
+ *   - retries with jittered exponential backoff (default 5 retries, 0.25 s
+ *     doubling, capped at 30 s), honouring `Retry-After` (capped at 60 s):
+ *       429            every verb (the server did not process the request);
+ *       5xx            every verb except POST; POST only when the server
+ *                      sent Retry-After (it asks for the retry);
+ *       connect error  every verb (nothing was sent);
+ *       other transport errors (reset, empty reply) GET only;
+ *       timeouts are never retried;
+ *   - a `Status` error body decoded into `struct err` (see the table below).
+ *
+ * Error codes (result.rc and err.code), from the HTTP status / Status reason:
+ *   400 BadRequest          -EINVAL        401 Unauthorized     -EACCES
+ *   403 Forbidden           -EPERM         404 NotFound         -ENOENT
+ *   405 MethodNotAllowed    -EOPNOTSUPP    406/415              -EINVAL
+ *   409 AlreadyExists       -EEXIST        409 Conflict (other) -EBUSY
+ *   410 Gone / Expired      -ESTALE  (also reason "Expired" with any code:
+ *                                     the informer must re-list)
+ *   413 RequestEntityTooLarge -E2BIG       422 Invalid          -EINVAL
+ *   429 TooManyRequests     -EAGAIN        504 / Timeout        -ETIMEDOUT
+ *   other 5xx               -EIO           other 4xx            -EPROTO
+ *   transport: timeout -ETIMEDOUT, connect refused/failed -ECONNREFUSED,
+ *   connection lost -ECONNRESET, TLS failure -EPROTO (message says why),
+ *   resolve failure -EHOSTUNREACH, response over the cap -EFBIG,
+ *   2xx body that is not JSON -EBADMSG, cancelled -ECANCELED,
+ *   client shutting down -ESHUTDOWN.
+ * err.http_status is the HTTP status (0 for transport errors), err.reason the
+ * Status reason ("NotFound", "Conflict", ...) and err.msg reads like
+ *   "GET /api/v1/namespaces/a/pods/b: 404 NotFound: pods \"b\" not found".
+ * For 422 the Status causes are appended ("spec.x: Required value").
+ *
+ * Callback rules (all callbacks run on the loop thread):
+ *   - a submit call that returns 0 calls its completion callback exactly once,
+ *     later, from the loop (never from inside the submit call), unless the
+ *     call is cancelled with kube_call_cancel(), in which case it is never
+ *     called;
+ *   - a submit call that returns < 0 never calls the callback;
+ *   - inside any callback you may submit requests and cancel calls (including
+ *     the current one from a stream's on_data);
+ *   - kube_client_free() completes every pending call with rc -ECANCELED
+ *     (so per-request userdata can be released); during that, submitting new
+ *     requests fails with -ESHUTDOWN.
+ */
+#ifndef KKS_KUBE_CLIENT_H
+#define KKS_KUBE_CLIENT_H
+
+#include <ev.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pkg/kube/restconfig.h"
+#include "pkg/util/buf.h"
+#include "pkg/util/err.h"
+#include "pkg/util/log.h"
+
+#define KUBE_CLIENT_DEFAULT_QPS           200.0
+#define KUBE_CLIENT_DEFAULT_BURST         400
+#define KUBE_CLIENT_DEFAULT_TIMEOUT_S     30.0
+#define KUBE_CLIENT_DEFAULT_RETRIES       5
+#define KUBE_CLIENT_DEFAULT_BACKOFF_S     0.25
+#define KUBE_CLIENT_DEFAULT_BACKOFF_MAX_S 30.0
+#define KUBE_CLIENT_DEFAULT_MAX_BODY      ((size_t)64 << 20)
+#define KUBE_CLIENT_RETRY_AFTER_MAX_S     60.0
+
+/* Content types for request bodies. */
+#define KUBE_CT_JSON            "application/json"
+#define KUBE_CT_MERGE_PATCH     "application/merge-patch+json"
+#define KUBE_CT_JSON_PATCH      "application/json-patch+json"
+#define KUBE_CT_STRATEGIC_PATCH "application/strategic-merge-patch+json"
+
+struct kube_client;
+struct kube_call;
+
+/*
+ * Observer hook for metrics: called once per attempt (each HTTP response or
+ * transport failure) with the verb ("GET", ...), the HTTP status (0 for a
+ * transport failure) and the attempt's duration in seconds.
+ */
+typedef void (*kube_response_hook)(void *ud, const char *verb, int code, double seconds);
+
+/* Client options. Zero-initialise, then set what you need; 0 means default. */
+struct kube_client_opts {
+    double qps;                     /* 0: cfg->qps if set, else 200; < 0: unlimited */
+    int burst;                      /* 0: cfg->burst if set, else 400 */
+    double timeout_s;               /* per-attempt timeout; 0: 30 s; < 0: none */
+    int max_retries;                /* 0: 5; < 0: never retry (401 refresh still happens) */
+    double backoff_s;               /* first retry delay; 0: 0.25 s */
+    double backoff_max_s;           /* cap; 0: 30 s */
+    size_t max_body;                /* response body cap; 0: 64 MiB */
+    const char *user_agent;         /* 0: "kueue-ks/<version>"; copied */
+    kube_response_hook on_response; /* optional */
+    void *on_response_ud;
+};
+
+/*
+ * Create a client on `loop` for `cfg` (deep-copied: the client keeps its own
+ * credential cache). `opts` and `lg` may be NULL; `lg` is borrowed and must
+ * outlive the client. Returns 0 and *out (owned by the caller, free with
+ * kube_client_free), or -EINVAL (no server / bad URL) / -ENOMEM-free errors
+ * from libcurl initialisation with a message in `e`.
+ */
+int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
+                    const struct kube_client_opts *opts, const struct logger *lg,
+                    struct kube_client **out, struct err *e);
+
+/*
+ * Cancel everything and free the client. Pending calls complete with
+ * -ECANCELED (see the callback rules above); open watches are closed the
+ * same way. Call it before destroying the loop. NULL is fine.
+ */
+void kube_client_free(struct kube_client *c);
+
+/* The loop the client runs on (borrowed). */
+struct ev_loop *kube_client_loop(const struct kube_client *c);
+/* The logger (borrowed, may be NULL). */
+const struct logger *kube_client_logger(const struct kube_client *c);
+/* The client's copy of the rest config (borrowed; e.g. for cfg->server). */
+const struct kube_rest_config *kube_client_config(const struct kube_client *c);
+/* Calls submitted and not yet completed/cancelled (queued, waiting or in flight). */
+size_t kube_client_pending(const struct kube_client *c);
+
+/* What a completion callback receives. Everything is borrowed for the duration of the callback. */
+struct kube_result {
+    int rc;                /* 0 for a 2xx response, else a negative code (table above) */
+    const struct err *err; /* never NULL; err->code == rc; msg names method and path */
+    int status;            /* final HTTP status, 0 when no response was received */
+    json_t *body;          /* parsed JSON body (2xx, or the Status of an error); NULL when
+                              the body is empty, not JSON, or the call was a stream.
+                              Borrowed: json_incref() it to keep it. */
+    const char *raw;       /* raw body bytes, NUL-terminated ("" for streams) */
+    size_t raw_len;
+    int attempts;         /* HTTP attempts made (1 + retries) */
+    long new_connections; /* connections opened by the last attempt (0 = reused) */
+    double seconds;       /* from submit to completion, including queueing and backoff */
+};
+
+typedef void (*kube_done_cb)(void *ud, const struct kube_result *r);
+
+/*
+ * Streaming body sink (used by watches): receives the body of a 2xx response
+ * as it arrives, in arbitrary pieces. Return 0 to continue or a negative code
+ * to abort the transfer; the call then completes with that code (the message
+ * is taken from `e` if the sink filled it). Non-2xx responses are not
+ * streamed: they are buffered and decoded as a Status like any other call.
+ */
+typedef int (*kube_data_cb)(void *ud, const char *data, size_t len, struct err *e);
+
+/* One request. Strings are copied at submit time; `body` is serialised at submit time. */
+struct kube_request {
+    const char *method;       /* "GET", "POST", "PUT", "PATCH", "DELETE" */
+    const char *path;         /* absolute path, e.g. from kube_path(); already encoded */
+    const char *const *query; /* NULL-terminated key, value, key, value...; raw values,
+                                 percent-encoded by the client; may be NULL */
+    json_t *body;             /* borrowed; NULL = no body */
+    const char *content_type; /* NULL: application/json (PATCH: merge patch) */
+    double timeout_s;         /* 0: client default; < 0: none. Ignored for streams
+                                 (they have no timeout, see kube_watch) */
+    int max_retries;          /* 0: client default; < 0: never */
+    kube_data_cb on_data;     /* non-NULL makes this a stream (no body cap, no JSON parse,
+                                 TCP keep-alive on, no timeout) */
+};
+
+/*
+ * Submit a request. `done` is required. `*call` (optional) receives a handle
+ * valid until the callback has returned or the call was cancelled. Returns 0,
+ * -EINVAL for a bad request (message in `e`) or -ESHUTDOWN during
+ * kube_client_free().
+ */
+int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_done_cb done,
+                   void *ud, struct kube_call **call, struct err *e);
+
+/* Conveniences over kube_client_do (same contract). */
+int kube_client_get(struct kube_client *c, const char *path, const char *const *query,
+                    kube_done_cb done, void *ud, struct kube_call **call, struct err *e);
+int kube_client_post(struct kube_client *c, const char *path, json_t *body, kube_done_cb done,
+                     void *ud, struct kube_call **call, struct err *e);
+int kube_client_put(struct kube_client *c, const char *path, json_t *body, kube_done_cb done,
+                    void *ud, struct kube_call **call, struct err *e);
+/* content_type: one of the KUBE_CT_*_PATCH types (NULL = merge patch). */
+int kube_client_patch(struct kube_client *c, const char *path, const char *content_type,
+                      json_t *patch, kube_done_cb done, void *ud, struct kube_call **call,
+                      struct err *e);
+/* body: optional DeleteOptions, may be NULL. */
+int kube_client_delete(struct kube_client *c, const char *path, json_t *body, kube_done_cb done,
+                       void *ud, struct kube_call **call, struct err *e);
+
+/*
+ * Cancel a call that has not completed: its callback will not run, its
+ * resources are released (at once, or right after the current libcurl
+ * callback returns when called from inside one). Safe from any callback,
+ * including the call's own on_data. NULL is fine.
+ */
+void kube_call_cancel(struct kube_call *call);
+
+/*
+ * Build a resource path. group NULL or "" is the core group (/api/v1),
+ * otherwise /apis/<group>/<version>. ns NULL/"" = cluster scope or all
+ * namespaces; name NULL/"" = the collection; subresource NULL/"" = none.
+ * Namespace, name and subresource are percent-encoded as path segments.
+ * Returns a new string (caller frees). Examples:
+ *   ("", "v1", "pods", "a", "p", "status") -> /api/v1/namespaces/a/pods/p/status
+ *   ("kueue.x-k8s.io", "v1beta1", "workloads", NULL, NULL, NULL)
+ *       -> /apis/kueue.x-k8s.io/v1beta1/workloads
+ */
+char *kube_path(const char *group, const char *version, const char *resource, const char *ns,
+                const char *name, const char *subresource);
+
+/*
+ * Append "?k=v&k2=v2" to `out` with keys and values percent-encoded
+ * (RFC 3986: everything but ALPHA DIGIT - . _ ~ is %XX-escaped, so label
+ * selectors like "a in (x,y),!b" survive). `kv` is NULL-terminated pairs;
+ * NULL or empty appends nothing; a pair with a NULL value is skipped.
+ * Returns 0 or -E2BIG (buffer cap).
+ */
+int kube_query_append(struct buf *out, const char *const *kv);
+
+/* Map an HTTP status and Status reason to the error codes of the table above. */
+int kube_status_code(int http_status, const char *reason);
+
+/*
+ * Decode a Kubernetes Status (or any error body) into `e`:
+ * code from kube_status_code(), http_status, reason, and msg =
+ * "<method> <path>: <status> <reason>: <message>[: <causes>]". `body` may be
+ * NULL or not a Status (then msg carries the HTTP status text and a prefix of
+ * `raw`). Returns e->code. `e` must not be NULL.
+ */
+int kube_status_to_err(struct err *e, const char *method, const char *path, int http_status,
+                       json_t *body, const char *raw, size_t raw_len);
+
+/* True when `e` is a 410 Gone / Expired error (the informer must re-list). */
+bool kube_err_is_gone(const struct err *e);
+
+#endif
