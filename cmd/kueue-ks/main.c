@@ -1,10 +1,10 @@
 /*
- * kueue-ks: entry point. Subcommands: run (default), agent, status, version.
+ * kueue-ks: entry point. Subcommands: run (default), version.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "pkg/util/log.h"
+#include "cmd/kueue-ks/cmds.h"
 
 static int usage(FILE *out)
 {
@@ -21,15 +21,25 @@ static int usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return usage(stderr);
+    if (argc < 2 || argv[1][0] == '-') {
+        if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
+            return usage(stdout);
+        if (argc >= 2 && !strcmp(argv[1], "--version")) {
+            printf("kueue-ks %s\n", KKS_VERSION);
+            return 0;
+        }
+        /* No subcommand: run, like the Go operator's single-command binary. */
+        return cmd_run(argc - 1, argv + 1);
+    }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+    if (!strcmp(cmd, "version")) {
         printf("kueue-ks %s\n", KKS_VERSION);
         return 0;
     }
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help"))
+    if (!strcmp(cmd, "help"))
         return usage(stdout);
-    fprintf(stderr, "kueue-ks: unknown command %s\n", cmd);
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 2, argv + 2);
+    fprintf(stderr, "kueue-ks: unknown command \"%s\"\n\n", cmd);
     return usage(stderr);
 }
