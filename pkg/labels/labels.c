@@ -356,11 +356,15 @@ static int parse_values(struct lexer *l, struct sel_req *r, struct err *e)
         } else if (t == T_COMMA || t == T_RPAR) {
             /* empty item: "()", "(,x)", "(x,)" mean the empty value */
             req_add_value(r, "", 0);
+        } else if (t == T_EOS) {
+            return perr(e, l, l->start, "missing \")\"");
         } else {
             return perr(e, l, l->start, "expected a value, \",\" or \")\"");
         }
         if (t == T_RPAR)
             return 0;
+        if (t == T_EOS)
+            return perr(e, l, l->start, "missing \")\"");
         if (t != T_COMMA)
             return perr(e, l, l->start, "expected \",\" or \")\"");
     }

@@ -78,7 +78,9 @@ static void test_parse_errors(void **state)
     (void)state;
     /* "in" is a keyword, so the canonical case above is an error; check it here. */
     check_error("in in (notin)", "expected a key");
-    check_error("a in (x", "selector \"a in (x\": expected \",\" or \")\" at position 7");
+    check_error("a in (x", "selector \"a in (x\": missing \")\" at position 7");
+    check_error("a in (x,", "missing \")\" at position 8");
+    check_error("a in (", "missing \")\" at position 6");
     check_error("a in x", "expected \"(\" at position 5");
     check_error("a in (x y)", "expected \",\" or \")\"");
     check_error("a=b c", "expected \",\" or the end of the selector");
