@@ -162,10 +162,10 @@ const char *jx_cond_status(const json_t *obj, const char *type);
 bool jx_cond_is_true(const json_t *obj, const char *type);
 
 struct jx_cond {
-    const char *type;   /* required */
-    const char *status; /* required: "True", "False" or "Unknown" */
-    const char *reason; /* optional */
-    const char *message;
+    const char *type;              /* required */
+    const char *status;            /* required: "True", "False" or "Unknown" */
+    const char *reason;            /* optional: NULL removes an existing reason */
+    const char *message;           /* optional: NULL removes an existing message */
     long long observed_generation; /* written when > 0 */
 };
 
