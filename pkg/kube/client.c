@@ -637,8 +637,7 @@ static int sock_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *so
                 c->socks = s->next;
             if (s->next)
                 s->next->prev = s->prev;
-            free(s);
-            curl_multi_assign(c->multi, fd, NULL);
+            free(s); /* libcurl forgets the socket's pointer itself on REMOVE */
         }
         return 0;
     }

@@ -452,6 +452,29 @@ static void test_post_500_not_retried(void **state)
     fx_free(f);
 }
 
+static void test_connection_lost_retry_rule(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    /* Headers, then the connection is cut: a GET is retried, a POST is not. */
+    struct fakesrv_resp cut = {.status = 200, .end = FAKESRV_DROP};
+    cut.method = "GET";
+    fakesrv_push(f->srv, &cut);
+    fakesrv_push_json(f->srv, "GET", "/x", NULL, 200, "{\"ok\":1}");
+    cut.method = "POST";
+    fakesrv_push(f->srv, &cut);
+    do_req(f, "GET", "/x", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    assert_int_equal(f->got[0].attempts, 2);
+    assert_string_equal(f->got[0].body, "{\"ok\":1}");
+    do_req(f, "POST", "/x", NULL, "{}", NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[1].rc, -ECONNRESET);
+    assert_int_equal(f->got[1].attempts, 1);
+    assert_int_equal(fakesrv_nreq(f->srv), 3);
+    fx_free(f);
+}
+
 static void test_connect_refused(void **state)
 {
     struct fx *f = fx_new(NULL);
@@ -870,6 +893,7 @@ int main(void)
         cmocka_unit_test(test_500_retried_then_success),
         cmocka_unit_test(test_retries_exhausted),
         cmocka_unit_test(test_post_500_not_retried),
+        cmocka_unit_test(test_connection_lost_retry_rule),
         cmocka_unit_test(test_connect_refused),
         cmocka_unit_test(test_qps_limiter),
         cmocka_unit_test(test_default_limiter_is_fast),
