@@ -522,6 +522,23 @@ static void test_qps_limiter(void **state)
     fx_free(f);
 }
 
+static void test_limiter_from_rest_config(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    f->cfg->qps = 10;
+    f->cfg->burst = 2;
+    fx_client(f, NULL);
+    struct fakesrv_resp r = {.method = "GET", .path = "/q", .times = -1, .body = "{}"};
+    fakesrv_push(f->srv, &r);
+    double t0 = clock_mono_s();
+    for (int i = 0; i < 5; i++)
+        do_req(f, "GET", "/q", NULL, NULL, NULL);
+    fx_run(f, 5, 10);
+    /* 2 at once, then one per 100 ms: 3 waits = 0.3 s. */
+    assert_true(clock_mono_s() - t0 >= 0.27);
+    fx_free(f);
+}
+
 static void test_default_limiter_is_fast(void **state)
 {
     struct fx *f = fx_new(NULL);
@@ -793,6 +810,40 @@ static void test_tls_client_cert(void **state)
     fx_free(f);
 }
 
+static void test_insecure_warns_once(void **state)
+{
+    struct fakesrv_opts so = {.tls = true};
+    struct fx *f = fx_new(&so);
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *mem = open_memstream(&out, &outlen);
+    struct logger lg;
+    log_init(&lg, mem, 0, LOG_FMT_TEXT);
+    f->cfg->insecure_skip_tls_verify = true;
+    struct kube_client *c = NULL;
+    struct err e;
+    assert_int_equal(kube_client_new(f->loop, f->cfg, NULL, &lg, &c, &e), 0);
+    kube_client_free(f->c);
+    f->c = c;
+    for (int i = 0; i < 3; i++) {
+        fakesrv_push_json(f->srv, "GET", "/x", NULL, 200, "{}");
+        do_req(f, "GET", "/x", NULL, NULL, NULL);
+    }
+    fx_run(f, 3, 10);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(f->got[i].rc, 0);
+    kube_client_free(f->c);
+    f->c = NULL;
+    fclose(mem);
+    const char *w = strstr(out, "TLS verification is disabled");
+    assert_non_null(w);
+    assert_null(strstr(w + 1, "TLS verification is disabled"));
+    assert_non_null(strstr(out, "level=warn"));
+    assert_null(strstr(out, "static-token")); /* never log tokens */
+    free(out);
+    fx_free(f);
+}
+
 /* ---- cancel and shutdown ------------------------------------------------------ */
 
 static void test_cancel(void **state)
@@ -896,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_connection_lost_retry_rule),
         cmocka_unit_test(test_connect_refused),
         cmocka_unit_test(test_qps_limiter),
+        cmocka_unit_test(test_limiter_from_rest_config),
         cmocka_unit_test(test_default_limiter_is_fast),
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_query_encoding),
@@ -905,6 +957,7 @@ int main(void)
         cmocka_unit_test(test_token_error),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_tls_client_cert),
+        cmocka_unit_test(test_insecure_warns_once),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_free_cancels_pending),
         cmocka_unit_test(test_bad_requests),
