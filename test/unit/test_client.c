@@ -18,7 +18,7 @@
 
 /* ---- harness ------------------------------------------------------------- */
 
-#define MAX_RESULTS 32
+#define MAX_RESULTS 128
 
 struct got {
     int rc;
@@ -497,6 +497,25 @@ static void test_connect_refused(void **state)
 
 /* ---- limiter, timeout, encoding, reuse ------------------------------------------ */
 
+static void test_many_concurrent(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    struct fakesrv_resp r = {
+        .method = "GET", .path = "/q", .times = -1, .delay_s = 0.05, .body = "{\"n\":1}"};
+    fakesrv_push(f->srv, &r);
+    for (int i = 0; i < 100; i++)
+        do_req(f, "GET", "/q", NULL, NULL, NULL);
+    assert_int_equal(kube_client_pending(f->c), 100);
+    fx_run(f, 100, 20);
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(f->got[i].rc, 0);
+        assert_string_equal(f->got[i].body, "{\"n\":1}");
+    }
+    assert_int_equal(kube_client_pending(f->c), 0);
+    assert_int_equal(fakesrv_nreq(f->srv), 100);
+    fx_free(f);
+}
+
 static void test_qps_limiter(void **state)
 {
     struct fx *f = fx_new(NULL);
@@ -946,6 +965,7 @@ int main(void)
         cmocka_unit_test(test_post_500_not_retried),
         cmocka_unit_test(test_connection_lost_retry_rule),
         cmocka_unit_test(test_connect_refused),
+        cmocka_unit_test(test_many_concurrent),
         cmocka_unit_test(test_qps_limiter),
         cmocka_unit_test(test_limiter_from_rest_config),
         cmocka_unit_test(test_default_limiter_is_fast),
