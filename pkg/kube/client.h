@@ -123,8 +123,9 @@ struct kube_client_opts {
  * Create a client on `loop` for `cfg` (deep-copied: the client keeps its own
  * credential cache). `opts` and `lg` may be NULL; `lg` is borrowed and must
  * outlive the client. Returns 0 and *out (owned by the caller, free with
- * kube_client_free), or -EINVAL (no server / bad URL) / -ENOMEM-free errors
- * from libcurl initialisation with a message in `e`.
+ * kube_client_free), -EINVAL (no server, a URL that is not http(s)://, or a
+ * tls_server_name that cannot be applied) or -EIO (libcurl initialisation
+ * failed), with a message in `e`.
  */
 int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
                     const struct kube_client_opts *opts, const struct logger *lg,
