@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(
   build-essential pkg-config
   libcurl4-openssl-dev libyaml-dev libev-dev libssl-dev libjansson-dev
-  libmicrohttpd-dev libcmocka-dev libsqlite3-dev
+  libmicrohttpd-dev libgnutls28-dev libcmocka-dev libsqlite3-dev
   clang libclang-rt-14-dev clang-format cppcheck valgrind
   openssl curl
 )
