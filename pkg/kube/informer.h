@@ -25,6 +25,9 @@
  *    with 0 events counts as a failure; list failures back off the same way.
  *    Every re-list (after 410 included) waits out one backoff step.
  *
+ * When the client is freed under a running informer (calls complete with
+ * -ECANCELED / -ESHUTDOWN), the informer stops instead of retrying.
+ *
  * Handlers run on the loop. Objects passed to them are the store's
  * (projected) objects, borrowed for the call: json_incref() to keep them,
  * never modify them. A handler may call informer_stop() but must not call
