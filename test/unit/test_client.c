@@ -1,0 +1,829 @@
+/* Unit tests for pkg/kube/client against the scripted server test/support/fakesrv. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ev.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pkg/kube/client.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/xalloc.h"
+#include "test/support/fakesrv.h"
+
+/* ---- harness ------------------------------------------------------------- */
+
+#define MAX_RESULTS 32
+
+struct got {
+    int rc;
+    int status;
+    int attempts;
+    long new_connections;
+    double seconds;
+    char msg[ERR_MSG_MAX];
+    char reason[64];
+    int http_status;
+    char *body; /* compact JSON dump of the parsed body, or NULL */
+};
+
+struct fx {
+    struct ev_loop *loop;
+    struct fakesrv *srv;
+    struct kube_rest_config *cfg;
+    struct kube_client *c;
+    ev_timer guard;
+    bool timed_out;
+    int want; /* stop the loop when this many results arrived */
+    int n;
+    struct got got[MAX_RESULTS];
+    int hook_calls;
+    int hook_codes[MAX_RESULTS];
+};
+
+static void guard_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct fx *f = w->data;
+    f->timed_out = true;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+static void done_cb(void *ud, const struct kube_result *r)
+{
+    struct fx *f = ud;
+    assert_true(f->n < MAX_RESULTS);
+    struct got *g = &f->got[f->n++];
+    g->rc = r->rc;
+    g->status = r->status;
+    g->attempts = r->attempts;
+    g->new_connections = r->new_connections;
+    g->seconds = r->seconds;
+    assert_non_null(r->err);
+    assert_int_equal(r->err->code, r->rc);
+    snprintf(g->msg, sizeof g->msg, "%s", r->err->msg);
+    snprintf(g->reason, sizeof g->reason, "%s", r->err->reason);
+    g->http_status = r->err->http_status;
+    g->body = r->body ? json_dumps(r->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (f->n >= f->want)
+        ev_break(f->loop, EVBREAK_ALL);
+}
+
+static void hook(void *ud, const char *verb, int code, double seconds)
+{
+    struct fx *f = ud;
+    if (f->hook_calls < MAX_RESULTS)
+        f->hook_codes[f->hook_calls] = code;
+    f->hook_calls++;
+    assert_true(seconds >= 0);
+}
+
+static void fx_client(struct fx *f, const struct kube_client_opts *opts)
+{
+    struct err e;
+    kube_client_free(f->c);
+    f->c = NULL;
+    struct kube_client_opts o = opts ? *opts : (struct kube_client_opts){0};
+    if (!o.on_response) {
+        o.on_response = hook;
+        o.on_response_ud = f;
+    }
+    if (!o.backoff_s)
+        o.backoff_s = 0.02;
+    int rc = kube_client_new(f->loop, f->cfg, &o, NULL, &f->c, &e);
+    if (rc < 0)
+        fail_msg("kube_client_new: %s", e.msg);
+}
+
+static struct fx *fx_new(const struct fakesrv_opts *so)
+{
+    struct fx *f = xcalloc(1, sizeof *f);
+    f->loop = ev_loop_new(EVFLAG_AUTO);
+    f->srv = fakesrv_start(so);
+    f->cfg = kube_rest_config_new();
+    f->cfg->server = xstrdup(fakesrv_url(f->srv));
+    f->cfg->token = xstrdup("static-token");
+    ev_timer_init(&f->guard, guard_cb, 20., 0.);
+    f->guard.data = f;
+    fx_client(f, NULL);
+    return f;
+}
+
+static void fx_free(struct fx *f)
+{
+    kube_client_free(f->c);
+    fakesrv_stop(f->srv);
+    kube_rest_config_free(f->cfg);
+    ev_loop_destroy(f->loop);
+    for (int i = 0; i < f->n; i++)
+        free(f->got[i].body);
+    free(f);
+}
+
+/* Run the loop until `want` results in total arrived; fails the test on a hang. */
+static void fx_run(struct fx *f, int want, double timeout_s)
+{
+    f->want = want;
+    if (f->n >= want)
+        return;
+    ev_timer_set(&f->guard, timeout_s, 0.);
+    ev_timer_start(f->loop, &f->guard);
+    ev_run(f->loop, 0);
+    ev_timer_stop(f->loop, &f->guard);
+    if (f->timed_out)
+        fail_msg("event loop test timed out after %.1f s (%d of %d results)", timeout_s, f->n,
+                 want);
+}
+
+static void do_req(struct fx *f, const char *method, const char *path, const char *const *query,
+                   const char *body_json, const char *ct)
+{
+    json_t *body = NULL;
+    if (body_json) {
+        json_error_t je;
+        body = json_loads(body_json, 0, &je);
+        assert_non_null(body);
+    }
+    struct kube_request r = {
+        .method = method, .path = path, .query = query, .body = body, .content_type = ct};
+    struct err e;
+    assert_int_equal(kube_client_do(f->c, &r, done_cb, f, NULL, &e), 0);
+    json_decref(body);
+}
+
+/* ---- pure helpers ---------------------------------------------------------- */
+
+static void test_path_and_query(void **state)
+{
+    char *p = kube_path("", "v1", "pods", "a", "p", "status");
+    assert_string_equal(p, "/api/v1/namespaces/a/pods/p/status");
+    free(p);
+    p = kube_path(NULL, "v1", "namespaces", NULL, "kube-system", NULL);
+    assert_string_equal(p, "/api/v1/namespaces/kube-system");
+    free(p);
+    p = kube_path("kueue.x-k8s.io", "v1beta1", "workloads", NULL, NULL, NULL);
+    assert_string_equal(p, "/apis/kueue.x-k8s.io/v1beta1/workloads");
+    free(p);
+    p = kube_path("rbac.authorization.k8s.io", "v1", "clusterroles", "", "system:x y", NULL);
+    assert_string_equal(p, "/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Ax%20y");
+    free(p);
+
+    struct buf b;
+    buf_init(&b, 1024);
+    buf_puts(&b, "/api/v1/pods");
+    const char *q[] = {"labelSelector", "a in (x,y),!b", "limit", "500", "skip", NULL, NULL};
+    assert_int_equal(kube_query_append(&b, q), 0);
+    assert_string_equal(buf_str(&b),
+                        "/api/v1/pods?labelSelector=a%20in%20%28x%2Cy%29%2C%21b&limit=500");
+    const char *q2[] = {"continue", "tok=/+", NULL};
+    assert_int_equal(kube_query_append(&b, q2), 0);
+    assert_true(strstr(buf_str(&b), "&continue=tok%3D%2F%2B") != NULL);
+    buf_free(&b);
+}
+
+static void test_status_codes(void **state)
+{
+    assert_int_equal(kube_status_code(404, "NotFound"), -ENOENT);
+    assert_int_equal(kube_status_code(409, "AlreadyExists"), -EEXIST);
+    assert_int_equal(kube_status_code(409, "Conflict"), -EBUSY);
+    assert_int_equal(kube_status_code(410, "Gone"), -ESTALE);
+    assert_int_equal(kube_status_code(500, "Expired"), -ESTALE);
+    assert_int_equal(kube_status_code(422, "Invalid"), -EINVAL);
+    assert_int_equal(kube_status_code(429, ""), -EAGAIN);
+    assert_int_equal(kube_status_code(503, NULL), -EIO);
+    assert_int_equal(kube_status_code(504, NULL), -ETIMEDOUT);
+    assert_int_equal(kube_status_code(403, NULL), -EPERM);
+    assert_int_equal(kube_status_code(418, NULL), -EPROTO);
+
+    struct err e;
+    json_error_t je;
+    json_t *st = json_loads("{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
+                            "\"message\":\"too old resource version\"}",
+                            0, &je);
+    assert_int_equal(kube_status_to_err(&e, "GET", "/api/v1/pods", 410, st, NULL, 0), -ESTALE);
+    assert_true(kube_err_is_gone(&e));
+    assert_string_equal(e.msg, "GET /api/v1/pods: 410 Expired: too old resource version");
+    json_decref(st);
+    /* Not a Status: the raw text is quoted, sanitised. */
+    assert_int_equal(kube_status_to_err(&e, "GET", "/x", 502, NULL, "bad\ngateway", 11), -EIO);
+    assert_string_equal(e.msg, "GET /x: 502: bad gateway");
+    assert_false(kube_err_is_gone(&e));
+}
+
+/* ---- round trips ------------------------------------------------------------ */
+
+static void test_round_trips(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/namespaces/a/pods/p", NULL, 200,
+                      "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"}}");
+    fakesrv_push_json(f->srv, "POST", "/api/v1/namespaces/a/pods", NULL, 201,
+                      "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"q\",\"uid\":\"u1\"}}");
+    fakesrv_push_json(f->srv, "PUT", "/api/v1/namespaces/a/pods/q", NULL, 200,
+                      "{\"metadata\":{\"resourceVersion\":\"7\"}}");
+    fakesrv_push_json(f->srv, "PATCH", "/api/v1/namespaces/a/pods/q", NULL, 200,
+                      "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}");
+    fakesrv_push_json(f->srv, "DELETE", "/api/v1/namespaces/a/pods/q", NULL, 200,
+                      "{\"kind\":\"Status\",\"status\":\"Success\"}");
+
+    do_req(f, "GET", "/api/v1/namespaces/a/pods/p", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    do_req(f, "POST", "/api/v1/namespaces/a/pods", NULL, "{\"metadata\":{\"name\":\"q\"}}", NULL);
+    fx_run(f, 2, 10);
+    do_req(f, "PUT", "/api/v1/namespaces/a/pods/q", NULL, "{\"metadata\":{\"name\":\"q\"}}", NULL);
+    fx_run(f, 3, 10);
+    json_error_t je;
+    json_t *patch = json_loads("{\"metadata\":{\"labels\":{\"x\":\"1\"}}}", 0, &je);
+    struct err e;
+    assert_int_equal(
+        kube_client_patch(f->c, "/api/v1/namespaces/a/pods/q", NULL, patch, done_cb, f, NULL, &e),
+        0);
+    json_decref(patch);
+    fx_run(f, 4, 10);
+    assert_int_equal(
+        kube_client_delete(f->c, "/api/v1/namespaces/a/pods/q", NULL, done_cb, f, NULL, &e), 0);
+    fx_run(f, 5, 10);
+
+    assert_int_equal(f->got[0].rc, 0);
+    assert_int_equal(f->got[0].status, 200);
+    assert_string_equal(f->got[0].body, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"}}");
+    assert_int_equal(f->got[1].status, 201);
+    assert_string_equal(f->got[1].body,
+                        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"q\",\"uid\":\"u1\"}}");
+    assert_string_equal(f->got[2].body, "{\"metadata\":{\"resourceVersion\":\"7\"}}");
+    assert_string_equal(f->got[3].body, "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}");
+    assert_int_equal(f->got[4].rc, 0);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(f->got[i].attempts, 1);
+
+    assert_int_equal(fakesrv_nreq(f->srv), 5);
+    assert_int_equal(fakesrv_unmatched(f->srv), 0);
+    struct fakesrv_req *r = fakesrv_req_get(f->srv, 0);
+    assert_string_equal(r->method, "GET");
+    assert_string_equal(fakesrv_req_header(r, "Authorization"), "Bearer static-token");
+    assert_string_equal(fakesrv_req_header(r, "accept"), "application/json");
+    assert_null(fakesrv_req_header(r, "content-type"));
+    assert_string_equal(r->body, "");
+    fakesrv_req_free(r);
+    r = fakesrv_req_get(f->srv, 1);
+    assert_string_equal(r->method, "POST");
+    assert_string_equal(fakesrv_req_header(r, "Content-Type"), "application/json");
+    assert_string_equal(r->body, "{\"metadata\":{\"name\":\"q\"}}");
+    fakesrv_req_free(r);
+    r = fakesrv_req_get(f->srv, 2);
+    assert_string_equal(r->method, "PUT");
+    assert_string_equal(r->body, "{\"metadata\":{\"name\":\"q\"}}");
+    fakesrv_req_free(r);
+    r = fakesrv_req_get(f->srv, 3);
+    assert_string_equal(r->method, "PATCH");
+    assert_string_equal(fakesrv_req_header(r, "Content-Type"), "application/merge-patch+json");
+    assert_string_equal(r->body, "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}");
+    fakesrv_req_free(r);
+    r = fakesrv_req_get(f->srv, 4);
+    assert_string_equal(r->method, "DELETE");
+    assert_string_equal(r->path, "/api/v1/namespaces/a/pods/q");
+    fakesrv_req_free(r);
+    assert_int_equal(f->hook_calls, 5);
+    assert_int_equal(f->hook_codes[1], 201);
+    fx_free(f);
+}
+
+static void test_patch_content_types(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    const char *cts[] = {KUBE_CT_JSON_PATCH, KUBE_CT_STRATEGIC_PATCH, KUBE_CT_MERGE_PATCH};
+    for (int i = 0; i < 3; i++) {
+        fakesrv_push_json(f->srv, "PATCH", "/x", NULL, 200, "{}");
+        do_req(f, "PATCH", "/x", NULL, i == 0 ? "[{\"op\":\"remove\",\"path\":\"/a\"}]" : "{}",
+               cts[i]);
+    }
+    fx_run(f, 3, 10);
+    for (int i = 0; i < 3; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->srv, (size_t)i);
+        assert_non_null(r);
+        /* Requests can complete in any order; find the one with this content type. */
+        bool found = false;
+        for (int j = 0; j < 3; j++)
+            found |= !strcmp(fakesrv_req_header(r, "content-type"), cts[j]);
+        assert_true(found);
+        fakesrv_req_free(r);
+    }
+    fx_free(f);
+}
+
+/* ---- Status errors ---------------------------------------------------------- */
+
+static void test_status_errors(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    fakesrv_push_status(f->srv, "GET", "/api/v1/namespaces/a/pods/b", 404, "NotFound",
+                        "pods \"b\" not found");
+    fakesrv_push_status(f->srv, "POST", "/api/v1/namespaces/a/pods", 409, "AlreadyExists",
+                        "pods \"q\" already exists");
+    fakesrv_push_status(f->srv, "PUT", "/api/v1/namespaces/a/pods/q", 409, "Conflict",
+                        "the object has been modified");
+    fakesrv_push_json(
+        f->srv, "POST", "/apis/batch/v1/namespaces/a/jobs", NULL, 422,
+        "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Invalid\",\"code\":422,"
+        "\"message\":\"Job.batch \\\"j\\\" is invalid\",\"details\":{\"causes\":["
+        "{\"field\":\"spec.template\",\"message\":\"Required value\"},"
+        "{\"field\":\"metadata.name\",\"message\":\"must be a DNS-1123 subdomain\"}]}}");
+
+    do_req(f, "GET", "/api/v1/namespaces/a/pods/b", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    do_req(f, "POST", "/api/v1/namespaces/a/pods", NULL, "{}", NULL);
+    fx_run(f, 2, 10);
+    do_req(f, "PUT", "/api/v1/namespaces/a/pods/q", NULL, "{}", NULL);
+    fx_run(f, 3, 10);
+    do_req(f, "POST", "/apis/batch/v1/namespaces/a/jobs", NULL, "{}", NULL);
+    fx_run(f, 4, 10);
+
+    assert_int_equal(f->got[0].rc, -ENOENT);
+    assert_int_equal(f->got[0].http_status, 404);
+    assert_string_equal(f->got[0].reason, "NotFound");
+    assert_string_equal(f->got[0].msg,
+                        "GET /api/v1/namespaces/a/pods/b: 404 NotFound: pods \"b\" not found");
+    assert_non_null(f->got[0].body); /* the Status is handed to the callback too */
+    assert_int_equal(f->got[0].attempts, 1);
+    assert_int_equal(f->got[1].rc, -EEXIST);
+    assert_string_equal(f->got[1].reason, "AlreadyExists");
+    assert_int_equal(f->got[2].rc, -EBUSY);
+    assert_string_equal(f->got[2].reason, "Conflict");
+    assert_true(strstr(f->got[2].msg, "PUT /api/v1/namespaces/a/pods/q: 409 Conflict") != NULL);
+    assert_int_equal(f->got[3].rc, -EINVAL);
+    assert_int_equal(f->got[3].http_status, 422);
+    assert_string_equal(f->got[3].reason, "Invalid");
+    assert_string_equal(f->got[3].msg,
+                        "POST /apis/batch/v1/namespaces/a/jobs: 422 Invalid: Job.batch \"j\" is "
+                        "invalid: spec.template: Required value; metadata.name: must be a "
+                        "DNS-1123 subdomain");
+    /* 4xx errors are not retried. */
+    assert_int_equal(fakesrv_nreq(f->srv), 4);
+    fx_free(f);
+}
+
+/* ---- retries ------------------------------------------------------------------ */
+
+static void test_429_retry_after(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    const char *h[] = {"Retry-After: 1", NULL};
+    struct fakesrv_resp busy = {.method = "GET",
+                                .path = "/api/v1/pods",
+                                .status = 429,
+                                .headers = h,
+                                .body = "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\","
+                                        "\"code\":429,\"message\":\"slow down\"}"};
+    fakesrv_push(f->srv, &busy);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{\"items\":[]}");
+    double t0 = clock_mono_s();
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    double took = clock_mono_s() - t0;
+    assert_int_equal(f->got[0].rc, 0);
+    assert_int_equal(f->got[0].attempts, 2);
+    assert_int_equal(fakesrv_nreq(f->srv), 2);
+    struct fakesrv_req *a = fakesrv_req_get(f->srv, 0), *b = fakesrv_req_get(f->srv, 1);
+    double gap = b->t - a->t;
+    fakesrv_req_free(a);
+    fakesrv_req_free(b);
+    /* It waited the server's 1 s (not the 20 ms backoff), and not much longer. */
+    assert_true(gap >= 0.9);
+    assert_true(took < 3.0);
+    assert_int_equal(f->hook_calls, 2);
+    assert_int_equal(f->hook_codes[0], 429);
+    assert_int_equal(f->hook_codes[1], 200);
+    fx_free(f);
+}
+
+static void test_500_retried_then_success(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    fakesrv_push_status(f->srv, "GET", "/api/v1/nodes", 500, "InternalError", "etcd hiccup");
+    fakesrv_push_status(f->srv, "GET", "/api/v1/nodes", 503, "ServiceUnavailable", "busy");
+    fakesrv_push_json(f->srv, "GET", "/api/v1/nodes", NULL, 200, "{\"items\":[1]}");
+    do_req(f, "GET", "/api/v1/nodes", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    assert_int_equal(f->got[0].attempts, 3);
+    assert_string_equal(f->got[0].body, "{\"items\":[1]}");
+    assert_int_equal(fakesrv_nreq(f->srv), 3);
+    fx_free(f);
+}
+
+static void test_retries_exhausted(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    struct kube_client_opts o = {.max_retries = 2, .backoff_s = 0.01};
+    fx_client(f, &o);
+    struct fakesrv_resp r = {.method = "PUT",
+                             .path = "/x",
+                             .status = 503,
+                             .times = -1,
+                             .body = "{\"kind\":\"Status\",\"code\":503,"
+                                     "\"reason\":\"ServiceUnavailable\",\"message\":\"down\"}"};
+    fakesrv_push(f->srv, &r);
+    do_req(f, "PUT", "/x", NULL, "{}", NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, -EIO);
+    assert_int_equal(f->got[0].attempts, 3);
+    assert_int_equal(f->got[0].http_status, 503);
+    assert_string_equal(f->got[0].msg, "PUT /x: 503 ServiceUnavailable: down (after 3 attempts)");
+    assert_int_equal(fakesrv_nreq(f->srv), 3);
+    fx_free(f);
+}
+
+static void test_post_500_not_retried(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    fakesrv_push_status(f->srv, "POST", "/x", 500, "InternalError", "boom");
+    fakesrv_push_json(f->srv, "POST", "/x", NULL, 201, "{}");
+    do_req(f, "POST", "/x", NULL, "{}", NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, -EIO);
+    assert_int_equal(f->got[0].attempts, 1);
+    assert_int_equal(fakesrv_nreq(f->srv), 1);
+    fx_free(f);
+}
+
+static void test_connect_refused(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    /* A port nobody listens on: take one from a stopped server. */
+    struct fakesrv *tmp = fakesrv_start(NULL);
+    free(f->cfg->server);
+    f->cfg->server = xstrdup(fakesrv_url(tmp));
+    fakesrv_stop(tmp);
+    struct kube_client_opts o = {.max_retries = 1, .backoff_s = 0.01};
+    fx_client(f, &o);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, -ECONNREFUSED);
+    assert_int_equal(f->got[0].attempts, 2);
+    assert_int_equal(f->got[0].status, 0);
+    assert_true(strstr(f->got[0].msg, "GET /api/v1/pods: http://127.0.0.1:") != NULL);
+    assert_int_equal(f->hook_codes[0], 0);
+    fx_free(f);
+}
+
+/* ---- limiter, timeout, encoding, reuse ------------------------------------------ */
+
+static void test_qps_limiter(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    struct kube_client_opts o = {.qps = 20, .burst = 1};
+    fx_client(f, &o);
+    struct fakesrv_resp r = {.method = "GET", .path = "/q", .times = -1, .body = "{}"};
+    fakesrv_push(f->srv, &r);
+    double t0 = clock_mono_s();
+    for (int i = 0; i < 10; i++)
+        do_req(f, "GET", "/q", NULL, NULL, NULL);
+    fx_run(f, 10, 10);
+    double took = clock_mono_s() - t0;
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(f->got[i].rc, 0);
+    /* 1 token at once, then one every 50 ms: 9 waits = 0.45 s. */
+    assert_true(took >= 0.42);
+    assert_true(took < 3.0);
+    /* Arrival times are spread, not bunched. */
+    struct fakesrv_req *first = fakesrv_req_get(f->srv, 0), *last = fakesrv_req_get(f->srv, 9);
+    assert_true(last->t - first->t >= 0.40);
+    fakesrv_req_free(first);
+    fakesrv_req_free(last);
+    fx_free(f);
+}
+
+static void test_default_limiter_is_fast(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    struct fakesrv_resp r = {.method = "GET", .path = "/q", .times = -1, .body = "{}"};
+    fakesrv_push(f->srv, &r);
+    double t0 = clock_mono_s();
+    for (int i = 0; i < 20; i++)
+        do_req(f, "GET", "/q", NULL, NULL, NULL);
+    fx_run(f, 20, 10);
+    /* Default burst 400: no throttling for 20 requests. */
+    assert_true(clock_mono_s() - t0 < 2.0);
+    fx_free(f);
+}
+
+static void test_timeout(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    struct kube_client_opts o = {.timeout_s = 0.3};
+    fx_client(f, &o);
+    struct fakesrv_resp slow = {.method = "GET", .path = "/slow", .delay_s = 2.0, .body = "{}"};
+    fakesrv_push(f->srv, &slow);
+    double t0 = clock_mono_s();
+    do_req(f, "GET", "/slow", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    double took = clock_mono_s() - t0;
+    assert_int_equal(f->got[0].rc, -ETIMEDOUT);
+    assert_int_equal(f->got[0].attempts, 1); /* timeouts are not retried */
+    assert_true(took >= 0.25 && took < 1.5);
+    assert_true(strstr(f->got[0].msg, "GET /slow: no complete response") != NULL);
+    fx_free(f);
+}
+
+static void test_query_encoding(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    const char *q[] = {"labelSelector", "a in (x,y),!b", "fieldSelector", "spec.nodeName=n 1",
+                       NULL};
+    do_req(f, "GET", "/api/v1/pods", q, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    struct fakesrv_req *r = fakesrv_req_get(f->srv, 0);
+    assert_string_equal(r->path, "/api/v1/pods");
+    assert_string_equal(r->query,
+                        "labelSelector=a%20in%20%28x%2Cy%29%2C%21b&fieldSelector=spec.nodeName%"
+                        "3Dn%201");
+    fakesrv_req_free(r);
+    fx_free(f);
+}
+
+static void test_connection_reuse(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    fakesrv_push_json(f->srv, "GET", "/a", NULL, 200, "{}");
+    fakesrv_push_json(f->srv, "GET", "/b", NULL, 200, "{}");
+    do_req(f, "GET", "/a", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    do_req(f, "GET", "/b", NULL, NULL, NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[0].new_connections, 1);
+    assert_int_equal(f->got[1].new_connections, 0);
+    assert_int_equal(fakesrv_connections(f->srv), 1);
+    struct fakesrv_req *a = fakesrv_req_get(f->srv, 0), *b = fakesrv_req_get(f->srv, 1);
+    assert_int_equal(a->conn_id, b->conn_id);
+    fakesrv_req_free(a);
+    fakesrv_req_free(b);
+    fx_free(f);
+}
+
+static void test_body_cap_and_bad_json(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    struct kube_client_opts o = {.max_body = 64};
+    fx_client(f, &o);
+    char big[200];
+    memset(big, 'x', sizeof big - 1);
+    big[0] = '"';
+    big[sizeof big - 2] = '"';
+    big[sizeof big - 1] = '\0';
+    fakesrv_push_json(f->srv, "GET", "/big", NULL, 200, big);
+    fakesrv_push_json(f->srv, "GET", "/notjson", NULL, 200, "<html>");
+    do_req(f, "GET", "/big", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    do_req(f, "GET", "/notjson", NULL, NULL, NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[0].rc, -EFBIG);
+    assert_true(strstr(f->got[0].msg, "larger than 64 bytes") != NULL);
+    assert_int_equal(f->got[1].rc, -EBADMSG);
+    assert_true(strstr(f->got[1].msg, "GET /notjson: 200 response is not JSON") != NULL);
+    fx_free(f);
+}
+
+/* ---- auth -------------------------------------------------------------------- */
+
+static void write_file(const char *path, const char *s)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(s, fp);
+    fclose(fp);
+}
+
+static void test_401_refreshes_token(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    char path[] = "/tmp/kks-token-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_file(path, "old-token\n");
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    f->cfg->token_file = xstrdup(path);
+    fx_client(f, NULL);
+
+    const char *unauth = "{\"kind\":\"Status\",\"code\":401,\"reason\":\"Unauthorized\"}";
+    struct fakesrv_resp slow401 = {
+        .method = "GET", .path = "/api/v1/pods", .status = 401, .delay_s = 0.3, .body = unauth};
+    fakesrv_push(f->srv, &slow401);
+    fakesrv_push_status(f->srv, "GET", "/api/v1/pods", 401, "Unauthorized", "Unauthorized");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    /* Rotate the token while the first request waits for its answer. Same length and maybe
+       the same mtime: only the 401's invalidation makes the client re-read it. */
+    double t0 = clock_mono_s();
+    while (fakesrv_nreq(f->srv) < 1 && clock_mono_s() - t0 < 5)
+        ev_run(f->loop, EVRUN_ONCE);
+    assert_int_equal(fakesrv_nreq(f->srv), 1);
+    write_file(path, "new-token\n");
+    fx_run(f, 1, 10);
+    /* The retry also got 401: only one refresh, then the error. */
+    assert_int_equal(f->got[0].rc, -EACCES);
+    assert_int_equal(f->got[0].attempts, 2);
+    assert_int_equal(fakesrv_nreq(f->srv), 2);
+    struct fakesrv_req *a = fakesrv_req_get(f->srv, 0), *b = fakesrv_req_get(f->srv, 1);
+    assert_string_equal(fakesrv_req_header(a, "authorization"), "Bearer old-token");
+    assert_string_equal(fakesrv_req_header(b, "authorization"), "Bearer new-token");
+    fakesrv_req_free(a);
+    fakesrv_req_free(b);
+
+    /* A 401 followed by success. */
+    write_file(path, "newer-token\n");
+    fakesrv_push_status(f->srv, "GET", "/api/v1/pods", 401, "Unauthorized", "Unauthorized");
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[1].rc, 0);
+    assert_int_equal(f->got[1].attempts, 2);
+    b = fakesrv_req_get(f->srv, 3);
+    assert_string_equal(fakesrv_req_header(b, "authorization"), "Bearer newer-token");
+    fakesrv_req_free(b);
+    unlink(path);
+    fx_free(f);
+}
+
+static void test_token_error(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    f->cfg->token_file = xstrdup("/nonexistent/kks/token");
+    fx_client(f, NULL);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, -ENOENT);
+    assert_true(strstr(f->got[0].msg, "GET /api/v1/pods: credentials") != NULL);
+    assert_true(strstr(f->got[0].msg, "/nonexistent/kks/token") != NULL);
+    assert_int_equal(fakesrv_nreq(f->srv), 0);
+    fx_free(f);
+}
+
+/* ---- TLS --------------------------------------------------------------------- */
+
+static void test_tls(void **state)
+{
+    struct fakesrv_opts so = {.tls = true};
+    struct fx *f = fx_new(&so);
+    assert_true(!strncmp(fakesrv_url(f->srv), "https://127.0.0.1:", 18));
+    const char *ca = fakesrv_ca_pem(f->srv);
+    assert_non_null(ca);
+
+    /* Without the CA: verification fails, with a TLS error. */
+    struct kube_client_opts o = {.max_retries = -1};
+    fx_client(f, &o);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{\"items\":[]}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, -EPROTO);
+    assert_int_equal(fakesrv_nreq(f->srv), 0);
+
+    /* With the CA from memory: verified, and the bearer token is sent. */
+    f->cfg->ca_pem = xstrdup(ca);
+    f->cfg->ca_len = strlen(ca);
+    fx_client(f, &o);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[1].rc, 0);
+    assert_string_equal(f->got[1].body, "{\"items\":[]}");
+    struct fakesrv_req *r = fakesrv_req_get(f->srv, 0);
+    assert_string_equal(fakesrv_req_header(r, "authorization"), "Bearer static-token");
+    fakesrv_req_free(r);
+
+    /* insecure_skip_tls_verify without a CA also connects. */
+    free(f->cfg->ca_pem);
+    f->cfg->ca_pem = NULL;
+    f->cfg->ca_len = 0;
+    f->cfg->insecure_skip_tls_verify = true;
+    fx_client(f, &o);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 3, 10);
+    assert_int_equal(f->got[2].rc, 0);
+    fx_free(f);
+}
+
+/* ---- cancel and shutdown ------------------------------------------------------ */
+
+static void test_cancel(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    struct fakesrv_resp slow = {.method = "GET", .path = "/slow", .delay_s = 1.0, .body = "{}"};
+    fakesrv_push(f->srv, &slow);
+    fakesrv_push_json(f->srv, "GET", "/fast", NULL, 200, "{\"ok\":true}");
+    struct kube_call *call = NULL;
+    struct kube_request r = {.method = "GET", .path = "/slow"};
+    struct err e;
+    assert_int_equal(kube_client_do(f->c, &r, done_cb, f, &call, &e), 0);
+    assert_non_null(call);
+    assert_int_equal(kube_client_pending(f->c), 1);
+    /* Cancel while queued: nothing reaches the server. */
+    kube_call_cancel(call);
+    assert_int_equal(kube_client_pending(f->c), 0);
+
+    /* Cancel in flight: the server sees the request, the callback never runs. */
+    assert_int_equal(kube_client_do(f->c, &r, done_cb, f, &call, &e), 0);
+    double t0 = clock_mono_s();
+    while (fakesrv_nreq(f->srv) < 1 && clock_mono_s() - t0 < 5)
+        ev_run(f->loop, EVRUN_ONCE | EVRUN_NOWAIT);
+    assert_int_equal(fakesrv_nreq(f->srv), 1);
+    kube_call_cancel(call);
+    assert_int_equal(kube_client_pending(f->c), 0);
+    /* The client keeps working. */
+    do_req(f, "GET", "/fast", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->n, 1);
+    assert_string_equal(f->got[0].body, "{\"ok\":true}");
+    fx_free(f);
+}
+
+static void resubmit_cb(void *ud, const struct kube_result *r)
+{
+    struct fx *f = ud;
+    done_cb(ud, r);
+    /* Submitting during shutdown is refused, not crashing. */
+    struct err e;
+    struct kube_request req = {.method = "GET", .path = "/again"};
+    assert_int_equal(kube_client_do(f->c, &req, done_cb, f, NULL, &e), -ESHUTDOWN);
+}
+
+static void test_free_cancels_pending(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    struct fakesrv_resp slow = {.method = "GET", .path = "/slow", .delay_s = 0.5, .body = "{}"};
+    fakesrv_push(f->srv, &slow);
+    struct kube_request r = {.method = "GET", .path = "/slow"};
+    struct err e;
+    assert_int_equal(kube_client_do(f->c, &r, resubmit_cb, f, NULL, &e), 0);
+    /* Let it get in flight. */
+    double t0 = clock_mono_s();
+    while (fakesrv_nreq(f->srv) < 1 && clock_mono_s() - t0 < 5)
+        ev_run(f->loop, EVRUN_ONCE | EVRUN_NOWAIT);
+    assert_int_equal(kube_client_do(f->c, &r, resubmit_cb, f, NULL, &e), 0); /* queued */
+    kube_client_free(f->c);
+    f->c = NULL;
+    assert_int_equal(f->n, 2);
+    assert_int_equal(f->got[0].rc, -ECANCELED);
+    assert_int_equal(f->got[1].rc, -ECANCELED);
+    assert_true(strstr(f->got[0].msg, "shutting down") != NULL);
+    fx_free(f);
+}
+
+static void test_bad_requests(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    struct err e;
+    struct kube_request r = {.method = "BREW", .path = "/x"};
+    assert_int_equal(kube_client_do(f->c, &r, done_cb, f, NULL, &e), -EINVAL);
+    r.method = "GET";
+    r.path = "api/v1";
+    assert_int_equal(kube_client_do(f->c, &r, done_cb, f, NULL, &e), -EINVAL);
+    assert_true(strstr(e.msg, "must start with '/'") != NULL);
+    assert_int_equal(kube_client_pending(f->c), 0);
+
+    struct kube_rest_config *bad = kube_rest_config_new();
+    struct kube_client *c = NULL;
+    assert_int_equal(kube_client_new(f->loop, bad, NULL, NULL, &c, &e), -EINVAL);
+    assert_null(c);
+    bad->server = xstrdup("ftp://x");
+    assert_int_equal(kube_client_new(f->loop, bad, NULL, NULL, &c, &e), -EINVAL);
+    kube_rest_config_free(bad);
+    fx_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_path_and_query),
+        cmocka_unit_test(test_status_codes),
+        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_patch_content_types),
+        cmocka_unit_test(test_status_errors),
+        cmocka_unit_test(test_429_retry_after),
+        cmocka_unit_test(test_500_retried_then_success),
+        cmocka_unit_test(test_retries_exhausted),
+        cmocka_unit_test(test_post_500_not_retried),
+        cmocka_unit_test(test_connect_refused),
+        cmocka_unit_test(test_qps_limiter),
+        cmocka_unit_test(test_default_limiter_is_fast),
+        cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_query_encoding),
+        cmocka_unit_test(test_connection_reuse),
+        cmocka_unit_test(test_body_cap_and_bad_json),
+        cmocka_unit_test(test_401_refreshes_token),
+        cmocka_unit_test(test_token_error),
+        cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_free_cancels_pending),
+        cmocka_unit_test(test_bad_requests),
+    };
+    return cmocka_run_group_tests_name("kube_client", tests, NULL, NULL);
+}
