@@ -161,6 +161,7 @@ static void schedule(struct informer *inf, enum inf_next next, double delay)
     inf->state = INF_WAITING;
     inf->next = next;
     ev_timer_stop(inf->loop, &inf->timer);
+    ev_now_update(inf->loop); /* the delay counts from now, not from the loop's cached time */
     ev_timer_set(&inf->timer, delay, 0.);
     ev_timer_start(inf->loop, &inf->timer);
 }

@@ -137,6 +137,7 @@ static bool run_until(struct fx *f, bool (*pred)(struct fx *f), double timeout)
 {
     struct waiter wt = {pred, f, false};
     ev_timer poll, deadline;
+    ev_now_update(f->loop);
     ev_timer_init(&poll, poll_cb, 0.002, 0.002);
     poll.data = &wt;
     ev_timer_init(&deadline, deadline_cb, timeout, 0.);
