@@ -518,6 +518,104 @@ static void test_short_watch_backoff(void **state)
     fx_free(&f);
 }
 
+static bool relisted_and_watching(struct fx *f)
+{
+    return count_req(f->srv, "watch=", NULL) >= 2;
+}
+
+static void test_watch_http_410_relists(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "limit=500", "watch=", "a:1,b:2", "10", NULL);
+    struct fakesrv_resp gone = {
+        .method = "GET",
+        .path = PODS,
+        .query_contains = "watch=",
+        .status = 410,
+        .body = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":410,"
+                "\"reason\":\"Gone\",\"message\":\"too old resource version: 10 (50)\"}",
+    };
+    fakesrv_push(f.srv, &gone);
+    push_page(f.srv, "limit=500", "watch=", "b:2", "50", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, relisted_and_watching, 5.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    assert_int_equal(f.rec.n, 3);
+    assert_string_equal(f.rec.log[2], "delete a 1");
+    int w2 = find_req(f.srv, "watch=", NULL, 1);
+    assert_true(query_has(f.srv, w2, "resourceVersion=50"));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.expired, 1);
+    assert_int_equal(s.lists, 2);
+    fx_free(&f);
+}
+
+static bool fourth_watch_started(struct fx *f)
+{
+    return count_req(f->srv, "watch=", NULL) >= 4;
+}
+
+static void test_backoff_resets_after_quiet_period(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    /* Shorter reset period for the test: 50 ms without failure resets the backoff. */
+    informer_free(f.inf);
+    struct informer_opts io = {
+        .client = f.client,
+        .version = "v1",
+        .resource = "pods",
+        .backoff_initial_s = 0.01,
+        .backoff_max_s = 0.1,
+        .backoff_reset_s = 0.05,
+        .backoff_jitter = -1,
+    };
+    assert_int_equal(informer_new(&io, &f.inf, NULL), 0);
+    f.rec.inf = f.inf;
+    struct informer_handlers h = {on_add, on_update, on_delete, &f.rec};
+    informer_add_handlers(f.inf, &h);
+
+    push_page(f.srv, "limit=500", "watch=", "a:1", "10", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_FINISH); /* failure 1: 10 ms */
+    /* A healthy watch: a bookmark, 150 ms of quiet, another bookmark, clean end. */
+    char *b1 = event_line("BOOKMARK", NULL, "11");
+    char *b2 = event_line("BOOKMARK", NULL, "12");
+    char *b1n = xasprintf("%s\n", b1);
+    char *b2n = xasprintf("%s\n", b2);
+    struct fakesrv_chunk chunks[] = {{0, b1n, 0}, {0.15, b2n, 0}};
+    struct fakesrv_resp healthy = {
+        .method = "GET",
+        .path = PODS,
+        .query_contains = "watch=",
+        .chunks = chunks,
+        .n_chunks = 2,
+        .end = FAKESRV_FINISH,
+    };
+    fakesrv_push(f.srv, &healthy);
+    free(b1);
+    free(b2);
+    free(b1n);
+    free(b2n);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_FINISH); /* failure 2: reset -> 10 ms */
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, fourth_watch_started, 5.0));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.failures, 2);
+    /* Without the reset the second delay would be 20 ms. */
+    assert_true(s.last_backoff_s > 0.0099 && s.last_backoff_s < 0.0101);
+    assert_string_equal(informer_last_rv(f.inf), "12");
+    int w4 = find_req(f.srv, "watch=", NULL, 3);
+    assert_true(query_has(f.srv, w4, "resourceVersion=12"));
+    fx_free(&f);
+}
+
 static bool list_failed_then_synced(struct fx *f)
 {
     return informer_has_synced(f->inf) && count_req(f->srv, "watch=", NULL) >= 1;
@@ -562,6 +660,8 @@ int main(void)
         cmocka_unit_test(test_expired_continue_full_relist),
         cmocka_unit_test(test_dropped_watch_rewatches),
         cmocka_unit_test(test_short_watch_backoff),
+        cmocka_unit_test(test_watch_http_410_relists),
+        cmocka_unit_test(test_backoff_resets_after_quiet_period),
         cmocka_unit_test(test_list_failure_retries_and_stop),
     };
     return cmocka_run_group_tests_name("informer", tests, NULL, NULL);
