@@ -21,6 +21,7 @@
 #include "pkg/kube/watch.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/workqueue/workqueue.h"
 
 enum inf_state { INF_IDLE, INF_LISTING, INF_WATCHING, INF_WAITING };
 enum inf_next { NEXT_LIST, NEXT_WATCH };
@@ -514,6 +515,27 @@ void informer_add_handlers(struct informer *inf, const struct informer_handlers 
         struct informer_handlers copy = *h;
         store_foreach(inf->store, replay_cb, &copy);
     }
+}
+
+static void enqueue_obj(void *ud, json_t *obj)
+{
+    char *key = store_key_of(obj, NULL);
+    if (key)
+        wq_add(ud, key);
+    free(key);
+}
+
+static void enqueue_update(void *ud, json_t *old_obj, json_t *new_obj)
+{
+    enqueue_obj(ud, new_obj);
+}
+
+void informer_enqueue_handlers(struct informer_handlers *h, struct wq *q)
+{
+    h->on_add = enqueue_obj;
+    h->on_update = enqueue_update;
+    h->on_delete = enqueue_obj;
+    h->ud = q;
 }
 
 int informer_add_index(struct informer *inf, const char *name, store_index_fn fn, void *ud,

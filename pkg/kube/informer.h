@@ -123,6 +123,14 @@ void informer_free(struct informer *inf);
  */
 void informer_add_handlers(struct informer *inf, const struct informer_handlers *h);
 
+/*
+ * Handlers that add the object's store key ("namespace/name") to a work
+ * queue on add, update and delete: the usual controller wiring. Fills `h`;
+ * `q` is borrowed and must outlive the informer's use of the handlers.
+ */
+struct wq;
+void informer_enqueue_handlers(struct informer_handlers *h, struct wq *q);
+
 /* Register a store index (see store_add_index). */
 int informer_add_index(struct informer *inf, const char *name, store_index_fn fn, void *ud,
                        struct err *e);

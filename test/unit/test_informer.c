@@ -13,6 +13,7 @@
 #include "pkg/kube/informer.h"
 #include "pkg/kube/restconfig.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/workqueue/workqueue.h"
 #include "test/support/fakesrv.h"
 
 #define PODS "/api/v1/pods"
@@ -323,12 +324,27 @@ static void test_paged_list_then_watch(void **state)
     assert_int_equal(s.events, 3);
     assert_int_equal(s.failures, 0);
 
+    /* Enqueue handlers: every current object's key lands in the queue once. */
+    struct wq_opts wo = {0};
+    struct wq *queue = wq_new(&wo);
+    struct informer_handlers eh;
+    informer_enqueue_handlers(&eh, queue);
+    informer_add_handlers(f.inf, &eh);
+    struct wq_stats ws;
+    wq_stats(queue, &ws);
+    assert_int_equal(ws.depth, 5);
+    const char *k = wq_get(queue);
+    assert_non_null(k);
+    assert_non_null(store_get(st, k));
+    assert_int_equal(wq_done(queue, k), 0);
+
     /* A handler added late receives the current objects as adds. */
     struct rec late = {.inf = f.inf};
     struct informer_handlers h = {.on_add = on_add, .ud = &late};
     informer_add_handlers(f.inf, &h);
     assert_int_equal(late.adds, 5);
     fx_free(&f);
+    wq_free(queue);
 }
 
 static bool second_watch_started(struct fx *f)
