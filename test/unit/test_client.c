@@ -130,6 +130,8 @@ static void fx_run(struct fx *f, int want, double timeout_s)
     f->want = want;
     if (f->n >= want)
         return;
+    if (getenv("KKS_VALGRIND")) /* everything, TLS most of all, is ~20x slower there */
+        timeout_s *= 6;
     ev_timer_set(&f->guard, timeout_s, 0.);
     ev_timer_start(f->loop, &f->guard);
     ev_run(f->loop, 0);
@@ -450,6 +452,29 @@ static void test_post_500_not_retried(void **state)
     fx_free(f);
 }
 
+static void test_connection_lost_retry_rule(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    /* Headers, then the connection is cut: a GET is retried, a POST is not. */
+    struct fakesrv_resp cut = {.status = 200, .end = FAKESRV_DROP};
+    cut.method = "GET";
+    fakesrv_push(f->srv, &cut);
+    fakesrv_push_json(f->srv, "GET", "/x", NULL, 200, "{\"ok\":1}");
+    cut.method = "POST";
+    fakesrv_push(f->srv, &cut);
+    do_req(f, "GET", "/x", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    assert_int_equal(f->got[0].attempts, 2);
+    assert_string_equal(f->got[0].body, "{\"ok\":1}");
+    do_req(f, "POST", "/x", NULL, "{}", NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[1].rc, -ECONNRESET);
+    assert_int_equal(f->got[1].attempts, 1);
+    assert_int_equal(fakesrv_nreq(f->srv), 3);
+    fx_free(f);
+}
+
 static void test_connect_refused(void **state)
 {
     struct fx *f = fx_new(NULL);
@@ -494,6 +519,23 @@ static void test_qps_limiter(void **state)
     assert_true(last->t - first->t >= 0.40);
     fakesrv_req_free(first);
     fakesrv_req_free(last);
+    fx_free(f);
+}
+
+static void test_limiter_from_rest_config(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    f->cfg->qps = 10;
+    f->cfg->burst = 2;
+    fx_client(f, NULL);
+    struct fakesrv_resp r = {.method = "GET", .path = "/q", .times = -1, .body = "{}"};
+    fakesrv_push(f->srv, &r);
+    double t0 = clock_mono_s();
+    for (int i = 0; i < 5; i++)
+        do_req(f, "GET", "/q", NULL, NULL, NULL);
+    fx_run(f, 5, 10);
+    /* 2 at once, then one per 100 ms: 3 waits = 0.3 s. */
+    assert_true(clock_mono_s() - t0 >= 0.27);
     fx_free(f);
 }
 
@@ -698,6 +740,25 @@ static void test_tls(void **state)
     assert_string_equal(fakesrv_req_header(r, "authorization"), "Bearer static-token");
     fakesrv_req_free(r);
 
+    /* tls_server_name: verified against that name (in the certificate) while connecting to
+       the server's address; a name the certificate does not have is refused. */
+    f->cfg->tls_server_name = xstrdup("localhost");
+    fx_client(f, &o);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{\"sni\":1}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 3, 10);
+    assert_int_equal(f->got[2].rc, 0);
+    assert_string_equal(f->got[2].body, "{\"sni\":1}");
+    free(f->cfg->tls_server_name);
+    f->cfg->tls_server_name = xstrdup("wrong.example");
+    fx_client(f, &o);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 4, 10);
+    assert_int_equal(f->got[3].rc, -EPROTO);
+    assert_true(strstr(f->got[3].msg, "wrong.example") != NULL);
+    free(f->cfg->tls_server_name);
+    f->cfg->tls_server_name = NULL;
+
     /* insecure_skip_tls_verify without a CA also connects. */
     free(f->cfg->ca_pem);
     f->cfg->ca_pem = NULL;
@@ -706,8 +767,80 @@ static void test_tls(void **state)
     fx_client(f, &o);
     fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
     do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 5, 10);
+    assert_int_equal(f->got[4].rc, 0);
+    fx_free(f);
+}
+
+static void test_tls_client_cert(void **state)
+{
+    struct fakesrv_opts so = {.tls = true, .client_certs = true};
+    struct fx *f = fx_new(&so);
+    const char *ca = fakesrv_ca_pem(f->srv);
+    f->cfg->ca_pem = xstrdup(ca);
+    f->cfg->ca_len = strlen(ca);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    /* No client certificate: the server sees none. */
+    fx_client(f, NULL);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    struct fakesrv_req *r = fakesrv_req_get(f->srv, 0);
+    assert_null(r->client_cn);
+    assert_null(fakesrv_req_header(r, "authorization"));
+    fakesrv_req_free(r);
+
+    /* Client certificate and key from memory blobs. */
+    const char *cert = fakesrv_client_cert_pem(f->srv), *key = fakesrv_client_key_pem(f->srv);
+    f->cfg->cert_pem = xstrdup(cert);
+    f->cfg->cert_len = strlen(cert);
+    f->cfg->key_pem = xstrdup(key);
+    f->cfg->key_len = strlen(key);
+    fx_client(f, NULL);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[1].rc, 0);
+    r = fakesrv_req_get(f->srv, 1);
+    assert_non_null(r->client_cn);
+    assert_string_equal(r->client_cn, "fakesrv-client");
+    fakesrv_req_free(r);
+    fx_free(f);
+}
+
+static void test_insecure_warns_once(void **state)
+{
+    struct fakesrv_opts so = {.tls = true};
+    struct fx *f = fx_new(&so);
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *mem = open_memstream(&out, &outlen);
+    struct logger lg;
+    log_init(&lg, mem, 0, LOG_FMT_TEXT);
+    f->cfg->insecure_skip_tls_verify = true;
+    struct kube_client *c = NULL;
+    struct err e;
+    assert_int_equal(kube_client_new(f->loop, f->cfg, NULL, &lg, &c, &e), 0);
+    kube_client_free(f->c);
+    f->c = c;
+    for (int i = 0; i < 3; i++) {
+        fakesrv_push_json(f->srv, "GET", "/x", NULL, 200, "{}");
+        do_req(f, "GET", "/x", NULL, NULL, NULL);
+    }
     fx_run(f, 3, 10);
-    assert_int_equal(f->got[2].rc, 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(f->got[i].rc, 0);
+    kube_client_free(f->c);
+    f->c = NULL;
+    fclose(mem);
+    const char *w = strstr(out, "TLS verification is disabled");
+    assert_non_null(w);
+    assert_null(strstr(w + 1, "TLS verification is disabled"));
+    assert_non_null(strstr(out, "level=warn"));
+    assert_null(strstr(out, "static-token")); /* never log tokens */
+    free(out);
     fx_free(f);
 }
 
@@ -811,8 +944,10 @@ int main(void)
         cmocka_unit_test(test_500_retried_then_success),
         cmocka_unit_test(test_retries_exhausted),
         cmocka_unit_test(test_post_500_not_retried),
+        cmocka_unit_test(test_connection_lost_retry_rule),
         cmocka_unit_test(test_connect_refused),
         cmocka_unit_test(test_qps_limiter),
+        cmocka_unit_test(test_limiter_from_rest_config),
         cmocka_unit_test(test_default_limiter_is_fast),
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_query_encoding),
@@ -821,6 +956,8 @@ int main(void)
         cmocka_unit_test(test_401_refreshes_token),
         cmocka_unit_test(test_token_error),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_tls_client_cert),
+        cmocka_unit_test(test_insecure_warns_once),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_free_cancels_pending),
         cmocka_unit_test(test_bad_requests),
