@@ -66,6 +66,8 @@ struct informer {
     bool has_failed;
     ev_timer timer;
     enum inf_next next;
+    double resync_s;
+    ev_timer resync;
 
     struct informer_stats st;
 };
@@ -186,6 +188,22 @@ static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
         start_list(inf);
     else
         start_watch(inf);
+}
+
+static int resync_one(const char *key, json_t *obj, void *ud)
+{
+    struct informer *inf = ud;
+    deliver_update(inf, obj, obj);
+    return inf->running ? 0 : 1;
+}
+
+static void resync_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct informer *inf = w->data;
+    if (!inf->running || !inf->synced)
+        return;
+    inf->st.resyncs++;
+    store_foreach(inf->store, resync_one, inf);
 }
 
 /* ---- list ---------------------------------------------------------------- */
@@ -460,6 +478,9 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
     inf->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
     ev_timer_init(&inf->timer, timer_cb, 0., 0.);
     inf->timer.data = inf;
+    inf->resync_s = o->resync_s > 0 ? o->resync_s : 0;
+    ev_timer_init(&inf->resync, resync_cb, inf->resync_s, inf->resync_s);
+    inf->resync.data = inf;
     *out = inf;
     return 0;
 }
@@ -482,6 +503,7 @@ void informer_stop(struct informer *inf)
         kube_watch_stop(w);
     }
     ev_timer_stop(inf->loop, &inf->timer);
+    ev_timer_stop(inf->loop, &inf->resync);
     list_reset(inf);
 }
 
@@ -551,6 +573,11 @@ int informer_start(struct informer *inf, struct err *e)
     inf->running = true;
     inf->gen++;
     log_v(inf->lg, 1, "informer starting", "informer", inf->name, "path", inf->path);
+    if (inf->resync_s > 0) {
+        ev_now_update(inf->loop);
+        ev_timer_set(&inf->resync, inf->resync_s, inf->resync_s);
+        ev_timer_start(inf->loop, &inf->resync);
+    }
     start_list(inf);
     return 0;
 }

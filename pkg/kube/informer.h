@@ -25,6 +25,10 @@
  *    with 0 events counts as a failure; list failures back off the same way.
  *    Every re-list (after 410 included) waits out one backoff step.
  *
+ * Resync (optional, client-go §2.3): every `resync_s` seconds, once synced,
+ * every cached object is re-delivered as on_update(obj, obj) (the same
+ * pointer twice) without talking to the server, for periodic re-reconciles.
+ *
  * When the client is freed under a running informer (calls complete with
  * -ECANCELED / -ESHUTDOWN), the informer stops instead of retrying.
  *
@@ -90,7 +94,8 @@ struct informer_opts {
     double short_watch_s;
     int watch_timeout_min_s;
     int watch_timeout_max_s;
-    unsigned seed; /* jitter / timeout randomness; 0 = from the clock */
+    unsigned seed;   /* jitter / timeout randomness; 0 = from the clock */
+    double resync_s; /* 0 = no resync */
 };
 
 /* Counters, cumulative. */
@@ -101,6 +106,7 @@ struct informer_stats {
     uint64_t events;       /* watch events handled (bookmarks included) */
     uint64_t failures;     /* failures that went through backoff */
     uint64_t expired;      /* 410s (watch or continue token) */
+    uint64_t resyncs;      /* resync passes */
     double last_backoff_s; /* the last backoff delay used */
 };
 

@@ -24,6 +24,7 @@ struct rec {
     char log[64][64];
     int n;
     int adds, updates, deletes;
+    int same_updates;     /* resync: on_update(obj, obj) */
     int adds_before_sync; /* adds delivered while has_synced() was false */
     struct informer *inf;
 };
@@ -632,6 +633,50 @@ static void test_backoff_resets_after_quiet_period(void **state)
     fx_free(&f);
 }
 
+static void count_same(void *ud, json_t *old, json_t *new_obj)
+{
+    struct rec *r = ud;
+    if (old == new_obj)
+        r->same_updates++;
+    else
+        r->updates++;
+}
+
+static bool two_resyncs(struct fx *f)
+{
+    return f->rec.same_updates >= 4;
+}
+
+static void test_resync(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    informer_free(f.inf);
+    struct informer_opts io = {
+        .client = f.client,
+        .version = "v1",
+        .resource = "pods",
+        .resync_s = 0.03,
+    };
+    assert_int_equal(informer_new(&io, &f.inf, NULL), 0);
+    f.rec.inf = f.inf;
+    struct informer_handlers h = {.on_update = count_same, .ud = &f.rec};
+    informer_add_handlers(f.inf, &h);
+    push_page(f.srv, "limit=500", "watch=", "a:1,b:2", "10", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, two_resyncs, 5.0));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_true(s.resyncs >= 2);
+    assert_int_equal(f.rec.same_updates, 2 * (int)s.resyncs);
+    assert_int_equal(f.rec.updates, 0);
+    /* Resync never talks to the server: one list, one watch. */
+    assert_int_equal(fakesrv_nreq(f.srv), 2);
+    fx_free(&f);
+}
+
 static bool list_failed_then_synced(struct fx *f)
 {
     return informer_has_synced(f->inf) && count_req(f->srv, "watch=", NULL) >= 1;
@@ -678,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_short_watch_backoff),
         cmocka_unit_test(test_watch_http_410_relists),
         cmocka_unit_test(test_backoff_resets_after_quiet_period),
+        cmocka_unit_test(test_resync),
         cmocka_unit_test(test_list_failure_retries_and_stop),
     };
     return cmocka_run_group_tests_name("informer", tests, NULL, NULL);
