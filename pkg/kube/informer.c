@@ -21,6 +21,7 @@
 #include "pkg/kube/watch.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/workqueue/workqueue.h"
 
 enum inf_state { INF_IDLE, INF_LISTING, INF_WATCHING, INF_WAITING };
 enum inf_next { NEXT_LIST, NEXT_WATCH };
@@ -65,6 +66,8 @@ struct informer {
     bool has_failed;
     ev_timer timer;
     enum inf_next next;
+    double resync_s;
+    ev_timer resync;
 
     struct informer_stats st;
 };
@@ -161,6 +164,7 @@ static void schedule(struct informer *inf, enum inf_next next, double delay)
     inf->state = INF_WAITING;
     inf->next = next;
     ev_timer_stop(inf->loop, &inf->timer);
+    ev_now_update(inf->loop); /* the delay counts from now, not from the loop's cached time */
     ev_timer_set(&inf->timer, delay, 0.);
     ev_timer_start(inf->loop, &inf->timer);
 }
@@ -184,6 +188,22 @@ static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
         start_list(inf);
     else
         start_watch(inf);
+}
+
+static int resync_one(const char *key, json_t *obj, void *ud)
+{
+    struct informer *inf = ud;
+    deliver_update(inf, obj, obj);
+    return inf->running ? 0 : 1;
+}
+
+static void resync_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct informer *inf = w->data;
+    if (!inf->running || !inf->synced)
+        return;
+    inf->st.resyncs++;
+    store_foreach(inf->store, resync_one, inf);
 }
 
 /* ---- list ---------------------------------------------------------------- */
@@ -458,6 +478,9 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
     inf->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
     ev_timer_init(&inf->timer, timer_cb, 0., 0.);
     inf->timer.data = inf;
+    inf->resync_s = o->resync_s > 0 ? o->resync_s : 0;
+    ev_timer_init(&inf->resync, resync_cb, inf->resync_s, inf->resync_s);
+    inf->resync.data = inf;
     *out = inf;
     return 0;
 }
@@ -480,6 +503,7 @@ void informer_stop(struct informer *inf)
         kube_watch_stop(w);
     }
     ev_timer_stop(inf->loop, &inf->timer);
+    ev_timer_stop(inf->loop, &inf->resync);
     list_reset(inf);
 }
 
@@ -515,6 +539,27 @@ void informer_add_handlers(struct informer *inf, const struct informer_handlers 
     }
 }
 
+static void enqueue_obj(void *ud, json_t *obj)
+{
+    char *key = store_key_of(obj, NULL);
+    if (key)
+        wq_add(ud, key);
+    free(key);
+}
+
+static void enqueue_update(void *ud, json_t *old_obj, json_t *new_obj)
+{
+    enqueue_obj(ud, new_obj);
+}
+
+void informer_enqueue_handlers(struct informer_handlers *h, struct wq *q)
+{
+    h->on_add = enqueue_obj;
+    h->on_update = enqueue_update;
+    h->on_delete = enqueue_obj;
+    h->ud = q;
+}
+
 int informer_add_index(struct informer *inf, const char *name, store_index_fn fn, void *ud,
                        struct err *e)
 {
@@ -528,6 +573,11 @@ int informer_start(struct informer *inf, struct err *e)
     inf->running = true;
     inf->gen++;
     log_v(inf->lg, 1, "informer starting", "informer", inf->name, "path", inf->path);
+    if (inf->resync_s > 0) {
+        ev_now_update(inf->loop);
+        ev_timer_set(&inf->resync, inf->resync_s, inf->resync_s);
+        ev_timer_start(inf->loop, &inf->resync);
+    }
     start_list(inf);
     return 0;
 }

@@ -25,6 +25,13 @@
  *    with 0 events counts as a failure; list failures back off the same way.
  *    Every re-list (after 410 included) waits out one backoff step.
  *
+ * Resync (optional, client-go §2.3): every `resync_s` seconds, once synced,
+ * every cached object is re-delivered as on_update(obj, obj) (the same
+ * pointer twice) without talking to the server, for periodic re-reconciles.
+ *
+ * When the client is freed under a running informer (calls complete with
+ * -ECANCELED / -ESHUTDOWN), the informer stops instead of retrying.
+ *
  * Handlers run on the loop. Objects passed to them are the store's
  * (projected) objects, borrowed for the call: json_incref() to keep them,
  * never modify them. A handler may call informer_stop() but must not call
@@ -87,7 +94,8 @@ struct informer_opts {
     double short_watch_s;
     int watch_timeout_min_s;
     int watch_timeout_max_s;
-    unsigned seed; /* jitter / timeout randomness; 0 = from the clock */
+    unsigned seed;   /* jitter / timeout randomness; 0 = from the clock */
+    double resync_s; /* 0 = no resync */
 };
 
 /* Counters, cumulative. */
@@ -98,6 +106,7 @@ struct informer_stats {
     uint64_t events;       /* watch events handled (bookmarks included) */
     uint64_t failures;     /* failures that went through backoff */
     uint64_t expired;      /* 410s (watch or continue token) */
+    uint64_t resyncs;      /* resync passes */
     double last_backoff_s; /* the last backoff delay used */
 };
 
@@ -119,6 +128,14 @@ void informer_free(struct informer *inf);
  * an add for each of them right away (as client-go does).
  */
 void informer_add_handlers(struct informer *inf, const struct informer_handlers *h);
+
+/*
+ * Handlers that add the object's store key ("namespace/name") to a work
+ * queue on add, update and delete: the usual controller wiring. Fills `h`;
+ * `q` is borrowed and must outlive the informer's use of the handlers.
+ */
+struct wq;
+void informer_enqueue_handlers(struct informer_handlers *h, struct wq *q);
 
 /* Register a store index (see store_add_index). */
 int informer_add_index(struct informer *inf, const char *name, store_index_fn fn, void *ud,

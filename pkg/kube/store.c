@@ -376,8 +376,16 @@ int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, s
     next = json_object();
     ev = xcalloc(n + json_object_size(s->objs) + 1, sizeof(*ev));
     for (size_t i = 0; i < n; i++) {
-        json_t *p = store_project(s, json_array_get(items, i));
+        json_t *raw = json_array_get(items, i);
         json_t *prev_listed = json_object_get(next, keys[i]);
+        json_t *cur0 = json_object_get(s->objs, keys[i]);
+        const char *rv_raw = rv_of(raw), *rv_cur = cur0 ? rv_of(cur0) : NULL;
+        if (!prev_listed && rv_raw && rv_cur && strcmp(rv_raw, rv_cur) == 0) {
+            /* Unchanged (same resourceVersion): keep the cached copy, skip the projection. */
+            json_object_set(next, keys[i], cur0);
+            continue;
+        }
+        json_t *p = store_project(s, raw);
         if (prev_listed) {
             /* Duplicate key in one list: the later item wins, one event. */
             for (size_t j = 0; j < nev; j++) {

@@ -176,6 +176,7 @@ static void rec_init(struct rec *r, struct ev_loop *loop, double timeout)
 {
     memset(r, 0, sizeof *r);
     r->loop = loop;
+    ev_now_update(loop);
     ev_timer_init(&r->timeout, rec_timeout, timeout, 0.);
     r->timeout.data = r;
     ev_timer_start(loop, &r->timeout);
@@ -231,6 +232,7 @@ static void break_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void run_for(struct ev_loop *loop, double secs)
 {
     ev_timer t;
+    ev_now_update(loop); /* the window starts now, not at the last loop iteration */
     ev_timer_init(&t, break_cb, secs, 0.);
     ev_timer_start(loop, &t);
     ev_run(loop, 0);

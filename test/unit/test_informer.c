@@ -1,0 +1,730 @@
+/* Unit tests for pkg/kube/informer against the scripted fake API server. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg/kube/client.h"
+#include "pkg/kube/informer.h"
+#include "pkg/kube/restconfig.h"
+#include "pkg/util/xalloc.h"
+#include "pkg/workqueue/workqueue.h"
+#include "test/support/fakesrv.h"
+
+#define PODS "/api/v1/pods"
+
+/* ---- fixture ------------------------------------------------------------- */
+
+struct rec {
+    char log[64][64];
+    int n;
+    int adds, updates, deletes;
+    int same_updates;     /* resync: on_update(obj, obj) */
+    int adds_before_sync; /* adds delivered while has_synced() was false */
+    struct informer *inf;
+};
+
+struct fx {
+    struct ev_loop *loop;
+    struct fakesrv *srv;
+    struct kube_rest_config *cfg;
+    struct kube_client *client;
+    struct informer *inf;
+    struct rec rec;
+};
+
+static const char *rv_of(json_t *o)
+{
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
+    return rv ? rv : "";
+}
+
+static const char *name_of(json_t *o)
+{
+    const char *n = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+    return n ? n : "";
+}
+
+static void on_add(void *ud, json_t *obj)
+{
+    struct rec *r = ud;
+    r->adds++;
+    if (!informer_has_synced(r->inf))
+        r->adds_before_sync++;
+    if (r->n < 64)
+        snprintf(r->log[r->n++], sizeof r->log[0], "add %s %s", name_of(obj), rv_of(obj));
+}
+
+static void on_update(void *ud, json_t *old, json_t *new_obj)
+{
+    struct rec *r = ud;
+    r->updates++;
+    if (r->n < 64)
+        snprintf(r->log[r->n++], sizeof r->log[0], "update %s %s>%s", name_of(new_obj), rv_of(old),
+                 rv_of(new_obj));
+}
+
+static void on_delete(void *ud, json_t *obj)
+{
+    struct rec *r = ud;
+    r->deletes++;
+    if (r->n < 64)
+        snprintf(r->log[r->n++], sizeof r->log[0], "delete %s %s", name_of(obj), rv_of(obj));
+}
+
+static void fx_init(struct fx *f, const char *label_selector)
+{
+    memset(f, 0, sizeof *f);
+    f->loop = ev_loop_new(EVFLAG_AUTO);
+    f->srv = fakesrv_start(NULL);
+    f->cfg = kube_rest_config_new();
+    f->cfg->server = xstrdup(fakesrv_url(f->srv));
+    struct kube_client_opts co = {.max_retries = -1, .backoff_s = 0.01};
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(kube_client_new(f->loop, f->cfg, &co, NULL, &f->client, &e), 0);
+    struct informer_opts io = {
+        .client = f->client,
+        .version = "v1",
+        .resource = "pods",
+        .label_selector = label_selector,
+        .backoff_initial_s = 0.01,
+        .backoff_max_s = 0.1,
+        .backoff_jitter = -1,
+        .seed = 42,
+    };
+    assert_int_equal(informer_new(&io, &f->inf, &e), 0);
+    f->rec.inf = f->inf;
+    struct informer_handlers h = {on_add, on_update, on_delete, &f->rec};
+    informer_add_handlers(f->inf, &h);
+}
+
+static void fx_free(struct fx *f)
+{
+    informer_free(f->inf);
+    kube_client_free(f->client);
+    fakesrv_stop(f->srv);
+    kube_rest_config_free(f->cfg);
+    ev_loop_destroy(f->loop);
+}
+
+/* Run the loop until pred() is true; fail after `timeout` seconds. */
+struct waiter {
+    bool (*pred)(struct fx *f);
+    struct fx *f;
+    bool ok;
+};
+
+static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct waiter *wt = w->data;
+    if (wt->pred(wt->f)) {
+        wt->ok = true;
+        ev_break(loop, EVBREAK_ALL);
+    }
+}
+
+static void deadline_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    ev_break(loop, EVBREAK_ALL);
+}
+
+static bool run_until(struct fx *f, bool (*pred)(struct fx *f), double timeout)
+{
+    struct waiter wt = {pred, f, false};
+    ev_timer poll, deadline;
+    ev_now_update(f->loop);
+    ev_timer_init(&poll, poll_cb, 0.002, 0.002);
+    poll.data = &wt;
+    ev_timer_init(&deadline, deadline_cb, timeout, 0.);
+    ev_timer_start(f->loop, &poll);
+    ev_timer_start(f->loop, &deadline);
+    ev_run(f->loop, 0);
+    ev_timer_stop(f->loop, &poll);
+    ev_timer_stop(f->loop, &deadline);
+    return wt.ok;
+}
+
+/* ---- scripting helpers --------------------------------------------------- */
+
+static json_t *pod(const char *name, const char *rv)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata",
+                     "name", name, "namespace", "ns", "resourceVersion", rv);
+}
+
+/* A list body; `spec` is "name:rv,name:rv". Caller frees. */
+static char *list_body(const char *spec, const char *rv, const char *cont)
+{
+    json_t *items = json_array();
+    char *copy = xstrdup(spec);
+    char *save = NULL;
+    for (char *it = strtok_r(copy, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(it, ':');
+        assert_non_null(colon);
+        *colon = '\0';
+        json_array_append_new(items, pod(it, colon + 1));
+    }
+    free(copy);
+    json_t *md = json_pack("{s:s}", "resourceVersion", rv);
+    if (cont)
+        json_object_set_new(md, "continue", json_string(cont));
+    json_t *l = json_pack("{s:s, s:s, s:o, s:o}", "kind", "PodList", "apiVersion", "v1", "metadata",
+                          md, "items", items);
+    char *s = json_dumps(l, JSON_COMPACT);
+    json_decref(l);
+    return s;
+}
+
+/* Script one list page: query must contain `contains` and lack `lacks`. */
+static void push_page(struct fakesrv *s, const char *contains, const char *lacks, const char *spec,
+                      const char *rv, const char *cont)
+{
+    char *body = list_body(spec, rv, cont);
+    struct fakesrv_resp r = {
+        .method = "GET",
+        .path = PODS,
+        .query_contains = contains,
+        .query_lacks = lacks,
+        .status = 200,
+        .body = body,
+    };
+    fakesrv_push(s, &r);
+    free(body);
+}
+
+static char *event_line(const char *type, const char *name, const char *rv)
+{
+    json_t *o = strcmp(type, "BOOKMARK") == 0
+                    ? json_pack("{s:s, s:s, s:{s:s}}", "kind", "Pod", "apiVersion", "v1",
+                                "metadata", "resourceVersion", rv)
+                    : pod(name, rv);
+    json_t *ev = json_pack("{s:s, s:o}", "type", type, "object", o);
+    char *s = json_dumps(ev, JSON_COMPACT);
+    json_decref(ev);
+    return s;
+}
+
+/* Copy of the raw query of request i ("" if absent). */
+static char *req_query(struct fakesrv *s, size_t i)
+{
+    struct fakesrv_req *r = fakesrv_req_get(s, i);
+    if (!r)
+        return xstrdup("");
+    char *q = xstrdup(r->query);
+    fakesrv_req_free(r);
+    return q;
+}
+
+/* Index of the n-th (0-based) request whose query contains `needle` (lacking `lacks`), or -1. */
+static int find_req(struct fakesrv *s, const char *needle, const char *lacks, int nth)
+{
+    size_t n = fakesrv_nreq(s);
+    for (size_t i = 0; i < n; i++) {
+        char *q = req_query(s, i);
+        bool hit = strstr(q, needle) && (!lacks || !strstr(q, lacks));
+        free(q);
+        if (hit && nth-- == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+static int count_req(struct fakesrv *s, const char *needle, const char *lacks)
+{
+    int c = 0;
+    while (find_req(s, needle, lacks, c) >= 0)
+        c++;
+    return c;
+}
+
+static bool query_has(struct fakesrv *s, int i, const char *needle)
+{
+    char *q = req_query(s, (size_t)i);
+    bool ok = strstr(q, needle) != NULL;
+    free(q);
+    return ok;
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+static const char *const no_events[] = {NULL};
+
+static bool three_events_after_list(struct fx *f)
+{
+    return f->rec.n >= 8;
+}
+
+static void test_paged_list_then_watch(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "app=web");
+    push_page(f.srv, "limit=500", "continue=", "a:1,b:2", "100", "tok1");
+    push_page(f.srv, "continue=tok1", NULL, "c:3,d:4", "100", "tok2");
+    push_page(f.srv, "continue=tok2", NULL, "e:5", "100", NULL);
+    char *l1 = event_line("ADDED", "f", "101");
+    char *l2 = event_line("MODIFIED", "a", "102");
+    char *l3 = event_line("DELETED", "b", "103");
+    const char *evs[] = {l1, l2, l3, NULL};
+    fakesrv_push_watch(f.srv, PODS, evs, FAKESRV_HOLD);
+    free(l1);
+    free(l2);
+    free(l3);
+
+    assert_false(informer_has_synced(f.inf));
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_int_equal(informer_start(f.inf, NULL), -EALREADY);
+    assert_true(run_until(&f, three_events_after_list, 5.0));
+
+    /* The list pages arrive as adds before has_synced, the watch events after. */
+    assert_true(informer_has_synced(f.inf));
+    assert_int_equal(f.rec.adds_before_sync, 5);
+    assert_string_equal(f.rec.log[0], "add a 1");
+    assert_string_equal(f.rec.log[4], "add e 5");
+    assert_string_equal(f.rec.log[5], "add f 101");
+    assert_string_equal(f.rec.log[6], "update a 1>102");
+    assert_string_equal(f.rec.log[7], "delete b 103");
+    assert_string_equal(informer_last_rv(f.inf), "103");
+    struct store *st = informer_store(f.inf);
+    assert_int_equal(store_len(st), 5);
+    assert_non_null(store_get(st, "ns/f"));
+    assert_null(store_get(st, "ns/b"));
+    assert_string_equal(rv_of(store_get(st, "ns/a")), "102");
+
+    /* Requests: three pages with the selector, then one watch from the list's RV. */
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    int p1 = find_req(f.srv, "limit=500", "continue=", 0);
+    int p2 = find_req(f.srv, "continue=tok1", NULL, 0);
+    int p3 = find_req(f.srv, "continue=tok2", NULL, 0);
+    int w = find_req(f.srv, "watch=", NULL, 0);
+    assert_true(p1 == 0 && p2 == 1 && p3 == 2 && w == 3);
+    assert_true(query_has(f.srv, p1, "labelSelector=app%3Dweb"));
+    assert_true(query_has(f.srv, p3, "limit=500"));
+    assert_true(query_has(f.srv, w, "labelSelector=app%3Dweb"));
+    assert_true(query_has(f.srv, w, "resourceVersion=100"));
+    assert_true(query_has(f.srv, w, "allowWatchBookmarks=true"));
+    char *q = req_query(f.srv, (size_t)w);
+    const char *t = strstr(q, "timeoutSeconds=");
+    assert_non_null(t);
+    long secs = strtol(t + strlen("timeoutSeconds="), NULL, 10);
+    assert_true(secs >= 300 && secs <= 600);
+    free(q);
+
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.lists, 1);
+    assert_int_equal(s.list_pages, 3);
+    assert_int_equal(s.watches, 1);
+    assert_int_equal(s.events, 3);
+    assert_int_equal(s.failures, 0);
+
+    /* Enqueue handlers: every current object's key lands in the queue once. */
+    struct wq_opts wo = {0};
+    struct wq *queue = wq_new(&wo);
+    struct informer_handlers eh;
+    informer_enqueue_handlers(&eh, queue);
+    informer_add_handlers(f.inf, &eh);
+    struct wq_stats ws;
+    wq_stats(queue, &ws);
+    assert_int_equal(ws.depth, 5);
+    const char *k = wq_get(queue);
+    assert_non_null(k);
+    assert_non_null(store_get(st, k));
+    assert_int_equal(wq_done(queue, k), 0);
+
+    /* A handler added late receives the current objects as adds. */
+    struct rec late = {.inf = f.inf};
+    struct informer_handlers h = {.on_add = on_add, .ud = &late};
+    informer_add_handlers(f.inf, &h);
+    assert_int_equal(late.adds, 5);
+    fx_free(&f);
+    wq_free(queue);
+}
+
+static bool second_watch_started(struct fx *f)
+{
+    return count_req(f->srv, "watch=", NULL) >= 2;
+}
+
+static void test_bookmark(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "limit=500", "watch=", "a:1", "10", NULL);
+    char *bm = event_line("BOOKMARK", NULL, "20");
+    const char *evs[] = {bm, NULL};
+    /* The first watch ends cleanly after the bookmark; the second one is held. */
+    fakesrv_push_watch(f.srv, PODS, evs, FAKESRV_FINISH);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    free(bm);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, second_watch_started, 5.0));
+    /* The bookmark advanced the RV: no handler call, the re-watch starts from it
+       without a re-list and without a backoff (the watch had an event). */
+    assert_int_equal(f.rec.n, 1);
+    assert_string_equal(f.rec.log[0], "add a 1");
+    assert_string_equal(informer_last_rv(f.inf), "20");
+    int w1 = find_req(f.srv, "watch=", NULL, 0);
+    int w2 = find_req(f.srv, "watch=", NULL, 1);
+    assert_true(query_has(f.srv, w1, "resourceVersion=10"));
+    assert_true(query_has(f.srv, w2, "resourceVersion=20"));
+    assert_int_equal(count_req(f.srv, "limit=", NULL), 1);
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.failures, 0);
+    assert_int_equal(s.lists, 1);
+    assert_string_equal(rv_of(store_get(informer_store(f.inf), "ns/a")), "1");
+    fx_free(&f);
+}
+
+static bool relist_delivered(struct fx *f)
+{
+    return f->rec.n >= 6 && count_req(f->srv, "watch=", NULL) >= 2;
+}
+
+static void test_error_410_relist_diff(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "limit=500", "watch=", "a:1,b:2,c:3", "10", NULL);
+    char *err410 = fakesrv_watch_error_line(410);
+    const char *evs[] = {err410, NULL};
+    fakesrv_push_watch(f.srv, PODS, evs, FAKESRV_HOLD);
+    free(err410);
+    /* The re-list: a unchanged, b changed, c gone, d new. */
+    push_page(f.srv, "limit=500", "watch=", "a:1,b:5,d:6", "20", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, relist_delivered, 5.0));
+    assert_int_equal(f.rec.n, 6);
+    assert_string_equal(f.rec.log[3], "update b 2>5");
+    assert_string_equal(f.rec.log[4], "add d 6");
+    assert_string_equal(f.rec.log[5], "delete c 3"); /* the last known object */
+    assert_int_equal(f.rec.adds, 4);
+    assert_int_equal(f.rec.updates, 1);
+    assert_int_equal(f.rec.deletes, 1);
+    assert_int_equal(count_req(f.srv, "limit=500", NULL), 2);
+    int w2 = find_req(f.srv, "watch=", NULL, 1);
+    assert_true(query_has(f.srv, w2, "resourceVersion=20"));
+    assert_string_equal(informer_last_rv(f.inf), "20");
+    struct store *st = informer_store(f.inf);
+    assert_int_equal(store_len(st), 3);
+    assert_null(store_get(st, "ns/c"));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.expired, 1);
+    assert_int_equal(s.lists, 2);
+    assert_true(informer_has_synced(f.inf));
+    fx_free(&f);
+}
+
+static bool full_list_watching(struct fx *f)
+{
+    return count_req(f->srv, "watch=", NULL) >= 1;
+}
+
+static void test_expired_continue_full_relist(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "limit=500", "continue=", "a:1", "30", "tok1");
+    struct fakesrv_resp gone = {
+        .method = "GET",
+        .path = PODS,
+        .query_contains = "continue=tok1",
+        .status = 410,
+        .body = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":410,"
+                "\"reason\":\"Expired\",\"message\":\"The provided continue parameter is too "
+                "old\"}",
+    };
+    fakesrv_push(f.srv, &gone);
+    /* The fallback: one full list without limit/continue. */
+    push_page(f.srv, NULL, "limit=", "a:1,b:2,c:3", "31", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, full_list_watching, 5.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    /* Each object exactly once: page-1 items of the failed list were dropped. */
+    assert_int_equal(f.rec.n, 3);
+    assert_int_equal(f.rec.adds, 3);
+    assert_string_equal(f.rec.log[0], "add a 1");
+    assert_string_equal(f.rec.log[2], "add c 3");
+    int full = find_req(f.srv, "", "limit=", 0);
+    assert_int_equal(full, 2);
+    assert_false(query_has(f.srv, full, "continue="));
+    assert_false(query_has(f.srv, full, "watch="));
+    int w = find_req(f.srv, "watch=", NULL, 0);
+    assert_true(query_has(f.srv, w, "resourceVersion=31"));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.expired, 1);
+    assert_int_equal(s.lists, 1);
+    assert_int_equal(s.list_pages, 3);
+    assert_int_equal(s.failures, 0);
+    fx_free(&f);
+}
+
+static void test_dropped_watch_rewatches(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "limit=500", "watch=", "a:1", "10", NULL);
+    char *l1 = event_line("ADDED", "b", "11");
+    char *l2 = event_line("MODIFIED", "b", "12");
+    const char *evs[] = {l1, l2, NULL};
+    fakesrv_push_watch(f.srv, PODS, evs, FAKESRV_DROP);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    free(l1);
+    free(l2);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, second_watch_started, 5.0));
+    assert_int_equal(f.rec.n, 3);
+    assert_string_equal(f.rec.log[2], "update b 11>12");
+    int w2 = find_req(f.srv, "watch=", NULL, 1);
+    assert_true(query_has(f.srv, w2, "resourceVersion=12"));
+    assert_int_equal(count_req(f.srv, "limit=", NULL), 1); /* no re-list */
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.failures, 1);
+    assert_int_equal(s.lists, 1);
+    fx_free(&f);
+}
+
+static bool third_watch_started(struct fx *f)
+{
+    return count_req(f->srv, "watch=", NULL) >= 3;
+}
+
+static void test_short_watch_backoff(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "limit=500", "watch=", "a:1", "10", NULL);
+    /* Two watches that end at once without events, then a held one. */
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_FINISH);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_FINISH);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, third_watch_started, 5.0));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.failures, 2);
+    /* No jitter in this fixture: 10 ms, then 20 ms. */
+    assert_true(s.last_backoff_s > 0.0199 && s.last_backoff_s < 0.0201);
+    int w3 = find_req(f.srv, "watch=", NULL, 2);
+    assert_true(query_has(f.srv, w3, "resourceVersion=10"));
+    assert_int_equal(count_req(f.srv, "limit=", NULL), 1);
+    /* The backoff really waited between the watch requests. */
+    struct fakesrv_req *r1 = fakesrv_req_get(f.srv, (size_t)find_req(f.srv, "watch=", NULL, 1));
+    struct fakesrv_req *r2 = fakesrv_req_get(f.srv, (size_t)w3);
+    assert_true(r2->t - r1->t >= 0.019);
+    fakesrv_req_free(r1);
+    fakesrv_req_free(r2);
+    fx_free(&f);
+}
+
+static bool relisted_and_watching(struct fx *f)
+{
+    return count_req(f->srv, "watch=", NULL) >= 2;
+}
+
+static void test_watch_http_410_relists(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "limit=500", "watch=", "a:1,b:2", "10", NULL);
+    struct fakesrv_resp gone = {
+        .method = "GET",
+        .path = PODS,
+        .query_contains = "watch=",
+        .status = 410,
+        .body = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":410,"
+                "\"reason\":\"Gone\",\"message\":\"too old resource version: 10 (50)\"}",
+    };
+    fakesrv_push(f.srv, &gone);
+    push_page(f.srv, "limit=500", "watch=", "b:2", "50", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, relisted_and_watching, 5.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    assert_int_equal(f.rec.n, 3);
+    assert_string_equal(f.rec.log[2], "delete a 1");
+    int w2 = find_req(f.srv, "watch=", NULL, 1);
+    assert_true(query_has(f.srv, w2, "resourceVersion=50"));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.expired, 1);
+    assert_int_equal(s.lists, 2);
+    fx_free(&f);
+}
+
+static bool fourth_watch_started(struct fx *f)
+{
+    return count_req(f->srv, "watch=", NULL) >= 4;
+}
+
+static void test_backoff_resets_after_quiet_period(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    /* Shorter reset period for the test: 50 ms without failure resets the backoff. */
+    informer_free(f.inf);
+    struct informer_opts io = {
+        .client = f.client,
+        .version = "v1",
+        .resource = "pods",
+        .backoff_initial_s = 0.01,
+        .backoff_max_s = 0.1,
+        .backoff_reset_s = 0.05,
+        .backoff_jitter = -1,
+    };
+    assert_int_equal(informer_new(&io, &f.inf, NULL), 0);
+    f.rec.inf = f.inf;
+    struct informer_handlers h = {on_add, on_update, on_delete, &f.rec};
+    informer_add_handlers(f.inf, &h);
+
+    push_page(f.srv, "limit=500", "watch=", "a:1", "10", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_FINISH); /* failure 1: 10 ms */
+    /* A healthy watch: a bookmark, 150 ms of quiet, another bookmark, clean end. */
+    char *b1 = event_line("BOOKMARK", NULL, "11");
+    char *b2 = event_line("BOOKMARK", NULL, "12");
+    char *b1n = xasprintf("%s\n", b1);
+    char *b2n = xasprintf("%s\n", b2);
+    struct fakesrv_chunk chunks[] = {{0, b1n, 0}, {0.15, b2n, 0}};
+    struct fakesrv_resp healthy = {
+        .method = "GET",
+        .path = PODS,
+        .query_contains = "watch=",
+        .chunks = chunks,
+        .n_chunks = 2,
+        .end = FAKESRV_FINISH,
+    };
+    fakesrv_push(f.srv, &healthy);
+    free(b1);
+    free(b2);
+    free(b1n);
+    free(b2n);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_FINISH); /* failure 2: reset -> 10 ms */
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, fourth_watch_started, 5.0));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.failures, 2);
+    /* Without the reset the second delay would be 20 ms. */
+    assert_true(s.last_backoff_s > 0.0099 && s.last_backoff_s < 0.0101);
+    assert_string_equal(informer_last_rv(f.inf), "12");
+    int w4 = find_req(f.srv, "watch=", NULL, 3);
+    assert_true(query_has(f.srv, w4, "resourceVersion=12"));
+    fx_free(&f);
+}
+
+static void count_same(void *ud, json_t *old, json_t *new_obj)
+{
+    struct rec *r = ud;
+    if (old == new_obj)
+        r->same_updates++;
+    else
+        r->updates++;
+}
+
+static bool two_resyncs(struct fx *f)
+{
+    return f->rec.same_updates >= 4;
+}
+
+static void test_resync(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    informer_free(f.inf);
+    struct informer_opts io = {
+        .client = f.client,
+        .version = "v1",
+        .resource = "pods",
+        .resync_s = 0.03,
+    };
+    assert_int_equal(informer_new(&io, &f.inf, NULL), 0);
+    f.rec.inf = f.inf;
+    struct informer_handlers h = {.on_update = count_same, .ud = &f.rec};
+    informer_add_handlers(f.inf, &h);
+    push_page(f.srv, "limit=500", "watch=", "a:1,b:2", "10", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, two_resyncs, 5.0));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_true(s.resyncs >= 2);
+    assert_int_equal(f.rec.same_updates, 2 * (int)s.resyncs);
+    assert_int_equal(f.rec.updates, 0);
+    /* Resync never talks to the server: one list, one watch. */
+    assert_int_equal(fakesrv_nreq(f.srv), 2);
+    fx_free(&f);
+}
+
+static bool list_failed_then_synced(struct fx *f)
+{
+    return informer_has_synced(f->inf) && count_req(f->srv, "watch=", NULL) >= 1;
+}
+
+static void test_list_failure_retries_and_stop(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    fakesrv_push_status(f.srv, "GET", PODS, 500, "InternalError", "etcd is down");
+    push_page(f.srv, "limit=500", "watch=", "a:1", "7", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_false(informer_has_synced(f.inf));
+    assert_true(run_until(&f, list_failed_then_synced, 5.0));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.failures, 1);
+    assert_int_equal(s.lists, 1);
+    assert_int_equal(f.rec.adds, 1);
+    /* Stop cancels the held watch; the store keeps its contents. */
+    informer_stop(f.inf);
+    assert_int_equal(kube_client_pending(f.client), 0);
+    assert_int_equal(store_len(informer_store(f.inf)), 1);
+    struct err e;
+    err_clear(&e);
+    struct informer_opts bad = {.client = f.client, .resource = "pods"};
+    struct informer *x = NULL;
+    assert_int_equal(informer_new(&bad, &x, &e), -EINVAL);
+    assert_null(x);
+    assert_string_equal(informer_path(f.inf), PODS);
+    fx_free(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_paged_list_then_watch),
+        cmocka_unit_test(test_bookmark),
+        cmocka_unit_test(test_error_410_relist_diff),
+        cmocka_unit_test(test_expired_continue_full_relist),
+        cmocka_unit_test(test_dropped_watch_rewatches),
+        cmocka_unit_test(test_short_watch_backoff),
+        cmocka_unit_test(test_watch_http_410_relists),
+        cmocka_unit_test(test_backoff_resets_after_quiet_period),
+        cmocka_unit_test(test_resync),
+        cmocka_unit_test(test_list_failure_retries_and_stop),
+    };
+    return cmocka_run_group_tests_name("informer", tests, NULL, NULL);
+}
