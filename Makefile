@@ -100,12 +100,13 @@ $(LIB): $(LIB_OBJS)
 
 # Each directory cmd/<name>/ is one binary.
 .SECONDEXPANSION:
-$(BINDIR)/%: $$(call obj,$$(wildcard cmd/%/*.c)) $(LIB)
+$(CMD_BINS): $(BINDIR)/%: $$(call obj,$$(wildcard cmd/%/*.c)) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
 
-$(BINDIR)/bench-%: $$(call obj,$$(wildcard bench/%/*.c)) $(LIB)
+# Static pattern rules: as plain pattern rules, bin/% also matched bin/bench-* (make 4.3).
+$(BENCH_BINS): $(BINDIR)/bench-%: $$(call obj,$$(wildcard bench/%/*.c)) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
