@@ -14,6 +14,10 @@
 #include "pkg/util/xalloc.h"
 
 #define PPM 1000000
+/* Node allocatable "pods" (110 by default) caps the pods per node; a node that
+ * does not report it is not limited. */
+#define PODS           "pods"
+#define PODS_UNLIMITED (INT64_MAX / 4)
 
 /* ---- warnings --------------------------------------------------------------- */
 
@@ -86,6 +90,14 @@ static const char *fmt_milli(char *b, size_t n, int64_t milli)
     char tmp[QTY_STR_MAX];
     snprintf(b, n, "%s", qty_fmt(&q, tmp));
     return b;
+}
+
+static bool reslist_has(const struct place_reslist *rl, const char *name)
+{
+    for (size_t i = 0; i < rl->n; i++)
+        if (strcmp(rl->v[i].name, name) == 0)
+            return true;
+    return false;
 }
 
 int64_t place_reslist_get(const struct place_reslist *rl, const char *name)
@@ -938,9 +950,10 @@ void place_result_free(struct place_result *r)
 /* Per-decision view of the workload: the resource axis and per-pod-set data. */
 struct wview {
     const struct place_workload *wl;
-    const char **res; /* borrowed names: union of resources requested (> 0), sorted */
+    const char **res; /* borrowed names: union of resources requested (> 0) and "pods", sorted */
     size_t nres;
-    int64_t *req;                      /* [podset * nres + res] per-pod request */
+    size_t pods;  /* index of "pods" in res: every pod takes one of the node's pod slots */
+    int64_t *req; /* [podset * nres + res] per-pod request */
     const struct place_flavor ***flav; /* [podset][flavor], NULL entry = unknown */
     struct place_toleration **ftol;    /* [podset] flavors' tolerations (shallow copies) */
     size_t *nftol;
@@ -986,7 +999,7 @@ static void wview_build(struct wview *v, const struct place_workload *wl,
     memset(v, 0, sizeof *v);
     v->wl = wl;
     size_t np = wl->n_podsets;
-    size_t cap = 1;
+    size_t cap = 2;
     for (size_t p = 0; p < np; p++)
         cap += wl->podsets[p].per_pod.n;
     v->res = xcalloc(cap, sizeof *v->res);
@@ -1003,12 +1016,23 @@ static void wview_build(struct wview *v, const struct place_workload *wl,
                 v->res[v->nres++] = rl->v[k].name;
         }
     }
+    bool has_pods = false;
+    for (size_t r = 0; r < v->nres; r++)
+        if (strcmp(v->res[r], PODS) == 0)
+            has_pods = true;
+    if (!has_pods)
+        v->res[v->nres++] = PODS;
     qsort(v->res, v->nres, sizeof *v->res, cstr_cmp);
-    size_t nr1 = v->nres ? v->nres : 1;
-    v->req = xcalloc((np ? np : 1) * nr1, sizeof *v->req);
+    for (size_t r = 0; r < v->nres; r++)
+        if (strcmp(v->res[r], PODS) == 0)
+            v->pods = r;
+    v->req = xcalloc((np ? np : 1) * v->nres, sizeof *v->req);
     for (size_t p = 0; p < np; p++)
         for (size_t r = 0; r < v->nres; r++)
             v->req[p * v->nres + r] = place_reslist_get(&wl->podsets[p].per_pod, v->res[r]);
+    for (size_t p = 0; p < np; p++)
+        if (v->req[p * v->nres + v->pods] <= 0)
+            v->req[p * v->nres + v->pods] = 1000;
     v->flav = xcalloc(np ? np : 1, sizeof *v->flav);
     v->ftol = xcalloc(np ? np : 1, sizeof *v->ftol);
     v->nftol = xcalloc(np ? np : 1, sizeof *v->nftol);
@@ -1124,6 +1148,8 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
     size_t off = 0;
     for (size_t r = 0; r < nr; r++) {
         char q[48];
+        if (r == v->pods)
+            continue;
         int w = snprintf(each + off, sizeof each - off, "%s%s=%s", off ? ", " : "", v->res[r],
                          fmt_milli(q, sizeof q, v->req[p * nr + r]));
         if (w < 0 || (size_t)w >= sizeof each - off)
@@ -1158,10 +1184,11 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
         if (best < req) {
             char q1[48], q2[48];
             snprintf(why, n,
-                     "pod set %s: %" PRId64 " of %" PRId64 " pods (each %s) fit; %s: largest %s "
-                     "on a matching node is %s, a pod needs %s",
-                     ps->name, fitted, ps->count, each, v->res[r], empty ? "allocatable" : "free",
-                     fmt_milli(q1, sizeof q1, best < 0 ? 0 : best), fmt_milli(q2, sizeof q2, req));
+                     "pod set %s: %" PRId64 " of %" PRId64 " pods (each %s) fit; %s: at most %s "
+                     "left on a matching node%s, a pod needs %s",
+                     ps->name, fitted, ps->count, each, v->res[r],
+                     fmt_milli(q1, sizeof q1, best < 0 ? 0 : best),
+                     empty ? " even with the cluster empty" : "", fmt_milli(q2, sizeof q2, req));
             return;
         }
     }
@@ -1182,7 +1209,9 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
     for (size_t i = 0; i < nn; i++)
         for (size_t r = 0; r < nr; r++) {
             int64_t f = place_reslist_get(&c->nodes[i].alloc, v->res[r]);
-            if (!empty)
+            if (r == v->pods && !reslist_has(&c->nodes[i].alloc, PODS))
+                f = PODS_UNLIMITED;
+            else if (!empty)
                 f = sat_add(f, -place_reslist_get(&c->nodes[i].requested, v->res[r]));
             ev->free[i * nr + r] = f;
         }
@@ -1232,10 +1261,12 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
         }
     }
     ev->feasible = true;
-    if (nr == 0)
-        return;
+    if (nr <= 1)
+        return; /* only "pods": nothing to score */
     int64_t total = 0;
     for (size_t r = 0; r < nr; r++) {
+        if (r == v->pods)
+            continue;
         __int128 a = 0, f = 0;
         for (size_t i = 0; i < nn; i++) {
             if (!node_usable(&c->nodes[i]))
@@ -1247,7 +1278,7 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
         if (a > 0)
             total += (int64_t)(f * PPM / a);
     }
-    ev->score_ppm = total / (int64_t)nr;
+    ev->score_ppm = total / (int64_t)(nr - 1);
 }
 
 /* Fill the OK result from the evaluation of cluster c. */

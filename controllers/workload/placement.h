@@ -21,9 +21,12 @@
  * the flavors' tolerations. Pod sets are taken largest first (first-fit
  * decreasing); the replicas of a pod set go first-fit over the nodes in name
  * order. Free capacity of a node = allocatable - allocatedResourceRequests -
- * reservations held on it (see below).
+ * reservations held on it (see below). Every pod also takes one of the node's
+ * pod slots (allocatable "pods", 110 by default; requests "pods" = pods
+ * already bound, when the agent reports it); a node that does not report
+ * "pods" has no such limit.
  *
- * Score (of a feasible cluster): for each resource the workload requests, the
+ * Score (of a feasible cluster): for each resource the workload requests (not "pods"), the
  * fraction of the cluster's usable allocatable still free after the
  * placement, averaged, in parts per million. PLACE_SPREAD picks the highest,
  * PLACE_BINPACK the lowest; ties go to the smallest cluster name. Integer

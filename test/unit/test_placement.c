@@ -432,7 +432,7 @@ static void test_never_vs_not_now(void **state)
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
     assert_int_equal(r.status, PLACE_NOT_NOW);
     assert_non_null(strstr(r.message, "c1: pod set main: 0 of 1 pods"));
-    assert_non_null(strstr(r.message, "cpu: largest free on a matching node is 1, a pod needs 6"));
+    assert_non_null(strstr(r.message, "cpu: at most 1 left on a matching node, a pod needs 6"));
     assert_non_null(strstr(r.message, "c2:"));
     place_result_free(&r);
     place_workload_free(&w);
@@ -440,8 +440,9 @@ static void test_never_vs_not_now(void **state)
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
     assert_int_equal(r.status, PLACE_NEVER);
     assert_non_null(strstr(r.message, "even empty"));
-    assert_non_null(strstr(r.message, "c1: pod set main: 0 of 1 pods (each cpu=9) fit; cpu: "
-                                      "largest allocatable on a matching node is 8"));
+    assert_non_null(strstr(
+        r.message, "c1: pod set main: 0 of 1 pods (each cpu=9) fit; cpu: "
+                   "at most 8 left on a matching node even with the cluster empty, a pod needs 9"));
     place_result_free(&r);
     /* No clusters at all: not now. */
     assert_int_equal(place_decide(&w, NULL, 0, &g_default_flavor, 1, NULL, NULL, &r), 0);
@@ -695,6 +696,51 @@ static void test_multi_podset_ffd(void **state)
     place_workload_free(&w);
 }
 
+static void test_pod_slots(void **state)
+{
+    (void)state;
+    /* n0 has 3 pod slots with 1 used, n1 reports no "pods" (unlimited). */
+    json_t *j = J("{'metadata':{'name':'c1'},'status':{'nodes':["
+                  "{'name':'n0','allocatableResources':{'cpu':'64','pods':'3'},"
+                  "'allocatedResourceRequests':{'pods':'1'}},"
+                  "{'name':'n1','allocatableResources':{'cpu':'64'}}]}}");
+    struct place_cluster c;
+    assert_int_equal(place_cluster_from_json(j, &c, NULL, NULL), 0);
+    json_decref(j);
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 200, "'cpu':'100m'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_int_equal(replicas_on(&r, "n0"), 2);
+    assert_int_equal(replicas_on(&r, "n1"), 198);
+    assert_int_equal(place_reslist_get(&r.node_totals[0], "pods"), 2000);
+    /* Score counts cpu only: 128 - 20 = 108 of 128 cpu free. */
+    assert_int_equal(r.score_ppm, 843750);
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&c);
+    /* Only n0: 3 pods never fit (3 slots), 2 do not fit now (1 slot used). */
+    j = J("{'metadata':{'name':'c1'},'status':{'nodes':[{'name':'n0','allocatableResources':"
+          "{'cpu':'64','pods':'2'},'allocatedResourceRequests':{'pods':'1'}}]}}");
+    assert_int_equal(place_cluster_from_json(j, &c, NULL, NULL), 0);
+    json_decref(j);
+    workload_init(&w, "w", 3, "'cpu':'100m'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "2 of 3 pods (each cpu=100m) fit; pods: at most 0 left on a "
+                                      "matching node even with the cluster empty"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    workload_init(&w, "w", 2, "'cpu':'100m'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    assert_non_null(strstr(r.message, "pods: at most 0 left on a matching node, a pod needs 1"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -712,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_reservation_lifecycle),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_multi_podset_ffd),
+        cmocka_unit_test(test_pod_slots),
     };
     return cmocka_run_group_tests_name("placement", tests, setup, teardown);
 }
