@@ -557,6 +557,13 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     return 0;
 }
 
+bool place_cluster_usable(const struct place_cluster *c, int64_t now_ms, int64_t stale_after_ms)
+{
+    if (!c->ready)
+        return false;
+    return !c->has_last_updated || now_ms - c->last_updated_ms <= stale_after_ms;
+}
+
 /* ---- Workload --------------------------------------------------------------------- */
 
 static void podset_free(struct place_podset *p)
@@ -1341,12 +1348,19 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
         opts = &defaults;
     const struct place_cluster **cand = xcalloc(n_clusters ? n_clusters : 1, sizeof *cand);
     size_t nc = 0;
-    for (size_t i = 0; i < n_clusters; i++)
-        if (!opts->pinned || strcmp(clusters[i].name, opts->pinned) == 0)
+    bool pin_seen = false;
+    for (size_t i = 0; i < n_clusters; i++) {
+        if (opts->pinned && strcmp(clusters[i].name, opts->pinned) != 0)
+            continue;
+        pin_seen = true;
+        if (clusters[i].ready)
             cand[nc++] = &clusters[i];
+    }
     if (opts->pinned && nc == 0) {
-        out->status = PLACE_PIN_UNKNOWN;
-        out->message = xasprintf("pinned cluster %s is not a known, usable cluster", opts->pinned);
+        out->status = pin_seen ? PLACE_NOT_NOW : PLACE_PIN_UNKNOWN;
+        out->message =
+            pin_seen ? xasprintf("pinned cluster %s is not ready", opts->pinned)
+                     : xasprintf("pinned cluster %s is not a known, usable cluster", opts->pinned);
         free(cand);
         return 0;
     }

@@ -188,6 +188,10 @@ struct place_cluster {
 int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct place_warnings *w,
                             struct err *e);
 void place_cluster_free(struct place_cluster *c);
+/* Usable for placement at now_ms: Ready is not False and the metrics are at
+ * most stale_after_ms old (a cluster without lastUpdated, galaxy format,
+ * cannot be judged and counts as fresh). The same rule as the quota. */
+bool place_cluster_usable(const struct place_cluster *c, int64_t now_ms, int64_t stale_after_ms);
 
 /* ---- workload ----------------------------------------------------------- */
 
@@ -299,7 +303,9 @@ struct place_result {
 
 /*
  * Decide. `clusters` are the usable clusters (the caller leaves out stale or
- * lost ones); `flavors` the known ResourceFlavors (a pod set whose admitted
+ * lost ones, see place_cluster_usable; a cluster whose Ready condition is
+ * False is skipped here too, and a pin to it waits: PLACE_NOT_NOW);
+ * `flavors` the known ResourceFlavors (a pod set whose admitted
  * flavor is unknown matches no node, with a message saying so); `resv` may be
  * NULL. Fills `out` (free with place_result_free). Returns 0 (the status is
  * in out->status), or -EINVAL for invalid arguments.

@@ -741,6 +741,38 @@ static void test_pod_slots(void **state)
     place_cluster_free(&c);
 }
 
+static void test_cluster_readiness(void **state)
+{
+    (void)state;
+    json_t *j = J("{'metadata':{'name':'down'},'status':{'lastUpdated':'2026-11-22T10:00:00Z',"
+                  "'conditions':[{'type':'Ready','status':'False'}],'nodes':[{'name':'n',"
+                  "'allocatableResources':{'cpu':'64'}}]}}");
+    struct place_cluster cs[2];
+    assert_int_equal(place_cluster_from_json(j, &cs[0], NULL, NULL), 0);
+    json_decref(j);
+    cluster_init(&cs[1], "up", 1, "'cpu':'4'", NULL, NULL);
+    const int64_t t0 = 1795341600000LL;
+    assert_false(place_cluster_usable(&cs[0], t0, 60000));
+    assert_true(place_cluster_usable(&cs[1], t0 + 60000, 60000));
+    assert_false(place_cluster_usable(&cs[1], t0 + 60001, 60000));
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'2'", NULL, NULL);
+    /* The bigger cluster is not ready: skipped. */
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_string_equal(r.cluster, "up");
+    place_result_free(&r);
+    struct place_opts o = {.pinned = "down"};
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    assert_string_equal(r.message, "pinned cluster down is not ready");
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&cs[0]);
+    place_cluster_free(&cs[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -759,6 +791,7 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_multi_podset_ffd),
         cmocka_unit_test(test_pod_slots),
+        cmocka_unit_test(test_cluster_readiness),
     };
     return cmocka_run_group_tests_name("placement", tests, setup, teardown);
 }
