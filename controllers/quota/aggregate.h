@@ -32,7 +32,11 @@
  *   the workers report, and the work Kueue runs is not counted twice. With
  *   subtract_requests off the quota is the plain allocatable sum.
  * - scale (cfg.scale_ppm, parts per million, e.g. 900000 for 0.9) applies to
- *   the sum, rounding down to a whole milli-unit.
+ *   the sum, rounding down (pkg/quantity qty_scale: to the milli-unit for
+ *   cpu-like values, to the whole unit for bytes), before the add-back.
+ * - Values print canonically, in binary SI for memory, ephemeral-storage and
+ *   hugepages-* ("2Gi") and decimal SI otherwise ("1500m"), whatever the
+ *   order the clusters were added in.
  * - Fresh cluster: its status.lastUpdated is at most cfg.stale_after_ms old
  *   and its Ready condition is not False. A cluster without lastUpdated
  *   (galaxy format) cannot be judged and stays counted while it exists.
