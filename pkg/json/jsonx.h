@@ -11,10 +11,10 @@
  * "[", non-numeric index, trailing backslash, empty key such as "a..b")
  * never matches anything; setters return -EINVAL for it.
  *
- * The *v variants take the keys as a NULL-terminated varargs list of plain
- * strings instead (no escaping needed): jx_getv(obj, "metadata", "labels",
- * "kubestellar.io/cluster", NULL). In a varargs list, a key applied to an
- * array must be a decimal index ("0", "12").
+ * The *v variants take the keys as a varargs list of plain strings instead
+ * (no escaping needed): jx_getv(obj, "metadata", "labels",
+ * "kubestellar.io/cluster"). In a varargs list, a key applied to an array
+ * must be a decimal index ("0", "12").
  *
  * Ownership: getters return BORROWED references (valid while the parent is
  * alive and unmodified); functions named *_new consume the value passed in
@@ -36,8 +36,10 @@
 
 /* Value at `path` under `root`, or NULL when absent/malformed. Borrowed. root may be NULL. */
 json_t *jx_get(const json_t *root, const char *path);
-/* Value at the NULL-terminated key list. Borrowed. */
-json_t *jx_getv(const json_t *root, ...) __attribute__((sentinel));
+/* Value at the key list (the macro appends the terminating NULL; an extra trailing NULL written
+ * by the caller is harmless). Borrowed. */
+#define jx_getv(root, ...) jx__getv((root), __VA_ARGS__, (const char *)0)
+json_t *jx__getv(const json_t *root, ...) __attribute__((sentinel));
 
 /* Typed getters: the value at path when it has the right type, else `def`. */
 const char *jx_str(const json_t *root, const char *path, const char *def); /* borrowed */
@@ -60,13 +62,19 @@ json_t *jx_arr(const json_t *root, const char *path);
  */
 int jx_set_new(json_t *root, const char *path, json_t *value, struct err *e);
 int jx_set(json_t *root, const char *path, json_t *value, struct err *e);
-/* Same with a NULL-terminated key list after the value. Consumes value. */
-int jx_setv_new(json_t *root, json_t *value, ...) __attribute__((sentinel));
+/* Same with a key list after the value (terminating NULL appended by the macro). Consumes value.
+ * 0 or -EINVAL (an intermediate is not an object, or no keys). */
+#define jx_setv_new(root, value, ...) jx__setv_new((root), (value), __VA_ARGS__, (const char *)0)
+int jx__setv_new(json_t *root, json_t *value, ...) __attribute__((sentinel));
 /* Convenience: set a string (copied). */
 int jx_set_str(json_t *root, const char *path, const char *s, struct err *e);
 
 /* Remove the value at path: 0 removed, -ENOENT absent, -EINVAL bad path. */
 int jx_del(json_t *root, const char *path);
+
+/* The first element of array `arr` that is an object whose string member `field` equals
+ * `value` (e.g. status.admissionChecks[] by "name"), or NULL. Borrowed. */
+json_t *jx_find_by(const json_t *arr, const char *field, const char *value);
 
 /* ---- parsing / printing --------------------------------------------------- */
 
@@ -154,10 +162,10 @@ const char *jx_cond_status(const json_t *obj, const char *type);
 bool jx_cond_is_true(const json_t *obj, const char *type);
 
 struct jx_cond {
-    const char *type;   /* required */
-    const char *status; /* required: "True", "False" or "Unknown" */
-    const char *reason; /* optional */
-    const char *message;
+    const char *type;              /* required */
+    const char *status;            /* required: "True", "False" or "Unknown" */
+    const char *reason;            /* optional: NULL removes an existing reason */
+    const char *message;           /* optional: NULL removes an existing message */
     long long observed_generation; /* written when > 0 */
 };
 
@@ -169,7 +177,12 @@ struct jx_cond {
  * identical, -EINVAL when type/status are missing or conds is not an array.
  */
 int jx_conds_set(json_t *conds, const struct jx_cond *c, const char *now);
-/* Same on obj.status.conditions (created when missing). */
+/*
+ * Same on obj.status.conditions (created when missing).
+ * For a merge patch: arrays are replaced whole, so patch the full list:
+ *   json_t *c = json_deep_copy(jx_arr(obj, "status.conditions")) or json_array();
+ *   if (jx_conds_set(c, &cond, NULL) > 0) jx_patch_set_new(&p, "status.conditions", c);
+ */
 int jx_cond_set(json_t *obj, const struct jx_cond *c, const char *now);
 /* Remove a condition by type: 1 removed, 0 absent. */
 int jx_cond_remove(json_t *obj, const char *type);

@@ -1,7 +1,7 @@
 /*
  * Fuzz target for pkg/quantity. Properties: no crash on any input; a parsed
- * value formats to a string that parses back to the same value and formats
- * identically; arithmetic on it either succeeds exactly or reports -ERANGE.
+ * value formats to a string that parses back to the same value (and the text is
+ * stable after one round); arithmetic on it either succeeds exactly or reports -ERANGE.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -22,7 +22,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         qty_fmt(&q, a);
         if (strlen(a) >= QTY_STR_MAX || qty_parse(a, &q2, NULL) != 0 || qty_cmp(&q, &q2) != 0)
             abort();
-        if (strcmp(qty_fmt(&q2, b), a) != 0)
+        /* Like Kubernetes, a binary value that is not a multiple of 1Ki prints without a
+         * suffix and re-parses as decimal ("1025000" binary -> "1025k"); from there the
+         * text is a fixed point. */
+        struct qty q3;
+        qty_fmt(&q2, b);
+        if (qty_parse(b, &q3, NULL) != 0 || qty_cmp(&q, &q3) != 0)
+            abort();
+        char c[QTY_STR_MAX];
+        if (strcmp(qty_fmt(&q3, c), b) != 0)
             abort();
         int rc = qty_add(&q, &q, &r, NULL);
         if (rc != 0 && rc != -ERANGE)

@@ -398,6 +398,11 @@ static void test_int_views(void **state)
     assert_qstr(&q, "1e6");
     q = qty_from_int(1234000, QTY_DECIMAL_SI);
     assert_qstr(&q, "1234k");
+    /* Binary, not a multiple of 1Ki: no suffix (as Kubernetes); re-parsed it is decimal. */
+    q = qty_from_int(1025000, QTY_BINARY_SI);
+    assert_qstr(&q, "1025000");
+    q = Q("1025000");
+    assert_qstr(&q, "1025k");
     q = qty_from_milli(1024, QTY_BINARY_SI);
     assert_qstr(&q, "1024m");
     q = qty_from_milli(1, QTY_DECIMAL_SI);
