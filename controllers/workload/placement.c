@@ -661,6 +661,22 @@ static int pod_requests(const json_t *spec, const char *what, struct place_resli
         else if (init.v[k].milli > r->milli)
             r->milli = init.v[k].milli;
     }
+    /* Pod-level resources (PodLevelResources, Kubernetes >= 1.32) replace the
+     * container sums for the resources they name. */
+    const json_t *pres = json_object_get(spec, "resources");
+    if (pres && !json_is_null(pres)) {
+        place_reslist_free(&one);
+        rc = container_requests(spec, what, &one, e);
+        if (rc < 0)
+            goto out;
+        for (size_t k = 0; k < one.n; k++) {
+            struct place_res *r = reslist_find(out, one.v[k].name);
+            if (r)
+                r->milli = one.v[k].milli;
+            else
+                place_reslist_add(out, one.v[k].name, one.v[k].milli);
+        }
+    }
     snprintf(w2, sizeof w2, "%s.overhead", what);
     rc = reslist_from_json(json_object_get(spec, "overhead"), w2, out, e);
 out:

@@ -221,8 +221,9 @@ struct place_workload {
  * Effective request of one pod, per resource, as the scheduler computes it:
  * max(sum over containers, max over initContainers) + overhead, where a
  * container that sets a limit but no request requests its limit (API
- * defaulting). A bad quantity or a malformed field: -EINVAL with a message
- * naming the pod set and field; *out is then empty.
+ * defaulting), and pod-level template.spec.resources (Kubernetes >= 1.32)
+ * replace the container figure for the resources they name. A bad quantity or a malformed field:
+ * -EINVAL with a message naming the pod set and field; *out is then empty.
  */
 int place_workload_from_json(const json_t *wl, struct place_workload *out, struct err *e);
 void place_workload_free(struct place_workload *w);

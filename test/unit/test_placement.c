@@ -178,6 +178,18 @@ static void test_init_containers_overhead_limits(void **state)
     place_result_free(&r);
     place_cluster_free(&c);
     place_workload_free(&w);
+    /* Pod-level resources replace the container sum for what they name. */
+    j = J("{'metadata':{'name':'w'},'spec':{'podSets':[{'template':{'spec':{"
+          "'resources':{'requests':{'cpu':'2'},'limits':{'memory':'3Gi'}},"
+          "'containers':[{'resources':{'requests':{'cpu':'500m','memory':'1Gi',"
+          "'example.com/fpga':'1'}}}]}}}]}}");
+    assert_int_equal(place_workload_from_json(j, &w, &e), 0);
+    json_decref(j);
+    assert_int_equal(place_reslist_get(&w.podsets[0].per_pod, "cpu"), 2000);
+    assert_int_equal(place_reslist_get(&w.podsets[0].per_pod, "memory"), 3221225472000LL);
+    assert_int_equal(place_reslist_get(&w.podsets[0].per_pod, "example.com/fpga"), 1000);
+    assert_int_equal(w.podsets[0].count, 1);
+    place_workload_free(&w);
 }
 
 static void test_toleration_table(void **state)
