@@ -92,14 +92,6 @@ static const char *fmt_milli(char *b, size_t n, int64_t milli)
     return b;
 }
 
-static bool reslist_has(const struct place_reslist *rl, const char *name)
-{
-    for (size_t i = 0; i < rl->n; i++)
-        if (strcmp(rl->v[i].name, name) == 0)
-            return true;
-    return false;
-}
-
 int64_t place_reslist_get(const struct place_reslist *rl, const char *name)
 {
     for (size_t i = 0; i < rl->n; i++)
@@ -405,6 +397,8 @@ static void node_free(struct place_node *n)
     place_reslist_free(&n->requested);
     json_decref(n->labels);
     place_taints_free(n->taints, n->n_taints);
+    free(n->alloc_v);
+    free(n->req_v);
     memset(n, 0, sizeof *n);
 }
 
@@ -416,6 +410,9 @@ void place_cluster_free(struct place_cluster *c)
         node_free(&c->nodes[i]);
     free(c->nodes);
     free(c->name);
+    for (size_t i = 0; i < c->n_res; i++)
+        free(c->res_names[i]);
+    free(c->res_names);
     memset(c, 0, sizeof *c);
 }
 
@@ -489,6 +486,61 @@ fail:
     return rc;
 }
 
+static int cstr_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Index of `name` in c->res_names, or -1. */
+static long res_index(const struct place_cluster *c, const char *name)
+{
+    size_t lo = 0, hi = c->n_res;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int cmp = strcmp(c->res_names[mid], name);
+        if (cmp == 0)
+            return (long)mid;
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* Build res_names and the nodes' dense amount arrays. */
+static void cluster_index_resources(struct place_cluster *c)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < c->n_nodes; i++)
+        total += c->nodes[i].alloc.n + c->nodes[i].requested.n;
+    const char **names = xcalloc(total ? total : 1, sizeof *names);
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        for (size_t r = 0; r < c->nodes[i].alloc.n; r++)
+            names[k++] = c->nodes[i].alloc.v[r].name;
+        for (size_t r = 0; r < c->nodes[i].requested.n; r++)
+            names[k++] = c->nodes[i].requested.v[r].name;
+    }
+    qsort(names, k, sizeof *names, cstr_cmp);
+    c->res_names = xcalloc(k ? k : 1, sizeof *c->res_names);
+    for (size_t i = 0; i < k; i++)
+        if (c->n_res == 0 || strcmp(c->res_names[c->n_res - 1], names[i]) != 0)
+            c->res_names[c->n_res++] = xstrdup(names[i]);
+    free(names);
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        struct place_node *n = &c->nodes[i];
+        n->alloc_v = xcalloc(c->n_res ? c->n_res : 1, sizeof *n->alloc_v);
+        n->req_v = xcalloc(c->n_res ? c->n_res : 1, sizeof *n->req_v);
+        for (size_t r = 0; r < c->n_res; r++)
+            n->alloc_v[r] = n->req_v[r] = PLACE_ABSENT;
+        for (size_t r = 0; r < n->alloc.n; r++)
+            n->alloc_v[res_index(c, n->alloc.v[r].name)] = n->alloc.v[r].milli;
+        for (size_t r = 0; r < n->requested.n; r++)
+            n->req_v[res_index(c, n->requested.v[r].name)] = n->requested.v[r].milli;
+    }
+}
+
 int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct place_warnings *w,
                             struct err *e)
 {
@@ -554,6 +606,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     }
     free(tmp);
     out->n_nodes = keep;
+    cluster_index_resources(out);
     return 0;
 }
 
@@ -1011,11 +1064,6 @@ static void wview_free(struct wview *v)
     memset(v, 0, sizeof *v);
 }
 
-static int cstr_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static void wview_build(struct wview *v, const struct place_workload *wl,
                         const struct place_flavor *flavors, size_t n_flavors)
 {
@@ -1223,25 +1271,34 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
 /* First-fit decreasing of the workload on cluster c. empty: ignore requests
  * and reservations (the "could it ever fit" question). */
 static void eval_cluster(const struct wview *v, const struct place_cluster *c,
-                         const struct place_resv *resv, bool empty, struct ceval *ev)
+                         const struct place_resv *resv, const size_t *held, size_t n_held,
+                         bool empty, struct ceval *ev)
 {
     memset(ev, 0, sizeof *ev);
     size_t nn = c->n_nodes, nr = v->nres, np = v->wl->n_podsets;
     ev->free = xcalloc((nn ? nn : 1) * (nr ? nr : 1), sizeof *ev->free);
     ev->placed = xcalloc((nn ? nn : 1) * (np ? np : 1), sizeof *ev->placed);
+    /* The workload's resource axis in the cluster's resource index. */
+    long *ci = xcalloc(nr ? nr : 1, sizeof *ci);
+    for (size_t r = 0; r < nr; r++)
+        ci[r] = res_index(c, v->res[r]);
     for (size_t i = 0; i < nn; i++)
         for (size_t r = 0; r < nr; r++) {
-            int64_t f = place_reslist_get(&c->nodes[i].alloc, v->res[r]);
-            if (r == v->pods && !reslist_has(&c->nodes[i].alloc, PODS))
+            int64_t al = ci[r] < 0 ? PLACE_ABSENT : c->nodes[i].alloc_v[ci[r]];
+            int64_t rq = ci[r] < 0 ? PLACE_ABSENT : c->nodes[i].req_v[ci[r]];
+            int64_t f;
+            if (r == v->pods && al == PLACE_ABSENT)
                 f = PODS_UNLIMITED;
-            else if (!empty)
-                f = sat_add(f, -place_reslist_get(&c->nodes[i].requested, v->res[r]));
+            else
+                f = al == PLACE_ABSENT ? 0 : al;
+            if (!empty && rq != PLACE_ABSENT)
+                f = sat_add(f, -rq);
             ev->free[i * nr + r] = f;
         }
     if (!empty && resv) {
-        for (size_t e = 0; e < resv->n; e++) {
-            const struct place_resv_entry *en = &resv->v[e];
-            if (strcmp(en->cluster, c->name) != 0 || strcmp(en->key, v->wl->key) == 0)
+        for (size_t h = 0; h < n_held; h++) {
+            const struct place_resv_entry *en = &resv->v[held[h]];
+            if (strcmp(en->key, v->wl->key) == 0)
                 continue;
             for (size_t k = 0; k < en->n_nodes; k++) {
                 int i = node_index(c, en->node_names[k]);
@@ -1280,12 +1337,12 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
         if (remaining > 0) {
             explain(v, c, p, v->wl->podsets[p].count - remaining, ev->free, empty, ev->why,
                     sizeof ev->why);
-            return;
+            goto out;
         }
     }
     ev->feasible = true;
     if (nr <= 1)
-        return; /* only "pods": nothing to score */
+        goto out; /* only "pods": nothing to score */
     int64_t total = 0;
     for (size_t r = 0; r < nr; r++) {
         if (r == v->pods)
@@ -1294,7 +1351,7 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
         for (size_t i = 0; i < nn; i++) {
             if (!node_usable(&c->nodes[i]))
                 continue;
-            int64_t al = place_reslist_get(&c->nodes[i].alloc, v->res[r]);
+            int64_t al = ci[r] < 0 ? 0 : c->nodes[i].alloc_v[ci[r]];
             a += al > 0 ? al : 0;
             f += ev->free[i * nr + r] > 0 ? ev->free[i * nr + r] : 0;
         }
@@ -1302,6 +1359,8 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
             total += (int64_t)(f * PPM / a);
     }
     ev->score_ppm = total / (int64_t)(nr - 1);
+out:
+    free(ci);
 }
 
 /* Fill the OK result from the evaluation of cluster c. */
@@ -1351,6 +1410,65 @@ static void fill_ok(const struct wview *v, const struct place_cluster *c, const 
 
 #define MSG_MAX_CLUSTERS 4
 
+/* Reservation entries per candidate cluster: one pass over the reservations. */
+struct buckets {
+    size_t **idx; /* [candidate] entry indices */
+    size_t *n;
+};
+
+static int cand_name_cmp(const void *a, const void *b)
+{
+    return strcmp((*(const struct place_cluster *const *)a)->name,
+                  (*(const struct place_cluster *const *)b)->name);
+}
+
+static void buckets_build(struct buckets *bk, const struct place_cluster **cand, size_t nc,
+                          const struct place_resv *resv)
+{
+    bk->idx = xcalloc(nc ? nc : 1, sizeof *bk->idx);
+    bk->n = xcalloc(nc ? nc : 1, sizeof *bk->n);
+    if (!resv || resv->n == 0 || nc == 0)
+        return;
+    /* Candidates sorted by name, remembering their position. */
+    const struct place_cluster **sorted = xcalloc(nc, sizeof *sorted);
+    memcpy(sorted, cand, nc * sizeof *sorted);
+    qsort(sorted, nc, sizeof *sorted, cand_name_cmp);
+    size_t *pos = xcalloc(nc, sizeof *pos);
+    for (size_t i = 0; i < nc; i++)
+        for (size_t k = 0; k < nc; k++)
+            if (cand[k] == sorted[i]) {
+                pos[i] = k;
+                break;
+            }
+    for (size_t e = 0; e < resv->n; e++) {
+        size_t lo = 0, hi = nc;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            int cmp = strcmp(sorted[mid]->name, resv->v[e].cluster);
+            if (cmp == 0) {
+                size_t k = pos[mid];
+                bk->idx[k] = xrealloc(bk->idx[k], (bk->n[k] + 1) * sizeof *bk->idx[k]);
+                bk->idx[k][bk->n[k]++] = e;
+                break;
+            }
+            if (cmp < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    free(pos);
+    free(sorted);
+}
+
+static void buckets_free(struct buckets *bk, size_t nc)
+{
+    for (size_t i = 0; i < nc; i++)
+        free(bk->idx[i]);
+    free(bk->idx);
+    free(bk->n);
+}
+
 int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
                  size_t n_clusters, const struct place_flavor *flavors, size_t n_flavors,
                  const struct place_resv *resv, const struct place_opts *opts,
@@ -1382,6 +1500,8 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
     }
     struct wview v;
     wview_build(&v, wl, flavors, n_flavors);
+    struct buckets bk;
+    buckets_build(&bk, cand, nc, resv);
     /* Best feasible cluster now. */
     int best = -1;
     struct ceval best_ev = {0};
@@ -1390,7 +1510,7 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
     size_t listed = 0;
     for (size_t i = 0; i < nc; i++) {
         struct ceval ev;
-        eval_cluster(&v, cand[i], resv, false, &ev);
+        eval_cluster(&v, cand[i], resv, bk.idx[i], bk.n[i], false, &ev);
         if (!ev.feasible) {
             if (listed < MSG_MAX_CLUSTERS)
                 buf_printf(&why, "%s%s: %s", listed ? "; " : "", cand[i]->name, ev.why);
@@ -1428,7 +1548,7 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
     listed = 0;
     for (size_t i = 0; i < nc; i++) {
         struct ceval ev;
-        eval_cluster(&v, cand[i], NULL, true, &ev);
+        eval_cluster(&v, cand[i], NULL, NULL, 0, true, &ev);
         if (ev.feasible)
             ever = true;
         else if (listed++ < MSG_MAX_CLUSTERS)
@@ -1458,6 +1578,7 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
 out:
     ceval_free(&best_ev);
     buf_free(&why);
+    buckets_free(&bk, nc);
     wview_free(&v);
     free(cand);
     return 0;

@@ -166,7 +166,12 @@ struct place_node {
     size_t n_taints;
     bool unschedulable;
     bool ready; /* status.nodes[].ready; absent = true (galaxy format) */
+    /* The same amounts, dense, indexed like the cluster's res_names (so a
+     * decision does not look names up per node): PLACE_ABSENT = not reported. */
+    int64_t *alloc_v;
+    int64_t *req_v;
 };
+#define PLACE_ABSENT INT64_MIN
 
 struct place_cluster {
     char *name; /* owned: metadata.name, the cluster name */
@@ -175,6 +180,8 @@ struct place_cluster {
     bool ready;               /* condition Ready != False (absent = true) */
     struct place_node *nodes; /* sorted by name */
     size_t n_nodes;
+    char **res_names; /* owned: every resource name a node reports, sorted */
+    size_t n_res;
 };
 
 /*
