@@ -36,7 +36,9 @@
  * every node is empty (requests and reservations ignored) gets PLACE_NEVER
  * (the controller sets the check to Rejected); one that would fit some
  * cluster when it drains gets PLACE_NOT_NOW (requeue). Both carry a message
- * naming the pod set, the resource and the best cluster's limit.
+ * giving, for up to 4 clusters, the pod set, how many of its pods fit, and the
+ * resource that ran short ("cpu: at most 1 left on a matching node, a pod
+ * needs 6"), or that no node matches the flavor/nodeSelector/tolerations.
  *
  * Reservations: a placement that ClusterMetrics does not show yet is held in
  * a struct place_resv, per workload key, with the per-node amounts of the
@@ -47,7 +49,8 @@
  * or when it is older than `ttl_ms` whatever the metrics say. The controller
  * also removes it explicitly when the workload is evicted, finished or
  * re-placed (place_resv_remove). Over-holding is conservative: it can only
- * make a cluster look fuller than it is, never double-book it.
+ * make a cluster look fuller than it is, never double-book it. Deciding again
+ * for a key that holds a reservation ignores that key's own reservation.
  */
 #ifndef KKS_CONTROLLERS_WORKLOAD_PLACEMENT_H
 #define KKS_CONTROLLERS_WORKLOAD_PLACEMENT_H
