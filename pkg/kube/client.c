@@ -1132,6 +1132,12 @@ const struct kube_rest_config *kube_client_config(const struct kube_client *c)
     return c->cfg;
 }
 
+void kube_client_limits(const struct kube_client *c, double *qps, int *burst)
+{
+    *qps = c->qps;
+    *burst = (int)c->burst;
+}
+
 size_t kube_client_pending(const struct kube_client *c)
 {
     return c->pending;

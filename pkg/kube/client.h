@@ -144,6 +144,8 @@ struct ev_loop *kube_client_loop(const struct kube_client *c);
 const struct logger *kube_client_logger(const struct kube_client *c);
 /* The client's copy of the rest config (borrowed; e.g. for cfg->server). */
 const struct kube_rest_config *kube_client_config(const struct kube_client *c);
+/* The effective client-side rate limit: requests/s (<= 0: unlimited) and burst. */
+void kube_client_limits(const struct kube_client *c, double *qps, int *burst);
 /* Calls submitted and not yet completed/cancelled (queued, waiting or in flight). */
 size_t kube_client_pending(const struct kube_client *c);
 
