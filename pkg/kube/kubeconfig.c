@@ -413,10 +413,12 @@ static int build_cluster(struct kc *kc, const json_t *ent, struct kube_rest_conf
             fail(&w, "server", -EINVAL, "unsupported URL scheme in \"%s\" (want https://)", server);
         goto out;
     }
+    /* Strip trailing slashes, never into the scheme ("https://" alone has no host). */
+    size_t hoff = (size_t)(strstr(server, "://") - server) + 3;
     size_t sl = strlen(server);
-    while (sl > 0 && server[sl - 1] == '/')
+    while (sl > hoff && server[sl - 1] == '/')
         server[--sl] = '\0';
-    const char *host = strstr(server, "://") + 3;
+    const char *host = server + hoff;
     if (!*host) {
         rc = fail(&w, "server", -EINVAL, "no host in \"%s\"", server);
         goto out;

@@ -403,6 +403,13 @@ static void test_missing_references(void **state)
     expect_load_err("clusters: [{name: c, cluster: {server: 'ftp://h'}}]\n"
                     "contexts: [{name: x, context: {cluster: c}}]\n",
                     "x", -EINVAL, "unsupported URL scheme");
+    /* Found by fuzzing: a scheme with no host must not walk into the scheme. */
+    expect_load_err("clusters: [{name: c, cluster: {server: 'https://'}}]\n"
+                    "contexts: [{name: x, context: {cluster: c}}]\n",
+                    "x", -EINVAL, "no host in \"https://\"");
+    expect_load_err("clusters: [{name: c, cluster: {server: 'https:///'}}]\n"
+                    "contexts: [{name: x, context: {cluster: c}}]\n",
+                    "x", -EINVAL, "no host");
 }
 
 static void test_yaml_syntax_error(void **state)
