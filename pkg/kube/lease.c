@@ -55,6 +55,7 @@ struct lease_elector {
     uint64_t rng;
 
     bool stop_called;
+    bool release_wanted;
     void (*stop_done)(void *ud, int rc);
     void *stop_ud;
     int stop_rc;
@@ -382,12 +383,48 @@ static void finish_stop(struct lease_elector *le, int rc)
         done(le->stop_ud, rc);
 }
 
+/* Stopping: PUT the release record if wanted and we hold the lease, else finish. */
+static void begin_release(struct lease_elector *le)
+{
+    if (le->release_wanted && is_leader(le) && le->lease) {
+        char now[40];
+        clock_now_rfc3339(now, sizeof(now), 1);
+        record_clear(&le->pending);
+        le->pending.holder = xstrdup("");
+        le->pending.duration_s = 1;
+        le->pending.acquire = xstrdup(now);
+        le->pending.renew = xstrdup(now);
+        le->pending.transitions = le->observed.transitions;
+        int rc = put_record(le, STEP_RELEASE, &le->pending);
+        if (rc == 0)
+            return;
+        le->stop_rc = rc;
+    }
+    schedule(le, 0); /* finish from the loop */
+}
+
 static void on_done(void *ud, const struct kube_result *r)
 {
     struct lease_elector *le = ud;
     enum step step = le->step;
     le->call = NULL;
     le->step = STEP_NONE;
+    if (le->state == LS_STOPPING && step != STEP_RELEASE) {
+        /* Stop was requested while this request was in flight: take in what it
+         * did (so a release carries the current resourceVersion), then release. */
+        if (r->rc == 0 && step == STEP_GET && json_is_object(r->body)) {
+            struct record rec = {0};
+            record_from_lease(r->body, &rec);
+            keep_lease(le, r->body);
+            set_observed(le, &rec);
+            record_clear(&rec);
+        } else if (r->rc == 0 && step != STEP_GET) {
+            keep_lease(le, r->body);
+            set_observed(le, &le->pending);
+        }
+        begin_release(le);
+        return;
+    }
     switch (step) {
     case STEP_FAST_PUT:
         if (r->rc == 0) {
@@ -583,32 +620,17 @@ int lease_elector_stop(struct lease_elector *le, void (*done)(void *ud, int rc),
     if (le->stop_called)
         return -EALREADY;
     le->stop_called = true;
-    bool leading = le->state == LS_LEADING;
+    le->release_wanted = le->state == LS_LEADING && le->release_on_cancel;
     le->state = LS_STOPPING;
     le->stop_done = done;
     le->stop_ud = ud;
     le->stop_rc = 0;
     ev_timer_stop(kube_client_loop(le->client), &le->timer);
-    if (le->call) {
-        kube_call_cancel(le->call);
-        le->call = NULL;
-        le->step = STEP_NONE;
-    }
-    if (leading && le->release_on_cancel && is_leader(le) && le->lease) {
-        char now[40];
-        clock_now_rfc3339(now, sizeof(now), 1);
-        record_clear(&le->pending);
-        le->pending.holder = xstrdup("");
-        le->pending.duration_s = 1;
-        le->pending.acquire = xstrdup(now);
-        le->pending.renew = xstrdup(now);
-        le->pending.transitions = le->observed.transitions;
-        int rc = put_record(le, STEP_RELEASE, &le->pending);
-        if (rc == 0)
-            return 0;
-        le->stop_rc = rc;
-    }
-    schedule(le, 0); /* finish from the loop */
+    /* A request in flight may already have changed the Lease: let it finish
+     * (on_done then continues with begin_release). */
+    if (le->call)
+        return 0;
+    begin_release(le);
     return 0;
 }
 
