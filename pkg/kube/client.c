@@ -86,6 +86,8 @@ struct kube_client {
     struct kube_rest_config *cfg;
     const struct logger *lg;
     char *user_agent;
+    char *base; /* URL prefix requests go to (host replaced by tls_server_name) */
+    struct curl_slist *connect_to; /* maps tls_server_name back to the real host, or NULL */
 
     double qps; /* <= 0: unlimited */
     double burst;
@@ -893,6 +895,8 @@ static void start_attempt(struct kube_call *call)
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, call->hdrs);
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+    if (c->connect_to)
+        curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, call->errbuf);
     call->errbuf[0] = '\0';
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
@@ -963,6 +967,47 @@ static void start_attempt(struct kube_call *call)
 
 /* ---- public API ---------------------------------------------------------- */
 
+/*
+ * tls_server_name: libcurl has no option for "verify this name, connect to
+ * that host", so requests go to https://<tls_server_name>:<port>/... and
+ * CURLOPT_CONNECT_TO maps that name back to the real host (SNI and
+ * certificate verification use tls_server_name; the Host header carries it
+ * too, which API servers ignore).
+ */
+static int setup_server_name(struct kube_client *c, struct err *e)
+{
+    const char *name = c->cfg->tls_server_name;
+    if (!name || !*name || strncmp(c->cfg->server, "https://", 8) != 0) {
+        c->base = xstrdup(c->cfg->server);
+        return 0;
+    }
+    int rc = 0;
+    char *host = NULL, *port = NULL, *url = NULL;
+    CURLU *u = curl_url();
+    if (curl_url_set(u, CURLUPART_URL, c->cfg->server, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
+        curl_url_set(u, CURLUPART_HOST, name, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK) {
+        rc = err_set(e, -EINVAL, "kube client: cannot use tls-server-name \"%s\" with server %s",
+                     name, c->cfg->server);
+        goto out;
+    }
+    c->base = xstrdup(url);
+    size_t n = strlen(c->base);
+    while (n > 0 && c->base[n - 1] == '/')
+        c->base[--n] = '\0';
+    char *map = xasprintf("%s:%s:%s:%s", name, port, host, port);
+    c->connect_to = curl_slist_append(NULL, map);
+    free(map);
+out:
+    curl_free(host);
+    curl_free(port);
+    curl_free(url);
+    curl_url_cleanup(u);
+    return rc;
+}
+
 int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
                     const struct kube_client_opts *opts, const struct logger *lg,
                     struct kube_client **out, struct err *e)
@@ -989,6 +1034,14 @@ int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
     while (sl > 0 && c->cfg->server[sl - 1] == '/')
         c->cfg->server[--sl] = '\0';
     c->user_agent = xstrdup(opts->user_agent ? opts->user_agent : "kueue-ks/" KKS_VERSION);
+    int rc = setup_server_name(c, e);
+    if (rc < 0) {
+        kube_rest_config_free(c->cfg);
+        free(c->user_agent);
+        free(c);
+        curl_global_cleanup();
+        return rc;
+    }
     c->qps = opts->qps ? opts->qps : (cfg->qps > 0 ? cfg->qps : KUBE_CLIENT_DEFAULT_QPS);
     c->burst =
         opts->burst > 0 ? opts->burst : (cfg->burst > 0 ? cfg->burst : KUBE_CLIENT_DEFAULT_BURST);
@@ -1055,6 +1108,8 @@ void kube_client_free(struct kube_client *c)
     }
     kube_rest_config_free(c->cfg);
     free(c->user_agent);
+    free(c->base);
+    curl_slist_free_all(c->connect_to);
     free(c);
     curl_global_cleanup();
 }
@@ -1119,7 +1174,7 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
         return err_set(e, -EINVAL, "kube client: %s: URL too long", req->method);
     }
     call->path = buf_detach(&p);
-    call->url = xasprintf("%s%s", c->cfg->server, call->path);
+    call->url = xasprintf("%s%s", c->base, call->path);
     if (req->body) {
         call->body = json_dumps(req->body, JSON_COMPACT);
         if (!call->body) {

@@ -13,8 +13,13 @@
  *   - bearer token from kube_rest_config_token() (token file re-read when it
  *     changes, exec plugin re-run on expiry); on a 401 the cached credential
  *     is invalidated and the request retried once with a fresh token;
- *   - TLS from in-memory PEM blobs (CA, client cert, key); verification on
- *     unless insecure_skip_tls_verify (a warning is logged once per client);
+ *   - TLS from in-memory PEM blobs (CA, client cert, key; or the cert/key an
+ *     exec plugin returned); verification on unless insecure_skip_tls_verify
+ *     (a warning is logged once per client); tls_server_name is honoured
+ *     (SNI + verification name; the connection still goes to the server's
+ *     host via CURLOPT_CONNECT_TO);
+ *   - HTTP/1.1 with keep-alive (each open watch holds one connection);
+ *     CURLOPT_NOSIGNAL is set, the daemon should still ignore SIGPIPE;
  *   - JSON request bodies (jansson) and JSON response bodies, capped
  *     (default 64 MiB; a bigger response fails with -EFBIG);
  *   - per-request timeout (default 30 s, per attempt; streams have none);
@@ -58,7 +63,9 @@
  *     the current one from a stream's on_data);
  *   - kube_client_free() completes every pending call with rc -ECANCELED
  *     (so per-request userdata can be released); during that, submitting new
- *     requests fails with -ESHUTDOWN.
+ *     requests fails with -ESHUTDOWN;
+ *   - never call kube_client_free() from one of the client's own callbacks
+ *     (defer it, e.g. with ev_break or a zero timer).
  */
 #ifndef KKS_KUBE_CLIENT_H
 #define KKS_KUBE_CLIENT_H

@@ -6,6 +6,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <openssl/bio.h>
@@ -51,6 +53,9 @@ struct fakesrv {
     char url[64];
     char *cert_pem;
     char *key_pem;
+    bool client_certs;
+    char *client_cert_pem;
+    char *client_key_pem;
     pthread_mutex_t mu;
     struct script *head;
     struct fakesrv_req **reqs;
@@ -288,6 +293,34 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
     return MHD_YES;
 }
 
+/* The CN of the connection's client certificate when it verifies against our trust, else NULL. */
+static char *client_cn(struct MHD_Connection *con)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (!ci || !ci->tls_session)
+        return NULL;
+    gnutls_session_t sess = (gnutls_session_t)ci->tls_session;
+    unsigned int status = 0, n = 0;
+    if (gnutls_certificate_verify_peers2(sess, &status) != GNUTLS_E_SUCCESS || status != 0)
+        return NULL;
+    const gnutls_datum_t *peers = gnutls_certificate_get_peers(sess, &n);
+    if (!peers || n == 0)
+        return NULL;
+    gnutls_x509_crt_t crt;
+    if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS)
+        return NULL;
+    char cn[256];
+    size_t len = sizeof cn;
+    char *out = NULL;
+    if (gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER) == GNUTLS_E_SUCCESS &&
+        gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &len) ==
+            GNUTLS_E_SUCCESS)
+        out = xstrndup(cn, len);
+    gnutls_x509_crt_deinit(crt);
+    return out;
+}
+
 static struct fakesrv_req *record(struct fakesrv *s, struct MHD_Connection *con, const char *method,
                                   const char *url, struct reqstate *st)
 {
@@ -317,6 +350,8 @@ static struct fakesrv_req *record(struct fakesrv *s, struct MHD_Connection *con,
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     r->conn_id = ci ? (unsigned long)(uintptr_t)ci->socket_context : 0;
+    if (s->client_certs)
+        r->client_cn = client_cn(con);
     return r;
 }
 
@@ -332,6 +367,7 @@ static struct fakesrv_req *req_copy(const struct fakesrv_req *r)
     c->body_len = r->body_len;
     c->t = r->t;
     c->conn_id = r->conn_id;
+    c->client_cn = r->client_cn ? xstrdup(r->client_cn) : NULL;
     return c;
 }
 
@@ -344,6 +380,7 @@ void fakesrv_req_free(struct fakesrv_req *r)
     free(r->query);
     free_strv(r->headers);
     free(r->body);
+    free(r->client_cn);
     free(r);
 }
 
@@ -623,48 +660,88 @@ static char *bio_string(BIO *b)
     return out;
 }
 
-/* A self-signed EC P-256 certificate for 127.0.0.1 / localhost, valid one day. */
-static void make_cert(struct fakesrv *s)
+static void add_exts(X509 *x, X509 *issuer, const char *const (*exts)[2], size_t n)
 {
-    EVP_PKEY *pkey = EVP_EC_gen("P-256");
-    X509 *x = X509_new();
-    if (!pkey || !x)
-        die("cannot generate a TLS key");
-    X509_set_version(x, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), (long)(clock_mono_ns() & 0x7fffffff));
-    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(x), 86400);
-    X509_set_pubkey(x, pkey);
-    X509_NAME *name = X509_get_subject_name(x);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"fakesrv", -1, -1,
-                               0);
-    X509_set_issuer_name(x, name);
     X509V3_CTX ctx;
     X509V3_set_ctx_nodb(&ctx);
-    X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
-    const char *exts[][2] = {
-        {"basicConstraints", "critical,CA:TRUE"},
-        {"keyUsage", "critical,digitalSignature,keyCertSign"},
-        {"subjectAltName", "IP:127.0.0.1,DNS:localhost"},
-        {"subjectKeyIdentifier", "hash"},
-    };
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+    X509V3_set_ctx(&ctx, issuer, x, NULL, NULL, 0);
+    for (size_t i = 0; i < n; i++) {
         X509_EXTENSION *ext = X509V3_EXT_conf(NULL, &ctx, exts[i][0], exts[i][1]);
         if (!ext)
             die("cannot build a certificate extension");
         X509_add_ext(x, ext, -1);
         X509_EXTENSION_free(ext);
     }
-    if (!X509_sign(x, pkey, EVP_sha256()))
-        die("cannot sign the certificate");
+}
+
+/* A new certificate for `pkey` named `cn`, issued by `issuer` (NULL = self); signed later. */
+static X509 *new_cert(EVP_PKEY *pkey, const char *cn, X509 *issuer, long serial)
+{
+    X509 *x = X509_new();
+    if (!x)
+        die("cannot allocate a certificate");
+    X509_set_version(x, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(x), serial);
+    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+    X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+    X509_set_pubkey(x, pkey);
+    X509_NAME *name = X509_get_subject_name(x);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
+    X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name);
+    return x;
+}
+
+static void pem_pair(X509 *x, EVP_PKEY *pkey, char **cert, char **key)
+{
     BIO *cb = BIO_new(BIO_s_mem());
     BIO *kb = BIO_new(BIO_s_mem());
     PEM_write_bio_X509(cb, x);
     PEM_write_bio_PrivateKey(kb, pkey, NULL, NULL, 0, NULL, NULL);
-    s->cert_pem = bio_string(cb);
-    s->key_pem = bio_string(kb);
+    *cert = bio_string(cb);
+    *key = bio_string(kb);
     BIO_free(cb);
     BIO_free(kb);
+}
+
+/*
+ * A self-signed EC P-256 server certificate for 127.0.0.1 / localhost, valid
+ * one day, that also acts as the CA; with client_certs, a client certificate
+ * signed by it.
+ */
+static void make_certs(struct fakesrv *s)
+{
+    long serial = (long)(clock_mono_ns() & 0x7fffffff);
+    EVP_PKEY *pkey = EVP_EC_gen("P-256");
+    if (!pkey)
+        die("cannot generate a TLS key");
+    X509 *x = new_cert(pkey, "fakesrv", NULL, serial);
+    static const char *const srv_exts[][2] = {
+        {"basicConstraints", "critical,CA:TRUE"},
+        {"keyUsage", "critical,digitalSignature,keyCertSign"},
+        {"subjectAltName", "IP:127.0.0.1,DNS:localhost"},
+        {"subjectKeyIdentifier", "hash"},
+    };
+    add_exts(x, x, srv_exts, sizeof srv_exts / sizeof srv_exts[0]);
+    if (!X509_sign(x, pkey, EVP_sha256()))
+        die("cannot sign the certificate");
+    pem_pair(x, pkey, &s->cert_pem, &s->key_pem);
+    if (s->client_certs) {
+        EVP_PKEY *ckey = EVP_EC_gen("P-256");
+        if (!ckey)
+            die("cannot generate a TLS key");
+        X509 *cx = new_cert(ckey, "fakesrv-client", x, serial + 1);
+        static const char *const cli_exts[][2] = {
+            {"basicConstraints", "critical,CA:FALSE"},
+            {"keyUsage", "critical,digitalSignature"},
+            {"extendedKeyUsage", "clientAuth"},
+        };
+        add_exts(cx, x, cli_exts, sizeof cli_exts / sizeof cli_exts[0]);
+        if (!X509_sign(cx, pkey, EVP_sha256()))
+            die("cannot sign the client certificate");
+        pem_pair(cx, ckey, &s->client_cert_pem, &s->client_key_pem);
+        X509_free(cx);
+        EVP_PKEY_free(ckey);
+    }
     X509_free(x);
     EVP_PKEY_free(pkey);
 }
@@ -681,16 +758,22 @@ struct fakesrv *fakesrv_start(const struct fakesrv_opts *opts)
     sa.sin_family = AF_INET;
     sa.sin_port = 0;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                         MHD_USE_ERROR_LOG | MHD_USE_POLL;
+    /* No MHD_USE_ERROR_LOG: dropped streams and refused TLS handshakes are what tests
+       provoke, and libmicrohttpd would print each of them. */
+    unsigned int flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
     if (tls) {
-        make_cert(s);
+        s->client_certs = opts->client_certs;
+        make_certs(s);
         flags |= MHD_USE_TLS;
+        /* With a trust list libmicrohttpd asks for (but does not require) client certificates. */
         s->d = MHD_start_daemon(
             flags, 0, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
             MHD_OPTION_URI_LOG_CALLBACK, uri_log, s, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
             MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s, MHD_OPTION_HTTPS_MEM_KEY, s->key_pem,
-            MHD_OPTION_HTTPS_MEM_CERT, s->cert_pem, MHD_OPTION_END);
+            MHD_OPTION_HTTPS_MEM_CERT, s->cert_pem,
+            s->client_certs ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, s->cert_pem,
+            MHD_OPTION_END);
     } else {
         s->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR,
                                 (struct sockaddr *)&sa, MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
@@ -720,9 +803,14 @@ void fakesrv_stop(struct fakesrv *s)
         fakesrv_req_free(s->reqs[i]);
     free(s->reqs);
     free(s->cert_pem);
+    free(s->client_cert_pem);
     if (s->key_pem) {
         explicit_bzero(s->key_pem, strlen(s->key_pem));
         free(s->key_pem);
+    }
+    if (s->client_key_pem) {
+        explicit_bzero(s->client_key_pem, strlen(s->client_key_pem));
+        free(s->client_key_pem);
     }
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -736,4 +824,14 @@ const char *fakesrv_url(const struct fakesrv *s)
 const char *fakesrv_ca_pem(const struct fakesrv *s)
 {
     return s->cert_pem;
+}
+
+const char *fakesrv_client_cert_pem(const struct fakesrv *s)
+{
+    return s->client_cert_pem;
+}
+
+const char *fakesrv_client_key_pem(const struct fakesrv *s)
+{
+    return s->client_key_pem;
 }

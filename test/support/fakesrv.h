@@ -76,6 +76,9 @@ struct fakesrv_resp {
 struct fakesrv_opts {
     bool tls; /* serve HTTPS with a self-signed certificate for 127.0.0.1 generated at start
                  (fakesrv_ca_pem() returns it for the client's CA bundle) */
+    bool client_certs; /* with tls: also generate a client certificate (CN "fakesrv-client",
+                          signed by the server certificate) and ask clients for theirs; the
+                          CN of a verified client certificate is recorded per request */
 };
 
 /* Start a server (opts may be NULL: plain HTTP). Never NULL (aborts on failure). */
@@ -87,6 +90,9 @@ void fakesrv_stop(struct fakesrv *s);
 const char *fakesrv_url(const struct fakesrv *s);
 /* PEM of the server certificate (TLS mode; acts as the CA), else NULL. Borrowed. */
 const char *fakesrv_ca_pem(const struct fakesrv *s);
+/* PEM of the generated client certificate and its key (client_certs mode), else NULL. */
+const char *fakesrv_client_cert_pem(const struct fakesrv *s);
+const char *fakesrv_client_key_pem(const struct fakesrv *s);
 
 /* Queue a scripted response (deep copy). */
 void fakesrv_push(struct fakesrv *s, const struct fakesrv_resp *r);
@@ -120,6 +126,7 @@ struct fakesrv_req {
     size_t body_len;
     double t;              /* monotonic seconds (clock_mono_s) when the request was complete */
     unsigned long conn_id; /* 1, 2, ... per accepted connection: equal ids = reused connection */
+    char *client_cn;       /* CN of the verified client certificate, NULL if none (or invalid) */
 };
 
 /* Number of requests received so far. */

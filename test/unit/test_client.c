@@ -698,6 +698,25 @@ static void test_tls(void **state)
     assert_string_equal(fakesrv_req_header(r, "authorization"), "Bearer static-token");
     fakesrv_req_free(r);
 
+    /* tls_server_name: verified against that name (in the certificate) while connecting to
+       the server's address; a name the certificate does not have is refused. */
+    f->cfg->tls_server_name = xstrdup("localhost");
+    fx_client(f, &o);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{\"sni\":1}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 3, 10);
+    assert_int_equal(f->got[2].rc, 0);
+    assert_string_equal(f->got[2].body, "{\"sni\":1}");
+    free(f->cfg->tls_server_name);
+    f->cfg->tls_server_name = xstrdup("wrong.example");
+    fx_client(f, &o);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 4, 10);
+    assert_int_equal(f->got[3].rc, -EPROTO);
+    assert_true(strstr(f->got[3].msg, "wrong.example") != NULL);
+    free(f->cfg->tls_server_name);
+    f->cfg->tls_server_name = NULL;
+
     /* insecure_skip_tls_verify without a CA also connects. */
     free(f->cfg->ca_pem);
     f->cfg->ca_pem = NULL;
@@ -706,8 +725,46 @@ static void test_tls(void **state)
     fx_client(f, &o);
     fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
     do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
-    fx_run(f, 3, 10);
-    assert_int_equal(f->got[2].rc, 0);
+    fx_run(f, 5, 10);
+    assert_int_equal(f->got[4].rc, 0);
+    fx_free(f);
+}
+
+static void test_tls_client_cert(void **state)
+{
+    struct fakesrv_opts so = {.tls = true, .client_certs = true};
+    struct fx *f = fx_new(&so);
+    const char *ca = fakesrv_ca_pem(f->srv);
+    f->cfg->ca_pem = xstrdup(ca);
+    f->cfg->ca_len = strlen(ca);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    /* No client certificate: the server sees none. */
+    fx_client(f, NULL);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    struct fakesrv_req *r = fakesrv_req_get(f->srv, 0);
+    assert_null(r->client_cn);
+    assert_null(fakesrv_req_header(r, "authorization"));
+    fakesrv_req_free(r);
+
+    /* Client certificate and key from memory blobs. */
+    const char *cert = fakesrv_client_cert_pem(f->srv), *key = fakesrv_client_key_pem(f->srv);
+    f->cfg->cert_pem = xstrdup(cert);
+    f->cfg->cert_len = strlen(cert);
+    f->cfg->key_pem = xstrdup(key);
+    f->cfg->key_len = strlen(key);
+    fx_client(f, NULL);
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[1].rc, 0);
+    r = fakesrv_req_get(f->srv, 1);
+    assert_non_null(r->client_cn);
+    assert_string_equal(r->client_cn, "fakesrv-client");
+    fakesrv_req_free(r);
     fx_free(f);
 }
 
@@ -821,6 +878,7 @@ int main(void)
         cmocka_unit_test(test_401_refreshes_token),
         cmocka_unit_test(test_token_error),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_tls_client_cert),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_free_cancels_pending),
         cmocka_unit_test(test_bad_requests),
