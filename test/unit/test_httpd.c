@@ -402,7 +402,8 @@ static void test_bind_parse_and_errors(void **state)
     assert_null(host);
     assert_int_equal(httpd_parse_bind("", &host, &port, &dis, &e), 0);
     assert_true(dis);
-    const char *bad[] = {"8080", "host:", "h:70000", "h:-1", "h:8x", "::1:80", "[::1]80", "[::1"};
+    const char *bad[] = {"8080",    "host:", "h:70000",   "h:-1",  "h:8x",  "::1:80",
+                         "[::1]80", "[::1",  "[[::1]:80", "a]:80", "a b:80"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(httpd_parse_bind(bad[i], &host, &port, &dis, &e), -EINVAL);
         assert_null(host);
