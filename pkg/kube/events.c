@@ -131,6 +131,13 @@ struct seen {
     double last; /* monotonic seconds of the last occurrence */
 };
 
+/* Aggregation of similar events (same object, type, reason; different messages). */
+struct agg {
+    uint64_t msgs[EVREC_AGGREGATE_MAX]; /* hashes of the distinct messages seen */
+    size_t n;
+    double last;
+};
+
 enum wkind { W_CREATE, W_PATCH };
 
 struct write {
@@ -153,6 +160,7 @@ struct evrec {
 
     struct lru spam;   /* spam key -> struct bucket */
     struct lru events; /* event key -> struct seen */
+    struct lru aggs;   /* aggregate key -> struct agg */
 
     struct write *head, *tail;
     size_t nqueued;
@@ -213,6 +221,7 @@ int evrec_new(struct kube_client *client, const struct evrec_config *cfg, const 
     r->now_ud = cfg->now_ud;
     lru_init(&r->spam, cache, free);
     lru_init(&r->events, cache, free_seen);
+    lru_init(&r->aggs, cache, free);
     r->kick.data = r;
     *out = r;
     return 0;
@@ -362,6 +371,34 @@ static bool allow_spam(struct evrec *r, const char *key, double now)
     return true;
 }
 
+/*
+ * client-go's EventAggregator: remember the distinct messages seen for one
+ * aggregate key within the window; once there are EVREC_AGGREGATE_MAX of them
+ * the event is folded into the aggregate Event (true). As in client-go, one
+ * message is then forgotten so the set does not grow.
+ */
+static bool aggregate(struct evrec *r, const char *key, const char *msg, double now)
+{
+    struct agg *a = lru_get(&r->aggs, key);
+    if (!a) {
+        a = xcalloc(1, sizeof(*a));
+        lru_put(&r->aggs, key, a);
+    } else if (now - a->last > EVREC_AGGREGATE_WINDOW_S) {
+        a->n = 0;
+    }
+    a->last = now;
+    uint64_t h = fnv1a(msg);
+    bool known = false;
+    for (size_t i = 0; i < a->n && !known; i++)
+        known = a->msgs[i] == h;
+    if (!known)
+        a->msgs[a->n++] = h;
+    if (a->n < EVREC_AGGREGATE_MAX)
+        return false;
+    a->n--;
+    return true;
+}
+
 static void next_suffix(struct evrec *r, char *out, size_t n)
 {
     struct timespec ts;
@@ -427,8 +464,18 @@ void evrec_eventv(struct evrec *r, const json_t *involved, const char *type, con
         free(msg);
         return;
     }
-    /* Correlation: the same object, type, reason and message. */
-    buf_printf(&key, "\x1f%s\x1f%s\x1f%s", type, reason, msg);
+    /* Aggregation: many different messages for the same object, type and reason. */
+    buf_printf(&key, "\x1f%s\x1f%s", type, reason);
+    if (aggregate(r, buf_str(&key), msg, now)) {
+        char *combined = xasprintf("(combined from similar events): %s", msg);
+        truncate_utf8(combined, EVREC_MAX_MESSAGE);
+        free(msg);
+        msg = combined;
+        buf_puts(&key, "\x1f\x1e"); /* the aggregate Event's own cache key */
+    } else {
+        /* Correlation: the same object, type, reason and message. */
+        buf_printf(&key, "\x1f%s", msg);
+    }
     char ts[40];
     clock_now_rfc3339(ts, sizeof(ts), 0);
     struct seen *s = lru_get(&r->events, buf_str(&key));
@@ -522,6 +569,7 @@ void evrec_free(struct evrec *r)
     }
     lru_free(&r->spam);
     lru_free(&r->events);
+    lru_free(&r->aggs);
     free(r->component);
     free(r->host);
     free(r);
