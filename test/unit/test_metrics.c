@@ -9,10 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pkg/metrics/metrics.h"
 
-static char *expose(const struct metrics_registry *reg)
+static char *expose(struct metrics_registry *reg)
 {
     struct buf b;
     buf_init(&b, 1 << 20);
@@ -238,6 +239,65 @@ static void test_output_cap(void **state)
     metrics_registry_free(reg);
 }
 
+/* Value of an unlabelled sample in the exposition text, asserted present. */
+static double sample(const char *text, const char *name)
+{
+    char pat[128];
+    snprintf(pat, sizeof(pat), "\n%s ", name);
+    const char *p = strstr(text, pat);
+    assert_non_null(p);
+    return strtod(p + strlen(pat), NULL);
+}
+
+struct depth {
+    struct metrics_gauge *g;
+    int calls;
+};
+
+static void collect_depth(void *ud)
+{
+    struct depth *d = ud;
+    d->calls++;
+    metrics_gauge_set(d->g, d->calls * 10);
+}
+
+static void test_collectors(void **state)
+{
+    (void)state;
+    struct err e = {0};
+    struct metrics_registry *reg = metrics_registry_new();
+    assert_int_equal(metrics_register_process_collector(reg, &e), 0);
+    assert_int_equal(metrics_register_process_collector(reg, &e), -EEXIST);
+    struct depth d = {.g = metrics_gauge_new(reg, "queue_depth", "Depth.", &e)};
+    metrics_registry_add_collector(reg, collect_depth, &d);
+
+    char *text = expose(reg);
+    assert_int_equal(d.calls, 1);
+    assert_true(sample(text, "queue_depth") == 10);
+    assert_non_null(strstr(text, "# TYPE process_cpu_seconds_total counter\n"));
+    assert_true(sample(text, "process_resident_memory_bytes") > 1e5);
+    assert_true(sample(text, "process_virtual_memory_bytes") >=
+                sample(text, "process_resident_memory_bytes"));
+    double open_fds = sample(text, "process_open_fds");
+    assert_true(open_fds >= 3);
+    assert_true(sample(text, "process_max_fds") >= open_fds);
+    double start = sample(text, "process_start_time_seconds");
+    time_t now = time(NULL);
+    assert_true(start <= (double)now + 2 && start > (double)now - 3600);
+    assert_true(sample(text, "process_cpu_seconds_total") >= 0);
+    free(text);
+
+    /* Collectors run again on every scrape. */
+    FILE *extra = fopen("/dev/null", "r");
+    text = expose(reg);
+    assert_int_equal(d.calls, 2);
+    assert_true(sample(text, "queue_depth") == 20);
+    assert_true(sample(text, "process_open_fds") == open_fds + 1);
+    free(text);
+    fclose(extra);
+    metrics_registry_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_format_float),
         cmocka_unit_test(test_output_cap),
+        cmocka_unit_test(test_collectors),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }
