@@ -150,6 +150,7 @@ struct write {
 
 struct evrec {
     struct kube_client *client;
+    struct ev_loop *loop;
     const struct logger *lg;
     char *component, *host;
     int burst;
@@ -203,6 +204,7 @@ int evrec_new(struct kube_client *client, const struct evrec_config *cfg, const 
         return err_set(e, -EINVAL, "event recorder: a component name is required");
     struct evrec *r = xcalloc(1, sizeof(*r));
     r->client = client;
+    r->loop = kube_client_loop(client);
     r->lg = lg;
     r->component = xstrdup(cfg->component);
     if (cfg->host) {
@@ -295,8 +297,23 @@ static void pump(struct evrec *r)
             r->inflight = NULL;
             r->call = NULL;
             r->st.failed++;
-            log_warn(r->lg, "event not written", "event", w->name, "error", e.msg);
             write_free(w);
+            if (rc == -ESHUTDOWN) {
+                /* The client is going away: drop the rest at once. */
+                size_t dropped = r->nqueued;
+                while (r->head) {
+                    struct write *x = r->head;
+                    r->head = x->next;
+                    write_free(x);
+                }
+                r->tail = NULL;
+                r->nqueued = 0;
+                r->st.failed += dropped;
+                log_warn(r->lg, "events not written: client shutting down", "dropped",
+                         LOG_UINT(dropped + 1));
+                return;
+            }
+            log_warn(r->lg, "event not written", "error", e.msg);
         }
     }
 }
@@ -321,11 +338,10 @@ static void enqueue(struct evrec *r, struct write *w)
     r->tail = w;
     r->nqueued++;
     /* Write from the loop, never from inside the caller. */
-    struct ev_loop *loop = kube_client_loop(r->client);
     if (!ev_is_active(&r->kick) && !r->inflight) {
         ev_timer_init(&r->kick, on_kick, 0., 0.);
         r->kick.data = r;
-        ev_timer_start(loop, &r->kick);
+        ev_timer_start(r->loop, &r->kick);
     }
 }
 
@@ -558,7 +574,7 @@ void evrec_free(struct evrec *r)
 {
     if (!r)
         return;
-    ev_timer_stop(kube_client_loop(r->client), &r->kick);
+    ev_timer_stop(r->loop, &r->kick);
     if (r->call)
         kube_call_cancel(r->call);
     write_free(r->inflight);

@@ -96,7 +96,12 @@ void evrec_eventv(struct evrec *rec, const json_t *involved, const char *type, c
 size_t evrec_pending(const struct evrec *rec);
 void evrec_get_stats(const struct evrec *rec, struct evrec_stats *out);
 
-/* Free: queued writes are dropped, an in-flight one is cancelled. NULL is fine. */
+/*
+ * Free: queued writes are dropped, an in-flight one is cancelled. NULL is
+ * fine. Free the recorder before the client; if the client is freed first
+ * (its pending calls complete with -ECANCELED), the recorder drops its queue
+ * then and may only be freed afterwards, not used.
+ */
 void evrec_free(struct evrec *rec);
 
 #endif

@@ -29,6 +29,7 @@ enum step { STEP_NONE, STEP_FAST_PUT, STEP_GET, STEP_CREATE, STEP_PUT, STEP_RELE
 
 struct lease_elector {
     struct kube_client *client;
+    struct ev_loop *loop;
     const struct logger *lg;
     char *ns, *name, *identity, *desc; /* desc: "ns/name" for logs */
     char *item_path, *coll_path;
@@ -226,9 +227,9 @@ static void keep_lease(struct lease_elector *le, json_t *body)
 
 static void schedule(struct lease_elector *le, double after)
 {
-    ev_timer_stop(kube_client_loop(le->client), &le->timer);
+    ev_timer_stop(le->loop, &le->timer);
     ev_timer_set(&le->timer, after < 0 ? 0 : after, 0.);
-    ev_timer_start(kube_client_loop(le->client), &le->timer);
+    ev_timer_start(le->loop, &le->timer);
 }
 
 static void maybe_report_transition(struct lease_elector *le)
@@ -371,7 +372,7 @@ static void after_get(struct lease_elector *le, json_t *body)
 static void finish_stop(struct lease_elector *le, int rc)
 {
     le->state = LS_STOPPED;
-    ev_timer_stop(kube_client_loop(le->client), &le->timer);
+    ev_timer_stop(le->loop, &le->timer);
     if (le->led) {
         le->led = false;
         if (le->cb.on_stopped_leading)
@@ -488,7 +489,7 @@ static void lose(struct lease_elector *le)
               le->desc, "renew_deadline_s", LOG_DBL(le->rd));
     le->state = LS_STOPPED;
     le->in_cycle = false;
-    ev_timer_stop(kube_client_loop(le->client), &le->timer);
+    ev_timer_stop(le->loop, &le->timer);
     if (le->led) {
         le->led = false;
         if (le->cb.on_stopped_leading)
@@ -568,6 +569,7 @@ int lease_elector_new(struct kube_client *client, const struct lease_config *cfg
         return rc;
     struct lease_elector *le = xcalloc(1, sizeof(*le));
     le->client = client;
+    le->loop = kube_client_loop(client);
     le->lg = lg;
     le->ns = xstrdup(cfg.namespace_);
     le->name = xstrdup(cfg.name);
@@ -625,7 +627,7 @@ int lease_elector_stop(struct lease_elector *le, void (*done)(void *ud, int rc),
     le->stop_done = done;
     le->stop_ud = ud;
     le->stop_rc = 0;
-    ev_timer_stop(kube_client_loop(le->client), &le->timer);
+    ev_timer_stop(le->loop, &le->timer);
     /* A request in flight may already have changed the Lease: let it finish
      * (on_done then continues with begin_release). */
     if (le->call)
@@ -638,7 +640,7 @@ void lease_elector_free(struct lease_elector *le)
 {
     if (!le)
         return;
-    ev_timer_stop(kube_client_loop(le->client), &le->timer);
+    ev_timer_stop(le->loop, &le->timer);
     if (le->call)
         kube_call_cancel(le->call);
     record_clear(&le->pending);

@@ -104,7 +104,8 @@ const char *lease_elector_identity(const struct lease_elector *le);
  */
 int lease_elector_stop(struct lease_elector *le, void (*done)(void *ud, int rc), void *ud);
 
-/* Free; cancels anything in flight without calling callbacks. NULL is fine. */
+/* Free; cancels anything in flight without calling callbacks. NULL is fine.
+ * Free the elector before its client. */
 void lease_elector_free(struct lease_elector *le);
 
 #endif

@@ -400,6 +400,48 @@ static void test_queue_bound_and_free_with_pending(void **state)
     assert_int_equal(fakesrv_nreq(f->srv), 0);
 }
 
+static void on_arrived(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct fx *f = w->data;
+    if (fakesrv_nreq(f->srv) >= 1)
+        ev_break(loop, EVBREAK_ALL);
+}
+
+/* The client goes away with writes queued: they are dropped (counted), nothing leaks. */
+static void test_client_shutdown_drops_queue(void **state)
+{
+    struct fx *f = *state;
+    fakesrv_clear(f->srv);
+    fakesrv_push(f->srv,
+                 &(struct fakesrv_resp){
+                     .method = "POST", .status = 201, .body = "{}", .delay_s = 0.5, .times = -1});
+    char reason[16];
+    for (int i = 0; i < 5; i++) {
+        snprintf(reason, sizeof(reason), "R%d", i);
+        evrec_event(f->rec, f->wl, "Normal", reason, "m");
+    }
+    bool timed_out = false;
+    ev_timer poll, limit;
+    ev_timer_init(&poll, on_arrived, 0.002, 0.002);
+    poll.data = f;
+    ev_timer_init(&limit, on_limit, 5., 0.);
+    limit.data = &timed_out;
+    ev_timer_start(f->loop, &poll);
+    ev_timer_start(f->loop, &limit);
+    ev_run(f->loop, 0);
+    ev_timer_stop(f->loop, &poll);
+    ev_timer_stop(f->loop, &limit);
+    assert_false(timed_out);
+    assert_int_equal(evrec_pending(f->rec), 5); /* one in flight, four queued */
+    kube_client_free(f->client);
+    f->client = NULL;
+    assert_int_equal(evrec_pending(f->rec), 0);
+    struct evrec_stats st;
+    evrec_get_stats(f->rec, &st);
+    assert_int_equal(st.failed, 5);
+    assert_int_equal(st.created, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +451,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_similar_events_are_aggregated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch_of_vanished_event_creates_it, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_bound_and_free_with_pending, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_shutdown_drops_queue, setup, teardown),
     };
     return cmocka_run_group_tests_name("events", tests, NULL, NULL);
 }
