@@ -392,11 +392,52 @@ static long find_child(const struct family *f, const char *const *values)
     return -(long)lo - 1;
 }
 
+/* Strict UTF-8 (no overlongs, surrogates or code points above U+10FFFF). */
+static bool valid_utf8(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p;
+        size_t n;
+        unsigned min;
+        if (c < 0x80) {
+            p++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            n = 1;
+            min = 0x80;
+            c &= 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 2;
+            min = 0x800;
+            c &= 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 3;
+            min = 0x10000;
+            c &= 0x07;
+        } else {
+            return false;
+        }
+        for (size_t i = 1; i <= n; i++) {
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+            c = (c << 6) | (p[i] & 0x3F);
+        }
+        if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+            return false;
+        p += n + 1;
+    }
+    return true;
+}
+
 static bool values_ok(const struct family *f, const char *const *values)
 {
     size_t n = 0;
-    while (values && values[n])
+    while (values && values[n]) {
+        if (!valid_utf8(values[n]))
+            return false;
         n++;
+    }
     return n == f->nlabels;
 }
 

@@ -90,7 +90,8 @@ struct metrics_histogram *metrics_histogram_new(struct metrics_registry *reg, co
  * The child for one combination of label values (created at zero on first
  * use; values are copied). Pass exactly as many values as the vector has
  * label names; the macros add the terminating NULL. A wrong number of values
- * is a programming error: the result is then a detached sink that accepts
+ * (or a value that is not valid UTF-8, which would break the scrape) is a
+ * programming error: the result is then a detached sink that accepts
  * updates and is never exposed, so the caller cannot crash. `v` must not be
  * NULL (aborts). Borrowed; never NULL.
  */

@@ -88,6 +88,11 @@ static void test_gauges_and_ordering(void **state)
     assert_true(metrics_gauge_value(c) == 2.5);
     /* A wrong number of label values is a detached sink, never exposed. */
     metrics_gauge_set(metrics_gauge_vec_with(q, "x", "y"), 99);
+    /* So is a value that is not UTF-8 (overlong, surrogate, truncated); valid UTF-8 is kept. */
+    metrics_gauge_set(metrics_gauge_vec_with(q, "bad\xc0\xaf"), 98);
+    metrics_gauge_set(metrics_gauge_vec_with(q, "bad\xed\xa0\x80"), 97);
+    metrics_gauge_set(metrics_gauge_vec_with(q, "bad\xe2\x82"), 96);
+    metrics_gauge_set(metrics_gauge_vec_with(q, "d\xc3\xa9j\xc3\xa0 \xf0\x9f\x98\x80"), 3);
 
     char *text = expose(reg);
     assert_string_equal(text,
@@ -96,6 +101,7 @@ static void test_gauges_and_ordering(void **state)
                         "kueue_ks_queue_depth{queue=\"a\\\"quoted\\\"\\n\\\\\"} -0.25\n"
                         "kueue_ks_queue_depth{queue=\"b\"} 1e+06\n"
                         "kueue_ks_queue_depth{queue=\"c\"} 2.5\n"
+                        "kueue_ks_queue_depth{queue=\"d\xc3\xa9j\xc3\xa0 \xf0\x9f\x98\x80\"} 3\n"
                         "# HELP zz_up Is it up.\n"
                         "# TYPE zz_up gauge\n"
                         "zz_up 1\n");
