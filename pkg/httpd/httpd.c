@@ -106,6 +106,10 @@ int httpd_parse_bind(const char *addr, char **host, int *port, bool *disabled, s
         he = colon;
         ps = colon + 1;
     }
+    for (const char *c = hs; c < he; c++) {
+        if (*c == '[' || *c == ']' || (unsigned char)*c <= ' ' || *c == '/' || *c == 0x7f)
+            return err_set(e, -EINVAL, "bind address \"%s\": unexpected character in host", addr);
+    }
     if (!*ps)
         return err_set(e, -EINVAL, "bind address \"%s\": missing port", addr);
     char *end = NULL;

@@ -131,6 +131,13 @@ struct seen {
     double last; /* monotonic seconds of the last occurrence */
 };
 
+/* Aggregation of similar events (same object, type, reason; different messages). */
+struct agg {
+    uint64_t msgs[EVREC_AGGREGATE_MAX]; /* hashes of the distinct messages seen */
+    size_t n;
+    double last;
+};
+
 enum wkind { W_CREATE, W_PATCH };
 
 struct write {
@@ -143,6 +150,7 @@ struct write {
 
 struct evrec {
     struct kube_client *client;
+    struct ev_loop *loop;
     const struct logger *lg;
     char *component, *host;
     int burst;
@@ -153,6 +161,7 @@ struct evrec {
 
     struct lru spam;   /* spam key -> struct bucket */
     struct lru events; /* event key -> struct seen */
+    struct lru aggs;   /* aggregate key -> struct agg */
 
     struct write *head, *tail;
     size_t nqueued;
@@ -195,6 +204,7 @@ int evrec_new(struct kube_client *client, const struct evrec_config *cfg, const 
         return err_set(e, -EINVAL, "event recorder: a component name is required");
     struct evrec *r = xcalloc(1, sizeof(*r));
     r->client = client;
+    r->loop = kube_client_loop(client);
     r->lg = lg;
     r->component = xstrdup(cfg->component);
     if (cfg->host) {
@@ -213,6 +223,7 @@ int evrec_new(struct kube_client *client, const struct evrec_config *cfg, const 
     r->now_ud = cfg->now_ud;
     lru_init(&r->spam, cache, free);
     lru_init(&r->events, cache, free_seen);
+    lru_init(&r->aggs, cache, free);
     r->kick.data = r;
     *out = r;
     return 0;
@@ -286,8 +297,23 @@ static void pump(struct evrec *r)
             r->inflight = NULL;
             r->call = NULL;
             r->st.failed++;
-            log_warn(r->lg, "event not written", "event", w->name, "error", e.msg);
             write_free(w);
+            if (rc == -ESHUTDOWN) {
+                /* The client is going away: drop the rest at once. */
+                size_t dropped = r->nqueued;
+                while (r->head) {
+                    struct write *x = r->head;
+                    r->head = x->next;
+                    write_free(x);
+                }
+                r->tail = NULL;
+                r->nqueued = 0;
+                r->st.failed += dropped;
+                log_warn(r->lg, "events not written: client shutting down", "dropped",
+                         LOG_UINT(dropped + 1));
+                return;
+            }
+            log_warn(r->lg, "event not written", "error", e.msg);
         }
     }
 }
@@ -312,11 +338,10 @@ static void enqueue(struct evrec *r, struct write *w)
     r->tail = w;
     r->nqueued++;
     /* Write from the loop, never from inside the caller. */
-    struct ev_loop *loop = kube_client_loop(r->client);
     if (!ev_is_active(&r->kick) && !r->inflight) {
         ev_timer_init(&r->kick, on_kick, 0., 0.);
         r->kick.data = r;
-        ev_timer_start(loop, &r->kick);
+        ev_timer_start(r->loop, &r->kick);
     }
 }
 
@@ -359,6 +384,34 @@ static bool allow_spam(struct evrec *r, const char *key, double now)
     if (b->tokens < 1.0)
         return false;
     b->tokens -= 1.0;
+    return true;
+}
+
+/*
+ * client-go's EventAggregator: remember the distinct messages seen for one
+ * aggregate key within the window; once there are EVREC_AGGREGATE_MAX of them
+ * the event is folded into the aggregate Event (true). As in client-go, one
+ * message is then forgotten so the set does not grow.
+ */
+static bool aggregate(struct evrec *r, const char *key, const char *msg, double now)
+{
+    struct agg *a = lru_get(&r->aggs, key);
+    if (!a) {
+        a = xcalloc(1, sizeof(*a));
+        lru_put(&r->aggs, key, a);
+    } else if (now - a->last > EVREC_AGGREGATE_WINDOW_S) {
+        a->n = 0;
+    }
+    a->last = now;
+    uint64_t h = fnv1a(msg);
+    bool known = false;
+    for (size_t i = 0; i < a->n && !known; i++)
+        known = a->msgs[i] == h;
+    if (!known)
+        a->msgs[a->n++] = h;
+    if (a->n < EVREC_AGGREGATE_MAX)
+        return false;
+    a->n--;
     return true;
 }
 
@@ -427,8 +480,18 @@ void evrec_eventv(struct evrec *r, const json_t *involved, const char *type, con
         free(msg);
         return;
     }
-    /* Correlation: the same object, type, reason and message. */
-    buf_printf(&key, "\x1f%s\x1f%s\x1f%s", type, reason, msg);
+    /* Aggregation: many different messages for the same object, type and reason. */
+    buf_printf(&key, "\x1f%s\x1f%s", type, reason);
+    if (aggregate(r, buf_str(&key), msg, now)) {
+        char *combined = xasprintf("(combined from similar events): %s", msg);
+        truncate_utf8(combined, EVREC_MAX_MESSAGE);
+        free(msg);
+        msg = combined;
+        buf_puts(&key, "\x1f\x1e"); /* the aggregate Event's own cache key */
+    } else {
+        /* Correlation: the same object, type, reason and message. */
+        buf_printf(&key, "\x1f%s", msg);
+    }
     char ts[40];
     clock_now_rfc3339(ts, sizeof(ts), 0);
     struct seen *s = lru_get(&r->events, buf_str(&key));
@@ -511,7 +574,7 @@ void evrec_free(struct evrec *r)
 {
     if (!r)
         return;
-    ev_timer_stop(kube_client_loop(r->client), &r->kick);
+    ev_timer_stop(r->loop, &r->kick);
     if (r->call)
         kube_call_cancel(r->call);
     write_free(r->inflight);
@@ -522,6 +585,7 @@ void evrec_free(struct evrec *r)
     }
     lru_free(&r->spam);
     lru_free(&r->events);
+    lru_free(&r->aggs);
     free(r->component);
     free(r->host);
     free(r);

@@ -14,10 +14,16 @@
  *     lastTimestamp) instead of creating one; the cache of recent Events is
  *     an LRU of bounded size (client-go: 4096). A PATCH that finds the Event
  *     gone (404) creates it again;
+ *   - aggregation (client-go's EventAggregator): when the same object, type
+ *     and reason come with EVREC_AGGREGATE_MAX (10) different messages within
+ *     10 minutes, further ones are folded into a single Event whose message
+ *     is "(combined from similar events): <latest message>" and whose count
+ *     is PATCHed up;
  *   - a spam filter drops excess events per (source, involved object): a
  *     token bucket with burst 25 refilled at 1 token per 5 minutes (client-
  *     go's EventSourceObjectSpamFilter), also kept in a bounded LRU; drops
- *     are logged at debug level (-v 4) and counted;
+ *     are logged at debug level (-v 4) and counted. Unlike client-go, the
+ *     filter runs before correlation, so dropped events do not raise counts;
  *   - writes are asynchronous: evrec_event only formats and queues (bounded:
  *     beyond max_queued, new events are dropped and counted) and returns at
  *     once; the queue is written in order, one request at a time, from the
@@ -41,6 +47,7 @@
 #define EVREC_DEFAULT_MAX_QUEUED 1000
 #define EVREC_AGGREGATE_WINDOW_S 600.0 /* repeats within 10 minutes are counted */
 #define EVREC_MAX_MESSAGE        1024  /* longer messages are truncated (UTF-8 safe) */
+#define EVREC_AGGREGATE_MAX      10    /* distinct messages before aggregating */
 
 struct evrec;
 
@@ -89,7 +96,12 @@ void evrec_eventv(struct evrec *rec, const json_t *involved, const char *type, c
 size_t evrec_pending(const struct evrec *rec);
 void evrec_get_stats(const struct evrec *rec, struct evrec_stats *out);
 
-/* Free: queued writes are dropped, an in-flight one is cancelled. NULL is fine. */
+/*
+ * Free: queued writes are dropped, an in-flight one is cancelled. NULL is
+ * fine. Free the recorder before the client; if the client is freed first
+ * (its pending calls complete with -ECANCELED), the recorder drops its queue
+ * then and may only be freed afterwards, not used.
+ */
 void evrec_free(struct evrec *rec);
 
 #endif

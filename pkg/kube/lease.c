@@ -29,6 +29,7 @@ enum step { STEP_NONE, STEP_FAST_PUT, STEP_GET, STEP_CREATE, STEP_PUT, STEP_RELE
 
 struct lease_elector {
     struct kube_client *client;
+    struct ev_loop *loop;
     const struct logger *lg;
     char *ns, *name, *identity, *desc; /* desc: "ns/name" for logs */
     char *item_path, *coll_path;
@@ -55,6 +56,7 @@ struct lease_elector {
     uint64_t rng;
 
     bool stop_called;
+    bool release_wanted;
     void (*stop_done)(void *ud, int rc);
     void *stop_ud;
     int stop_rc;
@@ -225,9 +227,9 @@ static void keep_lease(struct lease_elector *le, json_t *body)
 
 static void schedule(struct lease_elector *le, double after)
 {
-    ev_timer_stop(kube_client_loop(le->client), &le->timer);
+    ev_timer_stop(le->loop, &le->timer);
     ev_timer_set(&le->timer, after < 0 ? 0 : after, 0.);
-    ev_timer_start(kube_client_loop(le->client), &le->timer);
+    ev_timer_start(le->loop, &le->timer);
 }
 
 static void maybe_report_transition(struct lease_elector *le)
@@ -370,7 +372,7 @@ static void after_get(struct lease_elector *le, json_t *body)
 static void finish_stop(struct lease_elector *le, int rc)
 {
     le->state = LS_STOPPED;
-    ev_timer_stop(kube_client_loop(le->client), &le->timer);
+    ev_timer_stop(le->loop, &le->timer);
     if (le->led) {
         le->led = false;
         if (le->cb.on_stopped_leading)
@@ -382,12 +384,48 @@ static void finish_stop(struct lease_elector *le, int rc)
         done(le->stop_ud, rc);
 }
 
+/* Stopping: PUT the release record if wanted and we hold the lease, else finish. */
+static void begin_release(struct lease_elector *le)
+{
+    if (le->release_wanted && is_leader(le) && le->lease) {
+        char now[40];
+        clock_now_rfc3339(now, sizeof(now), 1);
+        record_clear(&le->pending);
+        le->pending.holder = xstrdup("");
+        le->pending.duration_s = 1;
+        le->pending.acquire = xstrdup(now);
+        le->pending.renew = xstrdup(now);
+        le->pending.transitions = le->observed.transitions;
+        int rc = put_record(le, STEP_RELEASE, &le->pending);
+        if (rc == 0)
+            return;
+        le->stop_rc = rc;
+    }
+    schedule(le, 0); /* finish from the loop */
+}
+
 static void on_done(void *ud, const struct kube_result *r)
 {
     struct lease_elector *le = ud;
     enum step step = le->step;
     le->call = NULL;
     le->step = STEP_NONE;
+    if (le->state == LS_STOPPING && step != STEP_RELEASE) {
+        /* Stop was requested while this request was in flight: take in what it
+         * did (so a release carries the current resourceVersion), then release. */
+        if (r->rc == 0 && step == STEP_GET && json_is_object(r->body)) {
+            struct record rec = {0};
+            record_from_lease(r->body, &rec);
+            keep_lease(le, r->body);
+            set_observed(le, &rec);
+            record_clear(&rec);
+        } else if (r->rc == 0 && step != STEP_GET) {
+            keep_lease(le, r->body);
+            set_observed(le, &le->pending);
+        }
+        begin_release(le);
+        return;
+    }
     switch (step) {
     case STEP_FAST_PUT:
         if (r->rc == 0) {
@@ -451,7 +489,7 @@ static void lose(struct lease_elector *le)
               le->desc, "renew_deadline_s", LOG_DBL(le->rd));
     le->state = LS_STOPPED;
     le->in_cycle = false;
-    ev_timer_stop(kube_client_loop(le->client), &le->timer);
+    ev_timer_stop(le->loop, &le->timer);
     if (le->led) {
         le->led = false;
         if (le->cb.on_stopped_leading)
@@ -531,6 +569,7 @@ int lease_elector_new(struct kube_client *client, const struct lease_config *cfg
         return rc;
     struct lease_elector *le = xcalloc(1, sizeof(*le));
     le->client = client;
+    le->loop = kube_client_loop(client);
     le->lg = lg;
     le->ns = xstrdup(cfg.namespace_);
     le->name = xstrdup(cfg.name);
@@ -583,32 +622,17 @@ int lease_elector_stop(struct lease_elector *le, void (*done)(void *ud, int rc),
     if (le->stop_called)
         return -EALREADY;
     le->stop_called = true;
-    bool leading = le->state == LS_LEADING;
+    le->release_wanted = le->state == LS_LEADING && le->release_on_cancel;
     le->state = LS_STOPPING;
     le->stop_done = done;
     le->stop_ud = ud;
     le->stop_rc = 0;
-    ev_timer_stop(kube_client_loop(le->client), &le->timer);
-    if (le->call) {
-        kube_call_cancel(le->call);
-        le->call = NULL;
-        le->step = STEP_NONE;
-    }
-    if (leading && le->release_on_cancel && is_leader(le) && le->lease) {
-        char now[40];
-        clock_now_rfc3339(now, sizeof(now), 1);
-        record_clear(&le->pending);
-        le->pending.holder = xstrdup("");
-        le->pending.duration_s = 1;
-        le->pending.acquire = xstrdup(now);
-        le->pending.renew = xstrdup(now);
-        le->pending.transitions = le->observed.transitions;
-        int rc = put_record(le, STEP_RELEASE, &le->pending);
-        if (rc == 0)
-            return 0;
-        le->stop_rc = rc;
-    }
-    schedule(le, 0); /* finish from the loop */
+    ev_timer_stop(le->loop, &le->timer);
+    /* A request in flight may already have changed the Lease: let it finish
+     * (on_done then continues with begin_release). */
+    if (le->call)
+        return 0;
+    begin_release(le);
     return 0;
 }
 
@@ -616,7 +640,7 @@ void lease_elector_free(struct lease_elector *le)
 {
     if (!le)
         return;
-    ev_timer_stop(kube_client_loop(le->client), &le->timer);
+    ev_timer_stop(le->loop, &le->timer);
     if (le->call)
         kube_call_cancel(le->call);
     record_clear(&le->pending);

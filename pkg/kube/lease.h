@@ -94,8 +94,9 @@ const char *lease_elector_leader(const struct lease_elector *le);
 const char *lease_elector_identity(const struct lease_elector *le);
 
 /*
- * Stop the loops (an in-flight request is cancelled). If we lead and
- * release_on_cancel is set, PUT the release record first. `done` (optional)
+ * Stop the loops. A request in flight is allowed to finish (it may have
+ * changed the Lease); then, if we lead and release_on_cancel is set, the
+ * release record is PUT with the current resourceVersion. `done` (optional)
  * is called exactly once from the loop afterwards, with 0 or the release's
  * error code; on_stopped_leading runs before it when we were leading.
  * Also fine after leadership was lost (then nothing is released).
@@ -103,7 +104,8 @@ const char *lease_elector_identity(const struct lease_elector *le);
  */
 int lease_elector_stop(struct lease_elector *le, void (*done)(void *ud, int rc), void *ud);
 
-/* Free; cancels anything in flight without calling callbacks. NULL is fine. */
+/* Free; cancels anything in flight without calling callbacks. NULL is fine.
+ * Free the elector before its client. */
 void lease_elector_free(struct lease_elector *le);
 
 #endif

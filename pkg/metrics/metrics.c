@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "pkg/util/xalloc.h"
 
 const double metrics_default_buckets[11] = {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
@@ -60,9 +64,23 @@ struct metrics_histogram_vec {
     struct family f;
 };
 
+struct collector {
+    metrics_collect_fn fn;
+    void *ud;
+};
+
+/* Gauges/counters of the process collector. */
+struct proc_metrics {
+    struct metrics_counter *cpu;
+    struct metrics_gauge *open_fds, *max_fds, *vsize, *rss, *start;
+};
+
 struct metrics_registry {
     struct family **fams; /* sorted by name */
     size_t n, cap;
+    struct collector *collectors;
+    size_t ncollectors;
+    struct proc_metrics *proc; /* owned, NULL unless registered */
 };
 
 /* ---- names ------------------------------------------------------------- */
@@ -192,6 +210,8 @@ void metrics_registry_free(struct metrics_registry *reg)
     for (size_t i = 0; i < reg->n; i++)
         family_free(reg->fams[i]);
     free(reg->fams);
+    free(reg->collectors);
+    free(reg->proc);
     free(reg);
 }
 
@@ -372,11 +392,52 @@ static long find_child(const struct family *f, const char *const *values)
     return -(long)lo - 1;
 }
 
+/* Strict UTF-8 (no overlongs, surrogates or code points above U+10FFFF). */
+static bool valid_utf8(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p;
+        size_t n;
+        unsigned min;
+        if (c < 0x80) {
+            p++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            n = 1;
+            min = 0x80;
+            c &= 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 2;
+            min = 0x800;
+            c &= 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 3;
+            min = 0x10000;
+            c &= 0x07;
+        } else {
+            return false;
+        }
+        for (size_t i = 1; i <= n; i++) {
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+            c = (c << 6) | (p[i] & 0x3F);
+        }
+        if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+            return false;
+        p += n + 1;
+    }
+    return true;
+}
+
 static bool values_ok(const struct family *f, const char *const *values)
 {
     size_t n = 0;
-    while (values && values[n])
+    while (values && values[n]) {
+        if (!valid_utf8(values[n]))
+            return false;
         n++;
+    }
     return n == f->nlabels;
 }
 
@@ -622,8 +683,114 @@ static void put_sample(struct wr *out, const struct family *f, const struct mchi
     put(out, "\n");
 }
 
-int metrics_registry_write(const struct metrics_registry *reg, struct buf *out)
+void metrics_registry_add_collector(struct metrics_registry *reg, metrics_collect_fn fn,
+                                    void *userdata)
 {
+    reg->collectors = xrealloc(reg->collectors, (reg->ncollectors + 1) * sizeof(*reg->collectors));
+    reg->collectors[reg->ncollectors++] = (struct collector){fn, userdata};
+}
+
+/* ---- process collector ------------------------------------------------- */
+
+static double boot_time(void)
+{
+    FILE *f = fopen("/proc/stat", "re");
+    if (!f)
+        return 0;
+    char line[256];
+    double bt = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "btime ", 6) == 0) {
+            bt = strtod(line + 6, NULL);
+            break;
+        }
+    }
+    fclose(f);
+    return bt;
+}
+
+static void collect_process(void *ud)
+{
+    struct proc_metrics *pm = ud;
+    long ticks = sysconf(_SC_CLK_TCK);
+    long page = sysconf(_SC_PAGESIZE);
+    FILE *f = fopen("/proc/self/stat", "re");
+    if (f) {
+        char line[1024];
+        if (fgets(line, sizeof(line), f)) {
+            /* Fields after the command name, which is in parentheses and may contain spaces. */
+            const char *p = strrchr(line, ')');
+            unsigned long long v[24] = {0};
+            int n = 0;
+            if (p) {
+                p++;
+                while (*p && n < 24) {
+                    while (*p == ' ')
+                        p++;
+                    char *end = NULL;
+                    v[n] = strtoull(p, &end, 10);
+                    if (end == p) { /* the state letter */
+                        v[n] = 0;
+                        end = (char *)p + 1;
+                    }
+                    n++;
+                    p = end;
+                }
+            }
+            /* v[0] = state (field 3), so field k is v[k - 3]. */
+            if (n >= 22 && ticks > 0) {
+                pm->cpu->m.v = (double)(v[14 - 3] + v[15 - 3]) / (double)ticks;
+                metrics_gauge_set(pm->start, boot_time() + (double)v[22 - 3] / (double)ticks);
+                metrics_gauge_set(pm->vsize, (double)v[23 - 3]);
+                metrics_gauge_set(pm->rss, (double)v[24 - 3] * (double)page);
+            }
+        }
+        fclose(f);
+    }
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        long n = 0;
+        struct dirent *de;
+        while ((de = readdir(d)))
+            if (de->d_name[0] != '.')
+                n++;
+        closedir(d);
+        metrics_gauge_set(pm->open_fds, (double)(n - 1)); /* minus the DIR's own fd */
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        metrics_gauge_set(pm->max_fds,
+                          rl.rlim_cur == RLIM_INFINITY ? INFINITY : (double)rl.rlim_cur);
+}
+
+int metrics_register_process_collector(struct metrics_registry *reg, struct err *e)
+{
+    if (reg->proc)
+        return err_set(e, -EEXIST, "metrics: process collector already registered");
+    struct proc_metrics pm = {0};
+    pm.cpu = metrics_counter_new(reg, "process_cpu_seconds_total",
+                                 "Total user and system CPU time spent in seconds.", e);
+    pm.open_fds = metrics_gauge_new(reg, "process_open_fds", "Number of open file descriptors.", e);
+    pm.max_fds =
+        metrics_gauge_new(reg, "process_max_fds", "Maximum number of open file descriptors.", e);
+    pm.vsize =
+        metrics_gauge_new(reg, "process_virtual_memory_bytes", "Virtual memory size in bytes.", e);
+    pm.rss = metrics_gauge_new(reg, "process_resident_memory_bytes",
+                               "Resident memory size in bytes.", e);
+    pm.start = metrics_gauge_new(reg, "process_start_time_seconds",
+                                 "Start time of the process since unix epoch in seconds.", e);
+    if (!pm.cpu || !pm.open_fds || !pm.max_fds || !pm.vsize || !pm.rss || !pm.start)
+        return e ? e->code : -EEXIST; /* a name is taken: the families already made stay */
+    reg->proc = xmalloc(sizeof(*reg->proc));
+    *reg->proc = pm;
+    metrics_registry_add_collector(reg, collect_process, reg->proc);
+    return 0;
+}
+
+int metrics_registry_write(struct metrics_registry *reg, struct buf *out)
+{
+    for (size_t i = 0; i < reg->ncollectors; i++)
+        reg->collectors[i].fn(reg->collectors[i].ud);
     static const char *const types[] = {"counter", "gauge", "histogram"};
     struct wr w = {out, 0};
     for (size_t i = 0; i < reg->n && !w.err; i++) {

@@ -90,7 +90,8 @@ struct metrics_histogram *metrics_histogram_new(struct metrics_registry *reg, co
  * The child for one combination of label values (created at zero on first
  * use; values are copied). Pass exactly as many values as the vector has
  * label names; the macros add the terminating NULL. A wrong number of values
- * is a programming error: the result is then a detached sink that accepts
+ * (or a value that is not valid UTF-8, which would break the scrape) is a
+ * programming error: the result is then a detached sink that accepts
  * updates and is never exposed, so the caller cannot crash. `v` must not be
  * NULL (aborts). Borrowed; never NULL.
  */
@@ -136,10 +137,29 @@ void metrics_linear_buckets(double start, double width, size_t n, double *out);
 void metrics_exponential_buckets(double start, double factor, size_t n, double *out);
 
 /*
- * Append the whole registry in text exposition format 0.0.4 to `out`.
- * 0, or -E2BIG when `out`'s cap is reached (the output is then truncated).
+ * A collector refreshes metrics whose values are read on demand (process
+ * stats, queue lengths...). Collectors run, in registration order, at the
+ * start of every metrics_registry_write.
  */
-int metrics_registry_write(const struct metrics_registry *reg, struct buf *out);
+typedef void (*metrics_collect_fn)(void *userdata);
+void metrics_registry_add_collector(struct metrics_registry *reg, metrics_collect_fn fn,
+                                    void *userdata);
+
+/*
+ * Register the Go client's standard process metrics, refreshed from /proc
+ * at each scrape: process_cpu_seconds_total, process_open_fds,
+ * process_max_fds, process_virtual_memory_bytes,
+ * process_resident_memory_bytes, process_start_time_seconds.
+ * 0, or -EEXIST when already registered.
+ */
+int metrics_register_process_collector(struct metrics_registry *reg, struct err *e);
+
+/*
+ * Run the collectors, then append the whole registry in text exposition
+ * format 0.0.4 to `out`. 0, or -E2BIG when `out`'s cap is reached (the
+ * output is then truncated).
+ */
+int metrics_registry_write(struct metrics_registry *reg, struct buf *out);
 
 /* The Content-Type of that output. */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"

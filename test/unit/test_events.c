@@ -265,16 +265,20 @@ static void test_window_cluster_scope_and_invalid(void **state)
 static void test_spam_filter(void **state)
 {
     struct fx *f = *state;
-    /* 30 distinct events about one object in a burst: 25 pass. */
-    for (int i = 0; i < 30; i++)
-        evrec_event(f->rec, f->wl, "Normal", "Progress", "step %d", i);
+    /* 30 distinct events about one object in a burst: 25 pass. (Distinct
+     * reasons, so that aggregation does not fold them.) */
+    char reason[16];
+    for (int i = 0; i < 30; i++) {
+        snprintf(reason, sizeof(reason), "Step%d", i);
+        evrec_event(f->rec, f->wl, "Normal", reason, "step %d", i);
+    }
     drain(f);
     assert_int_equal(fakesrv_nreq(f->srv), 25);
     struct evrec_stats st;
     evrec_get_stats(f->rec, &st);
     assert_int_equal(st.spam_dropped, 5);
     /* Repeats count against the same bucket (they are dropped before correlation). */
-    evrec_event(f->rec, f->wl, "Normal", "Progress", "step 0");
+    evrec_event(f->rec, f->wl, "Normal", "Step0", "step 0");
     evrec_get_stats(f->rec, &st);
     assert_int_equal(st.spam_dropped, 6);
 
@@ -289,10 +293,10 @@ static void test_spam_filter(void **state)
 
     /* One token per 5 minutes. */
     f->now += 299;
-    evrec_event(f->rec, f->wl, "Normal", "Progress", "late 1");
+    evrec_event(f->rec, f->wl, "Normal", "Late1", "late 1");
     f->now += 2;
-    evrec_event(f->rec, f->wl, "Normal", "Progress", "late 2");
-    evrec_event(f->rec, f->wl, "Normal", "Progress", "late 3");
+    evrec_event(f->rec, f->wl, "Normal", "Late2", "late 2");
+    evrec_event(f->rec, f->wl, "Normal", "Late3", "late 3");
     drain(f);
     assert_int_equal(fakesrv_nreq(f->srv), 27);
     json_t *ev = req(f, 26, "POST", NULL, 0);
@@ -300,6 +304,53 @@ static void test_spam_filter(void **state)
     json_decref(ev);
     evrec_get_stats(f->rec, &st);
     assert_int_equal(st.spam_dropped, 8);
+}
+
+/* client-go's aggregator: the 10th distinct message for one object and
+ * reason within 10 minutes becomes a "combined" Event, then PATCHed. */
+static void test_similar_events_are_aggregated(void **state)
+{
+    struct fx *f = *state;
+    for (int i = 0; i < 9; i++)
+        evrec_event(f->rec, f->wl, "Warning", "Pending", "waiting on quota %d", i);
+    drain(f);
+    assert_int_equal(fakesrv_nreq(f->srv), 9);
+    evrec_event(f->rec, f->wl, "Warning", "Pending", "waiting on quota 9");
+    drain(f);
+    json_t *ev = req(f, 9, "POST", NULL, 0);
+    assert_string_equal(s_at(ev, "message", NULL),
+                        "(combined from similar events): waiting on quota 9");
+    assert_int_equal(json_integer_value(json_object_get(ev, "count")), 1);
+    char agg_name[128];
+    snprintf(agg_name, sizeof(agg_name), "%s", s_at(ev, "metadata", "name"));
+    json_decref(ev);
+
+    f->now += 30;
+    evrec_event(f->rec, f->wl, "Warning", "Pending", "waiting on quota 10");
+    drain(f);
+    char path[256], want[256];
+    json_t *p = req(f, 10, "PATCH", path, sizeof(path));
+    snprintf(want, sizeof(want), EV_COLL("team-a") "/%s", agg_name);
+    assert_string_equal(path, want);
+    assert_int_equal(json_integer_value(json_object_get(p, "count")), 2);
+    assert_string_equal(s_at(p, "message", NULL),
+                        "(combined from similar events): waiting on quota 10");
+    json_decref(p);
+
+    /* Another reason is independent. */
+    evrec_event(f->rec, f->wl, "Warning", "Other", "waiting on quota 11");
+    drain(f);
+    ev = req(f, 11, "POST", NULL, 0);
+    assert_string_equal(s_at(ev, "message", NULL), "waiting on quota 11");
+    json_decref(ev);
+
+    /* After the window the aggregation starts over. */
+    f->now += 601;
+    evrec_event(f->rec, f->wl, "Warning", "Pending", "waiting on quota 12");
+    drain(f);
+    ev = req(f, 12, "POST", NULL, 0);
+    assert_string_equal(s_at(ev, "message", NULL), "waiting on quota 12");
+    json_decref(ev);
 }
 
 static void test_patch_of_vanished_event_creates_it(void **state)
@@ -349,14 +400,58 @@ static void test_queue_bound_and_free_with_pending(void **state)
     assert_int_equal(fakesrv_nreq(f->srv), 0);
 }
 
+static void on_arrived(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct fx *f = w->data;
+    if (fakesrv_nreq(f->srv) >= 1)
+        ev_break(loop, EVBREAK_ALL);
+}
+
+/* The client goes away with writes queued: they are dropped (counted), nothing leaks. */
+static void test_client_shutdown_drops_queue(void **state)
+{
+    struct fx *f = *state;
+    fakesrv_clear(f->srv);
+    fakesrv_push(f->srv,
+                 &(struct fakesrv_resp){
+                     .method = "POST", .status = 201, .body = "{}", .delay_s = 0.5, .times = -1});
+    char reason[16];
+    for (int i = 0; i < 5; i++) {
+        snprintf(reason, sizeof(reason), "R%d", i);
+        evrec_event(f->rec, f->wl, "Normal", reason, "m");
+    }
+    bool timed_out = false;
+    ev_timer poll, limit;
+    ev_timer_init(&poll, on_arrived, 0.002, 0.002);
+    poll.data = f;
+    ev_timer_init(&limit, on_limit, 5., 0.);
+    limit.data = &timed_out;
+    ev_timer_start(f->loop, &poll);
+    ev_timer_start(f->loop, &limit);
+    ev_run(f->loop, 0);
+    ev_timer_stop(f->loop, &poll);
+    ev_timer_stop(f->loop, &limit);
+    assert_false(timed_out);
+    assert_int_equal(evrec_pending(f->rec), 5); /* one in flight, four queued */
+    kube_client_free(f->client);
+    f->client = NULL;
+    assert_int_equal(evrec_pending(f->rec), 0);
+    struct evrec_stats st;
+    evrec_get_stats(f->rec, &st);
+    assert_int_equal(st.failed, 5);
+    assert_int_equal(st.created, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_repeat_and_new_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_window_cluster_scope_and_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spam_filter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_similar_events_are_aggregated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch_of_vanished_event_creates_it, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_bound_and_free_with_pending, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_shutdown_drops_queue, setup, teardown),
     };
     return cmocka_run_group_tests_name("events", tests, NULL, NULL);
 }

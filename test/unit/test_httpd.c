@@ -18,6 +18,11 @@
 #include <string.h>
 #include <strings.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "pkg/util/clock.h"
 
 #include "pkg/httpd/httpd.h"
 #include "pkg/metrics/metrics.h"
@@ -377,6 +382,82 @@ static void test_large_body_and_stop(void **state)
     ev_loop_destroy(loop);
 }
 
+/* An idle client: connects, sends nothing, waits for the server to close. */
+struct idle {
+    struct ev_loop *loop;
+    int port;
+    ev_async done;
+    double closed_after; /* seconds until the server closed the idle connection, < 0: never */
+    long other_status;   /* a normal request made while the idle connection is open */
+};
+
+static void *idle_main(void *arg)
+{
+    struct idle *id = arg;
+    id->closed_after = -1;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)id->port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    double t0 = clock_mono_s();
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
+        /* Meanwhile another client is served normally (one thread, no blocking). */
+        CURL *c = curl_easy_init();
+        char url[64];
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/healthz", id->port);
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 3L);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+        struct buf sink;
+        buf_init(&sink, 4096);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+        if (curl_easy_perform(c) == CURLE_OK)
+            curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &id->other_status);
+        curl_easy_cleanup(c);
+        buf_free(&sink);
+        char b;
+        if (recv(fd, &b, 1, 0) == 0)
+            id->closed_after = clock_mono_s() - t0;
+    }
+    close(fd);
+    ev_async_send(id->loop, &id->done);
+    return NULL;
+}
+
+static void test_idle_connection_timeout(void **state)
+{
+    (void)state;
+    struct err e = {0};
+    struct ev_loop *loop = new_loop();
+    struct httpd *srv = httpd_new(
+        loop, &(struct httpd_config){.bind_addr = "127.0.0.1:0", .connection_timeout_s = 1}, &e);
+    assert_int_equal(httpd_start(srv, &e), 0);
+    struct idle id = {.loop = loop, .port = httpd_port(srv)};
+    ev_async_init(&id.done, on_done);
+    ev_async_start(loop, &id.done);
+    struct run guard_run = {0};
+    ev_timer guard;
+    ev_timer_init(&guard, on_guard, 10., 0.);
+    guard.data = &guard_run;
+    ev_timer_start(loop, &guard);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, idle_main, &id), 0);
+    ev_run(loop, 0);
+    pthread_join(th, NULL);
+    ev_timer_stop(loop, &guard);
+    ev_async_stop(loop, &id.done);
+    assert_false(guard_run.timed_out);
+    assert_int_equal(id.other_status, 200);
+    /* Closed by MHD's connection timeout, which only fires through the ev_timer. */
+    assert_true(id.closed_after >= 0.9);
+    assert_true(id.closed_after < 4.0);
+    httpd_free(srv);
+    ev_loop_destroy(loop);
+}
+
 static void test_bind_parse_and_errors(void **state)
 {
     (void)state;
@@ -402,7 +483,8 @@ static void test_bind_parse_and_errors(void **state)
     assert_null(host);
     assert_int_equal(httpd_parse_bind("", &host, &port, &dis, &e), 0);
     assert_true(dis);
-    const char *bad[] = {"8080", "host:", "h:70000", "h:-1", "h:8x", "::1:80", "[::1]80", "[::1"};
+    const char *bad[] = {"8080",    "host:", "h:70000",   "h:-1",  "h:8x",  "::1:80",
+                         "[::1]80", "[::1",  "[[::1]:80", "a]:80", "a b:80"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(httpd_parse_bind(bad[i], &host, &port, &dis, &e), -EINVAL);
         assert_null(host);
@@ -440,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_health_endpoints),
         cmocka_unit_test(test_metrics_404_405_and_routes),
         cmocka_unit_test(test_large_body_and_stop),
+        cmocka_unit_test(test_idle_connection_timeout),
         cmocka_unit_test(test_bind_parse_and_errors),
     };
     int rc = cmocka_run_group_tests_name("httpd", tests, NULL, NULL);

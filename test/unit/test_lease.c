@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/httpd/httpd.h"
 #include "pkg/kube/client.h"
 #include "pkg/kube/lease.h"
 #include "pkg/util/clock.h"
@@ -27,6 +28,8 @@
 #define ITEM_PATH "/apis/coordination.k8s.io/v1/namespaces/" NS "/leases/" LNAME
 #define COLL_PATH "/apis/coordination.k8s.io/v1/namespaces/" NS "/leases"
 
+struct cand;
+
 struct fx {
     struct ev_loop *loop;
     struct fakesrv *srv;
@@ -37,6 +40,8 @@ struct fx {
     double t_started, t_stopped;
     bool stop_done;
     int stop_rc;
+    struct cand *cands; /* test_candidates_race_failover_and_handoff */
+    size_t ncands;
 };
 
 static void cb_started(void *ud)
@@ -473,6 +478,249 @@ static void test_renew_failure_loses_leadership(void **state)
     assert_int_equal(fakesrv_nreq(f->srv), n);
 }
 
+static bool three_requests(struct fx *f)
+{
+    return fakesrv_nreq(f->srv) >= 3;
+}
+
+/* Stop while a renewal is in flight: the release waits for it and carries
+ * the resourceVersion that renewal produced (not a stale one -> 409). */
+static void test_stop_during_inflight_renew(void **state)
+{
+    struct fx *f = *state;
+    fakesrv_push_status(f->srv, "GET", ITEM_PATH, 404, "NotFound", "leases not found");
+    push(f, "POST", 201, lease_json("me", 1, "2026-01-01T00:00:00.000000Z", "x", 0, "1"), 1);
+    char *slow = lease_json("me", 1, "2026-01-01T00:00:00.000000Z", "y", 0, "3");
+    fakesrv_push(
+        f->srv,
+        &(struct fakesrv_resp){
+            .method = "PUT", .path = ITEM_PATH, .status = 200, .body = slow, .delay_s = 0.3});
+    free(slow);
+    push(f, "PUT", 200, lease_json("", 1, "2026-01-01T00:00:00.000000Z", "z", 0, "4"), 1);
+    new_elector(f, "me");
+    lease_elector_start(f->le);
+    assert_true(run_until(f, is_started, 5));
+    assert_true(run_until(f, three_requests, 2)); /* the slow renewal arrived */
+    assert_int_equal(lease_elector_stop(f->le, cb_stop_done, f), 0);
+    assert_true(run_until(f, is_stop_done, 3));
+    assert_int_equal(f->stop_rc, 0);
+    assert_int_equal(f->stopped, 1);
+    assert_int_equal(fakesrv_nreq(f->srv), 4);
+    json_t *j = req_body(f, 3, "PUT", ITEM_PATH);
+    assert_string_equal(spec_str(j, "holderIdentity"), "");
+    assert_string_equal(meta_rv(j), "3");
+    json_decref(j);
+}
+
+/* ---- several candidates against a stateful Lease store ------------------ */
+
+/* A tiny API server for one Lease with resourceVersion checks, served by
+ * pkg/httpd on the same loop as the clients. */
+struct store {
+    json_t *lease; /* NULL = absent */
+    long rv;
+    int conflicts;
+};
+
+static void reply_status(struct httpd_response *resp, int code, const char *reason)
+{
+    resp->status = code;
+    resp->content_type = "application/json";
+    buf_printf(&resp->body,
+               "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+               "\"reason\":\"%s\",\"code\":%d,\"message\":\"%s\"}",
+               reason, code, reason);
+}
+
+static void reply_lease(struct store *st, struct httpd_response *resp, int code)
+{
+    char *s = json_dumps(st->lease, JSON_COMPACT);
+    resp->status = code;
+    resp->content_type = "application/json";
+    buf_puts(&resp->body, s);
+    free(s);
+}
+
+static void store_item(const struct httpd_request *req, struct httpd_response *resp, void *ud)
+{
+    struct store *st = ud;
+    if (strcmp(httpd_request_method(req), "GET") == 0) {
+        if (!st->lease)
+            reply_status(resp, 404, "NotFound");
+        else
+            reply_lease(st, resp, 200);
+        return;
+    }
+    /* PUT */
+    json_t *body = json_loads(httpd_request_body(req, NULL), 0, NULL);
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
+    char cur[24];
+    snprintf(cur, sizeof(cur), "%ld", st->rv);
+    if (!st->lease) {
+        reply_status(resp, 404, "NotFound");
+    } else if (!rv || strcmp(rv, cur) != 0) {
+        st->conflicts++;
+        reply_status(resp, 409, "Conflict");
+    } else {
+        st->rv++;
+        snprintf(cur, sizeof(cur), "%ld", st->rv);
+        json_object_set_new(json_object_get(body, "metadata"), "resourceVersion", json_string(cur));
+        json_decref(st->lease);
+        st->lease = json_incref(body);
+        reply_lease(st, resp, 200);
+    }
+    json_decref(body);
+}
+
+static void store_create(const struct httpd_request *req, struct httpd_response *resp, void *ud)
+{
+    struct store *st = ud;
+    if (st->lease) {
+        reply_status(resp, 409, "AlreadyExists");
+        return;
+    }
+    st->lease = json_loads(httpd_request_body(req, NULL), 0, NULL);
+    st->rv++;
+    char cur[24];
+    snprintf(cur, sizeof(cur), "%ld", st->rv);
+    json_object_set_new(json_object_get(st->lease, "metadata"), "resourceVersion",
+                        json_string(cur));
+    reply_lease(st, resp, 201);
+}
+
+static const char *store_holder(const struct store *st)
+{
+    return spec_str(st->lease, "holderIdentity");
+}
+
+struct cand {
+    const char *id;
+    struct lease_elector *le;
+    int started, stopped;
+    double t_started;
+};
+
+static void cand_started(void *ud)
+{
+    struct cand *c = ud;
+    c->started++;
+    c->t_started = clock_mono_s();
+}
+
+static void cand_stopped(void *ud)
+{
+    ((struct cand *)ud)->stopped++;
+}
+
+static int leaders(const struct fx *f)
+{
+    int n = 0;
+    for (size_t i = 0; i < f->ncands; i++)
+        n += f->cands[i].le && lease_elector_is_leader(f->cands[i].le);
+    return n;
+}
+
+static bool one_leader(struct fx *f)
+{
+    return leaders(f) == 1;
+}
+
+static bool cand2_leads(struct fx *f)
+{
+    return f->cands[2].started > 0;
+}
+
+static void cand_start(struct fx *f, struct cand *c)
+{
+    struct lease_config cfg = test_config(f, c->id);
+    cfg.cb = (struct lease_callbacks){cand_started, cand_stopped, NULL, c};
+    struct err e = {0};
+    assert_int_equal(lease_elector_new(f->client, &cfg, NULL, &c->le, &e), 0);
+    assert_int_equal(lease_elector_start(c->le), 0);
+}
+
+static void test_candidates_race_failover_and_handoff(void **state)
+{
+    struct fx *f = *state;
+    struct err e = {0};
+    struct store st = {0};
+    struct httpd *api = httpd_new(f->loop, &(struct httpd_config){.bind_addr = "127.0.0.1:0"}, &e);
+    assert_non_null(api);
+    httpd_handle(api, "GET", ITEM_PATH, store_item, &st);
+    httpd_handle(api, "PUT", ITEM_PATH, store_item, &st);
+    httpd_handle(api, "POST", COLL_PATH, store_create, &st);
+    assert_int_equal(httpd_start(api, &e), 0);
+    /* A client for the store instead of the fakesrv one. */
+    kube_client_free(f->client);
+    struct kube_rest_config *rc = kube_rest_config_new();
+    rc->server = xasprintf("http://127.0.0.1:%d", httpd_port(api));
+    assert_int_equal(kube_client_new(f->loop, rc, NULL, NULL, &f->client, &e), 0);
+    kube_rest_config_free(rc);
+
+    struct cand c[3] = {{.id = "cand-a"}, {.id = "cand-b"}, {.id = "cand-c"}};
+    f->cands = c;
+    f->ncands = 3;
+    cand_start(f, &c[0]);
+    cand_start(f, &c[1]);
+    assert_true(run_until(f, one_leader, 3));
+    struct cand *w = lease_elector_is_leader(c[0].le) ? &c[0] : &c[1];
+    struct cand *l = w == &c[0] ? &c[1] : &c[0];
+    assert_string_equal(store_holder(&st), w->id);
+
+    /* The winner keeps renewing; the other never leads and sees the winner. */
+    long rv_before = st.rv;
+    run_until(f, NULL, 0.8);
+    assert_int_equal(leaders(f), 1);
+    assert_int_equal(l->started, 0);
+    assert_true(st.rv >= rv_before + 4);
+    assert_string_equal(lease_elector_leader(l->le), w->id);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(st.lease, "spec"), "leaseTransitions")),
+        0);
+
+    /* The winner dies without releasing: the other takes over once the record
+     * has not changed for leaseDurationSeconds on its own clock. */
+    double t_crash = clock_mono_s();
+    lease_elector_free(w->le);
+    w->le = NULL;
+    assert_true(run_until(f, one_leader, 3));
+    assert_true(l->started == 1);
+    assert_true(l->t_started - t_crash >= 0.9);
+    assert_string_equal(store_holder(&st), l->id);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(st.lease, "spec"), "leaseTransitions")),
+        1);
+
+    /* A third candidate joins; the leader stops and releases: the newcomer
+     * takes over at once instead of waiting out the lease. */
+    cand_start(f, &c[2]);
+    run_until(f, NULL, 0.3);
+    assert_int_equal(c[2].started, 0);
+    f->stop_done = false;
+    assert_int_equal(lease_elector_stop(l->le, cb_stop_done, f), 0);
+    assert_true(run_until(f, is_stop_done, 2));
+    assert_int_equal(f->stop_rc, 0);
+    assert_int_equal(l->stopped, 1);
+    assert_string_equal(store_holder(&st), "");
+    double t_release = clock_mono_s();
+    assert_true(run_until(f, cand2_leads, 3));
+    assert_true(c[2].t_started - t_release < 0.6);
+    assert_string_equal(store_holder(&st), "cand-c");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(st.lease, "spec"), "leaseTransitions")),
+        2);
+
+    for (int i = 0; i < 3; i++)
+        lease_elector_free(c[i].le);
+    f->cands = NULL;
+    f->ncands = 0;
+    kube_client_free(f->client);
+    f->client = NULL;
+    httpd_free(api);
+    json_decref(st.lease);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +730,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_acquire_expired_by_local_clock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_means_not_leader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_renew_failure_loses_leadership, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_during_inflight_renew, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_candidates_race_failover_and_handoff, setup, teardown),
     };
     return cmocka_run_group_tests_name("lease", tests, NULL, NULL);
 }

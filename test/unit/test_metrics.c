@@ -9,10 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pkg/metrics/metrics.h"
 
-static char *expose(const struct metrics_registry *reg)
+static char *expose(struct metrics_registry *reg)
 {
     struct buf b;
     buf_init(&b, 1 << 20);
@@ -87,6 +88,11 @@ static void test_gauges_and_ordering(void **state)
     assert_true(metrics_gauge_value(c) == 2.5);
     /* A wrong number of label values is a detached sink, never exposed. */
     metrics_gauge_set(metrics_gauge_vec_with(q, "x", "y"), 99);
+    /* So is a value that is not UTF-8 (overlong, surrogate, truncated); valid UTF-8 is kept. */
+    metrics_gauge_set(metrics_gauge_vec_with(q, "bad\xc0\xaf"), 98);
+    metrics_gauge_set(metrics_gauge_vec_with(q, "bad\xed\xa0\x80"), 97);
+    metrics_gauge_set(metrics_gauge_vec_with(q, "bad\xe2\x82"), 96);
+    metrics_gauge_set(metrics_gauge_vec_with(q, "d\xc3\xa9j\xc3\xa0 \xf0\x9f\x98\x80"), 3);
 
     char *text = expose(reg);
     assert_string_equal(text,
@@ -95,6 +101,7 @@ static void test_gauges_and_ordering(void **state)
                         "kueue_ks_queue_depth{queue=\"a\\\"quoted\\\"\\n\\\\\"} -0.25\n"
                         "kueue_ks_queue_depth{queue=\"b\"} 1e+06\n"
                         "kueue_ks_queue_depth{queue=\"c\"} 2.5\n"
+                        "kueue_ks_queue_depth{queue=\"d\xc3\xa9j\xc3\xa0 \xf0\x9f\x98\x80\"} 3\n"
                         "# HELP zz_up Is it up.\n"
                         "# TYPE zz_up gauge\n"
                         "zz_up 1\n");
@@ -238,6 +245,65 @@ static void test_output_cap(void **state)
     metrics_registry_free(reg);
 }
 
+/* Value of an unlabelled sample in the exposition text, asserted present. */
+static double sample(const char *text, const char *name)
+{
+    char pat[128];
+    snprintf(pat, sizeof(pat), "\n%s ", name);
+    const char *p = strstr(text, pat);
+    assert_non_null(p);
+    return strtod(p + strlen(pat), NULL);
+}
+
+struct depth {
+    struct metrics_gauge *g;
+    int calls;
+};
+
+static void collect_depth(void *ud)
+{
+    struct depth *d = ud;
+    d->calls++;
+    metrics_gauge_set(d->g, d->calls * 10);
+}
+
+static void test_collectors(void **state)
+{
+    (void)state;
+    struct err e = {0};
+    struct metrics_registry *reg = metrics_registry_new();
+    assert_int_equal(metrics_register_process_collector(reg, &e), 0);
+    assert_int_equal(metrics_register_process_collector(reg, &e), -EEXIST);
+    struct depth d = {.g = metrics_gauge_new(reg, "queue_depth", "Depth.", &e)};
+    metrics_registry_add_collector(reg, collect_depth, &d);
+
+    char *text = expose(reg);
+    assert_int_equal(d.calls, 1);
+    assert_true(sample(text, "queue_depth") == 10);
+    assert_non_null(strstr(text, "# TYPE process_cpu_seconds_total counter\n"));
+    assert_true(sample(text, "process_resident_memory_bytes") > 1e5);
+    assert_true(sample(text, "process_virtual_memory_bytes") >=
+                sample(text, "process_resident_memory_bytes"));
+    double open_fds = sample(text, "process_open_fds");
+    assert_true(open_fds >= 3);
+    assert_true(sample(text, "process_max_fds") >= open_fds);
+    double start = sample(text, "process_start_time_seconds");
+    time_t now = time(NULL);
+    assert_true(start <= (double)now + 2 && start > (double)now - 3600);
+    assert_true(sample(text, "process_cpu_seconds_total") >= 0);
+    free(text);
+
+    /* Collectors run again on every scrape. */
+    FILE *extra = fopen("/dev/null", "r");
+    text = expose(reg);
+    assert_int_equal(d.calls, 2);
+    assert_true(sample(text, "queue_depth") == 20);
+    assert_true(sample(text, "process_open_fds") == open_fds + 1);
+    free(text);
+    fclose(extra);
+    metrics_registry_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_format_float),
         cmocka_unit_test(test_output_cap),
+        cmocka_unit_test(test_collectors),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }
