@@ -341,6 +341,40 @@ int table_jsonpath(const char *expr, const json_t *obj, json_t **out, struct err
                     json_decref(next);
                     goto out;
                 }
+            } else if (strchr("-0123456789:", *p.s) && p.s[strspn(p.s, "-0123456789")] == ':') {
+                /* Slice [start:end] (either may be omitted or negative), as `[-1:]`. */
+                char *end = NULL;
+                bool has_lo = *p.s != ':', has_hi;
+                errno = 0;
+                long lo = has_lo ? strtol(p.s, &end, 10) : 0;
+                if (has_lo && (end == p.s || errno)) {
+                    json_decref(next);
+                    rc = jp_fail(&p, "bad slice start");
+                    goto out;
+                }
+                p.s = has_lo ? end + 1 : p.s + 1;
+                has_hi = *p.s != ']';
+                long hi = has_hi ? strtol(p.s, &end, 10) : 0;
+                if ((has_hi && (end == p.s || errno)) || *(has_hi ? end : p.s) != ']') {
+                    json_decref(next);
+                    rc = jp_fail(&p, "bad slice (only [start:end] is supported)");
+                    goto out;
+                }
+                p.s = (has_hi ? end : p.s) + 1;
+                for (size_t i = 0; i < json_array_size(cur); i++) {
+                    json_t *n = json_array_get(cur, i);
+                    if (!json_is_array(n))
+                        continue;
+                    long sz = (long)json_array_size(n);
+                    long a = has_lo ? (lo < 0 ? sz + lo : lo) : 0;
+                    long b = has_hi ? (hi < 0 ? sz + hi : hi) : sz;
+                    if (a < 0)
+                        a = 0;
+                    if (b > sz)
+                        b = sz;
+                    for (long j = a; j < b; j++)
+                        json_array_append(next, json_array_get(n, (size_t)j));
+                }
             } else {
                 char *end = NULL;
                 errno = 0;

@@ -17,7 +17,8 @@
  *   - each row carries `object`: a PartialObjectMetadata (includeObject=Metadata,
  *     the default), the whole object (Object) or nothing (None).
  *
- * The jsonPath subset: `.a.b`, `.a[0].b`, `.a[*].b`, `.a['k.with.dots']`,
+ * The jsonPath subset: `.a.b`, `.a[0].b`, `.a[-1]`, `.a[*].b`, slices `.a[-1:].b`
+ * `.a[1:3]`, `.a['k.with.dots']`,
  * `.a.k\.with\.dots`, `.a[?(@.type=="Ready")].status` (== and != against a
  * quoted string, a number, true/false), optional `{...}` braces and leading `$`.
  */
