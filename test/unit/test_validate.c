@@ -130,8 +130,27 @@ static void test_bad_request(void **state)
                                    "expected API version (batch/v1)");
     assert_int_equal(
         check(&pods, VALID_CREATE, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\"}", &r), -EINVAL);
-    assert_string_equal(r.message,
-                        "the kind in the data (ConfigMap) does not match the expected kind (Pod)");
+    assert_int_equal(r.code, 400);
+    assert_string_equal(r.message, "ConfigMap in version \"v1\" cannot be handled as a Pod: the "
+                                   "kind does not match the resource in the URL");
+    /* Another version of the same group is refused too (AcceptsGroupVersion). */
+    assert_int_equal(check(&workloads, VALID_CREATE,
+                           "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"Workload\","
+                           "\"metadata\":{\"name\":\"w\"}}",
+                           &r),
+                     -EINVAL);
+    assert_string_equal(r.message, "the API version in the data (kueue.x-k8s.io/v1beta1) does not "
+                                   "match the expected API version (kueue.x-k8s.io/v1beta2)");
+    /* A custom resource of another kind is a 422 on `kind`, like the CRD handler. */
+    assert_int_equal(check(&workloads, VALID_CREATE,
+                           "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Other\","
+                           "\"metadata\":{\"name\":\"foo\"}}",
+                           &r),
+                     -EINVAL);
+    assert_int_equal(r.code, 422);
+    assert_string_equal(r.message, "Other.kueue.x-k8s.io \"foo\" is invalid: kind: Invalid value: "
+                                   "\"Other\": must be Workload");
+    assert_string_equal(r.kind, "Other");
     assert_int_equal(check(&pods, VALID_CREATE,
                            "{\"metadata\":{\"name\":\"p\",\"namespace\":\"other\"},\"spec\":{}}",
                            &r),
