@@ -5,7 +5,8 @@
  *
  *   - built-in kinds use the apiserver's printers (pkg/printers/internalversion):
  *     Namespace, Node, Pod, Job, Deployment, Secret, ConfigMap, ServiceAccount,
- *     Service, Event (core and events.k8s.io), Lease. Columns with priority 1
+ *     Service, Event (core and events.k8s.io), Lease, RoleBinding and
+ *     ClusterRoleBinding. Columns with priority 1
  *     are the ones `-o wide` adds; the server always sends every column;
  *   - other built-ins get the default convertor: Name, Created At (RFC 3339);
  *   - custom resources use the CRD version's additionalPrinterColumns

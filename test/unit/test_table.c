@@ -315,6 +315,19 @@ static void test_other_builtins(void **state)
     json_decref(t);
     table_printer_free(p);
 
+    p = table_printer_builtin("rbac.authorization.k8s.io", "ClusterRoleBinding");
+    t = build(p,
+              "[{\"metadata\":{\"name\":\"b\",\"creationTimestamp\":\"2026-11-22T11:59:50Z\"},"
+              "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"kueue-ks\"},\"subjects\":["
+              "{\"kind\":\"ServiceAccount\",\"namespace\":\"kueue-ks-system\",\"name\":\"mgr\"},"
+              "{\"kind\":\"User\",\"name\":\"alice\"},{\"kind\":\"User\",\"name\":\"bob\"}]}]",
+              TABLE_INCLUDE_NONE);
+    expect_json(json_object_get(json_array_get(json_object_get(t, "rows"), 0), "cells"),
+                "[\"b\",\"ClusterRole/kueue-ks\",\"10s\",\"alice, bob\",\"\","
+                "\"kueue-ks-system/mgr\"]");
+    json_decref(t);
+    table_printer_free(p);
+
     /* A built-in without a printer: the default convertor (Name, Created At). */
     p = table_printer_builtin("rbac.authorization.k8s.io", "ClusterRole");
     t = build(p, "[{\"metadata\":{\"name\":\"r\",\"creationTimestamp\":\"2026-11-22T11:59:50Z\"}}]",
