@@ -312,6 +312,13 @@ static void check_pod_spec(const json_t *spec, const char *prefix, struct valid_
             if (m)
                 invalid(r, f, name, m);
         }
+        for (size_t j = 0; name && *name && j < i; j++) {
+            const char *other = str_at(json_array_get(cs, j), "name");
+            if (other && !strcmp(other, name)) {
+                add_cause(r, "FieldValueDuplicate", f, "Duplicate value: \"%.100s\"", name);
+                break;
+            }
+        }
         const char *image = str_at(c, "image");
         if (!image || !*image) {
             snprintf(f, sizeof f, "%s.containers[%zu].image", prefix, i);
@@ -395,6 +402,18 @@ static void check_builtin(const struct valid_target *t, const json_t *obj, struc
     } else if (!strcmp(kind, "Secret")) {
         check_data_keys(obj, "data", r);
         check_data_keys(obj, "stringData", r);
+    } else if (!strcmp(kind, "Lease")) {
+        json_t *spec = json_object_get(obj, "spec");
+        json_t *d = json_object_get(spec, "leaseDurationSeconds");
+        if (json_is_integer(d) && json_integer_value(d) <= 0)
+            add_cause(r, "FieldValueInvalid", "spec.leaseDurationSeconds",
+                      "Invalid value: %" JSON_INTEGER_FORMAT ": must be greater than 0",
+                      json_integer_value(d));
+        json_t *tr = json_object_get(spec, "leaseTransitions");
+        if (json_is_integer(tr) && json_integer_value(tr) < 0)
+            add_cause(r, "FieldValueInvalid", "spec.leaseTransitions",
+                      "Invalid value: %" JSON_INTEGER_FORMAT ": must be greater than or equal to 0",
+                      json_integer_value(tr));
     } else if (!strcmp(kind, "CustomResourceDefinition")) {
         const char *plural = str_at(path_get(obj, "spec", "names", NULL), "plural");
         const char *group = str_at(json_object_get(obj, "spec"), "group");

@@ -17,8 +17,9 @@
  * generateName required on create, label keys and values, annotation keys
  * and total size (256 KiB), and the required fields of the built-ins the
  * devhub serves: Pod/Job/Deployment pod templates (containers with name and
- * image, Job restartPolicy OnFailure|Never), Deployment selector, Service
- * ports, ConfigMap/Secret data keys, CRD name = <plural>.<group>.
+ * image, unique container names, Job restartPolicy OnFailure|Never),
+ * Deployment selector, Service ports, ConfigMap/Secret data keys, Lease
+ * durations, CRD name = <plural>.<group>.
  * Nothing here modifies the body except valid_normalize().
  */
 #ifndef KKS_DEVHUB_VALIDATE_H

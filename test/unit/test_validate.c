@@ -304,6 +304,32 @@ static void test_other_builtins(void **state)
                            &r),
                      -EINVAL);
     assert_non_null(strstr(r.message, "DNS-1035"));
+    t.kind = "Pod";
+    assert_int_equal(check(&t, VALID_CREATE,
+                           "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"
+                           "\"a\",\"image\":\"i\"},{\"name\":\"a\",\"image\":\"i\"}]}}",
+                           &r),
+                     -EINVAL);
+    assert_string_equal(r.message,
+                        "Pod \"p\" is invalid: spec.containers[1].name: Duplicate value: \"a\"");
+    assert_string_equal(r.causes[0].reason, "FieldValueDuplicate");
+    t.kind = "Lease";
+    t.group = "coordination.k8s.io";
+    assert_int_equal(check(&t, VALID_CREATE,
+                           "{\"metadata\":{\"name\":\"l\"},\"spec\":{\"leaseDurationSeconds\":0,"
+                           "\"leaseTransitions\":-1}}",
+                           &r),
+                     -EINVAL);
+    assert_string_equal(r.message, "Lease.coordination.k8s.io \"l\" is invalid: "
+                                   "[spec.leaseDurationSeconds: Invalid value: 0: must be greater "
+                                   "than 0, spec.leaseTransitions: Invalid value: -1: must be "
+                                   "greater than or equal to 0]");
+    assert_int_equal(check(&t, VALID_CREATE,
+                           "{\"metadata\":{\"name\":\"l\"},\"spec\":{\"holderIdentity\":\"x\","
+                           "\"leaseDurationSeconds\":15}}",
+                           &r),
+                     0);
+    t.group = "";
     t.kind = "ConfigMap";
     assert_int_equal(
         check(&t, VALID_CREATE, "{\"metadata\":{\"name\":\"cm\"},\"data\":{\"a/b\":\"x\"}}", &r),
