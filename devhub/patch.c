@@ -486,6 +486,8 @@ static const struct sm_rule {
     {"Node", ".spec.podCIDRs", NULL},
     {"Service", ".spec.ports", "port"},
     {"Pod", ".status.podIPs", "ip"},
+    {"Pod", ".status.hostIPs", "ip"},
+    {"Pod", ".status.resourceClaimStatuses", "name"},
 };
 
 #define SM_MAX_DEPTH 64

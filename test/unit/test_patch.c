@@ -567,6 +567,9 @@ static void test_rule_table(void **state)
     assert_null(key);
     assert_true(patch_list_rule("Service", "spec.ports", &key));
     assert_string_equal(key, "port");
+    assert_true(patch_list_rule("Pod", "status.hostIPs", &key));
+    assert_string_equal(key, "ip");
+    assert_false(patch_list_rule("Node", "status.hostIPs", &key));
     assert_false(patch_list_rule("Pod", "spec.ports", &key));
     assert_false(patch_list_rule("Pod", "spec.tolerations", &key));
     assert_false(patch_list_rule("Pod", "spec.containers.args", &key));
