@@ -21,18 +21,12 @@ void faults_init(struct faults *f)
 
 void faults_rng_seed(struct faults_rng *r, uint64_t seed)
 {
-    r->s = seed ? seed : 0x9E3779B97F4A7C15ull;
+    rng_seed(&r->r, seed);
 }
 
 double faults_rng_next(struct faults_rng *r)
 {
-    uint64_t x = r->s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    r->s = x;
-    uint64_t v = x * 0x2545F4914F6CDD1Dull;
-    return (double)(v >> 11) / 9007199254740992.0; /* 2^53 */
+    return rng_double(&r->r);
 }
 
 static bool code_allowed(long c)

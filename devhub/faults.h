@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pkg/util/rng.h"
+
 #include "pkg/util/err.h"
 
 #define FAULTS_MAX_CODES   3
@@ -38,9 +40,9 @@ struct faults {
     bool paused;
 };
 
-/* xorshift64* state; never zero. */
+/* The decisions' random source (pkg/util/rng). */
 struct faults_rng {
-    uint64_t s;
+    struct rng r;
 };
 
 /* No faults; failCodes defaults to 409, 429, 500; Retry-After 1 s. */

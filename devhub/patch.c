@@ -1,5 +1,6 @@
 /* patch: JSON merge patch, JSON patch and strategic merge patch. See patch.h. */
 #include "devhub/patch.h"
+#include "pkg/json/jsonx.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -125,29 +126,11 @@ static bool jv_equal(const json_t *a, const json_t *b)
 
 /* ---- RFC 7386 --------------------------------------------------------- */
 
-static json_t *merge_rec(const json_t *target, const json_t *patch)
-{
-    if (!json_is_object(patch))
-        return json_deep_copy(patch);
-    json_t *res = json_is_object(target) ? json_deep_copy(target) : json_object();
-    const char *k;
-    json_t *pv;
-    json_object_foreach((json_t *)patch, k, pv)
-    {
-        if (json_is_null(pv)) {
-            json_object_del(res, k);
-            continue;
-        }
-        json_object_set_new(res, k, merge_rec(json_object_get(res, k), pv));
-    }
-    return res;
-}
-
 int patch_merge(const json_t *target, const json_t *patch, json_t **out, struct err *e)
 {
     if (!patch || !out)
         return perr(e, PATCH_EBAD, "empty merge patch");
-    *out = merge_rec(target, patch);
+    *out = jx_merge_apply(target, patch); /* RFC 7386 lives in pkg/json */
     return 0;
 }
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pkg/util/rng.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
@@ -110,21 +111,10 @@ struct kube_client {
     int in_curl;
     bool shutting_down;
     struct sock_rec *socks;
-    uint64_t rng;
+    struct rng rng;
 };
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static double rand01(struct kube_client *c)
-{
-    /* xorshift64*: jitter only, not security relevant. */
-    uint64_t x = c->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    c->rng = x;
-    return (double)((x * 2685821657736338717ULL) >> 11) / (double)(1ULL << 53);
-}
 
 static int is_unreserved(unsigned char ch)
 {
@@ -716,7 +706,7 @@ static void schedule_retry(struct kube_call *call, const char *why)
         double d = c->backoff_s * ldexp(1.0, call->retries);
         if (d > c->backoff_max_s)
             d = c->backoff_max_s;
-        delay = d * (0.5 + 0.5 * rand01(c));
+        delay = d * (0.5 + 0.5 * rng_double(&c->rng));
     }
     call->retries++;
     log_v(c->lg, 2, "retrying request", "verb", call->method, "path", call->path, "reason", why,
@@ -1059,9 +1049,7 @@ int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
     c->on_response_ud = opts->on_response_ud;
     c->tokens = c->burst;
     c->last_refill = clock_mono_s();
-    c->rng = clock_mono_ns() ^ (uint64_t)(uintptr_t)c ^ 0x9E3779B97F4A7C15ULL;
-    if (!c->rng)
-        c->rng = 1;
+    rng_seed_entropy(&c->rng, c);
 
     c->multi = curl_multi_init();
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);

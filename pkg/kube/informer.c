@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "pkg/kube/watch.h"
+#include "pkg/util/rng.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/workqueue/workqueue.h"
@@ -41,7 +42,7 @@ struct informer {
     int page_size;
     double b_init, b_max, b_reset, b_jitter, short_watch;
     int wt_min, wt_max;
-    uint64_t rng;
+    struct rng rng;
 
     bool running;
     bool synced;
@@ -76,17 +77,6 @@ static void start_list(struct informer *inf);
 static void start_watch(struct informer *inf);
 
 /* ---- helpers ------------------------------------------------------------- */
-
-static double rand01(struct informer *inf)
-{
-    /* xorshift64*: plenty for jitter. */
-    uint64_t x = inf->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    inf->rng = x;
-    return (double)((x * 2685821657736338717ull) >> 11) / (double)(1ull << 53);
-}
 
 static void set_rv(struct informer *inf, const char *rv)
 {
@@ -151,7 +141,7 @@ static double backoff_next(struct informer *inf)
     double base = inf->step < inf->b_max ? inf->step : inf->b_max;
     double d = base;
     if (inf->b_jitter > 0)
-        d += base * inf->b_jitter * rand01(inf);
+        d += base * inf->b_jitter * rng_double(&inf->rng);
     inf->step = inf->step * 2 < inf->b_max ? inf->step * 2 : inf->b_max;
     inf->last_failure = now;
     inf->has_failed = true;
@@ -419,7 +409,7 @@ static void start_watch(struct informer *inf)
     const char *q[8];
     selector_query(inf, q);
     int span = inf->wt_max - inf->wt_min;
-    int timeout = inf->wt_min + (span > 0 ? (int)(rand01(inf) * (span + 1)) : 0);
+    int timeout = inf->wt_min + (span > 0 ? (int)(rng_double(&inf->rng) * (span + 1)) : 0);
     if (timeout > inf->wt_max)
         timeout = inf->wt_max;
     struct kube_watch_opts o = {
@@ -474,8 +464,10 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
     inf->wt_max = o->watch_timeout_max_s > 0 ? o->watch_timeout_max_s : INFORMER_WATCH_TIMEOUT_MAX;
     if (inf->wt_max < inf->wt_min)
         inf->wt_max = inf->wt_min;
-    uint64_t seed = o->seed ? o->seed : clock_mono_ns() ^ (uint64_t)(uintptr_t)inf;
-    inf->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
+    if (o->seed)
+        rng_seed(&inf->rng, o->seed);
+    else
+        rng_seed_entropy(&inf->rng, inf);
     ev_timer_init(&inf->timer, timer_cb, 0., 0.);
     inf->timer.data = inf;
     inf->resync_s = o->resync_s > 0 ? o->resync_s : 0;

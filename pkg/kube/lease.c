@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "pkg/util/rng.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
@@ -53,7 +54,7 @@ struct lease_elector {
 
     bool in_cycle; /* a renew cycle is running (tries failing) */
     double cycle_start;
-    uint64_t rng;
+    struct rng rng;
 
     bool stop_called;
     bool release_wanted;
@@ -190,15 +191,6 @@ char *lease_default_identity(void)
 }
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static double rand01(struct lease_elector *le)
-{
-    /* xorshift64* */
-    le->rng ^= le->rng >> 12;
-    le->rng ^= le->rng << 25;
-    le->rng ^= le->rng >> 27;
-    return (double)((le->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
-}
 
 static bool is_leader(const struct lease_elector *le)
 {
@@ -502,7 +494,7 @@ static void attempt_done(struct lease_elector *le, bool ok)
     maybe_report_transition(le);
     if (le->state == LS_ACQUIRING) {
         if (!ok) {
-            schedule(le, le->rp * (1.0 + LEASE_JITTER_FACTOR * rand01(le)));
+            schedule(le, le->rp * (1.0 + LEASE_JITTER_FACTOR * rng_double(&le->rng)));
             return;
         }
         le->state = LS_LEADING;
@@ -582,9 +574,9 @@ int lease_elector_new(struct kube_client *client, const struct lease_config *cfg
     le->rp = cfg.retry_period_s;
     le->release_on_cancel = cfg.release_on_cancel;
     le->cb = cfg.cb;
-    fill_random(&le->rng, sizeof(le->rng));
-    if (!le->rng)
-        le->rng = 0x9e3779b97f4a7c15ULL;
+    uint64_t seed = 0;
+    fill_random(&seed, sizeof seed);
+    rng_seed(&le->rng, seed);
     ev_timer_init(&le->timer, on_timer, 0., 0.);
     le->timer.data = le;
     *out = le;

@@ -33,7 +33,7 @@ static void test_defaults_and_rng(void **state)
         assert_true(x == faults_rng_next(&b));
     }
     faults_rng_seed(&a, 0);
-    assert_true(a.s != 0);
+    assert_true(a.r.s != 0);
 }
 
 static void test_decide_rate_and_codes(void **state)
