@@ -3,7 +3,7 @@
 # version, run --help flags, and clear one-line failures for a malformed
 # kubeconfig and an unreachable server (never a crash).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BIN=bin/kueue-ks
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
