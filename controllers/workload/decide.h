@@ -88,14 +88,14 @@ struct wl_copy {
 
 /* What the driver knows about the cluster the job is placed on. */
 struct wl_cluster_state {
-    bool reachable; /* its informer is connected and synced: absence of a copy is real */
-    bool usable;    /* place_cluster_usable() and reachable */
+    bool reachable;            /* its informer is connected and synced: absence of a copy is real */
+    bool usable;               /* place_cluster_usable() and reachable */
     int64_t unusable_since_ms; /* when it stopped being usable (when !usable) */
 };
 
 struct wl_opts {
-    bool direct;               /* --transport=direct: copies and status are ours to move */
-    bool delete_on_completion; /* --delete-on-completion */
+    bool direct;                    /* --transport=direct: copies and status are ours to move */
+    bool delete_on_completion;      /* --delete-on-completion */
     int64_t worker_lost_timeout_ms; /* --worker-lost-timeout (default 300000) */
     int64_t no_fit_requeue_ms;      /* requeue delay when nothing fits now (default 5000) */
     int64_t pin_unknown_requeue_ms; /* requeue delay for a pin to an unknown cluster (30000) */
@@ -103,13 +103,13 @@ struct wl_opts {
 };
 
 struct wl_snapshot {
-    const json_t *workload;       /* NULL: the Workload is gone */
-    const json_t *job;            /* the owner job in the hub; NULL: gone */
-    const struct kind_def *kind;  /* of the job (kind_generic() for unknown kinds) */
-    const char *check_name;       /* our AdmissionCheck's name on this workload */
-    const json_t *flavor_labels;  /* {"<flavor>": {nodeLabels}} of known ResourceFlavors */
+    const json_t *workload;               /* NULL: the Workload is gone */
+    const json_t *job;                    /* the owner job in the hub; NULL: gone */
+    const struct kind_def *kind;          /* of the job (kind_generic() for unknown kinds) */
+    const char *check_name;               /* our AdmissionCheck's name on this workload */
+    const json_t *flavor_labels;          /* {"<flavor>": {nodeLabels}} of known ResourceFlavors */
     const struct wl_placement *placement; /* NULL: not computed */
-    const struct wl_copy *copies; /* worker copies found on reachable clusters */
+    const struct wl_copy *copies;         /* worker copies found on reachable clusters */
     size_t n_copies;
     struct wl_cluster_state placed; /* state of the cluster the job is placed on */
     int64_t now_ms;
@@ -133,12 +133,12 @@ enum wl_target { WL_TGT_JOB = 0, WL_TGT_WORKLOAD = 1 };
 
 struct wl_action {
     enum wl_act_type type;
-    enum wl_target target; /* EVENT */
-    json_t *patch;         /* PATCH_*: merge patch document (owned) */
-    json_t *apply;         /* PATCH_WL_STATUS: SSA document (owned) */
-    json_t *object;        /* CREATE_COPY (owned) */
-    char *cluster;         /* CREATE/DELETE_COPY, RESERVE (owned) */
-    char *ns, *name;       /* DELETE_COPY (owned) */
+    enum wl_target target;  /* EVENT */
+    json_t *patch;          /* PATCH_*: merge patch document (owned) */
+    json_t *apply;          /* PATCH_WL_STATUS: SSA document (owned) */
+    json_t *object;         /* CREATE_COPY (owned) */
+    char *cluster;          /* CREATE/DELETE_COPY, RESERVE (owned) */
+    char *ns, *name;        /* DELETE_COPY (owned) */
     const char *event_type; /* "Normal" / "Warning" (static) */
     char *reason, *message; /* EVENT (owned) */
     int64_t after_ms;       /* REQUEUE */
