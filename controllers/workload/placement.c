@@ -1,0 +1,1585 @@
+/* placement: see placement.h. */
+#include "controllers/workload/placement.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg/quantity/quantity.h"
+#include "pkg/util/buf.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/xalloc.h"
+
+#define PPM 1000000
+/* Node allocatable "pods" (110 by default) caps the pods per node; a node that
+ * does not report it is not limited. */
+#define PODS           "pods"
+#define PODS_UNLIMITED (INT64_MAX / 4)
+
+/* ---- warnings --------------------------------------------------------------- */
+
+void place_warnings_add(struct place_warnings *w, const char *fmt, ...)
+{
+    if (!w)
+        return;
+    if (w->n >= PLACE_WARN_MAX) {
+        w->dropped++;
+        return;
+    }
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (!w->msg)
+        w->msg = xcalloc(PLACE_WARN_MAX, sizeof *w->msg);
+    w->msg[w->n++] = xstrdup(tmp);
+}
+
+void place_warnings_free(struct place_warnings *w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->n; i++)
+        free(w->msg[i]);
+    free(w->msg);
+    w->msg = NULL;
+    w->n = 0;
+    w->dropped = 0;
+}
+
+/* ---- amounts ----------------------------------------------------------------- */
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        return ((a < 0) != (b < 0)) ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
+/* A quantity (JSON string or number) as milli-units; negative is an error. */
+static int amount_from_json(const json_t *v, int64_t *out, struct err *e)
+{
+    struct qty q;
+    int rc = qty_parse_json(v, &q, e);
+    if (rc < 0)
+        return rc;
+    if (qty_sign(&q) < 0)
+        return err_set(e, -EINVAL, "negative quantity %s", QTY_STR(&q));
+    if (qty_milli_value(&q, out, NULL) < 0)
+        return err_set(e, -ERANGE, "quantity %s is too large for a node", QTY_STR(&q));
+    return 0;
+}
+
+/* Milli-units as a short Kubernetes quantity string, for messages. */
+static const char *fmt_milli(char *b, size_t n, int64_t milli)
+{
+    struct qty q = qty_from_milli(milli, QTY_DECIMAL_SI);
+    char tmp[QTY_STR_MAX];
+    snprintf(b, n, "%s", qty_fmt(&q, tmp));
+    return b;
+}
+
+int64_t place_reslist_get(const struct place_reslist *rl, const char *name)
+{
+    for (size_t i = 0; i < rl->n; i++)
+        if (strcmp(rl->v[i].name, name) == 0)
+            return rl->v[i].milli;
+    return 0;
+}
+
+static struct place_res *reslist_find(struct place_reslist *rl, const char *name)
+{
+    for (size_t i = 0; i < rl->n; i++)
+        if (strcmp(rl->v[i].name, name) == 0)
+            return &rl->v[i];
+    return NULL;
+}
+
+void place_reslist_add(struct place_reslist *rl, const char *name, int64_t milli)
+{
+    struct place_res *r = reslist_find(rl, name);
+    if (r) {
+        r->milli = sat_add(r->milli, milli);
+        return;
+    }
+    rl->v = xrealloc(rl->v, (rl->n + 1) * sizeof *rl->v);
+    rl->v[rl->n].name = xstrdup(name);
+    rl->v[rl->n].milli = milli;
+    rl->n++;
+}
+
+void place_reslist_free(struct place_reslist *rl)
+{
+    if (!rl)
+        return;
+    for (size_t i = 0; i < rl->n; i++)
+        free(rl->v[i].name);
+    free(rl->v);
+    rl->v = NULL;
+    rl->n = 0;
+}
+
+static void reslist_copy(struct place_reslist *dst, const struct place_reslist *src)
+{
+    for (size_t i = 0; i < src->n; i++)
+        place_reslist_add(dst, src->v[i].name, src->v[i].milli);
+}
+
+/* Parse a resource map {"cpu":"2","memory":"1Gi"} into rl (added to it).
+ * what: field name for errors. */
+static int reslist_from_json(const json_t *obj, const char *what, struct place_reslist *rl,
+                             struct err *e)
+{
+    if (!obj || json_is_null(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return err_set(e, -EINVAL, "%s: not an object", what);
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        int64_t m;
+        struct err sub = {0};
+        if (amount_from_json(v, &m, &sub) < 0)
+            return err_set(e, -EINVAL, "%s.%s: %s", what, k, sub.msg);
+        place_reslist_add(rl, k, m);
+    }
+    return 0;
+}
+
+/* ---- taints, tolerations, labels ----------------------------------------------- */
+
+bool place_toleration_matches(const struct place_toleration *t, const struct place_taint *taint)
+{
+    if (t->effect[0] && strcmp(t->effect, taint->effect) != 0)
+        return false;
+    if (t->key[0] && strcmp(t->key, taint->key) != 0)
+        return false;
+    if (t->exists)
+        return true;
+    return strcmp(t->value, taint->value) == 0;
+}
+
+bool place_taint_tolerated(const struct place_taint *taint, const struct place_toleration *a,
+                           size_t na, const struct place_toleration *b, size_t nb)
+{
+    if (strcmp(taint->effect, "NoSchedule") != 0 && strcmp(taint->effect, "NoExecute") != 0)
+        return true;
+    for (size_t i = 0; i < na; i++)
+        if (place_toleration_matches(&a[i], taint))
+            return true;
+    for (size_t i = 0; i < nb; i++)
+        if (place_toleration_matches(&b[i], taint))
+            return true;
+    return false;
+}
+
+bool place_labels_match(const json_t *labels, const struct place_kv *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const json_t *v = labels ? json_object_get(labels, want[i].key) : NULL;
+        if (!json_is_string(v) || strcmp(json_string_value(v), want[i].value) != 0)
+            return false;
+    }
+    return true;
+}
+
+static const char *str_field(const json_t *obj, const char *key, bool *bad)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return "";
+    if (!json_is_string(v)) {
+        *bad = true;
+        return "";
+    }
+    return json_string_value(v);
+}
+
+void place_taints_free(struct place_taint *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(t[i].key);
+        free(t[i].value);
+        free(t[i].effect);
+    }
+    free(t);
+}
+
+int place_taints_from_json(const json_t *arr, const char *what, struct place_taint **out, size_t *n,
+                           struct err *e)
+{
+    *out = NULL;
+    *n = 0;
+    if (!arr || json_is_null(arr))
+        return 0;
+    if (!json_is_array(arr))
+        return err_set(e, -EINVAL, "%s: not an array", what);
+    size_t cnt = json_array_size(arr);
+    struct place_taint *t = xcalloc(cnt ? cnt : 1, sizeof *t);
+    for (size_t i = 0; i < cnt; i++) {
+        const json_t *it = json_array_get(arr, i);
+        bool bad = !json_is_object(it);
+        const char *k = bad ? "" : str_field(it, "key", &bad);
+        const char *v = bad ? "" : str_field(it, "value", &bad);
+        const char *ef = bad ? "" : str_field(it, "effect", &bad);
+        if (bad || !k[0]) {
+            place_taints_free(t, i);
+            return err_set(e, -EINVAL, "%s[%zu]: malformed taint (needs a string key)", what, i);
+        }
+        t[i].key = xstrdup(k);
+        t[i].value = xstrdup(v);
+        t[i].effect = xstrdup(ef);
+    }
+    *out = t;
+    *n = cnt;
+    return 0;
+}
+
+void place_tolerations_free(struct place_toleration *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(t[i].key);
+        free(t[i].value);
+        free(t[i].effect);
+    }
+    free(t);
+}
+
+int place_tolerations_from_json(const json_t *arr, const char *what, struct place_toleration **out,
+                                size_t *n, struct err *e)
+{
+    *out = NULL;
+    *n = 0;
+    if (!arr || json_is_null(arr))
+        return 0;
+    if (!json_is_array(arr))
+        return err_set(e, -EINVAL, "%s: not an array", what);
+    size_t cnt = json_array_size(arr);
+    struct place_toleration *t = xcalloc(cnt ? cnt : 1, sizeof *t);
+    for (size_t i = 0; i < cnt; i++) {
+        const json_t *it = json_array_get(arr, i);
+        bool bad = !json_is_object(it);
+        const char *k = bad ? "" : str_field(it, "key", &bad);
+        const char *op = bad ? "" : str_field(it, "operator", &bad);
+        const char *v = bad ? "" : str_field(it, "value", &bad);
+        const char *ef = bad ? "" : str_field(it, "effect", &bad);
+        bool exists = strcmp(op, "Exists") == 0;
+        if (!bad && !exists && op[0] && strcmp(op, "Equal") != 0)
+            bad = true;
+        if (bad) {
+            place_tolerations_free(t, i);
+            return err_set(e, -EINVAL,
+                           "%s[%zu]: malformed toleration (string fields, operator Exists or "
+                           "Equal)",
+                           what, i);
+        }
+        t[i].key = xstrdup(k);
+        t[i].exists = exists;
+        t[i].value = xstrdup(v);
+        t[i].effect = xstrdup(ef);
+    }
+    *out = t;
+    *n = cnt;
+    return 0;
+}
+
+void place_kvs_free(struct place_kv *kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(kv[i].key);
+        free(kv[i].value);
+    }
+    free(kv);
+}
+
+static int kv_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct place_kv *)a)->key, ((const struct place_kv *)b)->key);
+}
+
+int place_kvs_from_json(const json_t *obj, const char *what, struct place_kv **out, size_t *n,
+                        struct err *e)
+{
+    *out = NULL;
+    *n = 0;
+    if (!obj || json_is_null(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return err_set(e, -EINVAL, "%s: not an object", what);
+    size_t cnt = json_object_size(obj);
+    struct place_kv *kv = xcalloc(cnt ? cnt : 1, sizeof *kv);
+    size_t i = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        if (!json_is_string(v)) {
+            place_kvs_free(kv, i);
+            return err_set(e, -EINVAL, "%s.%s: value is not a string", what, k);
+        }
+        kv[i].key = xstrdup(k);
+        kv[i].value = xstrdup(json_string_value(v));
+        i++;
+    }
+    qsort(kv, cnt, sizeof *kv, kv_cmp);
+    *out = kv;
+    *n = cnt;
+    return 0;
+}
+
+/* ---- ResourceFlavor ----------------------------------------------------------- */
+
+void place_flavor_free(struct place_flavor *f)
+{
+    if (!f)
+        return;
+    free(f->name);
+    place_kvs_free(f->node_labels, f->n_node_labels);
+    place_taints_free(f->node_taints, f->n_node_taints);
+    place_tolerations_free(f->tolerations, f->n_tolerations);
+    memset(f, 0, sizeof *f);
+}
+
+int place_flavor_from_json(const json_t *rf, struct place_flavor *out, struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    const json_t *md = json_object_get(rf, "metadata");
+    const char *name = json_string_value(json_object_get(md, "name"));
+    if (!json_is_object(rf) || !name || !name[0])
+        return err_set(e, -EINVAL, "ResourceFlavor: missing metadata.name");
+    const json_t *spec = json_object_get(rf, "spec");
+    if (spec && !json_is_null(spec) && !json_is_object(spec))
+        return err_set(e, -EINVAL, "ResourceFlavor %s: spec is not an object", name);
+    out->name = xstrdup(name);
+    char what[320];
+    int rc;
+    snprintf(what, sizeof what, "ResourceFlavor %s: spec.nodeLabels", name);
+    rc = place_kvs_from_json(json_object_get(spec, "nodeLabels"), what, &out->node_labels,
+                             &out->n_node_labels, e);
+    if (rc < 0)
+        goto fail;
+    snprintf(what, sizeof what, "ResourceFlavor %s: spec.nodeTaints", name);
+    rc = place_taints_from_json(json_object_get(spec, "nodeTaints"), what, &out->node_taints,
+                                &out->n_node_taints, e);
+    if (rc < 0)
+        goto fail;
+    snprintf(what, sizeof what, "ResourceFlavor %s: spec.tolerations", name);
+    rc = place_tolerations_from_json(json_object_get(spec, "tolerations"), what, &out->tolerations,
+                                     &out->n_tolerations, e);
+    if (rc < 0)
+        goto fail;
+    return 0;
+fail:
+    place_flavor_free(out);
+    return rc;
+}
+
+/* ---- ClusterMetrics --------------------------------------------------------------- */
+
+static void node_free(struct place_node *n)
+{
+    free(n->name);
+    place_reslist_free(&n->alloc);
+    place_reslist_free(&n->requested);
+    json_decref(n->labels);
+    place_taints_free(n->taints, n->n_taints);
+    free(n->alloc_v);
+    free(n->req_v);
+    memset(n, 0, sizeof *n);
+}
+
+void place_cluster_free(struct place_cluster *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_nodes; i++)
+        node_free(&c->nodes[i]);
+    free(c->nodes);
+    free(c->name);
+    for (size_t i = 0; i < c->n_res; i++)
+        free(c->res_names[i]);
+    free(c->res_names);
+    memset(c, 0, sizeof *c);
+}
+
+struct idx_node {
+    struct place_node n;
+    size_t idx;
+};
+
+static int idx_node_cmp(const void *a, const void *b)
+{
+    const struct idx_node *x = a, *y = b;
+    int c = strcmp(x->n.name, y->n.name);
+    if (c)
+        return c;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* One status.nodes[] entry. 0, or -EINVAL with e naming the field. */
+static int node_from_json(const json_t *jn, struct place_node *n, struct err *e)
+{
+    memset(n, 0, sizeof *n);
+    n->ready = true;
+    if (!json_is_object(jn))
+        return err_set(e, -EINVAL, "not an object");
+    const char *name = json_string_value(json_object_get(jn, "name"));
+    if (!name || !name[0])
+        return err_set(e, -EINVAL, "name: missing");
+    n->name = xstrdup(name);
+    int rc = reslist_from_json(json_object_get(jn, "allocatableResources"), "allocatableResources",
+                               &n->alloc, e);
+    if (rc == 0)
+        rc = reslist_from_json(json_object_get(jn, "allocatedResourceRequests"),
+                               "allocatedResourceRequests", &n->requested, e);
+    if (rc == 0)
+        rc = place_taints_from_json(json_object_get(jn, "taints"), "taints", &n->taints,
+                                    &n->n_taints, e);
+    if (rc < 0)
+        goto fail;
+    const json_t *labels = json_object_get(jn, "labels");
+    if (labels && !json_is_null(labels)) {
+        const char *k;
+        json_t *v;
+        if (!json_is_object(labels)) {
+            rc = err_set(e, -EINVAL, "labels: not an object");
+            goto fail;
+        }
+        json_object_foreach((json_t *)labels, k, v)
+        {
+            if (!json_is_string(v)) {
+                rc = err_set(e, -EINVAL, "labels.%s: not a string", k);
+                goto fail;
+            }
+        }
+        n->labels = json_incref((json_t *)labels);
+    }
+    const json_t *u = json_object_get(jn, "unschedulable");
+    if (u && !json_is_null(u) && !json_is_boolean(u)) {
+        rc = err_set(e, -EINVAL, "unschedulable: not a boolean");
+        goto fail;
+    }
+    n->unschedulable = json_is_true(u);
+    const json_t *r = json_object_get(jn, "ready");
+    if (r && !json_is_null(r) && !json_is_boolean(r)) {
+        rc = err_set(e, -EINVAL, "ready: not a boolean");
+        goto fail;
+    }
+    n->ready = !json_is_false(r);
+    return 0;
+fail:
+    node_free(n);
+    return rc;
+}
+
+static int cstr_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Index of `name` in c->res_names, or -1. */
+static long res_index(const struct place_cluster *c, const char *name)
+{
+    size_t lo = 0, hi = c->n_res;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int cmp = strcmp(c->res_names[mid], name);
+        if (cmp == 0)
+            return (long)mid;
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* Build res_names and the nodes' dense amount arrays. */
+static void cluster_index_resources(struct place_cluster *c)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < c->n_nodes; i++)
+        total += c->nodes[i].alloc.n + c->nodes[i].requested.n;
+    const char **names = xcalloc(total ? total : 1, sizeof *names);
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        for (size_t r = 0; r < c->nodes[i].alloc.n; r++)
+            names[k++] = c->nodes[i].alloc.v[r].name;
+        for (size_t r = 0; r < c->nodes[i].requested.n; r++)
+            names[k++] = c->nodes[i].requested.v[r].name;
+    }
+    qsort(names, k, sizeof *names, cstr_cmp);
+    c->res_names = xcalloc(k ? k : 1, sizeof *c->res_names);
+    for (size_t i = 0; i < k; i++)
+        if (c->n_res == 0 || strcmp(c->res_names[c->n_res - 1], names[i]) != 0)
+            c->res_names[c->n_res++] = xstrdup(names[i]);
+    free(names);
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        struct place_node *n = &c->nodes[i];
+        n->alloc_v = xcalloc(c->n_res ? c->n_res : 1, sizeof *n->alloc_v);
+        n->req_v = xcalloc(c->n_res ? c->n_res : 1, sizeof *n->req_v);
+        for (size_t r = 0; r < c->n_res; r++)
+            n->alloc_v[r] = n->req_v[r] = PLACE_ABSENT;
+        for (size_t r = 0; r < n->alloc.n; r++)
+            n->alloc_v[res_index(c, n->alloc.v[r].name)] = n->alloc.v[r].milli;
+        for (size_t r = 0; r < n->requested.n; r++)
+            n->req_v[res_index(c, n->requested.v[r].name)] = n->requested.v[r].milli;
+    }
+}
+
+int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct place_warnings *w,
+                            struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->ready = true;
+    if (!json_is_object(cm))
+        return err_set(e, -EINVAL, "ClusterMetrics: not an object");
+    const char *name = json_string_value(json_object_get(json_object_get(cm, "metadata"), "name"));
+    if (!name || !name[0])
+        return err_set(e, -EINVAL, "ClusterMetrics: missing metadata.name");
+    const json_t *st = json_object_get(cm, "status");
+    if (st && !json_is_null(st) && !json_is_object(st))
+        return err_set(e, -EINVAL, "ClusterMetrics %s: status is not an object", name);
+    const json_t *nodes = json_object_get(st, "nodes");
+    if (nodes && !json_is_null(nodes) && !json_is_array(nodes))
+        return err_set(e, -EINVAL, "ClusterMetrics %s: status.nodes is not an array", name);
+    out->name = xstrdup(name);
+    const char *lu = json_string_value(json_object_get(st, "lastUpdated"));
+    if (lu) {
+        struct timespec ts;
+        if (clock_parse_rfc3339(lu, &ts) == 0) {
+            out->has_last_updated = true;
+            out->last_updated_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        } else {
+            place_warnings_add(w, "cluster %s: status.lastUpdated: not an RFC 3339 time", name);
+        }
+    }
+    const json_t *conds = json_object_get(st, "conditions");
+    size_t ci;
+    const json_t *c;
+    json_array_foreach(conds, ci, c)
+    {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *status = json_string_value(json_object_get(c, "status"));
+        if (type && status && strcmp(type, "Ready") == 0 && strcmp(status, "False") == 0)
+            out->ready = false;
+    }
+    size_t cnt = json_array_size(nodes);
+    struct idx_node *tmp = xcalloc(cnt ? cnt : 1, sizeof *tmp);
+    size_t ok = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        struct err sub = {0};
+        if (node_from_json(json_array_get(nodes, i), &tmp[ok].n, &sub) < 0) {
+            place_warnings_add(w, "cluster %s: status.nodes[%zu]: %s (node skipped)", name, i,
+                               sub.msg);
+            continue;
+        }
+        tmp[ok].idx = i;
+        ok++;
+    }
+    /* Sort by name (then list order); keep the first of duplicate names. */
+    qsort(tmp, ok, sizeof *tmp, idx_node_cmp);
+    out->nodes = xcalloc(ok ? ok : 1, sizeof *out->nodes);
+    size_t keep = 0;
+    for (size_t i = 0; i < ok; i++) {
+        if (keep > 0 && strcmp(out->nodes[keep - 1].name, tmp[i].n.name) == 0) {
+            place_warnings_add(w, "cluster %s: node %s listed twice (duplicate skipped)", name,
+                               tmp[i].n.name);
+            node_free(&tmp[i].n);
+            continue;
+        }
+        out->nodes[keep++] = tmp[i].n;
+    }
+    free(tmp);
+    out->n_nodes = keep;
+    cluster_index_resources(out);
+    return 0;
+}
+
+bool place_cluster_usable(const struct place_cluster *c, int64_t now_ms, int64_t stale_after_ms)
+{
+    if (!c->ready)
+        return false;
+    return !c->has_last_updated || now_ms - c->last_updated_ms <= stale_after_ms;
+}
+
+/* ---- Workload --------------------------------------------------------------------- */
+
+static void podset_free(struct place_podset *p)
+{
+    free(p->name);
+    place_reslist_free(&p->per_pod);
+    place_kvs_free(p->node_selector, p->n_node_selector);
+    place_tolerations_free(p->tolerations, p->n_tolerations);
+    for (size_t i = 0; i < p->n_flavors; i++)
+        free(p->flavors[i]);
+    free(p->flavors);
+    memset(p, 0, sizeof *p);
+}
+
+void place_workload_free(struct place_workload *w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->n_podsets; i++)
+        podset_free(&w->podsets[i]);
+    free(w->podsets);
+    free(w->key);
+    memset(w, 0, sizeof *w);
+}
+
+/* Requests of one container: requests, plus limits for resources without a request. */
+static int container_requests(const json_t *ctr, const char *what, struct place_reslist *rl,
+                              struct err *e)
+{
+    if (!json_is_object(ctr))
+        return err_set(e, -EINVAL, "%s: not an object", what);
+    const json_t *res = json_object_get(ctr, "resources");
+    if (res && !json_is_null(res) && !json_is_object(res))
+        return err_set(e, -EINVAL, "%s.resources: not an object", what);
+    char w2[400];
+    snprintf(w2, sizeof w2, "%s.resources.requests", what);
+    int rc = reslist_from_json(json_object_get(res, "requests"), w2, rl, e);
+    if (rc < 0)
+        return rc;
+    struct place_reslist lim = {0};
+    snprintf(w2, sizeof w2, "%s.resources.limits", what);
+    rc = reslist_from_json(json_object_get(res, "limits"), w2, &lim, e);
+    if (rc == 0) {
+        for (size_t i = 0; i < lim.n; i++)
+            if (!reslist_find(rl, lim.v[i].name))
+                place_reslist_add(rl, lim.v[i].name, lim.v[i].milli);
+    }
+    place_reslist_free(&lim);
+    return rc;
+}
+
+/* Effective per-pod request: max(sum(containers), max(initContainers)) + overhead. */
+static int pod_requests(const json_t *spec, const char *what, struct place_reslist *out,
+                        struct err *e)
+{
+    int rc = 0;
+    char w2[400];
+    struct place_reslist sum = {0}, init = {0}, one = {0};
+    const json_t *ctrs = json_object_get(spec, "containers");
+    const json_t *inits = json_object_get(spec, "initContainers");
+    if ((ctrs && !json_is_array(ctrs)) ||
+        (inits && !json_is_null(inits) && !json_is_array(inits))) {
+        rc = err_set(e, -EINVAL, "%s: containers/initContainers must be arrays", what);
+        goto out;
+    }
+    size_t i;
+    const json_t *c;
+    json_array_foreach(ctrs, i, c)
+    {
+        snprintf(w2, sizeof w2, "%s.containers[%zu]", what, i);
+        rc = container_requests(c, w2, &sum, e);
+        if (rc < 0)
+            goto out;
+    }
+    json_array_foreach(inits, i, c)
+    {
+        snprintf(w2, sizeof w2, "%s.initContainers[%zu]", what, i);
+        place_reslist_free(&one);
+        rc = container_requests(c, w2, &one, e);
+        if (rc < 0)
+            goto out;
+        for (size_t k = 0; k < one.n; k++) {
+            struct place_res *r = reslist_find(&init, one.v[k].name);
+            if (!r)
+                place_reslist_add(&init, one.v[k].name, one.v[k].milli);
+            else if (one.v[k].milli > r->milli)
+                r->milli = one.v[k].milli;
+        }
+    }
+    reslist_copy(out, &sum);
+    for (size_t k = 0; k < init.n; k++) {
+        struct place_res *r = reslist_find(out, init.v[k].name);
+        if (!r)
+            place_reslist_add(out, init.v[k].name, init.v[k].milli);
+        else if (init.v[k].milli > r->milli)
+            r->milli = init.v[k].milli;
+    }
+    /* Pod-level resources (PodLevelResources, Kubernetes >= 1.32) replace the
+     * container sums for the resources they name. */
+    const json_t *pres = json_object_get(spec, "resources");
+    if (pres && !json_is_null(pres)) {
+        place_reslist_free(&one);
+        rc = container_requests(spec, what, &one, e);
+        if (rc < 0)
+            goto out;
+        for (size_t k = 0; k < one.n; k++) {
+            struct place_res *r = reslist_find(out, one.v[k].name);
+            if (r)
+                r->milli = one.v[k].milli;
+            else
+                place_reslist_add(out, one.v[k].name, one.v[k].milli);
+        }
+    }
+    snprintf(w2, sizeof w2, "%s.overhead", what);
+    rc = reslist_from_json(json_object_get(spec, "overhead"), w2, out, e);
+out:
+    place_reslist_free(&sum);
+    place_reslist_free(&init);
+    place_reslist_free(&one);
+    return rc;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int podset_from_json(const json_t *ps, size_t idx, struct place_podset *p, struct err *e)
+{
+    memset(p, 0, sizeof *p);
+    if (!json_is_object(ps))
+        return err_set(e, -EINVAL, "spec.podSets[%zu]: not an object", idx);
+    const json_t *jn = json_object_get(ps, "name");
+    if (jn && !json_is_string(jn))
+        return err_set(e, -EINVAL, "spec.podSets[%zu].name: not a string", idx);
+    p->name = xstrdup(jn ? json_string_value(jn) : "main");
+    const json_t *jc = json_object_get(ps, "count");
+    p->count = 1;
+    if (jc && !json_is_null(jc)) {
+        if (!json_is_integer(jc) || json_integer_value(jc) < 0) {
+            err_set(e, -EINVAL, "pod set %s: count: not a non-negative integer", p->name);
+            goto fail;
+        }
+        p->count = json_integer_value(jc);
+    }
+    const json_t *spec = json_object_get(json_object_get(ps, "template"), "spec");
+    if (!json_is_object(spec)) {
+        err_set(e, -EINVAL, "pod set %s: template.spec: missing", p->name);
+        goto fail;
+    }
+    char what[320];
+    snprintf(what, sizeof what, "pod set %s: template.spec", p->name);
+    if (pod_requests(spec, what, &p->per_pod, e) < 0)
+        goto fail;
+    snprintf(what, sizeof what, "pod set %s: template.spec.nodeSelector", p->name);
+    if (place_kvs_from_json(json_object_get(spec, "nodeSelector"), what, &p->node_selector,
+                            &p->n_node_selector, e) < 0)
+        goto fail;
+    snprintf(what, sizeof what, "pod set %s: template.spec.tolerations", p->name);
+    if (place_tolerations_from_json(json_object_get(spec, "tolerations"), what, &p->tolerations,
+                                    &p->n_tolerations, e) < 0)
+        goto fail;
+    return 0;
+fail:
+    podset_free(p);
+    return -EINVAL;
+}
+
+/* Apply status.admission.podSetAssignments[] to the pod sets. */
+static int assignments_from_json(const json_t *asg, struct place_workload *w, struct err *e)
+{
+    if (!asg || json_is_null(asg))
+        return 0;
+    if (!json_is_array(asg))
+        return err_set(e, -EINVAL, "status.admission.podSetAssignments: not an array");
+    size_t i;
+    const json_t *a;
+    json_array_foreach(asg, i, a)
+    {
+        const char *name = json_string_value(json_object_get(a, "name"));
+        if (!name)
+            name = "main";
+        struct place_podset *p = NULL;
+        for (size_t k = 0; k < w->n_podsets; k++)
+            if (strcmp(w->podsets[k].name, name) == 0)
+                p = &w->podsets[k];
+        if (!p)
+            return err_set(e, -EINVAL,
+                           "status.admission.podSetAssignments[%zu]: no pod set named %s", i, name);
+        const json_t *fl = json_object_get(a, "flavors");
+        if (fl && !json_is_null(fl) && !json_is_object(fl))
+            return err_set(e, -EINVAL, "podSetAssignments[%zu].flavors: not an object", i);
+        const char *res;
+        json_t *v;
+        json_object_foreach((json_t *)fl, res, v)
+        {
+            const char *f = json_string_value(v);
+            if (!f || !f[0])
+                return err_set(e, -EINVAL, "podSetAssignments[%zu].flavors.%s: not a name", i, res);
+            bool dup = false;
+            for (size_t k = 0; k < p->n_flavors; k++)
+                if (strcmp(p->flavors[k], f) == 0)
+                    dup = true;
+            if (dup)
+                continue;
+            p->flavors = xrealloc(p->flavors, (p->n_flavors + 1) * sizeof *p->flavors);
+            p->flavors[p->n_flavors++] = xstrdup(f);
+        }
+        qsort(p->flavors, p->n_flavors, sizeof *p->flavors, str_cmp);
+        const json_t *jc = json_object_get(a, "count");
+        if (jc && !json_is_null(jc)) {
+            if (!json_is_integer(jc) || json_integer_value(jc) < 0)
+                return err_set(e, -EINVAL, "podSetAssignments[%zu].count: not a count", i);
+            p->count = json_integer_value(jc);
+        }
+    }
+    return 0;
+}
+
+int place_workload_from_json(const json_t *wl, struct place_workload *out, struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (!json_is_object(wl))
+        return err_set(e, -EINVAL, "Workload: not an object");
+    const json_t *md = json_object_get(wl, "metadata");
+    const char *name = json_string_value(json_object_get(md, "name"));
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    if (!name || !name[0])
+        return err_set(e, -EINVAL, "Workload: missing metadata.name");
+    out->key = (ns && ns[0]) ? xasprintf("%s/%s", ns, name) : xstrdup(name);
+    const json_t *ps = json_object_get(json_object_get(wl, "spec"), "podSets");
+    if (!json_is_array(ps) || json_array_size(ps) == 0) {
+        err_set(e, -EINVAL, "Workload %s: spec.podSets: missing or empty", out->key);
+        goto fail;
+    }
+    size_t cnt = json_array_size(ps);
+    out->podsets = xcalloc(cnt, sizeof *out->podsets);
+    for (size_t i = 0; i < cnt; i++) {
+        if (podset_from_json(json_array_get(ps, i), i, &out->podsets[i], e) < 0)
+            goto fail_prefix;
+        out->n_podsets++;
+    }
+    if (assignments_from_json(
+            json_object_get(json_object_get(json_object_get(wl, "status"), "admission"),
+                            "podSetAssignments"),
+            out, e) < 0)
+        goto fail_prefix;
+    return 0;
+fail_prefix:
+    err_prefix(e, "Workload %s", out->key);
+fail:
+    place_workload_free(out);
+    return -EINVAL;
+}
+
+/* ---- reservations --------------------------------------------------------------- */
+
+void place_resv_init(struct place_resv *r)
+{
+    memset(r, 0, sizeof *r);
+    r->settle_ms = 30000;
+    r->ttl_ms = 600000;
+}
+
+static void resv_entry_free(struct place_resv_entry *en)
+{
+    free(en->key);
+    free(en->cluster);
+    for (size_t i = 0; i < en->n_nodes; i++) {
+        place_reslist_free(&en->per_node[i]);
+        free(en->node_names[i]);
+    }
+    free(en->per_node);
+    free(en->node_names);
+}
+
+void place_resv_free(struct place_resv *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        resv_entry_free(&r->v[i]);
+    free(r->v);
+    r->v = NULL;
+    r->n = 0;
+}
+
+static void resv_drop_at(struct place_resv *r, size_t i)
+{
+    resv_entry_free(&r->v[i]);
+    memmove(&r->v[i], &r->v[i + 1], (r->n - i - 1) * sizeof *r->v);
+    r->n--;
+}
+
+int place_resv_remove(struct place_resv *r, const char *key)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (strcmp(r->v[i].key, key) == 0) {
+            resv_drop_at(r, i);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int place_resv_add(struct place_resv *r, const char *key, const struct place_result *res,
+                   int64_t now_ms)
+{
+    if (!res || res->status != PLACE_OK || !res->cluster || !key)
+        return -EINVAL;
+    place_resv_remove(r, key);
+    r->v = xrealloc(r->v, (r->n + 1) * sizeof *r->v);
+    struct place_resv_entry *en = &r->v[r->n++];
+    memset(en, 0, sizeof *en);
+    en->key = xstrdup(key);
+    en->cluster = xstrdup(res->cluster);
+    en->at_ms = now_ms;
+    en->n_nodes = res->n_nodes;
+    en->per_node = xcalloc(res->n_nodes ? res->n_nodes : 1, sizeof *en->per_node);
+    en->node_names = xcalloc(res->n_nodes ? res->n_nodes : 1, sizeof *en->node_names);
+    for (size_t i = 0; i < res->n_nodes; i++) {
+        en->node_names[i] = xstrdup(res->node_names[i]);
+        reslist_copy(&en->per_node[i], &res->node_totals[i]);
+    }
+    return 0;
+}
+
+size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int64_t now_ms)
+{
+    size_t dropped = 0;
+    for (size_t i = 0; i < r->n;) {
+        const struct place_resv_entry *en = &r->v[i];
+        bool drop = false;
+        if (strcmp(en->cluster, c->name) == 0) {
+            if (c->has_last_updated && c->last_updated_ms >= sat_add(en->at_ms, r->settle_ms))
+                drop = true;
+            if (now_ms >= sat_add(en->at_ms, r->ttl_ms))
+                drop = true;
+        }
+        if (drop) {
+            resv_drop_at(r, i);
+            dropped++;
+        } else {
+            i++;
+        }
+    }
+    return dropped;
+}
+
+int64_t place_resv_held(const struct place_resv *r, const char *cluster, const char *node,
+                        const char *resource)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (strcmp(r->v[i].cluster, cluster) != 0)
+            continue;
+        for (size_t k = 0; k < r->v[i].n_nodes; k++)
+            if (strcmp(r->v[i].node_names[k], node) == 0)
+                sum = sat_add(sum, place_reslist_get(&r->v[i].per_node[k], resource));
+    }
+    return sum;
+}
+
+bool place_resv_lookup(const struct place_resv *r, const char *key, const char **cluster)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (strcmp(r->v[i].key, key) == 0) {
+            if (cluster)
+                *cluster = r->v[i].cluster;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- the decision ---------------------------------------------------------------- */
+
+int place_policy_parse(const char *s, enum place_policy *out)
+{
+    if (s && strcmp(s, "spread") == 0) {
+        *out = PLACE_SPREAD;
+        return 0;
+    }
+    if (s && strcmp(s, "binpack") == 0) {
+        *out = PLACE_BINPACK;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+void place_result_free(struct place_result *r)
+{
+    if (!r)
+        return;
+    free(r->cluster);
+    free(r->message);
+    for (size_t i = 0; i < r->n_assign; i++)
+        free(r->assign[i].node);
+    free(r->assign);
+    for (size_t i = 0; i < r->n_nodes; i++) {
+        place_reslist_free(&r->node_totals[i]);
+        free(r->node_names[i]);
+    }
+    free(r->node_totals);
+    free(r->node_names);
+    memset(r, 0, sizeof *r);
+}
+
+/* Per-decision view of the workload: the resource axis and per-pod-set data. */
+struct wview {
+    const struct place_workload *wl;
+    const char **res; /* borrowed names: union of resources requested (> 0) and "pods", sorted */
+    size_t nres;
+    size_t pods;  /* index of "pods" in res: every pod takes one of the node's pod slots */
+    int64_t *req; /* [podset * nres + res] per-pod request */
+    const struct place_flavor ***flav; /* [podset][flavor], NULL entry = unknown */
+    struct place_toleration **ftol;    /* [podset] flavors' tolerations (shallow copies) */
+    size_t *nftol;
+    const char **unknown_flavor; /* [podset] first unknown flavor name, or NULL */
+    size_t *order;               /* pod sets, largest first */
+};
+
+static const struct place_flavor *flavor_find(const struct place_flavor *f, size_t n,
+                                              const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(f[i].name, name) == 0)
+            return &f[i];
+    return NULL;
+}
+
+static void wview_free(struct wview *v)
+{
+    if (!v->wl)
+        return;
+    for (size_t p = 0; p < v->wl->n_podsets; p++) {
+        free(v->flav[p]);
+        free(v->ftol[p]);
+    }
+    free(v->res);
+    free(v->req);
+    free(v->flav);
+    free(v->ftol);
+    free(v->nftol);
+    free(v->unknown_flavor);
+    free(v->order);
+    memset(v, 0, sizeof *v);
+}
+
+static void wview_build(struct wview *v, const struct place_workload *wl,
+                        const struct place_flavor *flavors, size_t n_flavors)
+{
+    memset(v, 0, sizeof *v);
+    v->wl = wl;
+    size_t np = wl->n_podsets;
+    size_t cap = 2;
+    for (size_t p = 0; p < np; p++)
+        cap += wl->podsets[p].per_pod.n;
+    v->res = xcalloc(cap, sizeof *v->res);
+    for (size_t p = 0; p < np; p++) {
+        const struct place_reslist *rl = &wl->podsets[p].per_pod;
+        for (size_t k = 0; k < rl->n; k++) {
+            if (rl->v[k].milli <= 0)
+                continue;
+            bool seen = false;
+            for (size_t r = 0; r < v->nres; r++)
+                if (strcmp(v->res[r], rl->v[k].name) == 0)
+                    seen = true;
+            if (!seen)
+                v->res[v->nres++] = rl->v[k].name;
+        }
+    }
+    bool has_pods = false;
+    for (size_t r = 0; r < v->nres; r++)
+        if (strcmp(v->res[r], PODS) == 0)
+            has_pods = true;
+    if (!has_pods)
+        v->res[v->nres++] = PODS;
+    qsort(v->res, v->nres, sizeof *v->res, cstr_cmp);
+    for (size_t r = 0; r < v->nres; r++)
+        if (strcmp(v->res[r], PODS) == 0)
+            v->pods = r;
+    v->req = xcalloc((np ? np : 1) * v->nres, sizeof *v->req);
+    for (size_t p = 0; p < np; p++)
+        for (size_t r = 0; r < v->nres; r++)
+            v->req[p * v->nres + r] = place_reslist_get(&wl->podsets[p].per_pod, v->res[r]);
+    for (size_t p = 0; p < np; p++)
+        if (v->req[p * v->nres + v->pods] <= 0)
+            v->req[p * v->nres + v->pods] = 1000;
+    v->flav = xcalloc(np ? np : 1, sizeof *v->flav);
+    v->ftol = xcalloc(np ? np : 1, sizeof *v->ftol);
+    v->nftol = xcalloc(np ? np : 1, sizeof *v->nftol);
+    v->unknown_flavor = xcalloc(np ? np : 1, sizeof *v->unknown_flavor);
+    for (size_t p = 0; p < np; p++) {
+        const struct place_podset *ps = &wl->podsets[p];
+        v->flav[p] = xcalloc(ps->n_flavors ? ps->n_flavors : 1, sizeof *v->flav[p]);
+        size_t ntol = 0;
+        for (size_t f = 0; f < ps->n_flavors; f++) {
+            const struct place_flavor *fl = flavor_find(flavors, n_flavors, ps->flavors[f]);
+            v->flav[p][f] = fl;
+            if (!fl && !v->unknown_flavor[p])
+                v->unknown_flavor[p] = ps->flavors[f];
+            if (fl)
+                ntol += fl->n_tolerations;
+        }
+        v->ftol[p] = xcalloc(ntol ? ntol : 1, sizeof *v->ftol[p]);
+        for (size_t f = 0; f < ps->n_flavors; f++) {
+            const struct place_flavor *fl = v->flav[p][f];
+            for (size_t t = 0; fl && t < fl->n_tolerations; t++)
+                v->ftol[p][v->nftol[p]++] = fl->tolerations[t];
+        }
+    }
+    /* Largest first: key = sum over resources of req / (largest req of that resource). */
+    int64_t *key = xcalloc(np ? np : 1, sizeof *key);
+    for (size_t r = 0; r < v->nres; r++) {
+        int64_t mx = 0;
+        for (size_t p = 0; p < np; p++)
+            if (v->req[p * v->nres + r] > mx)
+                mx = v->req[p * v->nres + r];
+        for (size_t p = 0; p < np && mx > 0; p++)
+            key[p] += (int64_t)((__int128)v->req[p * v->nres + r] * PPM / mx);
+    }
+    v->order = xcalloc(np ? np : 1, sizeof *v->order);
+    for (size_t p = 0; p < np; p++)
+        v->order[p] = p;
+    /* Insertion sort (few pod sets), stable: ties keep spec order. */
+    for (size_t i = 1; i < np; i++) {
+        size_t cur = v->order[i];
+        size_t j = i;
+        while (j > 0 && key[v->order[j - 1]] < key[cur]) {
+            v->order[j] = v->order[j - 1];
+            j--;
+        }
+        v->order[j] = cur;
+    }
+    free(key);
+}
+
+static bool node_usable(const struct place_node *n)
+{
+    return n->ready && !n->unschedulable;
+}
+
+static bool node_eligible(const struct wview *v, size_t p, const struct place_node *n)
+{
+    const struct place_podset *ps = &v->wl->podsets[p];
+    if (!node_usable(n) || v->unknown_flavor[p])
+        return false;
+    for (size_t f = 0; f < ps->n_flavors; f++) {
+        const struct place_flavor *fl = v->flav[p][f];
+        if (!place_labels_match(n->labels, fl->node_labels, fl->n_node_labels))
+            return false;
+    }
+    if (!place_labels_match(n->labels, ps->node_selector, ps->n_node_selector))
+        return false;
+    for (size_t t = 0; t < n->n_taints; t++)
+        if (!place_taint_tolerated(&n->taints[t], ps->tolerations, ps->n_tolerations, v->ftol[p],
+                                   v->nftol[p]))
+            return false;
+    return true;
+}
+
+/* Evaluation of one cluster. */
+struct ceval {
+    bool feasible;
+    int64_t score_ppm;
+    int64_t *free;   /* [node * nres + res] */
+    int64_t *placed; /* [podset * nodes + node] replicas */
+    char why[512];   /* why infeasible */
+};
+
+static void ceval_free(struct ceval *ev)
+{
+    free(ev->free);
+    free(ev->placed);
+    memset(ev, 0, sizeof *ev);
+}
+
+static int node_index(const struct place_cluster *c, const char *name)
+{
+    size_t lo = 0, hi = c->n_nodes;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int cmp = strcmp(c->nodes[mid].name, name);
+        if (cmp == 0)
+            return (int)mid;
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* Explain why pod set p could not be placed completely. */
+static void explain(const struct wview *v, const struct place_cluster *c, size_t p, int64_t fitted,
+                    const int64_t *free, bool empty, char *why, size_t n)
+{
+    const struct place_podset *ps = &v->wl->podsets[p];
+    size_t nr = v->nres;
+    char each[160] = "";
+    size_t off = 0;
+    for (size_t r = 0; r < nr; r++) {
+        char q[48];
+        if (r == v->pods)
+            continue;
+        int w = snprintf(each + off, sizeof each - off, "%s%s=%s", off ? ", " : "", v->res[r],
+                         fmt_milli(q, sizeof q, v->req[p * nr + r]));
+        if (w < 0 || (size_t)w >= sizeof each - off)
+            break;
+        off += (size_t)w;
+    }
+    if (v->unknown_flavor[p]) {
+        snprintf(why, n, "pod set %s: flavor %s is not a known ResourceFlavor", ps->name,
+                 v->unknown_flavor[p]);
+        return;
+    }
+    size_t eligible = 0;
+    for (size_t i = 0; i < c->n_nodes; i++)
+        if (node_eligible(v, p, &c->nodes[i]))
+            eligible++;
+    if (eligible == 0) {
+        snprintf(why, n,
+                 "pod set %s: no ready, schedulable node matches the flavor's nodeLabels, the "
+                 "nodeSelector and the tolerations",
+                 ps->name);
+        return;
+    }
+    /* The resource whose largest free amount on a matching node is below one pod's request. */
+    for (size_t r = 0; r < nr; r++) {
+        int64_t req = v->req[p * nr + r];
+        if (req <= 0)
+            continue;
+        int64_t best = INT64_MIN;
+        for (size_t i = 0; i < c->n_nodes; i++)
+            if (node_eligible(v, p, &c->nodes[i]) && free[i * nr + r] > best)
+                best = free[i * nr + r];
+        if (best < req) {
+            char q1[48], q2[48];
+            snprintf(why, n,
+                     "pod set %s: %" PRId64 " of %" PRId64 " pods (each %s) fit; %s: at most %s "
+                     "left on a matching node%s, a pod needs %s",
+                     ps->name, fitted, ps->count, each, v->res[r],
+                     fmt_milli(q1, sizeof q1, best < 0 ? 0 : best),
+                     empty ? " even with the cluster empty" : "", fmt_milli(q2, sizeof q2, req));
+            return;
+        }
+    }
+    snprintf(why, n,
+             "pod set %s: %" PRId64 " of %" PRId64 " pods (each %s) fit on the %zu matching nodes",
+             ps->name, fitted, ps->count, each, eligible);
+}
+
+/* First-fit decreasing of the workload on cluster c. empty: ignore requests
+ * and reservations (the "could it ever fit" question). */
+static void eval_cluster(const struct wview *v, const struct place_cluster *c,
+                         const struct place_resv *resv, const size_t *held, size_t n_held,
+                         bool empty, struct ceval *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    size_t nn = c->n_nodes, nr = v->nres, np = v->wl->n_podsets;
+    ev->free = xcalloc((nn ? nn : 1) * (nr ? nr : 1), sizeof *ev->free);
+    ev->placed = xcalloc((nn ? nn : 1) * (np ? np : 1), sizeof *ev->placed);
+    /* The workload's resource axis in the cluster's resource index. */
+    long *ci = xcalloc(nr ? nr : 1, sizeof *ci);
+    for (size_t r = 0; r < nr; r++)
+        ci[r] = res_index(c, v->res[r]);
+    for (size_t i = 0; i < nn; i++)
+        for (size_t r = 0; r < nr; r++) {
+            int64_t al = ci[r] < 0 ? PLACE_ABSENT : c->nodes[i].alloc_v[ci[r]];
+            int64_t rq = ci[r] < 0 ? PLACE_ABSENT : c->nodes[i].req_v[ci[r]];
+            int64_t f;
+            if (r == v->pods && al == PLACE_ABSENT)
+                f = PODS_UNLIMITED;
+            else
+                f = al == PLACE_ABSENT ? 0 : al;
+            if (!empty && rq != PLACE_ABSENT)
+                f = sat_add(f, -rq);
+            ev->free[i * nr + r] = f;
+        }
+    if (!empty && resv) {
+        for (size_t h = 0; h < n_held; h++) {
+            const struct place_resv_entry *en = &resv->v[held[h]];
+            if (strcmp(en->key, v->wl->key) == 0)
+                continue;
+            for (size_t k = 0; k < en->n_nodes; k++) {
+                int i = node_index(c, en->node_names[k]);
+                if (i < 0)
+                    continue;
+                for (size_t r = 0; r < nr; r++)
+                    ev->free[(size_t)i * nr + r] =
+                        sat_add(ev->free[(size_t)i * nr + r],
+                                -place_reslist_get(&en->per_node[k], v->res[r]));
+            }
+        }
+    }
+    for (size_t oi = 0; oi < np; oi++) {
+        size_t p = v->order[oi];
+        int64_t remaining = v->wl->podsets[p].count;
+        for (size_t i = 0; i < nn && remaining > 0; i++) {
+            if (!node_eligible(v, p, &c->nodes[i]))
+                continue;
+            int64_t k = remaining;
+            for (size_t r = 0; r < nr; r++) {
+                int64_t req = v->req[p * nr + r];
+                if (req <= 0)
+                    continue;
+                int64_t f = ev->free[i * nr + r];
+                int64_t fit = f <= 0 ? 0 : f / req;
+                if (fit < k)
+                    k = fit;
+            }
+            if (k <= 0)
+                continue;
+            ev->placed[p * nn + i] = k;
+            for (size_t r = 0; r < nr; r++)
+                ev->free[i * nr + r] -= k * v->req[p * nr + r];
+            remaining -= k;
+        }
+        if (remaining > 0) {
+            explain(v, c, p, v->wl->podsets[p].count - remaining, ev->free, empty, ev->why,
+                    sizeof ev->why);
+            goto out;
+        }
+    }
+    ev->feasible = true;
+    if (nr <= 1)
+        goto out; /* only "pods": nothing to score */
+    int64_t total = 0;
+    for (size_t r = 0; r < nr; r++) {
+        if (r == v->pods)
+            continue;
+        __int128 a = 0, f = 0;
+        for (size_t i = 0; i < nn; i++) {
+            if (!node_usable(&c->nodes[i]))
+                continue;
+            int64_t al = ci[r] < 0 ? 0 : c->nodes[i].alloc_v[ci[r]];
+            a += al > 0 ? al : 0;
+            f += ev->free[i * nr + r] > 0 ? ev->free[i * nr + r] : 0;
+        }
+        if (a > 0)
+            total += (int64_t)(f * PPM / a);
+    }
+    ev->score_ppm = total / (int64_t)(nr - 1);
+out:
+    free(ci);
+}
+
+/* Fill the OK result from the evaluation of cluster c. */
+static void fill_ok(const struct wview *v, const struct place_cluster *c, const struct ceval *ev,
+                    enum place_policy pol, struct place_result *out)
+{
+    size_t nn = c->n_nodes, np = v->wl->n_podsets, nr = v->nres;
+    out->status = PLACE_OK;
+    out->cluster = xstrdup(c->name);
+    out->score_ppm = ev->score_ppm;
+    size_t na = 0, nodes_used = 0;
+    for (size_t i = 0; i < nn; i++) {
+        bool used = false;
+        for (size_t p = 0; p < np; p++)
+            if (ev->placed[p * nn + i] > 0) {
+                na++;
+                used = true;
+            }
+        nodes_used += used;
+    }
+    out->assign = xcalloc(na ? na : 1, sizeof *out->assign);
+    out->node_totals = xcalloc(nodes_used ? nodes_used : 1, sizeof *out->node_totals);
+    out->node_names = xcalloc(nodes_used ? nodes_used : 1, sizeof *out->node_names);
+    for (size_t i = 0; i < nn; i++) {
+        bool used = false;
+        for (size_t p = 0; p < np; p++) {
+            int64_t k = ev->placed[p * nn + i];
+            if (k <= 0)
+                continue;
+            out->assign[out->n_assign].podset = p;
+            out->assign[out->n_assign].node = xstrdup(c->nodes[i].name);
+            out->assign[out->n_assign].replicas = k;
+            out->n_assign++;
+            if (!used) {
+                out->node_names[out->n_nodes] = xstrdup(c->nodes[i].name);
+                out->n_nodes++;
+                used = true;
+            }
+            for (size_t r = 0; r < nr; r++)
+                place_reslist_add(&out->node_totals[out->n_nodes - 1], v->res[r],
+                                  sat_mul(k, v->req[p * nr + r]));
+        }
+    }
+    out->message = xasprintf("placed on cluster %s (%s score %" PRId64 " ppm free after placement)",
+                             c->name, pol == PLACE_BINPACK ? "binpack" : "spread", ev->score_ppm);
+}
+
+#define MSG_MAX_CLUSTERS 4
+
+/* Reservation entries per candidate cluster: one pass over the reservations. */
+struct buckets {
+    size_t **idx; /* [candidate] entry indices */
+    size_t *n;
+};
+
+static int cand_name_cmp(const void *a, const void *b)
+{
+    return strcmp((*(const struct place_cluster *const *)a)->name,
+                  (*(const struct place_cluster *const *)b)->name);
+}
+
+static void buckets_build(struct buckets *bk, const struct place_cluster **cand, size_t nc,
+                          const struct place_resv *resv)
+{
+    bk->idx = xcalloc(nc ? nc : 1, sizeof *bk->idx);
+    bk->n = xcalloc(nc ? nc : 1, sizeof *bk->n);
+    if (!resv || resv->n == 0 || nc == 0)
+        return;
+    /* Candidates sorted by name, remembering their position. */
+    const struct place_cluster **sorted = xcalloc(nc, sizeof *sorted);
+    memcpy(sorted, cand, nc * sizeof *sorted);
+    qsort(sorted, nc, sizeof *sorted, cand_name_cmp);
+    size_t *pos = xcalloc(nc, sizeof *pos);
+    for (size_t i = 0; i < nc; i++)
+        for (size_t k = 0; k < nc; k++)
+            if (cand[k] == sorted[i]) {
+                pos[i] = k;
+                break;
+            }
+    for (size_t e = 0; e < resv->n; e++) {
+        size_t lo = 0, hi = nc;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            int cmp = strcmp(sorted[mid]->name, resv->v[e].cluster);
+            if (cmp == 0) {
+                size_t k = pos[mid];
+                bk->idx[k] = xrealloc(bk->idx[k], (bk->n[k] + 1) * sizeof *bk->idx[k]);
+                bk->idx[k][bk->n[k]++] = e;
+                break;
+            }
+            if (cmp < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    free(pos);
+    free(sorted);
+}
+
+static void buckets_free(struct buckets *bk, size_t nc)
+{
+    for (size_t i = 0; i < nc; i++)
+        free(bk->idx[i]);
+    free(bk->idx);
+    free(bk->n);
+}
+
+int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
+                 size_t n_clusters, const struct place_flavor *flavors, size_t n_flavors,
+                 const struct place_resv *resv, const struct place_opts *opts,
+                 struct place_result *out)
+{
+    if (!wl || !out || (n_clusters && !clusters))
+        return -EINVAL;
+    memset(out, 0, sizeof *out);
+    static const struct place_opts defaults = {0};
+    if (!opts)
+        opts = &defaults;
+    const struct place_cluster **cand = xcalloc(n_clusters ? n_clusters : 1, sizeof *cand);
+    size_t nc = 0;
+    bool pin_seen = false;
+    for (size_t i = 0; i < n_clusters; i++) {
+        if (opts->pinned && strcmp(clusters[i].name, opts->pinned) != 0)
+            continue;
+        pin_seen = true;
+        if (clusters[i].ready)
+            cand[nc++] = &clusters[i];
+    }
+    if (opts->pinned && nc == 0) {
+        out->status = pin_seen ? PLACE_NOT_NOW : PLACE_PIN_UNKNOWN;
+        out->message =
+            pin_seen ? xasprintf("pinned cluster %s is not ready", opts->pinned)
+                     : xasprintf("pinned cluster %s is not a known, usable cluster", opts->pinned);
+        free(cand);
+        return 0;
+    }
+    struct wview v;
+    wview_build(&v, wl, flavors, n_flavors);
+    struct buckets bk;
+    buckets_build(&bk, cand, nc, resv);
+    /* Best feasible cluster now. */
+    int best = -1;
+    struct ceval best_ev = {0};
+    struct buf why;
+    buf_init(&why, 4096);
+    size_t listed = 0;
+    for (size_t i = 0; i < nc; i++) {
+        struct ceval ev;
+        eval_cluster(&v, cand[i], resv, bk.idx[i], bk.n[i], false, &ev);
+        if (!ev.feasible) {
+            if (listed < MSG_MAX_CLUSTERS)
+                buf_printf(&why, "%s%s: %s", listed ? "; " : "", cand[i]->name, ev.why);
+            listed++;
+            ceval_free(&ev);
+            continue;
+        }
+        bool better = best < 0;
+        if (!better) {
+            if (opts->policy == PLACE_BINPACK)
+                better = ev.score_ppm < best_ev.score_ppm;
+            else
+                better = ev.score_ppm > best_ev.score_ppm;
+            if (ev.score_ppm == best_ev.score_ppm)
+                better = strcmp(cand[i]->name, cand[best]->name) < 0;
+        }
+        if (better) {
+            ceval_free(&best_ev);
+            best_ev = ev;
+            best = (int)i;
+        } else {
+            ceval_free(&ev);
+        }
+    }
+    if (best >= 0) {
+        fill_ok(&v, cand[best], &best_ev, opts->policy, out);
+        goto out;
+    }
+    if (listed > MSG_MAX_CLUSTERS)
+        buf_printf(&why, "; and %zu more", listed - MSG_MAX_CLUSTERS);
+    /* Nothing fits now: could anything fit when empty? */
+    bool ever = false;
+    struct buf never;
+    buf_init(&never, 4096);
+    listed = 0;
+    for (size_t i = 0; i < nc; i++) {
+        struct ceval ev;
+        eval_cluster(&v, cand[i], NULL, NULL, 0, true, &ev);
+        if (ev.feasible)
+            ever = true;
+        else if (listed++ < MSG_MAX_CLUSTERS)
+            buf_printf(&never, "%s%s: %s", listed > 1 ? "; " : "", cand[i]->name, ev.why);
+        ceval_free(&ev);
+    }
+    if (listed > MSG_MAX_CLUSTERS)
+        buf_printf(&never, "; and %zu more", listed - MSG_MAX_CLUSTERS);
+    if (nc == 0) {
+        out->status = PLACE_NOT_NOW;
+        out->message = xstrdup("no usable cluster");
+    } else if (ever) {
+        out->status = PLACE_NOT_NOW;
+        out->message =
+            opts->pinned
+                ? xasprintf("pinned cluster %s cannot fit it now (waiting for capacity): %s",
+                            opts->pinned, buf_str(&why))
+                : xasprintf("no cluster fits it now (waiting for capacity): %s", buf_str(&why));
+    } else {
+        out->status = PLACE_NEVER;
+        out->message =
+            opts->pinned ? xasprintf("pinned cluster %s can never fit it, even empty: %s",
+                                     opts->pinned, buf_str(&never))
+                         : xasprintf("no cluster can ever fit it, even empty: %s", buf_str(&never));
+    }
+    buf_free(&never);
+out:
+    ceval_free(&best_ev);
+    buf_free(&why);
+    buckets_free(&bk, nc);
+    wview_free(&v);
+    free(cand);
+    return 0;
+}

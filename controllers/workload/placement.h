@@ -1,0 +1,333 @@
+/*
+ * placement: the pure decision "which worker cluster runs this workload"
+ * (DESIGN §5.3). No I/O, no clock: everything, including time, is an input.
+ *
+ * Inputs are plain C structs built by the converters below from the JSON the
+ * informers hold:
+ *   - a cluster inventory from a ClusterMetrics object (place_cluster_from_json),
+ *   - the Workload's pod sets and admitted flavors (place_workload_from_json),
+ *   - the ResourceFlavors (place_flavor_from_json).
+ *
+ * Amounts are int64 milli-units of the resource ("500m" cpu = 500, "1Gi" =
+ * 1073741824000), parsed exactly by pkg/quantity. That is the unit the
+ * kube-scheduler compares in (MilliValue), exact for every value up to
+ * about 9.2e15 units; a larger value is bad data (the node is skipped with
+ * a warning, or the workload is refused with an error).
+ *
+ * Feasibility (place_decide): a cluster is feasible when every pod of every
+ * pod set fits on its nodes that are ready, schedulable, carry all of the
+ * admitted flavors' nodeLabels and the pod set's nodeSelector, and whose
+ * NoSchedule/NoExecute taints are tolerated by the pod set's tolerations plus
+ * the flavors' tolerations. Pod sets are taken largest first (first-fit
+ * decreasing); the replicas of a pod set go first-fit over the nodes in name
+ * order. Free capacity of a node = allocatable - allocatedResourceRequests -
+ * reservations held on it (see below). Every pod also takes one of the node's
+ * pod slots (allocatable "pods", 110 by default; requests "pods" = pods
+ * already bound, when the agent reports it); a node that does not report
+ * "pods" has no such limit.
+ *
+ * Score (of a feasible cluster): for each resource the workload requests (not "pods"), the
+ * fraction of the cluster's usable allocatable still free after the
+ * placement, averaged, in parts per million. PLACE_SPREAD picks the highest,
+ * PLACE_BINPACK the lowest; ties go to the smallest cluster name. Integer
+ * arithmetic only, so the result is deterministic.
+ *
+ * "Never fits" versus "not now": a workload that fits no cluster even when
+ * every node is empty (requests and reservations ignored) gets PLACE_NEVER
+ * (the controller sets the check to Rejected); one that would fit some
+ * cluster when it drains gets PLACE_NOT_NOW (requeue). Both carry a message
+ * giving, for up to 4 clusters, the pod set, how many of its pods fit, and the
+ * resource that ran short ("cpu: at most 1 left on a matching node, a pod
+ * needs 6"), or that no node matches the flavor/nodeSelector/tolerations.
+ *
+ * Reservations: a placement that ClusterMetrics does not show yet is held in
+ * a struct place_resv, per workload key, with the per-node amounts of the
+ * decision, and subtracted from free capacity. The rule for dropping one
+ * (place_resv_sync): when the cluster's metrics have a lastUpdated at least
+ * `settle_ms` after the reservation was made (the agent counts bound pods,
+ * Pending included, so by then the pods are in allocatedResourceRequests),
+ * or when it is older than `ttl_ms` whatever the metrics say. The controller
+ * also removes it explicitly when the workload is evicted, finished or
+ * re-placed (place_resv_remove). Over-holding is conservative: it can only
+ * make a cluster look fuller than it is, never double-book it. Deciding again
+ * for a key that holds a reservation ignores that key's own reservation.
+ */
+#ifndef KKS_CONTROLLERS_WORKLOAD_PLACEMENT_H
+#define KKS_CONTROLLERS_WORKLOAD_PLACEMENT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pkg/util/err.h"
+
+/* ---- small value types -------------------------------------------------- */
+
+/* A resource amount in milli-units. */
+struct place_res {
+    char *name; /* owned */
+    int64_t milli;
+};
+
+/* A resource list; names are unique. */
+struct place_reslist {
+    struct place_res *v; /* owned */
+    size_t n;
+};
+
+struct place_kv {
+    char *key;   /* owned */
+    char *value; /* owned */
+};
+
+struct place_taint {
+    char *key;    /* owned, never NULL ("" when absent) */
+    char *value;  /* owned, never NULL */
+    char *effect; /* owned, never NULL: NoSchedule, PreferNoSchedule, NoExecute */
+};
+
+struct place_toleration {
+    char *key;    /* owned, "" = any key (with Exists) */
+    bool exists;  /* operator Exists; false = Equal (the default) */
+    char *value;  /* owned, never NULL */
+    char *effect; /* owned, "" = every effect */
+};
+
+/* Warnings about skipped bad data (converters record, never fail for it). */
+struct place_warnings {
+    char **msg; /* owned strings, at most PLACE_WARN_MAX kept */
+    size_t n;
+    size_t dropped; /* warnings beyond the cap, counted only */
+};
+#define PLACE_WARN_MAX 64
+
+void place_warnings_add(struct place_warnings *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void place_warnings_free(struct place_warnings *w);
+
+/* Resource list helpers. get: the amount, 0 when absent. add: adds (creates
+ * the entry when absent); saturates at INT64_MAX/INT64_MIN rather than wrap. */
+int64_t place_reslist_get(const struct place_reslist *rl, const char *name);
+void place_reslist_add(struct place_reslist *rl, const char *name, int64_t milli);
+void place_reslist_free(struct place_reslist *rl);
+
+/*
+ * Kubernetes toleration matching (k8s.io/api core/v1 Toleration.ToleratesTaint):
+ * the effect must be equal unless the toleration's effect is empty; the key
+ * must be equal unless the toleration's key is empty (which with Exists
+ * tolerates every taint); Exists ignores the value, Equal compares it.
+ */
+bool place_toleration_matches(const struct place_toleration *t, const struct place_taint *taint);
+/* True when `taint` does not block scheduling (effect PreferNoSchedule) or
+ * one of the tolerations in either list tolerates it. Lists may be empty. */
+bool place_taint_tolerated(const struct place_taint *taint, const struct place_toleration *a,
+                           size_t na, const struct place_toleration *b, size_t nb);
+/* True when every want[i] is present with an equal value in `labels` (a JSON
+ * object of strings, NULL = no labels). n == 0 matches every node. */
+bool place_labels_match(const json_t *labels, const struct place_kv *want, size_t n);
+
+/* Parse `taints` / `tolerations` JSON arrays (NULL or absent = empty). On a
+ * malformed entry: -EINVAL and a message naming `what` and the index. The
+ * output arrays are new (free with the matching _free). */
+int place_taints_from_json(const json_t *arr, const char *what, struct place_taint **out, size_t *n,
+                           struct err *e);
+void place_taints_free(struct place_taint *t, size_t n);
+int place_tolerations_from_json(const json_t *arr, const char *what, struct place_toleration **out,
+                                size_t *n, struct err *e);
+void place_tolerations_free(struct place_toleration *t, size_t n);
+/* Parse a string→string JSON object (NULL = empty) into a kv array sorted by key. */
+int place_kvs_from_json(const json_t *obj, const char *what, struct place_kv **out, size_t *n,
+                        struct err *e);
+void place_kvs_free(struct place_kv *kv, size_t n);
+
+/* ---- ResourceFlavor ---------------------------------------------------- */
+
+struct place_flavor {
+    char *name; /* owned */
+    struct place_kv *node_labels;
+    size_t n_node_labels;
+    struct place_taint *node_taints;
+    size_t n_node_taints;
+    struct place_toleration *tolerations;
+    size_t n_tolerations;
+};
+
+/* From a ResourceFlavor object (metadata.name, spec.nodeLabels, spec.nodeTaints,
+ * spec.tolerations). 0, or -EINVAL with a message; *out is then empty. */
+int place_flavor_from_json(const json_t *rf, struct place_flavor *out, struct err *e);
+void place_flavor_free(struct place_flavor *f);
+
+/* ---- cluster inventory (ClusterMetrics) ---------------------------------- */
+
+struct place_node {
+    char *name;                     /* owned */
+    struct place_reslist alloc;     /* allocatableResources */
+    struct place_reslist requested; /* allocatedResourceRequests */
+    json_t *labels;                 /* new reference to the node's labels object, or NULL */
+    struct place_taint *taints;
+    size_t n_taints;
+    bool unschedulable;
+    bool ready; /* status.nodes[].ready; absent = true (galaxy format) */
+    /* The same amounts, dense, indexed like the cluster's res_names (so a
+     * decision does not look names up per node): PLACE_ABSENT = not reported. */
+    int64_t *alloc_v;
+    int64_t *req_v;
+};
+#define PLACE_ABSENT INT64_MIN
+
+struct place_cluster {
+    char *name; /* owned: metadata.name, the cluster name */
+    bool has_last_updated;
+    int64_t last_updated_ms;  /* status.lastUpdated, wall clock, ms since the epoch */
+    bool ready;               /* condition Ready != False (absent = true) */
+    struct place_node *nodes; /* sorted by name */
+    size_t n_nodes;
+    char **res_names; /* owned: every resource name a node reports, sorted */
+    size_t n_res;
+};
+
+/*
+ * From a ClusterMetrics object. Bad data in a node (a quantity that does not
+ * parse, a negative amount, a malformed taint, labels that are not strings)
+ * skips that node and records a warning naming the cluster, the node and the
+ * field; a node without a name is skipped too. Returns -EINVAL only when the
+ * object itself is unusable (not an object, no metadata.name, status.nodes
+ * not an array); *out is then empty. `w` may be NULL.
+ */
+int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct place_warnings *w,
+                            struct err *e);
+void place_cluster_free(struct place_cluster *c);
+/* Usable for placement at now_ms: Ready is not False and the metrics are at
+ * most stale_after_ms old (a cluster without lastUpdated, galaxy format,
+ * cannot be judged and counts as fresh). The same rule as the quota. */
+bool place_cluster_usable(const struct place_cluster *c, int64_t now_ms, int64_t stale_after_ms);
+
+/* ---- workload ----------------------------------------------------------- */
+
+struct place_podset {
+    char *name; /* owned */
+    int64_t count;
+    struct place_reslist per_pod; /* effective request of one pod */
+    struct place_kv *node_selector;
+    size_t n_node_selector;
+    struct place_toleration *tolerations;
+    size_t n_tolerations;
+    char **flavors; /* owned: distinct admitted flavor names, sorted */
+    size_t n_flavors;
+};
+
+struct place_workload {
+    char *key; /* owned: "namespace/name" */
+    struct place_podset *podsets;
+    size_t n_podsets;
+};
+
+/*
+ * From a Workload object: spec.podSets[] (name, count default 1,
+ * template.spec containers/initContainers/overhead/nodeSelector/tolerations)
+ * and status.admission.podSetAssignments[] (flavors by pod set name; count
+ * there, when present, overrides spec count as in partial admission).
+ * Effective request of one pod, per resource, as the scheduler computes it:
+ * max(sum over containers, max over initContainers) + overhead, where a
+ * container that sets a limit but no request requests its limit (API
+ * defaulting), and pod-level template.spec.resources (Kubernetes >= 1.32)
+ * replace the container figure for the resources they name. A bad quantity or a malformed field:
+ * -EINVAL with a message naming the pod set and field; *out is then empty.
+ */
+int place_workload_from_json(const json_t *wl, struct place_workload *out, struct err *e);
+void place_workload_free(struct place_workload *w);
+
+/* ---- reservations -------------------------------------------------------- */
+
+struct place_resv_entry {
+    char *key;     /* owned: workload key */
+    char *cluster; /* owned */
+    int64_t at_ms;
+    struct place_reslist *per_node; /* owned, parallel to node_names */
+    char **node_names;              /* owned */
+    size_t n_nodes;
+};
+
+struct place_resv {
+    struct place_resv_entry *v; /* owned */
+    size_t n;
+    int64_t settle_ms; /* default 30000 */
+    int64_t ttl_ms;    /* default 600000 */
+};
+
+struct place_result;
+
+void place_resv_init(struct place_resv *r);
+void place_resv_free(struct place_resv *r);
+/* Hold the per-node amounts of a PLACE_OK result for `key` on its cluster,
+ * made at now_ms; replaces an earlier reservation of the same key.
+ * Returns 0, or -EINVAL when the result is not PLACE_OK. */
+int place_resv_add(struct place_resv *r, const char *key, const struct place_result *res,
+                   int64_t now_ms);
+/* Drop the reservation of `key`. Returns 1 when one was dropped, 0 if none. */
+int place_resv_remove(struct place_resv *r, const char *key);
+/* Apply the drop rule above to every reservation on cluster `c`: returns how
+ * many were dropped. Call after each ClusterMetrics update and periodically. */
+size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int64_t now_ms);
+/* Amount of `resource` held on node `node` of `cluster` (sum of entries). */
+int64_t place_resv_held(const struct place_resv *r, const char *cluster, const char *node,
+                        const char *resource);
+/* True when `key` holds a reservation; *cluster (borrowed) says where. */
+bool place_resv_lookup(const struct place_resv *r, const char *key, const char **cluster);
+
+/* ---- the decision ----------------------------------------------------------- */
+
+enum place_policy { PLACE_SPREAD = 0, PLACE_BINPACK = 1 };
+
+enum place_status {
+    PLACE_OK = 0,         /* cluster chosen */
+    PLACE_NOT_NOW = 1,    /* fits some cluster when it drains: requeue */
+    PLACE_NEVER = 2,      /* fits no cluster even empty: reject */
+    PLACE_PIN_UNKNOWN = 3 /* the pinned cluster is not among the inputs */
+};
+
+struct place_opts {
+    enum place_policy policy;
+    const char *pinned; /* borrowed, NULL = choose; a pinned cluster is the only candidate */
+};
+
+/* Replicas of one pod set on one node, in a decision. */
+struct place_assign {
+    size_t podset; /* index into the workload's podsets */
+    char *node;    /* owned */
+    int64_t replicas;
+};
+
+struct place_result {
+    enum place_status status;
+    char *cluster;               /* owned: the chosen cluster (PLACE_OK), else NULL */
+    int64_t score_ppm;           /* of the chosen cluster */
+    char *message;               /* owned, human-readable: why this cluster / why none */
+    struct place_assign *assign; /* owned, PLACE_OK only */
+    size_t n_assign;
+    /* per-node totals of the decision (what a reservation holds) */
+    struct place_reslist *node_totals; /* owned, parallel to node_names */
+    char **node_names;
+    size_t n_nodes;
+};
+
+/*
+ * Decide. `clusters` are the usable clusters (the caller leaves out stale or
+ * lost ones, see place_cluster_usable; a cluster whose Ready condition is
+ * False is skipped here too, and a pin to it waits: PLACE_NOT_NOW);
+ * `flavors` the known ResourceFlavors (a pod set whose admitted
+ * flavor is unknown matches no node, with a message saying so); `resv` may be
+ * NULL. Fills `out` (free with place_result_free). Returns 0 (the status is
+ * in out->status), or -EINVAL for invalid arguments.
+ */
+int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
+                 size_t n_clusters, const struct place_flavor *flavors, size_t n_flavors,
+                 const struct place_resv *resv, const struct place_opts *opts,
+                 struct place_result *out);
+void place_result_free(struct place_result *r);
+
+/* "spread" / "binpack" -> policy. 0 or -EINVAL. */
+int place_policy_parse(const char *s, enum place_policy *out);
+
+#endif

@@ -1,0 +1,809 @@
+/* Unit tests for controllers/workload/placement. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controllers/workload/placement.h"
+#include "pkg/util/buf.h"
+#include "pkg/util/xalloc.h"
+
+/* JSON from a literal written with single quotes. */
+static json_t *J(const char *s)
+{
+    char *d = xstrdup(s);
+    for (char *p = d; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    json_error_t je;
+    json_t *v = json_loads(d, 0, &je);
+    if (!v)
+        fail_msg("bad test JSON (%s): %s", je.text, d);
+    free(d);
+    return v;
+}
+
+/* A ClusterMetrics named `name` with `n` identical nodes "<name>-n<i>" whose
+ * allocatable is `alloc` (a JSON object body in single quotes, e.g.
+ * "'cpu':'8','memory':'32Gi'"), requests `req` and extra node fields `extra`. */
+static void cluster_init(struct place_cluster *c, const char *name, int n, const char *alloc,
+                         const char *req, const char *extra)
+{
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    buf_printf(&b,
+               "{'metadata':{'name':'%s'},'status':{'lastUpdated':'2026-11-22T10:00:00Z',"
+               "'nodes':[",
+               name);
+    for (int i = 0; i < n; i++)
+        buf_printf(&b,
+                   "%s{'name':'%s-n%d','allocatableResources':{%s},"
+                   "'allocatedResourceRequests':{%s}%s%s}",
+                   i ? "," : "", name, i, alloc, req ? req : "", extra ? "," : "",
+                   extra ? extra : "");
+    buf_puts(&b, "]}}");
+    json_t *j = J(buf_str(&b));
+    struct place_warnings w = {0};
+    struct err e = {0};
+    assert_int_equal(place_cluster_from_json(j, c, &w, &e), 0);
+    assert_int_equal(w.n, 0);
+    json_decref(j);
+    buf_free(&b);
+}
+
+/* A workload with one pod set: count pods with the given container requests
+ * (JSON object body) and an optional extra template.spec fields string. */
+static void workload_init(struct place_workload *w, const char *name, int count,
+                          const char *requests, const char *extra_spec, const char *flavor)
+{
+    char *s = xasprintf("{'metadata':{'name':'%s','namespace':'ns'},'spec':{'podSets':[{'name':"
+                        "'main','count':%d,'template':{'spec':{'containers':[{'name':'c',"
+                        "'resources':{'requests':{%s}}}]%s%s}}}]},"
+                        "'status':{'admission':{'podSetAssignments':[{'name':'main','flavors':"
+                        "{'cpu':'%s'}}]}}}",
+                        name, count, requests, extra_spec ? "," : "", extra_spec ? extra_spec : "",
+                        flavor ? flavor : "default-flavor");
+    json_t *j = J(s);
+    struct err e = {0};
+    int rc = place_workload_from_json(j, w, &e);
+    if (rc != 0)
+        fail_msg("workload_from_json: %s", e.msg);
+    json_decref(j);
+    free(s);
+}
+
+static void flavor_init(struct place_flavor *f, const char *json)
+{
+    json_t *j = J(json);
+    struct err e = {0};
+    assert_int_equal(place_flavor_from_json(j, f, &e), 0);
+    json_decref(j);
+}
+
+static struct place_flavor g_default_flavor;
+
+static int setup(void **state)
+{
+    (void)state;
+    flavor_init(&g_default_flavor, "{'metadata':{'name':'default-flavor'},'spec':{}}");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    place_flavor_free(&g_default_flavor);
+    return 0;
+}
+
+static int64_t replicas_on(const struct place_result *r, const char *node)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < r->n_assign; i++)
+        if (strcmp(r->assign[i].node, node) == 0)
+            n += r->assign[i].replicas;
+    return n;
+}
+
+static void test_replicas_across_nodes(void **state)
+{
+    (void)state;
+    struct place_cluster c;
+    cluster_init(&c, "c1", 2, "'cpu':'8','memory':'32Gi'", NULL, NULL);
+    struct place_workload w;
+    struct place_result r;
+    /* 3 pods of 3 cpu on two 8-cpu nodes: 2 + 1. */
+    workload_init(&w, "fits", 3, "'cpu':'3'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_string_equal(r.cluster, "c1");
+    assert_int_equal(replicas_on(&r, "c1-n0"), 2);
+    assert_int_equal(replicas_on(&r, "c1-n1"), 1);
+    assert_int_equal(r.n_nodes, 2);
+    assert_int_equal(place_reslist_get(&r.node_totals[0], "cpu"), 6000);
+    /* free after: 2 + 5 of 16 cpu = 7/16 = 437500 ppm */
+    assert_int_equal(r.score_ppm, 437500);
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* 4 pods of 5 cpu: one per node, never more: never fits. */
+    workload_init(&w, "big", 4, "'cpu':'5'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_null(r.cluster);
+    assert_non_null(strstr(r.message, "2 of 4 pods"));
+    assert_non_null(strstr(r.message, "c1"));
+    assert_non_null(strstr(r.message, "cpu"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&c);
+}
+
+static void test_init_containers_overhead_limits(void **state)
+{
+    (void)state;
+    json_t *j = J("{'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'name':'main',"
+                  "'count':2,'template':{'spec':{"
+                  "'containers':[{'name':'a','resources':{'requests':{'cpu':'1','memory':'1Gi'}}},"
+                  "{'name':'b','resources':{'requests':{'cpu':'500m'},'limits':{'cpu':'2',"
+                  "'nvidia.com/gpu':'1'}}}],"
+                  "'initContainers':[{'name':'i1','resources':{'requests':{'cpu':'3'}}},"
+                  "{'name':'i2','resources':{'requests':{'memory':'512Mi','cpu':'100m'}}}],"
+                  "'overhead':{'cpu':'250m'}}}}]}}");
+    struct place_workload w;
+    struct err e = {0};
+    assert_int_equal(place_workload_from_json(j, &w, &e), 0);
+    json_decref(j);
+    assert_string_equal(w.key, "ns/w");
+    assert_int_equal(w.n_podsets, 1);
+    const struct place_reslist *rl = &w.podsets[0].per_pod;
+    /* cpu: max(1 + 0.5, 3) + 0.25 = 3.25; memory: max(1Gi, 512Mi); gpu from the limit. */
+    assert_int_equal(place_reslist_get(rl, "cpu"), 3250);
+    assert_int_equal(place_reslist_get(rl, "memory"), 1073741824000LL);
+    assert_int_equal(place_reslist_get(rl, "nvidia.com/gpu"), 1000);
+    assert_int_equal(w.podsets[0].count, 2);
+    /* No flavor admitted: matches nodes without constraints. 2 pods of 3.25 cpu on 6-cpu
+     * nodes with 1 gpu: one per node. */
+    struct place_cluster c;
+    cluster_init(&c, "c1", 2, "'cpu':'6','memory':'8Gi','nvidia.com/gpu':'1'", NULL, NULL);
+    struct place_result r;
+    assert_int_equal(place_decide(&w, &c, 1, NULL, 0, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_int_equal(replicas_on(&r, "c1-n0"), 1);
+    assert_int_equal(replicas_on(&r, "c1-n1"), 1);
+    place_result_free(&r);
+    place_cluster_free(&c);
+    place_workload_free(&w);
+    /* Pod-level resources replace the container sum for what they name. */
+    j = J("{'metadata':{'name':'w'},'spec':{'podSets':[{'template':{'spec':{"
+          "'resources':{'requests':{'cpu':'2'},'limits':{'memory':'3Gi'}},"
+          "'containers':[{'resources':{'requests':{'cpu':'500m','memory':'1Gi',"
+          "'example.com/fpga':'1'}}}]}}}]}}");
+    assert_int_equal(place_workload_from_json(j, &w, &e), 0);
+    json_decref(j);
+    assert_int_equal(place_reslist_get(&w.podsets[0].per_pod, "cpu"), 2000);
+    assert_int_equal(place_reslist_get(&w.podsets[0].per_pod, "memory"), 3221225472000LL);
+    assert_int_equal(place_reslist_get(&w.podsets[0].per_pod, "example.com/fpga"), 1000);
+    assert_int_equal(w.podsets[0].count, 1);
+    place_workload_free(&w);
+}
+
+static void test_toleration_table(void **state)
+{
+    (void)state;
+    struct {
+        const char *tol; /* toleration JSON */
+        const char *taint;
+        bool want;
+    } cases[] = {
+        {"{'key':'k','operator':'Equal','value':'v','effect':'NoSchedule'}",
+         "{'key':'k','value':'v','effect':'NoSchedule'}", true},
+        {"{'key':'k','value':'v'}", "{'key':'k','value':'v','effect':'NoExecute'}", true},
+        {"{'key':'k','value':'v'}", "{'key':'k','value':'w','effect':'NoSchedule'}", false},
+        {"{'key':'k','operator':'Exists'}", "{'key':'k','value':'any','effect':'NoSchedule'}",
+         true},
+        {"{'key':'k','operator':'Exists','effect':'NoExecute'}",
+         "{'key':'k','value':'x','effect':'NoSchedule'}", false},
+        {"{'operator':'Exists'}", "{'key':'anything','value':'x','effect':'NoExecute'}", true},
+        {"{'key':'other','operator':'Exists'}", "{'key':'k','effect':'NoSchedule'}", false},
+        {"{'key':'k','operator':'Equal','value':''}", "{'key':'k','effect':'NoSchedule'}", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *ta = xasprintf("[%s]", cases[i].tol);
+        char *tb = xasprintf("[%s]", cases[i].taint);
+        json_t *ja = J(ta), *jb = J(tb);
+        struct place_toleration *tol;
+        struct place_taint *taint;
+        size_t nt, nx;
+        assert_int_equal(place_tolerations_from_json(ja, "t", &tol, &nt, NULL), 0);
+        assert_int_equal(place_taints_from_json(jb, "t", &taint, &nx, NULL), 0);
+        if (place_toleration_matches(&tol[0], &taint[0]) != cases[i].want)
+            fail_msg("case %zu: %s vs %s", i, cases[i].tol, cases[i].taint);
+        place_tolerations_free(tol, nt);
+        place_taints_free(taint, nx);
+        json_decref(ja);
+        json_decref(jb);
+        free(ta);
+        free(tb);
+    }
+    /* PreferNoSchedule never blocks; a bad operator is an error. */
+    struct place_taint soft = {"k", "v", "PreferNoSchedule"};
+    assert_true(place_taint_tolerated(&soft, NULL, 0, NULL, 0));
+    struct place_taint hard = {"k", "v", "NoSchedule"};
+    assert_false(place_taint_tolerated(&hard, NULL, 0, NULL, 0));
+    json_t *bad = J("[{'key':'k','operator':'Maybe'}]");
+    struct place_toleration *tol;
+    size_t nt;
+    struct err e = {0};
+    assert_int_equal(place_tolerations_from_json(bad, "spec.tolerations", &tol, &nt, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "spec.tolerations[0]"));
+    json_decref(bad);
+}
+
+static void test_taints_in_placement(void **state)
+{
+    (void)state;
+    /* Both nodes tainted gpu=true:NoSchedule; the flavor tolerates it, the pod does not. */
+    struct place_cluster c;
+    cluster_init(&c, "c1", 2, "'cpu':'8'", NULL,
+                 "'taints':[{'key':'gpu','value':'true','effect':'NoSchedule'}]");
+    struct place_workload w;
+    workload_init(&w, "w", 1, "'cpu':'1'", NULL, "gpu-flavor");
+    struct place_flavor fl;
+    flavor_init(&fl, "{'metadata':{'name':'gpu-flavor'},'spec':{}}");
+    struct place_result r;
+    assert_int_equal(place_decide(&w, &c, 1, &fl, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "no ready, schedulable node matches"));
+    place_result_free(&r);
+    place_flavor_free(&fl);
+    flavor_init(&fl, "{'metadata':{'name':'gpu-flavor'},'spec':{'tolerations':[{'key':'gpu',"
+                     "'operator':'Exists','effect':'NoSchedule'}]}}");
+    assert_int_equal(place_decide(&w, &c, 1, &fl, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* The pod's own toleration works as well. */
+    workload_init(&w, "w2", 1, "'cpu':'1'",
+                  "'tolerations':[{'key':'gpu','operator':'Equal','value':'true'}]", NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_flavor_free(&fl);
+    place_cluster_free(&c);
+}
+
+static void test_labels_and_selector(void **state)
+{
+    (void)state;
+    /* c1 has plain nodes, c2 has h100 nodes in zone a. */
+    struct place_cluster cs[2];
+    cluster_init(&cs[0], "c1", 2, "'cpu':'64'", NULL, "'labels':{'instance':'a100'}");
+    cluster_init(&cs[1], "c2", 1, "'cpu':'8'", NULL, "'labels':{'instance':'h100','zone':'a'}");
+    struct place_flavor fl[2];
+    flavor_init(&fl[0], "{'metadata':{'name':'h100'},'spec':{'nodeLabels':{'instance':'h100'}}}");
+    flavor_init(&fl[1], "{'metadata':{'name':'default-flavor'}}");
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'1'", NULL, "h100");
+    assert_int_equal(place_decide(&w, cs, 2, fl, 2, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_string_equal(r.cluster, "c2");
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* nodeSelector zone=b matches no node anywhere: never. */
+    workload_init(&w, "w", 1, "'cpu':'1'", "'nodeSelector':{'zone':'b'}", "h100");
+    assert_int_equal(place_decide(&w, cs, 2, fl, 2, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* Default flavor (no labels) + selector instance=a100: c1. */
+    workload_init(&w, "w", 1, "'cpu':'1'", "'nodeSelector':{'instance':'a100'}", NULL);
+    assert_int_equal(place_decide(&w, cs, 2, fl, 2, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_string_equal(r.cluster, "c1");
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* Unknown flavor: never, and the message says so. */
+    workload_init(&w, "w", 1, "'cpu':'1'", NULL, "nosuch");
+    assert_int_equal(place_decide(&w, cs, 2, fl, 2, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "flavor nosuch is not a known ResourceFlavor"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_flavor_free(&fl[0]);
+    place_flavor_free(&fl[1]);
+    place_cluster_free(&cs[0]);
+    place_cluster_free(&cs[1]);
+}
+
+static void test_unready_unschedulable_skipped(void **state)
+{
+    (void)state;
+    json_t *j = J("{'metadata':{'name':'c1'},'status':{'nodes':["
+                  "{'name':'a','allocatableResources':{'cpu':'8'},'ready':false},"
+                  "{'name':'b','allocatableResources':{'cpu':'8'},'unschedulable':true},"
+                  "{'name':'c','allocatableResources':{'cpu':'2'}}]}}");
+    struct place_cluster c;
+    assert_int_equal(place_cluster_from_json(j, &c, NULL, NULL), 0);
+    json_decref(j);
+    assert_int_equal(c.n_nodes, 3);
+    assert_false(c.nodes[0].ready);
+    assert_true(c.nodes[1].unschedulable);
+    assert_true(c.nodes[2].ready);
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'4'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    place_result_free(&r);
+    place_workload_free(&w);
+    workload_init(&w, "w", 1, "'cpu':'2'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_int_equal(replicas_on(&r, "c"), 1);
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&c);
+}
+
+/* 100 identical jobs on 2 equal clusters: spread alternates, binpack fills c1 first. */
+static void burst(enum place_policy pol, int *on_a, int *on_b, int *first_b)
+{
+    struct place_cluster cs[2];
+    cluster_init(&cs[0], "a", 4, "'cpu':'16','memory':'64Gi'", NULL, NULL);
+    cluster_init(&cs[1], "b", 4, "'cpu':'16','memory':'64Gi'", NULL, NULL);
+    struct place_resv rv;
+    place_resv_init(&rv);
+    struct place_opts o = {.policy = pol};
+    *on_a = *on_b = 0;
+    *first_b = -1;
+    for (int i = 0; i < 100; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "job%d", i);
+        struct place_workload w;
+        workload_init(&w, name, 1, "'cpu':'1','memory':'1Gi'", NULL, NULL);
+        struct place_result r;
+        assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, &rv, &o, &r), 0);
+        assert_int_equal(r.status, PLACE_OK);
+        if (strcmp(r.cluster, "a") == 0) {
+            (*on_a)++;
+        } else {
+            (*on_b)++;
+            if (*first_b < 0)
+                *first_b = i;
+        }
+        assert_int_equal(place_resv_add(&rv, w.key, &r, 1000), 0);
+        place_result_free(&r);
+        place_workload_free(&w);
+    }
+    assert_int_equal(rv.n, 100);
+    assert_int_equal(
+        place_resv_held(&rv, "a", "a-n0", "cpu") + place_resv_held(&rv, "b", "b-n0", "cpu") +
+            place_resv_held(&rv, "a", "a-n1", "cpu") + place_resv_held(&rv, "b", "b-n1", "cpu") +
+            place_resv_held(&rv, "a", "a-n2", "cpu") + place_resv_held(&rv, "b", "b-n2", "cpu") +
+            place_resv_held(&rv, "a", "a-n3", "cpu") + place_resv_held(&rv, "b", "b-n3", "cpu"),
+        100000);
+    place_resv_free(&rv);
+    place_cluster_free(&cs[0]);
+    place_cluster_free(&cs[1]);
+}
+
+static void test_burst_spread_and_binpack(void **state)
+{
+    (void)state;
+    int a, b, first_b;
+    burst(PLACE_SPREAD, &a, &b, &first_b);
+    assert_int_equal(a, 50);
+    assert_int_equal(b, 50);
+    assert_int_equal(first_b, 1); /* tie -> a, then b is emptier */
+    burst(PLACE_BINPACK, &a, &b, &first_b);
+    assert_int_equal(a, 64); /* 4 nodes x 16 cpu */
+    assert_int_equal(b, 36);
+    assert_int_equal(first_b, 64);
+}
+
+static void test_deterministic_ties(void **state)
+{
+    (void)state;
+    struct place_cluster cs[3];
+    cluster_init(&cs[0], "zeta", 1, "'cpu':'8'", NULL, NULL);
+    cluster_init(&cs[1], "alpha", 1, "'cpu':'8'", NULL, NULL);
+    cluster_init(&cs[2], "mid", 1, "'cpu':'8'", NULL, NULL);
+    struct place_workload w;
+    workload_init(&w, "w", 1, "'cpu':'1'", NULL, NULL);
+    for (int pol = 0; pol < 2; pol++) {
+        struct place_opts o = {.policy = (enum place_policy)pol};
+        for (int rep = 0; rep < 3; rep++) {
+            struct place_result r;
+            assert_int_equal(place_decide(&w, cs, 3, &g_default_flavor, 1, NULL, &o, &r), 0);
+            assert_string_equal(r.cluster, "alpha");
+            place_result_free(&r);
+        }
+    }
+    place_workload_free(&w);
+    for (int i = 0; i < 3; i++)
+        place_cluster_free(&cs[i]);
+}
+
+static void test_never_vs_not_now(void **state)
+{
+    (void)state;
+    struct place_cluster cs[2];
+    /* c1: 8 cpu nodes, 7 cpu requested on each; c2: 4 cpu nodes, empty. */
+    cluster_init(&cs[0], "c1", 2, "'cpu':'8'", "'cpu':'7'", NULL);
+    cluster_init(&cs[1], "c2", 2, "'cpu':'4'", NULL, NULL);
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'6'", NULL, NULL);
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    assert_non_null(strstr(r.message, "c1: pod set main: 0 of 1 pods"));
+    assert_non_null(strstr(r.message, "cpu: at most 1 left on a matching node, a pod needs 6"));
+    assert_non_null(strstr(r.message, "c2:"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    workload_init(&w, "w", 1, "'cpu':'9'", NULL, NULL);
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "even empty"));
+    assert_non_null(strstr(
+        r.message, "c1: pod set main: 0 of 1 pods (each cpu=9) fit; cpu: "
+                   "at most 8 left on a matching node even with the cluster empty, a pod needs 9"));
+    place_result_free(&r);
+    /* No clusters at all: not now. */
+    assert_int_equal(place_decide(&w, NULL, 0, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&cs[0]);
+    place_cluster_free(&cs[1]);
+}
+
+static void test_gpu_and_quantities(void **state)
+{
+    (void)state;
+    struct place_cluster cs[2];
+    cluster_init(&cs[0], "cpu-only", 2, "'cpu':'32','memory':'128Gi'", NULL, NULL);
+    cluster_init(&cs[1], "gpu", 2, "'cpu':'8','memory':'16Gi','nvidia.com/gpu':'2'",
+                 "'cpu':'500m','memory':'1.5Gi'", NULL);
+    struct place_workload w;
+    struct place_result r;
+    /* 4 pods x (1 gpu, 1500m cpu, 1.5Gi): 2 per gpu node. */
+    workload_init(&w, "w", 4, "'nvidia.com/gpu':'1','cpu':'1500m','memory':'1.5Gi'", NULL, NULL);
+    assert_int_equal(w.podsets[0].per_pod.n, 3);
+    assert_int_equal(place_reslist_get(&w.podsets[0].per_pod, "memory"), 1610612736000LL);
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_string_equal(r.cluster, "gpu");
+    assert_int_equal(replicas_on(&r, "gpu-n0"), 2);
+    assert_int_equal(replicas_on(&r, "gpu-n1"), 2);
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* Memory is the limit: 16Gi - 1.5Gi = 14.5Gi free, pods of 5Gi: 2 per node. */
+    workload_init(&w, "w", 5, "'nvidia.com/gpu':'0','memory':'5Gi'", NULL, NULL);
+    struct place_opts pin = {.pinned = "gpu"};
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &pin, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    assert_non_null(strstr(r.message, "pinned cluster gpu"));
+    assert_non_null(strstr(r.message, "4 of 5 pods"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&cs[0]);
+    place_cluster_free(&cs[1]);
+}
+
+static void test_pinned(void **state)
+{
+    (void)state;
+    struct place_cluster cs[2];
+    cluster_init(&cs[0], "big", 1, "'cpu':'64'", NULL, NULL);
+    cluster_init(&cs[1], "small", 1, "'cpu':'4'", NULL, NULL);
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'2'", NULL, NULL);
+    /* Spread would pick big; the pin wins. */
+    struct place_opts o = {.pinned = "small"};
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_string_equal(r.cluster, "small");
+    place_result_free(&r);
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_string_equal(r.cluster, "big");
+    place_result_free(&r);
+    o.pinned = "nosuch";
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_PIN_UNKNOWN);
+    assert_non_null(strstr(r.message, "nosuch"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* Pinned to a cluster it can never fit (fits big): never, naming the pin. */
+    workload_init(&w, "w", 1, "'cpu':'8'", NULL, NULL);
+    o.pinned = "small";
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "pinned cluster small can never fit"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&cs[0]);
+    place_cluster_free(&cs[1]);
+}
+
+static void test_reservation_lifecycle(void **state)
+{
+    (void)state;
+    struct place_cluster c;
+    cluster_init(&c, "c1", 1, "'cpu':'4'", NULL, NULL);
+    /* lastUpdated in cluster_init is 2026-11-22T10:00:00Z. */
+    const int64_t lu = c.last_updated_ms;
+    assert_true(c.has_last_updated);
+    assert_int_equal(lu, 1795341600000LL);
+    struct place_resv rv;
+    place_resv_init(&rv);
+    struct place_workload w1, w2;
+    struct place_result r;
+    workload_init(&w1, "w1", 1, "'cpu':'3'", NULL, NULL);
+    workload_init(&w2, "w2", 1, "'cpu':'3'", NULL, NULL);
+    assert_int_equal(place_decide(&w1, &c, 1, &g_default_flavor, 1, &rv, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_int_equal(place_resv_add(&rv, w1.key, &r, lu - 1000), 0);
+    place_result_free(&r);
+    /* w2 does not fit beside w1's reservation, but would when the cluster drains. */
+    assert_int_equal(place_decide(&w2, &c, 1, &g_default_flavor, 1, &rv, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    place_result_free(&r);
+    /* Re-deciding w1 itself ignores its own reservation. */
+    assert_int_equal(place_decide(&w1, &c, 1, &g_default_flavor, 1, &rv, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    place_result_free(&r);
+    const char *where = NULL;
+    assert_true(place_resv_lookup(&rv, "ns/w1", &where));
+    assert_string_equal(where, "c1");
+    /* Metrics from 1 s after the reservation: within the settle time, kept. */
+    assert_int_equal(place_resv_sync(&rv, &c, lu + 5000), 0);
+    /* Metrics updated settle_ms after it: dropped. */
+    c.last_updated_ms = lu - 1000 + rv.settle_ms;
+    assert_int_equal(place_resv_sync(&rv, &c, lu + 40000), 1);
+    assert_int_equal(rv.n, 0);
+    /* TTL: dropped even without newer metrics. */
+    assert_int_equal(place_decide(&w1, &c, 1, &g_default_flavor, 1, &rv, NULL, &r), 0);
+    assert_int_equal(place_resv_add(&rv, w1.key, &r, c.last_updated_ms + 100000), 0);
+    assert_int_equal(place_resv_add(&rv, w1.key, &r, c.last_updated_ms + 100000), 0);
+    assert_int_equal(rv.n, 1); /* replaced, not duplicated */
+    place_result_free(&r);
+    assert_int_equal(place_resv_sync(&rv, &c, c.last_updated_ms + 100000 + rv.ttl_ms - 1), 0);
+    assert_int_equal(place_resv_sync(&rv, &c, c.last_updated_ms + 100000 + rv.ttl_ms), 1);
+    /* Explicit removal. */
+    assert_int_equal(place_decide(&w2, &c, 1, &g_default_flavor, 1, &rv, NULL, &r), 0);
+    assert_int_equal(place_resv_add(&rv, w2.key, &r, 0), 0);
+    place_result_free(&r);
+    assert_int_equal(place_resv_remove(&rv, "ns/w2"), 1);
+    assert_int_equal(place_resv_remove(&rv, "ns/w2"), 0);
+    struct place_result notok = {.status = PLACE_NOT_NOW};
+    assert_int_equal(place_resv_add(&rv, "x", &notok, 0), -EINVAL);
+    place_resv_free(&rv);
+    place_workload_free(&w1);
+    place_workload_free(&w2);
+    place_cluster_free(&c);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    struct place_warnings w = {0};
+    struct place_cluster c;
+    struct err e = {0};
+    /* Bad nodes are skipped with a warning naming cluster, node index and field. */
+    json_t *j = J("{'metadata':{'name':'c1'},'status':{'lastUpdated':'yesterday','nodes':["
+                  "{'name':'a','allocatableResources':{'cpu':'lots'}},"
+                  "{'name':'b','allocatableResources':{'cpu':'-1'}},"
+                  "{'name':'c','allocatableResources':{'cpu':'2'},'labels':{'x':1}},"
+                  "{'allocatableResources':{'cpu':'2'}},"
+                  "{'name':'e','allocatableResources':{'cpu':'2'},'taints':[{'effect':'x'}]},"
+                  "{'name':'f','allocatableResources':{'cpu':'2'},'ready':'yes'},"
+                  "{'name':'ok','allocatableResources':{'cpu':'2'}},"
+                  "{'name':'ok','allocatableResources':{'cpu':'3'}}, 7]}}");
+    assert_int_equal(place_cluster_from_json(j, &c, &w, &e), 0);
+    json_decref(j);
+    assert_int_equal(c.n_nodes, 1);
+    assert_string_equal(c.nodes[0].name, "ok");
+    assert_int_equal(place_reslist_get(&c.nodes[0].alloc, "cpu"), 2000);
+    assert_false(c.has_last_updated);
+    assert_int_equal(w.n, 9);
+    assert_non_null(strstr(w.msg[0], "lastUpdated"));
+    assert_non_null(strstr(w.msg[1], "cluster c1: status.nodes[0]: allocatableResources.cpu"));
+    assert_non_null(strstr(w.msg[2], "status.nodes[1]: allocatableResources.cpu: negative"));
+    assert_non_null(strstr(w.msg[3], "labels.x"));
+    assert_non_null(strstr(w.msg[4], "name"));
+    assert_non_null(strstr(w.msg[5], "taints[0]"));
+    assert_non_null(strstr(w.msg[6], "ready"));
+    assert_non_null(strstr(w.msg[7], "status.nodes[8]"));
+    assert_non_null(strstr(w.msg[8], "node ok listed twice"));
+    place_warnings_free(&w);
+    place_cluster_free(&c);
+    /* Unusable objects. */
+    const char *bad_clusters[] = {"[]", "{}", "{'metadata':{'name':'x'},'status':{'nodes':{}}}",
+                                  "{'metadata':{'name':'x'},'status':7}"};
+    for (size_t i = 0; i < 4; i++) {
+        j = J(bad_clusters[i]);
+        assert_int_equal(place_cluster_from_json(j, &c, &w, &e), -EINVAL);
+        json_decref(j);
+    }
+    /* Workloads: bad quantity names the pod set and field. */
+    struct place_workload wl;
+    j = J("{'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'name':'main',"
+          "'template':{'spec':{'containers':[{'resources':{'requests':{'cpu':'1.5.5'}}}]}}}]}}");
+    assert_int_equal(place_workload_from_json(j, &wl, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "Workload ns/w"));
+    assert_non_null(strstr(e.msg, "containers[0].resources.requests.cpu"));
+    json_decref(j);
+    const char *bad_wl[] = {
+        "{}",
+        "{'metadata':{'name':'w'},'spec':{'podSets':[]}}",
+        "{'metadata':{'name':'w'},'spec':{'podSets':[{'count':-1,'template':{'spec':{}}}]}}",
+        "{'metadata':{'name':'w'},'spec':{'podSets':[{'count':1}]}}",
+        "{'metadata':{'name':'w'},'spec':{'podSets':[{'template':{'spec':{'containers':{}}}}]}}",
+        "{'metadata':{'name':'w'},'spec':{'podSets':[{'template':{'spec':{}}}]},"
+        "'status':{'admission':{'podSetAssignments':[{'name':'other'}]}}}",
+        "{'metadata':{'name':'w'},'spec':{'podSets':[{'template':{'spec':{}}}]},"
+        "'status':{'admission':{'podSetAssignments':[{'name':'main','flavors':{'cpu':3}}]}}}",
+        "{'metadata':{'name':'w'},'spec':{'podSets':[{'template':{'spec':{'nodeSelector':"
+        "{'a':1}}}}]}}",
+    };
+    for (size_t i = 0; i < sizeof bad_wl / sizeof bad_wl[0]; i++) {
+        j = J(bad_wl[i]);
+        err_clear(&e);
+        if (place_workload_from_json(j, &wl, &e) != -EINVAL)
+            fail_msg("case %zu accepted", i);
+        assert_true(e.msg[0] != '\0');
+        json_decref(j);
+    }
+    /* Partial admission: the assignment's count wins; two flavors are both kept. */
+    j = J("{'metadata':{'name':'w'},'spec':{'podSets':[{'count':10,'template':{'spec':{}}}]},"
+          "'status':{'admission':{'podSetAssignments':[{'name':'main','count':4,'flavors':"
+          "{'cpu':'b','memory':'a','gpu':'b'}}]}}}");
+    assert_int_equal(place_workload_from_json(j, &wl, &e), 0);
+    assert_int_equal(wl.podsets[0].count, 4);
+    assert_int_equal(wl.podsets[0].n_flavors, 2);
+    assert_string_equal(wl.podsets[0].flavors[0], "a");
+    assert_string_equal(wl.podsets[0].flavors[1], "b");
+    place_workload_free(&wl);
+    json_decref(j);
+    enum place_policy p;
+    assert_int_equal(place_policy_parse("binpack", &p), 0);
+    assert_int_equal(p, PLACE_BINPACK);
+    assert_int_equal(place_policy_parse("spread", &p), 0);
+    assert_int_equal(p, PLACE_SPREAD);
+    assert_int_equal(place_policy_parse("random", &p), -EINVAL);
+}
+
+static void test_multi_podset_ffd(void **state)
+{
+    (void)state;
+    /* Two pod sets: 1 driver of 6 cpu, 4 workers of 2 cpu, on two 8-cpu nodes.
+     * Largest first puts the driver on n0 (6), workers 1 on n0 and 3 on n1... all fit. */
+    json_t *j = J("{'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':["
+                  "{'name':'workers','count':4,'template':{'spec':{'containers':[{'resources':"
+                  "{'requests':{'cpu':'2'}}}]}}},"
+                  "{'name':'driver','count':1,'template':{'spec':{'containers':[{'resources':"
+                  "{'requests':{'cpu':'6'}}}]}}}]}}");
+    struct place_workload w;
+    assert_int_equal(place_workload_from_json(j, &w, NULL), 0);
+    json_decref(j);
+    struct place_cluster c;
+    cluster_init(&c, "c1", 2, "'cpu':'8'", NULL, NULL);
+    struct place_result r;
+    assert_int_equal(place_decide(&w, &c, 1, NULL, 0, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_int_equal(replicas_on(&r, "c1-n0"), 2); /* driver + 1 worker */
+    assert_int_equal(replicas_on(&r, "c1-n1"), 3);
+    assert_int_equal(r.score_ppm, 125000); /* 2 of 16 cpu left */
+    place_result_free(&r);
+    place_cluster_free(&c);
+    place_workload_free(&w);
+}
+
+static void test_pod_slots(void **state)
+{
+    (void)state;
+    /* n0 has 3 pod slots with 1 used, n1 reports no "pods" (unlimited). */
+    json_t *j = J("{'metadata':{'name':'c1'},'status':{'nodes':["
+                  "{'name':'n0','allocatableResources':{'cpu':'64','pods':'3'},"
+                  "'allocatedResourceRequests':{'pods':'1'}},"
+                  "{'name':'n1','allocatableResources':{'cpu':'64'}}]}}");
+    struct place_cluster c;
+    assert_int_equal(place_cluster_from_json(j, &c, NULL, NULL), 0);
+    json_decref(j);
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 200, "'cpu':'100m'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_int_equal(replicas_on(&r, "n0"), 2);
+    assert_int_equal(replicas_on(&r, "n1"), 198);
+    assert_int_equal(place_reslist_get(&r.node_totals[0], "pods"), 2000);
+    /* Score counts cpu only: 128 - 20 = 108 of 128 cpu free. */
+    assert_int_equal(r.score_ppm, 843750);
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&c);
+    /* Only n0: 3 pods never fit (3 slots), 2 do not fit now (1 slot used). */
+    j = J("{'metadata':{'name':'c1'},'status':{'nodes':[{'name':'n0','allocatableResources':"
+          "{'cpu':'64','pods':'2'},'allocatedResourceRequests':{'pods':'1'}}]}}");
+    assert_int_equal(place_cluster_from_json(j, &c, NULL, NULL), 0);
+    json_decref(j);
+    workload_init(&w, "w", 3, "'cpu':'100m'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "2 of 3 pods (each cpu=100m) fit; pods: at most 0 left on a "
+                                      "matching node even with the cluster empty"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    workload_init(&w, "w", 2, "'cpu':'100m'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    assert_non_null(strstr(r.message, "pods: at most 0 left on a matching node, a pod needs 1"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&c);
+}
+
+static void test_cluster_readiness(void **state)
+{
+    (void)state;
+    json_t *j = J("{'metadata':{'name':'down'},'status':{'lastUpdated':'2026-11-22T10:00:00Z',"
+                  "'conditions':[{'type':'Ready','status':'False'}],'nodes':[{'name':'n',"
+                  "'allocatableResources':{'cpu':'64'}}]}}");
+    struct place_cluster cs[2];
+    assert_int_equal(place_cluster_from_json(j, &cs[0], NULL, NULL), 0);
+    json_decref(j);
+    cluster_init(&cs[1], "up", 1, "'cpu':'4'", NULL, NULL);
+    const int64_t t0 = 1795341600000LL;
+    assert_false(place_cluster_usable(&cs[0], t0, 60000));
+    assert_true(place_cluster_usable(&cs[1], t0 + 60000, 60000));
+    assert_false(place_cluster_usable(&cs[1], t0 + 60001, 60000));
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'2'", NULL, NULL);
+    /* The bigger cluster is not ready: skipped. */
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_string_equal(r.cluster, "up");
+    place_result_free(&r);
+    struct place_opts o = {.pinned = "down"};
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    assert_string_equal(r.message, "pinned cluster down is not ready");
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&cs[0]);
+    place_cluster_free(&cs[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replicas_across_nodes),
+        cmocka_unit_test(test_init_containers_overhead_limits),
+        cmocka_unit_test(test_toleration_table),
+        cmocka_unit_test(test_taints_in_placement),
+        cmocka_unit_test(test_labels_and_selector),
+        cmocka_unit_test(test_unready_unschedulable_skipped),
+        cmocka_unit_test(test_burst_spread_and_binpack),
+        cmocka_unit_test(test_deterministic_ties),
+        cmocka_unit_test(test_never_vs_not_now),
+        cmocka_unit_test(test_gpu_and_quantities),
+        cmocka_unit_test(test_pinned),
+        cmocka_unit_test(test_reservation_lifecycle),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_multi_podset_ffd),
+        cmocka_unit_test(test_pod_slots),
+        cmocka_unit_test(test_cluster_readiness),
+    };
+    return cmocka_run_group_tests_name("placement", tests, setup, teardown);
+}
