@@ -174,11 +174,11 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
         }
         case WL_ACT_RESERVE:
             if (ops->reserve)
-                ops->reserve(ops->ud, wl_key, a->cluster);
+                ops->reserve(ops->resv_ud, wl_key, a->cluster);
             break;
         case WL_ACT_UNRESERVE:
             if (ops->unreserve)
-                ops->unreserve(ops->ud, wl_key);
+                ops->unreserve(ops->resv_ud, wl_key);
             break;
         case WL_ACT_REQUEUE:
             if (b->res.requeue_ms < 0 || a->after_ms < b->res.requeue_ms)

@@ -47,10 +47,11 @@ struct wlx_ops {
     struct evrec *events;    /* borrowed, may be NULL */
     /* The client of worker `cluster` (borrowed), or NULL. May be NULL itself. */
     struct kube_client *(*worker)(void *ud, const char *cluster);
-    /* Reservation hooks (placement.h place_resv_*), may be NULL. */
-    void (*reserve)(void *ud, const char *wl_key, const char *cluster);
-    void (*unreserve)(void *ud, const char *wl_key);
-    void *ud;
+    void *ud; /* for worker() */
+    /* Reservation hooks (placement.h place_resv_*), may be NULL; called with resv_ud. */
+    void (*reserve)(void *resv_ud, const char *wl_key, const char *cluster);
+    void (*unreserve)(void *resv_ud, const char *wl_key);
+    void *resv_ud;
     const char *kueue_version; /* "v1beta1" (default when NULL) or "v1beta2" */
     bool server_side_apply;    /* workload status via SSA instead of merge patch */
     const char *field_manager; /* NULL = "kueue-ks" */

@@ -204,7 +204,8 @@ static void test_all_actions(void **state)
                           .worker = worker_of,
                           .reserve = on_reserve,
                           .unreserve = on_unreserve,
-                          .ud = f};
+                          .ud = f,
+                          .resv_ud = f};
     assert_int_equal(wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job,
                                  kind_lookup("batch/v1", "Job"), &a, on_done, f, NULL),
                      0);
