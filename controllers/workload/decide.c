@@ -555,3 +555,19 @@ out:
     free(token);
     return 0;
 }
+
+size_t wl_gc_orphans(const char *cluster, const json_t *const *objs, size_t n, const char *origin,
+                     bool (*hub_has)(void *ud, const char *uid), void *ud, struct wl_actions *out)
+{
+    size_t deleted = 0;
+    struct xf_origin o = {.origin = origin};
+    for (size_t i = 0; cluster && hub_has && i < n; i++) {
+        const json_t *obj = objs[i];
+        const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
+        if (!uid || !*uid || !jx_name(obj) || !xf_is_ours(obj, &o) || hub_has(ud, uid))
+            continue;
+        act_delete_copy(out, cluster, obj);
+        deleted++;
+    }
+    return deleted;
+}

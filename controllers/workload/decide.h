@@ -178,4 +178,16 @@ json_t *wl_podset_labels(const json_t *workload, const json_t *flavor_labels);
  * job exists). */
 int wl_decide(const struct wl_snapshot *s, struct wl_actions *out, struct err *e);
 
+/*
+ * Orphan GC (DESIGN §5.2 step 6, survives operator restarts): `objs` are the
+ * objects of kind k found on worker `cluster`. For each one that carries our
+ * origin (app.kubernetes.io/managed-by=kueue-ks and kueue-ks.io/origin =
+ * `origin`) and a kueue-ks.io/origin-uid for which hub_has(ud, uid) is false,
+ * a DELETE_COPY action is appended. Objects without our origin labels are
+ * never touched. Call it only once the hub's job store of that kind has
+ * synced, else every copy looks orphaned. Returns the number of deletions.
+ */
+size_t wl_gc_orphans(const char *cluster, const json_t *const *objs, size_t n, const char *origin,
+                     bool (*hub_has)(void *ud, const char *uid), void *ud, struct wl_actions *out);
+
 #endif

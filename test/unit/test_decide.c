@@ -563,6 +563,51 @@ static void test_podset_labels(void **state)
     assert_null(t);
 }
 
+static bool hub_has(void *ud, const char *uid)
+{
+    (void)ud;
+    return strcmp(uid, "alive") == 0;
+}
+
+static void test_gc_orphans(void **state)
+{
+    (void)state;
+    const char *lab = "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":";
+    json_t *objs[5];
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"labels\":{%s"
+             "\"hub\",\"kueue-ks.io/origin-uid\":\"alive\"}}}",
+             lab);
+    objs[0] = J(buf);
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"labels\":{%s"
+             "\"hub\",\"kueue-ks.io/origin-uid\":\"dead\"}}}",
+             lab);
+    objs[1] = J(buf);
+    /* another hub's object with a dead uid: not ours */
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"c\",\"labels\":{%s"
+             "\"other-hub\",\"kueue-ks.io/origin-uid\":\"dead\"}}}",
+             lab);
+    objs[2] = J(buf);
+    /* a user's object without labels */
+    objs[3] = J("{\"metadata\":{\"name\":\"d\"}}");
+    /* ours but without an origin uid: left alone */
+    snprintf(buf, sizeof buf, "{\"metadata\":{\"name\":\"e\",\"labels\":{%s\"hub\"}}}", lab);
+    objs[4] = J(buf);
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_gc_orphans("c1", (const json_t *const *)objs, 5, "hub", hub_has, NULL, &a),
+                     1);
+    char *d = wl_actions_describe(&a);
+    assert_string_equal(d, "delete-copy c1 ns/b\n");
+    free(d);
+    wl_actions_free(&a);
+    for (size_t i = 0; i < 5; i++)
+        json_decref(objs[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_status_write_forms),
         cmocka_unit_test(test_create_copy_object),
         cmocka_unit_test(test_podset_labels),
+        cmocka_unit_test(test_gc_orphans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
