@@ -402,6 +402,68 @@ void wlc_enqueue_all(struct wlc *c)
     json_decref(keys);
 }
 
+struct ac_walk {
+    struct wlc *c;
+    int64_t now;
+    size_t usable, registered;
+    size_t writes;
+};
+
+static int count_cluster(const char *key, json_t *obj, void *ud)
+{
+    (void)obj;
+    struct ac_walk *w = ud;
+    bool reach;
+    int64_t since;
+    w->registered++;
+    /* reachability is per worker, not per kind: the Job copies store stands for it */
+    if (cluster_usable(w->c, key, kind_lookup("batch/v1", "Job"), w->now, &reach, &since))
+        w->usable++;
+    return 0;
+}
+
+static void on_ac_done(void *ud, const struct kube_result *r)
+{
+    struct wlc *c = ud;
+    if (r->rc < 0) {
+        c->st.ac_failures++;
+        log_warn(c->cfg.lg, "AdmissionCheck status write failed", "error", r->err->msg);
+    } else {
+        c->st.ac_writes++;
+    }
+}
+
+static int sync_ac(const char *key, json_t *ac, void *ud)
+{
+    struct ac_walk *w = ud;
+    if (!acc_is_ours(ac))
+        return 0;
+    char nowbuf[40];
+    fmt_time(w->now, nowbuf, sizeof nowbuf);
+    json_t *patch = NULL;
+    if (acc_decide(ac, w->usable, w->registered, nowbuf, &patch, NULL) <= 0)
+        return 0;
+    const char *ver = w->c->cfg.ops.kueue_version ? w->c->cfg.ops.kueue_version : "v1beta1";
+    char *path = kube_path("kueue.x-k8s.io", ver, "admissionchecks", NULL, key, "status");
+    struct err e = {0};
+    if (kube_client_patch(w->c->cfg.ops.hub, path, KUBE_CT_MERGE_PATCH, patch, on_ac_done, w->c,
+                          NULL, &e) == 0)
+        w->writes++;
+    else
+        log_warn(w->c->cfg.lg, "AdmissionCheck status write", "error", e.msg);
+    free(path);
+    json_decref(patch);
+    return 0;
+}
+
+size_t wlc_sync_admission_checks(struct wlc *c)
+{
+    struct ac_walk w = {.c = c, .now = now_ms(c)};
+    store_foreach(c->cfg.src.cluster_metrics, count_cluster, &w);
+    store_foreach(c->cfg.src.admission_checks, sync_ac, &w);
+    return w.writes;
+}
+
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)
 {
     *out = c->st;

@@ -82,11 +82,24 @@ void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
 /* Queue every Workload (after a cluster or AdmissionCheck change). */
 void wlc_enqueue_all(struct wlc *c);
 
+/*
+ * The AdmissionCheck controller (admissioncheck.h) over the same stores: for
+ * every AdmissionCheck of ours, count the usable clusters (as for
+ * placement) and PATCH its status (merge patch, resourceVersion-guarded) when
+ * Active must change. Asynchronous; a failed write is logged and counted, the
+ * next call retries. Call it on every ClusterMetrics or worker connection
+ * change, on AdmissionCheck changes, and periodically (staleness is
+ * time-based). Returns the number of writes submitted.
+ */
+size_t wlc_sync_admission_checks(struct wlc *c);
+
 struct wlc_stats {
     uint64_t reconciles;
-    uint64_t failures;   /* passes with a failed write */
-    uint64_t placements; /* PLACE_OK decisions acted on */
-    size_t reservations; /* held now */
+    uint64_t failures;    /* passes with a failed write */
+    uint64_t placements;  /* PLACE_OK decisions acted on */
+    size_t reservations;  /* held now */
+    uint64_t ac_writes;   /* AdmissionCheck status writes completed */
+    uint64_t ac_failures; /* AdmissionCheck status writes failed */
 };
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
 

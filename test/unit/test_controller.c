@@ -350,12 +350,47 @@ static void test_not_ours_and_unknown(void **state)
     assert_null(c);
 }
 
+static void test_admission_checks(void **state)
+{
+    struct fx *f = *state;
+    const char *path = "/apis/kueue.x-k8s.io/v1beta1/admissionchecks/ks/status";
+    fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
+    /* c1 is usable (fresh metrics, connected); only our check is written */
+    assert_int_equal(wlc_sync_admission_checks(f->c), 1);
+    run_until(f, 1, 0);
+    json_t *b = req_body(f->hub_srv, 0, "PATCH", path);
+    assert_string_equal(jx_str(b, "status.conditions[0].type", ""), "Active");
+    assert_string_equal(jx_str(b, "status.conditions[0].status", ""), "True");
+    assert_non_null(strstr(jx_str(b, "status.conditions[0].message", ""), "of 2"));
+    /* the informer sees it: nothing more to write */
+    json_t *ac = store_get(f->acs, "ks");
+    json_t *ac2 = jx_merge_apply(ac, b);
+    store_upsert(f->acs, ac2, NULL, NULL, NULL);
+    json_decref(ac2);
+    json_decref(b);
+    assert_int_equal(wlc_sync_admission_checks(f->c), 0);
+    /* c1 disconnects: no usable worker left (c2 has no copies store) -> False */
+    f->c1_connected = false;
+    fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
+    assert_int_equal(wlc_sync_admission_checks(f->c), 1);
+    run_until(f, 2, 0);
+    b = req_body(f->hub_srv, 1, "PATCH", path);
+    assert_string_equal(jx_str(b, "status.conditions[0].status", ""), "False");
+    assert_string_equal(jx_str(b, "status.conditions[0].reason", ""), "NoUsableClusters");
+    json_decref(b);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.ac_writes, 2);
+    assert_int_equal(st.ac_failures, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_place_then_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_ours_and_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
