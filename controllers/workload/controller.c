@@ -464,6 +464,89 @@ size_t wlc_sync_admission_checks(struct wlc *c)
     return w.writes;
 }
 
+static int collect_uid(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    if (jx_uid(obj))
+        json_object_set_new(ud, jx_uid(obj), json_true());
+    return 0;
+}
+
+static bool uid_in(void *ud, const char *uid)
+{
+    return json_object_get(ud, uid) != NULL;
+}
+
+static int collect_obj(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    json_array_append(ud, obj);
+    return 0;
+}
+
+static void on_gc_done(void *ud, const char *key, const struct wlx_result *r)
+{
+    struct wlc *c = ud;
+    if (r->rc < 0)
+        log_warn(c->cfg.lg, "orphan GC: delete failed", "pass", key, "error", r->err.msg);
+}
+
+struct gc_walk {
+    struct wlc *c;
+    size_t deleted;
+};
+
+static int gc_cluster(const char *cluster, json_t *cm, void *ud)
+{
+    (void)cm;
+    struct gc_walk *g = ud;
+    struct wlc *c = g->c;
+    size_t nk;
+    const struct kind_def *tab = kind_table(&nk);
+    for (size_t i = 0; i < nk; i++) {
+        struct store *js = c->cfg.src.jobs(c->cfg.src.ud, &tab[i]);
+        struct store *cs = copies_store(c, cluster, &tab[i]);
+        if (!js || !cs)
+            continue;
+        json_t *uids = json_object();
+        store_foreach(js, collect_uid, uids);
+        json_t *objs = json_array();
+        store_foreach(cs, collect_obj, objs);
+        size_t n = json_array_size(objs);
+        const json_t **v = xcalloc(n ? n : 1, sizeof(*v));
+        for (size_t j = 0; j < n; j++)
+            v[j] = json_array_get(objs, j);
+        struct wl_actions acts;
+        wl_actions_init(&acts);
+        size_t d = wl_gc_orphans(cluster, (const json_t *const *)v, n, c->cfg.opts.origin, uid_in,
+                                 uids, &acts);
+        if (d > 0) {
+            char *key = xasprintf("gc/%s/%s", cluster, tab[i].resource);
+            struct wlx_ops ops = c->cfg.ops;
+            ops.reserve = NULL;
+            ops.unreserve = NULL;
+            if (wlx_perform(&ops, key, NULL, NULL, &tab[i], &acts, on_gc_done, c, NULL) == 0)
+                g->deleted += d;
+            free(key);
+        }
+        wl_actions_free(&acts);
+        free(v);
+        json_decref(objs);
+        json_decref(uids);
+    }
+    return 0;
+}
+
+size_t wlc_gc(struct wlc *c)
+{
+    if (!c->cfg.opts.direct)
+        return 0;
+    struct gc_walk g = {.c = c};
+    store_foreach(c->cfg.src.cluster_metrics, gc_cluster, &g);
+    c->st.gc_deleted += g.deleted;
+    return g.deleted;
+}
+
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)
 {
     *out = c->st;

@@ -93,6 +93,16 @@ void wlc_enqueue_all(struct wlc *c);
  */
 size_t wlc_sync_admission_checks(struct wlc *c);
 
+/*
+ * Orphan GC (DESIGN §5.2 step 6): for every cluster (ClusterMetrics) and every
+ * kind of the table whose hub job store and worker copies store both exist,
+ * delete the worker objects with our origin whose hub job (by uid) is gone
+ * (wl_gc_orphans). Call it after the hub job stores have synced: when a hub
+ * job is deleted, when a worker (re)connects, and periodically.
+ * Asynchronous; returns the number of deletions submitted.
+ */
+size_t wlc_gc(struct wlc *c);
+
 struct wlc_stats {
     uint64_t reconciles;
     uint64_t failures;    /* passes with a failed write */
@@ -100,6 +110,7 @@ struct wlc_stats {
     size_t reservations;  /* held now */
     uint64_t ac_writes;   /* AdmissionCheck status writes completed */
     uint64_t ac_failures; /* AdmissionCheck status writes failed */
+    uint64_t gc_deleted;  /* orphan deletions submitted */
 };
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
 

@@ -384,6 +384,31 @@ static void test_admission_checks(void **state)
     assert_int_equal(st.ac_failures, 0);
 }
 
+static void test_gc(void **state)
+{
+    struct fx *f = *state;
+    /* on c1: a copy of the live hub job, an orphan, and a foreign object */
+    put(f->copies_c1, "{\"metadata\":{\"name\":\"sample\",\"namespace\":\"default\",\"labels\":{"
+                      "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
+                      "\"hub-a\",\"kueue-ks.io/origin-uid\":\"job-uid\"}}}");
+    put(f->copies_c1, "{\"metadata\":{\"name\":\"old\",\"namespace\":\"default\",\"labels\":{"
+                      "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
+                      "\"hub-a\",\"kueue-ks.io/origin-uid\":\"deleted-uid\"}}}");
+    put(f->copies_c1, "{\"metadata\":{\"name\":\"users\",\"namespace\":\"default\"}}");
+    fakesrv_push_json(f->w_srv, "DELETE", "/apis/batch/v1/namespaces/default/jobs/old", NULL, 200,
+                      "{}");
+    assert_int_equal(wlc_gc(f->c), 1);
+    run_until(f, 0, 1);
+    struct fakesrv_req *r = fakesrv_req_get(f->w_srv, 0);
+    assert_string_equal(r->method, "DELETE");
+    assert_string_equal(r->path, "/apis/batch/v1/namespaces/default/jobs/old");
+    fakesrv_req_free(r);
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.gc_deleted, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +416,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_ours_and_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
