@@ -243,6 +243,11 @@ static void process(struct wq *q, const char *key, void *ud)
 {
     struct wlc *c = ud;
     c->st.reconciles++;
+    if (c->cfg.src.synced && !c->cfg.src.synced(c->cfg.src.ud)) {
+        wq_add_after(q, key, 1.0);
+        wq_done(q, key);
+        return;
+    }
     struct wl_actions acts;
     wl_actions_init(&acts);
     struct place_result pr = {0};
@@ -539,7 +544,7 @@ static int gc_cluster(const char *cluster, json_t *cm, void *ud)
 
 size_t wlc_gc(struct wlc *c)
 {
-    if (!c->cfg.opts.direct)
+    if (!c->cfg.opts.direct || (c->cfg.src.synced && !c->cfg.src.synced(c->cfg.src.ud)))
         return 0;
     struct gc_walk g = {.c = c};
     store_foreach(c->cfg.src.cluster_metrics, gc_cluster, &g);

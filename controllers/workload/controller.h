@@ -49,6 +49,11 @@ struct wlc_sources {
     /* The store of our copies of kind k on `cluster` when that worker is
      * connected and synced, else NULL. May be NULL (kubestellar transport). */
     struct store *(*copies)(void *ud, const char *cluster, const struct kind_def *k);
+    /* True once every hub store above has synced (its first list delivered).
+     * Until then keys are requeued after 1 s without a decision: a job missing
+     * from an unsynced store would look deleted and its copies would go.
+     * NULL = always synced (tests). */
+    bool (*synced)(void *ud);
     void *ud;
 };
 

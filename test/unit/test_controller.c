@@ -35,6 +35,7 @@ struct fx {
     struct kube_client *hub, *w;
     struct store *wls, *acs, *flavors, *cms, *jobs, *copies_c1;
     bool c1_connected;
+    bool unsynced;
     struct wlc *c;
     size_t want_hub, want_w;
 };
@@ -66,6 +67,11 @@ static struct store *copies_of(void *ud, const char *cluster, const struct kind_
     struct fx *f = ud;
     (void)k;
     return strcmp(cluster, "c1") == 0 && f->c1_connected ? f->copies_c1 : NULL;
+}
+
+static bool synced(void *ud)
+{
+    return !((struct fx *)ud)->unsynced;
 }
 
 static struct kube_client *worker_of(void *ud, const char *cluster)
@@ -150,6 +156,7 @@ static int setup(void **state)
                 .cluster_metrics = f->cms,
                 .jobs = jobs_of,
                 .copies = copies_of,
+                .synced = synced,
                 .ud = f},
         .ops = {.hub = f->hub, .worker = worker_of, .ud = f},
         .opts = {.direct = true, .origin = "hub-a"},
@@ -333,6 +340,18 @@ static void test_not_ours_and_unknown(void **state)
                 "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"sample\",\"uid\":"
                 "\"job-uid\",\"controller\":true}]},\"status\":{\"admissionChecks\":[{\"name\":"
                 "\"other\",\"state\":\"Pending\"}]}}");
+    /* before the stores synced: no decision, requeued */
+    f->unsynced = true;
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    ev_timer g0;
+    ev_timer_init(&g0, on_guard, 0.1, 0.);
+    ev_timer_start(f->loop, &g0);
+    ev_run(f->loop, 0);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 0);
+    struct wlc_stats s0;
+    wlc_get_stats(f->c, &s0);
+    assert_int_equal(s0.reconciles, 1);
+    f->unsynced = false;
     wlc_enqueue(f->c, "default/plain");
     wlc_enqueue(f->c, "default/missing");
     ev_timer guard;
@@ -341,7 +360,7 @@ static void test_not_ours_and_unknown(void **state)
     ev_run(f->loop, 0);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
-    assert_int_equal(st.reconciles, 2);
+    assert_int_equal(st.reconciles, 3);
     assert_int_equal(fakesrv_nreq(f->hub_srv), 0);
     struct err e;
     struct wlc *c = NULL;
@@ -397,6 +416,9 @@ static void test_gc(void **state)
     put(f->copies_c1, "{\"metadata\":{\"name\":\"users\",\"namespace\":\"default\"}}");
     fakesrv_push_json(f->w_srv, "DELETE", "/apis/batch/v1/namespaces/default/jobs/old", NULL, 200,
                       "{}");
+    f->unsynced = true; /* hub stores not synced yet: everything would look orphaned */
+    assert_int_equal(wlc_gc(f->c), 0);
+    f->unsynced = false;
     assert_int_equal(wlc_gc(f->c), 1);
     run_until(f, 0, 1);
     struct fakesrv_req *r = fakesrv_req_get(f->w_srv, 0);
