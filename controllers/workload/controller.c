@@ -1,0 +1,559 @@
+/* controller: the workload controller's driver (see controller.h). */
+#include "controllers/workload/controller.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controllers/workload/admissioncheck.h"
+#include "controllers/workload/transform.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/xalloc.h"
+#include "pkg/workqueue/workqueue.h"
+
+struct wlc {
+    struct wlc_config cfg;
+    struct wq *q;
+    struct place_resv resv;
+    json_t *unusable_since;         /* cluster -> ms */
+    const struct place_result *cur; /* during wlx_perform: the result to reserve */
+    struct wlc_stats st;
+};
+
+static int64_t now_ms(const struct wlc *c)
+{
+    if (c->cfg.now_ms)
+        return c->cfg.now_ms(c->cfg.now_ud);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void fmt_time(int64_t ms, char *buf, size_t n)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
+    clock_rfc3339(buf, n, &ts, 0);
+}
+
+static void on_reserve(void *ud, const char *key, const char *cluster)
+{
+    struct wlc *c = ud;
+    if (c->cur && c->cur->status == PLACE_OK && c->cur->cluster &&
+        strcmp(c->cur->cluster, cluster) == 0) {
+        place_resv_add(&c->resv, key, c->cur, now_ms(c));
+        c->st.placements++;
+    }
+}
+
+static void on_unreserve(void *ud, const char *key)
+{
+    struct wlc *c = ud;
+    place_resv_remove(&c->resv, key);
+}
+
+static void on_done(void *ud, const char *key, const struct wlx_result *r)
+{
+    struct wlc *c = ud;
+    if (r->rc < 0) {
+        c->st.failures++;
+        log_v(c->cfg.lg, 2, "workload reconcile: write failed, retrying", "workload", key, "error",
+              r->err.msg);
+        wq_add_rate_limited(c->q, key);
+    } else {
+        wq_forget(c->q, key);
+        if (r->requeue_ms >= 0)
+            wq_add_after(c->q, key, (double)r->requeue_ms / 1000.0);
+    }
+    wq_done(c->q, key);
+}
+
+/* ---- snapshot pieces ------------------------------------------------------ */
+
+static int collect_flavor(const char *key, json_t *obj, void *ud)
+{
+    json_t *nl = jx_obj(obj, "spec.nodeLabels");
+    json_object_set_new(ud, key, nl ? json_deep_copy(nl) : json_object());
+    return 0;
+}
+
+static const char *our_check(const struct wlc *c, const json_t *wl)
+{
+    json_t *checks = jx_arr(wl, "status.admissionChecks");
+    for (size_t i = 0; checks && i < json_array_size(checks); i++) {
+        const char *name = jx_str(json_array_get(checks, i), "name", NULL);
+        if (name && acc_is_ours(store_get(c->cfg.src.admission_checks, name)))
+            return name;
+    }
+    return NULL;
+}
+
+static struct store *copies_store(const struct wlc *c, const char *cluster,
+                                  const struct kind_def *k)
+{
+    if (!c->cfg.src.copies)
+        return NULL;
+    return c->cfg.src.copies(c->cfg.src.ud, cluster, k);
+}
+
+/* Usable now, per controller.h; also tracks since when a cluster is not. */
+static bool cluster_usable(struct wlc *c, const char *cluster, const struct kind_def *k,
+                           int64_t now, bool *reachable, int64_t *since)
+{
+    bool reach = !c->cfg.opts.direct || copies_store(c, cluster, k) != NULL;
+    bool usable = false;
+    json_t *cm = store_get(c->cfg.src.cluster_metrics, cluster);
+    if (cm && reach) {
+        struct place_cluster pc;
+        if (place_cluster_from_json(cm, &pc, NULL, NULL) == 0) {
+            usable = place_cluster_usable(&pc, now, c->cfg.metrics_stale_after_ms);
+            place_cluster_free(&pc);
+        }
+    }
+    if (usable) {
+        json_object_del(c->unusable_since, cluster);
+    } else if (!json_object_get(c->unusable_since, cluster)) {
+        json_object_set_new(c->unusable_since, cluster, json_integer(now));
+    }
+    *reachable = reach;
+    *since = usable ? 0 : (int64_t)json_integer_value(json_object_get(c->unusable_since, cluster));
+    return usable;
+}
+
+struct clusters {
+    struct place_cluster *v;
+    size_t n;
+};
+
+struct walk {
+    struct wlc *c;
+    const struct kind_def *k;
+    int64_t now;
+    struct clusters *out;
+};
+
+static int collect_cluster(const char *key, json_t *obj, void *ud)
+{
+    struct walk *w = ud;
+    bool reach;
+    int64_t since;
+    if (!cluster_usable(w->c, key, w->k, w->now, &reach, &since))
+        return 0;
+    struct place_cluster pc;
+    if (place_cluster_from_json(obj, &pc, NULL, NULL) < 0)
+        return 0;
+    place_resv_sync(&w->c->resv, &pc, w->now);
+    w->out->v = xrealloc(w->out->v, (w->out->n + 1) * sizeof(*w->out->v));
+    w->out->v[w->out->n++] = pc;
+    return 0;
+}
+
+struct flv {
+    struct place_flavor *v;
+    size_t n;
+};
+
+static int collect_place_flavor(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    struct flv *f = ud;
+    struct place_flavor pf;
+    if (place_flavor_from_json(obj, &pf, NULL) < 0)
+        return 0;
+    f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
+    f->v[f->n++] = pf;
+    return 0;
+}
+
+/* Compute the placement for the snapshot; fills *wp (strings borrowed from pr / msg). */
+static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const char *pinned,
+                              struct place_result *pr, char **msg, struct wl_placement *wp)
+{
+    struct place_workload pw;
+    struct err e = {0};
+    *wp = (struct wl_placement){0};
+    if (place_workload_from_json(s->workload, &pw, &e) < 0) {
+        *msg = xasprintf("cannot read the workload's pod sets: %s", e.msg);
+        *wp = (struct wl_placement){.status = WL_PLACE_NEVER, .message = *msg};
+        return;
+    }
+    struct clusters cl = {0};
+    struct walk w = {.c = c, .k = s->kind, .now = s->now_ms, .out = &cl};
+    store_foreach(c->cfg.src.cluster_metrics, collect_cluster, &w);
+    bool pin_usable = false;
+    for (size_t i = 0; pinned && i < cl.n; i++)
+        pin_usable = pin_usable || strcmp(cl.v[i].name, pinned) == 0;
+    if (pinned && !pin_usable && store_get(c->cfg.src.cluster_metrics, pinned)) {
+        *msg = xasprintf("pinned cluster %s is not usable now", pinned);
+        *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};
+    } else {
+        struct flv fl = {0};
+        store_foreach(c->cfg.src.flavors, collect_place_flavor, &fl);
+        struct place_opts po = {.policy = c->cfg.policy, .pinned = pinned};
+        if (place_decide(&pw, cl.v, cl.n, fl.v, fl.n, &c->resv, &po, pr) == 0) {
+            static const enum wl_place_status map[] = {
+                [PLACE_OK] = WL_PLACE_OK,
+                [PLACE_NOT_NOW] = WL_PLACE_NOT_NOW,
+                [PLACE_NEVER] = WL_PLACE_NEVER,
+                [PLACE_PIN_UNKNOWN] = WL_PLACE_PIN_UNKNOWN,
+            };
+            wp->status = map[pr->status];
+            wp->cluster = pr->status == PLACE_PIN_UNKNOWN ? pinned : pr->cluster;
+            wp->message = pr->message;
+        } else {
+            *msg = xstrdup("placement failed: invalid arguments");
+            *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};
+        }
+        for (size_t i = 0; i < fl.n; i++)
+            place_flavor_free(&fl.v[i]);
+        free(fl.v);
+    }
+    for (size_t i = 0; i < cl.n; i++)
+        place_cluster_free(&cl.v[i]);
+    free(cl.v);
+    place_workload_free(&pw);
+}
+
+struct copy_walk {
+    struct wlc *c;
+    const struct kind_def *k;
+    const char *okey; /* ns/name of the job */
+    struct xf_origin o;
+    struct wl_copy *v;
+    size_t n;
+};
+
+static int collect_copy(const char *cluster, json_t *cm, void *ud)
+{
+    (void)cm;
+    struct copy_walk *w = ud;
+    struct store *st = copies_store(w->c, cluster, w->k);
+    json_t *obj = st ? store_get(st, w->okey) : NULL;
+    if (!obj || !xf_is_ours(obj, &w->o))
+        return 0;
+    w->v = xrealloc(w->v, (w->n + 1) * sizeof(*w->v));
+    w->v[w->n++] = (struct wl_copy){.cluster = jx_name(cm), .obj = obj};
+    return 0;
+}
+
+/* ---- reconcile ------------------------------------------------------------ */
+
+static void process(struct wq *q, const char *key, void *ud)
+{
+    struct wlc *c = ud;
+    c->st.reconciles++;
+    if (c->cfg.src.synced && !c->cfg.src.synced(c->cfg.src.ud)) {
+        wq_add_after(q, key, 1.0);
+        wq_done(q, key);
+        return;
+    }
+    struct wl_actions acts;
+    wl_actions_init(&acts);
+    struct place_result pr = {0};
+    char *pmsg = NULL, *okey = NULL;
+    json_t *flavor_labels = NULL;
+    struct copy_walk cw = {0};
+    struct err e = {0};
+    json_t *wl = store_get(c->cfg.src.workloads, key);
+    json_t *owner = wl ? jx_owner_controller(wl) : NULL;
+    const struct kind_def *k = owner ? kind_for_owner(owner) : NULL;
+    struct store *js = k && c->cfg.src.jobs ? c->cfg.src.jobs(c->cfg.src.ud, k) : NULL;
+    if (!wl || !js || !jx_str(owner, "name", NULL)) {
+        /* gone (copies of deleted jobs are the orphan GC's), no owner, or a kind not watched */
+        wq_forget(q, key);
+        wq_done(q, key);
+        return;
+    }
+    okey = jx_key_make(jx_namespace(wl), jx_str(owner, "name", ""));
+    json_t *job = store_get(js, okey);
+    const char *owner_uid = jx_str(owner, "uid", NULL);
+    if (job && owner_uid && jx_uid(job) && strcmp(owner_uid, jx_uid(job)) != 0)
+        job = NULL; /* a new job with the same name: not this workload's */
+    int64_t now = now_ms(c);
+    char nowbuf[40];
+    fmt_time(now, nowbuf, sizeof nowbuf);
+    flavor_labels = json_object();
+    store_foreach(c->cfg.src.flavors, collect_flavor, flavor_labels);
+    cw = (struct copy_walk){
+        .c = c, .k = k, .okey = okey, .o = {.origin = c->cfg.opts.origin, .origin_uid = owner_uid}};
+    if (c->cfg.opts.direct && owner_uid)
+        store_foreach(c->cfg.src.cluster_metrics, collect_copy, &cw);
+    struct wl_snapshot s = {
+        .workload = wl,
+        .job = job,
+        .kind = k,
+        .check_name = our_check(c, wl),
+        .flavor_labels = flavor_labels,
+        .copies = cw.v,
+        .n_copies = cw.n,
+        .now_ms = now,
+        .now = nowbuf,
+        .opts = c->cfg.opts,
+    };
+    if (!s.check_name)
+        goto skip;
+    const char *placed = job ? xf_placed_cluster(job) : NULL;
+    if (placed)
+        s.placed.usable =
+            cluster_usable(c, placed, k, now, &s.placed.reachable, &s.placed.unusable_since_ms);
+    const char *pinned = NULL;
+    struct wl_placement wp;
+    if (wl_wants_placement(&s, &pinned)) {
+        compute_placement(c, &s, pinned, &pr, &pmsg, &wp);
+        s.placement = &wp;
+    }
+    if (wl_decide(&s, &acts, &e) < 0) {
+        log_warn(c->cfg.lg, "workload reconcile", "workload", key, "error", e.msg);
+        goto skip;
+    }
+    struct wlx_ops ops = c->cfg.ops;
+    ops.reserve = on_reserve;
+    ops.unreserve = on_unreserve;
+    ops.resv_ud = c;
+    c->cur = &pr;
+    if (wlx_perform(&ops, key, wl, job, k, &acts, on_done, c, &e) < 0) {
+        c->cur = NULL;
+        log_warn(c->cfg.lg, "workload reconcile", "workload", key, "error", e.msg);
+        goto skip;
+    }
+    c->cur = NULL;
+    goto out;
+skip:
+    wq_forget(q, key);
+    wq_done(q, key);
+out:
+    wl_actions_free(&acts);
+    place_result_free(&pr);
+    free(pmsg);
+    free(okey);
+    free(cw.v);
+    json_decref(flavor_labels);
+}
+
+/* ---- public --------------------------------------------------------------- */
+
+int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
+{
+    *out = NULL;
+    if (!cfg || !cfg->loop || !cfg->src.workloads || !cfg->src.admission_checks ||
+        !cfg->src.flavors || !cfg->src.cluster_metrics || !cfg->src.jobs || !cfg->ops.hub)
+        return err_set(e, -EINVAL, "workload controller: loop, stores and hub client are required");
+    struct wlc *c = xcalloc(1, sizeof(*c));
+    c->cfg = *cfg;
+    if (c->cfg.metrics_stale_after_ms <= 0)
+        c->cfg.metrics_stale_after_ms = 120000;
+    if (c->cfg.opts.worker_lost_timeout_ms <= 0)
+        c->cfg.opts.worker_lost_timeout_ms = 300000;
+    if (c->cfg.opts.no_fit_requeue_ms <= 0)
+        c->cfg.opts.no_fit_requeue_ms = 5000;
+    if (c->cfg.opts.pin_unknown_requeue_ms <= 0)
+        c->cfg.opts.pin_unknown_requeue_ms = 30000;
+    if (!c->cfg.opts.origin)
+        c->cfg.opts.origin = "kueue-ks";
+    place_resv_init(&c->resv);
+    c->unusable_since = json_object();
+    struct wq_opts qo = {.loop = cfg->loop,
+                         .name = "workloads",
+                         .workers = cfg->workers > 0 ? cfg->workers : 4,
+                         .process = process,
+                         .ud = c};
+    c->q = wq_new(&qo);
+    *out = c;
+    return 0;
+}
+
+void wlc_free(struct wlc *c)
+{
+    if (!c)
+        return;
+    wq_free(c->q);
+    place_resv_free(&c->resv);
+    json_decref(c->unusable_since);
+    free(c);
+}
+
+void wlc_enqueue(struct wlc *c, const char *key)
+{
+    wq_add(c->q, key);
+}
+
+void wlc_on_workload(struct wlc *c, const json_t *wl)
+{
+    char *key = jx_obj_key(wl);
+    if (key)
+        wq_add(c->q, key);
+    free(key);
+}
+
+void wlc_on_job(struct wlc *c, const json_t *obj)
+{
+    const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
+    if (!uid)
+        uid = jx_uid(obj);
+    if (!uid)
+        return;
+    json_t *keys = store_index_keys(c->cfg.src.workloads, WLC_INDEX_OWNER, uid, NULL);
+    for (size_t i = 0; keys && i < json_array_size(keys); i++)
+        wq_add(c->q, json_string_value(json_array_get(keys, i)));
+    json_decref(keys);
+}
+
+void wlc_enqueue_all(struct wlc *c)
+{
+    json_t *keys = store_keys(c->cfg.src.workloads);
+    for (size_t i = 0; i < json_array_size(keys); i++)
+        wq_add(c->q, json_string_value(json_array_get(keys, i)));
+    json_decref(keys);
+}
+
+struct ac_walk {
+    struct wlc *c;
+    int64_t now;
+    size_t usable, registered;
+    size_t writes;
+};
+
+static int count_cluster(const char *key, json_t *obj, void *ud)
+{
+    (void)obj;
+    struct ac_walk *w = ud;
+    bool reach;
+    int64_t since;
+    w->registered++;
+    /* reachability is per worker, not per kind: the Job copies store stands for it */
+    if (cluster_usable(w->c, key, kind_lookup("batch/v1", "Job"), w->now, &reach, &since))
+        w->usable++;
+    return 0;
+}
+
+static void on_ac_done(void *ud, const struct kube_result *r)
+{
+    struct wlc *c = ud;
+    if (r->rc < 0) {
+        c->st.ac_failures++;
+        log_warn(c->cfg.lg, "AdmissionCheck status write failed", "error", r->err->msg);
+    } else {
+        c->st.ac_writes++;
+    }
+}
+
+static int sync_ac(const char *key, json_t *ac, void *ud)
+{
+    struct ac_walk *w = ud;
+    if (!acc_is_ours(ac))
+        return 0;
+    char nowbuf[40];
+    fmt_time(w->now, nowbuf, sizeof nowbuf);
+    json_t *patch = NULL;
+    if (acc_decide(ac, w->usable, w->registered, nowbuf, &patch, NULL) <= 0)
+        return 0;
+    const char *ver = w->c->cfg.ops.kueue_version ? w->c->cfg.ops.kueue_version : "v1beta1";
+    char *path = kube_path("kueue.x-k8s.io", ver, "admissionchecks", NULL, key, "status");
+    struct err e = {0};
+    if (kube_client_patch(w->c->cfg.ops.hub, path, KUBE_CT_MERGE_PATCH, patch, on_ac_done, w->c,
+                          NULL, &e) == 0)
+        w->writes++;
+    else
+        log_warn(w->c->cfg.lg, "AdmissionCheck status write", "error", e.msg);
+    free(path);
+    json_decref(patch);
+    return 0;
+}
+
+size_t wlc_sync_admission_checks(struct wlc *c)
+{
+    struct ac_walk w = {.c = c, .now = now_ms(c)};
+    store_foreach(c->cfg.src.cluster_metrics, count_cluster, &w);
+    store_foreach(c->cfg.src.admission_checks, sync_ac, &w);
+    return w.writes;
+}
+
+static int collect_uid(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    if (jx_uid(obj))
+        json_object_set_new(ud, jx_uid(obj), json_true());
+    return 0;
+}
+
+static bool uid_in(void *ud, const char *uid)
+{
+    return json_object_get(ud, uid) != NULL;
+}
+
+static int collect_obj(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    json_array_append(ud, obj);
+    return 0;
+}
+
+static void on_gc_done(void *ud, const char *key, const struct wlx_result *r)
+{
+    struct wlc *c = ud;
+    if (r->rc < 0)
+        log_warn(c->cfg.lg, "orphan GC: delete failed", "pass", key, "error", r->err.msg);
+}
+
+struct gc_walk {
+    struct wlc *c;
+    size_t deleted;
+};
+
+static int gc_cluster(const char *cluster, json_t *cm, void *ud)
+{
+    (void)cm;
+    struct gc_walk *g = ud;
+    struct wlc *c = g->c;
+    size_t nk;
+    const struct kind_def *tab = kind_table(&nk);
+    for (size_t i = 0; i < nk; i++) {
+        struct store *js = c->cfg.src.jobs(c->cfg.src.ud, &tab[i]);
+        struct store *cs = copies_store(c, cluster, &tab[i]);
+        if (!js || !cs)
+            continue;
+        json_t *uids = json_object();
+        store_foreach(js, collect_uid, uids);
+        json_t *objs = json_array();
+        store_foreach(cs, collect_obj, objs);
+        size_t n = json_array_size(objs);
+        const json_t **v = xcalloc(n ? n : 1, sizeof(*v));
+        for (size_t j = 0; j < n; j++)
+            v[j] = json_array_get(objs, j);
+        struct wl_actions acts;
+        wl_actions_init(&acts);
+        size_t d = wl_gc_orphans(cluster, (const json_t *const *)v, n, c->cfg.opts.origin, uid_in,
+                                 uids, &acts);
+        if (d > 0) {
+            char *key = xasprintf("gc/%s/%s", cluster, tab[i].resource);
+            struct wlx_ops ops = c->cfg.ops;
+            ops.reserve = NULL;
+            ops.unreserve = NULL;
+            if (wlx_perform(&ops, key, NULL, NULL, &tab[i], &acts, on_gc_done, c, NULL) == 0)
+                g->deleted += d;
+            free(key);
+        }
+        wl_actions_free(&acts);
+        free(v);
+        json_decref(objs);
+        json_decref(uids);
+    }
+    return 0;
+}
+
+size_t wlc_gc(struct wlc *c)
+{
+    if (!c->cfg.opts.direct || (c->cfg.src.synced && !c->cfg.src.synced(c->cfg.src.ud)))
+        return 0;
+    struct gc_walk g = {.c = c};
+    store_foreach(c->cfg.src.cluster_metrics, gc_cluster, &g);
+    c->st.gc_deleted += g.deleted;
+    return g.deleted;
+}
+
+void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)
+{
+    *out = c->st;
+    out->reservations = c->resv.n;
+}

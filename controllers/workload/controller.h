@@ -1,0 +1,122 @@
+/*
+ * controller: the workload controller's driver (DESIGN §5.2). It owns a
+ * work queue of Workload keys; reconciling a key builds a wl_snapshot from the
+ * stores it is given (never from the API server), computes a placement when
+ * the decision needs one (placement.h, with the controller's reservations),
+ * calls wl_decide() and hands the actions to wlx_perform(). The key is done
+ * when the writes complete: success forgets its backoff (and honours a
+ * requeue delay), a failure (409 included) is re-queued rate-limited.
+ *
+ * The stores come from informers the caller runs (hub: Workloads with an
+ * owner-uid index named WLC_INDEX_OWNER, AdmissionChecks, ResourceFlavors,
+ * ClusterMetrics, one store per job kind; workers: one store of our copies
+ * per (cluster, kind), label selector kueue-ks.io/origin=<origin>), so the
+ * controller can be tested with stores filled by hand. Event handlers map
+ * changes to Workload keys: wlc_on_workload(), wlc_on_job() (a hub job or a
+ * worker copy: by uid or by the kueue-ks.io/origin-uid label, through the
+ * owner index).
+ *
+ * Clusters: the registered workers are the ClusterMetrics objects (name =
+ * cluster). A cluster is usable when place_cluster_usable() says so and, with
+ * the direct transport, its copies store is available (connected and synced).
+ * The controller remembers since when each cluster has been unusable (for
+ * --worker-lost-timeout).
+ */
+#ifndef KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H
+#define KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H
+
+#include <ev.h>
+#include <jansson.h>
+#include <stdint.h>
+
+#include "controllers/workload/decide.h"
+#include "controllers/workload/kinds.h"
+#include "controllers/workload/perform.h"
+#include "controllers/workload/placement.h"
+#include "pkg/kube/store.h"
+#include "pkg/util/err.h"
+#include "pkg/util/log.h"
+
+#define WLC_INDEX_OWNER "owner" /* store_index_by_owner_uid on the Workloads store */
+
+struct wlc_sources {
+    struct store *workloads;        /* required, with the WLC_INDEX_OWNER index */
+    struct store *admission_checks; /* required */
+    struct store *flavors;          /* required */
+    struct store *cluster_metrics;  /* required */
+    /* The hub store of job kind k, or NULL when that kind is not watched. */
+    struct store *(*jobs)(void *ud, const struct kind_def *k);
+    /* The store of our copies of kind k on `cluster` when that worker is
+     * connected and synced, else NULL. May be NULL (kubestellar transport). */
+    struct store *(*copies)(void *ud, const char *cluster, const struct kind_def *k);
+    /* True once every hub store above has synced (its first list delivered).
+     * Until then keys are requeued after 1 s without a decision: a job missing
+     * from an unsynced store would look deleted and its copies would go.
+     * NULL = always synced (tests). */
+    bool (*synced)(void *ud);
+    void *ud;
+};
+
+struct wlc_config {
+    struct ev_loop *loop; /* borrowed, required */
+    struct wlc_sources src;
+    struct wlx_ops ops; /* hub client, events, worker clients; reserve hooks are set by wlc */
+    struct wl_opts opts;
+    enum place_policy policy;
+    int64_t metrics_stale_after_ms; /* 0 = 120000 */
+    /* Wall clock in ms since the epoch; NULL = the real clock. For tests. */
+    int64_t (*now_ms)(void *ud);
+    void *now_ud;
+    int workers; /* concurrent reconciles, 0 = 4 */
+    const struct logger *lg;
+};
+
+struct wlc;
+
+/* Create (copies the config; stores and clients stay borrowed). 0 or -EINVAL. */
+int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e);
+/* Free. Free the hub and worker clients FIRST: their pending calls then complete
+ * (-ECANCELED) into the still-valid controller. NULL is fine. */
+void wlc_free(struct wlc *c);
+
+/* Queue a Workload key ("ns/name"). */
+void wlc_enqueue(struct wlc *c, const char *key);
+/* Handlers: queue the Workload(s) concerned by a changed object. */
+void wlc_on_workload(struct wlc *c, const json_t *wl);
+void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
+/* Queue every Workload (after a cluster or AdmissionCheck change). */
+void wlc_enqueue_all(struct wlc *c);
+
+/*
+ * The AdmissionCheck controller (admissioncheck.h) over the same stores: for
+ * every AdmissionCheck of ours, count the usable clusters (as for
+ * placement) and PATCH its status (merge patch, resourceVersion-guarded) when
+ * Active must change. Asynchronous; a failed write is logged and counted, the
+ * next call retries. Call it on every ClusterMetrics or worker connection
+ * change, on AdmissionCheck changes, and periodically (staleness is
+ * time-based). Returns the number of writes submitted.
+ */
+size_t wlc_sync_admission_checks(struct wlc *c);
+
+/*
+ * Orphan GC (DESIGN §5.2 step 6): for every cluster (ClusterMetrics) and every
+ * kind of the table whose hub job store and worker copies store both exist,
+ * delete the worker objects with our origin whose hub job (by uid) is gone
+ * (wl_gc_orphans). Call it after the hub job stores have synced: when a hub
+ * job is deleted, when a worker (re)connects, and periodically.
+ * Asynchronous; returns the number of deletions submitted.
+ */
+size_t wlc_gc(struct wlc *c);
+
+struct wlc_stats {
+    uint64_t reconciles;
+    uint64_t failures;    /* passes with a failed write */
+    uint64_t placements;  /* PLACE_OK decisions acted on */
+    size_t reservations;  /* held now */
+    uint64_t ac_writes;   /* AdmissionCheck status writes completed */
+    uint64_t ac_failures; /* AdmissionCheck status writes failed */
+    uint64_t gc_deleted;  /* orphan deletions submitted */
+};
+void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
+
+#endif

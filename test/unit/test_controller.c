@@ -1,0 +1,444 @@
+/*
+ * Unit tests for controllers/workload/controller: the driver builds snapshots
+ * from stores filled by hand (as informers would), places the workload, and
+ * writes through the real REST client to scripted fake hub and worker API
+ * servers; a second pass after the placement is visible creates the worker
+ * copy; a 409 on a write is retried.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ev.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controllers/workload/controller.h"
+#include "controllers/workload/transform.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/kube/client.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/xalloc.h"
+#include "test/support/fakesrv.h"
+
+#define NOW_MS   1795341600000LL /* 2026-11-22T10:00:00Z */
+#define JOB_PATH "/apis/batch/v1/namespaces/default/jobs/sample"
+#define WL_STATUS                                                                                  \
+    "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-sample-1a2b3/status"
+
+struct fx {
+    struct ev_loop *loop;
+    struct fakesrv *hub_srv, *w_srv;
+    struct kube_client *hub, *w;
+    struct store *wls, *acs, *flavors, *cms, *jobs, *copies_c1;
+    bool c1_connected;
+    bool unsynced;
+    struct wlc *c;
+    size_t want_hub, want_w;
+};
+
+static json_t *J(const char *s)
+{
+    struct err e;
+    json_t *v = jx_loadb(s, strlen(s), &e);
+    if (!v)
+        fail_msg("bad test JSON: %s", e.msg);
+    return v;
+}
+
+static void put(struct store *s, const char *json)
+{
+    json_t *o = J(json);
+    assert_int_equal(store_upsert(s, o, NULL, NULL, NULL), 0);
+    json_decref(o);
+}
+
+static struct store *jobs_of(void *ud, const struct kind_def *k)
+{
+    struct fx *f = ud;
+    return strcmp(k->kind, "Job") == 0 ? f->jobs : NULL;
+}
+
+static struct store *copies_of(void *ud, const char *cluster, const struct kind_def *k)
+{
+    struct fx *f = ud;
+    (void)k;
+    return strcmp(cluster, "c1") == 0 && f->c1_connected ? f->copies_c1 : NULL;
+}
+
+static bool synced(void *ud)
+{
+    return !((struct fx *)ud)->unsynced;
+}
+
+static struct kube_client *worker_of(void *ud, const char *cluster)
+{
+    struct fx *f = ud;
+    return strcmp(cluster, "c1") == 0 ? f->w : NULL;
+}
+
+static int64_t fake_now(void *ud)
+{
+    (void)ud;
+    return NOW_MS;
+}
+
+static struct kube_client *client_for(struct ev_loop *loop, struct fakesrv *s)
+{
+    struct kube_rest_config *cfg = kube_rest_config_new();
+    cfg->server = xstrdup(fakesrv_url(s));
+    struct kube_client *c = NULL;
+    int rc = kube_client_new(loop, cfg, NULL, NULL, &c, NULL);
+    kube_rest_config_free(cfg);
+    assert_int_equal(rc, 0);
+    return c;
+}
+
+static const char *WL = "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"Workload\","
+                        "\"metadata\":{\"name\":\"job-sample-1a2b3\",\"namespace\":\"default\","
+                        "\"uid\":\"wl-uid\",\"resourceVersion\":\"10\",\"ownerReferences\":[{"
+                        "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"sample\","
+                        "\"uid\":\"job-uid\",\"controller\":true}]},"
+                        "\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":3,\"template\":{"
+                        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+                        "{\"cpu\":\"1\"}}}]}}}]},"
+                        "\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
+                        "\"True\",\"lastTransitionTime\":\"2026-11-22T09:59:00Z\"}],"
+                        "\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":"
+                        "\"main\",\"flavors\":{\"cpu\":\"spot\"},\"count\":3}]},"
+                        "\"admissionChecks\":[{\"name\":\"ks\",\"state\":\"Pending\","
+                        "\"lastTransitionTime\":\"2026-11-22T09:59:00Z\",\"message\":\"\"}]}}";
+
+static const char *JOB = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                         "\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
+                         "\"resourceVersion\":\"5\"},\"spec\":{\"suspend\":true,\"parallelism\":3,"
+                         "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}";
+
+static int setup(void **state)
+{
+    struct fx *f = xcalloc(1, sizeof(*f));
+    f->loop = ev_loop_new(EVFLAG_AUTO);
+    f->hub_srv = fakesrv_start(NULL);
+    f->w_srv = fakesrv_start(NULL);
+    f->hub = client_for(f->loop, f->hub_srv);
+    f->w = client_for(f->loop, f->w_srv);
+    f->wls = store_new(NULL);
+    store_add_index(f->wls, WLC_INDEX_OWNER, store_index_by_owner_uid, NULL, NULL);
+    f->acs = store_new(NULL);
+    f->flavors = store_new(NULL);
+    f->cms = store_new(NULL);
+    f->jobs = store_new(NULL);
+    f->copies_c1 = store_new(NULL);
+    f->c1_connected = true;
+    put(f->acs, "{\"metadata\":{\"name\":\"ks\"},\"spec\":{\"controllerName\":"
+                "\"kubestellar.io/ks-kueue\"}}");
+    put(f->acs, "{\"metadata\":{\"name\":\"other\"},\"spec\":{\"controllerName\":\"x/y\"}}");
+    put(f->flavors, "{\"metadata\":{\"name\":\"spot\"},\"spec\":{\"nodeLabels\":{\"instance\":"
+                    "\"spot\"}}}");
+    put(f->cms, "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":"
+                "\"2026-11-22T09:59:50Z\",\"nodes\":[{\"name\":\"n1\",\"labels\":{\"instance\":"
+                "\"spot\"},\"allocatableResources\":{\"cpu\":\"8\",\"memory\":\"32Gi\"},"
+                "\"allocatedResourceRequests\":{\"cpu\":\"1\"}}]}}");
+    /* c2 has no matching node: never chosen */
+    put(f->cms, "{\"metadata\":{\"name\":\"c2\"},\"status\":{\"lastUpdated\":"
+                "\"2026-11-22T09:59:50Z\",\"nodes\":[{\"name\":\"m1\",\"labels\":{\"instance\":"
+                "\"h100\"},\"allocatableResources\":{\"cpu\":\"64\"}}]}}");
+    put(f->wls, WL);
+    put(f->jobs, JOB);
+    struct wlc_config cfg = {
+        .loop = f->loop,
+        .src = {.workloads = f->wls,
+                .admission_checks = f->acs,
+                .flavors = f->flavors,
+                .cluster_metrics = f->cms,
+                .jobs = jobs_of,
+                .copies = copies_of,
+                .synced = synced,
+                .ud = f},
+        .ops = {.hub = f->hub, .worker = worker_of, .ud = f},
+        .opts = {.direct = true, .origin = "hub-a"},
+        .now_ms = fake_now,
+    };
+    assert_int_equal(wlc_new(&cfg, &f->c, NULL), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    kube_client_free(f->hub);
+    kube_client_free(f->w);
+    wlc_free(f->c);
+    fakesrv_stop(f->hub_srv);
+    fakesrv_stop(f->w_srv);
+    store_free(f->wls);
+    store_free(f->acs);
+    store_free(f->flavors);
+    store_free(f->cms);
+    store_free(f->jobs);
+    store_free(f->copies_c1);
+    ev_loop_destroy(f->loop);
+    free(f);
+    return 0;
+}
+
+static void on_poll(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct fx *f = t->data;
+    if (fakesrv_nreq(f->hub_srv) >= f->want_hub && fakesrv_nreq(f->w_srv) >= f->want_w &&
+        kube_client_pending(f->hub) == 0 && kube_client_pending(f->w) == 0)
+        ev_break(loop, EVBREAK_ALL);
+}
+
+static void on_guard(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)t;
+    (void)revents;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+/* Run the loop until the servers saw the wanted request counts (10 s guard). */
+static void run_until(struct fx *f, size_t hub, size_t w)
+{
+    f->want_hub = hub;
+    f->want_w = w;
+    ev_timer poll, guard;
+    ev_timer_init(&poll, on_poll, 0.01, 0.01);
+    poll.data = f;
+    ev_timer_init(&guard, on_guard, 10.0, 0.);
+    ev_timer_start(f->loop, &poll);
+    ev_timer_start(f->loop, &guard);
+    ev_run(f->loop, 0);
+    ev_timer_stop(f->loop, &poll);
+    ev_timer_stop(f->loop, &guard);
+    assert_true(fakesrv_nreq(f->hub_srv) >= hub);
+    assert_true(fakesrv_nreq(f->w_srv) >= w);
+}
+
+static json_t *req_body(struct fakesrv *s, size_t i, const char *method, const char *path)
+{
+    struct fakesrv_req *r = fakesrv_req_get(s, i);
+    assert_non_null(r);
+    assert_string_equal(r->method, method);
+    assert_string_equal(r->path, path);
+    json_t *b = J(r->body);
+    fakesrv_req_free(r);
+    return b;
+}
+
+static void test_place_then_copy(void **state)
+{
+    struct fx *f = *state;
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 2, 0);
+    json_t *jp = NULL, *wp = NULL;
+    for (size_t i = 0; i < 2; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        if (strcmp(r->path, JOB_PATH) == 0)
+            jp = J(r->body);
+        else
+            wp = J(r->body);
+        fakesrv_req_free(r);
+    }
+    assert_non_null(jp);
+    assert_non_null(wp);
+    assert_string_equal(jx_str(jp, "metadata.labels.kubestellar\\.io/cluster", ""), "c1");
+    assert_string_equal(jx_str(jp, "metadata.resourceVersion", ""), "5");
+    assert_string_equal(jx_str(jp, "spec.template.spec.nodeSelector.instance", ""), "spot");
+    assert_string_equal(jx_str(wp, "status.admissionChecks[0].state", ""), "Pending");
+    assert_non_null(strstr(jx_str(wp, "status.admissionChecks[0].message", ""), "c1"));
+    assert_string_equal(jx_str(wp, "status.conditions[1].type", ""), "ClusterAssigned");
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 1);
+    assert_int_equal(st.reservations, 1);
+    assert_int_equal(st.failures, 0);
+
+    /* the informers see the writes: the next pass creates the copy on c1 */
+    json_t *job = store_get(f->jobs, "default/sample");
+    json_t *job2 = jx_merge_apply(job, jp);
+    store_upsert(f->jobs, job2, NULL, NULL, NULL);
+    json_t *wl = store_get(f->wls, "default/job-sample-1a2b3");
+    json_t *wl2 = jx_merge_apply(wl, wp);
+    store_upsert(f->wls, wl2, NULL, NULL, NULL);
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_job(f->c, job2);
+    run_until(f, 2, 1);
+    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+    assert_string_equal(jx_label(cp, XF_LABEL_ORIGIN), "hub-a");
+    assert_string_equal(jx_label(cp, XF_LABEL_ORIGIN_UID), "job-uid");
+    assert_null(jx_get(cp, "spec.suspend"));
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 2); /* nothing more on the hub */
+
+    /* the worker copy appears and finishes: the final status comes back */
+    json_object_set_new(cp, "status",
+                        J("{\"succeeded\":3,\"startTime\":\"T1\",\"completionTime\":"
+                          "\"T2\",\"conditions\":[{\"type\":\"Complete\","
+                          "\"status\":\"True\"}]}"));
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "PATCH",
+                                                    .path = JOB_PATH,
+                                                    .body = "{}",
+                                                    .times = 2}); /* status, annotation */
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_on_job(f->c, cp);
+    run_until(f, 5, 1);
+    bool saw_status = false;
+    for (size_t i = 2; i < 5; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        if (strcmp(r->path, JOB_PATH "/status") == 0) {
+            json_t *b = J(r->body);
+            assert_string_equal(jx_str(b, "status.conditions[1].type", ""), "Complete");
+            assert_string_equal(jx_str(b, "status.conditions[0].type", ""), "SuccessCriteriaMet");
+            json_decref(b);
+            saw_status = true;
+        }
+        fakesrv_req_free(r);
+    }
+    assert_true(saw_status);
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 0);
+    json_decref(cp);
+    json_decref(job2);
+    json_decref(wl2);
+    json_decref(jp);
+    json_decref(wp);
+}
+
+static void test_conflict_is_retried(void **state)
+{
+    struct fx *f = *state;
+    fakesrv_push_status(f->hub_srv, "PATCH", JOB_PATH, 409, "Conflict", "modified");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 4, 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 1);
+    assert_true(st.reconciles >= 2);
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    /* the retry decided the same placement again (the reservation is the workload's own) */
+    assert_int_equal(st.reservations, 1);
+}
+
+static void test_not_ours_and_unknown(void **state)
+{
+    struct fx *f = *state;
+    /* a workload without our check, and a key that does not exist: no request */
+    put(f->wls, "{\"metadata\":{\"name\":\"plain\",\"namespace\":\"default\",\"ownerReferences\":[{"
+                "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"sample\",\"uid\":"
+                "\"job-uid\",\"controller\":true}]},\"status\":{\"admissionChecks\":[{\"name\":"
+                "\"other\",\"state\":\"Pending\"}]}}");
+    /* before the stores synced: no decision, requeued */
+    f->unsynced = true;
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    ev_timer g0;
+    ev_timer_init(&g0, on_guard, 0.1, 0.);
+    ev_timer_start(f->loop, &g0);
+    ev_run(f->loop, 0);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 0);
+    struct wlc_stats s0;
+    wlc_get_stats(f->c, &s0);
+    assert_int_equal(s0.reconciles, 1);
+    f->unsynced = false;
+    wlc_enqueue(f->c, "default/plain");
+    wlc_enqueue(f->c, "default/missing");
+    ev_timer guard;
+    ev_timer_init(&guard, on_guard, 0.2, 0.);
+    ev_timer_start(f->loop, &guard);
+    ev_run(f->loop, 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.reconciles, 3);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 0);
+    struct err e;
+    struct wlc *c = NULL;
+    struct wlc_config bad = {0};
+    assert_int_equal(wlc_new(&bad, &c, &e), -EINVAL);
+    assert_null(c);
+}
+
+static void test_admission_checks(void **state)
+{
+    struct fx *f = *state;
+    const char *path = "/apis/kueue.x-k8s.io/v1beta1/admissionchecks/ks/status";
+    fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
+    /* c1 is usable (fresh metrics, connected); only our check is written */
+    assert_int_equal(wlc_sync_admission_checks(f->c), 1);
+    run_until(f, 1, 0);
+    json_t *b = req_body(f->hub_srv, 0, "PATCH", path);
+    assert_string_equal(jx_str(b, "status.conditions[0].type", ""), "Active");
+    assert_string_equal(jx_str(b, "status.conditions[0].status", ""), "True");
+    assert_non_null(strstr(jx_str(b, "status.conditions[0].message", ""), "of 2"));
+    /* the informer sees it: nothing more to write */
+    json_t *ac = store_get(f->acs, "ks");
+    json_t *ac2 = jx_merge_apply(ac, b);
+    store_upsert(f->acs, ac2, NULL, NULL, NULL);
+    json_decref(ac2);
+    json_decref(b);
+    assert_int_equal(wlc_sync_admission_checks(f->c), 0);
+    /* c1 disconnects: no usable worker left (c2 has no copies store) -> False */
+    f->c1_connected = false;
+    fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
+    assert_int_equal(wlc_sync_admission_checks(f->c), 1);
+    run_until(f, 2, 0);
+    b = req_body(f->hub_srv, 1, "PATCH", path);
+    assert_string_equal(jx_str(b, "status.conditions[0].status", ""), "False");
+    assert_string_equal(jx_str(b, "status.conditions[0].reason", ""), "NoUsableClusters");
+    json_decref(b);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.ac_writes, 2);
+    assert_int_equal(st.ac_failures, 0);
+}
+
+static void test_gc(void **state)
+{
+    struct fx *f = *state;
+    /* on c1: a copy of the live hub job, an orphan, and a foreign object */
+    put(f->copies_c1, "{\"metadata\":{\"name\":\"sample\",\"namespace\":\"default\",\"labels\":{"
+                      "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
+                      "\"hub-a\",\"kueue-ks.io/origin-uid\":\"job-uid\"}}}");
+    put(f->copies_c1, "{\"metadata\":{\"name\":\"old\",\"namespace\":\"default\",\"labels\":{"
+                      "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
+                      "\"hub-a\",\"kueue-ks.io/origin-uid\":\"deleted-uid\"}}}");
+    put(f->copies_c1, "{\"metadata\":{\"name\":\"users\",\"namespace\":\"default\"}}");
+    fakesrv_push_json(f->w_srv, "DELETE", "/apis/batch/v1/namespaces/default/jobs/old", NULL, 200,
+                      "{}");
+    f->unsynced = true; /* hub stores not synced yet: everything would look orphaned */
+    assert_int_equal(wlc_gc(f->c), 0);
+    f->unsynced = false;
+    assert_int_equal(wlc_gc(f->c), 1);
+    run_until(f, 0, 1);
+    struct fakesrv_req *r = fakesrv_req_get(f->w_srv, 0);
+    assert_string_equal(r->method, "DELETE");
+    assert_string_equal(r->path, "/apis/batch/v1/namespaces/default/jobs/old");
+    fakesrv_req_free(r);
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.gc_deleted, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_place_then_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_ours_and_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
