@@ -362,6 +362,19 @@ static void write_failed(struct agent *a, const struct err *e)
 
 static int submit_patch(struct agent *a, struct err *e);
 
+/* Turn a pending heartbeat into a full write of the last written nodes (the
+ * object was recreated or its status wiped). */
+static void pending_make_full(struct agent *a)
+{
+    if (a->pending_nodes || !a->written)
+        return;
+    char now[40];
+    clock_now_rfc3339(now, sizeof now, 0);
+    json_decref(a->pending_body);
+    a->pending_body = json_pack("{s:o}", "status", full_status(a, a->written, now));
+    a->pending_nodes = json_incref(a->written);
+}
+
 static void create_done(void *ud, const struct kube_result *r)
 {
     struct agent *a = ud;
@@ -371,6 +384,7 @@ static void create_done(void *ud, const struct kube_result *r)
             a->stats.creates++;
             log_info(a->lg, "created ClusterMetrics", "cluster", a->cluster);
         }
+        pending_make_full(a);
         struct err e;
         err_clear(&e);
         if (submit_patch(a, &e) < 0)
@@ -405,6 +419,23 @@ static void patch_done(void *ud, const struct kube_result *r)
     }
     a->stats.writes++;
     a->retry_s = RETRY_INITIAL_S;
+    /* The object as stored: when its node list is not what we wrote (someone
+     * replaced the object or wiped its status), write it all again. Only the
+     * count is compared: a server with an older CRD schema may prune fields
+     * (say, per-node ready) and that must not cause endless rewrites. */
+    json_t *rs = json_object_get(r->body, "status");
+    json_t *mine = a->pending_nodes ? a->pending_nodes : a->written;
+    if (json_is_object(rs) && mine &&
+        json_array_size(json_object_get(rs, "nodes")) != json_array_size(mine)) {
+        log_warn(a->lg, "ClusterMetrics status was changed by someone else; rewriting it",
+                 "cluster", a->cluster);
+        json_decref(a->written);
+        a->written = NULL;
+        a->dirty = true;
+        clear_pending(a);
+        schedule(a);
+        return;
+    }
     if (a->pending_nodes) {
         json_decref(a->written);
         a->written = json_incref(a->pending_nodes);

@@ -624,6 +624,54 @@ static void test_retry_and_heartbeat(void **state)
     fx_free(f);
 }
 
+/* Heartbeats repair the object: a status wiped by someone else (the PATCH
+ * response shows no nodes) and an object deleted behind the agent's back
+ * (404: created again) both get the full status again. */
+static void test_heartbeat_repairs(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    script_lists(f,
+                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                 "\"items\":[" NODE_N1 "]}",
+                 "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[]}");
+    fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
+    fakesrv_push_watch(f->srv, "/api/v1/pods", NULL, FAKESRV_HOLD);
+    fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200,
+                      "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":"
+                      "\"2026-01-01T00:00:00Z\"}}");
+    fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200, "{}");
+    fakesrv_push_status(f->srv, "PATCH", STATUS_PATH, 404, "NotFound", "not found");
+    fakesrv_push_json(f->srv, "POST", CM_PATH, NULL, 201, "{\"metadata\":{\"name\":\"c1\"}}");
+    script_patch_ok(f);
+    fx_agent(f, 0.1, 0.3, true);
+    want_patches = 6;
+    assert_true(fx_run(f, have_patches, 8));
+    /* full, heartbeat (answer: wiped), full, heartbeat (404), POST, full, ... */
+    static const bool full[] = {true, false, true, false, true};
+    for (size_t k = 0; k < 5; k++) {
+        json_t *st = patch_status(f, k);
+        if (full[k]) {
+            check_full_status(st, 1);
+            assert_string_equal(json_string_value(json_object_get(
+                                    json_array_get(json_object_get(st, "nodes"), 0), "name")),
+                                "n1");
+        } else {
+            assert_int_equal(json_object_size(st), 1);
+            assert_non_null(json_object_get(st, "lastUpdated"));
+        }
+        json_decref(st);
+    }
+    assert_int_equal(count_req(f, "POST", CM_PATH), 1);
+    struct agent_stats s;
+    agent_stats(f->a, &s);
+    assert_int_equal(s.creates, 1);
+    assert_int_equal(s.failures, 0);
+    assert_int_equal(fakesrv_unmatched(f->srv), 0);
+    fx_free(f);
+}
+
 /* Without a hub client: computes and reports through the hook, writes nothing. */
 static void test_compute_only(void **state)
 {
@@ -679,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_burst_coalesced),
         cmocka_unit_test(test_creates_when_absent),
         cmocka_unit_test(test_retry_and_heartbeat),
+        cmocka_unit_test(test_heartbeat_repairs),
         cmocka_unit_test(test_compute_only),
         cmocka_unit_test(test_new_errors),
     };
