@@ -91,13 +91,12 @@ static json_t *project_node(json_t *obj, void *ud)
     json_t *kks = json_object();
     json_t *alloc = json_object();
     json_t *src = json_object_get(json_object_get(obj, "status"), "allocatable");
-    const char *k;
-    json_t *v;
     if (src && !json_is_object(src)) {
         sink_warn(s, "node", obj_key(obj, key, sizeof key), "status.allocatable: not an object");
     } else {
-        json_object_foreach(src, k, v)
-        {
+        for (void *it = json_object_iter(src); it; it = json_object_iter_next(src, it)) {
+            const char *k = json_object_iter_key(it);
+            json_t *v = json_object_iter_value(it);
             struct qty q;
             struct err e;
             err_clear(&e);

@@ -136,10 +136,10 @@ int podres_add_json(struct podres_list *out, const json_t *obj, const char *what
         return 0;
     if (!json_is_object(obj))
         return err_set(e, -EINVAL, "%s: not an object", what);
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)obj, k, v)
-    {
+    json_t *o = (json_t *)obj; /* jansson's iterators take a non-const object */
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        const char *k = json_object_iter_key(it);
+        const json_t *v = json_object_iter_value(it);
         struct qty q;
         int rc = qty_parse_json(v, &q, e);
         if (rc < 0)

@@ -501,10 +501,13 @@ static void test_burst_coalesced(void **state)
     size_t n = count_req(f, "PATCH", STATUS_PATH);
     assert_true(n >= 2);
     assert_true((double)n <= window / mi + 1);
+    /* Spaced by the interval at the agent; the server sees them shifted by
+     * request latency jitter (larger under valgrind). */
+    double min_gap = getenv("KKS_VALGRIND") ? mi * 0.4 : mi * 0.8;
     double prev = -1;
     for (size_t k = 0; k < n; k++) {
         struct fakesrv_req *r = nth_req(f, "PATCH", STATUS_PATH, k);
-        if (prev >= 0 && r->t - prev < mi * 0.8)
+        if (prev >= 0 && r->t - prev < min_gap)
             fail_msg("writes %zu and %zu only %.3f s apart", k - 1, k, r->t - prev);
         prev = r->t;
         fakesrv_req_free(r);
