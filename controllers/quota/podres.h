@@ -69,8 +69,9 @@ bool podres_equal(const struct podres_list *a, const struct podres_list *b);
 /*
  * Add a JSON resource map ({"cpu": "500m", "memory": 1073741824}; NULL or
  * null is empty) into `out` (summing). Negative values and quantities that do
- * not parse are -EINVAL with a message naming `what` and the resource; on
- * error `out` may hold the entries added before the bad one.
+ * not parse are -EINVAL (-ERANGE when out of range) with a message naming
+ * `what` and the resource; on error `out` may hold the entries added before
+ * the bad one.
  */
 int podres_add_json(struct podres_list *out, const json_t *obj, const char *what, struct err *e);
 /* {"name": "<canonical quantity>", ...}, keys sorted. New reference. */
@@ -80,8 +81,9 @@ json_t *podres_to_json(const struct podres_list *l);
  * The effective requests and limits of a pod (or of a bare pod spec: `pod`
  * may be the Pod or its .spec), per the rule at the top. `req` and `lim`
  * (either may be NULL) are freed and refilled. 0, or -EINVAL for a malformed
- * pod (containers not an array, a bad quantity...) with a message naming the
- * container and field; the lists are then empty.
+ * pod (containers not an array, a bad or negative quantity...) or -ERANGE for
+ * a quantity or sum out of range, with a message naming the container and
+ * field; the lists are then empty.
  */
 int podres_pod(const json_t *pod, struct podres_list *req, struct podres_list *lim, struct err *e);
 
