@@ -390,6 +390,14 @@ static void create_done(void *ud, const struct kube_result *r)
             write_failed(a, &e);
         return;
     }
+    if (r->rc == -ENOENT) {
+        struct err e;
+        err_clear(&e);
+        err_set(&e, r->rc, "%.400s (is the ClusterMetrics CRD from config/crd installed?)",
+                r->err->msg);
+        write_failed(a, &e);
+        return;
+    }
     write_failed(a, r->err);
 }
 

@@ -675,6 +675,53 @@ static void test_heartbeat_repairs(void **state)
     fx_free(f);
 }
 
+/* No CRD on the target: the failure says what to install, and is retried. */
+static void test_no_crd(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    script_lists(f,
+                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[]}",
+                 "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[]}");
+    fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
+    fakesrv_push_watch(f->srv, "/api/v1/pods", NULL, FAKESRV_HOLD);
+    struct fakesrv_resp nf = {.method = "PATCH",
+                              .path = STATUS_PATH,
+                              .status = 404,
+                              .body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":404,"
+                                      "\"reason\":\"NotFound\",\"message\":\"the server could not "
+                                      "find the requested resource\"}",
+                              .times = -1};
+    fakesrv_push(f->srv, &nf);
+    struct fakesrv_resp pf = nf;
+    pf.method = "POST";
+    pf.path = CM_PATH;
+    fakesrv_push(f->srv, &pf);
+    char logbuf[8192] = {0};
+    FILE *lf = fmemopen(logbuf, sizeof logbuf - 1, "w");
+    assert_non_null(lf);
+    setvbuf(lf, NULL, _IONBF, 0);
+    struct logger lg;
+    log_init(&lg, lf, 0, LOG_FMT_TEXT);
+    struct agent_opts o = {.min_interval_s = 0.1, .heartbeat_s = -1, .lg = &lg};
+    struct err e;
+    assert_int_equal(agent_new(f->c, f->c, "c1", &o, &f->a, &e), 0);
+    assert_int_equal(agent_start(f->a, &e), 0);
+    want_patches = 2; /* the first attempt and the retry after 1 s */
+    assert_true(fx_run(f, have_patches, 5));
+    struct agent_stats s;
+    agent_stats(f->a, &s);
+    assert_true(s.failures >= 1);
+    assert_int_equal(s.writes, 0);
+    assert_int_equal(s.creates, 0);
+    agent_free(f->a);
+    f->a = NULL;
+    fclose(lf);
+    assert_non_null(strstr(logbuf, "cannot write ClusterMetrics"));
+    assert_non_null(strstr(logbuf, "is the ClusterMetrics CRD from config/crd installed?"));
+    fx_free(f);
+}
+
 /* Without a hub client: computes and reports through the hook, writes nothing. */
 static void test_compute_only(void **state)
 {
@@ -731,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_creates_when_absent),
         cmocka_unit_test(test_retry_and_heartbeat),
         cmocka_unit_test(test_heartbeat_repairs),
+        cmocka_unit_test(test_no_crd),
         cmocka_unit_test(test_compute_only),
         cmocka_unit_test(test_new_errors),
     };
