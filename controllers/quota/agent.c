@@ -346,14 +346,14 @@ static void clear_pending(struct agent *a)
 
 static void write_failed(struct agent *a, const struct err *e)
 {
+    double d = a->retry_s > a->min_interval_s ? a->retry_s : a->min_interval_s;
     a->stats.failures++;
     log_warn(a->lg, "cannot write ClusterMetrics", "cluster", a->cluster, "error", e->msg,
-             "retry_in", LOG_DBL(a->retry_s));
+             "retry_in_s", LOG_DBL(d));
     if (!a->pending_nodes)
         a->heartbeat_due = true;
     clear_pending(a);
     a->dirty = true;
-    double d = a->retry_s > a->min_interval_s ? a->retry_s : a->min_interval_s;
     a->retry_s = a->retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S : a->retry_s * 2;
     if (a->running)
         arm(a, d);
