@@ -458,6 +458,63 @@ static void test_watch_changes(void **state)
     fx_free(f);
 }
 
+/* Node events: a pod bound to a node not yet known counts once the node is
+ * added; a deleted node leaves the list. */
+static void test_node_events(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    char *p = pod("p", "11", "n2", "Running", "1", "1Gi");
+    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+                         "\"items\":[%s]}",
+                         p);
+    script_lists(f,
+                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                 "\"items\":[" NODE_N1 "]}",
+                 pl);
+    struct fakesrv_chunk nch[] = {
+        {0.4, "{\"type\":\"ADDED\",\"object\":" NODE_N2 "}\n", 0},
+        {0.4, "{\"type\":\"DELETED\",\"object\":" NODE_N1 "}\n", 0},
+    };
+    struct fakesrv_resp nr = {.method = "GET",
+                              .path = "/api/v1/nodes",
+                              .query_contains = "watch=",
+                              .chunks = nch,
+                              .n_chunks = 2,
+                              .end = FAKESRV_HOLD};
+    fakesrv_push(f->srv, &nr);
+    fakesrv_push_watch(f->srv, "/api/v1/pods", NULL, FAKESRV_HOLD);
+    script_patch_ok(f);
+    fx_agent(f, 0.1, -1, true);
+    want_patches = 3;
+    assert_true(fx_run(f, have_patches, 5));
+    fx_run(f, NULL, 0.3);
+    assert_int_equal(count_req(f, "PATCH", STATUS_PATH), 3);
+    static const char *const want[] = {
+        "[\"n1\"]",
+        "[\"n1\",\"n2\"]",
+        "[\"n2\"]",
+    };
+    for (size_t k = 0; k < 3; k++) {
+        json_t *st = patch_status(f, k);
+        json_t *names = json_array();
+        json_t *nodes = json_object_get(st, "nodes");
+        for (size_t i = 0; i < json_array_size(nodes); i++)
+            json_array_append(names, json_object_get(json_array_get(nodes, i), "name"));
+        assert_json_eq(names, want[k]);
+        if (k > 0) {
+            json_t *n2 = json_array_get(nodes, json_array_size(nodes) - 1);
+            assert_json_eq(json_object_get(n2, "allocatedResourceRequests"),
+                           "{\"cpu\":\"1\",\"memory\":\"1Gi\"}");
+        }
+        json_decref(names);
+        json_decref(st);
+    }
+    free(p);
+    free(pl);
+    fx_free(f);
+}
+
 /* 200 pod changes in about a second, min-interval 0.2 s: the writes are
  * coalesced (never two closer than the interval, at most window/interval + 1
  * in all) and the last one has the exact final sums. */
@@ -774,6 +831,7 @@ int main(void)
         cmocka_unit_test(test_compute_bad_data),
         cmocka_unit_test(test_writes_exact_status_once),
         cmocka_unit_test(test_watch_changes),
+        cmocka_unit_test(test_node_events),
         cmocka_unit_test(test_burst_coalesced),
         cmocka_unit_test(test_creates_when_absent),
         cmocka_unit_test(test_retry_and_heartbeat),
