@@ -3,5 +3,7 @@
 #define KKS_CMD_KUEUE_KS_CMDS_H
 
 int cmd_run(int argc, char **argv);
+/* kueue-ks agent: the ClusterMetrics reporter for one cluster (cmd/kueue-ks/agent.c). */
+int cmd_agent(int argc, char **argv);
 
 #endif

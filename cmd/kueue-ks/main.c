@@ -1,5 +1,5 @@
 /*
- * kueue-ks: entry point. Subcommands: run (default), version.
+ * kueue-ks: entry point. Subcommands: run (default), agent, version.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +13,7 @@ static int usage(FILE *out)
             "Usage: kueue-ks <command> [flags]\n\n"
             "Commands:\n"
             "  run       run the controllers against a hub cluster (default)\n"
+            "  agent     report a cluster's nodes and pod requests as ClusterMetrics\n"
             "  version   print the version\n\n"
             "Run 'kueue-ks <command> --help' for a command's flags.\n",
             KKS_VERSION);
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         return usage(stdout);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "agent"))
+        return cmd_agent(argc - 2, argv + 2);
     fprintf(stderr, "kueue-ks: unknown command \"%s\"\n\n", cmd);
     return usage(stderr);
 }

@@ -1,0 +1,261 @@
+/*
+ * kueue-ks agent: the ClusterMetrics reporter for one worker cluster
+ * (controllers/quota/agent.h), with the manager's lifecycle: kubeconfig of
+ * the worker, start-up probe, /metrics, /healthz and /readyz, SIGTERM.
+ */
+#include <errno.h>
+#include <ev.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/kueue-ks/cmds.h"
+#include "controllers/quota/agent.h"
+#include "pkg/kube/kubeconfig.h"
+#include "pkg/manager/manager.h"
+#include "pkg/util/flags.h"
+#include "pkg/util/log.h"
+
+struct agent_cli {
+    char *cluster;
+    char *kubeconfig;
+    char *context;
+    char *hub_kubeconfig;
+    char *hub_context;
+    double min_interval;
+    double heartbeat;
+    char *metrics_bind;
+    char *health_bind;
+    bool leader_elect;
+    char *le_namespace;
+    char *le_id;
+    double qps;
+    int burst;
+    int verbosity;
+    char *log_format;
+};
+
+#define AGENT_NFLAGS 16
+
+static void agent_cli_flags(struct agent_cli *o, struct flag *fl)
+{
+    const struct flag t[AGENT_NFLAGS] = {
+        {"cluster-name", FLAG_STRING, &o->cluster,
+         "Name of this cluster: the ClusterMetrics object written (required)", NULL},
+        {"kubeconfig", FLAG_STRING, &o->kubeconfig,
+         "Kubeconfig of the cluster to watch (default: $KUBECONFIG, ~/.kube/config, in-cluster)",
+         NULL},
+        {"context", FLAG_STRING, &o->context, "Kubeconfig context of the watched cluster", NULL},
+        {"hub-kubeconfig", FLAG_STRING, &o->hub_kubeconfig,
+         "Write ClusterMetrics to the hub with this kubeconfig (default: to the watched cluster)",
+         NULL},
+        {"hub-context", FLAG_STRING, &o->hub_context, "Kubeconfig context of the hub", NULL},
+        {"min-interval", FLAG_DURATION, &o->min_interval,
+         "Minimum time between two ClusterMetrics writes (changes are coalesced)", "5s"},
+        {"heartbeat", FLAG_DURATION, &o->heartbeat,
+         "Refresh status.lastUpdated this often when nothing changes (keep it below the "
+         "controller's --metrics-stale-after); 0 disables",
+         "20s"},
+        {"metrics-bind-address", FLAG_STRING, &o->metrics_bind,
+         "Address the /metrics endpoint binds to; 0 disables it", ":8080"},
+        {"health-probe-bind-address", FLAG_STRING, &o->health_bind,
+         "Address the /healthz and /readyz endpoints bind to; 0 disables them", ":8081"},
+        {"leader-elect", FLAG_BOOL, &o->leader_elect,
+         "Report only while holding the leader Lease (for several replicas)", "false"},
+        {"leader-election-namespace", FLAG_STRING, &o->le_namespace,
+         "Namespace of the leader Lease (default: the kubeconfig context's namespace)", ""},
+        {"leader-election-id", FLAG_STRING, &o->le_id, "Name of the leader Lease",
+         "kueue-ks-agent"},
+        {"qps", FLAG_DOUBLE, &o->qps, "Client-side request rate limit to the API servers", "200"},
+        {"burst", FLAG_INT, &o->burst, "Client-side request burst to the API servers", "400"},
+        {"v", FLAG_INT, &o->verbosity, "Log verbosity (0 = info; higher is more detail)", "0"},
+        {"log-format", FLAG_STRING, &o->log_format, "Log format: text (key=value) or json", "text"},
+    };
+    memcpy(fl, t, sizeof t);
+}
+
+/* The runnable: hub client (when separate), agent, readiness, metrics. */
+struct agent_run {
+    const struct agent_cli *o;
+    const struct logger *lg;
+    struct kube_client *hub;
+    struct agent *agent;
+    struct ev_loop *loop;
+    ev_timer stats_timer;
+    struct agent_stats last;
+    struct metrics_counter *m_writes, *m_failures, *m_creates;
+    struct metrics_gauge *m_nodes;
+};
+
+static int check_synced(void *ud, struct err *e)
+{
+    struct agent_run *r = ud;
+    if (!r->agent || !agent_synced(r->agent))
+        return err_set(e, -EAGAIN, "nodes and pods not synced yet");
+    return 0;
+}
+
+static void on_stats(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct agent_run *r = w->data;
+    struct agent_stats s;
+    agent_stats(r->agent, &s);
+    metrics_counter_add(r->m_writes, (double)(s.writes - r->last.writes));
+    metrics_counter_add(r->m_failures, (double)(s.failures - r->last.failures));
+    metrics_counter_add(r->m_creates, (double)(s.creates - r->last.creates));
+    r->last = s;
+}
+
+static void on_change(void *ud, struct agent *a)
+{
+    struct agent_run *r = ud;
+    json_t *m = agent_metrics(a);
+    metrics_gauge_set(r->m_nodes, (double)json_integer_value(
+                                      json_object_get(json_object_get(m, "status"), "nodeCount")));
+    json_decref(m);
+}
+
+static int run_start(void *ud, struct mgr *m, struct err *e)
+{
+    struct agent_run *r = ud;
+    struct kube_client *hub = mgr_client(m);
+    int rc;
+    r->loop = mgr_loop(m);
+    if (r->o->hub_kubeconfig && r->o->hub_kubeconfig[0]) {
+        struct kubeconfig_opts ko;
+        memset(&ko, 0, sizeof ko);
+        ko.explicit_path = r->o->hub_kubeconfig;
+        ko.context = r->o->hub_context && r->o->hub_context[0] ? r->o->hub_context : NULL;
+        ko.lg = r->lg;
+        struct kube_rest_config *cfg = NULL;
+        rc = kubeconfig_load(&ko, &cfg, NULL, e);
+        if (rc < 0)
+            return err_prefix(e, "--hub-kubeconfig");
+        if (r->o->qps > 0)
+            cfg->qps = r->o->qps;
+        if (r->o->burst > 0)
+            cfg->burst = r->o->burst;
+        rc = kube_client_new(r->loop, cfg, NULL, r->lg, &r->hub, e);
+        kube_rest_config_free(cfg);
+        if (rc < 0)
+            return err_prefix(e, "--hub-kubeconfig");
+        hub = r->hub;
+    }
+    struct metrics_registry *reg = mgr_metrics(m);
+    r->m_writes = metrics_counter_new(reg, "kueue_ks_agent_writes_total",
+                                      "ClusterMetrics status writes (heartbeats included).", e);
+    r->m_failures = metrics_counter_new(reg, "kueue_ks_agent_write_failures_total",
+                                        "ClusterMetrics writes that failed.", e);
+    r->m_creates = metrics_counter_new(reg, "kueue_ks_agent_creates_total",
+                                       "ClusterMetrics objects created.", e);
+    r->m_nodes = metrics_gauge_new(reg, "kueue_ks_agent_nodes", "Nodes reported.", e);
+    if (!r->m_writes || !r->m_failures || !r->m_creates || !r->m_nodes)
+        return e ? e->code : -EINVAL;
+    struct agent_opts ao = {
+        .min_interval_s = r->o->min_interval,
+        .heartbeat_s = r->o->heartbeat > 0 ? r->o->heartbeat : -1,
+        .lg = r->lg,
+        .on_change = on_change,
+        .on_change_ud = r,
+    };
+    rc = agent_new(mgr_client(m), hub, r->o->cluster, &ao, &r->agent, e);
+    if (rc < 0)
+        return rc;
+    if (mgr_health(m))
+        httpd_add_readyz_check(mgr_health(m), "clustermetrics-synced", check_synced, r);
+    ev_timer_init(&r->stats_timer, on_stats, 1.0, 1.0);
+    r->stats_timer.data = r;
+    ev_timer_start(r->loop, &r->stats_timer);
+    return agent_start(r->agent, e);
+}
+
+static void run_stop(void *ud)
+{
+    struct agent_run *r = ud;
+    if (r->loop)
+        ev_timer_stop(r->loop, &r->stats_timer);
+    agent_stop(r->agent);
+}
+
+int cmd_agent(int argc, char **argv)
+{
+    struct agent_cli o;
+    memset(&o, 0, sizeof o);
+    struct flag fl[AGENT_NFLAGS];
+    agent_cli_flags(&o, fl);
+    struct logger lg;
+    log_init(&lg, stderr, 0, LOG_FMT_TEXT);
+    struct err e;
+    err_clear(&e);
+    bool help = false;
+    int code = 1;
+    struct mgr *m = NULL;
+    struct ev_loop *loop = NULL;
+    struct agent_run run;
+    memset(&run, 0, sizeof run);
+
+    if (flags_set_defaults(fl, AGENT_NFLAGS, &e) < 0 ||
+        flags_parse(fl, AGENT_NFLAGS, argc, argv, NULL, NULL, &help, &e) < 0) {
+        log_error(&lg, "invalid command line", "error", e.msg);
+        code = 2;
+        goto out;
+    }
+    if (help) {
+        printf("Report this cluster's nodes, capacity and pod requests as a ClusterMetrics "
+               "object\n(galaxy.kubestellar.io/v1alpha1), in this cluster or in the hub.\n\n"
+               "Usage: kueue-ks agent --cluster-name NAME [flags]\n\nFlags:\n");
+        flags_usage(stdout, fl, AGENT_NFLAGS);
+        code = 0;
+        goto out;
+    }
+    enum log_format lf;
+    if (log_parse_format(o.log_format, &lf) < 0) {
+        log_error(&lg, "invalid command line", "error", "--log-format must be text or json");
+        code = 2;
+        goto out;
+    }
+    if (!o.cluster || !o.cluster[0]) {
+        log_error(&lg, "invalid command line", "error", "--cluster-name is required");
+        code = 2;
+        goto out;
+    }
+    if (o.min_interval <= 0) {
+        log_error(&lg, "invalid command line", "error", "--min-interval must be positive");
+        code = 2;
+        goto out;
+    }
+    log_init(&lg, stderr, o.verbosity, lf);
+
+    loop = ev_default_loop(EVFLAG_AUTO);
+    struct mgr_options mo = {
+        .kubeconfig = o.kubeconfig,
+        .context = o.context,
+        .metrics_bind = o.metrics_bind,
+        .health_bind = o.health_bind,
+        .leader_elect = o.leader_elect,
+        .le_namespace = o.le_namespace,
+        .le_id = o.le_id,
+        .qps = o.qps,
+        .burst = o.burst,
+    };
+    if (mgr_new(loop, &mo, &lg, &m, &e) < 0) {
+        log_error(&lg, "cannot start", "error", e.msg);
+        goto out;
+    }
+    run.o = &o;
+    run.lg = &lg;
+    struct mgr_runnable rn = {
+        .name = "clustermetrics-agent", .start = run_start, .stop = run_stop, .ud = &run};
+    mgr_add_runnable(m, &rn);
+    code = mgr_run(m);
+out:
+    agent_free(run.agent);
+    kube_client_free(run.hub);
+    mgr_free(m);
+    if (loop)
+        ev_loop_destroy(loop);
+    flags_free(fl, AGENT_NFLAGS);
+    return code;
+}

@@ -1,0 +1,704 @@
+/* agent: the ClusterMetrics agent for one worker cluster (see agent.h). */
+#include "controllers/quota/agent.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controllers/quota/podres.h"
+#include "pkg/kube/informer.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/xalloc.h"
+
+#define KKS_KEY          "kks" /* computed fields added by the projections */
+#define RETRY_INITIAL_S  1.0
+#define RETRY_MAX_S      30.0
+#define SYNC_POLL_S      0.05
+#define READY_REASON     "AgentReporting"
+#define MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
+
+/* Where projection problems go: the logger, and for agent_compute_nodes() a
+ * JSON array of lines. */
+struct sink {
+    const struct logger *lg;
+    const char *cluster;
+    json_t *warnings; /* may be NULL */
+    uint64_t bad_pods;
+};
+
+struct agent {
+    struct ev_loop *loop;
+    struct kube_client *worker, *hub;
+    char *cluster;
+    double min_interval_s, heartbeat_s;
+    const struct logger *lg;
+    void (*on_change)(void *ud, struct agent *a);
+    void *on_change_ud;
+    struct sink sink;
+
+    struct informer *nodes, *pods;
+    bool running;
+
+    ev_timer flush_timer;
+    ev_timer hb_timer;
+    bool dirty;
+    bool heartbeat_due;
+    bool have_last;
+    double last_t;  /* monotonic time of the last write (or change, without hub) */
+    double retry_s; /* current retry backoff */
+
+    json_t *computed; /* last computed status.nodes */
+    json_t *written;  /* status.nodes of the last successful write */
+    char ready_since[40];
+
+    /* The write in flight. */
+    struct kube_call *call;
+    json_t *pending_body;
+    json_t *pending_nodes; /* NULL for a heartbeat */
+    bool tried_create;
+
+    struct agent_stats stats;
+};
+
+/* ---- projections -------------------------------------------------------- */
+
+static void sink_warn(struct sink *s, const char *kind, const char *key, const char *msg)
+{
+    if (s->warnings)
+        json_array_append_new(s->warnings, json_sprintf("%s %s: %s", kind, key, msg));
+    log_warn(s->lg, "skipping bad data", "cluster", s->cluster ? s->cluster : "", "object", key,
+             "kind", kind, "error", msg);
+}
+
+static const char *obj_key(json_t *obj, char *buf, size_t n)
+{
+    json_t *md = json_object_get(obj, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+    snprintf(buf, n, "%s%s%s", ns ? ns : "", ns && ns[0] ? "/" : "", name ? name : "?");
+    return buf;
+}
+
+/* Node: labels, taints, unschedulable, plus kks.allocatable (canonical
+ * quantities, bad ones left out) and kks.ready. */
+static json_t *project_node(json_t *obj, void *ud)
+{
+    static const char *const paths[] = {"metadata.labels", "spec.taints", "spec.unschedulable",
+                                        NULL};
+    struct sink *s = ud;
+    char key[300];
+    json_t *p = store_project_fields(obj, paths);
+    json_t *kks = json_object();
+    json_t *alloc = json_object();
+    json_t *src = json_object_get(json_object_get(obj, "status"), "allocatable");
+    if (src && !json_is_object(src)) {
+        sink_warn(s, "node", obj_key(obj, key, sizeof key), "status.allocatable: not an object");
+    } else {
+        for (void *it = json_object_iter(src); it; it = json_object_iter_next(src, it)) {
+            const char *k = json_object_iter_key(it);
+            json_t *v = json_object_iter_value(it);
+            struct qty q;
+            struct err e;
+            err_clear(&e);
+            if (qty_parse_json(v, &q, &e) < 0 || qty_sign(&q) < 0) {
+                char msg[ERR_MSG_MAX + 64];
+                snprintf(msg, sizeof msg, "status.allocatable.%s: %s", k,
+                         e.code ? e.msg : "negative quantity");
+                sink_warn(s, "node", obj_key(obj, key, sizeof key), msg);
+                continue;
+            }
+            json_object_set_new(alloc, k, qty_to_json(&q));
+        }
+    }
+    json_object_set_new(kks, "allocatable", alloc);
+    bool ready = false;
+    json_t *conds = json_object_get(json_object_get(obj, "status"), "conditions");
+    for (size_t i = 0; i < json_array_size(conds); i++) {
+        json_t *c = json_array_get(conds, i);
+        const char *type = json_string_value(json_object_get(c, "type"));
+        if (type && !strcmp(type, "Ready")) {
+            const char *st = json_string_value(json_object_get(c, "status"));
+            ready = st && !strcmp(st, "True");
+        }
+    }
+    json_object_set_new(kks, "ready", json_boolean(ready));
+    json_object_set_new(p, KKS_KEY, kks);
+    return p;
+}
+
+/* Pod: node, phase, plus kks.requests / kks.limits (canonical). */
+static json_t *project_pod(json_t *obj, void *ud)
+{
+    static const char *const paths[] = {"spec.nodeName", "status.phase", NULL};
+    struct sink *s = ud;
+    json_t *p = store_project_fields(obj, paths);
+    struct podres_list req = {0}, lim = {0};
+    struct err e;
+    err_clear(&e);
+    json_t *kks = json_object();
+    if (podres_pod(obj, &req, &lim, &e) < 0) {
+        char key[300];
+        s->bad_pods++;
+        sink_warn(s, "pod", obj_key(obj, key, sizeof key), e.msg);
+        json_object_set_new(kks, "error", json_string(e.msg));
+    }
+    json_object_set_new(kks, "requests", podres_to_json(&req));
+    json_object_set_new(kks, "limits", podres_to_json(&lim));
+    json_object_set_new(p, KKS_KEY, kks);
+    podres_free(&req);
+    podres_free(&lim);
+    return p;
+}
+
+/* ---- the computation ------------------------------------------------------ */
+
+static const char *node_name(const json_t *n)
+{
+    const char *s = json_string_value(json_object_get(json_object_get(n, "metadata"), "name"));
+    return s ? s : "";
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+    return strcmp(node_name(*(json_t *const *)a), node_name(*(json_t *const *)b));
+}
+
+struct acc {
+    struct podres_list req, lim;
+};
+
+/* status.nodes from projected nodes and pods (arrays, borrowed). */
+static json_t *compute_projected(json_t *nodes, json_t *pods)
+{
+    size_t nn = json_array_size(nodes);
+    json_t **sorted = xcalloc(nn ? nn : 1, sizeof *sorted);
+    struct acc *acc = xcalloc(nn ? nn : 1, sizeof *acc);
+    json_t *index = json_object();
+    for (size_t i = 0; i < nn; i++)
+        sorted[i] = json_array_get(nodes, i);
+    qsort(sorted, nn, sizeof *sorted, cmp_node);
+    for (size_t i = 0; i < nn; i++)
+        json_object_set_new(index, node_name(sorted[i]), json_integer((json_int_t)i));
+
+    for (size_t i = 0; i < json_array_size(pods); i++) {
+        json_t *p = json_array_get(pods, i);
+        if (!podres_pod_counts(p))
+            continue;
+        const char *nname =
+            json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
+        json_t *ix = json_object_get(index, nname);
+        if (!ix)
+            continue; /* bound to a node we do not (yet) know */
+        struct acc *a = &acc[json_integer_value(ix)];
+        json_t *kks = json_object_get(p, KKS_KEY);
+        /* Canonical strings from the projection: they parse; a sum that
+         * overflows (absurd values) is dropped rather than wrapped. */
+        struct podres_list r = {0}, l = {0};
+        if (podres_add_json(&r, json_object_get(kks, "requests"), "requests", NULL) == 0 &&
+            podres_add_json(&l, json_object_get(kks, "limits"), "limits", NULL) == 0) {
+            (void)podres_add_list(&a->req, &r, NULL);
+            (void)podres_add_list(&a->lim, &l, NULL);
+        }
+        podres_free(&r);
+        podres_free(&l);
+    }
+
+    json_t *out = json_array();
+    for (size_t i = 0; i < nn; i++) {
+        json_t *n = sorted[i];
+        json_t *kks = json_object_get(n, KKS_KEY);
+        json_t *spec = json_object_get(n, "spec");
+        json_t *labels = json_object_get(json_object_get(n, "metadata"), "labels");
+        json_t *taints = json_object_get(spec, "taints");
+        json_t *alloc = json_object_get(kks, "allocatable");
+        json_t *e = json_object();
+        json_object_set_new(e, "name", json_string(node_name(n)));
+        json_object_set_new(e, "allocatableResources",
+                            json_is_object(alloc) ? json_deep_copy(alloc) : json_object());
+        json_object_set_new(e, "allocatedResourceRequests", podres_to_json(&acc[i].req));
+        json_object_set_new(e, "allocatedResourceLimits", podres_to_json(&acc[i].lim));
+        json_object_set_new(e, "taints",
+                            json_is_array(taints) ? json_deep_copy(taints) : json_array());
+        json_object_set_new(e, "labels",
+                            json_is_object(labels) ? json_deep_copy(labels) : json_object());
+        json_object_set_new(e, "unschedulable",
+                            json_boolean(json_is_true(json_object_get(spec, "unschedulable"))));
+        json_object_set_new(e, "ready", json_boolean(json_is_true(json_object_get(kks, "ready"))));
+        json_array_append_new(out, e);
+        podres_free(&acc[i].req);
+        podres_free(&acc[i].lim);
+    }
+    json_decref(index);
+    free(sorted);
+    free(acc);
+    return out;
+}
+
+json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings)
+{
+    struct sink s = {.warnings = warnings};
+    json_t *pn = json_array(), *pp = json_array();
+    for (size_t i = 0; i < json_array_size(nodes); i++)
+        json_array_append_new(pn, project_node(json_array_get(nodes, i), &s));
+    for (size_t i = 0; i < json_array_size(pods); i++)
+        json_array_append_new(pp, project_pod(json_array_get(pods, i), &s));
+    json_t *out = compute_projected(pn, pp);
+    json_decref(pn);
+    json_decref(pp);
+    return out;
+}
+
+static int collect(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    json_array_append((json_t *)ud, obj);
+    return 0;
+}
+
+static json_t *compute_from_stores(struct agent *a)
+{
+    json_t *pn = json_array(), *pp = json_array();
+    store_foreach(informer_store(a->nodes), collect, pn);
+    store_foreach(informer_store(a->pods), collect, pp);
+    json_t *out = compute_projected(pn, pp);
+    json_decref(pn);
+    json_decref(pp);
+    a->stats.computes++;
+    return out;
+}
+
+/* ---- the object written --------------------------------------------------- */
+
+static json_t *ready_condition(struct agent *a, size_t n_nodes)
+{
+    return json_pack(
+        "[{s:s, s:s, s:s, s:o, s:s}]", "type", "Ready", "status", "True", "reason", READY_REASON,
+        "message",
+        json_sprintf("kueue-ks agent reports %zu nodes of cluster %s", n_nodes, a->cluster),
+        "lastTransitionTime", a->ready_since);
+}
+
+static json_t *full_status(struct agent *a, json_t *nodes, const char *now)
+{
+    if (!a->ready_since[0])
+        snprintf(a->ready_since, sizeof a->ready_since, "%s", now);
+    return json_pack("{s:O, s:I, s:s, s:o}", "nodes", nodes, "nodeCount",
+                     (json_int_t)json_array_size(nodes), "lastUpdated", now, "conditions",
+                     ready_condition(a, json_array_size(nodes)));
+}
+
+json_t *agent_metrics(struct agent *a)
+{
+    if (!agent_synced(a))
+        return NULL;
+    char now[40];
+    clock_now_rfc3339(now, sizeof now, 0);
+    json_t *nodes = compute_from_stores(a);
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", AGENT_GROUP "/" AGENT_VERSION,
+                            "kind", "ClusterMetrics", "metadata", "name", a->cluster, "status",
+                            full_status(a, nodes, now));
+    json_decref(nodes);
+    return obj;
+}
+
+/* ---- scheduling ------------------------------------------------------------ */
+
+static void arm(struct agent *a, double delay)
+{
+    ev_timer_stop(a->loop, &a->flush_timer);
+    ev_timer_set(&a->flush_timer, delay > 0 ? delay : 0, 0);
+    ev_timer_start(a->loop, &a->flush_timer);
+}
+
+/* Schedule a flush as the rate limit allows, unless one is due or a write is
+ * in flight (its completion schedules). */
+static void schedule(struct agent *a)
+{
+    if (!a->running || ev_is_active(&a->flush_timer) || a->call)
+        return;
+    double delay = 0;
+    if (a->have_last)
+        delay = a->last_t + a->min_interval_s - clock_mono_s();
+    arm(a, delay);
+}
+
+static void kick(struct agent *a)
+{
+    a->dirty = true;
+    schedule(a);
+}
+
+static void start_heartbeat(struct agent *a)
+{
+    ev_timer_stop(a->loop, &a->hb_timer);
+    if (a->heartbeat_s <= 0 || !a->running)
+        return;
+    ev_timer_set(&a->hb_timer, a->heartbeat_s, 0);
+    ev_timer_start(a->loop, &a->hb_timer);
+}
+
+static void clear_pending(struct agent *a)
+{
+    json_decref(a->pending_body);
+    json_decref(a->pending_nodes);
+    a->pending_body = a->pending_nodes = NULL;
+}
+
+static void write_failed(struct agent *a, const struct err *e)
+{
+    double d = a->retry_s > a->min_interval_s ? a->retry_s : a->min_interval_s;
+    a->stats.failures++;
+    log_warn(a->lg, "cannot write ClusterMetrics", "cluster", a->cluster, "error", e->msg,
+             "retry_in_s", LOG_DBL(d));
+    if (!a->pending_nodes)
+        a->heartbeat_due = true;
+    clear_pending(a);
+    a->dirty = true;
+    a->retry_s = a->retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S : a->retry_s * 2;
+    if (a->running)
+        arm(a, d);
+}
+
+static int submit_patch(struct agent *a, struct err *e);
+
+/* Turn a pending heartbeat into a full write of the last written nodes (the
+ * object was recreated or its status wiped). */
+static void pending_make_full(struct agent *a)
+{
+    if (a->pending_nodes || !a->written)
+        return;
+    char now[40];
+    clock_now_rfc3339(now, sizeof now, 0);
+    json_decref(a->pending_body);
+    a->pending_body = json_pack("{s:o}", "status", full_status(a, a->written, now));
+    a->pending_nodes = json_incref(a->written);
+}
+
+static void create_done(void *ud, const struct kube_result *r)
+{
+    struct agent *a = ud;
+    a->call = NULL;
+    if (r->rc == 0 || r->rc == -EEXIST) {
+        if (r->rc == 0) {
+            a->stats.creates++;
+            log_info(a->lg, "created ClusterMetrics", "cluster", a->cluster);
+        }
+        pending_make_full(a);
+        struct err e;
+        err_clear(&e);
+        if (submit_patch(a, &e) < 0)
+            write_failed(a, &e);
+        return;
+    }
+    if (r->rc == -ENOENT) {
+        struct err e;
+        err_clear(&e);
+        err_set(&e, r->rc, "%.400s (is the ClusterMetrics CRD from config/crd installed?)",
+                r->err->msg);
+        write_failed(a, &e);
+        return;
+    }
+    write_failed(a, r->err);
+}
+
+static void patch_done(void *ud, const struct kube_result *r)
+{
+    struct agent *a = ud;
+    a->call = NULL;
+    if (r->rc == -ENOENT && !a->tried_create) {
+        a->tried_create = true;
+        json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{}}", "apiVersion",
+                                AGENT_GROUP "/" AGENT_VERSION, "kind", "ClusterMetrics", "metadata",
+                                "name", a->cluster, "labels", MANAGED_BY_LABEL, "kueue-ks", "spec");
+        char *path = kube_path(AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, NULL, NULL, NULL);
+        struct err e;
+        err_clear(&e);
+        int rc = kube_client_post(a->hub, path, obj, create_done, a, &a->call, &e);
+        free(path);
+        json_decref(obj);
+        if (rc < 0)
+            write_failed(a, &e);
+        return;
+    }
+    if (r->rc < 0) {
+        write_failed(a, r->err);
+        return;
+    }
+    a->stats.writes++;
+    a->retry_s = RETRY_INITIAL_S;
+    /* The object as stored: when its node list is not what we wrote (someone
+     * replaced the object or wiped its status), write it all again. Only the
+     * count is compared: a server with an older CRD schema may prune fields
+     * (say, per-node ready) and that must not cause endless rewrites. */
+    json_t *rs = json_object_get(r->body, "status");
+    json_t *mine = a->pending_nodes ? a->pending_nodes : a->written;
+    if (json_is_object(rs) && mine &&
+        json_array_size(json_object_get(rs, "nodes")) != json_array_size(mine)) {
+        log_warn(a->lg, "ClusterMetrics status was changed by someone else; rewriting it",
+                 "cluster", a->cluster);
+        json_decref(a->written);
+        a->written = NULL;
+        a->dirty = true;
+        clear_pending(a);
+        schedule(a);
+        return;
+    }
+    if (a->pending_nodes) {
+        json_decref(a->written);
+        a->written = json_incref(a->pending_nodes);
+        log_v(a->lg, 2, "wrote ClusterMetrics", "cluster", a->cluster, "nodes",
+              LOG_UINT(json_array_size(a->written)));
+    } else {
+        a->stats.heartbeats++;
+    }
+    clear_pending(a);
+    start_heartbeat(a);
+    if (a->dirty)
+        schedule(a);
+}
+
+static int submit_patch(struct agent *a, struct err *e)
+{
+    char *path = kube_path(AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, NULL, a->cluster, "status");
+    int rc = kube_client_patch(a->hub, path, KUBE_CT_MERGE_PATCH, a->pending_body, patch_done, a,
+                               &a->call, e);
+    free(path);
+    return rc;
+}
+
+static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct agent *a = w->data;
+    if (!agent_synced(a)) {
+        arm(a, SYNC_POLL_S);
+        return;
+    }
+    if (a->call)
+        return;
+    json_t *nodes = compute_from_stores(a);
+    a->dirty = false;
+    bool changed = !a->computed || !json_equal(nodes, a->computed);
+    json_decref(a->computed);
+    a->computed = json_incref(nodes);
+    if (changed && a->on_change)
+        a->on_change(a->on_change_ud, a);
+    if (!a->hub) {
+        if (changed) {
+            a->have_last = true;
+            a->last_t = clock_mono_s();
+        }
+        json_decref(nodes);
+        return;
+    }
+    bool full = !a->written || !json_equal(nodes, a->written);
+    if (!full && !a->heartbeat_due) {
+        json_decref(nodes);
+        return;
+    }
+    char now[40];
+    clock_now_rfc3339(now, sizeof now, 0);
+    json_t *status = full ? full_status(a, nodes, now) : json_pack("{s:s}", "lastUpdated", now);
+    a->pending_body = json_pack("{s:o}", "status", status);
+    a->pending_nodes = full ? json_incref(nodes) : NULL;
+    a->heartbeat_due = false;
+    a->tried_create = false;
+    a->have_last = true;
+    a->last_t = clock_mono_s();
+    ev_timer_stop(a->loop, &a->hb_timer);
+    json_decref(nodes);
+    struct err e;
+    err_clear(&e);
+    if (submit_patch(a, &e) < 0)
+        write_failed(a, &e);
+}
+
+static void on_heartbeat(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct agent *a = w->data;
+    a->heartbeat_due = true;
+    schedule(a);
+}
+
+/* ---- informer handlers ------------------------------------------------------ */
+
+static bool same(json_t *a, json_t *b)
+{
+    return (!a && !b) || (a && b && json_equal(a, b));
+}
+
+static void node_add(void *ud, json_t *obj)
+{
+    (void)obj;
+    kick(ud);
+}
+
+static void node_update(void *ud, json_t *old_obj, json_t *new_obj)
+{
+    if (same(json_object_get(old_obj, "spec"), json_object_get(new_obj, "spec")) &&
+        same(json_object_get(old_obj, KKS_KEY), json_object_get(new_obj, KKS_KEY)) &&
+        same(json_object_get(json_object_get(old_obj, "metadata"), "labels"),
+             json_object_get(json_object_get(new_obj, "metadata"), "labels")))
+        return; /* a heartbeat or a field we do not report */
+    kick(ud);
+}
+
+static void pod_add(void *ud, json_t *obj)
+{
+    if (podres_pod_counts(obj))
+        kick(ud);
+}
+
+static void pod_update(void *ud, json_t *old_obj, json_t *new_obj)
+{
+    bool oc = podres_pod_counts(old_obj), nc = podres_pod_counts(new_obj);
+    if (!oc && !nc)
+        return;
+    if (oc && nc && same(json_object_get(old_obj, "spec"), json_object_get(new_obj, "spec")) &&
+        same(json_object_get(old_obj, KKS_KEY), json_object_get(new_obj, KKS_KEY)))
+        return; /* e.g. Pending -> Running on the same node */
+    kick(ud);
+}
+
+static void pod_delete(void *ud, json_t *obj)
+{
+    if (podres_pod_counts(obj))
+        kick(ud);
+}
+
+/* ---- lifecycle ----------------------------------------------------------------- */
+
+static int make_informer(struct agent *a, const char *resource, store_project_fn fn,
+                         const struct informer_handlers *h, double backoff, struct informer **out,
+                         struct err *e)
+{
+    struct informer_opts io = {
+        .client = a->worker,
+        .version = "v1",
+        .resource = resource,
+        .lg = a->lg,
+        .project = fn,
+        .project_ud = &a->sink,
+        .backoff_initial_s = backoff,
+    };
+    int rc = informer_new(&io, out, e);
+    if (rc < 0)
+        return rc;
+    informer_add_handlers(*out, h);
+    return 0;
+}
+
+int agent_new(struct kube_client *worker, struct kube_client *hub, const char *cluster,
+              const struct agent_opts *opts, struct agent **out, struct err *e)
+{
+    *out = NULL;
+    if (!worker)
+        return err_set(e, -EINVAL, "agent: no worker client");
+    if (!cluster || !cluster[0])
+        return err_set(e, -EINVAL, "agent: the cluster name is empty (--cluster-name)");
+    if (hub && kube_client_loop(hub) != kube_client_loop(worker))
+        return err_set(e, -EINVAL, "agent: the worker and hub clients run on different loops");
+    struct agent_opts o = {0};
+    if (opts)
+        o = *opts;
+    struct agent *a = xcalloc(1, sizeof *a);
+    a->loop = kube_client_loop(worker);
+    a->worker = worker;
+    a->hub = hub;
+    a->cluster = xstrdup(cluster);
+    a->min_interval_s = o.min_interval_s > 0 ? o.min_interval_s : AGENT_DEFAULT_MIN_S;
+    a->heartbeat_s = o.heartbeat_s == 0 ? AGENT_DEFAULT_HEARTBEAT : o.heartbeat_s;
+    a->lg = o.lg;
+    a->on_change = o.on_change;
+    a->on_change_ud = o.on_change_ud;
+    a->sink.lg = o.lg;
+    a->sink.cluster = a->cluster;
+    a->retry_s = RETRY_INITIAL_S;
+    ev_timer_init(&a->flush_timer, on_flush, 0, 0);
+    a->flush_timer.data = a;
+    ev_timer_init(&a->hb_timer, on_heartbeat, 0, 0);
+    a->hb_timer.data = a;
+
+    struct informer_handlers nh = {
+        .on_add = node_add, .on_update = node_update, .on_delete = node_add, .ud = a};
+    struct informer_handlers ph = {
+        .on_add = pod_add, .on_update = pod_update, .on_delete = pod_delete, .ud = a};
+    int rc = make_informer(a, "nodes", project_node, &nh, o.informer_backoff_s, &a->nodes, e);
+    if (rc == 0)
+        rc = make_informer(a, "pods", project_pod, &ph, o.informer_backoff_s, &a->pods, e);
+    if (rc < 0) {
+        agent_free(a);
+        return rc;
+    }
+    *out = a;
+    return 0;
+}
+
+void agent_stop(struct agent *a)
+{
+    if (!a || !a->running)
+        return;
+    a->running = false;
+    informer_stop(a->nodes);
+    informer_stop(a->pods);
+    ev_timer_stop(a->loop, &a->flush_timer);
+    ev_timer_stop(a->loop, &a->hb_timer);
+    if (a->call) {
+        kube_call_cancel(a->call);
+        a->call = NULL;
+    }
+    clear_pending(a);
+}
+
+int agent_start(struct agent *a, struct err *e)
+{
+    if (a->running)
+        return err_set(e, -EALREADY, "agent for cluster %s is already running", a->cluster);
+    int rc = informer_start(a->nodes, e);
+    if (rc < 0)
+        return rc;
+    rc = informer_start(a->pods, e);
+    if (rc < 0) {
+        informer_stop(a->nodes);
+        return rc;
+    }
+    a->running = true;
+    /* The first write follows the sync even for an empty cluster. */
+    kick(a);
+    log_info(a->lg, "ClusterMetrics agent started", "cluster", a->cluster, "min_interval",
+             LOG_DBL(a->min_interval_s), "writes", a->hub ? "yes" : "no");
+    return 0;
+}
+
+void agent_free(struct agent *a)
+{
+    if (!a)
+        return;
+    agent_stop(a);
+    informer_free(a->nodes);
+    informer_free(a->pods);
+    json_decref(a->computed);
+    json_decref(a->written);
+    free(a->cluster);
+    free(a);
+}
+
+bool agent_synced(const struct agent *a)
+{
+    return a && a->nodes && a->pods && informer_has_synced(a->nodes) &&
+           informer_has_synced(a->pods);
+}
+
+const char *agent_cluster(const struct agent *a)
+{
+    return a->cluster;
+}
+
+void agent_stats(const struct agent *a, struct agent_stats *out)
+{
+    *out = a->stats;
+    out->bad_pods = a->sink.bad_pods;
+}

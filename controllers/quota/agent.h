@@ -1,0 +1,130 @@
+/*
+ * agent: the ClusterMetrics agent for one worker cluster (DESIGN §5.6), on
+ * the worker client's libev loop. `kueue-ks agent` runs one; in direct mode
+ * the operator runs one per registered worker, in-process.
+ *
+ * It watches the worker's Nodes and Pods (informers whose stores keep only
+ * what is used: node labels, taints, unschedulable, allocatable and Ready;
+ * per pod its node, phase and effective requests/limits computed once per
+ * change by podres_pod()) and maintains ClusterMetrics <cluster>
+ * (galaxy.kubestellar.io/v1alpha1, cluster-scoped) through the hub client:
+ *
+ *   status.nodes[]    one entry per node, sorted by name:
+ *                       {name, allocatableResources, allocatedResourceRequests,
+ *                        allocatedResourceLimits, taints, labels, unschedulable,
+ *                        ready}
+ *                     quantities summed exactly and printed canonically;
+ *                     requests/limits sum the pods bound to the node that are
+ *                     not terminal (podres_pod_counts); every key is always
+ *                     present ({} / [] / false when empty);
+ *   status.nodeCount  number of nodes;
+ *   status.lastUpdated  RFC 3339 time of the write;
+ *   status.conditions  [{type: Ready, status: "True", reason: AgentReporting,
+ *                        message, lastTransitionTime}].
+ *
+ * Writes are merge patches on the status subresource. When the object does
+ * not exist (404) it is created (POST, empty spec, label
+ * app.kubernetes.io/managed-by=kueue-ks), then the status is patched.
+ *
+ * When to write:
+ *   - only after both informers have synced, and only when status.nodes
+ *     differs from what was last written (a Node heartbeat or a pod status
+ *     change that moves no number writes nothing);
+ *   - at most once per min_interval: the first change after a quiet period
+ *     is written at once (on the next loop iteration, so one burst of events
+ *     is one write); changes within the interval are batched into one write
+ *     at the interval's end; one write in flight at a time;
+ *   - heartbeat: when nothing changed for heartbeat_s, a patch of
+ *     status.lastUpdated only, so consumers that drop stale clusters
+ *     (--metrics-stale-after, 60 s) keep this one while the agent runs;
+ *   - a failed write is retried after a backoff (1 s doubling to 30 s, never
+ *     sooner than min_interval) with the current data.
+ *
+ * Bad data never stops the agent: a pod whose resources do not parse counts
+ * as requesting nothing, an unparseable allocatable value is left out; both
+ * are logged as warnings naming the object and field.
+ */
+#ifndef KKS_CONTROLLERS_QUOTA_AGENT_H
+#define KKS_CONTROLLERS_QUOTA_AGENT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pkg/kube/client.h"
+#include "pkg/util/err.h"
+#include "pkg/util/log.h"
+
+#define AGENT_GROUP             "galaxy.kubestellar.io"
+#define AGENT_VERSION           "v1alpha1"
+#define AGENT_RESOURCE          "clustermetrics"
+#define AGENT_DEFAULT_MIN_S     5.0
+#define AGENT_DEFAULT_HEARTBEAT 20.0
+
+struct agent;
+
+struct agent_opts {
+    double min_interval_s;   /* 0 = 5 s */
+    double heartbeat_s;      /* 0 = 20 s; < 0 = no heartbeat */
+    const struct logger *lg; /* borrowed, may be NULL */
+    /* Called on the loop after the computed status changed (also without a hub
+     * client); read it with agent_metrics(). May be NULL. */
+    void (*on_change)(void *ud, struct agent *a);
+    void *on_change_ud;
+    /* Informer reconnect backoff (0 = the informer's default; tests shorten it). */
+    double informer_backoff_s;
+};
+
+struct agent_stats {
+    uint64_t computes; /* status recomputations */
+    uint64_t writes;   /* successful status patches (heartbeats included) */
+    uint64_t heartbeats;
+    uint64_t creates;  /* ClusterMetrics objects created */
+    uint64_t failures; /* failed writes */
+    uint64_t bad_pods; /* pods whose resources did not parse (cumulative) */
+};
+
+/*
+ * Create an agent (not started). `worker` (borrowed) is the cluster to
+ * watch; `hub` (borrowed, may equal `worker`, or NULL to compute without
+ * writing) is where ClusterMetrics `cluster` is written. Both clients must
+ * run on the same loop and outlive the agent. `opts` may be NULL.
+ * 0, or -EINVAL (empty cluster name, clients on different loops) with a
+ * message.
+ */
+int agent_new(struct kube_client *worker, struct kube_client *hub, const char *cluster,
+              const struct agent_opts *opts, struct agent **out, struct err *e);
+/* Stop and free. Call before freeing the clients. NULL is fine. */
+void agent_free(struct agent *a);
+
+/* Start the informers (the first write follows their sync). 0, -EALREADY. */
+int agent_start(struct agent *a, struct err *e);
+/* Stop the informers and timers and cancel an in-flight write. The computed
+ * status is kept; agent_start() may be called again. */
+void agent_stop(struct agent *a);
+
+/* True once both informers have delivered their first list. */
+bool agent_synced(const struct agent *a);
+
+/*
+ * The current data as a ClusterMetrics object (new reference), as the agent
+ * would write it: apiVersion, kind, metadata.name, status with nodes,
+ * nodeCount, lastUpdated = now and the Ready condition; computed from the
+ * informers' stores at the time of the call. NULL before both informers
+ * have synced. For the quota controller in direct mode.
+ */
+json_t *agent_metrics(struct agent *a);
+
+/* The cluster name (borrowed). */
+const char *agent_cluster(const struct agent *a);
+void agent_stats(const struct agent *a, struct agent_stats *out);
+
+/*
+ * The status.nodes array for the given node and pod lists (JSON arrays of
+ * Node and Pod objects, borrowed), computed as the agent does. New
+ * reference. Bad data is skipped; each problem adds a line to `warnings`
+ * (a JSON array, may be NULL). Pure: for tests and tools.
+ */
+json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * Fuzz target for controllers/quota/podres and the agent's computation.
+ * Input: a JSON document, used as a pod (podres_pod) and, when it is an
+ * object with "nodes" and "pods" arrays, as the agent's input
+ * (agent_compute_nodes). Properties: no crash; podres_pod either fails with
+ * -EINVAL/-ERANGE and empty lists, or succeeds with non-negative quantities whose
+ * canonical text parses back to the same value; agent_compute_nodes returns
+ * one entry per node.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "controllers/quota/agent.h"
+#include "controllers/quota/podres.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_list(const struct podres_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (qty_sign(&l->v[i].q) < 0)
+            abort();
+        char buf[QTY_STR_MAX];
+        struct qty back;
+        if (qty_parse(qty_fmt(&l->v[i].q, buf), &back, NULL) != 0 ||
+            qty_cmp(&back, &l->v[i].q) != 0)
+            abort();
+        if (i > 0 && podres_get(l, l->v[i - 1].name) != &l->v[i - 1].q)
+            abort();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    json_t *j = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
+    if (!j)
+        return 0;
+    struct podres_list req = {0}, lim = {0};
+    struct err e;
+    int rc = podres_pod(j, &req, &lim, &e);
+    if (rc != 0 && ((rc != -EINVAL && rc != -ERANGE) || req.n || lim.n))
+        abort();
+    check_list(&req);
+    check_list(&lim);
+    podres_free(&req);
+    podres_free(&lim);
+
+    json_t *nodes = json_object_get(j, "nodes"), *pods = json_object_get(j, "pods");
+    if (json_is_array(nodes) && json_is_array(pods)) {
+        json_t *w = json_array();
+        json_t *out = agent_compute_nodes(nodes, pods, w);
+        if (!json_is_array(out) || json_array_size(out) != json_array_size(nodes))
+            abort();
+        json_decref(out);
+        json_decref(w);
+    }
+    json_decref(j);
+    return 0;
+}
