@@ -38,7 +38,7 @@ WARN := -Wall -Wextra -Werror -Wstrict-prototypes -Wshadow -Wno-unused-parameter
         -Wno-missing-field-initializers
 CFLAGS := -std=c17 -D_GNU_SOURCE -g -I. -MMD -MP $(WARN) -DKKS_VERSION='"$(VERSION)"'
 LDFLAGS :=
-LIBS := -lcurl -lyaml -lev -lssl -lcrypto -ljansson -lmicrohttpd -lsqlite3 -lpthread -lm
+LIBS := -lcurl -lyaml -lev -lssl -lcrypto -ljansson -lmicrohttpd -lgnutls -lsqlite3 -lpthread -lm
 TEST_LIBS := -lcmocka
 
 ifeq ($(MODE),rel)
