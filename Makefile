@@ -150,12 +150,12 @@ valgrind:
 FUZZ_SECONDS ?= 30
 fuzz:
 	$(Q)$(MAKE) --no-print-directory MODE=fuzz fuzz-bins
-	$(Q)scripts/run-fuzz.sh build/fuzz/fuzz $(FUZZ_SECONDS)
+	$(Q)scripts/run-fuzz.sh build/fuzz/fuzz/fuzz_ $(FUZZ_SECONDS)
 
 # Replays the seed corpora (and a few seconds of fuzzing) so parsers are exercised in CI.
 fuzz-smoke:
 	$(Q)$(MAKE) --no-print-directory MODE=fuzz fuzz-bins
-	$(Q)scripts/run-fuzz.sh build/fuzz/fuzz 3
+	$(Q)scripts/run-fuzz.sh build/fuzz/fuzz/fuzz_ 3
 
 # ---- run / bench -----------------------------------------------------------
 run: bins
