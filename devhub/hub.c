@@ -11,8 +11,9 @@
 #include "devhub/kstatus.h"
 #include "devhub/registry.h"
 #include "devhub/route.h"
-#include "devhub/select.h"
 #include "devhub/store.h"
+#include "devhub/validate.h"
+#include "pkg/labels/labels.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -30,8 +31,9 @@ struct hub_watch {
     char *prefix;      /* storage key prefix (resource + namespace) */
     char *api_version; /* written into every object */
     char *kind;
-    struct sel *labels;
-    struct sel *fields;
+    struct sel *labels;       /* NULL = everything */
+    struct sel_field *fields; /* NULL = everything */
+    char *name;               /* watch of one object: its name */
     bool bookmarks;
     bool ended;
     struct buf out;
@@ -222,9 +224,11 @@ static bool watch_matches(struct hub_watch *w, json_t *obj)
 {
     if (!obj)
         return false;
-    if (w->labels && !sel_match_labels(w->labels, json_object_get(meta(obj), "labels")))
+    if (w->labels && !sel_matches(w->labels, json_object_get(meta(obj), "labels")))
         return false;
-    if (w->fields && !sel_match_fields(w->fields, obj))
+    if (w->fields && !sel_field_matches(w->fields, obj))
+        return false;
+    if (w->name && strcmp(w->name, mstr(obj, "name")))
         return false;
     return true;
 }
@@ -304,7 +308,8 @@ static void watch_free(struct hub_watch *w)
     free(w->api_version);
     free(w->kind);
     sel_free(w->labels);
-    sel_free(w->fields);
+    sel_field_free(w->fields);
+    free(w->name);
     free(w);
 }
 
@@ -536,76 +541,24 @@ static void init_new(struct hub *h, const struct reg_resource *r, json_t *obj, c
         crd_set_status(obj);
 }
 
-/* Validation of a body against the URL; fills resp and returns false on error. */
+/* Validation of a body against the URL (devhub/validate.h); fills resp and
+ * returns false on error. url_name is NULL on create. */
 static bool check_body(const struct reg_resource *r, json_t *obj, const char *url_ns,
-                       const char *url_name, struct hub_resp *resp)
+                       const char *url_name, bool create, struct hub_resp *resp)
 {
-    const char *kind = jstr(obj, "kind");
-    const char *av = jstr(obj, "apiVersion");
-    char *want = reg_api_version(r);
-    bool ok = false;
-    if (*av && strcmp(av, want)) {
-        fail(resp, 400, "BadRequest", NULL,
-             "the API version in the data (%s) does not match the expected API version (%s)", av,
-             want);
-        goto out;
-    }
-    if (*kind && strcmp(kind, r->kind)) {
-        fail(resp, 400, "BadRequest", NULL,
-             "%s in version \"%s\" cannot be handled as a %s: no kind \"%s\" is registered for "
-             "version \"%s\"",
-             kind, r->version, r->kind, kind, want);
-        goto out;
-    }
-    json_t *md = json_object_get(obj, "metadata");
-    if (md && !json_is_object(md)) {
-        fail(resp, 400, "BadRequest", NULL,
-             "%s in version \"%s\" cannot be handled as a %s: metadata must be an object", r->kind,
-             r->version, r->kind);
-        goto out;
-    }
-    const char *bns = mstr(obj, "namespace");
-    if (r->namespaced && *bns && url_ns && *url_ns && strcmp(bns, url_ns)) {
-        fail(resp, 400, "BadRequest", NULL,
-             "the namespace of the provided object does not match the namespace sent on the "
-             "request");
-        goto out;
-    }
-    const char *bname = mstr(obj, "name");
-    if (url_name && *url_name && *bname && strcmp(bname, url_name)) {
-        fail(resp, 400, "BadRequest", NULL,
-             "the name of the object (%s) does not match the name on the URL (%s)", bname,
-             url_name);
-        goto out;
-    }
-    ok = true;
-out:
-    free(want);
+    struct valid_target t = {.group = r->group,
+                             .version = r->version,
+                             .kind = r->kind,
+                             .namespace = r->namespaced ? url_ns : NULL,
+                             .name = url_name,
+                             .namespaced = r->namespaced,
+                             .builtin = r->crd == NULL};
+    struct valid_result *vr = xcalloc(1, sizeof(*vr));
+    bool ok = valid_check(&t, create ? VALID_CREATE : VALID_UPDATE, obj, vr) == 0;
+    if (!ok)
+        set_status(resp, valid_status_body(vr));
+    free(vr);
     return ok;
-}
-
-/* DNS-1123 subdomain (names) check; returns NULL or the reason. */
-static const char *name_problem(const char *name, bool label)
-{
-    size_t n = strlen(name);
-    if (n == 0)
-        return "Required value";
-    if (n > (label ? 63u : 253u))
-        return label ? "must be no more than 63 characters" : "must be no more than 253 characters";
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-        if (alnum)
-            continue;
-        if ((c == '-' || (!label && c == '.')) && i > 0 && i + 1 < n)
-            continue;
-        return label ? "a lowercase RFC 1123 label must consist of lower case alphanumeric "
-                       "characters or '-', and must start and end with an alphanumeric character"
-                     : "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                       "characters, '-' or '.', and must start and end with an alphanumeric "
-                       "character";
-    }
-    return NULL;
 }
 
 static void invalid(struct hub_resp *resp, const struct reg_resource *r, const char *name,
@@ -655,11 +608,6 @@ static void do_create(struct hub *h, const struct reg_resource *r, const char *n
         snprintf(genbuf, sizeof(genbuf), "%.*s%s", 58, gen, sfx);
         json_object_set_new(md, "name", json_string(genbuf));
         name = mstr(obj, "name");
-    }
-    const char *prob = name_problem(name, !strcmp(r->resource, "namespaces"));
-    if (prob) {
-        invalid(resp, r, name, "metadata.name", "Invalid value", name, prob);
-        return;
     }
     if (r->namespaced && !namespace_exists(h, ns)) {
         set_status(resp, kstatus_not_found("namespaces", "", "Namespace", ns));
@@ -1198,11 +1146,11 @@ static bool parse_filter(const struct hub_req *req, struct hub_watch *w, struct 
     struct err e = {0};
     const char *ls = query(req, "labelSelector");
     const char *fs = query(req, "fieldSelector");
-    if (ls && *ls && sel_parse_labels(ls, &w->labels, &e)) {
-        fail(resp, 400, "BadRequest", NULL, "unable to parse requirement: %s", e.msg);
+    if (ls && *ls && sel_parse(ls, &w->labels, &e)) {
+        fail(resp, 400, "BadRequest", NULL, "%s", e.msg);
         return false;
     }
-    if (fs && *fs && sel_parse_fields(fs, &w->fields, &e)) {
+    if (fs && *fs && sel_field_parse(fs, &w->fields, &e)) {
         fail(resp, 400, "BadRequest", NULL, "%s", e.msg);
         return false;
     }
@@ -1292,7 +1240,7 @@ out:
     free(after);
     free(prefix);
     sel_free(filt.labels);
-    sel_free(filt.fields);
+    sel_field_free(filt.fields);
 }
 
 struct replay_ctx {
@@ -1334,17 +1282,8 @@ static void do_watch(struct hub *h, const struct reg_resource *r, const char *ns
         watch_free(w);
         return;
     }
-    if (name && *name) {
-        char *fs = xasprintf("metadata.name=%s", name);
-        struct sel *extra = NULL;
-        if (!w->fields) {
-            sel_parse_fields(fs, &w->fields, NULL);
-        } else {
-            sel_parse_fields(fs, &extra, NULL);
-            sel_and(w->fields, extra);
-        }
-        free(fs);
-    }
+    if (name && *name)
+        w->name = xstrdup(name);
     w->prefix = list_prefix(r, ns);
     w->api_version = reg_api_version(r);
     w->kind = xstrdup(r->kind);
@@ -1402,13 +1341,9 @@ static void do_watch(struct hub *h, const struct reg_resource *r, const char *ns
 static json_t *parse_body(const struct reg_resource *r, const struct hub_req *req,
                           struct hub_resp *resp)
 {
-    json_error_t je;
-    if (!req->body || req->body_len == 0) {
-        fail(resp, 400, "BadRequest", NULL, "the request body is empty; a %s object is required",
-             r ? r->kind : "JSON");
-        return NULL;
-    }
-    if (req->content_type && strncmp(req->content_type, "application/json", 16) &&
+    (void)r;
+    if (req->content_type && *req->content_type &&
+        strncmp(req->content_type, "application/json", 16) &&
         strncmp(req->content_type, "*/*", 3)) {
         fail(resp, 415, "UnsupportedMediaType", NULL,
              "the body of the request was in an unknown format - accepted media types include: "
@@ -1416,19 +1351,13 @@ static json_t *parse_body(const struct reg_resource *r, const struct hub_req *re
              req->content_type);
         return NULL;
     }
-    json_t *obj = json_loadb(req->body, req->body_len, 0, &je);
-    if (!obj) {
-        fail(resp, 400, "BadRequest", NULL,
-             "couldn't get version/kind; json parse error: %s (line %d, column %d)", je.text,
-             je.line, je.column);
-        return NULL;
+    json_t *obj = NULL;
+    struct valid_result *vr = xcalloc(1, sizeof(*vr));
+    if (valid_parse_body(req->body ? req->body : "", req->body_len, HUB_MAX_BODY, &obj, vr)) {
+        set_status(resp, valid_status_body(vr));
+        obj = NULL;
     }
-    if (!json_is_object(obj)) {
-        json_decref(obj);
-        fail(resp, 400, "BadRequest", NULL,
-             "couldn't get version/kind; json parse error: the body must be a JSON object");
-        return NULL;
-    }
+    free(vr);
     return obj;
 }
 
@@ -1553,7 +1482,7 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
             json_decref(target);
             goto out;
         }
-        if (!scale && !check_body(r, body, rt->ns, rt->name, resp)) {
+        if (!scale && !check_body(r, body, rt->ns, rt->name, false, resp)) {
             json_decref(target);
             goto out;
         }
@@ -1564,7 +1493,7 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
             json_decref(target);
             goto out;
         }
-        if (!scale && !check_body(r, cand, rt->ns, rt->name, resp)) {
+        if (!scale && !check_body(r, cand, rt->ns, rt->name, false, resp)) {
             json_decref(target);
             goto out;
         }
@@ -1632,7 +1561,7 @@ static void handle_collection(struct hub *h, const struct reg_resource *r, const
         json_t *obj = parse_body(r, req, resp);
         if (!obj)
             return;
-        if (check_body(r, obj, rt->ns, NULL, resp))
+        if (check_body(r, obj, rt->ns, NULL, true, resp))
             do_create(h, r, rt->ns, obj, dry_run, resp);
         json_decref(obj);
         return;
@@ -1672,7 +1601,7 @@ static void handle_collection(struct hub *h, const struct reg_resource *r, const
         free(prefix);
         json_decref(c.items);
         sel_free(filt.labels);
-        sel_free(filt.fields);
+        sel_field_free(filt.fields);
         return;
     }
     fail(resp, 405, "MethodNotAllowed", NULL,
