@@ -18,6 +18,13 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
+#if __has_include("devhub/table.h")
+#include "devhub/table.h"
+#define HAVE_TABLE 1
+#else
+struct table_printer;
+#endif
+
 #if __has_include("devhub/patch.h")
 #include "devhub/patch.h"
 #define HAVE_PATCH 1
@@ -38,6 +45,8 @@ struct hub_watch {
     bool ended;
     struct buf out;
     ev_timer timeout;
+    ev_tstamp started;
+    double timeout_s; /* requested timeoutSeconds */
     void (*notify)(void *);
     void *userdata;
 };
@@ -53,6 +62,7 @@ struct hub {
     ev_timer compact_timer;
     ev_timer gc_timer;
     double gc_delay;
+    double watch_cut; /* fault injection: seconds, 0 = never */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -238,6 +248,17 @@ static void watch_send_obj(struct hub_watch *w, const char *type, json_t *obj)
     json_t *copy = json_copy(obj);
     json_object_set_new(copy, "apiVersion", json_string(w->api_version));
     json_object_set_new(copy, "kind", json_string(w->kind));
+#ifdef HAVE_TABLE
+    if (w->printer) {
+        /* Watch in Table form (kubectl get -w): each event carries a one-row Table. */
+        json_t *items = json_pack("[O]", copy);
+        struct table_opts to = {.include = (enum table_include)w->include, .now = time(NULL)};
+        json_t *tbl = table_build(w->printer, items, &to);
+        json_decref(items);
+        json_decref(copy);
+        copy = tbl;
+    }
+#endif
     watch_push_line(w, type, copy);
     json_decref(copy);
 }
@@ -310,6 +331,9 @@ static void watch_free(struct hub_watch *w)
     sel_free(w->labels);
     sel_field_free(w->fields);
     free(w->name);
+#ifdef HAVE_TABLE
+    table_printer_free(w->printer);
+#endif
     free(w);
 }
 
@@ -1114,6 +1138,56 @@ static char *make_continue(int64_t rv, const char *last_key, const char *prefix)
     return tok;
 }
 
+static bool wants_table(const struct hub_req *req)
+{
+#ifdef HAVE_TABLE
+    return req->accept && strstr(req->accept, "as=Table") && strstr(req->accept, "meta.k8s.io");
+#else
+    (void)req;
+    return false;
+#endif
+}
+
+#ifdef HAVE_TABLE
+static struct table_printer *printer_for(const struct reg_resource *r, struct err *e)
+{
+    if (r->crd)
+        return table_printer_crd(r->columns, e);
+    return table_printer_builtin(r->group, r->kind);
+}
+#endif
+
+/* The Table form of a list (borrowed; its items and metadata are used). NULL + resp on error. */
+static json_t *as_table(const struct reg_resource *r, json_t *list, const struct hub_req *req,
+                        struct hub_resp *resp)
+{
+#ifdef HAVE_TABLE
+    struct err e = {0};
+    struct table_opts to = {.now = time(NULL)};
+    if (table_parse_include(query(req, "includeObject"), &to.include, &e)) {
+        fail(resp, 400, "BadRequest", NULL, "%s", e.msg);
+        return NULL;
+    }
+    struct table_printer *p = printer_for(r, &e);
+    if (!p) {
+        internal_error(resp, &e);
+        return NULL;
+    }
+    json_t *md = json_object_get(list, "metadata");
+    to.resource_version = json_string_value(json_object_get(md, "resourceVersion"));
+    to.continue_token = json_string_value(json_object_get(md, "continue"));
+    json_t *tbl = table_build(p, json_object_get(list, "items"), &to);
+    table_printer_free(p);
+    return tbl;
+#else
+    (void)r;
+    (void)list;
+    (void)req;
+    fail(resp, 406, "NotAcceptable", NULL, "Table output is not available in this build");
+    return NULL;
+#endif
+}
+
 struct list_ctx {
     struct hub_watch *w; /* for filtering (labels/fields) */
     json_t *items;
@@ -1233,6 +1307,13 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
                              "metadata", md, "items", c.items);
     free(av);
     free(rvs);
+    if (wants_table(req)) {
+        json_t *tbl = as_table(r, list, req, resp);
+        json_decref(list);
+        if (!tbl)
+            goto out;
+        list = tbl;
+    }
     set_json_resp(resp, 200, list);
 out:
     json_decref(c.items);
@@ -1270,6 +1351,20 @@ static int replay_change(int64_t rv, enum store_event ev, const char *key, json_
     return 0;
 }
 
+/* (Re)arm the end-of-watch timer: timeoutSeconds, or the fault-injection cut. */
+static void watch_arm(struct hub_watch *w)
+{
+    double left = w->timeout_s;
+    if (w->h->watch_cut > 0 && w->h->watch_cut < left)
+        left = w->h->watch_cut;
+    left -= ev_now(w->h->loop) - w->started;
+    if (left < 0)
+        left = 0;
+    ev_timer_stop(w->h->loop, &w->timeout);
+    ev_timer_set(&w->timeout, left, 0);
+    ev_timer_start(w->h->loop, &w->timeout);
+}
+
 static void do_watch(struct hub *h, const struct reg_resource *r, const char *ns, const char *name,
                      const struct hub_req *req, struct hub_resp *resp)
 {
@@ -1288,6 +1383,18 @@ static void do_watch(struct hub *h, const struct reg_resource *r, const char *ns
     w->api_version = reg_api_version(r);
     w->kind = xstrdup(r->kind);
     w->bookmarks = qbool(req, "allowWatchBookmarks");
+#ifdef HAVE_TABLE
+    if (wants_table(req)) {
+        enum table_include inc = TABLE_INCLUDE_METADATA;
+        if (table_parse_include(query(req, "includeObject"), &inc, &e)) {
+            fail(resp, 400, "BadRequest", NULL, "%s", e.msg);
+            watch_free(w);
+            return;
+        }
+        w->include = (int)inc;
+        w->printer = printer_for(r, &e);
+    }
+#endif
     const char *to = query(req, "timeoutSeconds");
     double timeout = 1800;
     if (to && *to) {
@@ -1332,8 +1439,17 @@ static void do_watch(struct hub *h, const struct reg_resource *r, const char *ns
             return;
         }
     }
-    ev_timer_set(&w->timeout, timeout, 0);
-    ev_timer_start(h->loop, &w->timeout);
+    w->started = ev_now(h->loop);
+    w->timeout_s = timeout;
+    watch_arm(w);
+}
+
+void hub_set_watch_cut(struct hub *h, double seconds)
+{
+    h->watch_cut = seconds > 0 ? seconds : 0;
+    for (struct hub_watch *w = h->watches; w; w = w->next)
+        if (!w->ended)
+            watch_arm(w);
 }
 
 /* ---- request handling ------------------------------------------------------------ */
@@ -1452,6 +1568,15 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
     }
     if (!strcmp(m, "GET")) {
         set_type(cur, r);
+        if (!scale && wants_table(req)) {
+            json_t *one =
+                json_pack("{s:s, s:{}, s:[O]}", "kind", r->list_kind, "metadata", "items", cur);
+            json_t *tbl = as_table(r, one, req, resp);
+            json_decref(one);
+            if (tbl)
+                set_json_resp(resp, 200, tbl);
+            goto out;
+        }
         set_json_resp(resp, 200, scale ? scale_of(r, cur) : json_incref(cur));
         goto out;
     }

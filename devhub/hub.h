@@ -91,6 +91,10 @@ void hub_watch_release(struct hub_watch *w);
 /* Number of active watches. */
 size_t hub_watch_count(const struct hub *h);
 
+/* Fault injection: close every watch `seconds` after it started (0 = never).
+ * Applies to running watches at once. */
+void hub_set_watch_cut(struct hub *h, double seconds);
+
 /* Current resourceVersion of the storage. */
 int64_t hub_rv(const struct hub *h);
 

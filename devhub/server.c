@@ -11,7 +11,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "devhub/faults.h"
 #include "devhub/kstatus.h"
+#include "devhub/route.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/xalloc.h"
 
@@ -38,11 +40,10 @@ struct srv {
     ev_timer run_timer;
     int port;
     char *token;
-    bool paused;
     bool stopping;
     struct conn *conns; /* connections with a watch */
-    int (*before)(void *, const char *, const char *, const char **, const char **, double *);
-    void *before_ud;
+    struct faults *faults;
+    struct faults_rng rng;
 };
 
 static void run_mhd(struct srv *s);
@@ -217,12 +218,74 @@ static void delay_cb(struct ev_loop *loop, ev_timer *t, int revents)
     (void)loop;
     (void)revents;
     struct conn *c = (struct conn *)((char *)t - offsetof(struct conn, delay));
-    if (c->suspended && !c->s->paused) {
+    if (c->suspended && !(c->s->faults && faults_paused(c->s->faults))) {
         c->suspended = false;
         unlink_conn(c->s, c);
         MHD_resume_connection(c->mc);
         kick(c->s);
     }
+}
+
+static bool is_write(const char *m)
+{
+    return !strcmp(m, "POST") || !strcmp(m, "PUT") || !strcmp(m, "PATCH") || !strcmp(m, "DELETE");
+}
+
+static enum MHD_Result send_injected(struct srv *s, struct MHD_Connection *mc, const char *url,
+                                     int code)
+{
+    struct route rt;
+    route_parse(url, &rt);
+    unsigned retry = 0;
+    json_t *st = faults_status_body(s->faults, code, rt.group, rt.resource, rt.name, &retry);
+    if (!st)
+        st = kstatus_new(500, "InternalError", "Internal error occurred: injected fault", NULL);
+    char *body = json_dumps(st, JSON_COMPACT);
+    json_decref(st);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    if (retry) {
+        char ra[16];
+        snprintf(ra, sizeof(ra), "%u", retry);
+        MHD_add_response_header(r, "Retry-After", ra);
+    }
+    log_v(s->lg, 2, "injected fault", "path", url, "code", LOG_INT(code));
+    enum MHD_Result ret = MHD_queue_response(mc, (unsigned)code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result handle_faults(struct srv *s, struct MHD_Connection *mc, const char *method,
+                                     struct conn *c)
+{
+    if (strcmp(method, "GET")) {
+        if (strcmp(method, "PUT") && strcmp(method, "POST") && strcmp(method, "PATCH"))
+            return send_status(mc, kstatus_new(405, "MethodNotAllowed",
+                                               "use GET, or PUT/POST/PATCH a JSON object", NULL));
+        json_error_t je;
+        json_t *j = json_loadb(c->body.data ? c->body.data : "", c->body.len, 0, &je);
+        struct err e = {0};
+        if (!json_is_object(j)) {
+            json_decref(j);
+            return send_status(mc, kstatus_new(400, "BadRequest",
+                                               "the fault settings must be a JSON object", NULL));
+        }
+        int rc = faults_update_json(s->faults, j, &e);
+        json_decref(j);
+        if (rc)
+            return send_status(mc, kstatus_new(400, "BadRequest", e.msg, NULL));
+        srv_faults_changed(s);
+        json_t *now = faults_to_json(s->faults);
+        char *txt = json_dumps(now, JSON_COMPACT);
+        log_info(s->lg, "fault settings changed", "faults", txt);
+        free(txt);
+        json_decref(now);
+    }
+    json_t *cur = faults_to_json(s->faults);
+    char *body = json_dumps(cur, JSON_COMPACT);
+    json_decref(cur);
+    return send_body(mc, 200, body, "application/json");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url,
@@ -254,19 +317,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
             return send_status(mc, kstatus_new(401, "Unauthorized", "Unauthorized", NULL));
         snprintf(user, sizeof(user), "token");
     }
-    if (s->before && !c->delayed && strncmp(url, "/devhub/", 8)) {
-        const char *msg = NULL, *reason = NULL;
-        double delay = 0;
-        int code = s->before(s->before_ud, method, url, &msg, &reason, &delay);
-        if (code)
-            return send_status(mc, kstatus_new(code, reason, msg, NULL));
-        if (delay > 0 || s->paused) {
+    bool admin = !strncmp(url, "/devhub/", 8);
+    if (s->faults && admin && !strcmp(url, "/devhub/faults"))
+        return handle_faults(s, mc, method, c);
+    if (s->faults && !admin && !health && !c->delayed) {
+        if (is_write(method)) {
+            int code = faults_decide_write(s->faults, &s->rng);
+            if (code)
+                return send_injected(s, mc, url, code);
+        }
+        unsigned ms = faults_latency_ms(s->faults);
+        if (ms > 0 || faults_paused(s->faults)) {
             c->delayed = true;
             c->suspended = true;
             link_conn(s, c);
             MHD_suspend_connection(mc);
-            if (delay > 0) {
-                ev_timer_set(&c->delay, delay, 0);
+            if (ms > 0 && !faults_paused(s->faults)) {
+                ev_timer_set(&c->delay, ms / 1000.0, 0);
                 ev_timer_start(s->loop, &c->delay);
             }
             return MHD_YES;
@@ -352,8 +419,8 @@ int srv_start(struct srv **out, const struct srv_opts *o, struct err *e)
     s->hub = o->hub;
     s->lg = o->lg;
     s->token = o->token && *o->token ? xstrdup(o->token) : NULL;
-    s->before = o->before;
-    s->before_ud = o->before_userdata;
+    s->faults = o->faults;
+    faults_rng_seed(&s->rng, o->seed);
     unsigned flags = MHD_USE_TLS | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s,
@@ -387,11 +454,8 @@ int srv_port(const struct srv *s)
     return s->port;
 }
 
-void srv_set_paused(struct srv *s, int paused)
+static void resume_held(struct srv *s)
 {
-    s->paused = paused != 0;
-    if (s->paused)
-        return;
     struct conn *c = s->conns, *next;
     for (; c; c = next) {
         next = c->next;
@@ -404,10 +468,13 @@ void srv_set_paused(struct srv *s, int paused)
     kick(s);
 }
 
-void srv_cut_watches(struct srv *s)
+void srv_faults_changed(struct srv *s)
 {
-    hub_close_watches(s->hub);
-    kick(s);
+    if (!s->faults)
+        return;
+    if (!faults_paused(s->faults))
+        resume_held(s);
+    hub_set_watch_cut(s->hub, (double)s->faults->cut_watches_every_sec);
 }
 
 void srv_stop(struct srv *s)
@@ -415,8 +482,7 @@ void srv_stop(struct srv *s)
     if (!s)
         return;
     s->stopping = true;
-    s->paused = false;
-    srv_set_paused(s, 0);
+    resume_held(s);
     hub_close_watches(s->hub);
     /* Let the resumed watch streams finish (bounded). */
     for (int i = 0; i < 50 && s->conns; i++) {

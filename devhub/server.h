@@ -13,6 +13,14 @@
  * `Authorization: Bearer <token>` when a token is configured. Anything else
  * gets 401 with a Status body. /healthz, /readyz and /livez are served
  * anonymously, like the apiserver's default RBAC allows.
+ *
+ * Fault injection (when srv_opts.faults is set): writes (POST, PUT, PATCH,
+ * DELETE on API resources) fail at writeFailRate with 409/429/500 Status
+ * bodies (429 with Retry-After); every API response is delayed by latencyMs;
+ * paused holds API requests unanswered until resumed; watch streams are
+ * closed cutWatchesEverySec after they started. /devhub/faults (GET the
+ * settings, PUT/POST/PATCH a partial update) and the other /devhub/ endpoints are never
+ * affected, so a paused server can be resumed.
  */
 #ifndef KKS_DEVHUB_SERVER_H
 #define KKS_DEVHUB_SERVER_H
@@ -33,12 +41,10 @@ struct srv_opts {
     const char *key_pem;     /* serving key */
     const char *ca_pem;      /* CA that signs client certificates */
     const char *token;       /* bearer token, NULL = none accepted */
-    /* Optional hook run before each API request (fault injection): return 0
-     * to continue, or an HTTP status to fail with (message in *msg, static).
-     * delay_ms (out) adds latency. NULL = none. */
-    int (*before)(void *userdata, const char *method, const char *path, const char **msg,
-                  const char **reason, double *delay_s);
-    void *before_userdata;
+    /* Fault injection settings (devhub/faults.h), borrowed and changed through
+     * GET/PUT/POST /devhub/faults. NULL = no faults and no endpoint. */
+    struct faults *faults;
+    unsigned long long seed; /* RNG seed for fault decisions */
 };
 
 struct srv;
@@ -47,10 +53,9 @@ struct srv;
 int srv_start(struct srv **out, const struct srv_opts *o, struct err *e);
 /* The bound port. */
 int srv_port(const struct srv *s);
-/* Pause (stop answering: requests wait) or resume. */
-void srv_set_paused(struct srv *s, int paused);
-/* Close every watch stream now (fault injection / shutdown). */
-void srv_cut_watches(struct srv *s);
+/* Apply the current fault settings (pause/resume, watch cutting) after the
+ * struct faults was changed by the caller. */
+void srv_faults_changed(struct srv *s);
 /* Stop: ends watches, closes connections and frees. NULL ok. */
 void srv_stop(struct srv *s);
 

@@ -10,12 +10,15 @@
 #include <getopt.h>
 #include <openssl/evp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "devhub/faults.h"
 #include "devhub/hub.h"
 #include "devhub/server.h"
 #include "devhub/tlsgen.h"
@@ -45,6 +48,11 @@ struct opts {
     int verbosity;
     long compact_keep;
     double bookmark_interval;
+    const char *fail_rate;
+    const char *fail_codes;
+    const char *latency_ms;
+    const char *cut_watches;
+    bool paused;
 };
 
 struct app {
@@ -73,6 +81,14 @@ static void usage(FILE *out)
             "  --token T              also accept 'Authorization: Bearer T'\n"
             "  --compact-keep N       changes kept for watches (default 10000); older RVs get 410\n"
             "  --bookmark-interval S  seconds between watch BOOKMARK events (default 15)\n"
+            "  --fail-rate F          fault injection: fail this fraction (0..1) of writes\n"
+            "  --fail-codes LIST      codes injected failures use (default 409,429,500)\n"
+            "  --latency-ms N         fault injection: delay every API response\n"
+            "  --cut-watches-every S  fault injection: close watch streams after S seconds\n"
+            "  --paused               start paused (API requests wait until resumed)\n"
+            "                         Faults change at run time: GET/PUT /devhub/faults with\n"
+            "                         {writeFailRate, failCodes, latencyMs, cutWatchesEverySec,\n"
+            "                         paused, retryAfterSeconds}\n"
             "  --log-format F         text (default) or json\n"
             "  --v N                  verbosity (3 logs every request)\n",
             KKS_VERSION);
@@ -92,6 +108,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"v", required_argument, NULL, 'v'},
         {"compact-keep", required_argument, NULL, 'K'},
         {"bookmark-interval", required_argument, NULL, 'b'},
+        {"fail-rate", required_argument, NULL, 'R'},
+        {"fail-codes", required_argument, NULL, 'C'},
+        {"latency-ms", required_argument, NULL, 'L'},
+        {"cut-watches-every", required_argument, NULL, 'W'},
+        {"paused", no_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -141,6 +162,21 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->bookmark_interval = strtod(optarg, &end);
             if (*end || o->bookmark_interval <= 0)
                 return -EINVAL;
+            break;
+        case 'R':
+            o->fail_rate = optarg;
+            break;
+        case 'C':
+            o->fail_codes = optarg;
+            break;
+        case 'L':
+            o->latency_ms = optarg;
+            break;
+        case 'W':
+            o->cut_watches = optarg;
+            break;
+        case 'P':
+            o->paused = true;
             break;
         case 'h':
             usage(stdout);
@@ -293,6 +329,46 @@ static int load_dir(struct hub *hub, const char *dir, const struct logger *lg, s
     return ret;
 }
 
+/* Flags -> fault settings, through the same validation as the admin endpoint. */
+static int fault_flags(const struct opts *o, struct faults *f, struct err *e)
+{
+    json_t *j = json_object();
+    int ret = 0;
+    char *end = NULL;
+    if (o->fail_rate) {
+        double v = strtod(o->fail_rate, &end);
+        if (*end) {
+            ret = err_set(e, -EINVAL, "--fail-rate must be a number between 0 and 1");
+            goto out;
+        }
+        json_object_set_new(j, "writeFailRate", json_real(v));
+    }
+    if (o->latency_ms) {
+        long v = strtol(o->latency_ms, &end, 10);
+        if (*end) {
+            ret = err_set(e, -EINVAL, "--latency-ms must be an integer");
+            goto out;
+        }
+        json_object_set_new(j, "latencyMs", json_integer(v));
+    }
+    if (o->cut_watches) {
+        long v = strtol(o->cut_watches, &end, 10);
+        if (*end) {
+            ret = err_set(e, -EINVAL, "--cut-watches-every must be an integer (seconds)");
+            goto out;
+        }
+        json_object_set_new(j, "cutWatchesEverySec", json_integer(v));
+    }
+    if (o->paused)
+        json_object_set_new(j, "paused", json_true());
+    ret = faults_update_json(f, j, e);
+    if (!ret && o->fail_codes)
+        ret = faults_parse_codes(f, o->fail_codes, e);
+out:
+    json_decref(j);
+    return ret;
+}
+
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
     struct app *app = w->data;
@@ -333,6 +409,12 @@ int main(int argc, char **argv)
         return 2;
     }
     snprintf(host, sizeof(host), "%.*s", (int)(colon - o.listen), o.listen);
+    struct faults faults;
+    faults_init(&faults);
+    if (fault_flags(&o, &faults, &e)) {
+        fprintf(stderr, "kueue-ks-devhub: %s\n", e.msg);
+        return 2;
+    }
     signal(SIGPIPE, SIG_IGN);
     app.loop = ev_default_loop(0);
     struct hub_opts ho = {.loop = app.loop,
@@ -358,9 +440,12 @@ int main(int argc, char **argv)
                           .cert_pem = tls.server_cert,
                           .key_pem = tls.server_key,
                           .ca_pem = tls.ca_cert,
-                          .token = o.token};
+                          .token = o.token,
+                          .faults = &faults,
+                          .seed = (unsigned long long)getpid() ^ (unsigned long long)time(NULL)};
     if (srv_start(&app.srv, &so, &e))
         goto fail;
+    srv_faults_changed(app.srv);
     if (write_kubeconfig(o.kubeconfig_out, o.name, srv_port(app.srv), &tls, o.token, &e))
         goto fail;
     log_info(&app.lg, "serving", "name", o.name, "address", host, "port",

@@ -258,6 +258,27 @@ step "still serving after bad requests" "^app$" kubectl get cm app -o 'jsonpath=
 step "paging with limit/continue" '"continue":"[A-Za-z0-9+/=]+"' \
   kubectl get --raw '/api/v1/namespaces/default/configmaps?limit=1'
 
+# Fault injection through the admin endpoint.
+step "faults: inject 429 on every write" '"writeFailRate":1' \
+  kcurl -X PUT "$SERVER/devhub/faults" -d '{"writeFailRate":1,"failCodes":[429]}'
+step "faults: write fails with 429 + Retry-After" 'Retry-After: 1' \
+  kcurl -i -X POST -H 'Content-Type: application/json' "$SERVER/api/v1/namespaces/default/configmaps" \
+  -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"faulty"}}'
+step "faults: reads unaffected" "^app$" kubectl get cm app -o 'jsonpath={.metadata.name}'
+step "faults: pause" '"paused":true' kcurl -X PUT "$SERVER/devhub/faults" -d '{"writeFailRate":0,"paused":true}'
+STEP=$((STEP + 1))
+out=$(kcurl -m 1 "$SERVER/api/v1/namespaces" 2>&1) && die "paused server answered" "$out"
+pass "faults: paused server does not answer"
+step "faults: resume" '"paused":false' kcurl -X PUT "$SERVER/devhub/faults" -d '{"paused":false}'
+step "faults: cut watches" '"cutWatchesEverySec":1' kcurl -X PUT "$SERVER/devhub/faults" -d '{"cutWatchesEverySec":1}'
+STEP=$((STEP + 1))
+t0=$(date +%s)
+kcurl -m 8 "$SERVER/api/v1/namespaces/default/configmaps?watch=1" >/dev/null 2>&1 || die "cut watch: curl failed"
+[ $(($(date +%s) - t0)) -le 4 ] || die "watch was not cut within 4s"
+pass "faults: watch stream closed by the server"
+step "faults: reset" '"cutWatchesEverySec":0' kcurl -X PUT "$SERVER/devhub/faults" -d '{"cutWatchesEverySec":0}'
+step "faults: bad settings are a 400" '"code":400' kcurl -X PUT "$SERVER/devhub/faults" -d '{"writeFailRate":7}'
+
 # Restart with --data: nothing lost, watches resume from an RV taken before.
 RV_BEFORE=$(kubectl get cm app -o 'jsonpath={.metadata.resourceVersion}')
 kubectl patch cm app --type merge -p '{"data":{"after":"restart-marker"}}' >/dev/null 2>&1
