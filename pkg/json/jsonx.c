@@ -117,7 +117,7 @@ static json_t *stepv(const json_t *cur, const char *key)
     return NULL;
 }
 
-json_t *jx_getv(const json_t *root, ...)
+json_t *jx__getv(const json_t *root, ...)
 {
     va_list ap;
     va_start(ap, root);
@@ -252,7 +252,7 @@ int jx_set(json_t *root, const char *path, json_t *value, struct err *e)
     return jx_set_new(root, path, json_incref(value), e);
 }
 
-int jx_setv_new(json_t *root, json_t *value, ...)
+int jx__setv_new(json_t *root, json_t *value, ...)
 {
     va_list ap;
     va_start(ap, value);
@@ -441,7 +441,7 @@ static int patch_meta_map(struct jx_patch *p, const char *field, const char *key
         return -EINVAL;
     if (!p->doc)
         p->doc = json_object();
-    return jx_setv_new(p->doc, v, "metadata", field, key, NULL);
+    return jx_setv_new(p->doc, v, "metadata", field, key);
 }
 
 int jx_patch_label(struct jx_patch *p, const char *key, const char *value)
@@ -477,7 +477,7 @@ json_t *jx_patch_take(struct jx_patch *p)
 
 static const char *meta_str(const json_t *obj, const char *field)
 {
-    json_t *v = jx_getv(obj, "metadata", field, NULL);
+    json_t *v = jx_getv(obj, "metadata", field);
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
@@ -515,19 +515,19 @@ const char *jx_api_version(const json_t *obj)
 
 long long jx_generation(const json_t *obj)
 {
-    json_t *v = jx_getv(obj, "metadata", "generation", NULL);
+    json_t *v = jx_getv(obj, "metadata", "generation");
     return json_is_integer(v) ? json_integer_value(v) : 0;
 }
 
 json_t *jx_labels(const json_t *obj)
 {
-    json_t *v = jx_getv(obj, "metadata", "labels", NULL);
+    json_t *v = jx_getv(obj, "metadata", "labels");
     return json_is_object(v) ? v : NULL;
 }
 
 json_t *jx_annotations(const json_t *obj)
 {
-    json_t *v = jx_getv(obj, "metadata", "annotations", NULL);
+    json_t *v = jx_getv(obj, "metadata", "annotations");
     return json_is_object(v) ? v : NULL;
 }
 
@@ -548,7 +548,7 @@ static int set_meta_map(json_t *obj, const char *field, const char *key, const c
     if (!json_is_object(obj) || !key || !*key)
         return -EINVAL;
     if (!value) {
-        json_t *m = jx_getv(obj, "metadata", field, NULL);
+        json_t *m = jx_getv(obj, "metadata", field);
         if (json_is_object(m))
             json_object_del(m, key);
         return 0;
@@ -556,7 +556,7 @@ static int set_meta_map(json_t *obj, const char *field, const char *key, const c
     json_t *v = json_string(value);
     if (!v)
         return -EINVAL;
-    return jx_setv_new(obj, v, "metadata", field, key, NULL);
+    return jx_setv_new(obj, v, "metadata", field, key);
 }
 
 int jx_set_label(json_t *obj, const char *key, const char *value)
@@ -621,7 +621,7 @@ json_t *jx_conds_find(const json_t *conds, const char *type)
 
 json_t *jx_cond_find(const json_t *obj, const char *type)
 {
-    return jx_conds_find(jx_getv(obj, "status", "conditions", NULL), type);
+    return jx_conds_find(jx_getv(obj, "status", "conditions"), type);
 }
 
 const char *jx_cond_status(const json_t *obj, const char *type)
@@ -692,10 +692,10 @@ int jx_cond_set(json_t *obj, const struct jx_cond *c, const char *now)
 {
     if (!json_is_object(obj))
         return -EINVAL;
-    json_t *conds = jx_getv(obj, "status", "conditions", NULL);
+    json_t *conds = jx_getv(obj, "status", "conditions");
     if (!json_is_array(conds)) {
         conds = json_array();
-        if (jx_setv_new(obj, json_incref(conds), "status", "conditions", NULL) < 0) {
+        if (jx_setv_new(obj, json_incref(conds), "status", "conditions") < 0) {
             json_decref(conds);
             return -EINVAL;
         }
@@ -706,7 +706,7 @@ int jx_cond_set(json_t *obj, const struct jx_cond *c, const char *now)
 
 int jx_cond_remove(json_t *obj, const char *type)
 {
-    json_t *conds = jx_getv(obj, "status", "conditions", NULL);
+    json_t *conds = jx_getv(obj, "status", "conditions");
     if (!json_is_array(conds) || !type)
         return 0;
     size_t i;
@@ -726,7 +726,7 @@ int jx_cond_remove(json_t *obj, const char *type)
 
 json_t *jx_owner_controller(const json_t *obj)
 {
-    json_t *refs = jx_getv(obj, "metadata", "ownerReferences", NULL);
+    json_t *refs = jx_getv(obj, "metadata", "ownerReferences");
     size_t i;
     json_t *r;
     if (!json_is_array(refs))
@@ -753,7 +753,7 @@ static bool group_matches(const char *api_version, const char *group)
 
 json_t *jx_owner_find(const json_t *obj, const char *group, const char *kind)
 {
-    json_t *refs = jx_getv(obj, "metadata", "ownerReferences", NULL);
+    json_t *refs = jx_getv(obj, "metadata", "ownerReferences");
     size_t i;
     json_t *r;
     if (!json_is_array(refs) || !kind)

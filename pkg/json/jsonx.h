@@ -11,10 +11,10 @@
  * "[", non-numeric index, trailing backslash, empty key such as "a..b")
  * never matches anything; setters return -EINVAL for it.
  *
- * The *v variants take the keys as a NULL-terminated varargs list of plain
- * strings instead (no escaping needed): jx_getv(obj, "metadata", "labels",
- * "kubestellar.io/cluster", NULL). In a varargs list, a key applied to an
- * array must be a decimal index ("0", "12").
+ * The *v variants take the keys as a varargs list of plain strings instead
+ * (no escaping needed): jx_getv(obj, "metadata", "labels",
+ * "kubestellar.io/cluster"). In a varargs list, a key applied to an array
+ * must be a decimal index ("0", "12").
  *
  * Ownership: getters return BORROWED references (valid while the parent is
  * alive and unmodified); functions named *_new consume the value passed in
@@ -36,8 +36,10 @@
 
 /* Value at `path` under `root`, or NULL when absent/malformed. Borrowed. root may be NULL. */
 json_t *jx_get(const json_t *root, const char *path);
-/* Value at the NULL-terminated key list. Borrowed. */
-json_t *jx_getv(const json_t *root, ...) __attribute__((sentinel));
+/* Value at the key list (the macro appends the terminating NULL; an extra trailing NULL written
+ * by the caller is harmless). Borrowed. */
+#define jx_getv(root, ...) jx__getv((root), __VA_ARGS__, (const char *)0)
+json_t *jx__getv(const json_t *root, ...) __attribute__((sentinel));
 
 /* Typed getters: the value at path when it has the right type, else `def`. */
 const char *jx_str(const json_t *root, const char *path, const char *def); /* borrowed */
@@ -60,8 +62,10 @@ json_t *jx_arr(const json_t *root, const char *path);
  */
 int jx_set_new(json_t *root, const char *path, json_t *value, struct err *e);
 int jx_set(json_t *root, const char *path, json_t *value, struct err *e);
-/* Same with a NULL-terminated key list after the value. Consumes value. */
-int jx_setv_new(json_t *root, json_t *value, ...) __attribute__((sentinel));
+/* Same with a key list after the value (terminating NULL appended by the macro). Consumes value.
+ * 0 or -EINVAL (an intermediate is not an object, or no keys). */
+#define jx_setv_new(root, value, ...) jx__setv_new((root), (value), __VA_ARGS__, (const char *)0)
+int jx__setv_new(json_t *root, json_t *value, ...) __attribute__((sentinel));
 /* Convenience: set a string (copied). */
 int jx_set_str(json_t *root, const char *path, const char *s, struct err *e);
 

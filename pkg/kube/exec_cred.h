@@ -1,14 +1,33 @@
 /*
  * exec_cred: runs an exec credential plugin (client.authentication.k8s.io/v1
- * ExecCredential) without a shell and parses its answer.
+ * or v1beta1 ExecCredential) without a shell and parses its answer.
+ *
+ * The plugin runs with fork + execve: argv is the command and its args (no
+ * shell; a command without '/' is looked up in $PATH like execvp), stdin is
+ * /dev/null (plugins are never interactive here), the environment is the
+ * parent's plus the configured `env` entries plus KUBERNETES_EXEC_INFO (an
+ * ExecCredential with spec.interactive=false and, with provideClusterInfo,
+ * spec.cluster). stdout is captured with a size cap, stderr is captured for
+ * the error message. The run is bounded (EXEC_CRED_DEFAULT_TIMEOUT_MS, then
+ * SIGKILL). The call blocks its caller for the plugin's run time.
+ *
+ * The answer must be an ExecCredential of the configured apiVersion with
+ * status.token or status.clientCertificateData + clientKeyData, optionally
+ * status.expirationTimestamp (RFC 3339). Tokens and keys are never logged or
+ * put into error messages.
  */
 #ifndef KKS_KUBE_EXEC_CRED_H
 #define KKS_KUBE_EXEC_CRED_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 
 #include "pkg/kube/restconfig.h"
 #include "pkg/util/err.h"
+
+#define EXEC_CRED_DEFAULT_TIMEOUT_MS 60000
+#define EXEC_CRED_MAX_OUTPUT         (1u << 20)
 
 struct exec_cred {
     char *token;    /* owned, may be NULL when the plugin returned a client cert */
@@ -17,14 +36,39 @@ struct exec_cred {
     time_t expiry;  /* 0 = none given */
 };
 
+/* Cluster information passed to the plugin when provide_cluster_info is set (borrowed). */
+struct exec_cred_cluster {
+    const char *server;
+    const char *tls_server_name; /* may be NULL */
+    const char *ca_pem;          /* may be NULL */
+    size_t ca_len;
+    bool insecure_skip_tls_verify;
+};
+
+struct exec_cred_opts {
+    int timeout_ms;                          /* 0 = EXEC_CRED_DEFAULT_TIMEOUT_MS */
+    size_t max_output;                       /* stdout cap, 0 = EXEC_CRED_MAX_OUTPUT */
+    const struct exec_cred_cluster *cluster; /* may be NULL */
+    char *const *base_env; /* environment to extend, NULL = the process's environ */
+};
+
 /* Free a kube_exec_config (defined in restconfig.h). NULL is fine. */
 void kube_exec_config_free(struct kube_exec_config *x);
 
+/* Free the strings of `c` (the key is wiped first) and zero it. */
+void exec_cred_clear(struct exec_cred *c);
+
 /*
- * Run the plugin (fork + execve, argv array, KUBERNETES_EXEC_INFO set,
- * bounded run time) and parse its stdout. Fills `out` (caller frees the
- * strings). Returns 0 or a negative code with a message naming the command.
+ * Run the plugin and parse its stdout. Fills `out` (free with
+ * exec_cred_clear). Returns 0, or a negative code with a message naming the
+ * command: -ENOENT not found, -ETIMEDOUT too slow, -EIO non-zero exit (the
+ * message has the first stderr line and the install hint), -EINVAL a bad
+ * answer. `o` may be NULL (defaults).
  */
+int exec_cred_run_opts(const struct kube_exec_config *x, const struct exec_cred_opts *o,
+                       struct exec_cred *out, struct err *e);
+
+/* exec_cred_run_opts with default options and only the server as cluster info. */
 int exec_cred_run(const struct kube_exec_config *x, const char *server, struct exec_cred *out,
                   struct err *e);
 

@@ -118,6 +118,7 @@ struct kube_rest_config *kube_rest_config_dup(const struct kube_rest_config *c)
     d->source = dup_or_null(c->source);
     d->qps = c->qps;
     d->burst = c->burst;
+    d->exec_timeout_ms = c->exec_timeout_ms;
     return d;
 }
 
@@ -149,9 +150,18 @@ int kube_rest_config_token(struct kube_rest_config *c, const char **token, struc
     *token = NULL;
     if (c->exec) {
         time_t now = time(NULL);
-        if (!c->cached_token || (c->cached_token_expiry && now >= c->cached_token_expiry)) {
+        bool have = c->cached_token || c->exec_cert_pem;
+        if (!have || (c->cached_token_expiry && now >= c->cached_token_expiry)) {
             struct exec_cred cred = {0};
-            int rc = exec_cred_run(c->exec, c->server, &cred, e);
+            struct exec_cred_cluster cl = {
+                .server = c->server,
+                .tls_server_name = c->tls_server_name,
+                .ca_pem = c->ca_pem,
+                .ca_len = c->ca_len,
+                .insecure_skip_tls_verify = c->insecure_skip_tls_verify,
+            };
+            struct exec_cred_opts o = {.cluster = &cl, .timeout_ms = c->exec_timeout_ms};
+            int rc = exec_cred_run_opts(c->exec, &o, &cred, e);
             if (rc < 0)
                 return rc;
             wipe_free(c->cached_token, 0);
@@ -199,6 +209,10 @@ void kube_rest_config_invalidate(struct kube_rest_config *c)
 {
     wipe_free(c->cached_token, 0);
     c->cached_token = NULL;
+    /* An exec plugin's client certificate is re-fetched too (the client copied it). */
+    FREE_AND_NULL(c->exec_cert_pem);
+    wipe_free(c->exec_key_pem, 0);
+    c->exec_key_pem = NULL;
     c->cached_token_expiry = 0;
     memset(&c->cached_token_mtime, 0, sizeof c->cached_token_mtime);
 }

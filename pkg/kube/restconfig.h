@@ -47,6 +47,7 @@ struct kube_rest_config {
     /* Client-side tuning; the loader leaves 0 (= defaults). */
     double qps;
     int burst;
+    int exec_timeout_ms; /* exec plugin run-time bound, 0 = EXEC_CRED_DEFAULT_TIMEOUT_MS (60 s) */
 
     /* Credential cache (owned; managed by kube_rest_config_token). */
     char *cached_token;

@@ -70,11 +70,13 @@ static void test_get_paths(void **state)
     assert_null(jx_get(NULL, "a"));
     /* varargs */
     assert_string_equal(
-        json_string_value(jx_getv(o, "metadata", "labels", "kubestellar.io/cluster", NULL)), "c1");
-    assert_string_equal(json_string_value(jx_getv(o, "spec", "containers", "1", "name", NULL)),
-                        "c1");
-    assert_null(jx_getv(o, "spec", "containers", "x", NULL));
-    assert_null(jx_getv(o, "metadata", "nope", "x", NULL));
+        json_string_value(jx_getv(o, "metadata", "labels", "kubestellar.io/cluster")), "c1");
+    assert_string_equal(json_string_value(jx_getv(o, "spec", "containers", "1", "name")), "c1");
+    /* A trailing NULL written by the caller (classic sentinel style) is harmless. */
+    assert_string_equal(json_string_value(jx_getv(o, "metadata", "name", NULL)), "p1");
+    assert_ptr_equal(jx_getv(o, NULL), o);
+    assert_null(jx_getv(o, "spec", "containers", "x"));
+    assert_null(jx_getv(o, "metadata", "nope", "x"));
     json_decref(o);
 }
 
@@ -110,9 +112,9 @@ static void test_set_and_del(void **state)
     json_decref(shared);
     /* varargs setter */
     assert_int_equal(
-        jx_setv_new(o, json_string("c2"), "metadata", "labels", "kubestellar.io/cluster", NULL), 0);
+        jx_setv_new(o, json_string("c2"), "metadata", "labels", "kubestellar.io/cluster"), 0);
     assert_string_equal(jx_label(o, "kubestellar.io/cluster"), "c2");
-    assert_int_equal(jx_setv_new(o, json_true(), "spec", "list", "x", NULL), -EINVAL);
+    assert_int_equal(jx_setv_new(o, json_true(), "spec", "list", "x"), -EINVAL);
     /* delete */
     assert_int_equal(jx_del(o, "spec.list[0]"), 0);
     assert_int_equal(jx_int(o, "spec.list[0]", -1), 2);
