@@ -38,9 +38,11 @@ struct hub_watch {
     char *prefix;      /* storage key prefix (resource + namespace) */
     char *api_version; /* written into every object */
     char *kind;
-    struct sel *labels;       /* NULL = everything */
-    struct sel_field *fields; /* NULL = everything */
-    char *name;               /* watch of one object: its name */
+    struct sel *labels;            /* NULL = everything */
+    struct sel_field *fields;      /* NULL = everything */
+    char *name;                    /* watch of one object: its name */
+    struct table_printer *printer; /* Table output (kubectl get -w), or NULL */
+    int include;                   /* enum table_include */
     bool bookmarks;
     bool ended;
     struct buf out;

@@ -20,9 +20,11 @@
 
 #include "devhub/faults.h"
 #include "devhub/hub.h"
+#include "devhub/nodes.h"
 #include "devhub/server.h"
 #include "devhub/tlsgen.h"
 #include "pkg/util/buf.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/err.h"
 #include "pkg/util/log.h"
 #include "pkg/util/xalloc.h"
@@ -77,7 +79,9 @@ static void usage(FILE *out)
             "  --kubeconfig-out FILE  where to write a kubeconfig (CA, admin client cert, token)\n"
             "  --data FILE.db         SQLite database kept across restarts (default: in memory)\n"
             "  --crds DIR             load every *.yaml/*.yml/*.json CRD file in DIR at start\n"
-            "  --nodes SPEC           create Ready Node objects (see devhub/nodes.h)\n"
+            "  --nodes SPEC           create Ready Node objects <name>-node-<i>, e.g.\n"
+            "                         2xcpu=8,memory=32Gi,nvidia.com/gpu=1;labels=instance=h100\n"
+            "                         ;taints=gpu=true:NoSchedule (see devhub/nodes.h)\n"
             "  --token T              also accept 'Authorization: Bearer T'\n"
             "  --compact-keep N       changes kept for watches (default 10000); older RVs get 410\n"
             "  --bookmark-interval S  seconds between watch BOOKMARK events (default 15)\n"
@@ -369,6 +373,35 @@ out:
     return ret;
 }
 
+/* --nodes: Ready Node objects named <name>-node-<i>, numbered across all specs. */
+static int add_nodes(struct hub *hub, const struct opts *o, struct err *e)
+{
+    unsigned next = 1;
+    char now[40];
+    clock_now_rfc3339(now, sizeof(now), 0);
+    for (int i = 0; i < o->nnodes; i++) {
+        struct nodes_spec spec;
+        if (nodes_parse(o->nodes[i], &spec, e))
+            return err_prefix(e, "--nodes");
+        json_t *arr = json_array();
+        next = nodes_build(&spec, o->name, next, now, arr);
+        nodes_spec_release(&spec);
+        size_t k;
+        json_t *node;
+        int ret = 0;
+        json_array_foreach(arr, k, node)
+        {
+            ret = hub_apply_object(hub, node, e);
+            if (ret)
+                break;
+        }
+        json_decref(arr);
+        if (ret)
+            return err_prefix(e, "--nodes");
+    }
+    return 0;
+}
+
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
     struct app *app = w->data;
@@ -427,9 +460,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < o.ncrds; i++)
         if (load_dir(app.hub, o.crds[i], &app.lg, &e))
             goto fail;
-    /* TODO(devhub-parts): --nodes through devhub/nodes.h. */
-    if (o.nnodes > 0)
-        log_warn(&app.lg, "--nodes is not supported in this build yet");
+    if (add_nodes(app.hub, &o, &e))
+        goto fail;
     if (tlsgen_bundle(&tls, o.name, 3650, &e))
         goto fail;
     struct srv_opts so = {.loop = app.loop,

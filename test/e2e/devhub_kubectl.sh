@@ -57,7 +57,8 @@ start_devhub() { # start_devhub LISTEN [extra flags]
   shift
   rm -f "$KUBECONFIG"
   "$BIN" --listen "$listen" --name e2e --kubeconfig-out "$KUBECONFIG" --token "$TOKEN" \
-    --data "$WORK/hub.db" --crds "$TD/crds" --bookmark-interval 1 "$@" >>"$WORK/devhub.log" 2>&1 &
+    --data "$WORK/hub.db" --crds "$TD/crds" --bookmark-interval 1 \
+    --nodes '2xcpu=8,memory=32Gi,nvidia.com/gpu=1;labels=instance=h100' "$@" >>"$WORK/devhub.log" 2>&1 &
   PID=$!
   for _ in $(seq 100); do
     [ -s "$KUBECONFIG" ] && break
@@ -90,6 +91,10 @@ step "healthz" "^ok$" kubectl get --raw /healthz
 step "api-resources lists built-ins and --crds CRD" "widgets +wd +e2e.devhub.io/v1 +false +Widget" \
   kubectl api-resources
 step "get --raw /apis" '"name":"batch".*"preferredVersion"' kubectl get --raw /apis
+step "--nodes: Ready nodes with -o wide columns" "e2e-node-2 +Ready .*v1.32.0 +10\\." kubectl get nodes -o wide
+step "--nodes: capacity and labels" "^1 h100$" kubectl get node e2e-node-1 \
+  -o 'jsonpath={.status.allocatable.nvidia\.com/gpu} {.metadata.labels.instance}'
+step "Table output for namespaces" "default +Active" kubectl get ns
 step "apply CRD at run time" "gadgets.e2e.devhub.io created" kubectl apply -f "$TD/gadget-crd.yaml"
 step "wait for condition established" "condition met" \
   kubectl wait --for condition=established crd/gadgets.e2e.devhub.io --timeout=10s
@@ -177,6 +182,8 @@ step "status subresource write" "patched" kubectl patch gadget g1 --subresource=
 step "main resource write ignores status" "^big True$" sh -c \
   "kubectl patch gadget g1 --type merge -p '{\"status\":{\"conditions\":[]}}' >/dev/null &&
    kubectl get gadget g1 -o 'jsonpath={.spec.size} {.status.conditions[0].status}'"
+step "CRD additionalPrinterColumns in kubectl get" "NAME +SIZE +READY.*g1 +big +True" \
+  sh -c "kubectl get gadgets | tr '\n' ' '"
 step "wait --for=condition=Ready" "condition met" kubectl wait --for=condition=Ready gadget/g1 --timeout=10s
 step "delete with finalizer returns" 'gadget.e2e.devhub.io "g1" deleted' kubectl delete gadget g1 --wait=false
 step "object stays Terminating" "^g1 [0-9TZ:-]+$" kubectl get gadget g1 \
