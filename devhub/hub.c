@@ -265,26 +265,80 @@ static void watch_send_obj(struct hub_watch *w, const char *type, json_t *obj)
     json_decref(copy);
 }
 
+/* Serialised watch lines of one change, shared by the watchers that want the
+ * same event type and apiVersion in plain JSON (the common case): one dump per
+ * change instead of one per watcher. */
+struct line_cache {
+    const char *type;
+    const char *api_version;
+    char *line;
+};
+
+static void watch_send_cached(struct hub_watch *w, const char *type, json_t *obj,
+                              struct line_cache *cache, size_t *ncache)
+{
+    if (w->printer || w->ended) {
+        watch_send_obj(w, type, obj);
+        return;
+    }
+    char *line = NULL;
+    bool owned = false;
+    for (size_t i = 0; i < *ncache; i++)
+        if (cache[i].type == type && !strcmp(cache[i].api_version, w->api_version))
+            line = cache[i].line;
+    if (!line) {
+        json_t *copy = json_copy(obj);
+        json_object_set_new(copy, "apiVersion", json_string(w->api_version));
+        json_object_set_new(copy, "kind", json_string(w->kind));
+        json_t *ev = json_pack("{s:s, s:o}", "type", type, "object", copy);
+        char *txt = json_dumps(ev, JSON_COMPACT);
+        json_decref(ev);
+        if (!txt)
+            return;
+        line = xasprintf("%s\n", txt);
+        free(txt);
+        if (*ncache < 8) {
+            cache[*ncache] = (struct line_cache){type, w->api_version, line};
+            (*ncache)++;
+        } else {
+            owned = true;
+        }
+    }
+    if (buf_puts(&w->out, line))
+        w->ended = true;
+    if (owned)
+        free(line);
+    if (w->notify)
+        w->notify(w->userdata);
+}
+
 /* Fan a change out to every watcher of its resource. old is the previous state
  * (NULL for ADDED). */
 static void emit(struct hub *h, const char *key, enum store_event ev, json_t *old, json_t *obj)
 {
+    struct line_cache cache[8];
+    size_t ncache = 0;
+    static const char *const t_added = "ADDED", *const t_modified = "MODIFIED",
+                             *const t_deleted = "DELETED";
     for (struct hub_watch *w = h->watches; w; w = w->next) {
         if (w->ended || strncmp(key, w->prefix, strlen(w->prefix)))
             continue;
         bool mnew = ev != STORE_DELETED && watch_matches(w, obj);
         bool mold = ev == STORE_DELETED ? watch_matches(w, old ? old : obj) : watch_matches(w, old);
-        if (ev == STORE_DELETED) {
-            if (mold)
-                watch_send_obj(w, "DELETED", obj);
-        } else if (mnew && mold) {
-            watch_send_obj(w, "MODIFIED", obj);
-        } else if (mnew) {
-            watch_send_obj(w, "ADDED", obj);
-        } else if (mold) {
-            watch_send_obj(w, "DELETED", obj);
-        }
+        const char *type = NULL;
+        if (ev == STORE_DELETED)
+            type = mold ? t_deleted : NULL;
+        else if (mnew && mold)
+            type = t_modified;
+        else if (mnew)
+            type = t_added;
+        else if (mold)
+            type = t_deleted;
+        if (type)
+            watch_send_cached(w, type, obj, cache, &ncache);
     }
+    for (size_t i = 0; i < ncache; i++)
+        free(cache[i].line);
 }
 
 static void watch_timeout_cb(struct ev_loop *loop, ev_timer *t, int revents)
