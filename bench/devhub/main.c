@@ -5,6 +5,7 @@
  * Usage: bench-devhub [N objects, default 10000] [W watchers, default 100]
  */
 #include <ev.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,39 @@ int main(int argc, char **argv)
            updates, nw, events, dt, (double)events / dt, (double)bytes / 1e6);
     for (long i = 0; i < nw; i++)
         hub_watch_release(ws[i]);
+
+    /* Garbage collection next to the 10k objects: 500 owners, one dependent each. */
+    long ng = 500;
+    for (long i = 0; i < ng; i++) {
+        snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"own-%ld\",\"uid\":\"x\"}}", i);
+        call(h, "POST", coll, "application/json", body, NULL, 0, NULL);
+    }
+    for (long i = 0; i < ng; i++) {
+        /* The owner's uid is server-assigned: read it back. */
+        snprintf(path, sizeof(path), "%s/own-%ld", coll, i);
+        struct hub_req req = {.method = "GET", .path = path};
+        struct hub_resp resp;
+        hub_handle(h, &req, &resp);
+        json_t *own = json_loads(resp.body, 0, NULL);
+        hub_resp_release(&resp);
+        snprintf(body, sizeof(body),
+                 "{\"metadata\":{\"name\":\"dep-%ld\",\"ownerReferences\":[{\"apiVersion\":"
+                 "\"v1\",\"kind\":\"ConfigMap\",\"name\":\"own-%ld\",\"uid\":\"%s\"}]}}",
+                 i, i, json_string_value(json_object_get(json_object_get(own, "metadata"), "uid")));
+        json_decref(own);
+        call(h, "POST", coll, "application/json", body, NULL, 0, NULL);
+    }
+    t0 = clock_mono_s();
+    for (long i = 0; i < ng; i++) {
+        snprintf(path, sizeof(path), "%s/own-%ld", coll, i);
+        call(h, "DELETE", path, NULL, NULL, NULL, 0, NULL);
+    }
+    ev_run(loop, EVRUN_ONCE); /* the GC timer (50 ms) fires and collects everything */
+    snprintf(path, sizeof(path), "%s/dep-%ld", coll, ng - 1);
+    int left = call(h, "GET", path, NULL, NULL, NULL, 0, NULL);
+    dt = clock_mono_s() - t0;
+    printf("gc:      %ld owner deletes + background GC of %ld dependents in %.3f s (%s)\n", ng, ng,
+           dt, left == 404 ? "all collected" : "NOT collected");
     free(ws);
     free(sink);
     hub_free(h);

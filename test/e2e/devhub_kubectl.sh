@@ -5,7 +5,7 @@
 # compaction, SIGTERM. One line per step; exits non-zero on the first failure.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$ROOT/bin/kueue-ks-devhub
+BIN=${DEVHUB_BIN:-$ROOT/bin/kueue-ks-devhub}
 TD=$ROOT/test/e2e/testdata
 command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 77; }
 [ -x "$BIN" ] || { echo "FAIL: $BIN not built"; exit 1; }
@@ -14,6 +14,7 @@ WORK=$(mktemp -d /tmp/devhub-e2e-XXXXXX)
 PID=
 cleanup() {
   [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+  if [ -n "${KEEP_LOG:-}" ]; then cp "$WORK/devhub.log" "$KEEP_LOG"; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
