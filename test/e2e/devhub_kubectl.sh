@@ -56,6 +56,10 @@ step_fail() {
 start_devhub() { # start_devhub LISTEN [extra flags]
   local listen=$1
   shift
+  local d
+  for d in "$ROOT/config/crd" "$ROOT/devhub/crds"; do
+    ls "$d"/*.yaml >/dev/null 2>&1 && set -- "$@" --crds "$d"
+  done
   rm -f "$KUBECONFIG"
   "$BIN" --listen "$listen" --name e2e --kubeconfig-out "$KUBECONFIG" --token "$TOKEN" \
     --data "$WORK/hub.db" --crds "$TD/crds" --bookmark-interval 1 \
@@ -83,6 +87,20 @@ for d in "$ROOT/config/crd" "$ROOT/devhub/crds"; do
   fi
 done
 
+if [ -f "$ROOT/devhub/crds/kueue.x-k8s.io_workloads.yaml" ]; then
+  step "Kueue CRDs served in v1beta1 and v1beta2" "workloads +[a-z,]* +kueue.x-k8s.io/v1beta2 +true +Workload" \
+    kubectl api-resources
+  step "v1beta1 objects readable as v1beta2 (shared storage)" "kueue.x-k8s.io/v1beta2" sh -c \
+    "echo '{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"rf1\"}}' |
+     kubectl create -f - >/dev/null && kubectl get resourceflavors.v1beta2.kueue.x-k8s.io rf1 -o jsonpath='{.apiVersion}'"
+fi
+if [ -f "$ROOT/config/crd/galaxy.kubestellar.io_clustermetrics.yaml" ]; then
+  step "ClusterMetrics printer columns" "NAME +NODES +READY +AGE.*c1 +3 +True" sh -c \
+    "echo '{\"apiVersion\":\"galaxy.kubestellar.io/v1alpha1\",\"kind\":\"ClusterMetrics\",\"metadata\":{\"name\":\"c1\"}}' |
+     kubectl create -f - >/dev/null &&
+     kubectl patch cmet c1 --subresource=status --type merge -p '{\"status\":{\"nodeCount\":3,\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Fresh\",\"message\":\"\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}' >/dev/null &&
+     kubectl get cmet | tr '\n' ' '"
+fi
 step "version reports v1.32.0" "Server Version: v1.32.0" kubectl version
 step "anonymous request gets 401 Status" '"reason":"Unauthorized".*"code":401' \
   curl -sS --cacert "$WORK/ca.crt" "$SERVER/api/v1/namespaces"
