@@ -12,8 +12,10 @@ command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 77; 
 
 WORK=$(mktemp -d /tmp/devhub-e2e-XXXXXX)
 PID=
+PID2=
 cleanup() {
   [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+  [ -n "$PID2" ] && kill "$PID2" 2>/dev/null && wait "$PID2" 2>/dev/null
   if [ -n "${KEEP_LOG:-}" ]; then cp "$WORK/devhub.log" "$KEEP_LOG"; fi
   rm -rf "$WORK"
 }
@@ -304,6 +306,22 @@ kcurl -m 8 "$SERVER/api/v1/namespaces/default/configmaps?watch=1" >/dev/null 2>&
 pass "faults: watch stream closed by the server"
 step "faults: reset" '"cutWatchesEverySec":0' kcurl -X PUT "$SERVER/devhub/faults" -d '{"cutWatchesEverySec":0}'
 step "faults: bad settings are a 400" '"code":400' kcurl -X PUT "$SERVER/devhub/faults" -d '{"writeFailRate":7}'
+
+# A second instance side by side: its own port, CA, data and client certificate.
+"$BIN" --listen 127.0.0.1:0 --name second --kubeconfig-out "$WORK/second.kubeconfig" \
+  --log-format json >"$WORK/second.log" 2>&1 &
+PID2=$!
+for _ in $(seq 100); do [ -s "$WORK/second.kubeconfig" ] && break; sleep 0.05; done
+step "second instance serves" "No resources found" kubectl --kubeconfig "$WORK/second.kubeconfig" get cm
+step "instances are separate" "^$" kubectl --kubeconfig "$WORK/second.kubeconfig" get cm app \
+  --ignore-not-found -o name
+SECOND=$(sed -n 's/^ *server: //p' "$WORK/second.kubeconfig")
+step_fail "one instance's client cert is refused by the other" "Unauthorized|certificate" \
+  kubectl --server "$SECOND" --insecure-skip-tls-verify=true --context e2e get ns
+kill -TERM "$PID2"
+wait "$PID2"
+PID2=
+step "--log-format json" '^\{"ts":.*"msg":"stopped"' tail -1 "$WORK/second.log"
 
 # Restart with --data: nothing lost, watches resume from an RV taken before.
 RV_BEFORE=$(kubectl get cm app -o 'jsonpath={.metadata.resourceVersion}')
