@@ -1495,10 +1495,15 @@ static json_t *parse_body(const struct reg_resource *r, const struct hub_req *re
     if (req->content_type && *req->content_type &&
         strncmp(req->content_type, "application/json", 16) &&
         strncmp(req->content_type, "*/*", 3)) {
+        bool pb = strstr(req->content_type, "protobuf") != NULL;
         fail(resp, 415, "UnsupportedMediaType", NULL,
              "the body of the request was in an unknown format - accepted media types include: "
-             "application/json (the devhub does not accept %s)",
-             req->content_type);
+             "application/json (kueue-ks-devhub does not accept %s%s)",
+             req->content_type,
+             pb ? "; kubectl's generator commands such as 'kubectl create namespace|configmap|"
+                  "deployment' and 'kubectl auth' send protobuf: use 'kubectl create -f' or "
+                  "'kubectl apply -f' with a manifest"
+                : "");
         return NULL;
     }
     json_t *obj = NULL;
@@ -1767,6 +1772,39 @@ static void handle_collection(struct hub *h, const struct reg_resource *r, const
          "the server does not allow this method on the requested resource");
 }
 
+/* Self-reviews: no authorization in the devhub, so everything is allowed and
+ * the user is the authenticated one. */
+static void handle_review(const struct reg_resource *r, const struct hub_req *req,
+                          struct hub_resp *resp)
+{
+    if (strcmp(req->method, "POST")) {
+        fail(resp, 405, "MethodNotAllowed", NULL,
+             "the server does not allow this method on the requested resource");
+        return;
+    }
+    json_t *obj = parse_body(r, req, resp);
+    if (!obj)
+        return;
+    set_type(obj, r);
+    if (!strcmp(r->kind, "SelfSubjectReview")) {
+        json_object_set_new(obj, "status",
+                            json_pack("{s:{s:s, s:[ss]}}", "userInfo", "username",
+                                      req->user ? req->user : "", "groups", "system:masters",
+                                      "system:authenticated"));
+    } else if (!strcmp(r->kind, "SelfSubjectRulesReview")) {
+        json_object_set_new(obj, "status",
+                            json_pack("{s:[{s:[s], s:[s], s:[s]}], s:[{s:[s], s:[s]}], s:b}",
+                                      "resourceRules", "verbs", "*", "apiGroups", "*", "resources",
+                                      "*", "nonResourceRules", "verbs", "*", "nonResourceURLs", "*",
+                                      "incomplete", 0));
+    } else {
+        json_object_set_new(obj, "status",
+                            json_pack("{s:b, s:s}", "allowed", 1, "reason",
+                                      "kueue-ks-devhub has no authorization: allowed"));
+    }
+    set_json_resp(resp, 201, obj);
+}
+
 static void handle_resource(struct hub *h, const struct route *rt, const struct hub_req *req,
                             struct hub_resp *resp)
 {
@@ -1777,6 +1815,10 @@ static void handle_resource(struct hub *h, const struct route *rt, const struct 
     }
     if (!r->namespaced && *rt->ns) {
         fail(resp, 404, "NotFound", NULL, "the server could not find the requested resource");
+        return;
+    }
+    if (r->review) {
+        handle_review(r, req, resp);
         return;
     }
     const char *dr = query(req, "dryRun");

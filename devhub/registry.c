@@ -41,6 +41,13 @@ static const struct builtin builtins[] = {
      false, NULL, NULL},
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
      "customresourcedefinition", false, true, false, "crd,crds", NULL},
+    /* Create-only reviews: kubectl auth can-i / auth whoami. */
+    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview",
+     "selfsubjectaccessreview", false, false, false, NULL, "review"},
+    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview",
+     "selfsubjectrulesreview", false, false, false, NULL, "review"},
+    {"authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", "selfsubjectreview",
+     false, false, false, NULL, "review"},
 };
 
 static json_t *csv_array(const char *csv)
@@ -118,7 +125,8 @@ struct registry *reg_new(void)
             r->scale_selector_path = xstrdup(".status.selector");
         }
         r->short_names = csv_array(b->shorts);
-        r->categories = csv_array(b->cats);
+        r->review = b->cats && !strcmp(b->cats, "review");
+        r->categories = csv_array(r->review ? NULL : b->cats);
         add(reg, r);
     }
     return reg;
@@ -355,6 +363,8 @@ json_t *reg_doc_resources(const struct registry *reg, const char *group, const c
             json_pack("{s:s, s:s, s:b, s:s, s:[ssssssss]}", "name", r->resource, "singularName",
                       r->singular, "namespaced", r->namespaced, "kind", r->kind, "verbs", "create",
                       "delete", "deletecollection", "get", "list", "patch", "update", "watch");
+        if (r->review)
+            json_object_set_new(ent, "verbs", json_pack("[s]", "create"));
         if (json_array_size(r->short_names))
             json_object_set(ent, "shortNames", r->short_names);
         if (json_array_size(r->categories))

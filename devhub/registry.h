@@ -31,6 +31,7 @@ struct reg_resource {
     json_t *columns;     /* CRD additionalPrinterColumns (array) or NULL */
     char *crd;           /* owning CRD name, NULL for built-ins */
     bool storage;        /* this version is the CRD's storage version */
+    bool review;         /* create-only, nothing stored (SelfSubjectAccessReview...) */
 };
 
 struct registry;

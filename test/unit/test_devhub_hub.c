@@ -451,6 +451,19 @@ static void test_discovery(void **state)
                                     "/apis/batch/v1/namespaces/{namespace}/jobs/{name}"));
     json_decref(o);
     assert_int_equal(call(f, "PUT", "/apis", NULL, NULL, "{}", NULL), 405);
+    assert_int_equal(call(f, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", NULL,
+                          NULL, "{\"spec\":{\"resourceAttributes\":{\"verb\":\"get\"}}}", &o),
+                     201);
+    assert_true(json_is_true(json_object_get(json_object_get(o, "status"), "allowed")));
+    json_decref(o);
+    assert_int_equal(call(f, "GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", NULL,
+                          NULL, NULL, NULL),
+                     405);
+    assert_int_equal(call(f, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+                          "application/vnd.kubernetes.protobuf", "k8s\x00", &o),
+                     415);
+    assert_non_null(strstr(S(o, "message", NULL), "kubectl create -f"));
+    json_decref(o);
     assert_int_equal(call(f, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
 }
 
