@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "devhub/kstatus.h"
+#include "devhub/protobuf.h"
 #include "devhub/registry.h"
 #include "devhub/route.h"
 #include "devhub/store.h"
@@ -617,6 +618,8 @@ static void init_new(struct hub *h, const struct reg_resource *r, json_t *obj, c
     }
     if (!strcmp(r->resource, "namespaces") && !r->crd)
         json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
+    if (!strcmp(r->resource, "secrets") && !r->crd && !*jstr(obj, "type"))
+        json_object_set_new(obj, "type", json_string("Opaque"));
     if (is_crd_res(r))
         crd_set_status(obj);
 }
@@ -1492,6 +1495,18 @@ static json_t *parse_body(const struct reg_resource *r, const struct hub_req *re
                           struct hub_resp *resp)
 {
     (void)r;
+    if (pb_is_protobuf(req->content_type)) {
+        struct err e = {0};
+        json_t *obj = pb_decode_object((const unsigned char *)(req->body ? req->body : ""),
+                                       req->body_len, &e);
+        if (!obj) {
+            if (e.code == -EPROTONOSUPPORT)
+                fail(resp, 415, "UnsupportedMediaType", NULL, "%s", e.msg);
+            else
+                fail(resp, 400, "BadRequest", NULL, "%s", e.msg);
+        }
+        return obj;
+    }
     if (req->content_type && *req->content_type &&
         strncmp(req->content_type, "application/json", 16) &&
         strncmp(req->content_type, "*/*", 3)) {

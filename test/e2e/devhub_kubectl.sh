@@ -213,6 +213,21 @@ step "removing the finalizer deletes it" "patched" kubectl patch gadget g1 --typ
   -p '[{"op":"remove","path":"/metadata/finalizers"}]'
 step_fail "object is gone" 'gadgets.e2e.devhub.io "g1" not found' kubectl get gadget g1
 
+# kubectl's generator commands send protobuf: decoded for the simple kinds.
+step "kubectl create namespace (protobuf)" "namespace/e2e-pb created" kubectl create namespace e2e-pb
+step "kubectl create configmap --from-literal (protobuf)" "configmap/pbcm created" \
+  kubectl create configmap pbcm -n e2e-pb --from-literal=k=v
+step "kubectl create secret generic (protobuf)" "^djI= Opaque$" sh -c \
+  "kubectl create secret generic pbs -n e2e-pb --from-literal=p=v2 >/dev/null &&
+   kubectl get secret pbs -n e2e-pb -o 'jsonpath={.data.p} {.type}'"
+step "kubectl auth can-i" "^yes$" kubectl auth can-i create pods
+step "kubectl auth whoami" "Username +admin" kubectl auth whoami
+step_fail "protobuf of an unsupported kind is a clear 415" "protobuf bodies of apps/v1 Deployment are not supported" \
+  kubectl create deployment pbd --image=nginx
+step "namespace deletion removes its contents" 'namespace "e2e-pb" deleted' kubectl delete ns e2e-pb
+step_fail "namespace and contents gone" 'namespaces "e2e-pb" not found' kubectl get cm pbcm -n e2e-pb
+step "no configmaps left in it" '"items":\[\]' kubectl get --raw /api/v1/namespaces/e2e-pb/configmaps
+
 # ownerReference garbage collection: background and foreground.
 # kubectl create configmap NAME sends protobuf, which the devhub does not speak
 # (it answers 415); create from JSON manifests instead.
