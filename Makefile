@@ -98,14 +98,14 @@ $(LIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# Each directory cmd/<name>/ is one binary.
+# Each directory cmd/<name>/ is one binary; each bench/<name>/ is bin/bench-<name>.
+# Static pattern rules: as plain pattern rules, bin/% also matched bin/bench-* (make 4.3).
 .SECONDEXPANSION:
 $(CMD_BINS): $(BINDIR)/%: $$(call obj,$$(wildcard cmd/%/*.c)) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
 
-# Static pattern rules: as plain pattern rules, bin/% also matched bin/bench-* (make 4.3).
 $(BENCH_BINS): $(BINDIR)/bench-%: $$(call obj,$$(wildcard bench/%/*.c)) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")

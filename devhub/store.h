@@ -1,0 +1,89 @@
+/*
+ * store: the devhub's SQLite storage. A table of current objects (key ->
+ * JSON text, resourceVersion) and an append-only change log whose INTEGER
+ * PRIMARY KEY is the resourceVersion: every write appends one change and the
+ * new RV is the change's sequence number. Compaction drops old changes and
+ * remembers the oldest retained RV so watches from older RVs get 410.
+ *
+ * Keys are "<resource>.<group>/<namespace>/<name>" ("pods./ns/x" for the core
+ * group, "namespaces.//x" for cluster-scoped). Listing by prefix is ordered by
+ * key. Writes run in transactions with cached prepared statements.
+ * path ":memory:" (or NULL) keeps everything in memory; a file uses WAL.
+ */
+#ifndef KKS_DEVHUB_STORE_H
+#define KKS_DEVHUB_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pkg/util/err.h"
+
+struct store;
+
+enum store_event { STORE_ADDED = 0, STORE_MODIFIED = 1, STORE_DELETED = 2 };
+
+/* Open (creating the schema if needed). keep = number of changes retained by
+ * store_compact (<= 0: 10000). 0 or negative code with e filled. */
+int store_open(struct store **out, const char *path, long keep, struct err *e);
+/* Close (NULL ok). */
+void store_close(struct store *s);
+
+/* Current resourceVersion (last change), 0 for an empty store. */
+int64_t store_rv(const struct store *s);
+/* Oldest RV a watch may start from: changes with rv > this are retained. */
+int64_t store_compacted_rv(const struct store *s);
+
+/* Get the object stored under key: *out is a new reference. -ENOENT if absent. */
+int store_get(struct store *s, const char *key, json_t **out, struct err *e);
+
+/*
+ * Write obj under key (create when ev is STORE_ADDED, else replace), or
+ * delete it (STORE_DELETED; obj is the final state recorded in the change).
+ * The new RV is set into obj's metadata.resourceVersion (obj is borrowed and
+ * modified) and returned in *rv_out (optional).
+ */
+int store_write(struct store *s, enum store_event ev, const char *key, json_t *obj, int64_t *rv_out,
+                struct err *e);
+
+/* Called for every object of a list, in key order; return non-zero to stop
+ * (store_list then returns that value). obj is borrowed. */
+typedef int (*store_obj_cb)(const char *key, json_t *obj, void *userdata);
+/* Objects with keys starting with prefix and > after (after may be NULL or ""). */
+int store_list(struct store *s, const char *prefix, const char *after, store_obj_cb cb,
+               void *userdata, struct err *e);
+/*
+ * Garbage-collector queries, served from indexes instead of a full scan:
+ * objects with ownerReferences; objects being deleted in the foreground
+ * (deletionTimestamp + the foregroundDeletion finalizer); objects naming uid
+ * as an owner; whether an object with that uid exists / has dependents.
+ */
+int store_list_owned(struct store *s, store_obj_cb cb, void *userdata, struct err *e);
+int store_list_foreground(struct store *s, store_obj_cb cb, void *userdata, struct err *e);
+int store_list_dependents(struct store *s, const char *uid, store_obj_cb cb, void *userdata,
+                          struct err *e);
+bool store_uid_exists(struct store *s, const char *uid);
+bool store_has_dependents(struct store *s, const char *uid);
+
+/* Number of objects whose key starts with prefix. */
+long store_count(struct store *s, const char *prefix);
+
+/* Called for each change with rv > from, in RV order; obj is borrowed. */
+typedef int (*store_change_cb)(int64_t rv, enum store_event ev, const char *key, json_t *obj,
+                               void *userdata);
+/* Replay changes with rv > from and key starting with prefix. -ERANGE when
+ * from < store_compacted_rv (too old: the caller answers 410). */
+int store_changes(struct store *s, int64_t from, const char *prefix, store_change_cb cb,
+                  void *userdata, struct err *e);
+
+/* Drop changes beyond the retained window (keep the last `keep`). Returns the
+ * number of changes removed, or a negative code. */
+long store_compact(struct store *s, struct err *e);
+/* Drop all changes with rv <= upto (for tests / the admin endpoint). */
+long store_compact_to(struct store *s, int64_t upto, struct err *e);
+
+/* Event type name: "ADDED", "MODIFIED", "DELETED". */
+const char *store_event_name(enum store_event ev);
+
+#endif
