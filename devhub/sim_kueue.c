@@ -767,10 +767,16 @@ static void reserve(struct simkueue *k, const json_t *cq, const json_t *wl, json
     char *msg = xasprintf("Quota reserved in ClusterQueue %s", jx_name(cq));
     edit_cond(&ed, "QuotaReserved", "True", "QuotaReserved", msg);
     free(msg);
-    if (jx_conds_find(ed.conds, "Evicted"))
-        edit_cond(&ed, "Evicted", "False", "QuotaReserved", "Previously evicted");
-    if (jx_conds_find(ed.conds, "Preempted"))
-        edit_cond(&ed, "Preempted", "False", "QuotaReserved", "Previously preempted");
+    /* Like Kueue's SetQuotaReservation: earlier eviction conditions turn False. */
+    const char *types[] = {"Evicted", "Preempted"};
+    for (size_t t = 0; t < 2; t++) {
+        json_t *old = jx_conds_find(ed.conds, types[t]);
+        if (!old || strcmp(jx_str(old, "status", ""), "True"))
+            continue;
+        char *m = xasprintf("Previously: %s", jx_str(old, "message", ""));
+        edit_cond(&ed, types[t], "False", "QuotaReserved", m);
+        free(m);
+    }
     json_object_set_new(
         ed.status, "admission",
         json_pack("{s:s,s:O}", "clusterQueue", jx_name(cq), "podSetAssignments", assignments));

@@ -14,6 +14,7 @@
 #include "devhub/sim_api.h"
 #include "devhub/sim_kueue.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/util/xalloc.h"
 
 static json_t *J(const char *text)
 {
@@ -453,6 +454,112 @@ static void test_admission_check_flow(void **state)
     free(wp);
 }
 
+static void set_check(struct fx *f, const char *wp, const char *state)
+{
+    char *sp = xasprintf("%s/status", wp);
+    char body[256];
+    snprintf(body, sizeof(body),
+             "{\"status\":{\"admissionChecks\":[{\"name\":\"ac\",\"state\":\"%s\","
+             "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\",\"message\":\"\"}]}}",
+             state);
+    json_t *p = J(body);
+    assert_int_equal(simapi_patch(f->h, sp, p, NULL), 200);
+    json_decref(p);
+    free(sp);
+}
+
+static bool wl_retried(const json_t *w)
+{
+    return jx_int(w, "status.admissionChecks[0].retryCount", 0) == 1 &&
+           !strcmp(jx_str(w, "status.admissionChecks[0].state", ""), "Pending") &&
+           jx_cond_is_true(w, "QuotaReserved");
+}
+
+static bool wl_deactivated(const json_t *w)
+{
+    json_t *c = jx_cond_find(w, "Evicted");
+    return !jx_bool(w, "spec.active", true) && c &&
+           !strcmp(jx_str(c, "reason", ""), "Deactivated") && !jx_get(w, "status.admission");
+}
+
+static void test_retry_and_reject(void **state)
+{
+    struct fx *f = *state;
+    setup_queues(f, "4", true);
+    create_job(f, "r", "1", NULL);
+    char *wp = wl_path_of(f, "r");
+    json_t *w = wait_for(f, wp, wl_pending_check);
+    json_decref(w);
+    set_check(f, wp, "Ready");
+    json_t *j = wait_for(f, JOBS "/r", job_running);
+    json_decref(j);
+    /* Retry: evicted (job suspended again), check reset to Pending, then reserved again */
+    set_check(f, wp, "Retry");
+    w = wait_for(f, wp, wl_retried);
+    json_t *ev = jx_cond_find(w, "Evicted"); /* evicted, then reserved again */
+    assert_string_equal(jx_str(ev, "status", ""), "False");
+    assert_string_equal(jx_str(ev, "reason", ""), "QuotaReserved");
+    assert_string_equal(jx_str(ev, "message", ""),
+                        "Previously: At least one admission check is false");
+    assert_string_equal(jx_str(w, "status.admissionChecks[0].message", ""),
+                        "Reset to Pending after eviction. Previously: Retry");
+    assert_false(jx_cond_is_true(w, "Admitted"));
+    json_decref(w);
+    assert_int_equal(simapi_get(f->h, JOBS "/r", &j), 200);
+    assert_true(jx_bool(j, "spec.suspend", false));
+    assert_null(jx_get(j, "spec.template.spec.nodeSelector.pool"));
+    json_decref(j);
+    /* Rejected: deactivated, quota released, job stays suspended */
+    set_check(f, wp, "Rejected");
+    w = wait_for(f, wp, wl_deactivated);
+    assert_string_equal(jx_cond_status(w, "QuotaReserved"), "False");
+    json_decref(w);
+    json_t *cq = wait_for(f, KQ "/clusterqueues/cq", cq_idle);
+    json_decref(cq);
+    assert_int_equal(simapi_get(f->h, JOBS "/r", &j), 200);
+    assert_true(jx_bool(j, "spec.suspend", false));
+    json_decref(j);
+    free(wp);
+}
+
+static bool pt_running(const json_t *j)
+{
+    return !jx_bool(j, "spec.runPolicy.suspend", true);
+}
+
+static void test_pytorchjob_workload(void **state)
+{
+    struct fx *f = *state;
+    add_crd(f, "kubeflow.org", "pytorchjobs", "PyTorchJob", true,
+            "[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"subresources\":{"
+            "\"status\":{}}}]");
+    setup_queues(f, "8", false);
+    create(f, "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs",
+           "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{"
+           "\"name\":\"pt\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{"
+           "\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{"
+           "\"containers\":[{\"name\":\"p\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}},"
+           "\"Worker\":{\"replicas\":3,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+           "\"p\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}}}}}");
+    json_t *j = wait_for(f, "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/pt", pt_running);
+    assert_string_equal(
+        jx_str(j, "spec.pytorchReplicaSpecs.Worker.template.spec.nodeSelector.pool", ""), "a");
+    char *n = simkueue_workload_name("PyTorchJob", "kubeflow.org", "pt", jx_uid(j));
+    assert_int_equal(strncmp(n, "pytorchjob-pt-", 14), 0);
+    char *wp = simapi_path("kueue.x-k8s.io", "v1beta2", "workloads", "default", n, NULL);
+    json_t *w = NULL;
+    assert_int_equal(simapi_get(f->h, wp, &w), 200);
+    assert_string_equal(jx_str(w, "spec.podSets[1].name", ""), "worker");
+    assert_int_equal(jx_int(w, "spec.podSets[1].count", 0), 3);
+    assert_string_equal(jx_str(w, "status.admission.podSetAssignments[1].resourceUsage.cpu", ""),
+                        "6");
+    assert_true(jx_cond_is_true(w, "Admitted"));
+    json_decref(w);
+    json_decref(j);
+    free(wp);
+    free(n);
+}
+
 static long count_true(struct fx *f, const char *cond)
 {
     json_t *items = NULL;
@@ -563,6 +670,8 @@ int main(void)
         cmocka_unit_test(test_victims),
         cmocka_unit_test_setup_teardown(test_admission_check_flow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fifo_quota_and_preemption, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retry_and_reject, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pytorchjob_workload, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
