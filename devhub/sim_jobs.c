@@ -571,6 +571,8 @@ static void sync_job(struct simjobs *s, const json_t *job, json_t *pods)
     long comp = json_is_integer(compv) ? (long)json_integer_value(compv) : (par > 0 ? par : 1);
     if (par < 0)
         par = 0;
+    if (comp < 0)
+        comp = 0;
     if (comp > 100000)
         comp = 100000;
     bool indexed = !strcmp(jx_str(job, "spec.completionMode", "NonIndexed"), "Indexed");

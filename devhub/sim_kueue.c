@@ -868,14 +868,15 @@ static const char *wl_cq(const struct pass *ps, const json_t *wl)
     return lq ? jx_str(lq, "spec.clusterQueue", NULL) : NULL;
 }
 
-static void set_pending(struct simkueue *k, const json_t *wl, const char *msg)
+static void set_pending(struct simkueue *k, const json_t *wl, const char *reason, const char *msg)
 {
     json_t *c = jx_cond_find(wl, "QuotaReserved");
-    if (c && !strcmp(jx_str(c, "status", ""), "False") && !strcmp(jx_str(c, "message", ""), msg))
+    if (c && !strcmp(jx_str(c, "status", ""), "False") && !strcmp(jx_str(c, "message", ""), msg) &&
+        !strcmp(jx_str(c, "reason", ""), reason))
         return;
     struct wl_edit ed;
     edit_begin(&ed, wl);
-    edit_cond(&ed, "QuotaReserved", "False", "Pending", msg);
+    edit_cond(&ed, "QuotaReserved", "False", reason, msg);
     edit_commit(k, &ed, wl);
 }
 
@@ -973,7 +974,7 @@ static void sync_cq(struct simkueue *k, struct pass *ps, const json_t *cq)
             blocked = true; /* the preemptor is admitted on the next pass */
             continue;
         }
-        set_pending(k, w, why ? why : "insufficient quota");
+        set_pending(k, w, "Pending", why ? why : "insufficient quota");
         free(why);
         still_pending++;
         if (strict)
@@ -1130,8 +1131,19 @@ int simkueue_sync(struct simkueue *k)
         }
         if (is_reserved(w)) {
             sync_reserved(k, &ps, w);
-        } else if (job && !job_suspended(kind, job)) {
+            continue;
+        }
+        if (job && !job_suspended(kind, job))
             job_suspend_plain(k, kind, job);
+        if (!jx_bool(w, "spec.active", true))
+            continue;
+        const char *cqn = wl_cq(&ps, w);
+        if (!cqn || !json_object_get(ps.cqs, cqn)) {
+            char *m =
+                cqn ? xasprintf("ClusterQueue %s doesn't exist", cqn)
+                    : xasprintf("LocalQueue %s doesn't exist", jx_str(w, "spec.queueName", ""));
+            set_pending(k, w, "Inadmissible", m);
+            free(m);
         }
     }
     /* Workloads changed by sync_reserved are re-read on the next pass; queue now. */

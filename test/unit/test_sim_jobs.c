@@ -297,6 +297,45 @@ static void test_suspend_and_too_big(void **state)
     json_decref(p);
 }
 
+static bool job_has_ready(const json_t *j)
+{
+    return jx_int(j, "status.ready", 0) == 2 && jx_int(j, "status.active", 0) == 2;
+}
+
+static bool job_suspended_no_active(const json_t *j)
+{
+    return jx_cond_is_true(j, "Suspended") && jx_int(j, "status.active", -1) == 0;
+}
+
+static void test_suspend_running_job(void **state)
+{
+    struct fx *f = *state;
+    add_nodes(f, "1xcpu=4,memory=8Gi");
+    json_t *job =
+        J("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"long\"},"
+          "\"spec\":{\"parallelism\":2,\"completions\":4,\"template\":{\"spec\":{"
+          "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":"
+          "\"x\",\"command\":[\"sleep\",\"1h\"]}]}}}}");
+    assert_int_equal(simapi_create(f->h, "/apis/batch/v1/namespaces/default/jobs", job, NULL), 201);
+    json_decref(job);
+    json_t *j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/long", job_has_ready);
+    assert_non_null(jx_str(j, "status.startTime", NULL));
+    json_decref(j);
+    json_t *patch = J("{\"spec\":{\"suspend\":true}}");
+    assert_int_equal(simapi_patch(f->h, "/apis/batch/v1/namespaces/default/jobs/long", patch, NULL),
+                     200);
+    json_decref(patch);
+    j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/long", job_suspended_no_active);
+    assert_null(jx_get(j, "status.startTime"));
+    json_decref(j);
+    /* the active pods are deleted (they are gone once the hub processed the delete) */
+    json_t *pods = pods_of(f, "job-name=long");
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) assert_non_null(jx_str(p, "metadata.deletionTimestamp", NULL));
+    json_decref(pods);
+}
+
 static bool pt_succeeded(const json_t *j)
 {
     return jx_cond_is_true(j, "Succeeded");
@@ -350,6 +389,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_job_runs_to_complete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_suspend_and_too_big, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pytorchjob, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_suspend_running_job, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -522,6 +522,32 @@ static void test_retry_and_reject(void **state)
     free(wp);
 }
 
+static bool wl_inadmissible(const json_t *w)
+{
+    json_t *c = jx_cond_find(w, "QuotaReserved");
+    return c && !strcmp(jx_str(c, "reason", ""), "Inadmissible");
+}
+
+static void test_missing_queue(void **state)
+{
+    struct fx *f = *state;
+    create_job(f, "orphan", "1", NULL); /* LocalQueue lq does not exist yet */
+    char *wp = wl_path_of(f, "orphan");
+    json_t *w = wait_for(f, wp, wl_inadmissible);
+    assert_string_equal(jx_str(jx_cond_find(w, "QuotaReserved"), "message", ""),
+                        "LocalQueue lq doesn't exist");
+    json_decref(w);
+    json_t *j = NULL;
+    assert_int_equal(simapi_get(f->h, JOBS "/orphan", &j), 200);
+    assert_true(jx_bool(j, "spec.suspend", false));
+    json_decref(j);
+    /* the queue appears: admitted (no checks) and started */
+    setup_queues(f, "2", false);
+    j = wait_for(f, JOBS "/orphan", job_running);
+    json_decref(j);
+    free(wp);
+}
+
 static bool pt_running(const json_t *j)
 {
     return !jx_bool(j, "spec.runPolicy.suspend", true);
@@ -671,6 +697,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_check_flow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fifo_quota_and_preemption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry_and_reject, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pytorchjob_workload, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
