@@ -98,14 +98,16 @@ $(LIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# Each directory cmd/<name>/ is one binary.
+# Each directory bench/<name>/ is bin/bench-<name> (a static pattern rule, so it
+# wins over the cmd/ rule below whose stem also matches); each directory
+# cmd/<name>/ is bin/<name>.
 .SECONDEXPANSION:
-$(BINDIR)/%: $$(call obj,$$(wildcard cmd/%/*.c)) $(LIB)
+$(BENCH_BINS): $(BINDIR)/bench-%: $$(call obj,$$(wildcard bench/$$*/*.c)) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
 
-$(BINDIR)/bench-%: $$(call obj,$$(wildcard bench/%/*.c)) $(LIB)
+$(BINDIR)/%: $$(call obj,$$(wildcard cmd/%/*.c)) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)

@@ -265,26 +265,80 @@ static void watch_send_obj(struct hub_watch *w, const char *type, json_t *obj)
     json_decref(copy);
 }
 
+/* Serialised watch lines of one change, shared by the watchers that want the
+ * same event type and apiVersion in plain JSON (the common case): one dump per
+ * change instead of one per watcher. */
+struct line_cache {
+    const char *type;
+    const char *api_version;
+    char *line;
+};
+
+static void watch_send_cached(struct hub_watch *w, const char *type, json_t *obj,
+                              struct line_cache *cache, size_t *ncache)
+{
+    if (w->printer || w->ended) {
+        watch_send_obj(w, type, obj);
+        return;
+    }
+    char *line = NULL;
+    bool owned = false;
+    for (size_t i = 0; i < *ncache; i++)
+        if (cache[i].type == type && !strcmp(cache[i].api_version, w->api_version))
+            line = cache[i].line;
+    if (!line) {
+        json_t *copy = json_copy(obj);
+        json_object_set_new(copy, "apiVersion", json_string(w->api_version));
+        json_object_set_new(copy, "kind", json_string(w->kind));
+        json_t *ev = json_pack("{s:s, s:o}", "type", type, "object", copy);
+        char *txt = json_dumps(ev, JSON_COMPACT);
+        json_decref(ev);
+        if (!txt)
+            return;
+        line = xasprintf("%s\n", txt);
+        free(txt);
+        if (*ncache < 8) {
+            cache[*ncache] = (struct line_cache){type, w->api_version, line};
+            (*ncache)++;
+        } else {
+            owned = true;
+        }
+    }
+    if (buf_puts(&w->out, line))
+        w->ended = true;
+    if (owned)
+        free(line);
+    if (w->notify)
+        w->notify(w->userdata);
+}
+
 /* Fan a change out to every watcher of its resource. old is the previous state
  * (NULL for ADDED). */
 static void emit(struct hub *h, const char *key, enum store_event ev, json_t *old, json_t *obj)
 {
+    struct line_cache cache[8];
+    size_t ncache = 0;
+    static const char *const t_added = "ADDED", *const t_modified = "MODIFIED",
+                             *const t_deleted = "DELETED";
     for (struct hub_watch *w = h->watches; w; w = w->next) {
         if (w->ended || strncmp(key, w->prefix, strlen(w->prefix)))
             continue;
         bool mnew = ev != STORE_DELETED && watch_matches(w, obj);
         bool mold = ev == STORE_DELETED ? watch_matches(w, old ? old : obj) : watch_matches(w, old);
-        if (ev == STORE_DELETED) {
-            if (mold)
-                watch_send_obj(w, "DELETED", obj);
-        } else if (mnew && mold) {
-            watch_send_obj(w, "MODIFIED", obj);
-        } else if (mnew) {
-            watch_send_obj(w, "ADDED", obj);
-        } else if (mold) {
-            watch_send_obj(w, "DELETED", obj);
-        }
+        const char *type = NULL;
+        if (ev == STORE_DELETED)
+            type = mold ? t_deleted : NULL;
+        else if (mnew && mold)
+            type = t_modified;
+        else if (mnew)
+            type = t_added;
+        else if (mold)
+            type = t_deleted;
+        if (type)
+            watch_send_cached(w, type, obj, cache, &ncache);
     }
+    for (size_t i = 0; i < ncache; i++)
+        free(cache[i].line);
 }
 
 static void watch_timeout_cb(struct ev_loop *loop, ev_timer *t, int revents)
@@ -869,29 +923,24 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
     return ret;
 }
 
-/* Strip owner references to uid from every object (orphan propagation). */
+/* Strip owner references to uid from its dependents (orphan propagation). */
 static void orphan_dependents(struct hub *h, const char *uid)
 {
     json_t *items = json_array();
-    store_list(h->st, "", NULL, collect_key, items, NULL);
+    store_list_dependents(h->st, uid, collect_key, items, NULL);
     size_t k;
     json_t *it;
     json_array_foreach(items, k, it)
     {
         json_t *o = json_object_get(it, "obj");
+        json_t *prev = json_deep_copy(o);
         json_t *refs = json_object_get(meta(o), "ownerReferences");
-        bool changed = false;
         for (size_t i = json_array_size(refs); i-- > 0;) {
-            if (!strcmp(jstr(json_array_get(refs, i), "uid"), uid)) {
+            if (!strcmp(jstr(json_array_get(refs, i), "uid"), uid))
                 json_array_remove(refs, i);
-                changed = true;
-            }
         }
-        if (!changed)
-            continue;
         if (json_array_size(refs) == 0)
             json_object_del(meta(o), "ownerReferences");
-        json_t *prev = json_deep_copy(o);
         commit(h, jstr(it, "key"), STORE_MODIFIED, prev, o, NULL);
         json_decref(prev);
     }
@@ -1004,88 +1053,71 @@ static const struct reg_resource *res_for_key(struct hub *h, const char *key)
     return NULL;
 }
 
-/* One GC pass: delete dependents whose owners are all gone, drive foreground
- * deletions. Returns the number of writes made. */
+/* One GC pass: delete dependents whose owners are all gone (or are being
+ * deleted in the foreground), and finish foreground deletions whose
+ * dependents are gone. Uses the store's owner/uid indexes, so the cost is
+ * proportional to the objects that have owners, not to all objects.
+ * Returns the number of writes made. */
 static int gc_pass(struct hub *h)
 {
-    json_t *items = json_array();
-    json_t *uids = json_object();
+    json_t *owned = json_array(), *fg = json_array();
     int writes = 0;
-    store_list(h->st, "", NULL, collect_key, items, NULL);
+    store_list_owned(h->st, collect_key, owned, NULL);
+    store_list_foreground(h->st, collect_key, fg, NULL);
+    json_t *fg_uids = json_object();
     size_t k;
     json_t *it;
-    json_array_foreach(items, k, it)
+    json_array_foreach(fg, k, it)
     {
-        const char *uid = mstr(json_object_get(it, "obj"), "uid");
-        if (*uid)
-            json_object_set(uids, uid, it);
+        json_object_set_new(fg_uids, mstr(json_object_get(it, "obj"), "uid"), json_true());
     }
-    json_array_foreach(items, k, it)
+    json_array_foreach(owned, k, it)
     {
         json_t *o = json_object_get(it, "obj");
         const char *key = jstr(it, "key");
         const struct reg_resource *r = res_for_key(h, key);
-        if (!r)
+        if (!r || json_object_get(meta(o), "deletionTimestamp"))
             continue;
-        json_t *refs = json_object_get(meta(o), "ownerReferences");
-        if (json_array_size(refs) > 0 && !json_object_get(meta(o), "deletionTimestamp")) {
-            bool alive = false, owner_fg = false;
-            size_t i;
-            json_t *ref;
-            json_array_foreach(refs, i, ref)
-            {
-                json_t *owner = json_object_get(uids, jstr(ref, "uid"));
-                if (owner) {
-                    alive = true;
-                    json_t *oo = json_object_get(owner, "obj");
-                    if (json_object_get(meta(oo), "deletionTimestamp") &&
-                        has_finalizer(oo, "foregroundDeletion"))
-                        owner_fg = true;
-                }
-            }
-            if (!alive || owner_fg) {
-                struct hub_resp resp = {0};
-                json_t *opts = json_pack("{s:s}", "propagationPolicy", "Background");
-                do_delete(h, r, key, o, opts, false, &resp);
-                json_decref(opts);
-                hub_resp_release(&resp);
-                writes++;
-                continue;
-            }
+        bool alive = false, owner_fg = false;
+        size_t i;
+        json_t *ref;
+        json_array_foreach(json_object_get(meta(o), "ownerReferences"), i, ref)
+        {
+            const char *ouid = jstr(ref, "uid");
+            if (store_uid_exists(h->st, ouid))
+                alive = true;
+            if (json_object_get(fg_uids, ouid))
+                owner_fg = true;
         }
-        if (json_object_get(meta(o), "deletionTimestamp") &&
-            has_finalizer(o, "foregroundDeletion")) {
-            const char *uid = mstr(o, "uid");
-            bool deps = false;
-            size_t j;
-            json_t *it2;
-            json_array_foreach(items, j, it2)
-            {
-                json_t *refs2 =
-                    json_object_get(meta(json_object_get(it2, "obj")), "ownerReferences");
-                size_t i;
-                json_t *ref;
-                json_array_foreach(refs2, i, ref)
-                {
-                    if (!strcmp(jstr(ref, "uid"), uid))
-                        deps = true;
-                }
-            }
-            if (!deps) {
-                json_t *next = json_deep_copy(o);
-                remove_finalizer(next, "foregroundDeletion");
-                struct err e = {0};
-                if (json_array_size(json_object_get(meta(next), "finalizers")) == 0)
-                    really_delete(h, r, key, next, &e);
-                else
-                    commit(h, key, STORE_MODIFIED, o, next, &e);
-                json_decref(next);
-                writes++;
-            }
-        }
+        if (alive && !owner_fg)
+            continue;
+        struct hub_resp resp = {0};
+        json_t *opts = json_pack("{s:s}", "propagationPolicy", "Background");
+        do_delete(h, r, key, o, opts, false, &resp);
+        json_decref(opts);
+        hub_resp_release(&resp);
+        writes++;
     }
-    json_decref(uids);
-    json_decref(items);
+    json_array_foreach(fg, k, it)
+    {
+        json_t *o = json_object_get(it, "obj");
+        const char *key = jstr(it, "key");
+        const struct reg_resource *r = res_for_key(h, key);
+        if (!r || store_has_dependents(h->st, mstr(o, "uid")))
+            continue;
+        json_t *next = json_deep_copy(o);
+        remove_finalizer(next, "foregroundDeletion");
+        struct err e = {0};
+        if (json_array_size(json_object_get(meta(next), "finalizers")) == 0)
+            really_delete(h, r, key, next, &e);
+        else
+            commit(h, key, STORE_MODIFIED, o, next, &e);
+        json_decref(next);
+        writes++;
+    }
+    json_decref(fg_uids);
+    json_decref(owned);
+    json_decref(fg);
     return writes;
 }
 

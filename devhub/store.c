@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ enum {
     ST_COUNT,
     ST_CHANGES,
     ST_META_SET,
+    ST_UID_EXISTS,
+    ST_HAS_DEPS,
     ST_BEGIN,
     ST_COMMIT,
     ST_ROLLBACK,
@@ -25,8 +28,9 @@ enum {
 
 static const char *const sql_text[ST__N] = {
     [ST_GET] = "SELECT obj FROM objects WHERE key = ?1",
-    [ST_UPSERT] = "INSERT INTO objects(key, obj, rv) VALUES(?1, ?2, ?3) "
-                  "ON CONFLICT(key) DO UPDATE SET obj = excluded.obj, rv = excluded.rv",
+    [ST_UPSERT] = "INSERT INTO objects(key, obj, rv, uid, owners, fg) VALUES(?1, ?2, ?3, ?4, ?5, "
+                  "?6) ON CONFLICT(key) DO UPDATE SET obj = excluded.obj, rv = excluded.rv, "
+                  "uid = excluded.uid, owners = excluded.owners, fg = excluded.fg",
     [ST_DEL] = "DELETE FROM objects WHERE key = ?1",
     [ST_CHANGE] = "INSERT INTO changes(rv, type, key, obj) VALUES(?1, ?2, ?3, ?4)",
     [ST_LIST] = "SELECT key, obj FROM objects WHERE key >= ?1 AND key < ?2 AND key > ?3 "
@@ -34,6 +38,8 @@ static const char *const sql_text[ST__N] = {
     [ST_COUNT] = "SELECT count(*) FROM objects WHERE key >= ?1 AND key < ?2",
     [ST_CHANGES] = "SELECT rv, type, key, obj FROM changes WHERE rv > ?1 AND key >= ?2 AND "
                    "key < ?3 ORDER BY rv",
+    [ST_UID_EXISTS] = "SELECT 1 FROM objects WHERE uid = ?1 LIMIT 1",
+    [ST_HAS_DEPS] = "SELECT 1 FROM objects WHERE owners LIKE ?1 LIMIT 1",
     [ST_META_SET] = "INSERT INTO meta(k, v) VALUES(?1, ?2) "
                     "ON CONFLICT(k) DO UPDATE SET v = excluded.v",
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -112,7 +118,12 @@ int store_open(struct store **out, const char *path, long keep, struct err *e)
     const char *schema = "PRAGMA journal_mode=WAL;"
                          "PRAGMA synchronous=NORMAL;"
                          "CREATE TABLE IF NOT EXISTS objects(key TEXT PRIMARY KEY, obj TEXT NOT "
-                         "NULL, rv INTEGER NOT NULL) WITHOUT ROWID;"
+                         "NULL, rv INTEGER NOT NULL, uid TEXT NOT NULL DEFAULT '', owners TEXT "
+                         "NOT NULL DEFAULT '', fg INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;"
+                         "CREATE INDEX IF NOT EXISTS objects_uid ON objects(uid);"
+                         "CREATE INDEX IF NOT EXISTS objects_owned ON objects(owners) WHERE "
+                         "owners != '';"
+                         "CREATE INDEX IF NOT EXISTS objects_fg ON objects(fg) WHERE fg != 0;"
                          "CREATE TABLE IF NOT EXISTS changes(rv INTEGER PRIMARY KEY, type INTEGER "
                          "NOT NULL, key TEXT NOT NULL, obj TEXT NOT NULL);"
                          "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v INTEGER);";
@@ -211,9 +222,56 @@ static void set_rv(json_t *obj, int64_t rv)
     json_object_set_new(md, "resourceVersion", json_string(b));
 }
 
+/* " uid1 uid2 " of the object's ownerReferences, "" when it has none. */
+static char *owner_uids(json_t *obj)
+{
+    json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+    size_t i;
+    json_t *ref;
+    size_t n = 2;
+    json_array_foreach(refs, i, ref)
+    {
+        const char *u = json_string_value(json_object_get(ref, "uid"));
+        n += u ? strlen(u) + 1 : 0;
+    }
+    char *out = xmalloc(n + 1);
+    size_t len = 0;
+    json_array_foreach(refs, i, ref)
+    {
+        const char *u = json_string_value(json_object_get(ref, "uid"));
+        if (!u || !*u)
+            continue;
+        out[len++] = ' ';
+        memcpy(out + len, u, strlen(u));
+        len += strlen(u);
+    }
+    if (len)
+        out[len++] = ' ';
+    out[len] = '\0';
+    return out;
+}
+
+/* 1 when the object is being deleted in the foreground (GC must drive it). */
+static int foreground(json_t *obj)
+{
+    json_t *md = json_object_get(obj, "metadata");
+    if (!json_object_get(md, "deletionTimestamp"))
+        return 0;
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(md, "finalizers"), i, f)
+    {
+        const char *v = json_string_value(f);
+        if (v && !strcmp(v, "foregroundDeletion"))
+            return 1;
+    }
+    return 0;
+}
+
 int store_write(struct store *s, enum store_event ev, const char *key, json_t *obj, int64_t *rv_out,
                 struct err *e)
 {
+    char *owners = NULL;
     int64_t rv = s->rv + 1;
     char *txt = NULL;
     int ret = exec_simple(s, ST_BEGIN, e);
@@ -238,10 +296,16 @@ int store_write(struct store *s, enum store_event ev, const char *key, json_t *o
         st = stmt(s, ST_DEL);
         sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     } else {
+        const char *uid =
+            json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+        owners = owner_uids(obj);
         st = stmt(s, ST_UPSERT);
         sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, txt, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, rv);
+        sqlite3_bind_text(st, 4, uid ? uid : "", -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 5, owners, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 6, foreground(obj));
     }
     if (sqlite3_step(st) != SQLITE_DONE) {
         ret = db_err(s, e, "write object");
@@ -259,6 +323,7 @@ out:
             exec_simple(s, ST_ROLLBACK, NULL);
     }
     free(txt);
+    free(owners);
     if (!ret) {
         s->rv = rv;
         if (rv_out)
@@ -304,6 +369,77 @@ out:
     sqlite3_finalize(st);
     free(end);
     return ret;
+}
+
+/* Run a fresh statement that selects (key, obj) and feed the callback. */
+static int query_objects(struct store *s, const char *sql, const char *arg, store_obj_cb cb,
+                         void *userdata, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int ret = 0, rc;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_err(s, e, "query");
+    if (arg)
+        sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *obj = parse_col(st, 1);
+        if (!obj)
+            continue;
+        ret = cb((const char *)sqlite3_column_text(st, 0), obj, userdata);
+        json_decref(obj);
+        if (ret)
+            break;
+    }
+    if (!ret && rc != SQLITE_DONE)
+        ret = db_err(s, e, "query");
+    sqlite3_finalize(st);
+    return ret;
+}
+
+int store_list_owned(struct store *s, store_obj_cb cb, void *userdata, struct err *e)
+{
+    return query_objects(s, "SELECT key, obj FROM objects WHERE owners != '' ORDER BY key", NULL,
+                         cb, userdata, e);
+}
+
+int store_list_foreground(struct store *s, store_obj_cb cb, void *userdata, struct err *e)
+{
+    return query_objects(s, "SELECT key, obj FROM objects WHERE fg != 0 ORDER BY key", NULL, cb,
+                         userdata, e);
+}
+
+int store_list_dependents(struct store *s, const char *uid, store_obj_cb cb, void *userdata,
+                          struct err *e)
+{
+    char *pat = xasprintf("%% %s %%", uid);
+    int ret = query_objects(s, "SELECT key, obj FROM objects WHERE owners LIKE ?1 ORDER BY key",
+                            pat, cb, userdata, e);
+    free(pat);
+    return ret;
+}
+
+static bool exists(struct store *s, int id, const char *arg)
+{
+    sqlite3_stmt *st = stmt(s, id);
+    sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
+    bool found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_reset(st);
+    return found;
+}
+
+bool store_uid_exists(struct store *s, const char *uid)
+{
+    return uid && *uid && exists(s, ST_UID_EXISTS, uid);
+}
+
+bool store_has_dependents(struct store *s, const char *uid)
+{
+    if (!uid || !*uid)
+        return false;
+    char *pat = xasprintf("%% %s %%", uid);
+    bool found = exists(s, ST_HAS_DEPS, pat);
+    free(pat);
+    return found;
 }
 
 long store_count(struct store *s, const char *prefix)

@@ -14,6 +14,7 @@
 #define KKS_DEVHUB_STORE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,19 @@ typedef int (*store_obj_cb)(const char *key, json_t *obj, void *userdata);
 /* Objects with keys starting with prefix and > after (after may be NULL or ""). */
 int store_list(struct store *s, const char *prefix, const char *after, store_obj_cb cb,
                void *userdata, struct err *e);
+/*
+ * Garbage-collector queries, served from indexes instead of a full scan:
+ * objects with ownerReferences; objects being deleted in the foreground
+ * (deletionTimestamp + the foregroundDeletion finalizer); objects naming uid
+ * as an owner; whether an object with that uid exists / has dependents.
+ */
+int store_list_owned(struct store *s, store_obj_cb cb, void *userdata, struct err *e);
+int store_list_foreground(struct store *s, store_obj_cb cb, void *userdata, struct err *e);
+int store_list_dependents(struct store *s, const char *uid, store_obj_cb cb, void *userdata,
+                          struct err *e);
+bool store_uid_exists(struct store *s, const char *uid);
+bool store_has_dependents(struct store *s, const char *uid);
+
 /* Number of objects whose key starts with prefix. */
 long store_count(struct store *s, const char *prefix);
 

@@ -341,6 +341,40 @@ int table_jsonpath(const char *expr, const json_t *obj, json_t **out, struct err
                     json_decref(next);
                     goto out;
                 }
+            } else if (strchr("-0123456789:", *p.s) && p.s[strspn(p.s, "-0123456789")] == ':') {
+                /* Slice [start:end] (either may be omitted or negative), as `[-1:]`. */
+                char *end = NULL;
+                bool has_lo = *p.s != ':', has_hi;
+                errno = 0;
+                long lo = has_lo ? strtol(p.s, &end, 10) : 0;
+                if (has_lo && (end == p.s || errno)) {
+                    json_decref(next);
+                    rc = jp_fail(&p, "bad slice start");
+                    goto out;
+                }
+                p.s = has_lo ? end + 1 : p.s + 1;
+                has_hi = *p.s != ']';
+                long hi = has_hi ? strtol(p.s, &end, 10) : 0;
+                if ((has_hi && (end == p.s || errno)) || *(has_hi ? end : p.s) != ']') {
+                    json_decref(next);
+                    rc = jp_fail(&p, "bad slice (only [start:end] is supported)");
+                    goto out;
+                }
+                p.s = (has_hi ? end : p.s) + 1;
+                for (size_t i = 0; i < json_array_size(cur); i++) {
+                    json_t *n = json_array_get(cur, i);
+                    if (!json_is_array(n))
+                        continue;
+                    long sz = (long)json_array_size(n);
+                    long a = has_lo ? (lo < 0 ? sz + lo : lo) : 0;
+                    long b = has_hi ? (hi < 0 ? sz + hi : hi) : sz;
+                    if (a < 0)
+                        a = 0;
+                    if (b > sz)
+                        b = sz;
+                    for (long j = a; j < b; j++)
+                        json_array_append(next, json_array_get(n, (size_t)j));
+                }
             } else {
                 char *end = NULL;
                 errno = 0;
@@ -1173,6 +1207,59 @@ static const struct coldef cols_event[] = {
     {"Name", "string", "name", DESC_NAME, 1},
 };
 
+static void row_rolebinding(const json_t *o, time_t now, json_t *cells, json_t *row)
+{
+    json_t *ref = oget(o, "roleRef");
+    char *role = xasprintf("%s/%s", sget(ref, "kind"), sget(ref, "name"));
+    cell_str(cells, meta_name(o));
+    cell_str(cells, role);
+    cell_age(cells, o, now);
+    free(role);
+    /* rbac.SubjectsStrings: users, groups, "namespace/name" service accounts. */
+    struct buf users, groups, sas;
+    buf_init(&users, 1 << 16);
+    buf_init(&groups, 1 << 16);
+    buf_init(&sas, 1 << 16);
+    json_t *subjects = oget(o, "subjects");
+    for (size_t i = 0; i < json_array_size(subjects); i++) {
+        json_t *sj = json_array_get(subjects, i);
+        const char *kind = sget(sj, "kind");
+        struct buf *b = NULL;
+        if (!strcmp(kind, "User"))
+            b = &users;
+        else if (!strcmp(kind, "Group"))
+            b = &groups;
+        else if (!strcmp(kind, "ServiceAccount"))
+            b = &sas;
+        if (!b)
+            continue;
+        if (b->len)
+            buf_puts(b, ", ");
+        if (b == &sas)
+            buf_printf(b, "%s/%s", sget(sj, "namespace"), sget(sj, "name"));
+        else
+            buf_puts(b, sget(sj, "name"));
+    }
+    cell_str(cells, buf_str(&users));
+    cell_str(cells, buf_str(&groups));
+    cell_str(cells, buf_str(&sas));
+    buf_free(&users);
+    buf_free(&groups);
+    buf_free(&sas);
+}
+
+static const struct coldef cols_rolebinding[] = {
+    COL_NAME,
+    {"Role", "string", "",
+     "RoleRef can reference a Role in the current namespace or a "
+     "ClusterRole in the global namespace.",
+     0},
+    COL_AGE,
+    {"Users", "string", "", "Users in the roleBinding", 1},
+    {"Groups", "string", "", "Groups in the roleBinding", 1},
+    {"ServiceAccounts", "string", "", "ServiceAccounts in the roleBinding", 1},
+};
+
 typedef void (*row_fn)(const json_t *obj, time_t now, json_t *cells, json_t *row);
 
 static const struct builtin {
@@ -1198,6 +1285,8 @@ static const struct builtin {
     B("coordination.k8s.io", "Lease", cols_lease, row_lease),
     B("", "Event", cols_event, row_event),
     B("events.k8s.io", "Event", cols_event, row_event_v1),
+    B("rbac.authorization.k8s.io", "RoleBinding", cols_rolebinding, row_rolebinding),
+    B("rbac.authorization.k8s.io", "ClusterRoleBinding", cols_rolebinding, row_rolebinding),
 #undef B
 };
 

@@ -5,7 +5,8 @@
  *
  *   - built-in kinds use the apiserver's printers (pkg/printers/internalversion):
  *     Namespace, Node, Pod, Job, Deployment, Secret, ConfigMap, ServiceAccount,
- *     Service, Event (core and events.k8s.io), Lease. Columns with priority 1
+ *     Service, Event (core and events.k8s.io), Lease, RoleBinding and
+ *     ClusterRoleBinding. Columns with priority 1
  *     are the ones `-o wide` adds; the server always sends every column;
  *   - other built-ins get the default convertor: Name, Created At (RFC 3339);
  *   - custom resources use the CRD version's additionalPrinterColumns
@@ -17,7 +18,8 @@
  *   - each row carries `object`: a PartialObjectMetadata (includeObject=Metadata,
  *     the default), the whole object (Object) or nothing (None).
  *
- * The jsonPath subset: `.a.b`, `.a[0].b`, `.a[*].b`, `.a['k.with.dots']`,
+ * The jsonPath subset: `.a.b`, `.a[0].b`, `.a[-1]`, `.a[*].b`, slices `.a[-1:].b`
+ * `.a[1:3]`, `.a['k.with.dots']`,
  * `.a.k\.with\.dots`, `.a[?(@.type=="Ready")].status` (== and != against a
  * quoted string, a number, true/false), optional `{...}` braces and leading `$`.
  */

@@ -325,6 +325,21 @@ int jx_del(json_t *root, const char *path)
     return -EINVAL;
 }
 
+json_t *jx_find_by(const json_t *arr, const char *field, const char *value)
+{
+    size_t i;
+    json_t *el;
+    if (!json_is_array(arr) || !field || !value)
+        return NULL;
+    json_array_foreach(arr, i, el)
+    {
+        json_t *v = json_object_get(el, field);
+        if (json_is_string(v) && strcmp(json_string_value(v), value) == 0)
+            return el;
+    }
+    return NULL;
+}
+
 /* ---- parsing / printing --------------------------------------------------- */
 
 json_t *jx_loadb(const char *data, size_t n, struct err *e)
@@ -606,17 +621,7 @@ int jx_key_split(const char *key, char **ns, char **name)
 
 json_t *jx_conds_find(const json_t *conds, const char *type)
 {
-    if (!json_is_array(conds) || !type)
-        return NULL;
-    size_t i;
-    json_t *c;
-    json_array_foreach(conds, i, c)
-    {
-        json_t *t = json_object_get(c, "type");
-        if (json_is_string(t) && strcmp(json_string_value(t), type) == 0)
-            return c;
-    }
-    return NULL;
+    return jx_find_by(conds, "type", type);
 }
 
 json_t *jx_cond_find(const json_t *obj, const char *type)

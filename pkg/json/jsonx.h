@@ -72,6 +72,10 @@ int jx_set_str(json_t *root, const char *path, const char *s, struct err *e);
 /* Remove the value at path: 0 removed, -ENOENT absent, -EINVAL bad path. */
 int jx_del(json_t *root, const char *path);
 
+/* The first element of array `arr` that is an object whose string member `field` equals
+ * `value` (e.g. status.admissionChecks[] by "name"), or NULL. Borrowed. */
+json_t *jx_find_by(const json_t *arr, const char *field, const char *value);
+
 /* ---- parsing / printing --------------------------------------------------- */
 
 /* Parse a JSON text of n bytes. New reference, or NULL with e filled
@@ -158,10 +162,10 @@ const char *jx_cond_status(const json_t *obj, const char *type);
 bool jx_cond_is_true(const json_t *obj, const char *type);
 
 struct jx_cond {
-    const char *type;   /* required */
-    const char *status; /* required: "True", "False" or "Unknown" */
-    const char *reason; /* optional */
-    const char *message;
+    const char *type;              /* required */
+    const char *status;            /* required: "True", "False" or "Unknown" */
+    const char *reason;            /* optional: NULL removes an existing reason */
+    const char *message;           /* optional: NULL removes an existing message */
     long long observed_generation; /* written when > 0 */
 };
 
@@ -173,7 +177,12 @@ struct jx_cond {
  * identical, -EINVAL when type/status are missing or conds is not an array.
  */
 int jx_conds_set(json_t *conds, const struct jx_cond *c, const char *now);
-/* Same on obj.status.conditions (created when missing). */
+/*
+ * Same on obj.status.conditions (created when missing).
+ * For a merge patch: arrays are replaced whole, so patch the full list:
+ *   json_t *c = json_deep_copy(jx_arr(obj, "status.conditions")) or json_array();
+ *   if (jx_conds_set(c, &cond, NULL) > 0) jx_patch_set_new(&p, "status.conditions", c);
+ */
 int jx_cond_set(json_t *obj, const struct jx_cond *c, const char *now);
 /* Remove a condition by type: 1 removed, 0 absent. */
 int jx_cond_remove(json_t *obj, const char *type);

@@ -299,10 +299,8 @@ static int kc_add(struct kc *kc, const char *label, const char *dir, const char 
         if (!json_is_array(list))
             return err_set(e, -EINVAL, "kubeconfig %s: %s: expected a list", label, sec);
         json_t *seen = json_object();
-        size_t i;
-        json_t *item;
-        json_array_foreach(list, i, item)
-        {
+        for (size_t i = 0; i < json_array_size(list); i++) {
+            json_t *item = json_array_get(list, i);
             struct where w = {kc, f, sec, i, "", e};
             char *name = NULL;
             if (!json_is_object(item)) {
@@ -558,10 +556,20 @@ static int build_user(struct kc *kc, const json_t *ent, struct kube_rest_config 
     struct where w = {kc, &kc->files[fi], "users", idx, "user", e};
     char *tok_file = NULL;
     int rc = 0;
-    if (json_object_get(body, "username") || json_object_get(body, "password"))
-        return fail(&w, json_object_get(body, "username") ? "username" : "password", -ENOTSUP,
-                    "basic authentication (username/password) is not supported; use a token, "
-                    "a client certificate or an exec plugin");
+    static const char *const basic[] = {"username", "password"};
+    for (size_t i = 0; i < 2; i++) {
+        char *v = NULL;
+        if ((rc = get_str(&w, body, basic[i], &v)) < 0)
+            return rc;
+        bool set = v != NULL;
+        if (v)
+            explicit_bzero(v, strlen(v));
+        free(v);
+        if (set)
+            return fail(&w, basic[i], -ENOTSUP,
+                        "basic authentication (username/password) is not supported; use a token, "
+                        "a client certificate or an exec plugin");
+    }
     json_t *ap = json_object_get(body, "auth-provider");
     if (ap && !json_is_null(ap)) {
         const char *name = json_string_value(json_object_get(ap, "name"));

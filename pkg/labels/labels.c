@@ -151,6 +151,14 @@ bool sel_is_nothing(const struct sel *s)
     return !s || s->nothing;
 }
 
+/* Grow an array of n elements for one more: capacity doubles at powers of two. */
+static void *grow(void *p, size_t n, size_t elsize)
+{
+    if (n >= 4 && (n & (n - 1)) != 0)
+        return p;
+    return xrealloc(p, (n < 4 ? 4 : n * 2) * elsize);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -159,7 +167,7 @@ static int cmp_str(const void *a, const void *b)
 /* A requirement under construction: values appended, then sorted/deduplicated. */
 static void req_add_value(struct sel_req *r, const char *v, size_t n)
 {
-    r->values = xrealloc(r->values, (r->nvalues + 1) * sizeof(char *));
+    r->values = grow(r->values, r->nvalues, sizeof(char *));
     r->values[r->nvalues++] = xstrndup(v, n);
 }
 
@@ -182,23 +190,39 @@ static void req_normalize(struct sel_req *r)
 /* Append (moves r into s). */
 static void sel_push(struct sel *s, struct sel_req *r)
 {
-    s->reqs = xrealloc(s->reqs, (s->n + 1) * sizeof(struct sel_req));
+    s->reqs = grow(s->reqs, s->n, sizeof(struct sel_req));
     s->reqs[s->n++] = *r;
     memset(r, 0, sizeof(*r));
 }
 
-/* Stable sort by key (insertion sort; selectors are short). */
+struct ranked_req {
+    struct sel_req r;
+    size_t rank; /* original position: makes qsort stable */
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const struct ranked_req *x = a, *y = b;
+    int c = strcmp(x->r.key, y->r.key);
+    if (c)
+        return c;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Stable sort by key, O(n log n) (selectors from clients may be long). */
 static void sel_sort(struct sel *s)
 {
-    for (size_t i = 1; i < s->n; i++) {
-        struct sel_req tmp = s->reqs[i];
-        size_t j = i;
-        while (j > 0 && strcmp(s->reqs[j - 1].key, tmp.key) > 0) {
-            s->reqs[j] = s->reqs[j - 1];
-            j--;
-        }
-        s->reqs[j] = tmp;
+    if (s->n < 2)
+        return;
+    struct ranked_req *tmp = xmalloc(s->n * sizeof(*tmp));
+    for (size_t i = 0; i < s->n; i++) {
+        tmp[i].r = s->reqs[i];
+        tmp[i].rank = i;
     }
+    qsort(tmp, s->n, sizeof(*tmp), cmp_ranked);
+    for (size_t i = 0; i < s->n; i++)
+        s->reqs[i] = tmp[i].r;
+    free(tmp);
 }
 
 /* Check values against the operator; message into why. */
@@ -356,11 +380,15 @@ static int parse_values(struct lexer *l, struct sel_req *r, struct err *e)
         } else if (t == T_COMMA || t == T_RPAR) {
             /* empty item: "()", "(,x)", "(x,)" mean the empty value */
             req_add_value(r, "", 0);
+        } else if (t == T_EOS) {
+            return perr(e, l, l->start, "missing \")\"");
         } else {
             return perr(e, l, l->start, "expected a value, \",\" or \")\"");
         }
         if (t == T_RPAR)
             return 0;
+        if (t == T_EOS)
+            return perr(e, l, l->start, "missing \")\"");
         if (t != T_COMMA)
             return perr(e, l, l->start, "expected \",\" or \")\"");
     }
@@ -902,7 +930,7 @@ int sel_field_parse(const char *s, struct sel_field **out, struct err *e)
                 sel_field_free(f);
                 return rc;
             }
-            f->terms = xrealloc(f->terms, (f->n + 1) * sizeof(*f->terms));
+            f->terms = grow(f->terms, f->n, sizeof(*f->terms));
             f->terms[f->n++] = t;
         }
         start = i + 1;

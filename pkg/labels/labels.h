@@ -30,7 +30,7 @@
  * and integers as their decimal text.
  *
  * Errors name the input and the byte position:
- *   selector "a in (x": expected "," or ")" at position 7
+ *   selector "a in (x": missing ")" at position 7
  * All parsers return 0, -EINVAL (syntax / validation) or -E2BIG (input longer
  * than SEL_MAX_LEN); they never crash on bad input.
  */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "pkg/util/buf.h"
 #include "pkg/util/xalloc.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
@@ -412,15 +413,13 @@ static int merge_into(struct ctx *c, const yaml_mark_t *m, json_t *obj, json_t *
         return 0;
     }
     if (json_is_array(v)) {
-        size_t i;
-        json_t *x;
-        json_array_foreach(v, i, x)
-        {
-            if (!json_is_object(x))
+        size_t n = json_array_size(v);
+        for (size_t i = 0; i < n; i++)
+            if (!json_is_object(json_array_get(v, i)))
                 return fail_at(c, m, -EINVAL,
                                "map merge requires a map or a sequence of maps as the value");
-        }
-        json_array_foreach(v, i, x) json_object_update_missing(obj, x);
+        for (size_t i = 0; i < n; i++)
+            json_object_update_missing(obj, json_array_get(v, i));
         return 0;
     }
     return fail_at(c, m, -EINVAL, "map merge requires a map or a sequence of maps as the value");
@@ -698,4 +697,51 @@ json_t *yaml_to_json_all(const char *data, size_t len, const struct yaml_limits 
         return NULL;
     }
     return docs;
+}
+
+/* Prefix `e` with the file, as "PATH:L:C: ..." when the message starts with a position. */
+static void file_prefix(struct err *e, const char *path)
+{
+    if (!e)
+        return;
+    char old[ERR_MSG_MAX];
+    memcpy(old, e->msg, sizeof old);
+    bool pos = old[0] >= '0' && old[0] <= '9';
+    if (snprintf(e->msg, sizeof e->msg, "%s%s%s", path, pos ? ":" : ": ", old) >=
+        (int)sizeof e->msg)
+        e->msg[sizeof e->msg - 1] = '\0';
+}
+
+json_t *yaml_file_to_json(const char *path, bool multi, const struct yaml_limits *lim,
+                          struct err *e)
+{
+    size_t max = lim && lim->max_input ? lim->max_input : YAML_DEFAULT_MAX_INPUT;
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        err_set(e, -errno, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct buf b;
+    buf_init(&b, max);
+    char chunk[65536];
+    int rc = 0;
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (buf_append(&b, chunk, n) < 0) {
+            rc = err_set(e, -E2BIG, "%s: larger than the limit of %zu bytes", path, max);
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f))
+        rc = err_set(e, -EIO, "%s: read error", path);
+    fclose(f);
+    json_t *j = NULL;
+    if (rc == 0) {
+        j = multi ? yaml_to_json_all(buf_str(&b), b.len, lim, e)
+                  : yaml_to_json(buf_str(&b), b.len, lim, e);
+        if (!j)
+            file_prefix(e, path);
+    }
+    buf_free(&b);
+    return j;
 }

@@ -42,6 +42,7 @@
 #define KKS_YAML_YAML2JSON_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "pkg/util/err.h"
@@ -76,5 +77,14 @@ json_t *yaml_to_json(const char *data, size_t len, const struct yaml_limits *lim
  */
 json_t *yaml_to_json_all(const char *data, size_t len, const struct yaml_limits *lim,
                          struct err *e);
+
+/*
+ * Read the file `path` and convert it like yaml_to_json_all (multi = true)
+ * or yaml_to_json (multi = false). Messages start with "PATH: " or
+ * "PATH:LINE:COLUMN: ". The file size is capped by lim->max_input. Returns a
+ * new reference or NULL (-ENOENT and friends when the file cannot be read).
+ */
+json_t *yaml_file_to_json(const char *path, bool multi, const struct yaml_limits *lim,
+                          struct err *e);
 
 #endif

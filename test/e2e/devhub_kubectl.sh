@@ -5,15 +5,18 @@
 # compaction, SIGTERM. One line per step; exits non-zero on the first failure.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$ROOT/bin/kueue-ks-devhub
+BIN=${DEVHUB_BIN:-$ROOT/bin/kueue-ks-devhub}
 TD=$ROOT/test/e2e/testdata
 command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 77; }
 [ -x "$BIN" ] || { echo "FAIL: $BIN not built"; exit 1; }
 
 WORK=$(mktemp -d /tmp/devhub-e2e-XXXXXX)
 PID=
+PID2=
 cleanup() {
   [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+  [ -n "$PID2" ] && kill "$PID2" 2>/dev/null && wait "$PID2" 2>/dev/null
+  if [ -n "${KEEP_LOG:-}" ]; then cp "$WORK/devhub.log" "$KEEP_LOG"; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -55,6 +58,10 @@ step_fail() {
 start_devhub() { # start_devhub LISTEN [extra flags]
   local listen=$1
   shift
+  local d
+  for d in "$ROOT/config/crd" "$ROOT/devhub/crds"; do
+    ls "$d"/*.yaml >/dev/null 2>&1 && set -- "$@" --crds "$d"
+  done
   rm -f "$KUBECONFIG"
   "$BIN" --listen "$listen" --name e2e --kubeconfig-out "$KUBECONFIG" --token "$TOKEN" \
     --data "$WORK/hub.db" --crds "$TD/crds" --bookmark-interval 1 \
@@ -82,6 +89,20 @@ for d in "$ROOT/config/crd" "$ROOT/devhub/crds"; do
   fi
 done
 
+if [ -f "$ROOT/devhub/crds/kueue.x-k8s.io_workloads.yaml" ]; then
+  step "Kueue CRDs served in v1beta1 and v1beta2" "workloads +[a-z,]* +kueue.x-k8s.io/v1beta2 +true +Workload" \
+    kubectl api-resources
+  step "v1beta1 objects readable as v1beta2 (shared storage)" "kueue.x-k8s.io/v1beta2" sh -c \
+    "echo '{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"rf1\"}}' |
+     kubectl create -f - >/dev/null && kubectl get resourceflavors.v1beta2.kueue.x-k8s.io rf1 -o jsonpath='{.apiVersion}'"
+fi
+if [ -f "$ROOT/config/crd/galaxy.kubestellar.io_clustermetrics.yaml" ]; then
+  step "ClusterMetrics printer columns" "NAME +NODES +READY +AGE.*c1 +3 +True" sh -c \
+    "echo '{\"apiVersion\":\"galaxy.kubestellar.io/v1alpha1\",\"kind\":\"ClusterMetrics\",\"metadata\":{\"name\":\"c1\"}}' |
+     kubectl create -f - >/dev/null &&
+     kubectl patch cmet c1 --subresource=status --type merge -p '{\"status\":{\"nodeCount\":3,\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Fresh\",\"message\":\"\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}' >/dev/null &&
+     kubectl get cmet | tr '\n' ' '"
+fi
 step "version reports v1.32.0" "Server Version: v1.32.0" kubectl version
 step "anonymous request gets 401 Status" '"reason":"Unauthorized".*"code":401' \
   curl -sS --cacert "$WORK/ca.crt" "$SERVER/api/v1/namespaces"
@@ -285,6 +306,22 @@ kcurl -m 8 "$SERVER/api/v1/namespaces/default/configmaps?watch=1" >/dev/null 2>&
 pass "faults: watch stream closed by the server"
 step "faults: reset" '"cutWatchesEverySec":0' kcurl -X PUT "$SERVER/devhub/faults" -d '{"cutWatchesEverySec":0}'
 step "faults: bad settings are a 400" '"code":400' kcurl -X PUT "$SERVER/devhub/faults" -d '{"writeFailRate":7}'
+
+# A second instance side by side: its own port, CA, data and client certificate.
+"$BIN" --listen 127.0.0.1:0 --name second --kubeconfig-out "$WORK/second.kubeconfig" \
+  --log-format json >"$WORK/second.log" 2>&1 &
+PID2=$!
+for _ in $(seq 100); do [ -s "$WORK/second.kubeconfig" ] && break; sleep 0.05; done
+step "second instance serves" "No resources found" kubectl --kubeconfig "$WORK/second.kubeconfig" get cm
+step "instances are separate" "^$" kubectl --kubeconfig "$WORK/second.kubeconfig" get cm app \
+  --ignore-not-found -o name
+SECOND=$(sed -n 's/^ *server: //p' "$WORK/second.kubeconfig")
+step_fail "one instance's client cert is refused by the other" "Unauthorized|certificate" \
+  kubectl --server "$SECOND" --insecure-skip-tls-verify=true --context e2e get ns
+kill -TERM "$PID2"
+wait "$PID2"
+PID2=
+step "--log-format json" '^\{"ts":.*"msg":"stopped"' tail -1 "$WORK/second.log"
 
 # Restart with --data: nothing lost, watches resume from an RV taken before.
 RV_BEFORE=$(kubectl get cm app -o 'jsonpath={.metadata.resourceVersion}')

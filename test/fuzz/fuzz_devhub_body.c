@@ -100,6 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                {"", "Service"},
                                                {"apps", "Deployment"},
                                                {"events.k8s.io", "Event"},
+                                               {"rbac.authorization.k8s.io", "RoleBinding"},
                                                {"x", "Y"}};
         for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
             struct table_printer *p = table_printer_builtin(kinds[i][0], kinds[i][1]);

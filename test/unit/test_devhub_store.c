@@ -194,12 +194,63 @@ static void test_reopen_file(void **state)
     unlink(path);
 }
 
+static void test_gc_indexes(void **state)
+{
+    (void)state;
+    struct store *s = NULL;
+    struct err e;
+    assert_int_equal(store_open(&s, NULL, 0, &e), 0);
+    json_t *owner = json_pack("{s:{s:s, s:s}}", "metadata", "name", "o", "uid", "u-owner");
+    json_t *dep = json_pack("{s:{s:s, s:s, s:[{s:s}, {s:s}]}}", "metadata", "name", "d", "uid",
+                            "u-dep", "ownerReferences", "uid", "u-other", "uid", "u-owner");
+    json_t *plain = json_pack("{s:{s:s, s:s}}", "metadata", "name", "p", "uid", "u-owner-2");
+    assert_int_equal(store_write(s, STORE_ADDED, "r./ns/o", owner, NULL, &e), 0);
+    assert_int_equal(store_write(s, STORE_ADDED, "r./ns/d", dep, NULL, &e), 0);
+    assert_int_equal(store_write(s, STORE_ADDED, "r./ns/p", plain, NULL, &e), 0);
+    assert_true(store_uid_exists(s, "u-owner"));
+    assert_false(store_uid_exists(s, "u-nope"));
+    assert_false(store_uid_exists(s, ""));
+    assert_true(store_has_dependents(s, "u-owner"));
+    assert_true(store_has_dependents(s, "u-other"));
+    /* "u-owner-2" is not a prefix match of "u-owner". */
+    assert_false(store_has_dependents(s, "u-owner-2"));
+    assert_false(store_has_dependents(s, "u-dep"));
+    struct collect col = {0};
+    assert_int_equal(store_list_owned(s, collect_obj, &col, &e), 0);
+    assert_int_equal(col.n, 1);
+    assert_string_equal(col.keys[0], "r./ns/d");
+    memset(&col, 0, sizeof(col));
+    assert_int_equal(store_list_dependents(s, "u-owner", collect_obj, &col, &e), 0);
+    assert_int_equal(col.n, 1);
+    memset(&col, 0, sizeof(col));
+    assert_int_equal(store_list_foreground(s, collect_obj, &col, &e), 0);
+    assert_int_equal(col.n, 0);
+    /* Foreground deletion in progress is indexed; deleting clears the indexes. */
+    json_object_set_new(json_object_get(owner, "metadata"), "deletionTimestamp",
+                        json_string("2026-01-01T00:00:00Z"));
+    json_object_set_new(json_object_get(owner, "metadata"), "finalizers",
+                        json_pack("[s]", "foregroundDeletion"));
+    assert_int_equal(store_write(s, STORE_MODIFIED, "r./ns/o", owner, NULL, &e), 0);
+    assert_int_equal(store_list_foreground(s, collect_obj, &col, &e), 0);
+    assert_int_equal(col.n, 1);
+    assert_string_equal(col.keys[0], "r./ns/o");
+    assert_int_equal(store_write(s, STORE_DELETED, "r./ns/d", dep, NULL, &e), 0);
+    assert_false(store_has_dependents(s, "u-owner"));
+    assert_int_equal(store_write(s, STORE_DELETED, "r./ns/o", owner, NULL, &e), 0);
+    assert_false(store_uid_exists(s, "u-owner"));
+    json_decref(owner);
+    json_decref(dep);
+    json_decref(plain);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_get_list),
         cmocka_unit_test(test_compaction),
         cmocka_unit_test(test_reopen_file),
+        cmocka_unit_test(test_gc_indexes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

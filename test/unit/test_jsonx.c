@@ -364,6 +364,22 @@ static void test_conditions(void **state)
     json_t *notarr = json_object();
     assert_int_equal(jx_conds_set(notarr, &c, NULL), -EINVAL);
     json_decref(notarr);
+    /* The documented merge-patch recipe: copy, set, patch the whole list. */
+    json_t *copy = json_deep_copy(jx_arr(o, "status.conditions"));
+    struct jx_cond c3 = {.type = "ClusterAssigned",
+                         .status = "True",
+                         .reason = "ClusterAssigned",
+                         .message = "assigned to c1"};
+    assert_int_equal(jx_conds_set(copy, &c3, "2026-01-05T00:00:00Z"), 1);
+    struct jx_patch p;
+    jx_patch_init(&p);
+    assert_int_equal(jx_patch_set_new(&p, "status.conditions", copy), 0);
+    json_t *after = jx_merge_apply(o, p.doc);
+    assert_true(jx_cond_is_true(after, "ClusterAssigned"));
+    assert_true(jx_cond_is_true(after, "Ready"));
+    assert_null(jx_cond_find(o, "ClusterAssigned")); /* original untouched */
+    json_decref(after);
+    jx_patch_release(&p);
     json_decref(o);
 }
 
@@ -386,6 +402,20 @@ static void test_owners(void **state)
     assert_null(jx_owner_find(none, NULL, "Job"));
     json_decref(none);
     json_decref(o);
+}
+
+static void test_find_by(void **state)
+{
+    (void)state;
+    json_t *a = J("[1,{\"name\":2},{\"name\":\"x\",\"v\":1},{\"name\":\"y\",\"v\":2}]");
+    assert_int_equal(jx_int(jx_find_by(a, "name", "y"), "v", 0), 2);
+    assert_int_equal(jx_int(jx_find_by(a, "name", "x"), "v", 0), 1);
+    assert_null(jx_find_by(a, "name", "z"));
+    assert_null(jx_find_by(a, "name", "2"));
+    json_t *o = json_object();
+    assert_null(jx_find_by(o, "name", "x"));
+    json_decref(o);
+    json_decref(a);
 }
 
 static void test_load_dump(void **state)
@@ -414,7 +444,7 @@ int main(void)
         cmocka_unit_test(test_merge_patch_rfc), cmocka_unit_test(test_merge_diff),
         cmocka_unit_test(test_patch_builder),   cmocka_unit_test(test_k8s_accessors),
         cmocka_unit_test(test_conditions),      cmocka_unit_test(test_owners),
-        cmocka_unit_test(test_load_dump),
+        cmocka_unit_test(test_load_dump),       cmocka_unit_test(test_find_by),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

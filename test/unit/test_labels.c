@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pkg/labels/labels.h"
+#include "pkg/util/buf.h"
 
 static json_t *J(const char *text)
 {
@@ -55,6 +56,29 @@ static void test_parse_format(void **state)
     check_canonical("kubestellar.io/cluster=c1,name in (c1,c2)",
                     "kubestellar.io/cluster=c1,name in (c1,c2)");
     check_canonical("a>3,b<10", "a>3,b<10");
+    /* Stable: same-key requirements keep their order. */
+    check_canonical("b,a=1,a", "a=1,a,b");
+    check_canonical("a,b,a=1", "a,a=1,b");
+}
+
+static void test_long_selector(void **state)
+{
+    (void)state;
+    /* 3000 requirements (about 51 KB) in reverse key order: parses, sorts and matches quickly. */
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    for (int i = 2999; i >= 0; i--)
+        buf_printf(&b, "%sk%05d in (v%d,w)", i == 2999 ? "" : ",", i, i % 7);
+    struct sel *s = NULL;
+    struct err e;
+    assert_int_equal(sel_parse(buf_str(&b), &s, &e), 0);
+    assert_int_equal(s->n, 3000);
+    assert_string_equal(s->reqs[0].key, "k00000");
+    assert_string_equal(s->reqs[2999].key, "k02999");
+    assert_string_equal(s->reqs[3].values[0], "v3");
+    assert_false(sel_matches(s, NULL));
+    sel_free(s);
+    buf_free(&b);
 }
 
 static void check_error(const char *in, const char *want_substr)
@@ -78,7 +102,9 @@ static void test_parse_errors(void **state)
     (void)state;
     /* "in" is a keyword, so the canonical case above is an error; check it here. */
     check_error("in in (notin)", "expected a key");
-    check_error("a in (x", "selector \"a in (x\": expected \",\" or \")\" at position 7");
+    check_error("a in (x", "selector \"a in (x\": missing \")\" at position 7");
+    check_error("a in (x,", "missing \")\" at position 8");
+    check_error("a in (", "missing \")\" at position 6");
     check_error("a in x", "expected \"(\" at position 5");
     check_error("a in (x y)", "expected \",\" or \")\"");
     check_error("a=b c", "expected \",\" or the end of the selector");
@@ -349,11 +375,9 @@ static void test_field_selectors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_format),
-        cmocka_unit_test(test_parse_errors),
-        cmocka_unit_test(test_matching),
-        cmocka_unit_test(test_label_selector_json),
-        cmocka_unit_test(test_key_value_validation),
+        cmocka_unit_test(test_parse_format),        cmocka_unit_test(test_long_selector),
+        cmocka_unit_test(test_parse_errors),        cmocka_unit_test(test_matching),
+        cmocka_unit_test(test_label_selector_json), cmocka_unit_test(test_key_value_validation),
         cmocka_unit_test(test_field_selectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -108,6 +108,11 @@ static void test_jsonpath(void **state)
     jp_expect(".spec.podSets[-1].name", obj, "[\"w\"]");
     jp_expect(".spec.podSets[*].count", obj, "[2,3]");
     jp_expect(".spec.podSets[5].count", obj, "[]");
+    jp_expect(".status.conditions[-1:].type", obj, "[\"Admitted\"]");
+    jp_expect(".spec.podSets[0:1].name", obj, "[\"main\"]");
+    jp_expect(".spec.podSets[:].count", obj, "[2,3]");
+    jp_expect(".spec.podSets[1:].count", obj, "[3]");
+    jp_expect(".spec.podSets[-5:10].count", obj, "[2,3]");
     jp_expect(".status.conditions[?(@.type==\"Admitted\")].status", obj, "[\"False\"]");
     jp_expect(".status.conditions[?(@.type == 'QuotaReserved')].status", obj, "[\"True\"]");
     jp_expect(".status.conditions[?(@.type!=\"Admitted\")].type", obj, "[\"QuotaReserved\"]");
@@ -118,8 +123,8 @@ static void test_jsonpath(void **state)
     jp_expect(".missing.field", obj, "[]");
     jp_expect(".metadata.name.deeper", obj, "[]");
 
-    static const char *bad[] = {"metadata.name", ".a[",          ".a[x]",       ".a..b",
-                                "{.a",           ".a[?(@.b==)]", ".a[?(b==1)]", ".a['x"};
+    static const char *bad[] = {"metadata.name", ".a[",         ".a[x]", ".a..b",     "{.a",
+                                ".a[?(@.b==)]",  ".a[?(b==1)]", ".a['x", ".a[1:2:3]", ".a[1:x]"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_t *o = J(obj), *out = NULL;
         struct err e = {0};
@@ -307,6 +312,19 @@ static void test_other_builtins(void **state)
               TABLE_INCLUDE_NONE);
     expect_json(json_object_get(json_array_get(json_object_get(t, "rows"), 0), "cells"),
                 "[\"d\",\"2/3\",3,2,\"10s\",\"c\",\"i\",\"app=d,tier in (api,web)\"]");
+    json_decref(t);
+    table_printer_free(p);
+
+    p = table_printer_builtin("rbac.authorization.k8s.io", "ClusterRoleBinding");
+    t = build(p,
+              "[{\"metadata\":{\"name\":\"b\",\"creationTimestamp\":\"2026-11-22T11:59:50Z\"},"
+              "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"kueue-ks\"},\"subjects\":["
+              "{\"kind\":\"ServiceAccount\",\"namespace\":\"kueue-ks-system\",\"name\":\"mgr\"},"
+              "{\"kind\":\"User\",\"name\":\"alice\"},{\"kind\":\"User\",\"name\":\"bob\"}]}]",
+              TABLE_INCLUDE_NONE);
+    expect_json(json_object_get(json_array_get(json_object_get(t, "rows"), 0), "cells"),
+                "[\"b\",\"ClusterRole/kueue-ks\",\"10s\",\"alice, bob\",\"\","
+                "\"kueue-ks-system/mgr\"]");
     json_decref(t);
     table_printer_free(p);
 

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pkg/util/buf.h"
 #include "pkg/util/err.h"
@@ -249,6 +251,43 @@ static void test_multi_document(void **state)
     assert_non_null(strstr(e.msg, "4:1: YAML syntax error"));
 }
 
+static void test_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/kks-yaml-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *y = "kind: A\n---\nkind: B\n  bad: indent\n";
+    assert_int_equal(write(fd, y, strlen(y)), (ssize_t)strlen(y));
+    close(fd);
+    struct err e;
+    assert_null(yaml_file_to_json(path, true, NULL, &e));
+    char *want = NULL;
+    assert_true(asprintf(&want, "%s:4:6: YAML syntax error: mapping values are not allowed", path) >
+                0);
+    if (strncmp(e.msg, want, strlen(want)) != 0)
+        fail_msg("got %s", e.msg);
+    free(want);
+    /* Valid content; single-document mode refuses two documents. */
+    FILE *fp = fopen(path, "w");
+    fputs("kind: A\n---\nkind: B\n", fp);
+    fclose(fp);
+    json_t *docs = yaml_file_to_json(path, true, NULL, &e);
+    assert_non_null(docs);
+    assert_int_equal(json_array_size(docs), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(docs, 1), "kind")), "B");
+    json_decref(docs);
+    assert_null(yaml_file_to_json(path, false, NULL, &e));
+    assert_non_null(strstr(e.msg, ":2:1: expected a single YAML document"));
+    struct yaml_limits small = {.max_input = 4};
+    assert_null(yaml_file_to_json(path, true, &small, &e));
+    assert_int_equal(e.code, -E2BIG);
+    unlink(path);
+    assert_null(yaml_file_to_json(path, true, NULL, &e));
+    assert_int_equal(e.code, -ENOENT);
+    assert_non_null(strstr(e.msg, "cannot read"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_syntax_errors),
         cmocka_unit_test(test_multi_document),
+        cmocka_unit_test(test_file),
     };
     return cmocka_run_group_tests_name("yaml2json", tests, NULL, NULL);
 }
