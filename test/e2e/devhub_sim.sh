@@ -7,7 +7,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/bin/kueue-ks-devhub
-CRDS=$ROOT/test/e2e/testdata/sim-crds
+CRDS=$ROOT/devhub/crds # the project's minimal Kueue/Kubeflow/KubeStellar CRDs
 command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 77; }
 [ -x "$BIN" ] || { echo "FAIL: $BIN not built"; exit 1; }
 
