@@ -22,6 +22,7 @@
 #include "devhub/hub.h"
 #include "devhub/nodes.h"
 #include "devhub/server.h"
+#include "devhub/sim_flags.h"
 #include "devhub/tlsgen.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
@@ -96,6 +97,7 @@ static void usage(FILE *out)
             "  --log-format F         text (default) or json\n"
             "  --v N                  verbosity (3 logs every request)\n",
             KKS_VERSION);
+    simflags_usage(out); /* sim: simulator flags (devhub/sim_flags.h) */
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -417,6 +419,13 @@ int main(int argc, char **argv)
     struct tls_bundle tls = {0};
     struct err e = {0};
     int rc = 1;
+    /* sim: simulator flags (devhub/sim_flags.h) are taken out of argv first. */
+    struct simflags sf;
+    struct simflags_run *sims = NULL;
+    if (simflags_extract(&argc, argv, &sf, &e)) {
+        fprintf(stderr, "kueue-ks-devhub: %s\n", e.msg);
+        return 2;
+    }
     if (parse_args(argc, argv, &o)) {
         usage(stderr);
         return 2;
@@ -462,6 +471,8 @@ int main(int argc, char **argv)
             goto fail;
     if (add_nodes(app.hub, &o, &e))
         goto fail;
+    if (simflags_start(&sims, &sf, app.loop, app.hub, &app.lg, &e)) /* sim */
+        goto fail;
     if (tlsgen_bundle(&tls, o.name, 3650, &e))
         goto fail;
     struct srv_opts so = {.loop = app.loop,
@@ -495,6 +506,7 @@ fail:
     log_error(&app.lg, "devhub failed", "error", e.msg);
 out:
     srv_stop(app.srv);
+    simflags_stop(sims); /* sim */
     hub_free(app.hub);
     tlsgen_free(&tls);
     if (app.loop) {

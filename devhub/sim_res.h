@@ -1,0 +1,43 @@
+/*
+ * sim_res: resource lists and node matching shared by the devhub simulators
+ * (job runner and Kueue emulator). A resource list is a JSON object
+ * {"cpu": "500m", "memory": "1Gi", ...} of Kubernetes quantities, like
+ * PodSpec requests or Node allocatable. Quantities that do not parse count
+ * as zero (inputs come from API objects the simulators do not own).
+ */
+#ifndef KKS_DEVHUB_SIM_RES_H
+#define KKS_DEVHUB_SIM_RES_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Effective requests of one pod: the sum over containers of requests (a
+ * container's limits stand in for requests it does not set), then the
+ * per-resource maximum with each init container. New reference ({} when none). */
+json_t *simres_pod_requests(const json_t *podspec);
+
+/* acc[r] += add[r] * times for every resource of add. acc is modified in place. */
+void simres_add(json_t *acc, const json_t *add, int64_t times);
+/* acc[r] -= sub[r] (clamped at zero is NOT applied; negatives stay). */
+void simres_sub(json_t *acc, const json_t *sub);
+
+/* True when, for every resource r requested non-zero in req, used[r] + req[r]
+ * <= cap[r] (a resource missing from cap has capacity 0; used may be NULL).
+ * On false, *short_of (optional) names the first resource that does not fit
+ * (borrowed from req). */
+bool simres_fits(const json_t *req, const json_t *used, const json_t *cap, const char **short_of);
+
+/* Compare one resource in two lists: <0, 0, >0 (missing = 0). */
+int simres_cmp(const json_t *a, const json_t *b, const char *resource);
+/* True when every quantity in the list is zero (or the list is empty/NULL). */
+bool simres_is_zero(const json_t *l);
+
+/* nodeSelector (object key -> value) matched against labels; NULL/{} matches. */
+bool simres_selector_matches(const json_t *node_selector, const json_t *labels);
+/* True when `tolerations` (array, may be NULL) tolerate every taint of
+ * `taints` with effect NoSchedule or NoExecute (PreferNoSchedule is ignored).
+ * Operators Equal (default) and Exists; empty key with Exists tolerates all. */
+bool simres_tolerates_all(const json_t *tolerations, const json_t *taints);
+
+#endif

@@ -1,0 +1,395 @@
+/* Unit tests for devhub/sim_jobs (pure parts and the runner against an in-process hub). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ev.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devhub/hub.h"
+#include "devhub/nodes.h"
+#include "devhub/sim_api.h"
+#include "devhub/sim_jobs.h"
+#include "pkg/json/jsonx.h"
+
+static json_t *J(const char *text)
+{
+    json_error_t je;
+    json_t *v = json_loads(text, 0, &je);
+    if (!v)
+        fail_msg("bad test JSON: %s: %s", je.text, text);
+    return v;
+}
+
+static void test_parse_duration(void **state)
+{
+    (void)state;
+    double d = -1;
+    assert_int_equal(simjobs_parse_duration("50s", &d), 0);
+    assert_true(d == 50);
+    assert_int_equal(simjobs_parse_duration("1m30s", &d), 0);
+    assert_true(d == 90);
+    assert_int_equal(simjobs_parse_duration("1.5h", &d), 0);
+    assert_true(d == 5400);
+    assert_int_equal(simjobs_parse_duration("250ms", &d), 0);
+    assert_true(d == 0.25);
+    assert_int_equal(simjobs_parse_duration("10", &d), 0);
+    assert_true(d == 10);
+    assert_int_equal(simjobs_parse_duration("2.5", &d), 0);
+    assert_true(d == 2.5);
+    const char *bad[] = {"",    "-1",  "5x",  "abc", "1m30", "s",
+                         "1e3", "inf", "nan", "1 s", "0x10", "1..2s"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(simjobs_parse_duration(bad[i], &d), -EINVAL);
+    assert_int_equal(simjobs_parse_duration(NULL, &d), -EINVAL);
+}
+
+static void test_pod_duration(void **state)
+{
+    (void)state;
+    struct {
+        const char *spec;
+        double want;
+    } cases[] = {
+        {"{\"containers\":[{\"command\":[\"sleep\",\"50s\"]}]}", 50},
+        {"{\"containers\":[{\"command\":[\"sleep\"],\"args\":[\"10\"]}]}", 10},
+        {"{\"containers\":[{\"command\":[\"sh\",\"-c\",\"sleep 7; echo done\"]}]}", 7},
+        {"{\"containers\":[{\"command\":[\"sh\",\"-c\",\"echo hi&&sleep 3\"]}]}", 3},
+        {"{\"containers\":[{\"args\":[\"2m\"]}]}", 120},
+        {"{\"containers\":[{\"command\":[\"python\",\"train.py\"],\"args\":[\"--epochs\",\"3\"]}]}",
+         -1},
+        {"{\"containers\":[{\"command\":[\"sleep\",\"infinity\"]}]}", -1},
+        {"{\"containers\":[{\"args\":[\"5s\"]},{\"args\":[\"sleep 9\"]}]}", 9},
+        {"{}", -1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *spec = J(cases[i].spec);
+        double got = simjobs_pod_duration(spec, -1);
+        if (got != cases[i].want)
+            fail_msg("case %zu: got %g want %g", i, got, cases[i].want);
+        json_decref(spec);
+    }
+}
+
+static void test_place(void **state)
+{
+    (void)state;
+    json_t *nodes =
+        J("[{\"metadata\":{\"name\":\"a\",\"labels\":{\"zone\":\"x\"}},"
+          "\"status\":{\"allocatable\":{\"cpu\":\"2\",\"memory\":\"4Gi\",\"pods\":\"2\"}}},"
+          "{\"metadata\":{\"name\":\"b\",\"labels\":{\"zone\":\"y\"}},"
+          "\"spec\":{\"taints\":[{\"key\":\"gpu\",\"value\":\"true\",\"effect\":"
+          "\"NoSchedule\"}]},"
+          "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"32Gi\",\"pods\":\"110\"}}}]");
+    json_t *used = J("{\"a\":{\"cpu\":\"1500m\",\"pods\":\"1\"}}");
+    json_t *small =
+        J("{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"500m\"}}}]}}");
+    assert_string_equal(simjobs_place(small, nodes, used, NULL), "a");
+    json_t *one = J("{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"1\"}}}]}}");
+    char *why = NULL;
+    /* a has 500m left; b is tainted */
+    assert_null(simjobs_place(one, nodes, used, &why));
+    assert_string_equal(why, "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had "
+                             "untolerated taint.");
+    free(why);
+    json_t *tol = J("{\"spec\":{\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\"}],"
+                    "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}");
+    assert_string_equal(simjobs_place(tol, nodes, used, NULL), "b");
+    json_t *sel = J("{\"spec\":{\"nodeSelector\":{\"zone\":\"z\"},\"containers\":[]}}");
+    why = NULL;
+    assert_null(simjobs_place(sel, nodes, NULL, &why));
+    assert_non_null(strstr(why, "2 node(s) didn't match Pod's node affinity/selector"));
+    free(why);
+    /* pod slots: a allows 2 pods */
+    json_t *full = J("{\"a\":{\"pods\":\"2\"}}");
+    json_t *nothing = J("{\"spec\":{\"containers\":[{}]}}");
+    why = NULL;
+    assert_null(simjobs_place(nothing, nodes, full, &why));
+    assert_non_null(strstr(why, "1 Too many pods"));
+    free(why);
+    json_decref(nodes);
+    json_decref(used);
+    json_decref(small);
+    json_decref(one);
+    json_decref(tol);
+    json_decref(sel);
+    json_decref(full);
+    json_decref(nothing);
+}
+
+/* ---- runner against an in-process hub ------------------------------------------------ */
+
+struct fx {
+    struct ev_loop *loop;
+    struct hub *h;
+    struct simjobs *sj;
+    ev_timer guard;
+    bool timed_out;
+};
+
+static void guard_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    ((struct fx *)t->data)->timed_out = true;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+static void add_nodes(struct fx *f, const char *spec)
+{
+    struct nodes_spec ns;
+    struct err e = {0};
+    assert_int_equal(nodes_parse(spec, &ns, &e), 0);
+    json_t *arr = json_array();
+    nodes_build(&ns, "t", 1, "2026-01-01T00:00:00Z", arr);
+    size_t i;
+    json_t *n;
+    json_array_foreach(arr, i, n) assert_int_equal(hub_apply_object(f->h, n, &e), 0);
+    json_decref(arr);
+    nodes_spec_release(&ns);
+}
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    f->loop = ev_loop_new(0);
+    struct hub_opts o = {.loop = f->loop, .gc_delay = 0.01};
+    struct err e = {0};
+    if (hub_new(&f->h, &o, &e))
+        return -1;
+    struct simjobs_opts so = {
+        .loop = f->loop, .hub = f->h, .default_duration = 10, .time_scale = 0.02, .interval = 0.01};
+    if (simjobs_start(&f->sj, &so, &e))
+        return -1;
+    ev_timer_init(&f->guard, guard_cb, 20, 0);
+    f->guard.data = f;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    simjobs_stop(f->sj);
+    hub_free(f->h);
+    ev_loop_destroy(f->loop);
+    free(f);
+    return 0;
+}
+
+/* Run the loop until GET path satisfies pred (checked every 10 ms) or 20 s pass. */
+static json_t *wait_for(struct fx *f, const char *path, bool (*pred)(const json_t *))
+{
+    f->timed_out = false;
+    ev_timer_again(f->loop, &f->guard);
+    ev_timer_set(&f->guard, 20, 0);
+    ev_timer_start(f->loop, &f->guard);
+    json_t *o = NULL;
+    for (;;) {
+        json_decref(o);
+        o = NULL;
+        if (simapi_get(f->h, path, &o) == 200 && pred(o))
+            break;
+        if (f->timed_out)
+            fail_msg("timed out waiting on %s: %s", path, o ? json_dumps(o, 0) : "(none)");
+        ev_run(f->loop, EVRUN_ONCE);
+    }
+    ev_timer_stop(f->loop, &f->guard);
+    return o;
+}
+
+static bool job_complete(const json_t *j)
+{
+    return jx_cond_is_true(j, "Complete");
+}
+
+static json_t *pods_of(struct fx *f, const char *selector)
+{
+    json_t *items = NULL;
+    assert_int_equal(simapi_list(f->h, "/api/v1/namespaces/default/pods", selector, &items), 200);
+    return items;
+}
+
+static void test_job_runs_to_complete(void **state)
+{
+    struct fx *f = *state;
+    add_nodes(f, "1xcpu=2,memory=8Gi");
+    json_t *job = J("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"},"
+                    "\"spec\":{\"parallelism\":3,\"completions\":3,\"completionMode\":\"Indexed\","
+                    "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{"
+                    "\"name\":\"c\",\"image\":\"busybox\",\"command\":[\"sleep\",\"5s\"],"
+                    "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}");
+    assert_int_equal(simapi_create(f->h, "/apis/batch/v1/namespaces/default/jobs", job, NULL), 201);
+    json_decref(job);
+    json_t *j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/j", job_complete);
+    assert_int_equal(jx_int(j, "status.succeeded", -1), 3);
+    assert_int_equal(jx_int(j, "status.active", -1), 0);
+    assert_int_equal(jx_int(j, "status.failed", -1), 0);
+    assert_string_equal(jx_str(j, "status.completedIndexes", ""), "0-2");
+    assert_non_null(jx_str(j, "status.completionTime", NULL));
+    assert_non_null(jx_str(j, "status.startTime", NULL));
+    assert_true(jx_cond_is_true(j, "SuccessCriteriaMet"));
+    assert_non_null(jx_obj(j, "status.uncountedTerminatedPods"));
+    json_t *pods = pods_of(f, "batch.kubernetes.io/job-name=j");
+    assert_int_equal(json_array_size(pods), 3);
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        assert_string_equal(jx_str(p, "status.phase", ""), "Succeeded");
+        assert_string_equal(jx_str(p, "spec.nodeName", ""), "t-node-1");
+        assert_string_equal(jx_label(p, "controller-uid"), jx_uid(j));
+        assert_string_equal(jx_str(jx_owner_controller(p), "kind", ""), "Job");
+    }
+    json_decref(pods);
+    json_decref(j);
+}
+
+static bool pod_unschedulable(const json_t *p)
+{
+    json_t *c = jx_cond_find(p, "PodScheduled");
+    return c && !strcmp(jx_str(c, "status", ""), "False");
+}
+
+static bool job_suspended(const json_t *j)
+{
+    return jx_cond_is_true(j, "Suspended");
+}
+
+static void test_suspend_and_too_big(void **state)
+{
+    struct fx *f = *state;
+    add_nodes(f, "1xcpu=2,memory=8Gi");
+    json_t *job = J("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"s\"},"
+                    "\"spec\":{\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":"
+                    "\"Never\",\"containers\":[{"
+                    "\"name\":\"c\",\"image\":\"x\",\"args\":[\"1s\"]}]}}}}");
+    assert_int_equal(simapi_create(f->h, "/apis/batch/v1/namespaces/default/jobs", job, NULL), 201);
+    json_decref(job);
+    json_t *j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/s", job_suspended);
+    json_t *pods = pods_of(f, "job-name=s");
+    assert_int_equal(json_array_size(pods), 0);
+    json_decref(pods);
+    json_decref(j);
+    json_t *patch = J("{\"spec\":{\"suspend\":false}}");
+    assert_int_equal(simapi_patch(f->h, "/apis/batch/v1/namespaces/default/jobs/s", patch, NULL),
+                     200);
+    json_decref(patch);
+    j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/s", job_complete);
+    assert_string_equal(jx_str(jx_cond_find(j, "Suspended"), "reason", ""), "JobResumed");
+    assert_int_equal(jx_int(j, "status.succeeded", -1), 1);
+    json_decref(j);
+
+    json_t *pod = J("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"big\"},"
+                    "\"spec\":{\"containers\":[{\"name\":\"c\","
+                    "\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"100\"}}}]}}");
+    assert_int_equal(simapi_create(f->h, "/api/v1/namespaces/default/pods", pod, NULL), 201);
+    json_decref(pod);
+    json_t *p = wait_for(f, "/api/v1/namespaces/default/pods/big", pod_unschedulable);
+    assert_string_equal(jx_str(p, "status.phase", ""), "Pending");
+    assert_null(jx_str(p, "spec.nodeName", NULL));
+    json_t *c = jx_cond_find(p, "PodScheduled");
+    assert_string_equal(jx_str(c, "reason", ""), "Unschedulable");
+    assert_string_equal(jx_str(c, "message", ""), "0/1 nodes are available: 1 Insufficient cpu.");
+    json_decref(p);
+}
+
+static bool job_has_ready(const json_t *j)
+{
+    return jx_int(j, "status.ready", 0) == 2 && jx_int(j, "status.active", 0) == 2;
+}
+
+static bool job_suspended_no_active(const json_t *j)
+{
+    return jx_cond_is_true(j, "Suspended") && jx_int(j, "status.active", -1) == 0;
+}
+
+static void test_suspend_running_job(void **state)
+{
+    struct fx *f = *state;
+    add_nodes(f, "1xcpu=4,memory=8Gi");
+    json_t *job =
+        J("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"long\"},"
+          "\"spec\":{\"parallelism\":2,\"completions\":4,\"template\":{\"spec\":{"
+          "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":"
+          "\"x\",\"command\":[\"sleep\",\"1h\"]}]}}}}");
+    assert_int_equal(simapi_create(f->h, "/apis/batch/v1/namespaces/default/jobs", job, NULL), 201);
+    json_decref(job);
+    json_t *j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/long", job_has_ready);
+    assert_non_null(jx_str(j, "status.startTime", NULL));
+    json_decref(j);
+    json_t *patch = J("{\"spec\":{\"suspend\":true}}");
+    assert_int_equal(simapi_patch(f->h, "/apis/batch/v1/namespaces/default/jobs/long", patch, NULL),
+                     200);
+    json_decref(patch);
+    j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/long", job_suspended_no_active);
+    assert_null(jx_get(j, "status.startTime"));
+    json_decref(j);
+    /* the active pods are deleted (they are gone once the hub processed the delete) */
+    json_t *pods = pods_of(f, "job-name=long");
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) assert_non_null(jx_str(p, "metadata.deletionTimestamp", NULL));
+    json_decref(pods);
+}
+
+static bool pt_succeeded(const json_t *j)
+{
+    return jx_cond_is_true(j, "Succeeded");
+}
+
+static void test_pytorchjob(void **state)
+{
+    struct fx *f = *state;
+    add_nodes(f, "2xcpu=4,memory=8Gi");
+    json_t *crd = J("{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":"
+                    "\"CustomResourceDefinition\",\"metadata\":{\"name\":\"pytorchjobs.kubeflow."
+                    "org\"},\"spec\":{\"group\":\"kubeflow.org\",\"scope\":\"Namespaced\","
+                    "\"names\":{\"plural\":\"pytorchjobs\",\"kind\":\"PyTorchJob\"},\"versions\":"
+                    "[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"subresources\":{"
+                    "\"status\":{}}}]}}");
+    struct err e = {0};
+    assert_int_equal(hub_apply_object(f->h, crd, &e), 0);
+    json_decref(crd);
+    json_t *pt = J("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{"
+                   "\"name\":\"pt\"},\"spec\":{\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,"
+                   "\"template\":{\"spec\":{\"containers\":[{\"name\":\"pytorch\",\"image\":\"x\","
+                   "\"args\":[\"sleep 2s\"]}]}}},\"Worker\":{\"replicas\":2,\"template\":{\"spec\":"
+                   "{\"containers\":[{\"name\":\"pytorch\",\"image\":\"x\",\"args\":[\"sleep 3s\""
+                   "],\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}}}");
+    assert_int_equal(
+        simapi_create(f->h, "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs", pt, NULL), 201);
+    json_decref(pt);
+    json_t *j =
+        wait_for(f, "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/pt", pt_succeeded);
+    assert_string_equal(jx_str(jx_cond_find(j, "Succeeded"), "reason", ""), "PyTorchJobSucceeded");
+    assert_true(jx_cond_is_true(j, "Created"));
+    assert_string_equal(jx_cond_status(j, "Running"), "False");
+    assert_int_equal(jx_int(j, "status.replicaStatuses.Master.succeeded", -1), 1);
+    assert_int_equal(jx_int(j, "status.replicaStatuses.Worker.succeeded", -1), 2);
+    assert_non_null(jx_str(j, "status.completionTime", NULL));
+    json_decref(j);
+    json_t *p = NULL;
+    assert_int_equal(simapi_get(f->h, "/api/v1/namespaces/default/pods/pt-worker-1", &p), 200);
+    assert_string_equal(jx_label(p, "training.kubeflow.org/replica-type"), "worker");
+    assert_string_equal(jx_label(p, "training.kubeflow.org/replica-index"), "1");
+    assert_string_equal(jx_label(p, "training.kubeflow.org/job-name"), "pt");
+    json_decref(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_duration),
+        cmocka_unit_test(test_pod_duration),
+        cmocka_unit_test(test_place),
+        cmocka_unit_test_setup_teardown(test_job_runs_to_complete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_suspend_and_too_big, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pytorchjob, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_suspend_running_job, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
