@@ -57,7 +57,7 @@ struct hub_watch {
 struct hub {
     struct ev_loop *loop;
     const struct logger *lg;
-    struct store *st;
+    struct hstore *st;
     struct registry *reg;
     struct hub_watch *watches;
     size_t nwatches;
@@ -173,7 +173,7 @@ void hub_resp_release(struct hub_resp *resp)
 
 int64_t hub_rv(const struct hub *h)
 {
-    return store_rv(h->st);
+    return hstore_rv(h->st);
 }
 
 static char *rv_string(int64_t rv)
@@ -315,7 +315,7 @@ static void watch_send_cached(struct hub_watch *w, const char *type, json_t *obj
 
 /* Fan a change out to every watcher of its resource. old is the previous state
  * (NULL for ADDED). */
-static void emit(struct hub *h, const char *key, enum store_event ev, json_t *old, json_t *obj)
+static void emit(struct hub *h, const char *key, enum hstore_event ev, json_t *old, json_t *obj)
 {
     struct line_cache cache[8];
     size_t ncache = 0;
@@ -324,10 +324,11 @@ static void emit(struct hub *h, const char *key, enum store_event ev, json_t *ol
     for (struct hub_watch *w = h->watches; w; w = w->next) {
         if (w->ended || strncmp(key, w->prefix, strlen(w->prefix)))
             continue;
-        bool mnew = ev != STORE_DELETED && watch_matches(w, obj);
-        bool mold = ev == STORE_DELETED ? watch_matches(w, old ? old : obj) : watch_matches(w, old);
+        bool mnew = ev != HSTORE_DELETED && watch_matches(w, obj);
+        bool mold =
+            ev == HSTORE_DELETED ? watch_matches(w, old ? old : obj) : watch_matches(w, old);
         const char *type = NULL;
-        if (ev == STORE_DELETED)
+        if (ev == HSTORE_DELETED)
             type = mold ? t_deleted : NULL;
         else if (mnew && mold)
             type = t_modified;
@@ -348,7 +349,7 @@ static void watch_timeout_cb(struct ev_loop *loop, ev_timer *t, int revents)
     (void)revents;
     struct hub_watch *w = (struct hub_watch *)((char *)t - offsetof(struct hub_watch, timeout));
     if (w->bookmarks)
-        watch_push_bookmark(w, store_rv(w->h->st), false);
+        watch_push_bookmark(w, hstore_rv(w->h->st), false);
     watch_end(w);
 }
 
@@ -359,7 +360,7 @@ static void bookmark_cb(struct ev_loop *loop, ev_timer *t, int revents)
     struct hub *h = (struct hub *)((char *)t - offsetof(struct hub, bookmark_timer));
     for (struct hub_watch *w = h->watches; w; w = w->next)
         if (w->bookmarks && !w->ended)
-            watch_push_bookmark(w, store_rv(h->st), false);
+            watch_push_bookmark(w, hstore_rv(h->st), false);
 }
 
 void hub_watch_set_notify(struct hub_watch *w, void (*notify)(void *), void *userdata)
@@ -428,12 +429,12 @@ static void compact_cb(struct ev_loop *loop, ev_timer *t, int revents)
     (void)revents;
     struct hub *h = (struct hub *)((char *)t - offsetof(struct hub, compact_timer));
     struct err e = {0};
-    long n = store_compact(h->st, &e);
+    long n = hstore_compact(h->st, &e);
     if (n < 0)
         log_warn(h->lg, "compaction failed", "error", e.msg);
     else if (n > 0)
         log_v(h->lg, 2, "compacted change log", "removed", LOG_INT(n), "compacted_rv",
-              LOG_INT(store_compacted_rv(h->st)));
+              LOG_INT(hstore_compacted_rv(h->st)));
 }
 
 static void gc_cb(struct ev_loop *loop, ev_timer *t, int revents);
@@ -464,7 +465,7 @@ int hub_new(struct hub **out, const struct hub_opts *o, struct err *e)
     h->loop = o->loop;
     h->lg = o->lg;
     h->gc_delay = o->gc_delay > 0 ? o->gc_delay : 0.05;
-    int ret = store_open(&h->st, o->data_path, o->compact_keep, e);
+    int ret = hstore_open(&h->st, o->data_path, o->compact_keep, e);
     if (ret) {
         free(h);
         *out = NULL;
@@ -475,7 +476,7 @@ int hub_new(struct hub **out, const struct hub_opts *o, struct err *e)
     const struct reg_resource *crdres =
         reg_find(h->reg, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
     char *prefix = reg_storage_prefix(crdres);
-    store_list(h->st, prefix, NULL, reload_crd, h, NULL);
+    hstore_list(h->st, prefix, NULL, reload_crd, h, NULL);
     free(prefix);
     double bi = o->bookmark_interval > 0 ? o->bookmark_interval : 15;
     ev_timer_init(&h->bookmark_timer, bookmark_cb, bi, bi);
@@ -506,7 +507,7 @@ void hub_free(struct hub *h)
     ev_timer_stop(h->loop, &h->compact_timer);
     ev_timer_stop(h->loop, &h->gc_timer);
     reg_free(h->reg);
-    store_close(h->st);
+    hstore_close(h->st);
     free(h);
 }
 
@@ -571,10 +572,10 @@ static bool is_crd_res(const struct reg_resource *r)
 }
 
 /* Store a new/updated/deleted object and tell the watchers. old may be NULL. */
-static int commit(struct hub *h, const char *key, enum store_event ev, json_t *old, json_t *obj,
+static int commit(struct hub *h, const char *key, enum hstore_event ev, json_t *old, json_t *obj,
                   struct err *e)
 {
-    int ret = store_write(h->st, ev, key, obj, NULL, e);
+    int ret = hstore_write(h->st, ev, key, obj, NULL, e);
     if (ret)
         return ret;
     emit(h, key, ev, old, obj);
@@ -664,7 +665,7 @@ static bool namespace_exists(struct hub *h, const char *ns)
     const struct reg_resource *nsr = reg_find(h->reg, "", "v1", "namespaces");
     char *key = make_key(nsr, "", ns);
     json_t *o = NULL;
-    int rc = store_get(h->st, key, &o, NULL);
+    int rc = hstore_get(h->st, key, &o, NULL);
     json_decref(o);
     free(key);
     return rc == 0;
@@ -711,7 +712,7 @@ static void do_create(struct hub *h, const struct reg_resource *r, const char *n
     init_new(h, r, obj, ns);
     key = make_key(r, ns, name);
     json_t *old = NULL;
-    if (store_get(h->st, key, &old, NULL) == 0) {
+    if (hstore_get(h->st, key, &old, NULL) == 0) {
         json_decref(old);
         set_status(resp, kstatus_already_exists(r->resource, r->group, r->kind, name));
         goto out;
@@ -727,7 +728,7 @@ static void do_create(struct hub *h, const struct reg_resource *r, const char *n
         set_json_resp(resp, 201, json_incref(obj));
         goto out;
     }
-    if (commit(h, key, STORE_ADDED, NULL, obj, &e)) {
+    if (commit(h, key, HSTORE_ADDED, NULL, obj, &e)) {
         internal_error(resp, &e);
         goto out;
     }
@@ -825,7 +826,7 @@ static void do_update(struct hub *h, const struct reg_resource *r, const char *k
         set_json_resp(resp, 200, json_incref(next));
         goto out;
     }
-    if (commit(h, key, STORE_MODIFIED, old, next, &e)) {
+    if (commit(h, key, HSTORE_MODIFIED, old, next, &e)) {
         internal_error(resp, &e);
         goto out;
     }
@@ -888,14 +889,14 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
                 continue;
             char *prefix = xasprintf("%s.%s/%s/", rr->resource, rr->group, ns);
             json_t *items = json_array();
-            store_list(h->st, prefix, NULL, collect_key, items, NULL);
+            hstore_list(h->st, prefix, NULL, collect_key, items, NULL);
             size_t k;
             json_t *it;
             json_array_foreach(items, k, it)
             {
                 json_t *o = json_object_get(it, "obj");
                 json_t *prev = json_deep_copy(o);
-                commit(h, jstr(it, "key"), STORE_DELETED, prev, o, NULL);
+                commit(h, jstr(it, "key"), HSTORE_DELETED, prev, o, NULL);
                 json_decref(prev);
             }
             json_decref(items);
@@ -906,21 +907,21 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
         const char *name = mstr(obj, "name");
         char *prefix = xasprintf("%s/", name); /* plural.group/ */
         json_t *items = json_array();
-        store_list(h->st, prefix, NULL, collect_key, items, NULL);
+        hstore_list(h->st, prefix, NULL, collect_key, items, NULL);
         size_t k;
         json_t *it;
         json_array_foreach(items, k, it)
         {
             json_t *o = json_object_get(it, "obj");
             json_t *prev = json_deep_copy(o);
-            commit(h, jstr(it, "key"), STORE_DELETED, prev, o, NULL);
+            commit(h, jstr(it, "key"), HSTORE_DELETED, prev, o, NULL);
             json_decref(prev);
         }
         json_decref(items);
         free(prefix);
         reg_remove_crd(h->reg, name);
     }
-    ret = commit(h, key, STORE_DELETED, old, obj, e);
+    ret = commit(h, key, HSTORE_DELETED, old, obj, e);
     json_decref(old);
     schedule_gc(h);
     return ret;
@@ -930,7 +931,7 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
 static void orphan_dependents(struct hub *h, const char *uid)
 {
     json_t *items = json_array();
-    store_list_dependents(h->st, uid, collect_key, items, NULL);
+    hstore_list_dependents(h->st, uid, collect_key, items, NULL);
     size_t k;
     json_t *it;
     json_array_foreach(items, k, it)
@@ -944,7 +945,7 @@ static void orphan_dependents(struct hub *h, const char *uid)
         }
         if (json_array_size(refs) == 0)
             json_object_del(meta(o), "ownerReferences");
-        commit(h, jstr(it, "key"), STORE_MODIFIED, prev, o, NULL);
+        commit(h, jstr(it, "key"), HSTORE_MODIFIED, prev, o, NULL);
         json_decref(prev);
     }
     json_decref(items);
@@ -1022,7 +1023,7 @@ static void do_delete(struct hub *h, const struct reg_resource *r, const char *k
             json_object_set_new(md, "deletionTimestamp", json_string(now));
             json_object_set_new(md, "deletionGracePeriodSeconds", json_integer(0));
         }
-        if (!json_equal(next, obj) && commit(h, key, STORE_MODIFIED, obj, next, &e)) {
+        if (!json_equal(next, obj) && commit(h, key, HSTORE_MODIFIED, obj, next, &e)) {
             internal_error(resp, &e);
             goto out;
         }
@@ -1065,8 +1066,8 @@ static int gc_pass(struct hub *h)
 {
     json_t *owned = json_array(), *fg = json_array();
     int writes = 0;
-    store_list_owned(h->st, collect_key, owned, NULL);
-    store_list_foreground(h->st, collect_key, fg, NULL);
+    hstore_list_owned(h->st, collect_key, owned, NULL);
+    hstore_list_foreground(h->st, collect_key, fg, NULL);
     json_t *fg_uids = json_object();
     size_t k;
     json_t *it;
@@ -1087,7 +1088,7 @@ static int gc_pass(struct hub *h)
         json_array_foreach(json_object_get(meta(o), "ownerReferences"), i, ref)
         {
             const char *ouid = jstr(ref, "uid");
-            if (store_uid_exists(h->st, ouid))
+            if (hstore_uid_exists(h->st, ouid))
                 alive = true;
             if (json_object_get(fg_uids, ouid))
                 owner_fg = true;
@@ -1106,7 +1107,7 @@ static int gc_pass(struct hub *h)
         json_t *o = json_object_get(it, "obj");
         const char *key = jstr(it, "key");
         const struct reg_resource *r = res_for_key(h, key);
-        if (!r || store_has_dependents(h->st, mstr(o, "uid")))
+        if (!r || hstore_has_dependents(h->st, mstr(o, "uid")))
             continue;
         json_t *next = json_deep_copy(o);
         remove_finalizer(next, "foregroundDeletion");
@@ -1114,7 +1115,7 @@ static int gc_pass(struct hub *h)
         if (json_array_size(json_object_get(meta(next), "finalizers")) == 0)
             really_delete(h, r, key, next, &e);
         else
-            commit(h, key, STORE_MODIFIED, o, next, &e);
+            commit(h, key, HSTORE_MODIFIED, o, next, &e);
         json_decref(next);
         writes++;
     }
@@ -1282,7 +1283,7 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
     struct list_ctx c = {.w = &filt, .r = r};
     char *prefix = list_prefix(r, ns);
     char *after = NULL;
-    int64_t rv = store_rv(h->st);
+    int64_t rv = hstore_rv(h->st);
     struct err e = {0};
     if (!parse_filter(req, &filt, resp))
         goto out;
@@ -1310,7 +1311,7 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
                  "meta.k8s.io/v1)");
             goto out;
         }
-        if (trv < store_compacted_rv(h->st)) {
+        if (trv < hstore_compacted_rv(h->st)) {
             json_decref(tok);
             set_status(resp,
                        kstatus_expired("The provided continue parameter is too old to display a "
@@ -1328,7 +1329,7 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
         json_decref(tok);
     }
     c.items = json_array();
-    if (store_list(h->st, prefix, after, list_cb, &c, &e) < 0) {
+    if (hstore_list(h->st, prefix, after, list_cb, &c, &e) < 0) {
         internal_error(resp, &e);
         goto out;
     }
@@ -1375,7 +1376,7 @@ static int replay_initial(const char *key, json_t *obj, void *userdata)
     return 0;
 }
 
-static int replay_change(int64_t rv, enum store_event ev, const char *key, json_t *obj,
+static int replay_change(int64_t rv, enum hstore_event ev, const char *key, json_t *obj,
                          void *userdata)
 {
     struct hub_watch *w = userdata;
@@ -1384,7 +1385,7 @@ static int replay_change(int64_t rv, enum store_event ev, const char *key, json_
     /* The previous state is not kept in the log: a change is reported when the
      * new state matches (DELETED when the final state matched). */
     if (watch_matches(w, obj))
-        watch_send_obj(w, store_event_name(ev), obj);
+        watch_send_obj(w, hstore_event_name(ev), obj);
     return 0;
 }
 
@@ -1452,9 +1453,9 @@ static void do_watch(struct hub *h, const struct reg_resource *r, const char *ns
     resp->content_type = "application/json";
     resp->watch = w;
     if (initial) {
-        store_list(h->st, w->prefix, NULL, replay_initial, w, &e);
+        hstore_list(h->st, w->prefix, NULL, replay_initial, w, &e);
         if (qbool(req, "sendInitialEvents") && w->bookmarks)
-            watch_push_bookmark(w, store_rv(h->st), true);
+            watch_push_bookmark(w, hstore_rv(h->st), true);
     } else {
         char *end = NULL;
         long long from = strtoll(rvq, &end, 10);
@@ -1464,11 +1465,11 @@ static void do_watch(struct hub *h, const struct reg_resource *r, const char *ns
             fail(resp, 400, "BadRequest", NULL, "resourceVersion: Invalid value: \"%s\"", rvq);
             return;
         }
-        int rc = store_changes(h->st, from, w->prefix, replay_change, w, &e);
+        int rc = hstore_changes(h->st, from, w->prefix, replay_change, w, &e);
         if (rc == -ERANGE) {
             char msg[128];
             snprintf(msg, sizeof(msg), "too old resource version: %lld (%" PRId64 ")", from,
-                     store_compacted_rv(h->st) + 1);
+                     hstore_compacted_rv(h->st) + 1);
             json_t *st = kstatus_expired(msg);
             watch_push_line(w, "ERROR", st);
             json_decref(st);
@@ -1613,7 +1614,7 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
         fail(resp, 404, "NotFound", NULL, "the server could not find the requested resource");
         goto out;
     }
-    if (store_get(h->st, key, &cur, NULL)) {
+    if (hstore_get(h->st, key, &cur, NULL)) {
         if (!strcmp(m, "PUT") && !*rt->sub) {
             /* Update of a missing object: 404 like the apiserver (no create-on-update). */
         }
@@ -1753,7 +1754,7 @@ static void handle_collection(struct hub *h, const struct reg_resource *r, const
         char *prefix = list_prefix(r, rt->ns);
         c.items = json_array();
         json_t *keys = json_array();
-        store_list(h->st, prefix, NULL, collect_key, keys, NULL);
+        hstore_list(h->st, prefix, NULL, collect_key, keys, NULL);
         size_t i;
         json_t *it;
         json_t *opts = json_object();
@@ -1771,7 +1772,7 @@ static void handle_collection(struct hub *h, const struct reg_resource *r, const
         json_decref(opts);
         json_decref(keys);
         char *av = reg_api_version(r);
-        char *rvs = rv_string(store_rv(h->st));
+        char *rvs = rv_string(hstore_rv(h->st));
         set_json_resp(resp, 200,
                       json_pack("{s:s, s:s, s:{s:s}, s:O}", "kind", r->list_kind, "apiVersion", av,
                                 "metadata", "resourceVersion", rvs, "items", c.items));
@@ -1868,12 +1869,12 @@ static void handle_admin(struct hub *h, const struct route *rt, const struct hub
 {
     struct err e = {0};
     if (!strcmp(rt->rest, "compact") && !strcmp(req->method, "POST")) {
-        long n = store_compact_to(h->st, store_rv(h->st), &e);
+        long n = hstore_compact_to(h->st, hstore_rv(h->st), &e);
         if (n < 0) {
             internal_error(resp, &e);
             return;
         }
-        char *rvs = rv_string(store_compacted_rv(h->st));
+        char *rvs = rv_string(hstore_compacted_rv(h->st));
         set_json_resp(resp, 200,
                       json_pack("{s:I, s:s}", "removed", (json_int_t)n, "compactedRV", rvs));
         free(rvs);
@@ -1881,8 +1882,8 @@ static void handle_admin(struct hub *h, const struct route *rt, const struct hub
     }
     if (!strcmp(rt->rest, "stats") && !strcmp(req->method, "GET")) {
         set_json_resp(resp, 200,
-                      json_pack("{s:I, s:I, s:I}", "resourceVersion", (json_int_t)store_rv(h->st),
-                                "compactedRV", (json_int_t)store_compacted_rv(h->st), "watches",
+                      json_pack("{s:I, s:I, s:I}", "resourceVersion", (json_int_t)hstore_rv(h->st),
+                                "compactedRV", (json_int_t)hstore_compacted_rv(h->st), "watches",
                                 (json_int_t)h->nwatches));
         return;
     }
@@ -2068,7 +2069,7 @@ int hub_apply_object(struct hub *h, json_t *obj, struct err *e)
     json_t *cur = NULL;
     struct hub_resp resp = {0};
     json_t *copy = json_deep_copy(obj);
-    if (store_get(h->st, key, &cur, NULL) == 0) {
+    if (hstore_get(h->st, key, &cur, NULL) == 0) {
         json_object_set(meta(copy), "resourceVersion",
                         json_object_get(meta(cur), "resourceVersion"));
         do_update(h, r, key, cur, copy, WRITE_MAIN, false, &resp);

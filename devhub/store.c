@@ -47,7 +47,7 @@ static const char *const sql_text[ST__N] = {
     [ST_ROLLBACK] = "ROLLBACK",
 };
 
-struct store {
+struct hstore {
     sqlite3 *db;
     sqlite3_stmt *st[ST__N];
     int64_t rv;
@@ -55,12 +55,12 @@ struct store {
     long keep;
 };
 
-static int db_err(struct store *s, struct err *e, const char *what)
+static int db_err(struct hstore *s, struct err *e, const char *what)
 {
     return err_set(e, -EIO, "storage: %s: %s", what, sqlite3_errmsg(s->db));
 }
 
-static sqlite3_stmt *stmt(struct store *s, int id)
+static sqlite3_stmt *stmt(struct hstore *s, int id)
 {
     sqlite3_stmt *st = s->st[id];
     sqlite3_reset(st);
@@ -68,7 +68,7 @@ static sqlite3_stmt *stmt(struct store *s, int id)
     return st;
 }
 
-static int exec_simple(struct store *s, int id, struct err *e)
+static int exec_simple(struct hstore *s, int id, struct err *e)
 {
     sqlite3_stmt *st = stmt(s, id);
     int rc = sqlite3_step(st);
@@ -78,7 +78,7 @@ static int exec_simple(struct store *s, int id, struct err *e)
     return 0;
 }
 
-static int64_t meta_get(struct store *s, const char *k)
+static int64_t meta_get(struct hstore *s, const char *k)
 {
     sqlite3_stmt *st = NULL;
     int64_t v = 0;
@@ -91,7 +91,7 @@ static int64_t meta_get(struct store *s, const char *k)
     return v;
 }
 
-static int meta_set(struct store *s, const char *k, int64_t v, struct err *e)
+static int meta_set(struct hstore *s, const char *k, int64_t v, struct err *e)
 {
     sqlite3_stmt *st = stmt(s, ST_META_SET);
     sqlite3_bind_text(st, 1, k, -1, SQLITE_STATIC);
@@ -101,9 +101,9 @@ static int meta_set(struct store *s, const char *k, int64_t v, struct err *e)
     return rc == SQLITE_DONE ? 0 : db_err(s, e, "meta");
 }
 
-int store_open(struct store **out, const char *path, long keep, struct err *e)
+int hstore_open(struct hstore **out, const char *path, long keep, struct err *e)
 {
-    struct store *s = xcalloc(1, sizeof(*s));
+    struct hstore *s = xcalloc(1, sizeof(*s));
     int ret = 0;
     s->keep = keep > 0 ? keep : 10000;
     if (!path)
@@ -145,14 +145,14 @@ int store_open(struct store **out, const char *path, long keep, struct err *e)
     s->compacted = meta_get(s, "compacted");
 out:
     if (ret) {
-        store_close(s);
+        hstore_close(s);
         s = NULL;
     }
     *out = s;
     return ret;
 }
 
-void store_close(struct store *s)
+void hstore_close(struct hstore *s)
 {
     if (!s)
         return;
@@ -162,22 +162,22 @@ void store_close(struct store *s)
     free(s);
 }
 
-int64_t store_rv(const struct store *s)
+int64_t hstore_rv(const struct hstore *s)
 {
     return s->rv;
 }
 
-int64_t store_compacted_rv(const struct store *s)
+int64_t hstore_compacted_rv(const struct hstore *s)
 {
     return s->compacted;
 }
 
-const char *store_event_name(enum store_event ev)
+const char *hstore_event_name(enum hstore_event ev)
 {
     switch (ev) {
-    case STORE_ADDED:
+    case HSTORE_ADDED:
         return "ADDED";
-    case STORE_MODIFIED:
+    case HSTORE_MODIFIED:
         return "MODIFIED";
     default:
         return "DELETED";
@@ -193,7 +193,7 @@ static json_t *parse_col(sqlite3_stmt *st, int col)
     return json_loadb(txt, (size_t)n, 0, NULL);
 }
 
-int store_get(struct store *s, const char *key, json_t **out, struct err *e)
+int hstore_get(struct hstore *s, const char *key, json_t **out, struct err *e)
 {
     sqlite3_stmt *st = stmt(s, ST_GET);
     int ret = -ENOENT;
@@ -268,8 +268,8 @@ static int foreground(json_t *obj)
     return 0;
 }
 
-int store_write(struct store *s, enum store_event ev, const char *key, json_t *obj, int64_t *rv_out,
-                struct err *e)
+int hstore_write(struct hstore *s, enum hstore_event ev, const char *key, json_t *obj,
+                 int64_t *rv_out, struct err *e)
 {
     char *owners = NULL;
     int64_t rv = s->rv + 1;
@@ -292,7 +292,7 @@ int store_write(struct store *s, enum store_event ev, const char *key, json_t *o
         ret = db_err(s, e, "append change");
         goto out;
     }
-    if (ev == STORE_DELETED) {
+    if (ev == HSTORE_DELETED) {
         st = stmt(s, ST_DEL);
         sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     } else {
@@ -339,8 +339,8 @@ static char *prefix_end(const char *prefix)
     return xasprintf("%s\xff", prefix);
 }
 
-int store_list(struct store *s, const char *prefix, const char *after, store_obj_cb cb,
-               void *userdata, struct err *e)
+int hstore_list(struct hstore *s, const char *prefix, const char *after, store_obj_cb cb,
+                void *userdata, struct err *e)
 {
     char *end = prefix_end(prefix);
     /* Statements may be re-entered by the callback (e.g. a get): use a fresh one. */
@@ -372,7 +372,7 @@ out:
 }
 
 /* Run a fresh statement that selects (key, obj) and feed the callback. */
-static int query_objects(struct store *s, const char *sql, const char *arg, store_obj_cb cb,
+static int query_objects(struct hstore *s, const char *sql, const char *arg, store_obj_cb cb,
                          void *userdata, struct err *e)
 {
     sqlite3_stmt *st = NULL;
@@ -396,20 +396,20 @@ static int query_objects(struct store *s, const char *sql, const char *arg, stor
     return ret;
 }
 
-int store_list_owned(struct store *s, store_obj_cb cb, void *userdata, struct err *e)
+int hstore_list_owned(struct hstore *s, store_obj_cb cb, void *userdata, struct err *e)
 {
     return query_objects(s, "SELECT key, obj FROM objects WHERE owners != '' ORDER BY key", NULL,
                          cb, userdata, e);
 }
 
-int store_list_foreground(struct store *s, store_obj_cb cb, void *userdata, struct err *e)
+int hstore_list_foreground(struct hstore *s, store_obj_cb cb, void *userdata, struct err *e)
 {
     return query_objects(s, "SELECT key, obj FROM objects WHERE fg != 0 ORDER BY key", NULL, cb,
                          userdata, e);
 }
 
-int store_list_dependents(struct store *s, const char *uid, store_obj_cb cb, void *userdata,
-                          struct err *e)
+int hstore_list_dependents(struct hstore *s, const char *uid, store_obj_cb cb, void *userdata,
+                           struct err *e)
 {
     char *pat = xasprintf("%% %s %%", uid);
     int ret = query_objects(s, "SELECT key, obj FROM objects WHERE owners LIKE ?1 ORDER BY key",
@@ -418,7 +418,7 @@ int store_list_dependents(struct store *s, const char *uid, store_obj_cb cb, voi
     return ret;
 }
 
-static bool exists(struct store *s, int id, const char *arg)
+static bool exists(struct hstore *s, int id, const char *arg)
 {
     sqlite3_stmt *st = stmt(s, id);
     sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
@@ -427,12 +427,12 @@ static bool exists(struct store *s, int id, const char *arg)
     return found;
 }
 
-bool store_uid_exists(struct store *s, const char *uid)
+bool hstore_uid_exists(struct hstore *s, const char *uid)
 {
     return uid && *uid && exists(s, ST_UID_EXISTS, uid);
 }
 
-bool store_has_dependents(struct store *s, const char *uid)
+bool hstore_has_dependents(struct hstore *s, const char *uid)
 {
     if (!uid || !*uid)
         return false;
@@ -442,7 +442,7 @@ bool store_has_dependents(struct store *s, const char *uid)
     return found;
 }
 
-long store_count(struct store *s, const char *prefix)
+long hstore_count(struct hstore *s, const char *prefix)
 {
     char *end = prefix_end(prefix);
     sqlite3_stmt *st = stmt(s, ST_COUNT);
@@ -456,8 +456,8 @@ long store_count(struct store *s, const char *prefix)
     return n;
 }
 
-int store_changes(struct store *s, int64_t from, const char *prefix, store_change_cb cb,
-                  void *userdata, struct err *e)
+int hstore_changes(struct hstore *s, int64_t from, const char *prefix, store_change_cb cb,
+                   void *userdata, struct err *e)
 {
     if (from < s->compacted)
         return err_set(e, -ERANGE, "too old resource version: %" PRId64 " (%" PRId64 ")", from,
@@ -478,7 +478,7 @@ int store_changes(struct store *s, int64_t from, const char *prefix, store_chang
         if (!obj)
             continue;
         int type = sqlite3_column_int(st, 1);
-        ret = cb(sqlite3_column_int64(st, 0), (enum store_event)type,
+        ret = cb(sqlite3_column_int64(st, 0), (enum hstore_event)type,
                  (const char *)sqlite3_column_text(st, 2), obj, userdata);
         json_decref(obj);
         if (ret)
@@ -492,7 +492,7 @@ out:
     return ret;
 }
 
-long store_compact_to(struct store *s, int64_t upto, struct err *e)
+long hstore_compact_to(struct hstore *s, int64_t upto, struct err *e)
 {
     if (upto <= s->compacted)
         return 0;
@@ -530,9 +530,9 @@ out:
     return n;
 }
 
-long store_compact(struct store *s, struct err *e)
+long hstore_compact(struct hstore *s, struct err *e)
 {
     if (s->rv - s->compacted <= s->keep)
         return 0;
-    return store_compact_to(s, s->rv - s->keep, e);
+    return hstore_compact_to(s, s->rv - s->keep, e);
 }

@@ -20,70 +20,70 @@
 
 #include "pkg/util/err.h"
 
-struct store;
+struct hstore;
 
-enum store_event { STORE_ADDED = 0, STORE_MODIFIED = 1, STORE_DELETED = 2 };
+enum hstore_event { HSTORE_ADDED = 0, HSTORE_MODIFIED = 1, HSTORE_DELETED = 2 };
 
 /* Open (creating the schema if needed). keep = number of changes retained by
  * store_compact (<= 0: 10000). 0 or negative code with e filled. */
-int store_open(struct store **out, const char *path, long keep, struct err *e);
+int hstore_open(struct hstore **out, const char *path, long keep, struct err *e);
 /* Close (NULL ok). */
-void store_close(struct store *s);
+void hstore_close(struct hstore *s);
 
 /* Current resourceVersion (last change), 0 for an empty store. */
-int64_t store_rv(const struct store *s);
+int64_t hstore_rv(const struct hstore *s);
 /* Oldest RV a watch may start from: changes with rv > this are retained. */
-int64_t store_compacted_rv(const struct store *s);
+int64_t hstore_compacted_rv(const struct hstore *s);
 
 /* Get the object stored under key: *out is a new reference. -ENOENT if absent. */
-int store_get(struct store *s, const char *key, json_t **out, struct err *e);
+int hstore_get(struct hstore *s, const char *key, json_t **out, struct err *e);
 
 /*
- * Write obj under key (create when ev is STORE_ADDED, else replace), or
- * delete it (STORE_DELETED; obj is the final state recorded in the change).
+ * Write obj under key (create when ev is HSTORE_ADDED, else replace), or
+ * delete it (HSTORE_DELETED; obj is the final state recorded in the change).
  * The new RV is set into obj's metadata.resourceVersion (obj is borrowed and
  * modified) and returned in *rv_out (optional).
  */
-int store_write(struct store *s, enum store_event ev, const char *key, json_t *obj, int64_t *rv_out,
-                struct err *e);
+int hstore_write(struct hstore *s, enum hstore_event ev, const char *key, json_t *obj,
+                 int64_t *rv_out, struct err *e);
 
 /* Called for every object of a list, in key order; return non-zero to stop
  * (store_list then returns that value). obj is borrowed. */
 typedef int (*store_obj_cb)(const char *key, json_t *obj, void *userdata);
 /* Objects with keys starting with prefix and > after (after may be NULL or ""). */
-int store_list(struct store *s, const char *prefix, const char *after, store_obj_cb cb,
-               void *userdata, struct err *e);
+int hstore_list(struct hstore *s, const char *prefix, const char *after, store_obj_cb cb,
+                void *userdata, struct err *e);
 /*
  * Garbage-collector queries, served from indexes instead of a full scan:
  * objects with ownerReferences; objects being deleted in the foreground
  * (deletionTimestamp + the foregroundDeletion finalizer); objects naming uid
  * as an owner; whether an object with that uid exists / has dependents.
  */
-int store_list_owned(struct store *s, store_obj_cb cb, void *userdata, struct err *e);
-int store_list_foreground(struct store *s, store_obj_cb cb, void *userdata, struct err *e);
-int store_list_dependents(struct store *s, const char *uid, store_obj_cb cb, void *userdata,
-                          struct err *e);
-bool store_uid_exists(struct store *s, const char *uid);
-bool store_has_dependents(struct store *s, const char *uid);
+int hstore_list_owned(struct hstore *s, store_obj_cb cb, void *userdata, struct err *e);
+int hstore_list_foreground(struct hstore *s, store_obj_cb cb, void *userdata, struct err *e);
+int hstore_list_dependents(struct hstore *s, const char *uid, store_obj_cb cb, void *userdata,
+                           struct err *e);
+bool hstore_uid_exists(struct hstore *s, const char *uid);
+bool hstore_has_dependents(struct hstore *s, const char *uid);
 
 /* Number of objects whose key starts with prefix. */
-long store_count(struct store *s, const char *prefix);
+long hstore_count(struct hstore *s, const char *prefix);
 
 /* Called for each change with rv > from, in RV order; obj is borrowed. */
-typedef int (*store_change_cb)(int64_t rv, enum store_event ev, const char *key, json_t *obj,
+typedef int (*store_change_cb)(int64_t rv, enum hstore_event ev, const char *key, json_t *obj,
                                void *userdata);
 /* Replay changes with rv > from and key starting with prefix. -ERANGE when
  * from < store_compacted_rv (too old: the caller answers 410). */
-int store_changes(struct store *s, int64_t from, const char *prefix, store_change_cb cb,
-                  void *userdata, struct err *e);
+int hstore_changes(struct hstore *s, int64_t from, const char *prefix, store_change_cb cb,
+                   void *userdata, struct err *e);
 
 /* Drop changes beyond the retained window (keep the last `keep`). Returns the
  * number of changes removed, or a negative code. */
-long store_compact(struct store *s, struct err *e);
+long hstore_compact(struct hstore *s, struct err *e);
 /* Drop all changes with rv <= upto (for tests / the admin endpoint). */
-long store_compact_to(struct store *s, int64_t upto, struct err *e);
+long hstore_compact_to(struct hstore *s, int64_t upto, struct err *e);
 
 /* Event type name: "ADDED", "MODIFIED", "DELETED". */
-const char *store_event_name(enum store_event ev);
+const char *hstore_event_name(enum hstore_event ev);
 
 #endif
