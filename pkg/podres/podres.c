@@ -1,5 +1,5 @@
 /* podres: per-pod effective requests and limits (see podres.h). */
-#include "controllers/quota/podres.h"
+#include "pkg/podres/podres.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -27,8 +27,8 @@
  * operand's format (pkg/quantity rules) so "1.5Gi" + "512Mi" prints "2Gi"
  * and "500m" + "1" prints "1500m".
  */
-#ifndef KKS_CONTROLLERS_QUOTA_PODRES_H
-#define KKS_CONTROLLERS_QUOTA_PODRES_H
+#ifndef KKS_PKG_PODRES_H
+#define KKS_PKG_PODRES_H
 
 #include <jansson.h>
 #include <stdbool.h>
