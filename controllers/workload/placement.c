@@ -656,16 +656,18 @@ static int pod_requests(const json_t *spec, const char *what, struct place_resli
                         struct err *e)
 {
     struct podres_list req = {0};
-    int rc = podres_pod(spec, &req, NULL, e);
+    struct err sub = {0};
+    int rc = podres_pod(spec, &req, NULL, &sub);
     if (rc < 0) {
-        err_prefix(e, "%s", what);
+        /* podres names fields from "spec." on: "<what>.spec.containers[0]...". */
+        err_set(e, rc, "%s.%s", what, sub.msg);
         goto out;
     }
     for (size_t i = 0; i < req.n; i++) {
         int64_t m;
         if (qty_milli_value(&req.v[i].q, &m, NULL) < 0) {
-            rc = err_set(e, -ERANGE, "%s: %s: quantity %s is too large for a node", what,
-                         req.v[i].name, QTY_STR(&req.v[i].q));
+            rc = err_set(e, -ERANGE, "%s.spec: effective request %s=%s is too large for a node",
+                         what, req.v[i].name, QTY_STR(&req.v[i].q));
             goto out;
         }
         place_reslist_add(out, req.v[i].name, m);

@@ -8,20 +8,7 @@
 #include <string.h>
 
 #include "pkg/sched/sched.h"
-
-static json_t *J(const char *s)
-{
-    char buf[1024];
-    size_t n = strlen(s);
-    assert_true(n < sizeof buf);
-    for (size_t i = 0; i <= n; i++)
-        buf[i] = s[i] == '\'' ? '"' : s[i];
-    json_error_t je;
-    json_t *j = json_loads(buf, JSON_DECODE_ANY, &je);
-    if (!j)
-        fail_msg("bad test JSON (%s): %s", je.text, s);
-    return j;
-}
+#include "test/support/tjson.h"
 
 static void test_op_parse(void **state)
 {
@@ -85,7 +72,7 @@ static void test_effect_blocks(void **state)
 static void test_views(void **state)
 {
     (void)state;
-    json_t *j = J("{'key':'k','operator':'Exists','value':'v','effect':'NoExecute'}");
+    json_t *j = tjson("{'key':'k','operator':'Exists','value':'v','effect':'NoExecute'}");
     struct sched_toleration t;
     sched_toleration_view(j, &t);
     assert_string_equal(t.key, "k");
@@ -94,19 +81,19 @@ static void test_views(void **state)
     assert_string_equal(t.effect, "NoExecute");
     json_decref(j);
 
-    j = J("{'key':7,'operator':5}");
+    j = tjson("{'key':7,'operator':5}");
     sched_toleration_view(j, &t);
     assert_string_equal(t.key, "");
     assert_int_equal(t.op, SCHED_OP_INVALID); /* non-string operator */
     assert_string_equal(t.value, "");
     json_decref(j);
 
-    j = J("{'operator':null}");
+    j = tjson("{'operator':null}");
     sched_toleration_view(j, &t);
     assert_int_equal(t.op, SCHED_OP_EQUAL);
     json_decref(j);
 
-    j = J("[1]");
+    j = tjson("[1]");
     sched_toleration_view(j, &t);
     assert_string_equal(t.key, "");
     assert_int_equal(t.op, SCHED_OP_EQUAL);
@@ -116,7 +103,7 @@ static void test_views(void **state)
     assert_string_equal(n.effect, "");
     json_decref(j);
 
-    j = J("{'key':'a','value':'b','effect':'NoSchedule'}");
+    j = tjson("{'key':'a','value':'b','effect':'NoSchedule'}");
     sched_taint_view(j, &n);
     assert_string_equal(n.key, "a");
     assert_string_equal(n.value, "b");
@@ -127,17 +114,17 @@ static void test_views(void **state)
 static void test_tolerates_all_json(void **state)
 {
     (void)state;
-    json_t *taints = J("[{'key':'gpu','value':'yes','effect':'NoSchedule'},"
-                       "{'key':'soft','effect':'PreferNoSchedule'},"
-                       "{'key':'zone','value':'a','effect':'NoExecute'}]");
-    json_t *none = J("[]");
-    json_t *both = J("[{'key':'gpu','operator':'Equal','value':'yes'},"
-                     "{'key':'zone','operator':'Exists','effect':'NoExecute'}]");
-    json_t *gpu_only = J("[{'key':'gpu','value':'yes','effect':'NoSchedule'}]");
-    json_t *all = J("[{'operator':'Exists'}]");
-    json_t *bad_op = J("[{'key':'gpu','operator':'Foo','value':'yes'},"
-                       "{'key':'zone','operator':'Exists'}]");
-    json_t *soft_only = J("[{'key':'soft','effect':'PreferNoSchedule'}]");
+    json_t *taints = tjson("[{'key':'gpu','value':'yes','effect':'NoSchedule'},"
+                           "{'key':'soft','effect':'PreferNoSchedule'},"
+                           "{'key':'zone','value':'a','effect':'NoExecute'}]");
+    json_t *none = tjson("[]");
+    json_t *both = tjson("[{'key':'gpu','operator':'Equal','value':'yes'},"
+                         "{'key':'zone','operator':'Exists','effect':'NoExecute'}]");
+    json_t *gpu_only = tjson("[{'key':'gpu','value':'yes','effect':'NoSchedule'}]");
+    json_t *all = tjson("[{'operator':'Exists'}]");
+    json_t *bad_op = tjson("[{'key':'gpu','operator':'Foo','value':'yes'},"
+                           "{'key':'zone','operator':'Exists'}]");
+    json_t *soft_only = tjson("[{'key':'soft','effect':'PreferNoSchedule'}]");
 
     assert_false(sched_tolerates_all_json(none, taints));
     assert_false(sched_tolerates_all_json(NULL, taints));
@@ -150,7 +137,7 @@ static void test_tolerates_all_json(void **state)
     assert_true(sched_tolerates_all_json(NULL, NULL));
     assert_true(sched_tolerates_all_json(none, none));
     /* Not arrays: empty. */
-    json_t *obj = J("{'key':'gpu'}");
+    json_t *obj = tjson("{'key':'gpu'}");
     assert_true(sched_tolerates_all_json(both, obj));
     assert_false(sched_tolerates_all_json(obj, taints));
     json_decref(obj);
@@ -166,17 +153,17 @@ static void test_tolerates_all_json(void **state)
 static void test_labels(void **state)
 {
     (void)state;
-    json_t *labels = J("{'zone':'a','gpu':'true','n':'3'}");
+    json_t *labels = tjson("{'zone':'a','gpu':'true','n':'3'}");
     assert_true(sched_label_matches(labels, "zone", "a"));
     assert_false(sched_label_matches(labels, "zone", "b"));
     assert_false(sched_label_matches(labels, "missing", "a"));
     assert_false(sched_label_matches(labels, "zone", NULL));
     assert_false(sched_label_matches(NULL, "zone", "a"));
 
-    json_t *sel = J("{'zone':'a','gpu':'true'}");
-    json_t *sel_miss = J("{'zone':'a','gpu':'false'}");
-    json_t *sel_num = J("{'n':3}"); /* not a string: matches nothing */
-    json_t *empty = J("{}");
+    json_t *sel = tjson("{'zone':'a','gpu':'true'}");
+    json_t *sel_miss = tjson("{'zone':'a','gpu':'false'}");
+    json_t *sel_num = tjson("{'n':3}"); /* not a string: matches nothing */
+    json_t *empty = tjson("{}");
     assert_true(sched_selector_matches_json(sel, labels));
     assert_false(sched_selector_matches_json(sel_miss, labels));
     assert_false(sched_selector_matches_json(sel_num, labels));
@@ -186,8 +173,8 @@ static void test_labels(void **state)
     assert_false(sched_selector_matches_json(sel, NULL));
     assert_true(sched_selector_matches_json(empty, NULL));
     /* A label value that is not a string never matches. */
-    json_t *odd = J("{'zone':1}");
-    json_t *sel_zone = J("{'zone':'1'}");
+    json_t *odd = tjson("{'zone':1}");
+    json_t *sel_zone = tjson("{'zone':'1'}");
     assert_false(sched_selector_matches_json(sel_zone, odd));
     json_decref(odd);
     json_decref(sel_zone);
