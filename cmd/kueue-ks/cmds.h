@@ -3,5 +3,6 @@
 #define KKS_CMD_KUEUE_KS_CMDS_H
 
 int cmd_run(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ static int usage(FILE *out)
             "Usage: kueue-ks <command> [flags]\n\n"
             "Commands:\n"
             "  run       run the controllers against a hub cluster (default)\n"
+            "  status    summarise the hub's clusters, quotas and workloads\n"
             "  version   print the version\n\n"
             "Run 'kueue-ks <command> --help' for a command's flags.\n",
             KKS_VERSION);
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         return usage(stdout);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "status"))
+        return cmd_status(argc - 2, argv + 2);
     fprintf(stderr, "kueue-ks: unknown command \"%s\"\n\n", cmd);
     return usage(stderr);
 }
