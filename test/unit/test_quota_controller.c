@@ -557,6 +557,90 @@ static void test_no_kueue_retries(void **state)
     fx_free(&f);
 }
 
+/* A cluster whose metrics go stale drops out (timer-driven, no event arrives), after the
+ * stale window plus the shrink delay; the age gauge is exported. */
+static void test_stale_cluster_drops_out(void **state)
+{
+    (void)state;
+    struct fx f;
+    const char *args[] = {"--metrics-stale-after=1s", NULL};
+    fx_init(&f, 0.4, args);
+    char *cq = cq_json("7", "4", "8Gi");
+    char now[64];
+    clock_now_rfc3339(now, sizeof now, 1);
+    char *t = xasprintf("{'metadata':{'name':'c1','resourceVersion':'21'},'status':{"
+                        "'lastUpdated':'%s','conditions':[{'type':'Ready','status':'True'}],"
+                        "'nodes':[" NODE("n1", "4", "8Gi") "]}}",
+                        now);
+    char *cm = Q(t);
+    free(t);
+    fx_script(&f, "{'version':'v1beta1'}", cq, cm);
+    fx_cm_watch(&f, 0, NULL);
+    char *cq8 = cq_json("8", "0", "0");
+    fakesrv_push_json(f.srv, "PATCH", CQS_B1 "/cq", NULL, 200, cq8);
+    double t0 = clock_mono_s();
+    fx_start(&f);
+
+    run_for(&f, 0.5);
+    assert_int_equal(count_req(&f, "PATCH", CQS_B1), 0); /* fresh: the queue already agrees */
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    metrics_registry_write(f.reg, &b);
+    assert_non_null(strstr(buf_str(&b), "kueue_ks_cluster_metrics_age_seconds{cluster=\"c1\"} "));
+    buf_free(&b);
+    assert_true(wait_req(&f, "PATCH", CQS_B1 "/cq", 1, 5.0));
+    struct fakesrv_req *p = nth_req(&f, "PATCH", CQS_B1 "/cq", 0);
+    if (p->t - t0 < 1.0 + 0.4 - 0.1)
+        fail_msg("stale cluster removed after %.3f s, before stale window + shrink delay",
+                 p->t - t0);
+    fakesrv_req_free(p);
+    assert_patch(&f, 0,
+                 PATCH_BODY("7", "0", "0",
+                            "default-flavor/cpu=0: no clusters; default-flavor/memory=0: no "
+                            "clusters; stale: c1"));
+    free(cq);
+    free(cm);
+    free(cq8);
+    fx_free(&f);
+}
+
+/* A failed write (500) is counted and retried with the rate limiter, same resourceVersion. */
+static void test_server_error_retried(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 60, NULL);
+    char *cq = cq_json("7", "0", "0");
+    char *cm = cm_json("c1", "21", NODE("n1", "4", "8Gi"));
+    fx_script(&f, "{'version':'v1beta1'}", cq, cm);
+    fx_cm_watch(&f, 0, NULL);
+    fakesrv_push_status(f.srv, "PATCH", CQS_B1 "/cq", 500, "InternalError", "etcd is sad");
+    char *cq8 = cq_json("8", "4", "8Gi");
+    fakesrv_push_json(f.srv, "PATCH", CQS_B1 "/cq", NULL, 200, cq8);
+    fx_start(&f);
+
+    assert_true(wait_req(&f, "PATCH", CQS_B1 "/cq", 2, 5.0));
+    const char *body = PATCH_BODY("7", "4", "8Gi",
+                                  "default-flavor/cpu=4: c1=4; default-flavor/memory=8Gi: c1=8Gi");
+    assert_patch(&f, 0, body);
+    assert_patch(&f, 1, body);
+    run_for(&f, 0.2);
+    assert_int_equal(count_req(&f, "PATCH", CQS_B1), 2);
+    struct quota_stats st;
+    quota_ctl_stats(f.q, &st);
+    assert_int_equal(st.errors, 1);
+    assert_int_equal(st.patches, 1);
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    metrics_registry_write(f.reg, &b);
+    assert_non_null(strstr(buf_str(&b), "kueue_ks_quota_reconcile_errors_total 1\n"));
+    buf_free(&b);
+    free(cq);
+    free(cm);
+    free(cq8);
+    fx_free(&f);
+}
+
 static void test_options(void **state)
 {
     (void)state;
@@ -612,6 +696,8 @@ int main(void)
         cmocka_unit_test(test_bad_data_warning),
         cmocka_unit_test(test_v1beta2_selection_no_write),
         cmocka_unit_test(test_no_kueue_retries),
+        cmocka_unit_test(test_stale_cluster_drops_out),
+        cmocka_unit_test(test_server_error_retried),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
