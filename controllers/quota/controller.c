@@ -280,6 +280,29 @@ static int feed_cluster(const char *key, json_t *obj, void *ud)
     return 0;
 }
 
+/* Drop the quota gauges of a queue that is no longer managed. */
+static void gauges_drop(struct quota_ctl *q, const char *name, const json_t *cq)
+{
+    if (!q->m_quota)
+        return;
+    json_t *rgs = json_object_get(json_object_get(cq, "spec"), "resourceGroups");
+    size_t gi, fi, ri;
+    json_t *g, *f, *r;
+    json_array_foreach(rgs, gi, g)
+    {
+        json_array_foreach(json_object_get(g, "flavors"), fi, f)
+        {
+            const char *fname = json_string_value(json_object_get(f, "name"));
+            json_array_foreach(json_object_get(f, "resources"), ri, r)
+            {
+                const char *rname = json_string_value(json_object_get(r, "name"));
+                if (fname && rname)
+                    metrics_gauge_vec_delete(q->m_quota, METRICS_LABELS(name, fname, rname));
+            }
+        }
+    }
+}
+
 static void qq_remove(struct quota_ctl *q, const char *name)
 {
     size_t i;
@@ -287,6 +310,7 @@ static void qq_remove(struct quota_ctl *q, const char *name)
     if (!x)
         return;
     log_info(q->lg, "ClusterQueue no longer managed", "clusterqueue", name);
+    gauges_drop(q, name, x->cq);
     q->qs[i] = q->qs[--q->nq];
     qq_free(x);
 }

@@ -97,7 +97,18 @@ struct fx {
 };
 
 /* Discovery, the events sink and the lists; `cms_item` and `cq_item` may be NULL. */
+static void fx_script_lists(struct fx *f, const char *versions, const char *cq_item,
+                            const char *cm_item);
 static void fx_script(struct fx *f, const char *versions, const char *cq_item, const char *cm_item)
+{
+    fx_script_lists(f, versions, cq_item, cm_item);
+    const char *none[] = {NULL};
+    fakesrv_push_watch(f->srv, CQS_B1, none, FAKESRV_HOLD);
+}
+
+/* The same without the ClusterQueue watch (the test scripts its own). */
+static void fx_script_lists(struct fx *f, const char *versions, const char *cq_item,
+                            const char *cm_item)
 {
     char *disc = xasprintf("{\"kind\":\"APIGroup\",\"name\":\"kueue.x-k8s.io\",\"versions\":[%s]}",
                            versions);
@@ -122,22 +133,26 @@ static void fx_script(struct fx *f, const char *versions, const char *cq_item, c
     l = list_json("ClusterQueue", "30", cq_item);
     fakesrv_push_json(f->srv, "GET", CQS_B1, "watch=", 200, l);
     free(l);
-    fakesrv_push_watch(f->srv, CQS_B1, none, FAKESRV_HOLD);
 }
 
-/* A ClusterMetrics watch sending `line` after `delay` seconds, then holding. */
-static void fx_cm_watch(struct fx *f, double delay, const char *line)
+/* A watch on `path` sending `line` after `delay` seconds, then holding. */
+static void fx_watch(struct fx *f, const char *path, double delay, const char *line)
 {
     char *l = line ? xasprintf("%s\n", line) : NULL;
     struct fakesrv_chunk ch = {.delay_s = delay, .data = l};
     struct fakesrv_resp r = {.method = "GET",
-                             .path = CMS,
+                             .path = path,
                              .query_contains = "watch=",
                              .chunks = l ? &ch : NULL,
                              .n_chunks = l ? 1 : 0,
                              .end = FAKESRV_HOLD};
     fakesrv_push(f->srv, &r);
     free(l);
+}
+
+static void fx_cm_watch(struct fx *f, double delay, const char *line)
+{
+    fx_watch(f, CMS, delay, line);
 }
 
 static void fx_init(struct fx *f, double shrink_s, const char *const *extra_args)
@@ -331,7 +346,7 @@ static void test_initial_then_update(void **state)
     fx_script(&f, "{'version':'v1beta1'}", cq, cm);
     char *cm2 = cm_json("c1", "22", NODE("n1", "2", "4Gi") "," NODE("n2", "4", "4Gi"));
     char *line = watch_line("MODIFIED", cm2);
-    fx_cm_watch(&f, 0.4, line);
+    fx_cm_watch(&f, 0.8, line);
     char *cq8 = cq_json("8", "4", "8Gi");
     fakesrv_push_json(f.srv, "PATCH", CQS_B1 "/cq", NULL, 200, cq8);
     char *cq9 = cq_json("9", "6", "8Gi");
@@ -641,6 +656,74 @@ static void test_server_error_retried(void **state)
     fx_free(&f);
 }
 
+static int dummy_check(void *ud, struct err *e)
+{
+    (void)ud;
+    (void)e;
+    return 0;
+}
+
+/* A queue that loses its label is left alone (no write, gauges gone); readiness is registered. */
+static void test_unlabelled_queue_released(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 60, NULL);
+    char *cq = cq_json("7", "4", "8Gi");
+    char *cm = cm_json("c1", "21", NODE("n1", "4", "8Gi"));
+    fx_script_lists(&f, "{'version':'v1beta1'}", cq, cm);
+    char *t = Q("{'metadata':{'name':'cq','resourceVersion':'8','labels':{}},'spec':{"
+                "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':"
+                "'default-flavor','resources':[{'name':'cpu','nominalQuota':'4'}]}]}]}}");
+    char *cql = watch_line("MODIFIED", t);
+    fx_watch(&f, CQS_B1, 0.2, cql);
+    char *cm2 = cm_json("c1", "22", NODE("n1", "8", "8Gi"));
+    char *cml = watch_line("MODIFIED", cm2);
+    fx_watch(&f, CMS, 0.8, cml);
+
+    struct err e;
+    err_clear(&e);
+    struct httpd_config hc = {.bind_addr = "127.0.0.1:0"};
+    struct httpd *h = httpd_new(f.loop, &hc, &e);
+    assert_non_null(h);
+    struct quota_tuning tun = {
+        .retry_s = 0.05, .metrics_period_s = 0.05, .informer_backoff_s = 0.01};
+    assert_int_equal(quota_ctl_new(&f.o, &tun, &f.q, &e), 0);
+    assert_int_equal(quota_ctl_start(f.q, f.client, f.reg, h, NULL, &e), 0);
+    assert_int_equal(httpd_add_readyz_check(h, "quota-informers-synced", dummy_check, NULL),
+                     -EEXIST);
+
+    for (int i = 0; i < 200 && !quota_ctl_synced(f.q); i++)
+        run_for(&f, 0.01);
+    struct quota_stats st;
+    quota_ctl_stats(f.q, &st);
+    assert_int_equal(st.managed, 1);
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    metrics_registry_write(f.reg, &b);
+    assert_non_null(strstr(buf_str(&b), "kueue_ks_quota{cluster_queue=\"cq\""));
+    buf_free(&b);
+    run_for(&f, 1.5);
+    quota_ctl_stats(f.q, &st);
+    assert_int_equal(st.managed, 0);
+    assert_int_equal(count_req(&f, "PATCH", CQS_B1), 0);
+    buf_init(&b, 1 << 20);
+    metrics_registry_write(f.reg, &b);
+    assert_null(strstr(buf_str(&b), "kueue_ks_quota{cluster_queue=\"cq\""));
+    buf_free(&b);
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    quota_ctl_free(f.q);
+    f.q = NULL;
+    httpd_free(h);
+    free(cq);
+    free(cm);
+    free(t);
+    free(cql);
+    free(cm2);
+    free(cml);
+    fx_free(&f);
+}
+
 static void test_options(void **state)
 {
     (void)state;
@@ -698,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_no_kueue_retries),
         cmocka_unit_test(test_stale_cluster_drops_out),
         cmocka_unit_test(test_server_error_retried),
+        cmocka_unit_test(test_unlabelled_queue_released),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
