@@ -246,6 +246,15 @@ int cmd_status(int argc, char **argv)
             s.l[w].note = xstrdup("error: the hub did not answer in time (--timeout)");
         }
 
+    int nfailed = 0;
+    for (int w = 0; w < L_N; w++)
+        nfailed += s.l[w].failed;
+    if (nfailed == L_N) {
+        /* Nothing answered (unreachable hub, bad credentials...): one line, no tables. */
+        fprintf(stderr, "kueue-ks status: %s\n", s.l[L_CM].note + strlen("error: "));
+        code = 1;
+        goto out;
+    }
     struct sv_input in = {
         .cluster_metrics = s.l[L_CM].body,
         .cluster_metrics_note = s.l[L_CM].note,
@@ -262,14 +271,10 @@ int cmd_status(int argc, char **argv)
     int rc = sv_render(&in, &b);
     fputs(buf_str(&b), stdout);
     buf_free(&b);
-    code = 0;
-    for (int w = 0; w < L_N; w++)
-        if (s.l[w].failed) {
-            fprintf(stderr, "kueue-ks status: %s\n", s.l[w].note);
-            code = 1;
-        }
-    if (rc < 0 || timed_out)
-        code = 1;
+    code = rc < 0 || timed_out || nfailed ? 1 : 0;
+    /* The jobs list has no table of its own: its failure is only said here. */
+    if (s.l[L_JOBS].failed)
+        fprintf(stderr, "kueue-ks status: jobs not counted: %s\n", s.l[L_JOBS].note);
 out:
     s.closing = true;
     kube_client_free(s.client); /* completes what is left with -ECANCELED */
