@@ -40,10 +40,14 @@ static int perr(struct err *e, int code, const char *fmt, ...)
     return code;
 }
 
+/* negotiation.NewUnsupportedMediaTypeError with the built-in and the CRD patch type lists. */
 #define UNSUPPORTED_MSG                                                                            \
     "the body of the request was in an unknown format - accepted media types include: "            \
     "application/json-patch+json, application/merge-patch+json, "                                  \
-    "application/apply-patch+yaml"
+    "application/strategic-merge-patch+json, application/apply-patch+yaml"
+#define UNSUPPORTED_CRD_MSG                                                                        \
+    "the body of the request was in an unknown format - accepted media types include: "            \
+    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
 
 /* ---- content types ---------------------------------------------------- */
 
@@ -482,6 +486,8 @@ static const struct sm_rule {
     {"Node", ".spec.podCIDRs", NULL},
     {"Service", ".spec.ports", "port"},
     {"Pod", ".status.podIPs", "ip"},
+    {"Pod", ".status.hostIPs", "ip"},
+    {"Pod", ".status.resourceClaimStatuses", "name"},
 };
 
 #define SM_MAX_DEPTH 64
@@ -1000,7 +1006,7 @@ int patch_apply(enum patch_type type, const char *kind, bool builtin, const json
                     "server-side apply (application/apply-patch+yaml) is not supported by "
                     "kueue-ks-devhub; use client-side kubectl apply, or a merge/JSON patch");
     if (type == PATCH_TYPE_STRATEGIC && !builtin)
-        return perr(e, PATCH_EUNSUPPORTED, UNSUPPORTED_MSG);
+        return perr(e, PATCH_EUNSUPPORTED, UNSUPPORTED_CRD_MSG);
     if (type != PATCH_TYPE_JSON && type != PATCH_TYPE_MERGE && type != PATCH_TYPE_STRATEGIC)
         return perr(e, PATCH_EUNSUPPORTED, UNSUPPORTED_MSG);
     json_error_t je;

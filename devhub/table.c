@@ -314,9 +314,8 @@ int table_jsonpath(const char *expr, const json_t *obj, json_t **out, struct err
                         for (size_t j = 0; j < json_array_size(n); j++)
                             json_array_append(next, json_array_get(n, j));
                     } else if (json_is_object(n)) {
-                        const char *k;
-                        json_t *v;
-                        json_object_foreach(n, k, v) json_array_append(next, v);
+                        for (void *it = json_object_iter(n); it; it = json_object_iter_next(n, it))
+                            json_array_append(next, json_object_iter_value(it));
                     }
                 }
             } else if (*p.s == '\'' || *p.s == '"') {

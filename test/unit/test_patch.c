@@ -250,7 +250,11 @@ static void test_content_types(void **state)
     assert_int_equal(patch_type_from_content_type("application/json", &t, &e), PATCH_EUNSUPPORTED);
     assert_int_equal(e.http_status, 415);
     assert_string_equal(e.reason, "UnsupportedMediaType");
-    assert_non_null(strstr(e.msg, "the body of the request was in an unknown format"));
+    assert_string_equal(e.msg, "the body of the request was in an unknown format - accepted media "
+                               "types include: application/json-patch+json, "
+                               "application/merge-patch+json, "
+                               "application/strategic-merge-patch+json, "
+                               "application/apply-patch+yaml");
     assert_int_equal(patch_type_from_content_type(NULL, &t, &e), PATCH_EUNSUPPORTED);
 }
 
@@ -275,6 +279,9 @@ static void test_apply_dispatch(void **state)
         patch_apply(PATCH_TYPE_STRATEGIC, "Workload", false, obj, mp, strlen(mp), &out, &e),
         PATCH_EUNSUPPORTED);
     assert_int_equal(e.http_status, 415);
+    assert_string_equal(e.msg, "the body of the request was in an unknown format - accepted media "
+                               "types include: application/json-patch+json, "
+                               "application/merge-patch+json, application/apply-patch+yaml");
     assert_null(out);
     assert_int_equal(
         patch_apply(PATCH_TYPE_APPLY, "ConfigMap", true, obj, mp, strlen(mp), &out, &e),
@@ -560,6 +567,9 @@ static void test_rule_table(void **state)
     assert_null(key);
     assert_true(patch_list_rule("Service", "spec.ports", &key));
     assert_string_equal(key, "port");
+    assert_true(patch_list_rule("Pod", "status.hostIPs", &key));
+    assert_string_equal(key, "ip");
+    assert_false(patch_list_rule("Node", "status.hostIPs", &key));
     assert_false(patch_list_rule("Pod", "spec.ports", &key));
     assert_false(patch_list_rule("Pod", "spec.tolerations", &key));
     assert_false(patch_list_rule("Pod", "spec.containers.args", &key));
