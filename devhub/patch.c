@@ -40,10 +40,14 @@ static int perr(struct err *e, int code, const char *fmt, ...)
     return code;
 }
 
+/* negotiation.NewUnsupportedMediaTypeError with the built-in and the CRD patch type lists. */
 #define UNSUPPORTED_MSG                                                                            \
     "the body of the request was in an unknown format - accepted media types include: "            \
     "application/json-patch+json, application/merge-patch+json, "                                  \
-    "application/apply-patch+yaml"
+    "application/strategic-merge-patch+json, application/apply-patch+yaml"
+#define UNSUPPORTED_CRD_MSG                                                                        \
+    "the body of the request was in an unknown format - accepted media types include: "            \
+    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
 
 /* ---- content types ---------------------------------------------------- */
 
@@ -421,7 +425,8 @@ int patch_json(const json_t *target, const json_t *patch, json_t **out, struct e
                     json_is_object(patch) ? "object" : "value");
     if (json_array_size(patch) > PATCH_MAX_JSON_OPS)
         return perr(e, PATCH_ETOOLARGE,
-                    "The allowed maximum operations in a JSON patch is %d, got %zu",
+                    "Request entity too large: The allowed maximum operations in a JSON patch is "
+                    "%d, got %zu",
                     PATCH_MAX_JSON_OPS, json_array_size(patch));
     json_t *doc = target ? json_deep_copy(target) : json_null();
     for (size_t i = 0; i < json_array_size(patch); i++) {
@@ -481,6 +486,8 @@ static const struct sm_rule {
     {"Node", ".spec.podCIDRs", NULL},
     {"Service", ".spec.ports", "port"},
     {"Pod", ".status.podIPs", "ip"},
+    {"Pod", ".status.hostIPs", "ip"},
+    {"Pod", ".status.resourceClaimStatuses", "name"},
 };
 
 #define SM_MAX_DEPTH 64
@@ -999,7 +1006,7 @@ int patch_apply(enum patch_type type, const char *kind, bool builtin, const json
                     "server-side apply (application/apply-patch+yaml) is not supported by "
                     "kueue-ks-devhub; use client-side kubectl apply, or a merge/JSON patch");
     if (type == PATCH_TYPE_STRATEGIC && !builtin)
-        return perr(e, PATCH_EUNSUPPORTED, UNSUPPORTED_MSG);
+        return perr(e, PATCH_EUNSUPPORTED, UNSUPPORTED_CRD_MSG);
     if (type != PATCH_TYPE_JSON && type != PATCH_TYPE_MERGE && type != PATCH_TYPE_STRATEGIC)
         return perr(e, PATCH_EUNSUPPORTED, UNSUPPORTED_MSG);
     json_error_t je;
@@ -1016,4 +1023,30 @@ int patch_apply(enum patch_type type, const char *kind, bool builtin, const json
         rc = patch_strategic(target, p, kind, out, e);
     json_decref(p);
     return rc;
+}
+
+json_t *patch_status_body(const struct err *e)
+{
+    int code = e && e->http_status ? e->http_status : 500;
+    const char *reason = e && e->reason[0] ? e->reason : "InternalError";
+    const char *msg = e ? e->msg : "";
+    json_t *st = json_object();
+    json_object_set_new(st, "kind", json_string("Status"));
+    json_object_set_new(st, "apiVersion", json_string("v1"));
+    json_object_set_new(st, "metadata", json_object());
+    json_object_set_new(st, "status", json_string("Failure"));
+    if (code == 422) {
+        /* NewGenericServerResponse(422, ...) without causes: the detail is not sent. */
+        json_object_set_new(
+            st, "message",
+            json_string("the server rejected our request due to an error in our request"));
+        json_object_set_new(st, "reason", json_string("Invalid"));
+        json_object_set_new(st, "details", json_object());
+    } else {
+        json_t *m = json_string(msg);
+        json_object_set_new(st, "message", m ? m : json_string("invalid patch"));
+        json_object_set_new(st, "reason", json_string(reason));
+    }
+    json_object_set_new(st, "code", json_integer(code));
+    return st;
 }

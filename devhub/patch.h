@@ -106,6 +106,16 @@ int patch_apply(enum patch_type type, const char *kind, bool builtin, const json
                 const char *body, size_t len, json_t **out, struct err *e);
 
 /*
+ * The `Status` body the apiserver sends for a patch error in `e` (as filled
+ * by the functions above). New reference. Note the apiserver's quirk: a 422
+ * (a JSON patch that cannot be applied) carries only the generic message
+ * "the server rejected our request due to an error in our request" with
+ * empty details (errors.NewGenericServerResponse); e->msg then has the real
+ * reason, for the devhub's log. 400, 413 and 415 bodies carry e->msg.
+ */
+json_t *patch_status_body(const struct err *e);
+
+/*
  * The patch-merge-key table, exposed for tests and documentation: the list
  * strategy of the list field at dotted `path` (field names from the object
  * root, list indexes omitted, e.g. "spec.template.spec.containers.env") of

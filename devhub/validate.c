@@ -312,6 +312,13 @@ static void check_pod_spec(const json_t *spec, const char *prefix, struct valid_
             if (m)
                 invalid(r, f, name, m);
         }
+        for (size_t j = 0; name && *name && j < i; j++) {
+            const char *other = str_at(json_array_get(cs, j), "name");
+            if (other && !strcmp(other, name)) {
+                add_cause(r, "FieldValueDuplicate", f, "Duplicate value: \"%.100s\"", name);
+                break;
+            }
+        }
         const char *image = str_at(c, "image");
         if (!image || !*image) {
             snprintf(f, sizeof f, "%s.containers[%zu].image", prefix, i);
@@ -395,6 +402,18 @@ static void check_builtin(const struct valid_target *t, const json_t *obj, struc
     } else if (!strcmp(kind, "Secret")) {
         check_data_keys(obj, "data", r);
         check_data_keys(obj, "stringData", r);
+    } else if (!strcmp(kind, "Lease")) {
+        json_t *spec = json_object_get(obj, "spec");
+        json_t *d = json_object_get(spec, "leaseDurationSeconds");
+        if (json_is_integer(d) && json_integer_value(d) <= 0)
+            add_cause(r, "FieldValueInvalid", "spec.leaseDurationSeconds",
+                      "Invalid value: %" JSON_INTEGER_FORMAT ": must be greater than 0",
+                      json_integer_value(d));
+        json_t *tr = json_object_get(spec, "leaseTransitions");
+        if (json_is_integer(tr) && json_integer_value(tr) < 0)
+            add_cause(r, "FieldValueInvalid", "spec.leaseTransitions",
+                      "Invalid value: %" JSON_INTEGER_FORMAT ": must be greater than or equal to 0",
+                      json_integer_value(tr));
     } else if (!strcmp(kind, "CustomResourceDefinition")) {
         const char *plural = str_at(path_get(obj, "spec", "names", NULL), "plural");
         const char *group = str_at(json_object_get(obj, "spec"), "group");
@@ -556,23 +575,27 @@ int valid_check(const struct valid_target *t, enum valid_op op, const json_t *ob
     /* apiVersion / kind against the URL. */
     char want[200];
     expected_api_version(t, want, sizeof want);
+    /* The apiserver accepts only the URL's exact group/version (AcceptsGroupVersion). */
     const char *av = str_at(obj, "apiVersion");
-    if (av && *av) {
-        const char *slash = strchr(av, '/');
-        size_t glen = slash ? (size_t)(slash - av) : 0;
-        const char *g = t->group ? t->group : "";
-        bool same_group = slash ? (strlen(g) == glen && !strncmp(av, g, glen)) : (*g == '\0');
-        if (!same_group)
-            return bad_request(r, 400,
-                               "the API version in the data (%.100s) does not match the expected "
-                               "API version (%s)",
-                               av, want);
-    }
-    const char *kind = str_at(obj, "kind");
-    if (kind && *kind && strcmp(kind, t->kind) != 0)
+    if (av && *av && strcmp(av, want) != 0)
         return bad_request(r, 400,
-                           "the kind in the data (%.100s) does not match the expected kind (%s)",
-                           kind, t->kind);
+                           "the API version in the data (%.100s) does not match the expected API "
+                           "version (%s)",
+                           av, want);
+    /*
+     * Another kind: a built-in type cannot be decoded (400, transformDecodeError);
+     * a custom resource fails validation on `kind` (422, with the other field errors).
+     */
+    const char *kind = str_at(obj, "kind");
+    bool crd_kind_mismatch = false;
+    if (kind && *kind && strcmp(kind, t->kind) != 0) {
+        if (t->builtin)
+            return bad_request(r, 400,
+                               "%.100s in version \"%s\" cannot be handled as a %s: the kind "
+                               "does not match the resource in the URL",
+                               kind, t->version ? t->version : "", t->kind);
+        crd_kind_mismatch = true;
+    }
 
     json_t *md = json_object_get(obj, "metadata");
     const char *name = str_at(md, "name");
@@ -596,6 +619,9 @@ int valid_check(const struct valid_target *t, enum valid_op op, const json_t *ob
     }
 
     /* Field validation (422). */
+    if (crd_kind_mismatch)
+        add_cause(r, "FieldValueInvalid", "kind", "Invalid value: \"%.100s\": must be %s", kind,
+                  t->kind);
     if (!name || !*name) {
         if (op == VALID_CREATE && (!gen || !*gen))
             required(r, "metadata.name", "name or generateName is required");
@@ -635,14 +661,16 @@ int valid_check(const struct valid_target *t, enum valid_op op, const json_t *ob
 
     r->code = 422;
     snprintf(r->reason, sizeof r->reason, "Invalid");
-    snprintf(r->kind, sizeof r->kind, "%s", t->kind);
+    /* The qualified kind is the one in the data (it differs from the URL's on a CRD mismatch). */
+    const char *qk = crd_kind_mismatch ? kind : t->kind;
+    snprintf(r->kind, sizeof r->kind, "%s", qk);
     snprintf(r->group, sizeof r->group, "%s", t->group ? t->group : "");
     snprintf(r->name, sizeof r->name, "%s", name ? name : "");
     char qkind[200];
     if (t->group && *t->group)
-        snprintf(qkind, sizeof qkind, "%s.%s", t->kind, t->group);
+        snprintf(qkind, sizeof qkind, "%.100s.%.96s", qk, t->group);
     else
-        snprintf(qkind, sizeof qkind, "%s", t->kind);
+        snprintf(qkind, sizeof qkind, "%.100s", qk);
     /* Message: `Kind.group "name" is invalid: field: body` or `...: [e1, e2]`. */
     size_t off = (size_t)snprintf(r->message, sizeof r->message, "%s \"%s\" is invalid: %s", qkind,
                                   name ? name : "", r->ncauses > 1 ? "[" : "");

@@ -3,10 +3,12 @@
  * resource named by the URL, with the apiserver's status codes and wording.
  *
  *   400 BadRequest  body too large (413 RequestEntityTooLarge), not JSON, not
- *                   an object, wrong field types in metadata, apiVersion/kind
- *                   not those of the URL, namespace or name in the body not
- *                   those of the URL
- *   422 Invalid     field validation, reported as
+ *                   an object, wrong field types in metadata, an apiVersion
+ *                   other than the URL's exact group/version, another kind
+ *                   for a built-in resource, namespace or name in the body
+ *                   not those of the URL
+ *   422 Invalid     field validation (including another kind for a custom
+ *                   resource: `kind: Invalid value: "X": must be Y`), reported as
  *                   `Job.batch "x" is invalid: spec.template.spec.containers: Required value`
  *                   with details.causes[] {reason, field, message}
  *
@@ -15,8 +17,9 @@
  * generateName required on create, label keys and values, annotation keys
  * and total size (256 KiB), and the required fields of the built-ins the
  * devhub serves: Pod/Job/Deployment pod templates (containers with name and
- * image, Job restartPolicy OnFailure|Never), Deployment selector, Service
- * ports, ConfigMap/Secret data keys, CRD name = <plural>.<group>.
+ * image, unique container names, Job restartPolicy OnFailure|Never),
+ * Deployment selector, Service ports, ConfigMap/Secret data keys, Lease
+ * durations, CRD name = <plural>.<group>.
  * Nothing here modifies the body except valid_normalize().
  */
 #ifndef KKS_DEVHUB_VALIDATE_H
@@ -74,7 +77,8 @@ int valid_parse_body(const char *body, size_t len, size_t max, json_t **out,
 /*
  * Validate `obj` (borrowed) for `op` on target `t`. Returns 0 when valid,
  * else -EINVAL with r->code 400 or 422 and the message/causes filled. An
- * empty apiVersion or kind is accepted (the URL supplies them).
+ * empty apiVersion or kind is accepted (the URL supplies them); a body in
+ * another version of the same group is refused, as the apiserver does.
  */
 int valid_check(const struct valid_target *t, enum valid_op op, const json_t *obj,
                 struct valid_result *r);

@@ -8,9 +8,11 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "devhub/patch.h"
+#include "devhub/table.h"
 #include "devhub/validate.h"
 
 static const struct valid_target targets[] = {
@@ -86,6 +88,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         }
     }
+    /* Table printers over the object, and its "columns" as CRD printer columns. */
+    if (obj) {
+        json_t *items = json_array();
+        json_array_append(items, obj);
+        struct table_opts o = {.include = TABLE_INCLUDE_OBJECT, .now = 1700000000};
+        static const char *const kinds[][2] = {{"", "Pod"},
+                                               {"batch", "Job"},
+                                               {"", "Node"},
+                                               {"", "Event"},
+                                               {"", "Service"},
+                                               {"apps", "Deployment"},
+                                               {"events.k8s.io", "Event"},
+                                               {"rbac.authorization.k8s.io", "RoleBinding"},
+                                               {"x", "Y"}};
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+            struct table_printer *p = table_printer_builtin(kinds[i][0], kinds[i][1]);
+            json_decref(table_build(p, items, &o));
+            table_printer_free(p);
+        }
+        struct table_printer *p = table_printer_crd(json_object_get(obj, "columns"), NULL);
+        if (p) {
+            json_decref(table_build(p, items, &o));
+            table_printer_free(p);
+        }
+        json_decref(items);
+    }
+    /* The bytes as a jsonPath expression. */
+    char *expr = malloc(size + 1);
+    memcpy(expr, data, size);
+    expr[size] = '\0';
+    json_t *res = NULL;
+    if (table_jsonpath(expr, obj ? obj : json_null(), &res, NULL) == 0)
+        json_decref(res);
+    free(expr);
+
     /* The same bytes as a patch of each type against a fixed Pod. */
     static const char pod[] =
         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":"

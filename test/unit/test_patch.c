@@ -214,6 +214,13 @@ static void test_json_patch_too_many_ops(void **state)
     struct err e = {0};
     assert_int_equal(patch_json(doc, ops, &out, &e), PATCH_ETOOLARGE);
     assert_int_equal(e.http_status, 413);
+    assert_string_equal(e.msg, "Request entity too large: The allowed maximum operations in a "
+                               "JSON patch is 10000, got 10001");
+    json_t *st = patch_status_body(&e);
+    assert_string_equal(json_string_value(json_object_get(st, "reason")), "RequestEntityTooLarge");
+    assert_int_equal(json_integer_value(json_object_get(st, "code")), 413);
+    assert_string_equal(json_string_value(json_object_get(st, "message")), e.msg);
+    json_decref(st);
     json_array_remove(ops, 0);
     assert_int_equal(patch_json(doc, ops, &out, &e), 0);
     expect_json(out, "{\"x\":10000}");
@@ -243,7 +250,11 @@ static void test_content_types(void **state)
     assert_int_equal(patch_type_from_content_type("application/json", &t, &e), PATCH_EUNSUPPORTED);
     assert_int_equal(e.http_status, 415);
     assert_string_equal(e.reason, "UnsupportedMediaType");
-    assert_non_null(strstr(e.msg, "the body of the request was in an unknown format"));
+    assert_string_equal(e.msg, "the body of the request was in an unknown format - accepted media "
+                               "types include: application/json-patch+json, "
+                               "application/merge-patch+json, "
+                               "application/strategic-merge-patch+json, "
+                               "application/apply-patch+yaml");
     assert_int_equal(patch_type_from_content_type(NULL, &t, &e), PATCH_EUNSUPPORTED);
 }
 
@@ -268,6 +279,9 @@ static void test_apply_dispatch(void **state)
         patch_apply(PATCH_TYPE_STRATEGIC, "Workload", false, obj, mp, strlen(mp), &out, &e),
         PATCH_EUNSUPPORTED);
     assert_int_equal(e.http_status, 415);
+    assert_string_equal(e.msg, "the body of the request was in an unknown format - accepted media "
+                               "types include: application/json-patch+json, "
+                               "application/merge-patch+json, application/apply-patch+yaml");
     assert_null(out);
     assert_int_equal(
         patch_apply(PATCH_TYPE_APPLY, "ConfigMap", true, obj, mp, strlen(mp), &out, &e),
@@ -500,6 +514,36 @@ static void test_sm_errors(void **state)
     }
 }
 
+static void test_status_bodies(void **state)
+{
+    (void)state;
+    json_t *out = NULL;
+    struct err e = {0};
+    /* 422: the apiserver sends only the generic message (NewGenericServerResponse). */
+    assert_int_equal(jp("{\"a\":1}", "[{\"op\":\"test\",\"path\":\"/a\",\"value\":2}]", &out, &e),
+                     PATCH_EFAILED);
+    json_t *st = patch_status_body(&e);
+    expect_json(st, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                    "\"Failure\",\"message\":\"the server rejected our request due to an error in "
+                    "our request\",\"reason\":\"Invalid\",\"details\":{},\"code\":422}");
+    /* 415 carries the media-type message. */
+    enum patch_type t;
+    assert_int_equal(patch_type_from_content_type("text/plain", &t, &e), PATCH_EUNSUPPORTED);
+    st = patch_status_body(&e);
+    assert_string_equal(json_string_value(json_object_get(st, "reason")), "UnsupportedMediaType");
+    assert_int_equal(json_integer_value(json_object_get(st, "code")), 415);
+    assert_non_null(strstr(json_string_value(json_object_get(st, "message")), "unknown format"));
+    json_decref(st);
+    /* 400 carries the decoding error. */
+    assert_int_equal(patch_apply(PATCH_TYPE_MERGE, "Pod", true, NULL, "{", 1, &out, &e),
+                     PATCH_EBAD);
+    st = patch_status_body(&e);
+    assert_string_equal(json_string_value(json_object_get(st, "reason")), "BadRequest");
+    assert_non_null(
+        strstr(json_string_value(json_object_get(st, "message")), "error decoding patch"));
+    json_decref(st);
+}
+
 static void test_rule_table(void **state)
 {
     (void)state;
@@ -523,6 +567,9 @@ static void test_rule_table(void **state)
     assert_null(key);
     assert_true(patch_list_rule("Service", "spec.ports", &key));
     assert_string_equal(key, "port");
+    assert_true(patch_list_rule("Pod", "status.hostIPs", &key));
+    assert_string_equal(key, "ip");
+    assert_false(patch_list_rule("Node", "status.hostIPs", &key));
     assert_false(patch_list_rule("Pod", "spec.ports", &key));
     assert_false(patch_list_rule("Pod", "spec.tolerations", &key));
     assert_false(patch_list_rule("Pod", "spec.containers.args", &key));
@@ -544,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_sm_set_element_order),
         cmocka_unit_test(test_sm_kubectl_apply),
         cmocka_unit_test(test_sm_errors),
+        cmocka_unit_test(test_status_bodies),
         cmocka_unit_test(test_rule_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

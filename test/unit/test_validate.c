@@ -130,8 +130,27 @@ static void test_bad_request(void **state)
                                    "expected API version (batch/v1)");
     assert_int_equal(
         check(&pods, VALID_CREATE, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\"}", &r), -EINVAL);
-    assert_string_equal(r.message,
-                        "the kind in the data (ConfigMap) does not match the expected kind (Pod)");
+    assert_int_equal(r.code, 400);
+    assert_string_equal(r.message, "ConfigMap in version \"v1\" cannot be handled as a Pod: the "
+                                   "kind does not match the resource in the URL");
+    /* Another version of the same group is refused too (AcceptsGroupVersion). */
+    assert_int_equal(check(&workloads, VALID_CREATE,
+                           "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"Workload\","
+                           "\"metadata\":{\"name\":\"w\"}}",
+                           &r),
+                     -EINVAL);
+    assert_string_equal(r.message, "the API version in the data (kueue.x-k8s.io/v1beta1) does not "
+                                   "match the expected API version (kueue.x-k8s.io/v1beta2)");
+    /* A custom resource of another kind is a 422 on `kind`, like the CRD handler. */
+    assert_int_equal(check(&workloads, VALID_CREATE,
+                           "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Other\","
+                           "\"metadata\":{\"name\":\"foo\"}}",
+                           &r),
+                     -EINVAL);
+    assert_int_equal(r.code, 422);
+    assert_string_equal(r.message, "Other.kueue.x-k8s.io \"foo\" is invalid: kind: Invalid value: "
+                                   "\"Other\": must be Workload");
+    assert_string_equal(r.kind, "Other");
     assert_int_equal(check(&pods, VALID_CREATE,
                            "{\"metadata\":{\"name\":\"p\",\"namespace\":\"other\"},\"spec\":{}}",
                            &r),
@@ -285,6 +304,32 @@ static void test_other_builtins(void **state)
                            &r),
                      -EINVAL);
     assert_non_null(strstr(r.message, "DNS-1035"));
+    t.kind = "Pod";
+    assert_int_equal(check(&t, VALID_CREATE,
+                           "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"
+                           "\"a\",\"image\":\"i\"},{\"name\":\"a\",\"image\":\"i\"}]}}",
+                           &r),
+                     -EINVAL);
+    assert_string_equal(r.message,
+                        "Pod \"p\" is invalid: spec.containers[1].name: Duplicate value: \"a\"");
+    assert_string_equal(r.causes[0].reason, "FieldValueDuplicate");
+    t.kind = "Lease";
+    t.group = "coordination.k8s.io";
+    assert_int_equal(check(&t, VALID_CREATE,
+                           "{\"metadata\":{\"name\":\"l\"},\"spec\":{\"leaseDurationSeconds\":0,"
+                           "\"leaseTransitions\":-1}}",
+                           &r),
+                     -EINVAL);
+    assert_string_equal(r.message, "Lease.coordination.k8s.io \"l\" is invalid: "
+                                   "[spec.leaseDurationSeconds: Invalid value: 0: must be greater "
+                                   "than 0, spec.leaseTransitions: Invalid value: -1: must be "
+                                   "greater than or equal to 0]");
+    assert_int_equal(check(&t, VALID_CREATE,
+                           "{\"metadata\":{\"name\":\"l\"},\"spec\":{\"holderIdentity\":\"x\","
+                           "\"leaseDurationSeconds\":15}}",
+                           &r),
+                     0);
+    t.group = "";
     t.kind = "ConfigMap";
     assert_int_equal(
         check(&t, VALID_CREATE, "{\"metadata\":{\"name\":\"cm\"},\"data\":{\"a/b\":\"x\"}}", &r),
