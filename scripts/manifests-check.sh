@@ -10,7 +10,9 @@
 #   4. RBAC grants exactly the API calls kueue-ks makes (scripts/rbac-check.sh)
 #   5. every metric the Grafana dashboard queries is in config/grafana/metrics.txt
 #      and vice versa; the ones kueue-ks already exports are scraped from a live
-#      `kueue-ks run` against a devhub (all of them with KKS_METRICS_STRICT=1)
+#      `kueue-ks run` against a devhub (all of them with KKS_METRICS_STRICT=1);
+#      every API call that run (and `kueue-ks agent`) makes, as logged by the devhub,
+#      is granted by config/rbac (scripts/rbac-observed.py)
 #   5c. Dockerfile recipe (stages, user, exec entrypoint, runtime libraries)
 #   5d. the kustomizations scripts/k3d/up.sh generates render
 #   6. with bin/kueue-ks-devhub: the rendered config/default (with and without
@@ -194,7 +196,8 @@ if [ ! -x "$DEVHUB" ]; then
 fi
 export HOME=$WORK/home KUBECONFIG=$WORK/hub.kubeconfig
 mkdir -p "$HOME"
-"$DEVHUB" --listen 127.0.0.1:0 --name manifests --kubeconfig-out "$KUBECONFIG" \
+"$DEVHUB" --listen 127.0.0.1:0 --name manifests --kubeconfig-out "$KUBECONFIG" --v 3 \
+  --nodes '2xcpu=8,memory=32Gi;labels=instance=spot' \
   --crds config/crd --crds devhub/crds --crds test/e2e/testdata/manifests >"$WORK/devhub.log" 2>&1 &
 DPID=$!
 for _ in $(seq 200); do
@@ -251,9 +254,15 @@ check_field "cluster queue preempts lower priority" clusterqueue/cluster-queue-k
   '{.spec.preemption.withinClusterQueue}' LowerPriority
 check_field "local queue" localqueue/user-queue-ks '{.spec.clusterQueue}' cluster-queue-ks
 
-# 5b. metrics a live kueue-ks exports (scraped from /metrics).
+# Jobs for the controllers to work on while kueue-ks runs below.
+for f in examples/*.yaml; do k create -f "$f" >/dev/null 2>&1 || bad "create $f"; done
+
+# 5b. metrics a live kueue-ks exports (scraped from /metrics), and every API
+# call it makes (logged by the devhub) is granted by config/rbac.
 if [ -x "$KKS" ]; then
-  "$KKS" run --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 >"$WORK/run.log" 2>&1 &
+  first=$(($(wc -l <"$WORK/devhub.log") + 1))
+  "$KKS" run --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 \
+    --leader-elect --leader-election-namespace kueue-ks-system >"$WORK/run.log" 2>&1 &
   RPID=$!
   port=
   for _ in $(seq 100); do
@@ -276,6 +285,27 @@ if [ -x "$KKS" ]; then
       bad "dashboard metrics not exported: $(echo "$not_exported" | tr '\n' ' ')"
     else
       ok "kueue-ks exports $(comm -12 <(echo "$listed") <(echo "$exported") | wc -l) of $(echo "$listed" | wc -l) dashboard metrics; not yet: $(echo "$not_exported" | tr '\n' ' ')(KKS_METRICS_STRICT=1 fails on these)"
+    fi
+  fi
+  sleep "${KKS_RBAC_OBSERVE_SECONDS:-4}" # let the controllers act on the example jobs
+  kill "$RPID" 2>/dev/null && wait "$RPID" 2>/dev/null
+  RPID=
+  if out=$(python3 scripts/rbac-observed.py config/rbac/expected-calls.txt "$WORK/devhub.log" "$first" kueue-ks-system 2>&1); then
+    ok "every API call kueue-ks run made is granted by config/rbac ($(echo "$out" | wc -l) distinct calls)"
+  else
+    bad "kueue-ks run made API calls config/rbac does not grant:"
+    echo "$out"
+  fi
+  # The agent, when this binary has it.
+  if "$KKS" --help 2>&1 | grep -qE '^  agent '; then
+    first=$(($(wc -l <"$WORK/devhub.log") + 1))
+    timeout -s TERM 4 "$KKS" agent --cluster-name manifests --metrics-bind-address 0 \
+      --health-probe-bind-address 0 >"$WORK/agent.log" 2>&1
+    if out=$(python3 scripts/rbac-observed.py config/rbac/expected-calls-agent.txt "$WORK/devhub.log" "$first" 2>&1); then
+      ok "every API call kueue-ks agent made is granted by the agent role ($(echo "$out" | wc -l) distinct calls)"
+    else
+      bad "kueue-ks agent made API calls the agent role does not grant:"
+      echo "$out"
     fi
   fi
 fi
