@@ -7,7 +7,8 @@
 #   2. every YAML file under config/ and examples/ parses, and every document
 #      has apiVersion, kind and a name (or generateName); config/grafana JSON parses
 #   3. kubectl kustomize renders config/default, also with config/prometheus enabled
-#   4. RBAC grants exactly the API calls kueue-ks makes (scripts/rbac-check.sh)
+#   4. RBAC grants exactly the API calls kueue-ks makes (scripts/rbac-check.sh),
+#      and every resource the C sources name is among them (scripts/rbac-static.py)
 #   5. every metric the Grafana dashboard queries is in config/grafana/metrics.txt
 #      and vice versa; the ones kueue-ks already exports are scraped from a live
 #      `kueue-ks run` against a devhub (all of them with KKS_METRICS_STRICT=1);
@@ -129,6 +130,12 @@ fi
 # 4. RBAC
 if out=$(scripts/rbac-check.sh 2>&1); then ok "rbac-check: $(echo "$out" | tr '\n' ';')"; else
   bad "rbac-check"
+  echo "$out"
+fi
+
+# 4b. every API resource the C sources name is listed (and so granted).
+if out=$(python3 scripts/rbac-static.py 2>&1); then ok "rbac-static: the $(echo "$out" | wc -l) resources the code names are granted"; else
+  bad "rbac-static: resources named in the code but not in config/rbac/expected-calls*.txt"
   echo "$out"
 fi
 
