@@ -164,5 +164,39 @@ done
 PATH="$BIN:$SAFE_PATH" scripts/k3d/down.sh >"$WORK/out" 2>&1 && grep -q 'nothing to remove' "$WORK/out" &&
   ok "second down.sh is a no-op" || bad "second down.sh: $(cat "$WORK/out")"
 
+# ---- --kubestellar ---------------------------------------------------------
+cat >"$BIN/kflex" <<'S'
+#!/usr/bin/env bash
+echo "kflex $*" >>"$STUB/calls"
+S
+cat >"$BIN/clusteradm" <<'S'
+#!/usr/bin/env bash
+echo "clusteradm $*" >>"$STUB/calls"
+case " $* " in
+*" get token "*) echo "token=abc"; echo "clusteradm join --hub-token abc --hub-apiserver https://its1.localtest.me:9443 --cluster-name <cluster_name>" ;;
+esac
+exit 0
+S
+chmod +x "$BIN/kflex" "$BIN/clusteradm"
+: >"$calls"
+touch "$STUB/image_kueue-ks_dev" # an image built earlier by the user
+if run_up "$BIN:$SAFE_PATH" --kubestellar --skip-build; then ok "up.sh --kubestellar succeeded with the stubs"; else
+  bad "up.sh --kubestellar failed: $(tail -5 "$WORK/out")"
+fi
+want "hub exposes 9443 for KubeFlex" '^k3d cluster create kueue-ks-hub .*-p 9443:443@loadbalancer'
+want "KubeStellar core chart pinned" '^helm upgrade --install ks-core oci://ghcr.io/kubestellar/kubestellar/core-chart --version [0-9]+\.[0-9]+\.[0-9]+ '
+want "the hub is a host-type WDS" "WDSes=\\[\\{\"name\":\"wds1\",\"type\":\"host\"\\}\\]"
+want "cluster1 joined its1 by name" '^clusteradm join --hub-token abc .*--cluster-name cluster1 --singleton'
+want "cluster2 accepted" '^clusteradm --context its1 accept --clusters cluster2'
+want "ManagedCluster labelled" 'label --overwrite managedcluster cluster1 name=cluster1 location-group=edge'
+want "agent deployed on cluster1" 'cluster1.kubeconfig apply -k .*/agent-cluster1'
+grep -q -- '--transport=kubestellar' "$STATE/overlay/kustomization.yaml" && ok "kubestellar overlay sets --transport=kubestellar" ||
+  bad "kubestellar overlay lacks --transport=kubestellar"
+! grep -q '^docker build' "$calls" && ok "--skip-build builds nothing" || bad "--skip-build still built"
+! grep -q 'create secret generic worker-' "$calls" && ok "no worker Secrets in KubeStellar mode" || bad "worker Secrets created in KubeStellar mode"
+PATH="$BIN:$SAFE_PATH" scripts/k3d/down.sh >"$WORK/out" 2>&1 && [ ! -d "$STATE" ] && ok "down.sh after --kubestellar" ||
+  bad "down.sh after --kubestellar: $(cat "$WORK/out")"
+[ -e "$STUB/image_kueue-ks_dev" ] && ok "an image up.sh did not build is kept" || bad "down.sh removed the user's image"
+
 echo "k3d_scripts: $fails failed"
 [ $fails -eq 0 ]
