@@ -377,6 +377,146 @@ static const struct kp_field f_deployment[] = {
 };
 MSG(m_deployment, "Deployment", f_deployment);
 
+/* ---- core/v1 Service ---------------------------------------------------- */
+
+static const struct kp_field f_service_port[] = {
+    F(1, "name", KP_STRING), F(2, "protocol", KP_STRING),   FK(6, "appProtocol", KP_STRING),
+    FK(3, "port", KP_INT32), F(4, "targetPort", KP_INTSTR), F(5, "nodePort", KP_INT32),
+};
+MSG(m_service_port, "ServicePort", f_service_port);
+
+static const struct kp_field f_service_spec[] = {
+    FMS(1, "ports", m_service_port),
+    F(2, "selector", KP_MAP_SS),
+    F(3, "clusterIP", KP_STRING),
+    F(18, "clusterIPs", KP_STRINGS),
+    F(4, "type", KP_STRING),
+    F(5, "externalIPs", KP_STRINGS),
+    F(7, "sessionAffinity", KP_STRING),
+    F(8, "loadBalancerIP", KP_STRING),
+    F(9, "loadBalancerSourceRanges", KP_STRINGS),
+    F(10, "externalName", KP_STRING),
+    F(11, "externalTrafficPolicy", KP_STRING),
+    F(12, "healthCheckNodePort", KP_INT32),
+    F(13, "publishNotReadyAddresses", KP_BOOL),
+    F(19, "ipFamilies", KP_STRINGS),
+    FK(17, "ipFamilyPolicy", KP_STRING),
+    FK(20, "allocateLoadBalancerNodePorts", KP_BOOL),
+    FK(21, "loadBalancerClass", KP_STRING),
+    FK(22, "internalTrafficPolicy", KP_STRING),
+    FK(23, "trafficDistribution", KP_STRING),
+};
+MSG(m_service_spec, "ServiceSpec", f_service_spec);
+
+static const struct kp_field f_service_status[] = {
+    FM(1, "loadBalancer", m_status),
+};
+MSG(m_service_status, "ServiceStatus", f_service_status);
+
+static const struct kp_field f_service[] = {
+    FM(1, "metadata", m_object_meta),
+    FM(2, "spec", m_service_spec),
+    FM(3, "status", m_service_status),
+};
+MSG(m_service, "Service", f_service);
+
+/* ---- rbac.authorization.k8s.io/v1 --------------------------------------- */
+
+static const struct kp_field f_policy_rule[] = {
+    F(1, "verbs", KP_STRINGS),           F(2, "apiGroups", KP_STRINGS),
+    F(3, "resources", KP_STRINGS),       F(4, "resourceNames", KP_STRINGS),
+    F(5, "nonResourceURLs", KP_STRINGS),
+};
+MSG(m_policy_rule, "PolicyRule", f_policy_rule);
+
+static const struct kp_field f_aggregation_rule[] = {
+    FMS(1, "clusterRoleSelectors", m_label_selector),
+};
+MSG(m_aggregation_rule, "AggregationRule", f_aggregation_rule);
+
+static const struct kp_field f_role[] = {
+    FM(1, "metadata", m_object_meta),
+    FMS(2, "rules", m_policy_rule),
+};
+MSG(m_role, "Role", f_role);
+
+static const struct kp_field f_cluster_role[] = {
+    FM(1, "metadata", m_object_meta),
+    FMS(2, "rules", m_policy_rule),
+    FM(3, "aggregationRule", m_aggregation_rule),
+};
+MSG(m_cluster_role, "ClusterRole", f_cluster_role);
+
+static const struct kp_field f_subject[] = {
+    FK(1, "kind", KP_STRING),
+    F(2, "apiGroup", KP_STRING),
+    FK(3, "name", KP_STRING),
+    F(4, "namespace", KP_STRING),
+};
+MSG(m_subject, "Subject", f_subject);
+
+static const struct kp_field f_role_ref[] = {
+    FK(1, "apiGroup", KP_STRING),
+    FK(2, "kind", KP_STRING),
+    FK(3, "name", KP_STRING),
+};
+MSG(m_role_ref, "RoleRef", f_role_ref);
+
+/* RoleBinding and ClusterRoleBinding have the same layout. */
+static const struct kp_field f_role_binding[] = {
+    FM(1, "metadata", m_object_meta),
+    FMS(2, "subjects", m_subject),
+    FM(3, "roleRef", m_role_ref),
+};
+MSG(m_role_binding, "RoleBinding", f_role_binding);
+
+/* ---- self reviews (kubectl auth can-i / whoami) -------------------------- */
+/* Their status is computed by the server; the request's (all zero) is {}. */
+
+static const struct kp_field f_resource_attrs[] = {
+    F(1, "namespace", KP_STRING), F(2, "verb", KP_STRING),     F(3, "group", KP_STRING),
+    F(4, "version", KP_STRING),   F(5, "resource", KP_STRING), F(6, "subresource", KP_STRING),
+    F(7, "name", KP_STRING),
+};
+MSG(m_resource_attrs, "ResourceAttributes", f_resource_attrs);
+
+static const struct kp_field f_non_resource_attrs[] = {
+    F(1, "path", KP_STRING),
+    F(2, "verb", KP_STRING),
+};
+MSG(m_non_resource_attrs, "NonResourceAttributes", f_non_resource_attrs);
+
+static const struct kp_field f_ssar_spec[] = {
+    FM(1, "resourceAttributes", m_resource_attrs),
+    FM(2, "nonResourceAttributes", m_non_resource_attrs),
+};
+MSG(m_ssar_spec, "SelfSubjectAccessReviewSpec", f_ssar_spec);
+
+static const struct kp_field f_ssar[] = {
+    FM(1, "metadata", m_object_meta),
+    FM(2, "spec", m_ssar_spec),
+    FM(3, "status", m_status),
+};
+MSG(m_ssar, "SelfSubjectAccessReview", f_ssar);
+
+static const struct kp_field f_ssrr_spec[] = {
+    F(1, "namespace", KP_STRING),
+};
+MSG(m_ssrr_spec, "SelfSubjectRulesReviewSpec", f_ssrr_spec);
+
+static const struct kp_field f_ssrr[] = {
+    FM(1, "metadata", m_object_meta),
+    FM(2, "spec", m_ssrr_spec),
+    FM(3, "status", m_status),
+};
+MSG(m_ssrr, "SelfSubjectRulesReview", f_ssrr);
+
+static const struct kp_field f_ssr[] = {
+    FM(1, "metadata", m_object_meta),
+    FM(2, "status", m_status),
+};
+MSG(m_ssr, "SelfSubjectReview", f_ssr);
+
 /* ---- top-level types ---------------------------------------------------- */
 
 struct kp_root {
@@ -394,6 +534,14 @@ static const struct kp_root roots[] = {
     {"batch/v1", "Job", &m_job},
     {"batch/v1", "CronJob", &m_cronjob},
     {"apps/v1", "Deployment", &m_deployment},
+    {"v1", "Service", &m_service},
+    {"rbac.authorization.k8s.io/v1", "Role", &m_role},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", &m_cluster_role},
+    {"rbac.authorization.k8s.io/v1", "RoleBinding", &m_role_binding},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &m_role_binding},
+    {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &m_ssar},
+    {"authorization.k8s.io/v1", "SelfSubjectRulesReview", &m_ssrr},
+    {"authentication.k8s.io/v1", "SelfSubjectReview", &m_ssr},
 };
 
 static const struct kp_msg *root_find(const char *api_version, const char *kind)

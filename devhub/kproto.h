@@ -3,7 +3,8 @@
  * same request would have carried as `application/json`.
  *
  * kubectl's typed commands (`kubectl create namespace|secret|configmap|
- * serviceaccount|job|cronjob|deployment`) send `Content-Type:
+ * serviceaccount|job|cronjob|deployment|service|role|rolebinding|clusterrole|
+ * clusterrolebinding`, `kubectl auth can-i|whoami`) send `Content-Type:
  * application/vnd.kubernetes.protobuf`. The body is the 4-byte magic "k8s\0"
  * followed by a runtime.Unknown message {typeMeta{apiVersion, kind}, raw,
  * contentEncoding, contentType}; `raw` is the object in the protobuf encoding
@@ -24,13 +25,18 @@
  *     as its string, intstr.IntOrString as an integer or a string.
  *
  * Known types (apiVersion/kind): v1 Namespace, ConfigMap, Secret,
- * ServiceAccount, Pod; batch/v1 Job, CronJob; apps/v1 Deployment.
+ * ServiceAccount, Service, Pod; batch/v1 Job, CronJob; apps/v1 Deployment;
+ * rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding,
+ * ClusterRoleBinding; authorization.k8s.io/v1 SelfSubjectAccessReview,
+ * SelfSubjectRulesReview and authentication.k8s.io/v1 SelfSubjectReview
+ * (`kubectl auth can-i|whoami`; their status, computed by the server, is {}).
+ * `kubectl delete` sends DeleteOptions as JSON (checked), so it is not here.
  * Fields outside the schema are skipped (wire types 0, 1, 2, 5), among them
  * metadata.managedFields, status contents, probes, lifecycle, securityContext,
  * affinity, volumes, podFailurePolicy and successPolicy. Groups (wire types
  * 3 and 4) are rejected.
  *
- * Not thread-safe state: none; the schema is constant data.
+ * No state: the schema is constant data; calls are thread-safe.
  */
 #ifndef KKS_DEVHUB_KPROTO_H
 #define KKS_DEVHUB_KPROTO_H
