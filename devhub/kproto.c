@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "pkg/util/xalloc.h"
@@ -550,6 +551,19 @@ static const struct kp_msg *root_find(const char *api_version, const char *kind)
         if (strcmp(roots[i].api_version, api_version) == 0 && strcmp(roots[i].kind, kind) == 0)
             return roots[i].msg;
     return NULL;
+}
+
+int kproto_is_media_type(const char *content_type)
+{
+    if (!content_type)
+        return 0;
+    const char *p = content_type + strspn(content_type, " \t");
+    size_t n = strlen(KPROTO_MEDIA_TYPE);
+    if (strncasecmp(p, KPROTO_MEDIA_TYPE, n) != 0)
+        return 0;
+    p += n;
+    p += strspn(p, " \t");
+    return *p == '\0' || *p == ';';
 }
 
 int kproto_known(const char *api_version, const char *kind)

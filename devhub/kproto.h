@@ -77,6 +77,12 @@ int kproto_decode(const void *buf, size_t len, json_t **out, struct err *e);
 int kproto_decode_ex(const void *buf, size_t len, const struct kproto_limits *lim, json_t **out,
                      struct err *e);
 
+/*
+ * 1 if a Content-Type header value (borrowed, may be NULL) is the Kubernetes
+ * protobuf media type, case-insensitive, parameters after ';' ignored.
+ */
+int kproto_is_media_type(const char *content_type);
+
 /* 1 if apiVersion/kind (borrowed) has a schema, else 0. */
 int kproto_known(const char *api_version, const char *kind);
 

@@ -432,6 +432,18 @@ static void test_unknown_kind_and_encoding(void **state)
     assert_int_equal(kproto_known(NULL, "Job"), 0);
 }
 
+static void test_media_type(void **state)
+{
+    (void)state;
+    assert_int_equal(kproto_is_media_type("application/vnd.kubernetes.protobuf"), 1);
+    assert_int_equal(kproto_is_media_type(" Application/VND.Kubernetes.Protobuf ; charset=x"), 1);
+    assert_int_equal(kproto_is_media_type("application/vnd.kubernetes.protobuf;stream=watch"), 1);
+    assert_int_equal(kproto_is_media_type("application/vnd.kubernetes.protobufx"), 0);
+    assert_int_equal(kproto_is_media_type("application/json"), 0);
+    assert_int_equal(kproto_is_media_type(""), 0);
+    assert_int_equal(kproto_is_media_type(NULL), 0);
+}
+
 static void test_bad_magic_and_empty(void **state)
 {
     (void)state;
@@ -597,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_deployment_full),
         cmocka_unit_test(test_unknown_fields_skipped),
         cmocka_unit_test(test_unknown_kind_and_encoding),
+        cmocka_unit_test(test_media_type),
         cmocka_unit_test(test_bad_magic_and_empty),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_varint_overflow),
