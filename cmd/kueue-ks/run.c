@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/kueue-ks/cmds.h"
+#include "controllers/quota/controller.h"
 #include "pkg/manager/manager.h"
 #include "pkg/util/flags.h"
 #include "pkg/util/log.h"
@@ -26,9 +27,11 @@ struct run_opts {
     int burst;
     int verbosity;
     char *log_format;
+    struct quota_options quota;
 };
 
 #define RUN_NFLAGS 14
+#define ALL_NFLAGS (RUN_NFLAGS + QUOTA_NFLAGS)
 
 static void run_flags(struct run_opts *o, struct flag *fl)
 {
@@ -60,13 +63,14 @@ static void run_flags(struct run_opts *o, struct flag *fl)
         {"log-format", FLAG_STRING, &o->log_format, "Log format: text (key=value) or json", "text"},
     };
     memcpy(fl, t, sizeof t);
+    quota_flags(&o->quota, fl + RUN_NFLAGS);
 }
 
 int cmd_run(int argc, char **argv)
 {
     struct run_opts o;
     memset(&o, 0, sizeof o);
-    struct flag fl[RUN_NFLAGS];
+    struct flag fl[ALL_NFLAGS];
     run_flags(&o, fl);
     struct logger lg;
     log_init(&lg, stderr, 0, LOG_FMT_TEXT);
@@ -75,10 +79,11 @@ int cmd_run(int argc, char **argv)
     bool help = false;
     int code = 1;
     struct mgr *m = NULL;
+    struct quota_ctl *qc = NULL;
     struct ev_loop *loop = NULL;
 
-    if (flags_set_defaults(fl, RUN_NFLAGS, &e) < 0 ||
-        flags_parse(fl, RUN_NFLAGS, argc, argv, NULL, NULL, &help, &e) < 0) {
+    if (flags_set_defaults(fl, ALL_NFLAGS, &e) < 0 ||
+        flags_parse(fl, ALL_NFLAGS, argc, argv, NULL, NULL, &help, &e) < 0) {
         log_error(&lg, "invalid command line", "error", e.msg);
         code = 2;
         goto out;
@@ -86,7 +91,7 @@ int cmd_run(int argc, char **argv)
     if (help) {
         printf("Run the kueue-ks controllers against a hub cluster.\n\n"
                "Usage: kueue-ks run [flags]\n\nFlags:\n");
-        flags_usage(stdout, fl, RUN_NFLAGS);
+        flags_usage(stdout, fl, ALL_NFLAGS);
         code = 0;
         goto out;
     }
@@ -117,11 +122,20 @@ int cmd_run(int argc, char **argv)
         log_error(&lg, "cannot start", "error", e.msg);
         goto out;
     }
+    if (quota_ctl_new(&o.quota, NULL, &qc, &e) < 0) {
+        log_error(&lg, "invalid command line", "error", e.msg);
+        code = 2;
+        goto out;
+    }
+    struct mgr_runnable qr;
+    quota_ctl_runnable(qc, &qr);
+    mgr_add_runnable(m, &qr);
     code = mgr_run(m);
 out:
+    quota_ctl_free(qc); /* before mgr_free: it uses the manager's client */
     mgr_free(m);
     if (loop)
         ev_loop_destroy(loop);
-    flags_free(fl, RUN_NFLAGS);
+    flags_free(fl, ALL_NFLAGS);
     return code;
 }
