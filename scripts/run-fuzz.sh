@@ -12,6 +12,8 @@ n=0
 for f in "$prefix"*; do
   [ -x "$f" ] || continue
   name=$(basename "$f")
+  # A binary whose source is gone (e.g. after switching branches) is stale: skip it.
+  [ -f "test/fuzz/$name.c" ] || continue
   work=build/fuzz-work/$name
   rm -rf "$work"
   mkdir -p "$work"
