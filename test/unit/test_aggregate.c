@@ -13,23 +13,13 @@
 #include "controllers/quota/aggregate.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/xalloc.h"
+#include "test/support/tjson.h"
 
 #define T0 1795341600000LL /* 2026-11-22T10:00:00Z */
 
 /* JSON from a literal written with single quotes. */
-static json_t *J(const char *s)
-{
-    char *d = xstrdup(s);
-    for (char *p = d; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    json_error_t je;
-    json_t *v = json_loads(d, 0, &je);
-    if (!v)
-        fail_msg("bad test JSON (%s): %s", je.text, d);
-    free(d);
-    return v;
-}
+/* Single-quoted JSON literals (test/support/tjson). */
+#define J(s) tjson(s)
 
 /* ClusterMetrics `name` updated at T0 + offset_s, with the nodes given as a
  * JSON array body (single quotes). */

@@ -12,21 +12,11 @@
 #include "controllers/workload/placement.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/xalloc.h"
+#include "test/support/tjson.h"
 
 /* JSON from a literal written with single quotes. */
-static json_t *J(const char *s)
-{
-    char *d = xstrdup(s);
-    for (char *p = d; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    json_error_t je;
-    json_t *v = json_loads(d, 0, &je);
-    if (!v)
-        fail_msg("bad test JSON (%s): %s", je.text, d);
-    free(d);
-    return v;
-}
+/* Single-quoted JSON literals (test/support/tjson). */
+#define J(s) tjson(s)
 
 /* A ClusterMetrics named `name` with `n` identical nodes "<name>-n<i>" whose
  * allocatable is `alloc` (a JSON object body in single quotes, e.g.

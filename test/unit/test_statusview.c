@@ -10,22 +10,12 @@
 
 #include "controllers/quota/statusview.h"
 #include "pkg/util/xalloc.h"
+#include "test/support/tjson.h"
 
 #define T0 1795341600000LL /* 2026-11-22T10:00:00Z */
 
-static json_t *J(const char *s)
-{
-    char *d = xstrdup(s);
-    for (char *p = d; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    json_error_t je;
-    json_t *v = json_loads(d, 0, &je);
-    if (!v)
-        fail_msg("bad test JSON (%s): %s", je.text, d);
-    free(d);
-    return v;
-}
+/* Single-quoted JSON literals (test/support/tjson). */
+#define J(s) tjson(s)
 
 static void assert_render(const struct sv_input *in, const char *want)
 {
