@@ -329,6 +329,26 @@ static void push(struct workers *w, struct worker *k)
     w->v[w->n++] = k;
 }
 
+static void cm_deleted(void *ud, const struct kube_result *r)
+{
+    struct workers *w = ud;
+    if (r->rc < 0 && r->rc != -ENOENT && r->rc != -ECANCELED && r->rc != -ESHUTDOWN)
+        log_warn(w->cfg.lg, "cannot delete the ClusterMetrics of a removed worker", "error",
+                 r->err->msg);
+}
+
+/* A deregistered worker's ClusterMetrics (ours, written by its agent) goes too. */
+static void delete_cm(struct workers *w, const char *name)
+{
+    if (!w->cfg.run_agents)
+        return;
+    char *path = kube_path(AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, NULL, name, NULL);
+    struct err e;
+    err_clear(&e);
+    kube_client_delete(w->cfg.hub, path, NULL, cm_deleted, w, NULL, &e);
+    free(path);
+}
+
 static void remove_worker(struct workers *w, struct worker *k)
 {
     for (size_t i = 0; i < w->n; i++)
@@ -418,7 +438,10 @@ static void secret_delete(void *ud, json_t *obj)
     struct worker *k = key ? find_secret(w, key) : NULL;
     if (k) {
         log_info(w->cfg.lg, "worker removed", "cluster", k->name, "secret", key);
+        char *name = xstrdup(k->name);
         remove_worker(w, k);
+        delete_cm(w, name);
+        free(name);
     }
     free(key);
 }

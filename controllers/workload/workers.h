@@ -11,7 +11,8 @@
  *     Secret adds a worker, a changed kubeconfig re-creates it, a deleted
  *     Secret removes it. A flag worker wins over a Secret of the same name.
  *     Secret kubeconfigs may not reference files or run exec plugins
- *     (kubeconfig_load_data defaults).
+ *     (kubeconfig_load_data defaults). With run_agents, removing a Secret
+ *     worker also deletes its ClusterMetrics on the hub.
  * A worker's kubeconfig must use TLS with verification (https:// and no
  * insecure-skip-tls-verify) unless allow_insecure is set.
  *

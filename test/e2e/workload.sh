@@ -132,7 +132,7 @@ wl_of() { k hub get workloads -n default -o json | jq -r --arg n "$1" '.items[]|
 start_op() {
   "$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 0 \
     --health-probe-bind-address 127.0.0.1:0 --worker "cluster1=$WORK/cluster1.kc" \
-    --worker "cluster2=$WORK/cluster2.kc" --v 1 "$@" >>"$WORK/op.log" 2>&1 &
+    --worker "cluster2=$WORK/cluster2.kc" --v 1 >>"$WORK/op.log" 2>&1 &
   OP=$!
 }
 
@@ -149,10 +149,13 @@ sed -e '/certificate-authority-data/d' -e 's/^\( *\)server: /\1insecure-skip-tls
 out=$("$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 0 --health-probe-bind-address 0 \
   --worker "cluster1=$WORK/insecure.kc" 2>&1)
 rc=$?
-[ $rc = 2 ] && grep -q "insecure-skip-tls-verify" <<<"$out" && grep -q -- "--allow-insecure-workers" <<<"$out" ||
+if ! { [ $rc = 2 ] && grep -q "insecure-skip-tls-verify" <<<"$out" &&
+  grep -q -- "--allow-insecure-workers" <<<"$out"; }; then
   die "insecure worker kubeconfig: exit $rc" "$out"
+fi
 out=$("$BIN" run --kubeconfig "$WORK/hub.kc" --worker "bad name=$WORK/cluster1.kc" 2>&1)
-[ $? = 2 ] && grep -q "DNS label" <<<"$out" || die "bad worker name accepted" "$out"
+rc=$?
+if ! { [ $rc = 2 ] && grep -q "DNS label" <<<"$out"; }; then die "bad worker name accepted" "$out"; fi
 pass "insecure worker kubeconfig and bad worker name refused (exit 2, clear message)"
 
 start_op
@@ -176,9 +179,10 @@ next a
 job_yaml job-a 1 20s | k hub create -f - >/dev/null || die "job-a not created"
 wait_until 5 "job-a copy on exactly one worker" one_copy job-a
 c=$(copies job-a)
-[ "$c" = "1 0" ] && W=cluster1 || W=cluster2
+W=cluster2
+[ "$c" = "1 0" ] && W=cluster1
 jq_ok "$W" '.metadata.labels["kueue-ks.io/origin"] != null and .metadata.labels["app.kubernetes.io/managed-by"]=="kueue-ks"' \
-  job job-a -n default >/dev/null || die "job-a copy lacks the origin labels" "$(k $W get job job-a -n default -o yaml)"
+  job job-a -n default >/dev/null || die "job-a copy lacks the origin labels" "$(k "$W" get job job-a -n default -o yaml)"
 jq_ok hub ".metadata.labels[\"kubestellar.io/cluster\"]==\"$W\"" job job-a -n default >/dev/null ||
   die "hub job-a not labelled with its cluster"
 wait_until 20 "hub job-a Complete" hub_job_complete job-a
@@ -288,7 +292,6 @@ pass "pytorch-b ran on one worker ($c) and Succeeded on the hub"
 next d
 for i in $(seq -w 1 30); do job_yaml "job-d$i" 2 20s; echo "---"; done | k hub create -f - >/dev/null ||
   die "30 jobs not created"
-maxcpu=0
 all_done() {
   local n
   n=$(k hub get jobs -n default -o json | jq '[.items[]|select(.metadata.name|startswith("job-d"))|select(any(.status.conditions[]?; .type=="Complete" and .status=="True"))]|length')
@@ -312,7 +315,9 @@ while ! all_done; do
   [ "$n2" -gt "$used2" ] && used2=$n2
   sleep 0.3
 done
-[ "$used1" -gt 0 ] && [ "$used2" -gt 0 ] || die "30 jobs not spread: cluster1 $used1, cluster2 $used2"
+if [ "$used1" = 0 ] || [ "$used2" = 0 ]; then
+  die "30 jobs not spread: cluster1 $used1, cluster2 $used2"
+fi
 d=$(for c in cluster1 cluster2; do k $c get jobs -n default -o json | jq -r '.items[].metadata.name'; done | grep '^job-d' | sort | uniq -d)
 [ -z "$d" ] || die "duplicate copies: $d"
 n=$(for c in cluster1 cluster2; do k $c get jobs -n default -o json | jq -r '.items[].metadata.name'; done | grep -c '^job-d')
@@ -324,8 +329,7 @@ next h
 for i in 1 2 3 4 5; do job_yaml "job-h$i" 1 20s; echo "---"; done | k hub create -f - >/dev/null ||
   die "job-h* not created"
 sleep 0.3
-kill -9 "$OP"
-wait "$OP" 2>/dev/null
+{ kill -9 "$OP" && wait "$OP"; } 2>/dev/null
 start_op
 for i in 1 2 3 4 5; do
   wait_until 20 "job-h$i Complete" hub_job_complete "job-h$i"
@@ -333,9 +337,62 @@ for i in 1 2 3 4 5; do
 done
 pass "SIGKILL mid-dispatch and restart: 5 jobs each ran once and completed"
 
+# ---- s: workers from Secrets --------------------------------------------------------------
+next s
+secret_yaml() { # NAME KUBECONFIG-FILE
+  cat <<YAML
+apiVersion: v1
+kind: Secret
+metadata:
+  name: $1
+  namespace: default
+  labels:
+    kueue-ks.io/worker: "true"
+    name: $1
+data:
+  kubeconfig: $(base64 -w0 "$2")
+YAML
+}
+secret_yaml cluster9 "$WORK/cluster1.kc" | k hub create -f - >/dev/null || die "secret cluster9 not created"
+secret_yaml cluster8 "$WORK/insecure.kc" | k hub create -f - >/dev/null || die "secret cluster8 not created"
+wait_until 10 "ClusterMetrics cluster9 from the Secret worker" jq_ok hub '.status.nodeCount==2' \
+  clustermetrics cluster9
+wait_until 5 "BindingPolicy kueue-ks-cluster9" jq_ok hub '.spec.clusterSelectors[0].matchLabels.name=="cluster9"' \
+  bindingpolicies kueue-ks-cluster9
+wait_until 5 "AdmissionCheck counts 3 workers" jq_ok hub \
+  '.status.conditions[]|select(.type=="Active")|.message|test("3 of 3")' admissionchecks kubestellar-admc
+grep -q 'worker secret rejected.*secret=default/cluster8.*insecure-skip-tls-verify' "$WORK/op.log" ||
+  die "insecure Secret worker not rejected with a message"
+k hub get clustermetrics cluster8 >/dev/null 2>&1 && die "ClusterMetrics for the rejected Secret worker"
+k hub delete secret cluster9 >/dev/null || die "secret cluster9 not deleted"
+cm9_gone() { ! k hub get clustermetrics cluster9 >/dev/null 2>&1; }
+wait_until 10 "ClusterMetrics cluster9 deleted with its Secret" cm9_gone
+grep -q 'worker removed.*cluster=cluster9' "$WORK/op.log" || die "worker cluster9 not removed"
+wait_until 5 "AdmissionCheck counts 2 workers" jq_ok hub \
+  '.status.conditions[]|select(.type=="Active")|.message|test("2 of 2")' admissionchecks kubestellar-admc
+pass "Secret worker added (agent, BindingPolicy) and removed with its Secret; insecure Secret rejected"
+
 kill "$OP"
 wait "$OP"
 rc=$?
 OP=
 [ $rc = 0 ] || die "operator exit $rc on SIGTERM"
+pass "SIGTERM: exit 0"
+
+# ---- k: --transport=kubestellar: labels only, nothing sent to workers ------------------------
+next k
+"$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 0 --health-probe-bind-address 0 \
+  --transport=kubestellar >>"$WORK/op.log" 2>&1 &
+OP=$!
+job_yaml job-k 1 20s | k hub create -f - >/dev/null || die "job-k not created"
+labelled() { jq_ok hub '.metadata.labels["kubestellar.io/cluster"]|test("^cluster[12]$")' job job-k -n default; }
+wait_until 10 "hub job-k labelled with a cluster" labelled
+sleep 1
+no_copy job-k || die "kubestellar transport created copies: $(copies job-k)"
+kill "$OP"
+wait "$OP"
+rc=$?
+OP=
+[ $rc = 0 ] || die "operator (kubestellar) exit $rc on SIGTERM"
+pass "kubestellar transport: job-k labelled $(k hub get job job-k -n default -o jsonpath='{.metadata.labels.kubestellar\.io/cluster}'), no copy on any worker"
 echo "ok   workload e2e passed"
