@@ -262,6 +262,7 @@ static void ensure_ns(struct wlrun *r, const char *ns)
             free(key);
             continue;
         }
+        json_object_set_new(r->ns_done, key, json_false()); /* in flight */
         json_t *obj =
             json_pack("{s:s, s:s, s:{s:s, s:{s:s}}}", "apiVersion", "v1", "kind", "Namespace",
                       "metadata", "name", ns, "labels", XF_LABEL_MANAGED_BY, XF_MANAGED_BY_VALUE);
@@ -278,6 +279,102 @@ static void ensure_ns(struct wlrun *r, const char *ns)
         json_decref(obj);
     }
     json_decref(names);
+}
+
+/* The job's LocalQueue on every reachable worker (once per worker), copied from
+ * the hub: a worker that runs Kueue needs it to admit the unsuspended copy
+ * (transform.h, SUSPEND RULE). A worker without the LocalQueue API (404) is
+ * left alone. */
+struct lq_get {
+    struct wlrun *r;
+    char *ns, *name;
+};
+
+static void lq_post(struct wlrun *r, const char *cluster, const json_t *hub_lq, const char *ns,
+                    const char *name)
+{
+    /* after the namespace (then a 404 can only mean "no LocalQueue API");
+     * otherwise the next event of the job retries */
+    char *nskey = xasprintf("%s/%s", cluster, ns);
+    bool ns_ok = json_is_true(json_object_get(r->ns_done, nskey));
+    free(nskey);
+    char *key = xasprintf("%s/%s/localqueue/%s", cluster, ns, name);
+    if (!ns_ok || json_object_get(r->ns_done, key)) {
+        free(key);
+        return;
+    }
+    json_object_set_new(r->ns_done, key, json_false()); /* in flight */
+    json_t *spec = json_object_get(hub_lq, "spec");
+    json_t *obj =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:O}", "apiVersion",
+                  jx_api_version(hub_lq) ? jx_api_version(hub_lq) : "", "kind", "LocalQueue",
+                  "metadata", "name", name, "namespace", ns, "labels", XF_LABEL_MANAGED_BY,
+                  XF_MANAGED_BY_VALUE, "spec", spec ? spec : json_object());
+    char *path = kube_path("kueue.x-k8s.io", r->kueue_version, "localqueues", ns, NULL, NULL);
+    struct ns_call *nc = xcalloc(1, sizeof(*nc));
+    nc->r = r;
+    nc->key = key;
+    struct err e;
+    err_clear(&e);
+    if (kube_client_post(workers_client(r->workers, cluster), path, obj, ns_done_cb, nc, NULL, &e) <
+        0) {
+        json_object_del(r->ns_done, key);
+        free(nc->key);
+        free(nc);
+    }
+    free(path);
+    json_decref(obj);
+}
+
+static void lq_got(void *ud, const struct kube_result *res)
+{
+    struct lq_get *g = ud;
+    struct wlrun *r = g->r;
+    if (res->rc == 0 && r->workers && !r->stopped) {
+        json_t *names = workers_names(r->workers);
+        for (size_t i = 0; i < json_array_size(names); i++) {
+            const char *c = json_string_value(json_array_get(names, i));
+            if (workers_reachable(r->workers, c))
+                lq_post(r, c, res->body, g->ns, g->name);
+        }
+        json_decref(names);
+    } else if (res->rc < 0 && res->rc != -ECANCELED && res->rc != -ESHUTDOWN) {
+        log_v(r->lg, 1, "cannot read the job's LocalQueue", "error", res->err->msg);
+    }
+    free(g->ns);
+    free(g->name);
+    free(g);
+}
+
+static void ensure_lq(struct wlrun *r, const char *ns, const char *queue)
+{
+    if (!r->workers || !ns || !queue || !*queue || !r->kueue_version)
+        return;
+    /* skip the hub read when every reachable worker has it already */
+    json_t *names = workers_names(r->workers);
+    bool need = false;
+    for (size_t i = 0; i < json_array_size(names) && !need; i++) {
+        const char *c = json_string_value(json_array_get(names, i));
+        char *key = xasprintf("%s/%s/localqueue/%s", c, ns, queue);
+        need = workers_reachable(r->workers, c) && !json_object_get(r->ns_done, key);
+        free(key);
+    }
+    json_decref(names);
+    if (!need)
+        return;
+    struct lq_get *g = xcalloc(1, sizeof(*g));
+    g->r = r;
+    g->ns = xstrdup(ns);
+    g->name = xstrdup(queue);
+    char *path = kube_path("kueue.x-k8s.io", r->kueue_version, "localqueues", ns, queue, NULL);
+    struct err e;
+    err_clear(&e);
+    if (kube_client_get(r->hub, path, NULL, lq_got, g, NULL, &e) < 0) {
+        free(g->ns);
+        free(g->name);
+        free(g);
+    }
+    free(path);
 }
 
 /* ---- handlers ------------------------------------------------------------------ */
@@ -300,8 +397,10 @@ static void job_add(void *ud, json_t *obj)
     struct wlrun *r = ud;
     if (!r->wlc || r->stopped)
         return;
-    if (r->direct)
+    if (r->direct) {
         ensure_ns(r, jx_namespace(obj));
+        ensure_lq(r, jx_namespace(obj), jx_label(obj, "kueue.x-k8s.io/queue-name"));
+    }
     wlc_on_job(r->wlc, obj);
 }
 

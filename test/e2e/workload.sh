@@ -191,7 +191,11 @@ wait_until 10 "Workload $wl Finished" jq_ok hub \
   '[.status.conditions[]|select(.type=="Finished" and .status=="True")]|length==1' workloads "$wl" -n default
 wait_until 10 "quota released" jq_ok hub '(.status.reservingWorkloads // 0)==0' clusterqueue cluster-queue-ks
 one_copy job-a || die "job-a copies changed: $(copies job-a)"
-pass "job-a on $W only, Complete on the hub, Workload Finished, quota released"
+for c in cluster1 cluster2; do
+  jq_ok "$c" '.spec.clusterQueue=="cluster-queue-ks" and .metadata.labels["app.kubernetes.io/managed-by"]=="kueue-ks"' \
+    localqueue user-queue-ks -n default >/dev/null || die "LocalQueue user-queue-ks not carried to $c"
+done
+pass "job-a on $W only, Complete on the hub, Workload Finished, quota released, LocalQueue carried to the workers"
 
 # ---- c: pinned cluster honoured ------------------------------------------------
 next c
