@@ -20,6 +20,11 @@
 #      capacity, no duplicates, all complete
 #   h  operator SIGKILL right after jobs are created, restart: each job runs
 #      exactly once (one copy, completes)
+#   s  workers from Secrets: added (agent, BindingPolicy), insecure one
+#      rejected, removed with the Secret (its ClusterMetrics too); SIGTERM 0
+#   k  --transport=kubestellar: the hub job is labelled, nothing on workers
+#   l  a third worker killed under a pinned job: after --worker-lost-timeout
+#      Event WorkerLost, no copy elsewhere
 # Skipped (exit 77) when the devhub binary, kubectl or jq is missing.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -399,4 +404,30 @@ rc=$?
 OP=
 [ $rc = 0 ] || die "operator (kubestellar) exit $rc on SIGTERM"
 pass "kubestellar transport: job-k labelled $(k hub get job job-k -n default -o jsonpath='{.metadata.labels.kubestellar\.io/cluster}'), no copy on any worker"
+# ---- l: a worker lost for --worker-lost-timeout: check Retry, Event WorkerLost ---------------
+next l
+start_devhub cluster3 --run-jobs --time-scale $SCALE --nodes '1x cpu=8,memory=32Gi;labels=instance=spot'
+C3=${PIDS[${#PIDS[@]}-1]}
+"$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 0 --health-probe-bind-address 0 \
+  --worker "cluster1=$WORK/cluster1.kc" --worker "cluster2=$WORK/cluster2.kc" \
+  --worker "cluster3=$WORK/cluster3.kc" --worker-lost-timeout 3s >>"$WORK/op.log" 2>&1 &
+OP=$!
+wait_until 10 "ClusterMetrics cluster3" jq_ok hub '.status.nodeCount==1' clustermetrics cluster3
+job_yaml job-l 1 600s '    kubestellar.io/cluster: cluster3' | k hub create -f - >/dev/null || die "job-l not created"
+on3() { [ "$(k cluster3 get jobs -n default -o json | jq '[.items[]|select(.metadata.name=="job-l")]|length')" = 1 ]; }
+wait_until 10 "job-l copy on cluster3" on3
+kill -9 "$C3"
+wait "$C3" 2>/dev/null
+lost_event() {
+  k hub get events -n default -o json |
+    jq -e '[.items[]|select(.reason=="WorkerLost" and .involvedObject.name=="job-l" and (.message|test("cluster3")))]|length>=1'
+}
+wait_until 20 "Event WorkerLost for job-l" lost_event
+[ "$(copies job-l)" = "0 0" ] || die "job-l copied elsewhere while pinned to the lost cluster3: $(copies job-l)"
+kill "$OP"
+wait "$OP"
+rc=$?
+OP=
+[ $rc = 0 ] || die "operator exit $rc on SIGTERM"
+pass "cluster3 killed: after --worker-lost-timeout 3s Event WorkerLost for job-l; no copy elsewhere (pinned)"
 echo "ok   workload e2e passed"
