@@ -413,9 +413,12 @@ C3=${PIDS[${#PIDS[@]}-1]}
   --worker "cluster3=$WORK/cluster3.kc" --worker-lost-timeout 3s >>"$WORK/op.log" 2>&1 &
 OP=$!
 wait_until 10 "ClusterMetrics cluster3" jq_ok hub '.status.nodeCount==1' clustermetrics cluster3
+# the operator sees cluster3 usable (reachable, synced, fresh metrics)
+wait_until 10 "AdmissionCheck counts 3 usable workers" jq_ok hub \
+  '.status.conditions[]|select(.type=="Active")|.message|test("3 of 3")' admissionchecks kubestellar-admc
 job_yaml job-l 1 600s '    kubestellar.io/cluster: cluster3' | k hub create -f - >/dev/null || die "job-l not created"
 on3() { [ "$(k cluster3 get jobs -n default -o json | jq '[.items[]|select(.metadata.name=="job-l")]|length')" = 1 ]; }
-wait_until 10 "job-l copy on cluster3" on3
+wait_until 15 "job-l copy on cluster3" on3
 kill -9 "$C3"
 wait "$C3" 2>/dev/null
 lost_event() {
