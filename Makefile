@@ -81,7 +81,7 @@ FUZZ_BINS := $(patsubst test/fuzz/%.c,$(OBJDIR)/fuzz/%,$(FUZZ_SRCS))
 BENCH_BINS := $(addprefix $(BINDIR)/bench-,$(BENCHES))
 
 .PHONY: all bins test unit-bins unit e2e run dev-up dev-down bench fuzz fuzz-bins fuzz-smoke \
-        valgrind fmt fmt-check lint clean help
+        valgrind fmt fmt-check lint clean help manifests-check test-k3d
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -171,6 +171,15 @@ dev-down:
 
 bench: bins
 	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+# ---- real clusters --------------------------------------------------------
+# Renders config/default and dry-runs it against a devhub (also part of make test).
+manifests-check: bins
+	$(Q)scripts/manifests-check.sh
+
+# The workload e2e scenarios against k3d clusters from scripts/k3d/up.sh (skips without Docker).
+test-k3d: bins
+	$(Q)KKS_K3D=1 bash test/e2e/k3d.sh
 
 # ---- style ---------------------------------------------------------------
 FMT_SRCS = $(shell find pkg controllers devhub cmd test bench -name '*.[ch]' 2>/dev/null | sort)

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "devhub/kstatus.h"
-#include "devhub/protobuf.h"
+#include "devhub/kproto.h"
 #include "devhub/registry.h"
 #include "devhub/route.h"
 #include "devhub/store.h"
@@ -1496,17 +1496,18 @@ static json_t *parse_body(const struct reg_resource *r, const struct hub_req *re
                           struct hub_resp *resp)
 {
     (void)r;
-    if (pb_is_protobuf(req->content_type)) {
+    if (kproto_is_media_type(req->content_type)) {
         struct err e = {0};
-        json_t *obj = pb_decode_object((const unsigned char *)(req->body ? req->body : ""),
-                                       req->body_len, &e);
-        if (!obj) {
-            if (e.code == -EPROTONOSUPPORT)
-                fail(resp, 415, "UnsupportedMediaType", NULL, "%s", e.msg);
-            else
-                fail(resp, 400, "BadRequest", NULL, "%s", e.msg);
-        }
-        return obj;
+        json_t *obj = NULL;
+        int rc = kproto_decode(req->body ? req->body : "", req->body_len, &obj, &e);
+        if (rc == -ENOTSUP)
+            fail(resp, 415, "UnsupportedMediaType", NULL,
+                 "%s (use 'kubectl create -f' or 'kubectl apply -f' with a manifest)", e.msg);
+        else if (rc == -E2BIG)
+            fail(resp, 413, "RequestEntityTooLarge", NULL, "%s", e.msg);
+        else if (rc < 0)
+            fail(resp, 400, "BadRequest", NULL, "%s", e.msg);
+        return rc < 0 ? NULL : obj;
     }
     if (req->content_type && *req->content_type &&
         strncmp(req->content_type, "application/json", 16) &&

@@ -3,8 +3,9 @@
 
 #include <string.h>
 
-#include "pkg/json/jsonx.h"
+#include "pkg/podres/podres.h"
 #include "pkg/quantity/quantity.h"
+#include "pkg/sched/sched.h"
 
 static struct qty get_qty(const json_t *list, const char *r)
 {
@@ -22,41 +23,10 @@ static void put_qty(json_t *list, const char *r, const struct qty *q)
 
 json_t *simres_pod_requests(const json_t *podspec)
 {
-    json_t *sum = json_object();
-    size_t i;
-    json_t *c;
-    json_array_foreach(jx_arr(podspec, "containers"), i, c)
-    {
-        json_t *req = jx_obj(c, "resources.requests");
-        json_t *lim = jx_obj(c, "resources.limits");
-        const char *k;
-        json_t *v;
-        json_object_foreach(lim, k, v)
-        {
-            if (!req || !json_object_get(req, k)) {
-                json_t *one = json_pack("{sO}", k, v);
-                simres_add(sum, one, 1);
-                json_decref(one);
-            }
-        }
-        if (req)
-            simres_add(sum, req, 1);
-    }
-    json_array_foreach(jx_arr(podspec, "initContainers"), i, c)
-    {
-        json_t *req = jx_obj(c, "resources.requests");
-        if (!req)
-            req = jx_obj(c, "resources.limits");
-        const char *k;
-        json_t *v;
-        json_object_foreach(req, k, v)
-        {
-            struct qty a = get_qty(sum, k), b = get_qty(req, k);
-            if (qty_cmp(&b, &a) > 0)
-                put_qty(sum, k, &b);
-        }
-    }
-    return sum;
+    struct podres_list req = {0};
+    json_t *out = podres_pod(podspec, &req, NULL, NULL) < 0 ? json_object() : podres_to_json(&req);
+    podres_free(&req);
+    return out;
 }
 
 void simres_add(json_t *acc, const json_t *add, int64_t times)
@@ -124,49 +94,10 @@ bool simres_is_zero(const json_t *l)
 
 bool simres_selector_matches(const json_t *node_selector, const json_t *labels)
 {
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)node_selector, k, v)
-    {
-        const char *have = json_string_value(labels ? json_object_get(labels, k) : NULL);
-        if (!have || !json_is_string(v) || strcmp(have, json_string_value(v)))
-            return false;
-    }
-    return true;
-}
-
-static bool tolerates(const json_t *t, const json_t *taint)
-{
-    const char *tk = jx_str(t, "key", ""), *op = jx_str(t, "operator", "Equal");
-    const char *te = jx_str(t, "effect", "");
-    const char *k = jx_str(taint, "key", ""), *val = jx_str(taint, "value", "");
-    const char *eff = jx_str(taint, "effect", "");
-    if (*te && strcmp(te, eff))
-        return false;
-    if (!strcmp(op, "Exists"))
-        return !*tk || !strcmp(tk, k);
-    return !strcmp(tk, k) && !strcmp(jx_str(t, "value", ""), val);
+    return sched_selector_matches_json(node_selector, labels);
 }
 
 bool simres_tolerates_all(const json_t *tolerations, const json_t *taints)
 {
-    size_t i, j;
-    json_t *taint, *t;
-    json_array_foreach((json_t *)taints, i, taint)
-    {
-        const char *eff = jx_str(taint, "effect", "");
-        if (strcmp(eff, "NoSchedule") && strcmp(eff, "NoExecute"))
-            continue;
-        bool ok = false;
-        json_array_foreach((json_t *)tolerations, j, t)
-        {
-            if (tolerates(t, taint)) {
-                ok = true;
-                break;
-            }
-        }
-        if (!ok)
-            return false;
-    }
-    return true;
+    return sched_tolerates_all_json(tolerations, taints);
 }

@@ -12,9 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Effective requests of one pod: the sum over containers of requests (a
- * container's limits stand in for requests it does not set), then the
- * per-resource maximum with each init container. New reference ({} when none). */
+/* Effective requests of one pod spec (or Pod), by pkg/podres rules
+ * (podres_pod: containers + sidecars vs init containers, limit-as-request,
+ * pod-level resources, overhead). New reference: {} when none, and {} for a
+ * malformed spec (a bad or negative quantity, containers not an array). */
 json_t *simres_pod_requests(const json_t *podspec);
 
 /* acc[r] += add[r] * times for every resource of add. acc is modified in place. */
@@ -33,11 +34,12 @@ int simres_cmp(const json_t *a, const json_t *b, const char *resource);
 /* True when every quantity in the list is zero (or the list is empty/NULL). */
 bool simres_is_zero(const json_t *l);
 
-/* nodeSelector (object key -> value) matched against labels; NULL/{} matches. */
+/* nodeSelector (object key -> value) matched against labels; NULL/{} matches.
+ * = sched_selector_matches_json (pkg/sched). */
 bool simres_selector_matches(const json_t *node_selector, const json_t *labels);
 /* True when `tolerations` (array, may be NULL) tolerate every taint of
  * `taints` with effect NoSchedule or NoExecute (PreferNoSchedule is ignored).
- * Operators Equal (default) and Exists; empty key with Exists tolerates all. */
+ * = sched_tolerates_all_json (pkg/sched, Kubernetes ToleratesTaint rules). */
 bool simres_tolerates_all(const json_t *tolerations, const json_t *taints);
 
 #endif

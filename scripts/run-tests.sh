@@ -49,6 +49,8 @@ unit)
   for t in "$dir"/test_*; do
     [ -x "$t" ] || continue
     name=$(basename "$t")
+    # A binary whose source is gone (e.g. after switching branches) is stale: skip it.
+    [ -f "test/unit/$name.c" ] || continue
     [ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
     if [ "${KKS_VALGRIND:-0}" = 1 ]; then
       run_one "$name" valgrind --quiet --error-exitcode=3 --leak-check=full \

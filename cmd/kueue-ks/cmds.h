@@ -5,5 +5,7 @@
 int cmd_run(int argc, char **argv);
 /* kueue-ks agent: the ClusterMetrics reporter for one cluster (cmd/kueue-ks/agent.c). */
 int cmd_agent(int argc, char **argv);
+/* kueue-ks status: a terminal summary of clusters and quotas (cmd/kueue-ks/status.c). */
+int cmd_status(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static int usage(FILE *out)
             "Commands:\n"
             "  run       run the controllers against a hub cluster (default)\n"
             "  agent     report a cluster's nodes and pod requests as ClusterMetrics\n"
+            "  status    summarise the hub's clusters, quotas and workloads\n"
             "  version   print the version\n\n"
             "Run 'kueue-ks <command> --help' for a command's flags.\n",
             KKS_VERSION);
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "agent"))
         return cmd_agent(argc - 2, argv + 2);
+    if (!strcmp(cmd, "status"))
+        return cmd_status(argc - 2, argv + 2);
     fprintf(stderr, "kueue-ks: unknown command \"%s\"\n\n", cmd);
     return usage(stderr);
 }

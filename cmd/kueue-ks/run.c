@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/kueue-ks/cmds.h"
+#include "controllers/quota/controller.h"
 #include "controllers/workload/runner.h"
 #include "pkg/manager/manager.h"
 #include "pkg/util/flags.h"
@@ -36,10 +37,11 @@ struct run_opts {
     bool allow_insecure_workers;
     char *ac_controller;
     struct flag_strv workers;
-    double metrics_stale_after;
+    struct quota_options quota; /* --metrics-stale-after is shared with placement */
 };
 
-#define RUN_NFLAGS 23
+#define RUN_NFLAGS 22
+#define ALL_NFLAGS (RUN_NFLAGS + QUOTA_NFLAGS)
 
 static void run_flags(struct run_opts *o, struct flag *fl)
 {
@@ -91,17 +93,16 @@ static void run_flags(struct run_opts *o, struct flag *fl)
          "Register a worker cluster NAME=KUBECONFIG_PATH (repeatable; direct transport). Workers "
          "also come from Secrets labelled kueue-ks.io/worker=true in the operator's namespace",
          NULL},
-        {"metrics-stale-after", FLAG_DURATION, &o->metrics_stale_after,
-         "A cluster whose ClusterMetrics are older than this is not used for placement", "2m"},
     };
     memcpy(fl, t, sizeof t);
+    quota_flags(&o->quota, fl + RUN_NFLAGS);
 }
 
 int cmd_run(int argc, char **argv)
 {
     struct run_opts o;
     memset(&o, 0, sizeof o);
-    struct flag fl[RUN_NFLAGS];
+    struct flag fl[ALL_NFLAGS];
     run_flags(&o, fl);
     struct logger lg;
     log_init(&lg, stderr, 0, LOG_FMT_TEXT);
@@ -110,11 +111,12 @@ int cmd_run(int argc, char **argv)
     bool help = false;
     int code = 1;
     struct mgr *m = NULL;
+    struct quota_ctl *qc = NULL;
     struct ev_loop *loop = NULL;
     struct wlrun *wr = NULL;
 
-    if (flags_set_defaults(fl, RUN_NFLAGS, &e) < 0 ||
-        flags_parse(fl, RUN_NFLAGS, argc, argv, NULL, NULL, &help, &e) < 0) {
+    if (flags_set_defaults(fl, ALL_NFLAGS, &e) < 0 ||
+        flags_parse(fl, ALL_NFLAGS, argc, argv, NULL, NULL, &help, &e) < 0) {
         log_error(&lg, "invalid command line", "error", e.msg);
         code = 2;
         goto out;
@@ -122,7 +124,7 @@ int cmd_run(int argc, char **argv)
     if (help) {
         printf("Run the kueue-ks controllers against a hub cluster.\n\n"
                "Usage: kueue-ks run [flags]\n\nFlags:\n");
-        flags_usage(stdout, fl, RUN_NFLAGS);
+        flags_usage(stdout, fl, ALL_NFLAGS);
         code = 0;
         goto out;
     }
@@ -144,7 +146,7 @@ int cmd_run(int argc, char **argv)
         .ac_controller = o.ac_controller,
         .workers = (const char *const *)o.workers.v,
         .n_workers = o.workers.n,
-        .metrics_stale_after_s = o.metrics_stale_after,
+        .metrics_stale_after_s = o.quota.metrics_stale_after,
     };
     if (wlrun_new(&wc, &wr, &e) < 0) {
         log_error(&lg, "invalid command line", "error", e.msg);
@@ -171,16 +173,25 @@ int cmd_run(int argc, char **argv)
         log_error(&lg, "cannot start", "error", e.msg);
         goto out;
     }
+    if (quota_ctl_new(&o.quota, NULL, &qc, &e) < 0) {
+        log_error(&lg, "invalid command line", "error", e.msg);
+        code = 2;
+        goto out;
+    }
+    struct mgr_runnable qr;
+    quota_ctl_runnable(qc, &qr);
+    mgr_add_runnable(m, &qr);
     struct mgr_runnable rn;
     wlrun_runnable(wr, &rn);
     mgr_add_runnable(m, &rn);
     code = mgr_run(m);
 out:
-    wlrun_release(wr);
+    quota_ctl_free(qc); /* before mgr_free: it uses the manager's client */
+    wlrun_release(wr);  /* informers and workers before the hub client */
     mgr_free(m);
     wlrun_free(wr);
     if (loop)
         ev_loop_destroy(loop);
-    flags_free(fl, RUN_NFLAGS);
+    flags_free(fl, ALL_NFLAGS);
     return code;
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/quota/podres.h"
+#include "pkg/podres/podres.h"
 #include "pkg/kube/informer.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/podres/podres.h"
 #include "pkg/quantity/quantity.h"
+#include "pkg/sched/sched.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -162,21 +164,27 @@ static int reslist_from_json(const json_t *obj, const char *what, struct place_r
 
 /* ---- taints, tolerations, labels ----------------------------------------------- */
 
+static struct sched_toleration tol_view(const struct place_toleration *t)
+{
+    return (struct sched_toleration){
+        .key = t->key,
+        .op = t->exists ? SCHED_OP_EXISTS : SCHED_OP_EQUAL,
+        .value = t->value,
+        .effect = t->effect,
+    };
+}
+
 bool place_toleration_matches(const struct place_toleration *t, const struct place_taint *taint)
 {
-    if (t->effect[0] && strcmp(t->effect, taint->effect) != 0)
-        return false;
-    if (t->key[0] && strcmp(t->key, taint->key) != 0)
-        return false;
-    if (t->exists)
-        return true;
-    return strcmp(t->value, taint->value) == 0;
+    struct sched_toleration tv = tol_view(t);
+    struct sched_taint nv = {taint->key, taint->value, taint->effect};
+    return sched_tolerates(&tv, &nv);
 }
 
 bool place_taint_tolerated(const struct place_taint *taint, const struct place_toleration *a,
                            size_t na, const struct place_toleration *b, size_t nb)
 {
-    if (strcmp(taint->effect, "NoSchedule") != 0 && strcmp(taint->effect, "NoExecute") != 0)
+    if (!sched_effect_blocks(taint->effect))
         return true;
     for (size_t i = 0; i < na; i++)
         if (place_toleration_matches(&a[i], taint))
@@ -189,11 +197,9 @@ bool place_taint_tolerated(const struct place_taint *taint, const struct place_t
 
 bool place_labels_match(const json_t *labels, const struct place_kv *want, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        const json_t *v = labels ? json_object_get(labels, want[i].key) : NULL;
-        if (!json_is_string(v) || strcmp(json_string_value(v), want[i].value) != 0)
+    for (size_t i = 0; i < n; i++)
+        if (!sched_label_matches(labels, want[i].key, want[i].value))
             return false;
-    }
     return true;
 }
 
@@ -277,8 +283,9 @@ int place_tolerations_from_json(const json_t *arr, const char *what, struct plac
         const char *op = bad ? "" : str_field(it, "operator", &bad);
         const char *v = bad ? "" : str_field(it, "value", &bad);
         const char *ef = bad ? "" : str_field(it, "effect", &bad);
-        bool exists = strcmp(op, "Exists") == 0;
-        if (!bad && !exists && op[0] && strcmp(op, "Equal") != 0)
+        enum sched_op sop = sched_op_parse(op);
+        bool exists = sop == SCHED_OP_EXISTS;
+        if (sop == SCHED_OP_INVALID)
             bad = true;
         if (bad) {
             place_tolerations_free(t, i);
@@ -642,100 +649,31 @@ void place_workload_free(struct place_workload *w)
     memset(w, 0, sizeof *w);
 }
 
-/* Requests of one container: requests, plus limits for resources without a request. */
-static int container_requests(const json_t *ctr, const char *what, struct place_reslist *rl,
-                              struct err *e)
-{
-    if (!json_is_object(ctr))
-        return err_set(e, -EINVAL, "%s: not an object", what);
-    const json_t *res = json_object_get(ctr, "resources");
-    if (res && !json_is_null(res) && !json_is_object(res))
-        return err_set(e, -EINVAL, "%s.resources: not an object", what);
-    char w2[400];
-    snprintf(w2, sizeof w2, "%s.resources.requests", what);
-    int rc = reslist_from_json(json_object_get(res, "requests"), w2, rl, e);
-    if (rc < 0)
-        return rc;
-    struct place_reslist lim = {0};
-    snprintf(w2, sizeof w2, "%s.resources.limits", what);
-    rc = reslist_from_json(json_object_get(res, "limits"), w2, &lim, e);
-    if (rc == 0) {
-        for (size_t i = 0; i < lim.n; i++)
-            if (!reslist_find(rl, lim.v[i].name))
-                place_reslist_add(rl, lim.v[i].name, lim.v[i].milli);
-    }
-    place_reslist_free(&lim);
-    return rc;
-}
-
-/* Effective per-pod request: max(sum(containers), max(initContainers)) + overhead. */
+/* Effective per-pod request, by the one rule of pkg/podres (sidecars, init
+ * containers, pod-level resources, overhead), converted once per pod set to
+ * milli-units. */
 static int pod_requests(const json_t *spec, const char *what, struct place_reslist *out,
                         struct err *e)
 {
-    int rc = 0;
-    char w2[400];
-    struct place_reslist sum = {0}, init = {0}, one = {0};
-    const json_t *ctrs = json_object_get(spec, "containers");
-    const json_t *inits = json_object_get(spec, "initContainers");
-    if ((ctrs && !json_is_array(ctrs)) ||
-        (inits && !json_is_null(inits) && !json_is_array(inits))) {
-        rc = err_set(e, -EINVAL, "%s: containers/initContainers must be arrays", what);
+    struct podres_list req = {0};
+    struct err sub = {0};
+    int rc = podres_pod(spec, &req, NULL, &sub);
+    if (rc < 0) {
+        /* podres names fields from "spec." on: "<what>.spec.containers[0]...". */
+        err_set(e, rc, "%s.%s", what, sub.msg);
         goto out;
     }
-    size_t i;
-    const json_t *c;
-    json_array_foreach(ctrs, i, c)
-    {
-        snprintf(w2, sizeof w2, "%s.containers[%zu]", what, i);
-        rc = container_requests(c, w2, &sum, e);
-        if (rc < 0)
+    for (size_t i = 0; i < req.n; i++) {
+        int64_t m;
+        if (qty_milli_value(&req.v[i].q, &m, NULL) < 0) {
+            rc = err_set(e, -ERANGE, "%s.spec: effective request %s=%s is too large for a node",
+                         what, req.v[i].name, QTY_STR(&req.v[i].q));
             goto out;
-    }
-    json_array_foreach(inits, i, c)
-    {
-        snprintf(w2, sizeof w2, "%s.initContainers[%zu]", what, i);
-        place_reslist_free(&one);
-        rc = container_requests(c, w2, &one, e);
-        if (rc < 0)
-            goto out;
-        for (size_t k = 0; k < one.n; k++) {
-            struct place_res *r = reslist_find(&init, one.v[k].name);
-            if (!r)
-                place_reslist_add(&init, one.v[k].name, one.v[k].milli);
-            else if (one.v[k].milli > r->milli)
-                r->milli = one.v[k].milli;
         }
+        place_reslist_add(out, req.v[i].name, m);
     }
-    reslist_copy(out, &sum);
-    for (size_t k = 0; k < init.n; k++) {
-        struct place_res *r = reslist_find(out, init.v[k].name);
-        if (!r)
-            place_reslist_add(out, init.v[k].name, init.v[k].milli);
-        else if (init.v[k].milli > r->milli)
-            r->milli = init.v[k].milli;
-    }
-    /* Pod-level resources (PodLevelResources, Kubernetes >= 1.32) replace the
-     * container sums for the resources they name. */
-    const json_t *pres = json_object_get(spec, "resources");
-    if (pres && !json_is_null(pres)) {
-        place_reslist_free(&one);
-        rc = container_requests(spec, what, &one, e);
-        if (rc < 0)
-            goto out;
-        for (size_t k = 0; k < one.n; k++) {
-            struct place_res *r = reslist_find(out, one.v[k].name);
-            if (r)
-                r->milli = one.v[k].milli;
-            else
-                place_reslist_add(out, one.v[k].name, one.v[k].milli);
-        }
-    }
-    snprintf(w2, sizeof w2, "%s.overhead", what);
-    rc = reslist_from_json(json_object_get(spec, "overhead"), w2, out, e);
 out:
-    place_reslist_free(&sum);
-    place_reslist_free(&init);
-    place_reslist_free(&one);
+    podres_free(&req);
     return rc;
 }
 
@@ -768,7 +706,7 @@ static int podset_from_json(const json_t *ps, size_t idx, struct place_podset *p
         goto fail;
     }
     char what[320];
-    snprintf(what, sizeof what, "pod set %s: template.spec", p->name);
+    snprintf(what, sizeof what, "pod set %s: template", p->name);
     if (pod_requests(spec, what, &p->per_pod, e) < 0)
         goto fail;
     snprintf(what, sizeof what, "pod set %s: template.spec.nodeSelector", p->name);

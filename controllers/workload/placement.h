@@ -117,6 +117,7 @@ void place_reslist_free(struct place_reslist *rl);
  * the effect must be equal unless the toleration's effect is empty; the key
  * must be equal unless the toleration's key is empty (which with Exists
  * tolerates every taint); Exists ignores the value, Equal compares it.
+ * Thin wrappers over pkg/sched (the one implementation of these rules).
  */
 bool place_toleration_matches(const struct place_toleration *t, const struct place_taint *taint);
 /* True when `taint` does not block scheduling (effect PreferNoSchedule) or
@@ -229,11 +230,10 @@ struct place_workload {
  * and status.admission.podSetAssignments[] (flavors by pod set name; count
  * there, when present, overrides spec count as in partial admission).
  * Effective request of one pod, per resource, as the scheduler computes it:
- * max(sum over containers, max over initContainers) + overhead, where a
- * container that sets a limit but no request requests its limit (API
- * defaulting), and pod-level template.spec.resources (Kubernetes >= 1.32)
- * replace the container figure for the resources they name. A bad quantity or a malformed field:
- * -EINVAL with a message naming the pod set and field; *out is then empty.
+ * podres_pod (pkg/podres: containers + sidecars vs init containers,
+ * limit-as-request, pod-level resources, overhead), converted to milli-units
+ * once per pod set. A bad quantity or a malformed field: -EINVAL with a
+ * message naming the pod set and field; *out is then empty.
  */
 int place_workload_from_json(const json_t *wl, struct place_workload *out, struct err *e);
 void place_workload_free(struct place_workload *w);

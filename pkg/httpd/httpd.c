@@ -646,11 +646,13 @@ int httpd_start(struct httpd *srv, struct err *e)
     unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_LISTEN_SOCKET,
-                                   (MHD_socket)fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+    /* The logger goes first: libmicrohttpd warns about (and logs to stderr) anything
+     * it reports while parsing the options that precede it. */
+    srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER,
+                                   on_mhd_log, srv, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
                                    MHD_OPTION_CONNECTION_TIMEOUT, srv->conn_timeout_s,
-                                   MHD_OPTION_CONNECTION_LIMIT, srv->max_conns,
-                                   MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_END);
+                                   MHD_OPTION_CONNECTION_LIMIT, srv->max_conns, MHD_OPTION_END);
     if (!srv->daemon) {
         close(fd);
         return err_set(e, -EIO, "http server: libmicrohttpd failed to start on port %d", port);

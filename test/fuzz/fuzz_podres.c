@@ -1,5 +1,5 @@
 /*
- * Fuzz target for controllers/quota/podres and the agent's computation.
+ * Fuzz target for pkg/podres/podres and the agent's computation.
  * Input: a JSON document, used as a pod (podres_pod) and, when it is an
  * object with "nodes" and "pods" arrays, as the agent's input
  * (agent_compute_nodes). Properties: no crash; podres_pod either fails with
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "controllers/quota/agent.h"
-#include "controllers/quota/podres.h"
+#include "pkg/podres/podres.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -460,9 +460,9 @@ static void test_discovery(void **state)
                           NULL, NULL, NULL),
                      405);
     assert_int_equal(call(f, "POST", "/api/v1/namespaces/default/configmaps", NULL,
-                          "application/vnd.kubernetes.protobuf", "k8s\x00", &o),
-                     415);
-    assert_non_null(strstr(S(o, "message", NULL), "kubectl create -f"));
+                          "application/vnd.kubernetes.protobuf", "not protobuf", &o),
+                     400);
+    assert_non_null(strstr(S(o, "message", NULL), "magic"));
     json_decref(o);
     assert_int_equal(call(f, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
 }

@@ -190,6 +190,16 @@ static void test_init_containers_overhead_limits(void **state)
     assert_int_equal(place_reslist_get(&w.podsets[0].per_pod, "example.com/fpga"), 1000);
     assert_int_equal(w.podsets[0].count, 1);
     place_workload_free(&w);
+    /* Sidecars (restartPolicy Always, pkg/podres rule): they add to the containers and to
+     * the init containers started after them. cpu: max(1 + 0.5, 0.5 + 2) = 2.5. */
+    j = J("{'metadata':{'name':'w'},'spec':{'podSets':[{'template':{'spec':{"
+          "'initContainers':[{'name':'side','restartPolicy':'Always','resources':{'requests':"
+          "{'cpu':'500m'}}},{'name':'i','resources':{'requests':{'cpu':'2'}}}],"
+          "'containers':[{'resources':{'requests':{'cpu':'1'}}}]}}}]}}");
+    assert_int_equal(place_workload_from_json(j, &w, &e), 0);
+    json_decref(j);
+    assert_int_equal(place_reslist_get(&w.podsets[0].per_pod, "cpu"), 2500);
+    place_workload_free(&w);
 }
 
 static void test_toleration_table(void **state)

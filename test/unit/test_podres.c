@@ -1,4 +1,4 @@
-/* Unit tests for controllers/quota/podres: effective per-pod requests and limits. */
+/* Unit tests for pkg/podres: effective per-pod requests and limits. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/quota/podres.h"
+#include "pkg/podres/podres.h"
 
 /* Parse `pod_json`, compute, and compare both lists (as canonical JSON) with
  * the expected objects. */

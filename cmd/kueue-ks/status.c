@@ -1,0 +1,290 @@
+/*
+ * kueue-ks status: a terminal summary of the hub's clusters, managed queues
+ * and workloads (controllers/quota/statusview renders it). Synchronous in
+ * spirit: it submits the lists, runs the loop until they all returned (or
+ * --timeout), prints, exits. A missing CRD (404) prints a note instead of a
+ * table; any other failure is reported on stderr and gives exit code 1.
+ */
+#include <errno.h>
+#include <ev.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/kueue-ks/cmds.h"
+#include "controllers/quota/statusview.h"
+#include "pkg/kube/client.h"
+#include "pkg/kube/kubeconfig.h"
+#include "pkg/util/buf.h"
+#include "pkg/util/flags.h"
+#include "pkg/util/log.h"
+#include "pkg/util/xalloc.h"
+
+#define ST_NFLAGS 4
+
+struct st_opts {
+    char *kubeconfig;
+    char *context;
+    char *output;
+    double timeout;
+};
+
+enum { L_CM, L_JOBS, L_CQ, L_WL, L_N };
+
+struct st_list {
+    json_t *body; /* the list on success */
+    char *note;   /* why there is no list */
+    bool failed;  /* a real failure (not a missing CRD) */
+};
+
+struct st {
+    struct ev_loop *loop;
+    struct kube_client *client;
+    const struct logger *lg;
+    int pending;
+    bool closing; /* kube_client_free is cancelling what is left: ignore results */
+    char version[16];
+    struct st_list l[L_N];
+};
+
+struct st_call {
+    struct st *s;
+    int which;
+};
+
+static const char *const missing_note[L_N] = {
+    "the ClusterMetrics CRD (galaxy.kubestellar.io/v1alpha1) is not installed on the hub",
+    "the Job API (batch/v1) is not served",
+    "Kueue is not installed on the hub (no kueue.x-k8s.io API)",
+    "Kueue is not installed on the hub (no kueue.x-k8s.io API)",
+};
+
+static void done_one(struct st *s)
+{
+    if (--s->pending == 0)
+        ev_break(s->loop, EVBREAK_ALL);
+}
+
+static void list_done(void *ud, const struct kube_result *r)
+{
+    struct st_call *c = ud;
+    struct st *s = c->s;
+    struct st_list *l = &s->l[c->which];
+    if (s->closing) {
+        free(c);
+        return;
+    }
+    if (r->rc == 0 && json_is_array(json_object_get(r->body, "items"))) {
+        l->body = json_incref(r->body);
+    } else if (r->rc == -ENOENT) {
+        l->note = xstrdup(missing_note[c->which]);
+    } else {
+        l->failed = true;
+        l->note = xasprintf("error: %s", r->rc ? r->err->msg : "the answer is not a list");
+    }
+    free(c);
+    done_one(s);
+}
+
+static void get_list(struct st *s, int which, const char *path, const char *const *query)
+{
+    struct st_call *c = xcalloc(1, sizeof *c);
+    c->s = s;
+    c->which = which;
+    struct err e;
+    err_clear(&e);
+    s->pending++;
+    if (kube_client_get(s->client, path, query, list_done, c, NULL, &e) < 0) {
+        s->l[which].failed = true;
+        s->l[which].note = xasprintf("error: %s", e.msg);
+        free(c);
+        s->pending--;
+    }
+}
+
+static void disc_done(void *ud, const struct kube_result *r)
+{
+    struct st *s = ud;
+    if (s->closing)
+        return;
+    if (r->rc == 0) {
+        size_t i;
+        json_t *v;
+        bool b1 = false, b2 = false;
+        json_array_foreach(json_object_get(r->body, "versions"), i, v)
+        {
+            const char *ver = json_string_value(json_object_get(v, "version"));
+            b2 |= ver && strcmp(ver, "v1beta2") == 0;
+            b1 |= ver && strcmp(ver, "v1beta1") == 0;
+        }
+        if (b2 || b1) {
+            snprintf(s->version, sizeof s->version, "%s", b2 ? "v1beta2" : "v1beta1");
+            char *p = kube_path("kueue.x-k8s.io", s->version, "clusterqueues", NULL, NULL, NULL);
+            get_list(s, L_CQ, p, NULL);
+            free(p);
+            p = kube_path("kueue.x-k8s.io", s->version, "workloads", NULL, NULL, NULL);
+            get_list(s, L_WL, p, NULL);
+            free(p);
+        } else {
+            const char *n = "Kueue serves neither v1beta2 nor v1beta1";
+            s->l[L_CQ].note = xstrdup(n);
+            s->l[L_WL].note = xstrdup(n);
+        }
+    } else if (r->rc == -ENOENT) {
+        s->l[L_CQ].note = xstrdup(missing_note[L_CQ]);
+        s->l[L_WL].note = xstrdup(missing_note[L_WL]);
+    } else {
+        for (int w = L_CQ; w <= L_WL; w++) {
+            s->l[w].failed = true;
+            s->l[w].note = xasprintf("error: %s", r->err->msg);
+        }
+    }
+    done_one(s);
+}
+
+static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+static void st_flags(struct st_opts *o, struct flag *fl)
+{
+    const struct flag t[ST_NFLAGS] = {
+        {"kubeconfig", FLAG_STRING, &o->kubeconfig,
+         "Path to the hub kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)", NULL},
+        {"context", FLAG_STRING, &o->context, "Kubeconfig context to use", NULL},
+        {"o", FLAG_STRING, &o->output, "Output format: \"\" or wide (more columns)", ""},
+        {"timeout", FLAG_DURATION, &o->timeout, "Give up waiting for the hub after this long",
+         "30s"},
+    };
+    memcpy(fl, t, sizeof t);
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int cmd_status(int argc, char **argv)
+{
+    struct st_opts o;
+    memset(&o, 0, sizeof o);
+    struct flag fl[ST_NFLAGS];
+    st_flags(&o, fl);
+    struct logger lg;
+    log_init(&lg, stderr, 0, LOG_FMT_TEXT);
+    struct err e;
+    err_clear(&e);
+    bool help = false;
+    int code = 1;
+    struct st s;
+    memset(&s, 0, sizeof s);
+    s.lg = &lg;
+    struct kube_rest_config *cfg = NULL;
+
+    if (flags_set_defaults(fl, ST_NFLAGS, &e) < 0 ||
+        flags_parse(fl, ST_NFLAGS, argc, argv, NULL, NULL, &help, &e) < 0) {
+        fprintf(stderr, "kueue-ks status: %s\n", e.msg);
+        code = 2;
+        goto out;
+    }
+    if (help) {
+        printf("Show the hub's clusters, ClusterQueue quotas and workloads.\n\n"
+               "Usage: kueue-ks status [flags]\n\nFlags:\n");
+        flags_usage(stdout, fl, ST_NFLAGS);
+        code = 0;
+        goto out;
+    }
+    if (o.output[0] && strcmp(o.output, "wide") != 0) {
+        fprintf(stderr, "kueue-ks status: -o must be wide or empty, not \"%s\"\n", o.output);
+        code = 2;
+        goto out;
+    }
+    struct kubeconfig_opts ko;
+    memset(&ko, 0, sizeof ko);
+    kubeconfig_opts_from_env(&ko);
+    ko.explicit_path = o.kubeconfig && *o.kubeconfig ? o.kubeconfig : NULL;
+    ko.context = o.context && *o.context ? o.context : NULL;
+    ko.allow_in_cluster = true;
+    ko.lg = &lg;
+    if (kubeconfig_load(&ko, &cfg, NULL, &e) < 0) {
+        fprintf(stderr, "kueue-ks status: %s\n", e.msg);
+        goto out;
+    }
+    s.loop = ev_loop_new(EVFLAG_AUTO);
+    struct kube_client_opts co = {.max_retries = 2, .timeout_s = o.timeout};
+    if (kube_client_new(s.loop, cfg, &co, &lg, &s.client, &e) < 0) {
+        fprintf(stderr, "kueue-ks status: %s\n", e.msg);
+        goto out;
+    }
+    get_list(&s, L_CM, "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics", NULL);
+    const char *jq[] = {"labelSelector", SV_CLUSTER_LABEL, NULL};
+    get_list(&s, L_JOBS, "/apis/batch/v1/jobs", jq);
+    s.pending++;
+    if (kube_client_get(s.client, "/apis/kueue.x-k8s.io", NULL, disc_done, &s, NULL, &e) < 0) {
+        s.pending--;
+        for (int w = L_CQ; w <= L_WL; w++) {
+            s.l[w].failed = true;
+            s.l[w].note = xasprintf("error: %s", e.msg);
+        }
+    }
+    ev_timer tm;
+    ev_timer_init(&tm, timeout_cb, o.timeout > 0 ? o.timeout : 30.0, 0);
+    ev_timer_start(s.loop, &tm);
+    if (s.pending > 0)
+        ev_run(s.loop, 0);
+    ev_timer_stop(s.loop, &tm);
+    bool timed_out = s.pending > 0;
+    for (int w = 0; w < L_N; w++)
+        if (!s.l[w].body && !s.l[w].note) {
+            s.l[w].failed = true;
+            s.l[w].note = xstrdup("error: the hub did not answer in time (--timeout)");
+        }
+
+    int nfailed = 0;
+    for (int w = 0; w < L_N; w++)
+        nfailed += s.l[w].failed;
+    if (nfailed == L_N) {
+        /* Nothing answered (unreachable hub, bad credentials...): one line, no tables. */
+        fprintf(stderr, "kueue-ks status: %s\n", s.l[L_CM].note + strlen("error: "));
+        code = 1;
+        goto out;
+    }
+    struct sv_input in = {
+        .cluster_metrics = s.l[L_CM].body,
+        .cluster_metrics_note = s.l[L_CM].note,
+        .jobs = s.l[L_JOBS].body,
+        .cluster_queues = s.l[L_CQ].body,
+        .cluster_queues_note = s.l[L_CQ].note,
+        .workloads = s.l[L_WL].body,
+        .workloads_note = s.l[L_WL].note,
+        .now_ms = wall_ms(),
+        .wide = strcmp(o.output, "wide") == 0,
+    };
+    struct buf b;
+    buf_init(&b, (size_t)64 << 20);
+    int rc = sv_render(&in, &b);
+    fputs(buf_str(&b), stdout);
+    buf_free(&b);
+    code = rc < 0 || timed_out || nfailed ? 1 : 0;
+    /* The jobs list has no table of its own: its failure is only said here. */
+    if (s.l[L_JOBS].failed)
+        fprintf(stderr, "kueue-ks status: jobs not counted: %s\n", s.l[L_JOBS].note);
+out:
+    s.closing = true;
+    kube_client_free(s.client); /* completes what is left with -ECANCELED */
+    for (int w = 0; w < L_N; w++) {
+        json_decref(s.l[w].body);
+        free(s.l[w].note);
+    }
+    if (s.loop)
+        ev_loop_destroy(s.loop);
+    kube_rest_config_free(cfg);
+    flags_free(fl, ST_NFLAGS);
+    return code;
+}
