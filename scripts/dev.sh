@@ -78,7 +78,8 @@ start_env() {
 
 operator_args() {
   echo --kubeconfig "$DEV/hub.kubeconfig" --metrics-bind-address "$METRICS_ADDR" \
-    --health-probe-bind-address "$HEALTH_ADDR"
+    --health-probe-bind-address "$HEALTH_ADDR" \
+    --worker "cluster1=$DEV/cluster1.kubeconfig" --worker "cluster2=$DEV/cluster2.kubeconfig"
 }
 
 usage_hint() {

@@ -8,6 +8,7 @@
 
 #include "cmd/kueue-ks/cmds.h"
 #include "controllers/quota/controller.h"
+#include "controllers/workload/runner.h"
 #include "pkg/manager/manager.h"
 #include "pkg/util/flags.h"
 #include "pkg/util/log.h"
@@ -27,10 +28,19 @@ struct run_opts {
     int burst;
     int verbosity;
     char *log_format;
-    struct quota_options quota;
+    /* workload controller */
+    char *transport;
+    char *origin;
+    bool delete_on_completion;
+    double worker_lost_timeout;
+    char *placement;
+    bool allow_insecure_workers;
+    char *ac_controller;
+    struct flag_strv workers;
+    struct quota_options quota; /* --metrics-stale-after is shared with placement */
 };
 
-#define RUN_NFLAGS 14
+#define RUN_NFLAGS 22
 #define ALL_NFLAGS (RUN_NFLAGS + QUOTA_NFLAGS)
 
 static void run_flags(struct run_opts *o, struct flag *fl)
@@ -61,6 +71,28 @@ static void run_flags(struct run_opts *o, struct flag *fl)
         {"burst", FLAG_INT, &o->burst, "Client-side request burst to the API server", "400"},
         {"v", FLAG_INT, &o->verbosity, "Log verbosity (0 = info; higher is more detail)", "0"},
         {"log-format", FLAG_STRING, &o->log_format, "Log format: text (key=value) or json", "text"},
+        {"transport", FLAG_STRING, &o->transport,
+         "How jobs reach workers: direct (kueue-ks creates the copies) or kubestellar (labels and "
+         "BindingPolicies only)",
+         "direct"},
+        {"origin", FLAG_STRING, &o->origin,
+         "Value of the kueue-ks.io/origin label on worker copies (default: the hub's kube-system "
+         "namespace uid, else kueue-ks)",
+         ""},
+        {"delete-on-completion", FLAG_BOOL, &o->delete_on_completion,
+         "Delete a job's worker copy once its final status is on the hub", "false"},
+        {"worker-lost-timeout", FLAG_DURATION, &o->worker_lost_timeout,
+         "How long a worker may be unusable before its jobs are evicted and placed again", "5m"},
+        {"placement", FLAG_STRING, &o->placement,
+         "Cluster choice: spread (most free) or binpack (least free that fits)", "spread"},
+        {"allow-insecure-workers", FLAG_BOOL, &o->allow_insecure_workers,
+         "Accept worker kubeconfigs without TLS verification (development only)", "false"},
+        {"admission-check-controller", FLAG_STRING, &o->ac_controller,
+         "spec.controllerName of the AdmissionChecks kueue-ks serves", "kubestellar.io/ks-kueue"},
+        {"worker", FLAG_STRINGS, &o->workers,
+         "Register a worker cluster NAME=KUBECONFIG_PATH (repeatable; direct transport). Workers "
+         "also come from Secrets labelled kueue-ks.io/worker=true in the operator's namespace",
+         NULL},
     };
     memcpy(fl, t, sizeof t);
     quota_flags(&o->quota, fl + RUN_NFLAGS);
@@ -81,6 +113,7 @@ int cmd_run(int argc, char **argv)
     struct mgr *m = NULL;
     struct quota_ctl *qc = NULL;
     struct ev_loop *loop = NULL;
+    struct wlrun *wr = NULL;
 
     if (flags_set_defaults(fl, ALL_NFLAGS, &e) < 0 ||
         flags_parse(fl, ALL_NFLAGS, argc, argv, NULL, NULL, &help, &e) < 0) {
@@ -102,6 +135,24 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     log_init(&lg, stderr, o.verbosity, lf);
+
+    struct wlrun_config wc = {
+        .transport = o.transport,
+        .origin = o.origin,
+        .delete_on_completion = o.delete_on_completion,
+        .worker_lost_timeout_s = o.worker_lost_timeout,
+        .placement = o.placement,
+        .allow_insecure_workers = o.allow_insecure_workers,
+        .ac_controller = o.ac_controller,
+        .workers = (const char *const *)o.workers.v,
+        .n_workers = o.workers.n,
+        .metrics_stale_after_s = o.quota.metrics_stale_after,
+    };
+    if (wlrun_new(&wc, &wr, &e) < 0) {
+        log_error(&lg, "invalid command line", "error", e.msg);
+        code = 2;
+        goto out;
+    }
 
     loop = ev_default_loop(EVFLAG_AUTO);
     struct mgr_options mo = {
@@ -130,10 +181,15 @@ int cmd_run(int argc, char **argv)
     struct mgr_runnable qr;
     quota_ctl_runnable(qc, &qr);
     mgr_add_runnable(m, &qr);
+    struct mgr_runnable rn;
+    wlrun_runnable(wr, &rn);
+    mgr_add_runnable(m, &rn);
     code = mgr_run(m);
 out:
     quota_ctl_free(qc); /* before mgr_free: it uses the manager's client */
+    wlrun_release(wr);  /* informers and workers before the hub client */
     mgr_free(m);
+    wlrun_free(wr);
     if (loop)
         ev_loop_destroy(loop);
     flags_free(fl, ALL_NFLAGS);

@@ -1,0 +1,603 @@
+/*
+ * workers: worker clusters of the direct transport (see workers.h).
+ */
+#include "controllers/workload/workers.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controllers/quota/agent.h"
+#include "controllers/workload/transform.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/kube/informer.h"
+#include "pkg/kube/kubeconfig.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/xalloc.h"
+
+#define WORKERS_TICK_S     0.5
+#define WORKERS_PROBE_TO_S 5.0
+#define WORKERS_MAX_KINDS  16
+
+struct worker {
+    struct workers *w;
+    char *name;
+    char *secret_key; /* NULL for a --worker flag worker */
+    char *secret_rv;
+    struct kube_rest_config *cfg;
+    struct kube_client *client;
+    struct agent *agent;
+    struct informer *inf[WORKERS_MAX_KINDS];
+    const struct kind_def *kinds[WORKERS_MAX_KINDS];
+    size_t n_inf;
+    ev_timer tick;
+    struct kube_call *probe;
+    double last_probe;
+    bool probe_ok;
+    bool reachable;
+    bool started;
+};
+
+struct workers {
+    struct workers_config cfg;
+    char *ns, *origin, *selector;
+    struct ev_loop *loop;
+    struct worker **v;
+    size_t n, cap;
+    struct informer *secrets;
+    bool started;
+};
+
+/* ---- pure helpers ---------------------------------------------------------- */
+
+static bool dns_label(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-'))
+            return false;
+    return true;
+}
+
+int workers_parse_spec(const char *spec, char **name, char **path, struct err *e)
+{
+    *name = *path = NULL;
+    const char *eq = spec ? strchr(spec, '=') : NULL;
+    if (!eq || eq == spec || !eq[1])
+        return err_set(e, -EINVAL, "--worker %s: want NAME=KUBECONFIG_PATH", spec ? spec : "");
+    char *n = xstrndup(spec, (size_t)(eq - spec));
+    if (!dns_label(n)) {
+        err_set(e, -EINVAL,
+                "--worker %s: cluster name \"%s\" must be a DNS label (lower case letters, "
+                "digits, '-')",
+                spec, n);
+        free(n);
+        return -EINVAL;
+    }
+    *name = n;
+    *path = xstrdup(eq + 1);
+    return 0;
+}
+
+int workers_check_secure(const char *name, const struct kube_rest_config *cfg, bool allow_insecure,
+                         struct err *e)
+{
+    if (allow_insecure)
+        return 0;
+    if (cfg->insecure_skip_tls_verify)
+        return err_set(e, -EINVAL,
+                       "worker %s: kubeconfig (%s) sets insecure-skip-tls-verify; give the "
+                       "cluster's CA (certificate-authority-data) or run with "
+                       "--allow-insecure-workers",
+                       name, cfg->source ? cfg->source : "?");
+    if (!cfg->server || strncmp(cfg->server, "https://", 8) != 0)
+        return err_set(e, -EINVAL,
+                       "worker %s: server %s is not https://; workers must use TLS (or run with "
+                       "--allow-insecure-workers)",
+                       name, cfg->server ? cfg->server : "(none)");
+    return 0;
+}
+
+int workers_from_secret(const json_t *secret, char **name, char **data, size_t *len, struct err *e)
+{
+    *name = *data = NULL;
+    *len = 0;
+    const char *sns = jx_namespace(secret), *sname = jx_name(secret);
+    const char *label = jx_label(secret, WORKERS_NAME_LABEL);
+    if (!label || !dns_label(label))
+        return err_set(e, -EINVAL,
+                       "worker secret %s/%s: label \"name\" (the cluster name, a DNS label) is "
+                       "missing or invalid",
+                       sns ? sns : "", sname ? sname : "");
+    json_t *v = json_object_get(json_object_get(secret, "data"), WORKERS_SECRET_KEY);
+    const char *b64 = json_string_value(v);
+    size_t n = b64 ? strlen(b64) : 0;
+    if (!b64 || n == 0 || n % 4 != 0 || n > (size_t)INT32_MAX)
+        return err_set(e, -EINVAL,
+                       "worker secret %s/%s: data.kubeconfig is missing or not valid base64",
+                       sns ? sns : "", sname ? sname : "");
+    unsigned char *out = xmalloc(n / 4 * 3 + 1);
+    int got = EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
+    if (got < 0) {
+        free(out);
+        return err_set(e, -EINVAL, "worker secret %s/%s: data.kubeconfig is not valid base64",
+                       sns ? sns : "", sname ? sname : "");
+    }
+    /* EVP_DecodeBlock counts the padding as zero bytes */
+    size_t pad = (b64[n - 1] == '=') + (n >= 2 && b64[n - 2] == '=');
+    size_t l = (size_t)got - pad;
+    out[l] = '\0';
+    *name = xstrdup(label);
+    *data = (char *)out;
+    *len = l;
+    return 0;
+}
+
+/* ---- one worker ------------------------------------------------------------- */
+
+static struct worker *find(struct workers *w, const char *name)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (strcmp(w->v[i]->name, name) == 0)
+            return w->v[i];
+    return NULL;
+}
+
+static void changed(struct workers *w, const char *name)
+{
+    if (w->cfg.on_change)
+        w->cfg.on_change(w->cfg.ud, name);
+}
+
+static void copy_add(void *ud, json_t *obj)
+{
+    struct worker *k = ud;
+    if (k->w->cfg.on_copy)
+        k->w->cfg.on_copy(k->w->cfg.ud, obj);
+}
+
+static void copy_update(void *ud, json_t *old_obj, json_t *new_obj)
+{
+    (void)old_obj;
+    copy_add(ud, new_obj);
+}
+
+static bool job_synced(const struct worker *k)
+{
+    return k->n_inf > 0 && informer_has_synced(k->inf[0]);
+}
+
+static void probe_done(void *ud, const struct kube_result *r)
+{
+    struct worker *k = ud;
+    k->probe = NULL;
+    if (r->rc == -ECANCELED || r->rc == -ESHUTDOWN)
+        return;
+    bool ok = r->rc == 0;
+    if (ok != k->probe_ok)
+        log_info(k->w->cfg.lg, ok ? "worker reachable" : "worker unreachable", "cluster", k->name,
+                 "error", ok ? "" : r->err->msg);
+    k->probe_ok = ok;
+}
+
+static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct worker *k = t->data;
+    struct workers *w = k->w;
+    double now = clock_mono_s();
+    double every = w->cfg.probe_interval_s > 0 ? w->cfg.probe_interval_s : 5.0;
+    if (!k->probe && (k->last_probe == 0 || now - k->last_probe >= every)) {
+        k->last_probe = now;
+        struct kube_request req = {.method = "GET",
+                                   .path = "/version",
+                                   .timeout_s = WORKERS_PROBE_TO_S,
+                                   .max_retries = -1};
+        struct err e;
+        err_clear(&e);
+        if (kube_client_do(k->client, &req, probe_done, k, &k->probe, &e) < 0) {
+            k->probe = NULL;
+            k->probe_ok = false;
+        }
+    }
+    bool reach = k->probe_ok && job_synced(k);
+    if (reach != k->reachable) {
+        k->reachable = reach;
+        changed(w, k->name);
+    }
+}
+
+static void worker_stop(struct worker *k)
+{
+    if (!k->started)
+        return;
+    k->started = false;
+    ev_timer_stop(k->w->loop, &k->tick);
+    kube_call_cancel(k->probe);
+    k->probe = NULL;
+    if (k->agent)
+        agent_stop(k->agent);
+    for (size_t i = 0; i < k->n_inf; i++)
+        informer_stop(k->inf[i]);
+}
+
+static void worker_free(struct worker *k)
+{
+    if (!k)
+        return;
+    worker_stop(k);
+    agent_free(k->agent);
+    for (size_t i = 0; i < k->n_inf; i++)
+        informer_free(k->inf[i]);
+    kube_client_free(k->client);
+    kube_rest_config_free(k->cfg);
+    free(k->name);
+    free(k->secret_key);
+    free(k->secret_rv);
+    free(k);
+}
+
+/* Create the worker's client, agent and informers (not started). Takes cfg. */
+static int worker_new(struct workers *w, const char *name, struct kube_rest_config *cfg,
+                      struct worker **out, struct err *e)
+{
+    *out = NULL;
+    int rc = workers_check_secure(name, cfg, w->cfg.allow_insecure, e);
+    if (rc < 0) {
+        kube_rest_config_free(cfg);
+        return rc;
+    }
+    struct worker *k = xcalloc(1, sizeof(*k));
+    k->w = w;
+    k->name = xstrdup(name);
+    k->cfg = cfg;
+    rc = kube_client_new(w->loop, cfg, NULL, w->cfg.lg, &k->client, e);
+    if (rc < 0) {
+        err_prefix(e, "worker %s", name);
+        goto fail;
+    }
+    if (w->cfg.run_agents) {
+        struct agent_opts ao = {.min_interval_s = w->cfg.agent_min_interval_s,
+                                .lg = w->cfg.lg,
+                                .informer_backoff_s = w->cfg.informer_backoff_s};
+        rc = agent_new(k->client, w->cfg.hub, name, &ao, &k->agent, e);
+        if (rc < 0)
+            goto fail;
+    }
+    /* the Job kind first: its informer stands for the worker's reachability */
+    const struct kind_def *job = kind_lookup("batch/v1", "Job");
+    k->kinds[k->n_inf++] = job;
+    for (size_t i = 0; i < w->cfg.n_kinds && k->n_inf < WORKERS_MAX_KINDS; i++)
+        if (w->cfg.kinds[i] && w->cfg.kinds[i] != job)
+            k->kinds[k->n_inf++] = w->cfg.kinds[i];
+    for (size_t i = 0; i < k->n_inf; i++) {
+        char iname[128];
+        snprintf(iname, sizeof iname, "%s/%s", name, k->kinds[i]->resource);
+        struct informer_opts io = {.client = k->client,
+                                   .group = k->kinds[i]->group,
+                                   .version = k->kinds[i]->version,
+                                   .resource = k->kinds[i]->resource,
+                                   .label_selector = w->selector,
+                                   .name = iname,
+                                   .lg = w->cfg.lg,
+                                   .backoff_initial_s = w->cfg.informer_backoff_s,
+                                   .backoff_max_s = w->cfg.informer_backoff_s > 0 ? 5.0 : 0};
+        rc = informer_new(&io, &k->inf[i], e);
+        if (rc < 0) {
+            k->n_inf = i;
+            goto fail;
+        }
+        struct informer_handlers h = {
+            .on_add = copy_add, .on_update = copy_update, .on_delete = copy_add, .ud = k};
+        informer_add_handlers(k->inf[i], &h);
+    }
+    ev_timer_init(&k->tick, tick_cb, 0.05, WORKERS_TICK_S);
+    k->tick.data = k;
+    *out = k;
+    return 0;
+fail:
+    worker_free(k);
+    return rc;
+}
+
+static int worker_start(struct worker *k, struct err *e)
+{
+    if (k->started)
+        return 0;
+    int rc = 0;
+    if (k->agent && (rc = agent_start(k->agent, e)) < 0)
+        return rc;
+    for (size_t i = 0; i < k->n_inf; i++)
+        if ((rc = informer_start(k->inf[i], e)) < 0)
+            return rc;
+    ev_timer_start(k->w->loop, &k->tick);
+    k->started = true;
+    return 0;
+}
+
+static void push(struct workers *w, struct worker *k)
+{
+    if (w->n == w->cap) {
+        w->cap = w->cap ? w->cap * 2 : 4;
+        w->v = xrealloc(w->v, w->cap * sizeof(*w->v));
+    }
+    w->v[w->n++] = k;
+}
+
+static void cm_deleted(void *ud, const struct kube_result *r)
+{
+    struct workers *w = ud;
+    if (r->rc < 0 && r->rc != -ENOENT && r->rc != -ECANCELED && r->rc != -ESHUTDOWN)
+        log_warn(w->cfg.lg, "cannot delete the ClusterMetrics of a removed worker", "error",
+                 r->err->msg);
+}
+
+/* A deregistered worker's ClusterMetrics (ours, written by its agent) goes too. */
+static void delete_cm(struct workers *w, const char *name)
+{
+    if (!w->cfg.run_agents)
+        return;
+    char *path = kube_path(AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, NULL, name, NULL);
+    struct err e;
+    err_clear(&e);
+    kube_client_delete(w->cfg.hub, path, NULL, cm_deleted, w, NULL, &e);
+    free(path);
+}
+
+static void remove_worker(struct workers *w, struct worker *k)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (w->v[i] == k) {
+            memmove(&w->v[i], &w->v[i + 1], (w->n - i - 1) * sizeof(*w->v));
+            w->n--;
+            break;
+        }
+    char *name = xstrdup(k->name);
+    worker_free(k);
+    changed(w, name);
+    free(name);
+}
+
+/* ---- Secrets ----------------------------------------------------------------- */
+
+static struct worker *find_secret(struct workers *w, const char *key)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (w->v[i]->secret_key && strcmp(w->v[i]->secret_key, key) == 0)
+            return w->v[i];
+    return NULL;
+}
+
+static void secret_upsert(void *ud, json_t *obj)
+{
+    struct workers *w = ud;
+    char *key = jx_obj_key(obj);
+    if (!key)
+        return;
+    const char *rv = jx_resource_version(obj);
+    struct worker *old = find_secret(w, key);
+    if (old && rv && old->secret_rv && strcmp(rv, old->secret_rv) == 0)
+        goto out;
+    char *name = NULL, *data = NULL;
+    size_t len = 0;
+    struct err e;
+    err_clear(&e);
+    struct kube_rest_config *cfg = NULL;
+    struct worker *k = NULL;
+    if (workers_from_secret(obj, &name, &data, &len, &e) < 0)
+        goto bad;
+    struct worker *same = find(w, name);
+    if (same && same != old) {
+        err_set(&e, -EEXIST, "worker secret %s: cluster %s is already registered (%s)", key, name,
+                same->secret_key ? same->secret_key : "--worker flag");
+        goto bad;
+    }
+    char src[300];
+    snprintf(src, sizeof src, "secret %s", key);
+    if (kubeconfig_load_data(data, len, src, NULL, 0, w->cfg.lg, &cfg, NULL, &e) < 0)
+        goto bad;
+    if (old)
+        remove_worker(w, old);
+    if (worker_new(w, name, cfg, &k, &e) < 0)
+        goto bad;
+    k->secret_key = xstrdup(key);
+    k->secret_rv = xstrdup(rv ? rv : "");
+    push(w, k);
+    log_info(w->cfg.lg, "worker registered", "cluster", name, "source", src);
+    if (w->started && worker_start(k, &e) < 0)
+        log_error(w->cfg.lg, "worker start failed", "cluster", name, "error", e.msg);
+    changed(w, name);
+    goto done;
+bad:
+    log_error(w->cfg.lg, "worker secret rejected", "secret", key, "error", e.msg);
+done:
+    if (data) {
+        memset(data, 0, len);
+        free(data);
+    }
+    free(name);
+out:
+    free(key);
+}
+
+static void secret_update(void *ud, json_t *old_obj, json_t *new_obj)
+{
+    (void)old_obj;
+    secret_upsert(ud, new_obj);
+}
+
+static void secret_delete(void *ud, json_t *obj)
+{
+    struct workers *w = ud;
+    char *key = jx_obj_key(obj);
+    struct worker *k = key ? find_secret(w, key) : NULL;
+    if (k) {
+        log_info(w->cfg.lg, "worker removed", "cluster", k->name, "secret", key);
+        char *name = xstrdup(k->name);
+        remove_worker(w, k);
+        delete_cm(w, name);
+        free(name);
+    }
+    free(key);
+}
+
+/* ---- public ------------------------------------------------------------------- */
+
+int workers_new(const struct workers_config *cfg, struct workers **out, struct err *e)
+{
+    *out = NULL;
+    if (!cfg || !cfg->hub || !cfg->origin || !*cfg->origin)
+        return err_set(e, -EINVAL, "workers: hub client and origin are required");
+    struct workers *w = xcalloc(1, sizeof(*w));
+    w->cfg = *cfg;
+    w->ns = cfg->ns && *cfg->ns ? xstrdup(cfg->ns) : NULL;
+    w->origin = xstrdup(cfg->origin);
+    w->cfg.ns = w->ns;
+    w->cfg.origin = w->origin;
+    w->selector = xasprintf("%s=%s", XF_LABEL_ORIGIN, w->origin);
+    w->loop = kube_client_loop(cfg->hub);
+    *out = w;
+    return 0;
+}
+
+void workers_free(struct workers *w)
+{
+    if (!w)
+        return;
+    informer_free(w->secrets);
+    for (size_t i = 0; i < w->n; i++)
+        worker_free(w->v[i]);
+    free(w->v);
+    free(w->ns);
+    free(w->origin);
+    free(w->selector);
+    free(w);
+}
+
+int workers_add_file(struct workers *w, const char *spec, struct err *e)
+{
+    char *name = NULL, *path = NULL;
+    struct kube_rest_config *cfg = NULL;
+    struct worker *k = NULL;
+    int rc = workers_parse_spec(spec, &name, &path, e);
+    if (rc < 0)
+        goto out;
+    if (find(w, name)) {
+        rc = err_set(e, -EEXIST, "--worker %s: cluster %s given twice", spec, name);
+        goto out;
+    }
+    struct kubeconfig_opts ko = {.explicit_path = path, .lg = w->cfg.lg};
+    rc = kubeconfig_load(&ko, &cfg, NULL, e);
+    if (rc < 0) {
+        err_prefix(e, "--worker %s", name);
+        goto out;
+    }
+    rc = worker_new(w, name, cfg, &k, e);
+    if (rc < 0)
+        goto out;
+    push(w, k);
+    if (w->started && (rc = worker_start(k, e)) < 0)
+        goto out;
+out:
+    free(name);
+    free(path);
+    return rc;
+}
+
+int workers_start(struct workers *w, struct err *e)
+{
+    int rc;
+    for (size_t i = 0; i < w->n; i++)
+        if ((rc = worker_start(w->v[i], e)) < 0)
+            return rc;
+    if (w->ns && !w->secrets) {
+        char sel[128];
+        snprintf(sel, sizeof sel, "%s=true", WORKERS_SECRET_LABEL);
+        struct informer_opts io = {.client = w->cfg.hub,
+                                   .version = "v1",
+                                   .resource = "secrets",
+                                   .ns = w->ns,
+                                   .label_selector = sel,
+                                   .name = "worker-secrets",
+                                   .lg = w->cfg.lg,
+                                   .backoff_initial_s = w->cfg.informer_backoff_s};
+        if ((rc = informer_new(&io, &w->secrets, e)) < 0)
+            return rc;
+        struct informer_handlers h = {.on_add = secret_upsert,
+                                      .on_update = secret_update,
+                                      .on_delete = secret_delete,
+                                      .ud = w};
+        informer_add_handlers(w->secrets, &h);
+    }
+    if (w->secrets && (rc = informer_start(w->secrets, e)) < 0 && rc != -EALREADY)
+        return rc;
+    w->started = true;
+    return 0;
+}
+
+void workers_stop(struct workers *w)
+{
+    if (!w)
+        return;
+    w->started = false;
+    if (w->secrets)
+        informer_stop(w->secrets);
+    for (size_t i = 0; i < w->n; i++)
+        worker_stop(w->v[i]);
+}
+
+struct kube_client *workers_client(struct workers *w, const char *name)
+{
+    struct worker *k = find(w, name);
+    return k ? k->client : NULL;
+}
+
+struct store *workers_copies(struct workers *w, const char *name, const struct kind_def *kd)
+{
+    struct worker *k = find(w, name);
+    if (!k || !k->reachable)
+        return NULL;
+    for (size_t i = 0; i < k->n_inf; i++)
+        if (k->kinds[i] == kd)
+            return informer_has_synced(k->inf[i]) ? informer_store(k->inf[i]) : NULL;
+    return NULL;
+}
+
+bool workers_reachable(struct workers *w, const char *name)
+{
+    struct worker *k = find(w, name);
+    return k && k->reachable;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+json_t *workers_names(struct workers *w)
+{
+    const char **v = xcalloc(w->n + 1, sizeof(*v));
+    for (size_t i = 0; i < w->n; i++)
+        v[i] = w->v[i]->name;
+    qsort(v, w->n, sizeof(*v), cmp_str);
+    json_t *a = json_array();
+    for (size_t i = 0; i < w->n; i++)
+        json_array_append_new(a, json_string(v[i]));
+    free(v);
+    return a;
+}
+
+bool workers_all_reachable(struct workers *w)
+{
+    if (w->n == 0)
+        return false;
+    for (size_t i = 0; i < w->n; i++)
+        if (!w->v[i]->reachable)
+            return false;
+    return true;
+}

@@ -1,0 +1,112 @@
+/*
+ * workers: the worker clusters of the direct transport (DESIGN §2 "Worker
+ * registration in direct mode"), on the hub client's libev loop.
+ *
+ * Workers come from
+ *   - `--worker NAME=KUBECONFIG_PATH` (workers_add_file, before start; fixed
+ *     for the life of the process), and
+ *   - Secrets in the operator's namespace labelled kueue-ks.io/worker=true
+ *     with the kubeconfig under data.kubeconfig and the cluster's name in the
+ *     label `name` (required), watched by an informer on the hub: a new
+ *     Secret adds a worker, a changed kubeconfig re-creates it, a deleted
+ *     Secret removes it. A flag worker wins over a Secret of the same name.
+ *     Secret kubeconfigs may not reference files or run exec plugins
+ *     (kubeconfig_load_data defaults). With run_agents, removing a Secret
+ *     worker also deletes its ClusterMetrics on the hub.
+ * A worker's kubeconfig must use TLS with verification (https:// and no
+ * insecure-skip-tls-verify) unless allow_insecure is set.
+ *
+ * Per worker: a kube_client; optionally an in-process ClusterMetrics agent
+ * (controllers/quota/agent.h) writing ClusterMetrics <name> to the hub; one
+ * informer per job kind of the kind table on the worker's copies (label
+ * selector kueue-ks.io/origin=<origin>, all namespaces); and a reachability
+ * probe (GET /version every probe_interval_s, no retries). A worker is
+ * *reachable* while its last probe succeeded and its Job copies informer has
+ * synced. on_change(cluster) runs on the loop whenever a worker is added,
+ * removed, or becomes reachable / unreachable; on_copy(obj) for every add,
+ * update and delete of a copy on any worker.
+ */
+#ifndef KKS_CONTROLLERS_WORKLOAD_WORKERS_H
+#define KKS_CONTROLLERS_WORKLOAD_WORKERS_H
+
+#include <ev.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "controllers/workload/kinds.h"
+#include "pkg/kube/client.h"
+#include "pkg/kube/restconfig.h"
+#include "pkg/kube/store.h"
+#include "pkg/util/err.h"
+#include "pkg/util/log.h"
+
+#define WORKERS_SECRET_LABEL "kueue-ks.io/worker"
+#define WORKERS_SECRET_KEY   "kubeconfig"
+#define WORKERS_NAME_LABEL   "name"
+
+struct workers_config {
+    struct kube_client *hub;     /* borrowed, required: Secrets informer and agent writes */
+    const char *ns;              /* operator namespace for worker Secrets; NULL/"" = none watched */
+    const char *origin;          /* required: kueue-ks.io/origin of our copies */
+    bool allow_insecure;         /* accept http:// or insecure-skip-tls-verify kubeconfigs */
+    bool run_agents;             /* run one ClusterMetrics agent per worker */
+    double probe_interval_s;     /* 0 = 5 s */
+    double agent_min_interval_s; /* 0 = the agent's default */
+    double informer_backoff_s;   /* 0 = the informer's default (tests shorten it) */
+    /* The job kinds whose copies are watched (borrowed table entries, e.g. the
+     * kinds the hub serves); NULL = batch/v1 Job only. Job is always watched. */
+    const struct kind_def *const *kinds;
+    size_t n_kinds;
+    void (*on_change)(void *ud, const char *cluster); /* may be NULL */
+    void (*on_copy)(void *ud, json_t *obj);           /* may be NULL; obj borrowed */
+    void *ud;
+    const struct logger *lg; /* borrowed, may be NULL */
+};
+
+struct workers;
+
+/* Create (copies the config's strings). 0 or -EINVAL (no hub client / origin). */
+int workers_new(const struct workers_config *cfg, struct workers **out, struct err *e);
+/* Stop and free every worker (agents, informers, clients: pending calls on the
+ * worker clients complete with -ECANCELED). Call before freeing the hub client.
+ * NULL is fine. */
+void workers_free(struct workers *w);
+
+/* Register a worker from "NAME=KUBECONFIG_PATH". Loads and checks the file now:
+ * -EINVAL (bad spec, insecure kubeconfig), -EEXIST (name taken) or the
+ * loader's code, with a message naming the worker and file. */
+int workers_add_file(struct workers *w, const char *spec, struct err *e);
+
+/* Start every worker and the Secrets informer. 0, or a negative code. */
+int workers_start(struct workers *w, struct err *e);
+/* Stop informers, agents and probes (workers stay registered). */
+void workers_stop(struct workers *w);
+
+/* The client of worker `name` (borrowed) when registered, else NULL. */
+struct kube_client *workers_client(struct workers *w, const char *name);
+/* The store of our copies of kind k on `name` (borrowed) when the worker is
+ * reachable and that informer has synced, else NULL. */
+struct store *workers_copies(struct workers *w, const char *name, const struct kind_def *k);
+bool workers_reachable(struct workers *w, const char *name);
+/* The registered worker names, sorted, as a new JSON array of strings. */
+json_t *workers_names(struct workers *w);
+/* True when every registered worker is reachable (false when there are none). */
+bool workers_all_reachable(struct workers *w);
+
+/* ---- pure helpers (tested on their own) ---------------------------------- */
+
+/* Split "NAME=PATH": *name and *path are new strings. -EINVAL with a message
+ * when the spec has no '=', an empty side, or a name that is not a DNS label. */
+int workers_parse_spec(const char *spec, char **name, char **path, struct err *e);
+/* Refuse an insecure config (http://, or insecure-skip-tls-verify) unless
+ * allow_insecure: -EINVAL with a message naming the worker and the flag. */
+int workers_check_secure(const char *name, const struct kube_rest_config *cfg, bool allow_insecure,
+                         struct err *e);
+/* From a worker Secret (borrowed): *name (label `name`, new string) and the
+ * decoded kubeconfig (*data new buffer, NUL-terminated, length *len).
+ * -EINVAL with a message naming the Secret when the label, the key or the
+ * base64 is missing or bad. */
+int workers_from_secret(const json_t *secret, char **name, char **data, size_t *len, struct err *e);
+
+#endif

@@ -1,0 +1,246 @@
+/* Unit tests for controllers/workload/workers (pure helpers, registration from
+ * files) and the configuration checks of controllers/workload/runner. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "controllers/workload/runner.h"
+#include "controllers/workload/workers.h"
+#include "pkg/kube/client.h"
+#include "pkg/util/err.h"
+#include "pkg/util/xalloc.h"
+
+/* "apiVersion: v1\nkind: Config\n" */
+#define KC_B64 "YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCg=="
+
+static void test_parse_spec(void **state)
+{
+    (void)state;
+    struct err e;
+    char *name, *path;
+    err_clear(&e);
+    assert_int_equal(workers_parse_spec("cluster1=/tmp/a=b.kc", &name, &path, &e), 0);
+    assert_string_equal(name, "cluster1");
+    assert_string_equal(path, "/tmp/a=b.kc"); /* split at the first '=' */
+    free(name);
+    free(path);
+    const char *bad[] = {"cluster1", "=x", "c=", "", "Cluster1=x", "a b=x", "-a=x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err_clear(&e);
+        assert_int_equal(workers_parse_spec(bad[i], &name, &path, &e), -EINVAL);
+        assert_null(name);
+        assert_null(path);
+        assert_non_null(strstr(e.msg, "--worker"));
+    }
+    assert_int_equal(workers_parse_spec(NULL, &name, &path, &e), -EINVAL);
+}
+
+static void test_check_secure(void **state)
+{
+    (void)state;
+    struct err e;
+    struct kube_rest_config *c = kube_rest_config_new();
+    c->server = xstrdup("https://127.0.0.1:6443");
+    c->source = xstrdup("kubeconfig /k");
+    err_clear(&e);
+    assert_int_equal(workers_check_secure("w", c, false, &e), 0);
+    c->insecure_skip_tls_verify = true;
+    assert_int_equal(workers_check_secure("w", c, false, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "worker w"));
+    assert_non_null(strstr(e.msg, "insecure-skip-tls-verify"));
+    assert_non_null(strstr(e.msg, "--allow-insecure-workers"));
+    assert_int_equal(workers_check_secure("w", c, true, &e), 0);
+    c->insecure_skip_tls_verify = false;
+    free(c->server);
+    c->server = xstrdup("http://127.0.0.1:8080");
+    err_clear(&e);
+    assert_int_equal(workers_check_secure("w", c, false, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "not https://"));
+    assert_int_equal(workers_check_secure("w", c, true, &e), 0);
+    kube_rest_config_free(c);
+}
+
+static json_t *secret(const char *label, const char *data)
+{
+    json_t *s = json_pack("{s:{s:s, s:s, s:{}}, s:{}}", "metadata", "name", "w1", "namespace",
+                          "kueue-ks-system", "labels", "data");
+    if (label)
+        json_object_set_new(json_object_get(json_object_get(s, "metadata"), "labels"), "name",
+                            json_string(label));
+    if (data)
+        json_object_set_new(json_object_get(s, "data"), "kubeconfig", json_string(data));
+    return s;
+}
+
+static void test_from_secret(void **state)
+{
+    (void)state;
+    struct err e;
+    char *name, *data;
+    size_t len;
+    err_clear(&e);
+    json_t *s = secret("cluster7", KC_B64);
+    assert_int_equal(workers_from_secret(s, &name, &data, &len, &e), 0);
+    assert_string_equal(name, "cluster7");
+    assert_int_equal(len, strlen("apiVersion: v1\nkind: Config\n"));
+    assert_string_equal(data, "apiVersion: v1\nkind: Config\n");
+    free(name);
+    free(data);
+    json_decref(s);
+
+    /* one and two padding characters */
+    s = secret("c", "YQ==");
+    assert_int_equal(workers_from_secret(s, &name, &data, &len, &e), 0);
+    assert_int_equal(len, 1);
+    assert_string_equal(data, "a");
+    free(name);
+    free(data);
+    json_decref(s);
+    s = secret("c", "YWI=");
+    assert_int_equal(workers_from_secret(s, &name, &data, &len, &e), 0);
+    assert_int_equal(len, 2);
+    assert_string_equal(data, "ab");
+    free(name);
+    free(data);
+    json_decref(s);
+
+    struct {
+        const char *label, *data, *want;
+    } bad[] = {
+        {NULL, KC_B64, "label \"name\""}, {"Not_A_Label", KC_B64, "label \"name\""},
+        {"c", NULL, "data.kubeconfig"},   {"c", "", "data.kubeconfig"},
+        {"c", "abc", "base64"},           {"c", "!!!!", "base64"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        s = secret(bad[i].label, bad[i].data);
+        err_clear(&e);
+        assert_int_equal(workers_from_secret(s, &name, &data, &len, &e), -EINVAL);
+        assert_null(name);
+        assert_null(data);
+        assert_non_null(strstr(e.msg, bad[i].want));
+        assert_non_null(strstr(e.msg, "kueue-ks-system/w1"));
+        json_decref(s);
+    }
+}
+
+static char *write_kc(const char *server, bool insecure)
+{
+    char *path = xstrdup("/tmp/test_workers_kc_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+            "clusters:\n- name: c\n  cluster:\n    server: %s\n%s"
+            "users:\n- name: u\n  user:\n    token: t\n"
+            "contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n",
+            server, insecure ? "    insecure-skip-tls-verify: true\n" : "");
+    fclose(f);
+    return path;
+}
+
+static void test_add_file(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct kube_rest_config *hc = kube_rest_config_new();
+    hc->server = xstrdup("https://127.0.0.1:1");
+    struct kube_client *hub = NULL;
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(kube_client_new(loop, hc, NULL, NULL, &hub, &e), 0);
+    struct workers *w = NULL;
+    struct workers_config cfg = {.hub = hub, .origin = "o1"};
+    assert_int_equal(workers_new(&cfg, &w, &e), 0);
+
+    char *good = write_kc("https://127.0.0.1:2", false);
+    char *insecure = write_kc("https://127.0.0.1:3", true);
+    char *spec = xasprintf("cluster1=%s", good);
+    assert_int_equal(workers_add_file(w, spec, &e), 0);
+    assert_non_null(workers_client(w, "cluster1"));
+    assert_null(workers_client(w, "cluster2"));
+    /* registered but never probed: not reachable, no copies store */
+    assert_false(workers_reachable(w, "cluster1"));
+    assert_null(workers_copies(w, "cluster1", kind_lookup("batch/v1", "Job")));
+    assert_false(workers_all_reachable(w));
+    err_clear(&e);
+    assert_int_equal(workers_add_file(w, spec, &e), -EEXIST);
+    assert_non_null(strstr(e.msg, "given twice"));
+    free(spec);
+
+    spec = xasprintf("cluster2=%s", insecure);
+    err_clear(&e);
+    assert_int_equal(workers_add_file(w, spec, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "insecure-skip-tls-verify"));
+    free(spec);
+    err_clear(&e);
+    assert_true(workers_add_file(w, "cluster3=/nonexistent/kc", &e) < 0);
+    assert_non_null(strstr(e.msg, "cluster3"));
+
+    spec = xasprintf("abc=%s", good);
+    assert_int_equal(workers_add_file(w, spec, &e), 0);
+    free(spec);
+    json_t *names = workers_names(w);
+    assert_int_equal(json_array_size(names), 2);
+    assert_string_equal(json_string_value(json_array_get(names, 0)), "abc");
+    assert_string_equal(json_string_value(json_array_get(names, 1)), "cluster1");
+    json_decref(names);
+
+    workers_free(w);
+    kube_client_free(hub);
+    kube_rest_config_free(hc);
+    ev_loop_destroy(loop);
+
+    /* runner configuration checks */
+    struct wlrun *r = NULL;
+    struct wlrun_config rc = {.transport = "carrier-pigeon"};
+    err_clear(&e);
+    assert_int_equal(wlrun_new(&rc, &r, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "--transport"));
+    rc = (struct wlrun_config){.placement = "random"};
+    assert_int_equal(wlrun_new(&rc, &r, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "--placement"));
+    rc = (struct wlrun_config){.ac_controller = "example.com/other"};
+    assert_int_equal(wlrun_new(&rc, &r, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "--admission-check-controller"));
+    char *ispec = xasprintf("w=%s", insecure);
+    const char *specs[] = {ispec};
+    rc = (struct wlrun_config){.workers = specs, .n_workers = 1};
+    assert_int_equal(wlrun_new(&rc, &r, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "--allow-insecure-workers"));
+    rc.allow_insecure_workers = true;
+    assert_int_equal(wlrun_new(&rc, &r, &e), 0);
+    struct mgr_runnable rn;
+    wlrun_runnable(r, &rn);
+    assert_string_equal(rn.name, "workload-controller");
+    assert_ptr_equal(rn.ud, r);
+    wlrun_release(r);
+    wlrun_free(r);
+    rc = (struct wlrun_config){.transport = "kubestellar", .workers = specs, .n_workers = 1};
+    assert_int_equal(wlrun_new(&rc, &r, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "direct"));
+    free(ispec);
+
+    unlink(good);
+    unlink(insecure);
+    free(good);
+    free(insecure);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_spec),
+        cmocka_unit_test(test_check_secure),
+        cmocka_unit_test(test_from_secret),
+        cmocka_unit_test(test_add_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
