@@ -192,7 +192,8 @@ fmt-check:
 
 lint: fmt-check
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
-	  --std=c11 -I. -D_GNU_SOURCE --suppress=missingIncludeSystem --inline-suppr \
+	  --std=c11 -I. -D_GNU_SOURCE --library=scripts/cppcheck.cfg --suppress=missingIncludeSystem \
+	  --inline-suppr \
 	  pkg controllers devhub cmd
 
 clean:
