@@ -38,6 +38,7 @@ struct agent {
 
     struct informer *nodes, *pods;
     bool running;
+    bool source_down; /* the watched cluster is unreachable: do not vouch for stale data */
 
     ev_timer flush_timer;
     ev_timer hb_timer;
@@ -519,8 +520,30 @@ static void on_heartbeat(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     struct agent *a = w->data;
+    if (a->source_down) {
+        /* A heartbeat says "this data is current"; while the cluster cannot be
+         * reached it is not, so let lastUpdated age and consumers drop it. */
+        start_heartbeat(a);
+        return;
+    }
     a->heartbeat_due = true;
     schedule(a);
+}
+
+void agent_set_source_reachable(struct agent *a, bool reachable)
+{
+    if (!a || a->source_down == !reachable)
+        return;
+    a->source_down = !reachable;
+    log_info(a->lg,
+             reachable ? "cluster reachable again: reporting"
+                       : "cluster unreachable: "
+                         "ClusterMetrics no longer refreshed",
+             "cluster", a->cluster);
+    if (reachable && a->running) {
+        a->heartbeat_due = true; /* refresh lastUpdated at once */
+        schedule(a);
+    }
 }
 
 /* ---- informer handlers ------------------------------------------------------ */

@@ -104,6 +104,15 @@ int agent_start(struct agent *a, struct err *e);
 void agent_stop(struct agent *a);
 
 /* True once both informers have delivered their first list. */
+/*
+ * Tell the agent whether the cluster it watches answers (e.g. from a /version
+ * probe). While it does not, heartbeats stop, so ClusterMetrics.lastUpdated
+ * ages and consumers (quota, placement) drop the cluster after their stale
+ * window instead of trusting cached data; when it answers again lastUpdated is
+ * refreshed at once.
+ */
+void agent_set_source_reachable(struct agent *a, bool reachable);
+
 bool agent_synced(const struct agent *a);
 
 /*

@@ -182,6 +182,7 @@ static void probe_done(void *ud, const struct kube_result *r)
         log_info(k->w->cfg.lg, ok ? "worker reachable" : "worker unreachable", "cluster", k->name,
                  "error", ok ? "" : r->err->msg);
     k->probe_ok = ok;
+    agent_set_source_reachable(k->agent, ok);
 }
 
 static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)
