@@ -79,6 +79,9 @@ struct agent_run {
     const struct agent_cli *o;
     const struct logger *lg;
     struct kube_client *hub;
+    struct kube_client *watched; /* the manager's client: the cluster being reported */
+    struct kube_call *probe;     /* GET /version on the watched cluster, when hub is separate */
+    unsigned ticks;
     struct agent *agent;
     struct ev_loop *loop;
     ev_timer stats_timer;
@@ -95,11 +98,28 @@ static int check_synced(void *ud, struct err *e)
     return 0;
 }
 
+static void probe_done(void *ud, const struct kube_result *res)
+{
+    struct agent_run *r = ud;
+    r->probe = NULL;
+    if (res->rc == -ECANCELED || res->rc == -ESHUTDOWN)
+        return;
+    agent_set_source_reachable(r->agent, res->rc == 0);
+}
+
 static void on_stats(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop;
     (void)revents;
     struct agent_run *r = w->data;
+    /* With a separate hub, the hub answering says nothing about the watched cluster:
+     * probe it, so the agent stops vouching for cached data while it is unreachable. */
+    if (r->hub && !r->probe && r->ticks++ % 5 == 0) {
+        struct kube_request req = {
+            .method = "GET", .path = "/version", .timeout_s = 5.0, .max_retries = -1};
+        if (kube_client_do(r->watched, &req, probe_done, r, &r->probe, NULL) < 0)
+            r->probe = NULL;
+    }
     struct agent_stats s;
     agent_stats(r->agent, &s);
     metrics_counter_add(r->m_writes, (double)(s.writes - r->last.writes));
@@ -121,6 +141,7 @@ static int run_start(void *ud, struct mgr *m, struct err *e)
 {
     struct agent_run *r = ud;
     struct kube_client *hub = mgr_client(m);
+    r->watched = hub;
     int rc;
     r->loop = mgr_loop(m);
     if (r->o->hub_kubeconfig && r->o->hub_kubeconfig[0]) {
@@ -176,6 +197,8 @@ static void run_stop(void *ud)
     struct agent_run *r = ud;
     if (r->loop)
         ev_timer_stop(r->loop, &r->stats_timer);
+    kube_call_cancel(r->probe);
+    r->probe = NULL;
     agent_stop(r->agent);
 }
 
