@@ -1,0 +1,715 @@
+/*
+ * bench-dispatch: end-to-end dispatch rate of `kueue-ks run` (direct
+ * transport) on devhub instances started as child processes on ephemeral
+ * loopback ports: a hub emulating Kueue (--kueue) and two workers with nodes
+ * big enough for every job (no --run-jobs).
+ *
+ * N labelled Jobs (default 1000) are created on the hub as fast as the hub
+ * takes them (16 requests in flight); the ClusterQueue's quota fits all of
+ * them, so Kueue (the emulator) reserves every one at once. Watches (no polling) on the hub's
+ * Workloads and on both workers' Jobs time, per workload, the moment its
+ * QuotaReserved condition turned True (watch event) and the moment its copy
+ * appeared on a worker (watch ADDED). Then the same Job objects are created
+ * N times straight into a worker devhub with the REST client (16 requests in
+ * flight, as on the hub) for the devhub's raw create rate in this run.
+ *
+ * Prints one JSON line
+ *   {"bench":"dispatch","n":..,"placed":..,"duplicates":..,"cluster1":..,
+ *    "cluster2":..,"seconds":..,"dispatch_per_s":..,"p50_ms":..,"p99_ms":..,
+ *    "max_ms":..,"raw_seconds":..,"raw_creates_per_s":..}
+ * a line with the CPU seconds each child used (where the time went), and
+ * one human line. Options: --n N (default 1000), --timeout SECONDS
+ * (default 60 + N/2). Exit 0 when all N were placed, 1 otherwise (the work
+ * directory with the children's logs is then kept and named on stderr).
+ * Children get SIGTERM on exit (and SIGKILL if the bench dies: PDEATHSIG).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "pkg/kube/client.h"
+#include "pkg/kube/kubeconfig.h"
+#include "pkg/kube/watch.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/xalloc.h"
+
+#define NCLUSTERS 3 /* hub, cluster1, cluster2 */
+#define KUEUE_GV  "kueue.x-k8s.io", "v1beta2"
+
+static const char *const cluster_names[NCLUSTERS] = {"hub", "cluster1", "cluster2"};
+
+struct bench {
+    int n;
+    double timeout_s;
+    char root[PATH_MAX];
+    char work[64];
+    pid_t pids[NCLUSTERS + 1];
+    int npids;
+    struct ev_loop *loop;
+    struct kube_client *cl[NCLUSTERS];
+    struct kube_rest_config *cfg[NCLUSTERS];
+    /* measurement */
+    double *reserved_t, *placed_t;
+    int *where;
+    int placed, duplicates, per_cluster[NCLUSTERS];
+    json_t *sample; /* the first worker copy (for the raw phase) */
+    bool timed_out, failed, in_raw;
+    struct kube_watch *w[NCLUSTERS];
+    /* a synchronous call */
+    bool done;
+    int rc;
+    json_t *body;
+    char errmsg[512];
+    /* creates (hub jobs, then the raw phase) */
+    char *jobs_path;
+    int next, in_flight, create_failed;
+};
+
+static void die_msg(const char *what, const char *detail)
+{
+    fprintf(stderr, "bench-dispatch: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+}
+
+/* ---- child processes -------------------------------------------------- */
+
+static int spawn(struct bench *b, const char *log, char *const argv[])
+{
+    char *logpath = xasprintf("%s/%s", b->work, log);
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(logpath);
+        return -errno;
+    }
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    free(logpath);
+    b->pids[b->npids++] = pid;
+    return 0;
+}
+
+/* CPU seconds (user + system) a child has used so far, from /proc; -1 if unknown. */
+static double child_cpu_s(pid_t pid)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[n] = 0;
+    char *p = strrchr(line, ')'); /* after "pid (comm)": state is field 3, utime 14, stime 15 */
+    if (!p)
+        return -1;
+    unsigned long long ut = 0, st = 0;
+    if (sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut, &st) != 2)
+        return -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 ? (double)(ut + st) / (double)hz : -1;
+}
+
+static void stop_children(struct bench *b)
+{
+    for (int i = 0; i < b->npids; i++)
+        kill(b->pids[i], SIGTERM);
+    double deadline = clock_mono_s() + 5;
+    for (int i = 0; i < b->npids; i++) {
+        while (waitpid(b->pids[i], NULL, WNOHANG) == 0) {
+            if (clock_mono_s() > deadline) {
+                kill(b->pids[i], SIGKILL);
+                waitpid(b->pids[i], NULL, 0);
+                break;
+            }
+            usleep(10000);
+        }
+    }
+    b->npids = 0;
+}
+
+static void remove_work(struct bench *b)
+{
+    const char *files[] = {"hub.kc",       "cluster1.kc",  "cluster2.kc", "hub.log",
+                           "cluster1.log", "cluster2.log", "op.log"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char *p = xasprintf("%s/%s", b->work, files[i]);
+        unlink(p);
+        free(p);
+    }
+    rmdir(b->work);
+}
+
+static int start_devhub(struct bench *b, int c)
+{
+    char bin[PATH_MAX + 32], crd1[PATH_MAX + 32], crd2[PATH_MAX + 32], kc[128], log[32], nodes[128];
+    snprintf(bin, sizeof bin, "%s/bin/kueue-ks-devhub", b->root);
+    snprintf(crd1, sizeof crd1, "%s/devhub/crds", b->root);
+    snprintf(crd2, sizeof crd2, "%s/config/crd", b->root);
+    snprintf(kc, sizeof kc, "%s/%s.kc", b->work, cluster_names[c]);
+    snprintf(log, sizeof log, "%s.log", cluster_names[c]);
+    /* two nodes per worker, each able to hold every job (100m, 1Mi each) */
+    snprintf(nodes, sizeof nodes, "2x cpu=%d,memory=%dGi;labels=instance=spot", b->n / 10 + 8,
+             b->n / 100 + 8);
+    char *argv[16] = {bin,
+                      "--listen",
+                      "127.0.0.1:0",
+                      "--name",
+                      (char *)cluster_names[c],
+                      "--kubeconfig-out",
+                      kc,
+                      "--crds",
+                      crd1,
+                      "--crds",
+                      crd2};
+    int k = 11;
+    if (c == 0) {
+        argv[k++] = "--kueue";
+    } else {
+        argv[k++] = "--nodes";
+        argv[k++] = nodes;
+    }
+    argv[k] = NULL;
+    return spawn(b, log, argv);
+}
+
+static int start_operator(struct bench *b)
+{
+    char bin[PATH_MAX + 32], hub[128], w1[160], w2[160];
+    snprintf(bin, sizeof bin, "%s/bin/kueue-ks", b->root);
+    snprintf(hub, sizeof hub, "%s/hub.kc", b->work);
+    snprintf(w1, sizeof w1, "cluster1=%s/cluster1.kc", b->work);
+    snprintf(w2, sizeof w2, "cluster2=%s/cluster2.kc", b->work);
+    char *argv[] = {bin,
+                    "run",
+                    "--kubeconfig",
+                    hub,
+                    "--metrics-bind-address",
+                    "0",
+                    "--health-probe-bind-address",
+                    "0",
+                    "--worker",
+                    w1,
+                    "--worker",
+                    w2,
+                    NULL};
+    return spawn(b, "op.log", argv);
+}
+
+/* ---- synchronous calls on the loop (set-up only) ------------------------ */
+
+static void sync_done(void *ud, const struct kube_result *r)
+{
+    struct bench *b = ud;
+    b->done = true;
+    b->rc = r->rc;
+    b->body = r->body ? json_incref(r->body) : NULL;
+    snprintf(b->errmsg, sizeof b->errmsg, "%s", r->rc ? r->err->msg : "");
+    ev_break(b->loop, EVBREAK_ONE);
+}
+
+/* Run one request to completion; *out (optional) receives the body (new reference). */
+static int sync_call(struct bench *b, int c, const char *method, const char *path, json_t *body,
+                     json_t **out)
+{
+    struct kube_request req = {.method = method, .path = path, .body = body};
+    struct err e = {0};
+    b->done = false;
+    b->body = NULL;
+    int rc = kube_client_do(b->cl[c], &req, sync_done, b, NULL, &e);
+    if (rc < 0) {
+        snprintf(b->errmsg, sizeof b->errmsg, "%s", e.msg);
+        return rc;
+    }
+    while (!b->done)
+        ev_run(b->loop, EVRUN_ONCE);
+    if (out)
+        *out = b->body;
+    else
+        json_decref(b->body);
+    return b->rc;
+}
+
+static int create(struct bench *b, int c, const char *group, const char *version,
+                  const char *resource, const char *ns, json_t *obj)
+{
+    char *path = kube_path(group, version, resource, ns, NULL, NULL);
+    int rc = sync_call(b, c, "POST", path, obj, NULL);
+    if (rc < 0)
+        die_msg("set-up object not created", b->errmsg);
+    free(path);
+    json_decref(obj);
+    return rc;
+}
+
+static int setup_hub(struct bench *b)
+{
+    char cpu[32], mem[32];
+    snprintf(cpu, sizeof cpu, "%dm", b->n * 100);
+    snprintf(mem, sizeof mem, "%dMi", b->n);
+    int rc = create(b, 0, KUEUE_GV, "resourceflavors", NULL,
+                    json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s}}}", "apiVersion",
+                              "kueue.x-k8s.io/v1beta2", "kind", "ResourceFlavor", "metadata",
+                              "name", "spot", "spec", "nodeLabels", "instance", "spot"));
+    if (!rc)
+        rc =
+            create(b, 0, KUEUE_GV, "admissionchecks", NULL,
+                   json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "kueue.x-k8s.io/v1beta2",
+                             "kind", "AdmissionCheck", "metadata", "name", "kubestellar-admc",
+                             "spec", "controllerName", "kubestellar.io/ks-kueue"));
+    if (!rc)
+        rc = create(b, 0, KUEUE_GV, "clusterqueues", NULL,
+                    json_pack("{s:s, s:s, s:{s:s}, s:{s:{}, s:{s:[{s:s}]}, s:[{s:[s,s], s:[{s:s, "
+                              "s:[{s:s, s:s}, {s:s, s:s}]}]}]}}",
+                              "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "ClusterQueue",
+                              "metadata", "name", "cluster-queue-ks", "spec", "namespaceSelector",
+                              "admissionChecksStrategy", "admissionChecks", "name",
+                              "kubestellar-admc", "resourceGroups", "coveredResources", "cpu",
+                              "memory", "flavors", "name", "spot", "resources", "name", "cpu",
+                              "nominalQuota", cpu, "name", "memory", "nominalQuota", mem));
+    if (!rc)
+        rc = create(b, 0, KUEUE_GV, "localqueues", "default",
+                    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
+                              "kueue.x-k8s.io/v1beta2", "kind", "LocalQueue", "metadata", "name",
+                              "user-queue-ks", "namespace", "default", "spec", "clusterQueue",
+                              "cluster-queue-ks"));
+    return rc;
+}
+
+/* Poll (start-up only) until the operator is ready: 2 ClusterMetrics, check Active. */
+static int wait_operator(struct bench *b)
+{
+    double deadline = clock_mono_s() + 30;
+    char *cm = kube_path("galaxy.kubestellar.io", "v1alpha1", "clustermetrics", NULL, NULL, NULL);
+    char *ac = kube_path(KUEUE_GV, "admissionchecks", NULL, "kubestellar-admc", NULL);
+    int rc = -ETIMEDOUT;
+    while (clock_mono_s() < deadline) {
+        json_t *l = NULL, *a = NULL;
+        bool ok = sync_call(b, 0, "GET", cm, NULL, &l) == 0 &&
+                  json_array_size(json_object_get(l, "items")) == 2 &&
+                  sync_call(b, 0, "GET", ac, NULL, &a) == 0;
+        bool active = false;
+        size_t i;
+        json_t *cond;
+        json_array_foreach(json_object_get(json_object_get(a, "status"), "conditions"), i, cond)
+        {
+            if (!strcmp(json_string_value(json_object_get(cond, "type")) ?: "", "Active") &&
+                !strcmp(json_string_value(json_object_get(cond, "status")) ?: "", "True"))
+                active = true;
+        }
+        json_decref(l);
+        json_decref(a);
+        if (ok && active) {
+            rc = 0;
+            break;
+        }
+        usleep(100000);
+    }
+    free(cm);
+    free(ac);
+    return rc;
+}
+
+/* ---- measurement -------------------------------------------------------- */
+
+/* "bench-<i>" -> i, or -1. */
+static int job_index(const struct bench *b, const char *name)
+{
+    if (!name || strncmp(name, "bench-", 6))
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(name + 6, &end, 10);
+    if (errno || *end || end == name + 6 || v < 0 || v >= b->n)
+        return -1;
+    return (int)v;
+}
+
+static bool reserved(const json_t *wl)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(wl, "status"), "conditions"), i, c)
+    {
+        if (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", "QuotaReserved"))
+            return !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "True");
+    }
+    return false;
+}
+
+static int on_workload(void *ud, const struct watch_event *ev)
+{
+    struct bench *b = ud;
+    if (ev->type != WATCH_ADDED && ev->type != WATCH_MODIFIED)
+        return 0;
+    json_t *owner = json_array_get(
+        json_object_get(json_object_get(ev->object, "metadata"), "ownerReferences"), 0);
+    int i = job_index(b, json_string_value(json_object_get(owner, "name")));
+    if (i >= 0 && b->reserved_t[i] == 0 && reserved(ev->object))
+        b->reserved_t[i] = clock_mono_s();
+    return 0;
+}
+
+static int on_copy(struct bench *b, int c, const struct watch_event *ev)
+{
+    if (ev->type != WATCH_ADDED)
+        return 0;
+    int i = job_index(
+        b, json_string_value(json_object_get(json_object_get(ev->object, "metadata"), "name")));
+    if (i < 0)
+        return 0;
+    if (b->placed_t[i] != 0) {
+        b->duplicates++;
+        return 0;
+    }
+    b->placed_t[i] = clock_mono_s();
+    b->where[i] = c;
+    b->per_cluster[c]++;
+    if (!b->sample)
+        b->sample = json_deep_copy(ev->object);
+    if (++b->placed == b->n)
+        ev_break(b->loop, EVBREAK_ONE);
+    return 0;
+}
+
+static int on_copy1(void *ud, const struct watch_event *ev)
+{
+    return on_copy(ud, 1, ev);
+}
+
+static int on_copy2(void *ud, const struct watch_event *ev)
+{
+    return on_copy(ud, 2, ev);
+}
+
+static void on_close(void *ud, int rc, const struct err *e)
+{
+    struct bench *b = ud;
+    if (rc == -ECANCELED)
+        return; /* kube_client_free */
+    die_msg("watch closed", e->msg);
+    b->failed = true;
+    ev_break(b->loop, EVBREAK_ONE);
+}
+
+static void on_timeout(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct bench *b = t->data;
+    b->timed_out = true;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+/* Creates are submitted WINDOW at a time (like a client with a connection pool). */
+#define WINDOW 16
+
+static void create_next(struct bench *b);
+
+static void job_created(void *ud, const struct kube_result *r)
+{
+    struct bench *b = ud;
+    if (r->rc) {
+        b->create_failed++;
+        if (b->create_failed == 1)
+            die_msg("create failed", r->err->msg);
+    }
+    b->in_flight--;
+    create_next(b);
+    if (b->in_flight == 0 && b->next >= b->n && b->in_raw)
+        ev_break(b->loop, EVBREAK_ONE);
+}
+
+static json_t *hub_job(int i);
+
+/* Submit creates until WINDOW are in flight: hub jobs bench-<i>, or raw-<i> copies of the sample
+ * into cluster1. */
+static void create_next(struct bench *b)
+{
+    while (b->in_flight < WINDOW && b->next < b->n) {
+        int i = b->next++;
+        json_t *obj;
+        if (b->in_raw) {
+            char name[32];
+            snprintf(name, sizeof name, "raw-%d", i);
+            json_object_set_new(json_object_get(b->sample, "metadata"), "name", json_string(name));
+            obj = json_incref(b->sample);
+        } else {
+            obj = hub_job(i);
+        }
+        struct err e = {0};
+        if (kube_client_post(b->cl[b->in_raw ? 1 : 0], b->jobs_path, obj, job_created, b, NULL,
+                             &e) < 0) {
+            die_msg("create not submitted", e.msg);
+            b->create_failed++;
+        } else {
+            b->in_flight++;
+        }
+        json_decref(obj);
+    }
+}
+
+static json_t *hub_job(int i)
+{
+    char name[32];
+    snprintf(name, sizeof name, "bench-%d", i);
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:i, s:i, s:b, s:{s:{s:s, "
+                     "s:[{s:s, s:s, s:[s], s:{s:{s:s, s:s}}}]}}}}",
+                     "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace",
+                     "default", "labels", "kueue.x-k8s.io/queue-name", "user-queue-ks", "spec",
+                     "parallelism", 1, "completions", 1, "suspend", 1, "template", "spec",
+                     "restartPolicy", "Never", "containers", "name", "c", "image", "busybox",
+                     "args", "20s", "resources", "requests", "cpu", "100m", "memory", "1Mi");
+}
+
+/* Start a watch on `c` from the collection's current resourceVersion. */
+static int watch_from_now(struct bench *b, int c, const char *group, const char *version,
+                          const char *resource, kube_watch_event_cb cb)
+{
+    char *path = kube_path(group, version, resource, "default", NULL, NULL);
+    json_t *l = NULL;
+    int rc = sync_call(b, c, "GET", path, NULL, &l);
+    if (!rc) {
+        struct kube_watch_opts o = {
+            .path = path,
+            .resource_version = json_string_value(
+                json_object_get(json_object_get(l, "metadata"), "resourceVersion")),
+            .timeout_seconds = 3600,
+        };
+        struct err e = {0};
+        rc = kube_watch_start(b->cl[c], &o, cb, on_close, b, &b->w[c], &e);
+        if (rc)
+            snprintf(b->errmsg, sizeof b->errmsg, "%s", e.msg);
+    }
+    json_decref(l);
+    free(path);
+    return rc;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, c = *(const double *)y;
+    return (a > c) - (a < c);
+}
+
+static double pct(const double *v, int n, double p)
+{
+    if (n == 0)
+        return 0;
+    int k = (int)(p * (n - 1) + 0.5);
+    return v[k];
+}
+
+/* The raw rate: N creates of the worker copy (renamed raw-<i>) straight into cluster1. */
+static int raw_phase(struct bench *b, double *seconds)
+{
+    json_t *meta = json_object_get(b->sample, "metadata");
+    const char *drop[] = {"uid", "resourceVersion", "creationTimestamp", "generation",
+                          "managedFields"};
+    for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
+        json_object_del(meta, drop[k]);
+    json_object_del(b->sample, "status");
+    b->in_raw = true; /* job_created breaks the loop after the last one */
+    b->next = 0;
+    b->create_failed = 0;
+    double t0 = clock_mono_s();
+    create_next(b);
+    if (b->in_flight > 0)
+        ev_run(b->loop, 0);
+    *seconds = clock_mono_s() - t0;
+    return b->create_failed ? -EIO : 0;
+}
+
+static int run(struct bench *b)
+{
+    int rc;
+    for (int c = 0; c < NCLUSTERS; c++)
+        if ((rc = start_devhub(b, c)) < 0)
+            return rc;
+    /* the devhubs write their kubeconfig once they listen */
+    for (int c = 0; c < NCLUSTERS; c++) {
+        char kc[128];
+        snprintf(kc, sizeof kc, "%s/%s.kc", b->work, cluster_names[c]);
+        struct stat st;
+        double deadline = clock_mono_s() + 15;
+        while ((stat(kc, &st) || st.st_size == 0) && clock_mono_s() < deadline)
+            usleep(20000);
+        struct kubeconfig_opts o = {.explicit_path = kc};
+        struct err e = {0};
+        if ((rc = kubeconfig_load(&o, &b->cfg[c], NULL, &e)) < 0) {
+            die_msg("devhub did not start (no kubeconfig)", e.msg);
+            return rc;
+        }
+        struct kube_client_opts co = {.qps = -1};
+        if ((rc = kube_client_new(b->loop, b->cfg[c], &co, NULL, &b->cl[c], &e)) < 0) {
+            die_msg("client", e.msg);
+            return rc;
+        }
+        if ((rc = sync_call(b, c, "GET", "/version", NULL, NULL)) < 0) {
+            die_msg("devhub not ready", b->errmsg);
+            return rc;
+        }
+    }
+    if ((rc = setup_hub(b)) < 0)
+        return rc;
+    if ((rc = start_operator(b)) < 0)
+        return rc;
+    if ((rc = wait_operator(b)) < 0) {
+        die_msg("operator not ready within 30 s (no ClusterMetrics x2 / AdmissionCheck Active)",
+                NULL);
+        return rc;
+    }
+    if ((rc = watch_from_now(b, 0, KUEUE_GV, "workloads", on_workload)) < 0 ||
+        (rc = watch_from_now(b, 1, "batch", "v1", "jobs", on_copy1)) < 0 ||
+        (rc = watch_from_now(b, 2, "batch", "v1", "jobs", on_copy2)) < 0) {
+        die_msg("watch", b->errmsg);
+        return rc;
+    }
+    /* N hub jobs */
+    create_next(b);
+    if (b->create_failed)
+        return -EIO;
+    ev_timer t;
+    ev_timer_init(&t, on_timeout, b->timeout_s, 0);
+    t.data = b;
+    ev_timer_start(b->loop, &t);
+    while (b->placed < b->n && !b->timed_out && !b->failed)
+        ev_run(b->loop, 0);
+    ev_timer_stop(b->loop, &t);
+    for (int c = 0; c < NCLUSTERS && !b->failed; c++) {
+        kube_watch_stop(b->w[c]);
+        b->w[c] = NULL;
+    }
+    return b->placed == b->n ? 0 : -ETIMEDOUT;
+}
+
+int main(int argc, char **argv)
+{
+    struct bench b = {.n = 1000};
+    for (int i = 1; i < argc; i++) {
+        char *end = NULL;
+        long v = 0;
+        if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout"))) {
+            errno = 0;
+            v = strtol(argv[i + 1], &end, 10);
+        }
+        if (!end || errno || *end || v < 1 || v > 1000000) {
+            fprintf(stderr, "usage: bench-dispatch [--n N (default 1000)] [--timeout SECONDS]\n");
+            return 2;
+        }
+        if (!strcmp(argv[i], "--n"))
+            b.n = (int)v;
+        else
+            b.timeout_s = (double)v;
+        i++;
+    }
+    if (b.timeout_s == 0)
+        b.timeout_s = 60 + b.n / 2.0;
+    /* the repository root: bin/bench-dispatch -> .. */
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        die_msg("cannot find /proc/self/exe", strerror(errno));
+        return 1;
+    }
+    self[len] = 0;
+    for (int k = 0; k < 2; k++) { /* strip /bench-dispatch, then /bin */
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = 0;
+    }
+    memcpy(b.root, self, strlen(self) + 1);
+    snprintf(b.work, sizeof b.work, "/tmp/bench-dispatch-XXXXXX");
+    if (!mkdtemp(b.work)) {
+        die_msg("mkdtemp", strerror(errno));
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    b.loop = ev_loop_new(EVFLAG_AUTO);
+    b.reserved_t = xcalloc((size_t)b.n, sizeof(double));
+    b.placed_t = xcalloc((size_t)b.n, sizeof(double));
+    b.where = xcalloc((size_t)b.n, sizeof(int));
+    b.jobs_path = kube_path("batch", "v1", "jobs", "default", NULL, NULL);
+
+    int rc = run(&b);
+    double raw_s = 0;
+    if (rc == 0)
+        rc = raw_phase(&b, &raw_s);
+
+    if (b.placed > 0) {
+        int placed = 0;
+        double first = 0, last = 0;
+        double *lat = xcalloc((size_t)b.n, sizeof(double));
+        for (int i = 0; i < b.n; i++) {
+            if (b.placed_t[i] == 0)
+                continue;
+            double r = b.reserved_t[i] ? b.reserved_t[i] : b.placed_t[i];
+            if (r > b.placed_t[i])
+                r = b.placed_t[i]; /* events raced: 0 latency */
+            lat[placed++] = b.placed_t[i] - r;
+            if (first == 0 || r < first)
+                first = r;
+            if (b.placed_t[i] > last)
+                last = b.placed_t[i];
+        }
+        qsort(lat, (size_t)placed, sizeof(double), cmp_double);
+        double secs = last - first;
+        double rate = secs > 0 ? placed / secs : 0;
+        double raw_rate = raw_s > 0 ? b.n / raw_s : 0;
+        printf("{\"bench\":\"dispatch\",\"n\":%d,\"placed\":%d,\"duplicates\":%d,\"cluster1\":%d,"
+               "\"cluster2\":%d,\"seconds\":%.3f,\"dispatch_per_s\":%.1f,\"p50_ms\":%.1f,"
+               "\"p99_ms\":%.1f,\"max_ms\":%.1f,\"raw_seconds\":%.3f,\"raw_creates_per_s\":%.1f}\n",
+               b.n, placed, b.duplicates, b.per_cluster[1], b.per_cluster[2], secs, rate,
+               pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3,
+               placed ? lat[placed - 1] * 1e3 : 0.0, raw_s, raw_rate);
+        /* where the time went: CPU of each child over the whole run */
+        if (b.npids == NCLUSTERS + 1)
+            printf("cpu seconds: hub devhub %.2f, cluster1 %.2f, cluster2 %.2f, operator %.2f\n",
+                   child_cpu_s(b.pids[0]), child_cpu_s(b.pids[1]), child_cpu_s(b.pids[2]),
+                   child_cpu_s(b.pids[3]));
+        printf("dispatch: %d/%d workloads placed (cluster1 %d, cluster2 %d) in %.2f s = %.0f/s "
+               "from quota reservation to worker copy; latency p50 %.0f ms, p99 %.0f ms; "
+               "devhub raw create rate %.0f/s (%d creates in %.2f s)\n",
+               placed, b.n, b.per_cluster[1], b.per_cluster[2], secs, rate,
+               pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3, raw_rate, b.n, raw_s);
+        free(lat);
+    }
+    if (b.timed_out)
+        fprintf(stderr, "bench-dispatch: timed out after %.0f s with %d of %d placed\n",
+                b.timeout_s, b.placed, b.n);
+
+    for (int c = 0; c < NCLUSTERS; c++)
+        kube_client_free(b.cl[c]);
+    for (int c = 0; c < NCLUSTERS; c++)
+        kube_rest_config_free(b.cfg[c]);
+    stop_children(&b);
+    if (rc == 0)
+        remove_work(&b);
+    else
+        fprintf(stderr, "bench-dispatch: failed; logs kept in %s\n", b.work);
+    json_decref(b.sample);
+    free(b.reserved_t);
+    free(b.placed_t);
+    free(b.where);
+    free(b.jobs_path);
+    ev_loop_destroy(b.loop);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Keeps bench/dispatch from rotting: `bin/bench-dispatch --n 50` starts its
+# devhubs and the operator, places 50 workloads, and prints a JSON line with
+# every field, placed == 50, no duplicates, positive rates; the children are
+# gone afterwards and the work directory removed.
+# Skipped (exit 77) when the devhub binary or jq is missing.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BENCH=$ROOT/bin/bench-dispatch
+[ -x "$BENCH" ] || { echo "FAIL: $BENCH not built"; exit 1; }
+[ -x "$ROOT/bin/kueue-ks" ] || { echo "FAIL: bin/kueue-ks not built"; exit 1; }
+[ -x "$ROOT/bin/kueue-ks-devhub" ] || { echo "SKIP: bin/kueue-ks-devhub not built"; exit 77; }
+command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
+
+out=$("$BENCH" --n 50 --timeout 60 2>&1)
+rc=$?
+fail() { echo "FAIL $1"; echo "---- output:"; echo "$out" | head -20; exit 1; }
+[ $rc = 0 ] || fail "bench-dispatch exit $rc"
+json=$(grep '^{"bench":"dispatch"' <<<"$out")
+[ -n "$json" ] || fail "no JSON line"
+jq -e '[.n,.placed,.duplicates,.cluster1,.cluster2,.seconds,.dispatch_per_s,.p50_ms,.p99_ms,
+        .max_ms,.raw_seconds,.raw_creates_per_s]|all(type=="number")' <<<"$json" >/dev/null ||
+  fail "JSON line lacks a field: $json"
+jq -e '.n==50 and .placed==50 and .duplicates==0 and .cluster1+.cluster2==50 and
+       .dispatch_per_s>0 and .raw_creates_per_s>0 and .p50_ms<=.p99_ms and .p99_ms<=.max_ms' \
+  <<<"$json" >/dev/null || fail "unexpected figures: $json"
+grep -q '^dispatch: 50/50 workloads placed' <<<"$out" || fail "no human line"
+grep -q 'logs kept' <<<"$out" && fail "work directory kept after success"
+echo "ok   bench-dispatch --n 50: $(grep '^dispatch:' <<<"$out")"
