@@ -479,6 +479,32 @@ static void test_rejected_counted(void **state)
     assert_non_null(strstr(e.msg, "kueue_ks_workloads_placed_total"));
 }
 
+static void test_evicted_counted(void **state)
+{
+    struct fx *f = *state;
+    /* the job is placed on c1, the workload lost its quota reservation */
+    json_t *job = J(JOB);
+    json_object_set_new(jx_obj(job, "metadata"), "labels",
+                        json_pack("{s:s}", "kubestellar.io/cluster", "c1"));
+    json_object_set_new(jx_obj(job, "metadata"), "annotations",
+                        json_pack("{s:s}", XF_ANN_PLACED_FOR, "wl-uid/2026-11-22T09:59:00Z"));
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_decref(job);
+    json_t *wl = J(WL);
+    json_object_set_new(jx_obj(wl, "status"), "conditions", json_array());
+    json_object_del(jx_obj(wl, "status"), "admission");
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = JOB_PATH, .body = "{}", .times = 1});
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 1, 0);
+    json_t *b = req_body(f->hub_srv, 0, "PATCH", JOB_PATH);
+    json_decref(b);
+    assert_metric(f, "kueue_ks_workloads_evicted_total{cluster=\"c1\"} 1");
+    assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 0");
+}
+
 static void test_gc(void **state)
 {
     struct fx *f = *state;
@@ -515,6 +541,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_ours_and_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_evicted_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
