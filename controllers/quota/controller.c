@@ -819,12 +819,20 @@ static int register_metrics(struct quota_ctl *q, struct err *e)
                                      METRICS_LABELS("cluster"), e);
     if (!q->m_age)
         return e ? e->code : -EINVAL;
-    q->m_errors = metrics_counter_new(q->reg, "kueue_ks_quota_reconcile_errors_total",
-                                      "Failed quota writes and refreshes", e);
+    struct metrics_counter_vec *errs = metrics_counter_vec_shared(
+        q->reg, "kueue_ks_reconcile_errors_total", "Failed reconciles (writes) per controller",
+        METRICS_LABELS("controller"), e);
+    if (!errs)
+        return e ? e->code : -EINVAL;
+    q->m_errors = metrics_counter_vec_with(errs, "quota");
     if (!q->m_errors)
         return e ? e->code : -EINVAL;
-    q->m_depth = metrics_gauge_new(q->reg, "kueue_ks_quota_queue_depth",
-                                   "ClusterQueues waiting for a quota reconcile", e);
+    struct metrics_gauge_vec *depth = metrics_gauge_vec_shared(
+        q->reg, "kueue_ks_workqueue_depth", "Keys waiting in each controller's work queue",
+        METRICS_LABELS("controller"), e);
+    if (!depth)
+        return e ? e->code : -EINVAL;
+    q->m_depth = metrics_gauge_vec_with(depth, "quota");
     if (!q->m_depth)
         return e ? e->code : -EINVAL;
     return 0;

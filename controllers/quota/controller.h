@@ -30,8 +30,8 @@
  *
  * Metrics (when a registry is given): kueue_ks_quota{cluster_queue,flavor,
  * resource} (the ClusterQueue's current nominalQuota), kueue_ks_cluster_
- * metrics_age_seconds{cluster}, kueue_ks_quota_reconcile_errors_total,
- * kueue_ks_quota_queue_depth. Readiness check "quota-informers-synced".
+ * metrics_age_seconds{cluster}, kueue_ks_reconcile_errors_total{controller="quota"},
+ * kueue_ks_workqueue_depth{controller="quota"}. Readiness check "quota-informers-synced".
  */
 #ifndef KKS_CONTROLLERS_QUOTA_CONTROLLER_H
 #define KKS_CONTROLLERS_QUOTA_CONTROLLER_H

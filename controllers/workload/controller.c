@@ -9,6 +9,7 @@
 #include "controllers/workload/admissioncheck.h"
 #include "controllers/workload/transform.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/metrics/metrics.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/workqueue/workqueue.h"
@@ -20,7 +21,110 @@ struct wlc {
     json_t *unusable_since;         /* cluster -> ms */
     const struct place_result *cur; /* during wlx_perform: the result to reserve */
     struct wlc_stats st;
+    /* metrics (all NULL without a registry) */
+    struct metrics_counter_vec *m_placed, *m_evicted;
+    struct metrics_counter *m_rejected, *m_errors;
+    struct metrics_histogram *m_dispatch, *m_return;
+    struct metrics_gauge_vec *m_up;
+    struct metrics_gauge *m_depth;
+    /* key -> {cluster, reserved_ms, terminal_ms}: a pass whose writes partly
+     * failed had created a copy / mirrored the final status; counted by the next
+     * successful pass (the copy only when that pass sees it) */
+    json_t *pending_placed;
 };
+
+static int64_t now_ms(const struct wlc *c);
+
+/* What one reconcile pass will have done once its writes succeed (for the metrics). */
+struct pass {
+    struct wlc *c;
+    char *key;
+    char *placed;        /* a copy is created on this cluster */
+    int64_t reserved_ms; /* QuotaReserved lastTransitionTime, 0 = unknown */
+    char *evicted;       /* the placement on this cluster is undone */
+    bool rejected;       /* the check goes Rejected (fits no cluster) */
+    int64_t terminal_ms; /* the copy's terminal time when its final status is mirrored, 0 = none */
+};
+
+static void pass_free(struct pass *p)
+{
+    free(p->key);
+    free(p->placed);
+    free(p->evicted);
+    free(p);
+}
+
+static int64_t time_ms(const char *rfc3339)
+{
+    struct timespec ts;
+    if (!rfc3339 || clock_parse_rfc3339(rfc3339, &ts) < 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* When a copy became terminal: a True Complete/Completed/Succeeded/Failed condition, else 0. */
+static int64_t copy_terminal_ms(const json_t *copy)
+{
+    static const char *const types[] = {"Complete", "Completed", "Succeeded", "Failed"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        json_t *cond = jx_cond_find(copy, types[i]);
+        const char *st = cond ? jx_str(cond, "status", NULL) : NULL;
+        if (st && strcmp(st, "True") == 0) {
+            int64_t t = time_ms(jx_str(cond, "lastTransitionTime", NULL));
+            if (t > 0)
+                return t;
+        }
+    }
+    return 0;
+}
+
+static void update_depth(struct wlc *c)
+{
+    if (!c->m_depth)
+        return;
+    struct wq_stats ws;
+    wq_stats(c->q, &ws);
+    metrics_gauge_set(c->m_depth, (double)(ws.depth + ws.waiting));
+}
+
+/* Count a completed pass. */
+static void pass_account(struct pass *p, int rc)
+{
+    struct wlc *c = p->c;
+    if (!c->m_placed)
+        return;
+    if (rc < 0) {
+        metrics_counter_inc(c->m_errors);
+        /* Some writes may have succeeded (the create, the final status): the
+         * next successful pass counts them (the create only if it sees the copy). */
+        if (p->placed || p->terminal_ms > 0) {
+            json_t *pe = json_object();
+            if (p->placed) {
+                json_object_set_new(pe, "cluster", json_string(p->placed));
+                json_object_set_new(pe, "reserved_ms", json_integer(p->reserved_ms));
+            }
+            if (p->terminal_ms > 0)
+                json_object_set_new(pe, "terminal_ms", json_integer(p->terminal_ms));
+            json_object_set_new(c->pending_placed, p->key, pe);
+        }
+        return;
+    }
+    if (p->terminal_ms == 0)
+        p->terminal_ms = jx_int(json_object_get(c->pending_placed, p->key), "terminal_ms", 0);
+    json_object_del(c->pending_placed, p->key);
+    int64_t now = now_ms(c);
+    if (p->placed) {
+        metrics_counter_inc(metrics_counter_vec_with(c->m_placed, p->placed));
+        if (p->reserved_ms > 0 && now >= p->reserved_ms)
+            metrics_histogram_observe(c->m_dispatch, (double)(now - p->reserved_ms) / 1000.0);
+    }
+    if (p->evicted)
+        metrics_counter_inc(metrics_counter_vec_with(c->m_evicted, p->evicted));
+    if (p->rejected)
+        metrics_counter_inc(c->m_rejected);
+    if (p->terminal_ms > 0 && now >= p->terminal_ms)
+        metrics_histogram_observe(c->m_return, (double)(now - p->terminal_ms) / 1000.0);
+}
 
 static int64_t now_ms(const struct wlc *c)
 {
@@ -55,7 +159,10 @@ static void on_unreserve(void *ud, const char *key)
 
 static void on_done(void *ud, const char *key, const struct wlx_result *r)
 {
-    struct wlc *c = ud;
+    struct pass *p = ud;
+    struct wlc *c = p->c;
+    pass_account(p, r->rc);
+    pass_free(p);
     if (r->rc < 0) {
         c->st.failures++;
         log_v(c->cfg.lg, 2, "workload reconcile: write failed, retrying", "workload", key, "error",
@@ -67,6 +174,7 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
             wq_add_after(c->q, key, (double)r->requeue_ms / 1000.0);
     }
     wq_done(c->q, key);
+    update_depth(c);
 }
 
 /* ---- snapshot pieces ------------------------------------------------------ */
@@ -312,7 +420,37 @@ static void process(struct wq *q, const char *key, void *ud)
     ops.unreserve = on_unreserve;
     ops.resv_ud = c;
     c->cur = &pr;
-    if (wlx_perform(&ops, key, wl, job, k, &acts, on_done, c, &e) < 0) {
+    struct pass *ps = xcalloc(1, sizeof *ps);
+    ps->c = c;
+    ps->key = xstrdup(key);
+    for (size_t i = 0; i < acts.n; i++) {
+        const struct wl_action *x = &acts.v[i];
+        if (x->type == WL_ACT_CREATE_COPY && x->cluster && !ps->placed) {
+            ps->placed = xstrdup(x->cluster);
+            json_t *qr = jx_cond_find(wl, "QuotaReserved");
+            ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
+        } else if (x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, "Evicted") == 0 &&
+                   placed && !ps->evicted) {
+            ps->evicted = xstrdup(placed);
+        } else if (x->type == WL_ACT_EVENT && x->target == WL_TGT_JOB && x->reason &&
+                   strcmp(x->reason, "NoClusterFits") == 0) {
+            ps->rejected = true;
+        } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed) {
+            for (size_t j = 0; j < cw.n; j++)
+                if (strcmp(cw.v[j].cluster, placed) == 0)
+                    ps->terminal_ms = copy_terminal_ms(cw.v[j].obj);
+        }
+    }
+    json_t *pend = c->pending_placed ? json_object_get(c->pending_placed, key) : NULL;
+    const char *pend_c = pend ? jx_str(pend, "cluster", NULL) : NULL;
+    for (size_t j = 0; pend_c && !ps->placed && j < cw.n; j++) {
+        if (strcmp(cw.v[j].cluster, pend_c) == 0) { /* the earlier create did happen */
+            ps->placed = xstrdup(pend_c);
+            ps->reserved_ms = jx_int(pend, "reserved_ms", 0);
+        }
+    }
+    if (wlx_perform(&ops, key, wl, job, k, &acts, on_done, ps, &e) < 0) {
+        pass_free(ps);
         c->cur = NULL;
         log_warn(c->cfg.lg, "workload reconcile", "workload", key, "error", e.msg);
         goto skip;
@@ -333,6 +471,49 @@ out:
 
 /* ---- public --------------------------------------------------------------- */
 
+/* Dispatch and status-return latencies: 50 ms .. ~7 min. */
+static const double latency_buckets[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+
+static int register_metrics(struct wlc *c, struct metrics_registry *reg, struct err *e)
+{
+    const size_t nb = sizeof latency_buckets / sizeof latency_buckets[0];
+    struct metrics_counter_vec *errs;
+    struct metrics_gauge_vec *depth;
+    if (!(c->m_placed =
+              metrics_counter_vec_new(reg, "kueue_ks_workloads_placed_total",
+                                      "Workloads dispatched to a worker cluster (copy created)",
+                                      METRICS_LABELS("cluster"), e)) ||
+        !(c->m_evicted = metrics_counter_vec_new(
+              reg, "kueue_ks_workloads_evicted_total",
+              "Placements undone (quota reservation lost or workload deactivated)",
+              METRICS_LABELS("cluster"), e)) ||
+        !(c->m_rejected =
+              metrics_counter_new(reg, "kueue_ks_workloads_rejected_total",
+                                  "Workloads whose check was Rejected (fit no cluster)", e)) ||
+        !(c->m_dispatch = metrics_histogram_new(
+              reg, "kueue_ks_dispatch_latency_seconds",
+              "Quota reservation (QuotaReserved lastTransitionTime) to worker copy created",
+              latency_buckets, nb, e)) ||
+        !(c->m_return = metrics_histogram_new(
+              reg, "kueue_ks_status_return_latency_seconds",
+              "Worker copy terminal (condition lastTransitionTime) to final hub status written",
+              latency_buckets, nb, e)) ||
+        !(c->m_up = metrics_gauge_vec_new(
+              reg, "kueue_ks_worker_up",
+              "1 when the worker cluster is usable (Ready, fresh metrics, connected), else 0",
+              METRICS_LABELS("cluster"), e)) ||
+        !(errs = metrics_counter_vec_shared(reg, "kueue_ks_reconcile_errors_total",
+                                            "Failed reconciles (writes) per controller",
+                                            METRICS_LABELS("controller"), e)) ||
+        !(depth = metrics_gauge_vec_shared(reg, "kueue_ks_workqueue_depth",
+                                           "Keys waiting in each controller's work queue",
+                                           METRICS_LABELS("controller"), e)))
+        return e ? e->code : -EINVAL;
+    c->m_errors = metrics_counter_vec_with(errs, "workload");
+    c->m_depth = metrics_gauge_vec_with(depth, "workload");
+    return 0;
+}
+
 int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
 {
     *out = NULL;
@@ -341,6 +522,11 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
         return err_set(e, -EINVAL, "workload controller: loop, stores and hub client are required");
     struct wlc *c = xcalloc(1, sizeof(*c));
     c->cfg = *cfg;
+    if (cfg->metrics && register_metrics(c, cfg->metrics, e) < 0) {
+        free(c);
+        return e ? e->code : -EINVAL;
+    }
+    c->pending_placed = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
@@ -370,6 +556,7 @@ void wlc_free(struct wlc *c)
     wq_free(c->q);
     place_resv_free(&c->resv);
     json_decref(c->unusable_since);
+    json_decref(c->pending_placed);
     free(c);
 }
 
@@ -422,8 +609,15 @@ static int count_cluster(const char *key, json_t *obj, void *ud)
     int64_t since;
     w->registered++;
     /* reachability is per worker, not per kind: the Job copies store stands for it */
-    if (cluster_usable(w->c, key, kind_lookup("batch/v1", "Job"), w->now, &reach, &since))
+    bool up = cluster_usable(w->c, key, kind_lookup("batch/v1", "Job"), w->now, &reach, &since);
+    if (up)
         w->usable++;
+    if (w->c->m_up) {
+        metrics_gauge_set(metrics_gauge_vec_with(w->c->m_up, key), up ? 1.0 : 0.0);
+        /* exported at 0 from the start (rate() needs the first sample) */
+        metrics_counter_add(metrics_counter_vec_with(w->c->m_placed, key), 0);
+        metrics_counter_add(metrics_counter_vec_with(w->c->m_evicted, key), 0);
+    }
     return 0;
 }
 

@@ -37,6 +37,8 @@
 #include "pkg/util/err.h"
 #include "pkg/util/log.h"
 
+struct metrics_registry;
+
 #define WLC_INDEX_OWNER "owner" /* store_index_by_owner_uid on the Workloads store */
 
 struct wlc_sources {
@@ -69,6 +71,15 @@ struct wlc_config {
     void *now_ud;
     int workers; /* concurrent reconciles, 0 = 4 */
     const struct logger *lg;
+    /* Borrowed, may be NULL (no metrics). Registers, and updates:
+     * kueue_ks_workloads_placed_total{cluster} / _evicted_total{cluster} /
+     * _rejected_total, kueue_ks_dispatch_latency_seconds,
+     * kueue_ks_status_return_latency_seconds (histograms), kueue_ks_worker_up{cluster}
+     * (set by wlc_sync_admission_checks), kueue_ks_reconcile_errors_total and
+     * kueue_ks_workqueue_depth with controller="workload" (shared families).
+     * Counted when a pass's writes succeed. wlc_new fails with -EEXIST when
+     * these names are already registered (one wlc per registry). */
+    struct metrics_registry *metrics;
 };
 
 struct wlc;

@@ -604,6 +604,7 @@ static int set_up(struct wlrun *r, struct err *e)
         .policy = r->policy,
         .metrics_stale_after_ms = (int64_t)(r->cfg.metrics_stale_after_s * 1000),
         .lg = r->lg,
+        .metrics = r->m ? mgr_metrics(r->m) : NULL,
     };
     if ((rc = wlc_new(&cc, &r->wlc, e)) < 0)
         return rc;

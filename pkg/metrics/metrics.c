@@ -361,6 +361,49 @@ struct metrics_histogram_vec *metrics_histogram_vec_new(struct metrics_registry 
     return v;
 }
 
+/* The registered family `name` when it has this type and exactly these label names. */
+static struct family *find_family(struct metrics_registry *reg, enum mtype type, const char *name,
+                                  const char *const *labels)
+{
+    for (size_t i = 0; name && i < reg->n; i++) {
+        struct family *f = reg->fams[i];
+        if (strcmp(f->name, name) != 0)
+            continue;
+        if (f->type != type)
+            return NULL;
+        size_t nl = 0;
+        while (labels && labels[nl])
+            nl++;
+        if (nl != f->nlabels)
+            return NULL;
+        for (size_t j = 0; j < nl; j++)
+            if (strcmp(f->labels[j], labels[j]) != 0)
+                return NULL;
+        return f;
+    }
+    return NULL;
+}
+
+struct metrics_counter_vec *metrics_counter_vec_shared(struct metrics_registry *reg,
+                                                       const char *name, const char *help,
+                                                       const char *const *labels, struct err *e)
+{
+    struct family *f = find_family(reg, MT_COUNTER, name, labels);
+    if (f)
+        return (struct metrics_counter_vec *)f; /* f is the first member */
+    return metrics_counter_vec_new(reg, name, help, labels, e);
+}
+
+struct metrics_gauge_vec *metrics_gauge_vec_shared(struct metrics_registry *reg, const char *name,
+                                                   const char *help, const char *const *labels,
+                                                   struct err *e)
+{
+    struct family *f = find_family(reg, MT_GAUGE, name, labels);
+    if (f)
+        return (struct metrics_gauge_vec *)f;
+    return metrics_gauge_vec_new(reg, name, help, labels, e);
+}
+
 /* ---- children ---------------------------------------------------------- */
 
 /* Compare a child's values with a query tuple, in output (label name) order. */

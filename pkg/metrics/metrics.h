@@ -77,6 +77,20 @@ struct metrics_histogram_vec *metrics_histogram_vec_new(struct metrics_registry 
                                                         const double *buckets, size_t nbuckets,
                                                         struct err *e);
 
+/*
+ * Register-or-get, for a family several components write to (e.g.
+ * kueue_ks_reconcile_errors_total{controller}): when `name` is already
+ * registered with the same type and the same label names (same order), that
+ * vector is returned; otherwise as *_vec_new (-EEXIST when the name is taken
+ * by a different type or label set).
+ */
+struct metrics_counter_vec *metrics_counter_vec_shared(struct metrics_registry *reg,
+                                                       const char *name, const char *help,
+                                                       const char *const *labels, struct err *e);
+struct metrics_gauge_vec *metrics_gauge_vec_shared(struct metrics_registry *reg, const char *name,
+                                                   const char *help, const char *const *labels,
+                                                   struct err *e);
+
 /* Unlabelled shorthands: register and return the single child. NULL on error (see above). */
 struct metrics_counter *metrics_counter_new(struct metrics_registry *reg, const char *name,
                                             const char *help, struct err *e);

@@ -20,6 +20,7 @@
 #include "controllers/workload/transform.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"
+#include "pkg/metrics/metrics.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/fakesrv.h"
@@ -37,8 +38,22 @@ struct fx {
     bool c1_connected;
     bool unsynced;
     struct wlc *c;
+    struct metrics_registry *reg;
     size_t want_hub, want_w;
 };
+
+/* The scrape contains this exact sample line. */
+static void assert_metric(struct fx *f, const char *line)
+{
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    assert_int_equal(metrics_registry_write(f->reg, &b), 0);
+    char *want = xasprintf("\n%s\n", line);
+    if (!strstr(buf_str(&b), want))
+        fail_msg("metric line \"%s\" not in:\n%s", line, buf_str(&b));
+    free(want);
+    buf_free(&b);
+}
 
 static json_t *J(const char *s)
 {
@@ -121,6 +136,7 @@ static int setup(void **state)
 {
     struct fx *f = xcalloc(1, sizeof(*f));
     f->loop = ev_loop_new(EVFLAG_AUTO);
+    f->reg = metrics_registry_new();
     f->hub_srv = fakesrv_start(NULL);
     f->w_srv = fakesrv_start(NULL);
     f->hub = client_for(f->loop, f->hub_srv);
@@ -161,6 +177,7 @@ static int setup(void **state)
         .ops = {.hub = f->hub, .worker = worker_of, .ud = f},
         .opts = {.direct = true, .origin = "hub-a"},
         .now_ms = fake_now,
+        .metrics = f->reg,
     };
     assert_int_equal(wlc_new(&cfg, &f->c, NULL), 0);
     *state = f;
@@ -173,6 +190,7 @@ static int teardown(void **state)
     kube_client_free(f->hub);
     kube_client_free(f->w);
     wlc_free(f->c);
+    metrics_registry_free(f->reg);
     fakesrv_stop(f->hub_srv);
     fakesrv_stop(f->w_srv);
     store_free(f->wls);
@@ -281,7 +299,8 @@ static void test_place_then_copy(void **state)
     json_object_set_new(cp, "status",
                         J("{\"succeeded\":3,\"startTime\":\"T1\",\"completionTime\":"
                           "\"T2\",\"conditions\":[{\"type\":\"Complete\","
-                          "\"status\":\"True\"}]}"));
+                          "\"status\":\"True\",\"lastTransitionTime\":"
+                          "\"2026-11-22T09:59:30Z\"}]}"));
     store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
     fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "PATCH",
                                                     .path = JOB_PATH,
@@ -307,6 +326,18 @@ static void test_place_then_copy(void **state)
     assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.failures, 0);
+    /* one copy created on c1, 60 s after QuotaReserved (09:59:00 -> fake now 10:00:00);
+     * final status written 30 s after the copy's Complete transition (09:59:30) */
+    assert_metric(f, "kueue_ks_workloads_placed_total{cluster=\"c1\"} 1");
+    assert_metric(f, "kueue_ks_dispatch_latency_seconds_count 1");
+    assert_metric(f, "kueue_ks_dispatch_latency_seconds_sum 60");
+    assert_metric(f, "kueue_ks_dispatch_latency_seconds_bucket{le=\"30\"} 0");
+    assert_metric(f, "kueue_ks_dispatch_latency_seconds_bucket{le=\"60\"} 1");
+    assert_metric(f, "kueue_ks_status_return_latency_seconds_count 1");
+    assert_metric(f, "kueue_ks_status_return_latency_seconds_sum 30");
+    assert_metric(f, "kueue_ks_workloads_rejected_total 0");
+    assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 0");
+    assert_metric(f, "kueue_ks_workqueue_depth{controller=\"workload\"} 0");
     json_decref(cp);
     json_decref(job2);
     json_decref(wl2);
@@ -327,6 +358,9 @@ static void test_conflict_is_retried(void **state)
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.failures, 1);
     assert_true(st.reconciles >= 2);
+    assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 1");
+    /* placing is not dispatching: no copy created yet */
+    assert_metric(f, "kueue_ks_dispatch_latency_seconds_count 0");
     assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
     /* the retry decided the same placement again (the reservation is the workload's own) */
     assert_int_equal(st.reservations, 1);
@@ -376,6 +410,10 @@ static void test_admission_checks(void **state)
     fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
     /* c1 is usable (fresh metrics, connected); only our check is written */
     assert_int_equal(wlc_sync_admission_checks(f->c), 1);
+    assert_metric(f, "kueue_ks_worker_up{cluster=\"c1\"} 1");
+    assert_metric(f, "kueue_ks_worker_up{cluster=\"c2\"} 0");
+    assert_metric(f, "kueue_ks_workloads_placed_total{cluster=\"c2\"} 0");
+    assert_metric(f, "kueue_ks_workloads_evicted_total{cluster=\"c1\"} 0");
     run_until(f, 1, 0);
     json_t *b = req_body(f->hub_srv, 0, "PATCH", path);
     assert_string_equal(jx_str(b, "status.conditions[0].type", ""), "Active");
@@ -393,6 +431,7 @@ static void test_admission_checks(void **state)
     fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
     assert_int_equal(wlc_sync_admission_checks(f->c), 1);
     run_until(f, 2, 0);
+    assert_metric(f, "kueue_ks_worker_up{cluster=\"c1\"} 0");
     b = req_body(f->hub_srv, 1, "PATCH", path);
     assert_string_equal(jx_str(b, "status.conditions[0].status", ""), "False");
     assert_string_equal(jx_str(b, "status.conditions[0].reason", ""), "NoUsableClusters");
@@ -401,6 +440,69 @@ static void test_admission_checks(void **state)
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.ac_writes, 2);
     assert_int_equal(st.ac_failures, 0);
+}
+
+static void test_rejected_counted(void **state)
+{
+    struct fx *f = *state;
+    /* 100 CPUs per pod: no cluster has a node that big, ever -> Rejected */
+    json_t *wl = J(WL);
+    json_object_set_new(
+        jx_obj(json_array_get(jx_arr(wl, "spec.podSets[0].template.spec.containers"), 0),
+               "resources.requests"),
+        "cpu", json_string("100"));
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 1, 0);
+    json_t *b = req_body(f->hub_srv, 0, "PATCH", WL_STATUS);
+    assert_string_equal(jx_str(b, "status.admissionChecks[0].state", ""), "Rejected");
+    json_decref(b);
+    assert_metric(f, "kueue_ks_workloads_rejected_total 1");
+    assert_metric(f, "kueue_ks_dispatch_latency_seconds_count 0");
+    /* a second controller on the same registry: the names are taken */
+    struct wlc_config cfg = {
+        .loop = f->loop,
+        .src = {.workloads = f->wls,
+                .admission_checks = f->acs,
+                .flavors = f->flavors,
+                .cluster_metrics = f->cms,
+                .jobs = jobs_of},
+        .ops = {.hub = f->hub},
+        .metrics = f->reg,
+    };
+    struct wlc *c2 = NULL;
+    struct err e = {0};
+    assert_int_equal(wlc_new(&cfg, &c2, &e), -EEXIST);
+    assert_null(c2);
+    assert_non_null(strstr(e.msg, "kueue_ks_workloads_placed_total"));
+}
+
+static void test_evicted_counted(void **state)
+{
+    struct fx *f = *state;
+    /* the job is placed on c1, the workload lost its quota reservation */
+    json_t *job = J(JOB);
+    json_object_set_new(jx_obj(job, "metadata"), "labels",
+                        json_pack("{s:s}", "kubestellar.io/cluster", "c1"));
+    json_object_set_new(jx_obj(job, "metadata"), "annotations",
+                        json_pack("{s:s}", XF_ANN_PLACED_FOR, "wl-uid/2026-11-22T09:59:00Z"));
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_decref(job);
+    json_t *wl = J(WL);
+    json_object_set_new(jx_obj(wl, "status"), "conditions", json_array());
+    json_object_del(jx_obj(wl, "status"), "admission");
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = JOB_PATH, .body = "{}", .times = 1});
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 1, 0);
+    json_t *b = req_body(f->hub_srv, 0, "PATCH", JOB_PATH);
+    json_decref(b);
+    assert_metric(f, "kueue_ks_workloads_evicted_total{cluster=\"c1\"} 1");
+    assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 0");
 }
 
 static void test_gc(void **state)
@@ -438,6 +540,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_ours_and_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_evicted_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -267,6 +267,41 @@ static void collect_depth(void *ud)
     metrics_gauge_set(d->g, d->calls * 10);
 }
 
+static void test_shared_families(void **state)
+{
+    (void)state;
+    struct metrics_registry *reg = metrics_registry_new();
+    struct err e = {0};
+    struct metrics_counter_vec *a =
+        metrics_counter_vec_shared(reg, "errs_total", "h", METRICS_LABELS("controller"), &e);
+    struct metrics_counter_vec *b =
+        metrics_counter_vec_shared(reg, "errs_total", "h", METRICS_LABELS("controller"), &e);
+    assert_non_null(a);
+    assert_ptr_equal(a, b);
+    metrics_counter_inc(metrics_counter_vec_with(a, "quota"));
+    metrics_counter_inc(metrics_counter_vec_with(b, "workload"));
+    /* same name, other labels or other type: refused */
+    assert_null(metrics_counter_vec_shared(reg, "errs_total", "h", METRICS_LABELS("c"), &e));
+    assert_int_equal(e.code, -EEXIST);
+    assert_null(metrics_gauge_vec_shared(reg, "errs_total", "h", METRICS_LABELS("controller"), &e));
+    assert_int_equal(e.code, -EEXIST);
+    struct metrics_gauge_vec *g =
+        metrics_gauge_vec_shared(reg, "depth", "d", METRICS_LABELS("controller"), &e);
+    assert_ptr_equal(g,
+                     metrics_gauge_vec_shared(reg, "depth", "d", METRICS_LABELS("controller"), &e));
+    metrics_gauge_set(metrics_gauge_vec_with(g, "quota"), 3);
+    struct buf out;
+    buf_init(&out, 1 << 16);
+    assert_int_equal(metrics_registry_write(reg, &out), 0);
+    assert_string_equal(buf_str(&out),
+                        "# HELP depth d\n# TYPE depth gauge\ndepth{controller=\"quota\"} 3\n"
+                        "# HELP errs_total h\n# TYPE errs_total counter\n"
+                        "errs_total{controller=\"quota\"} 1\n"
+                        "errs_total{controller=\"workload\"} 1\n");
+    buf_free(&out);
+    metrics_registry_free(reg);
+}
+
 static void test_collectors(void **state)
 {
     (void)state;
@@ -314,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_format_float),
         cmocka_unit_test(test_output_cap),
+        cmocka_unit_test(test_shared_families),
         cmocka_unit_test(test_collectors),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);

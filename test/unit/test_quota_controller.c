@@ -383,7 +383,8 @@ static void test_initial_then_update(void **state)
     assert_non_null(strstr(buf_str(&b),
                            "kueue_ks_quota{cluster_queue=\"cq\",flavor=\"default-flavor\","
                            "resource=\"cpu\"} 6\n"));
-    assert_non_null(strstr(buf_str(&b), "kueue_ks_quota_reconcile_errors_total 0\n"));
+    assert_non_null(
+        strstr(buf_str(&b), "kueue_ks_reconcile_errors_total{controller=\"quota\"} 0\n"));
     buf_free(&b);
     assert_int_equal(fakesrv_unmatched(f.srv), 0);
     free(cq);
@@ -648,7 +649,8 @@ static void test_server_error_retried(void **state)
     struct buf b;
     buf_init(&b, 1 << 20);
     metrics_registry_write(f.reg, &b);
-    assert_non_null(strstr(buf_str(&b), "kueue_ks_quota_reconcile_errors_total 1\n"));
+    assert_non_null(
+        strstr(buf_str(&b), "kueue_ks_reconcile_errors_total{controller=\"quota\"} 1\n"));
     buf_free(&b);
     free(cq);
     free(cm);
