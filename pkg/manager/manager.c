@@ -218,6 +218,8 @@ static void on_new_leader(void *ud, const char *identity)
 static void start_leading_or_elect(struct mgr *m)
 {
     if (!m->o.leader_elect) {
+        /* Without election this process is the only one running the controllers. */
+        metrics_gauge_set(m->m_leader, 1);
         start_runnables(m);
         return;
     }
