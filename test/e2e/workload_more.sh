@@ -11,7 +11,13 @@
 #      with preemption.withinClusterQueue LowerPriority, quota for one)
 #      evicts a running low-priority one, whose worker copy is deleted; the
 #      low-priority job runs again afterwards and completes
+#   i  a worker paused (devhub fault `paused`) past --worker-lost-timeout:
+#      its unpinned jobs get Event WorkerLost and are re-placed on the other
+#      worker (the check went Retry: Kueue evicted and re-reserved); when it
+#      is resumed its stale copies are deleted; every job
+#      completes with exactly one copy left
 # Skipped (exit 77) when the devhub binary, kubectl or jq is missing.
+# KEEP_LOG=FILE keeps a copy of the operator log.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${KUEUE_KS_BIN:-$ROOT/bin/kueue-ks}
@@ -128,6 +134,9 @@ wl_of() { # NAME [NS]
   k hub get workloads -n "${2:-default}" -o json |
     jq -r --arg n "$1" '.items[]|select(.metadata.ownerReferences[0].name==$n)|.metadata.name'
 }
+# faults CLUSTER JSON: PUT /devhub/faults on a devhub instance (never held by a pause).
+faults() { echo "$2" | k "$1" replace --raw /devhub/faults -f -; }
+
 start_devhub hub --kueue
 start_devhub cluster1 --run-jobs --time-scale $SCALE --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
 start_devhub cluster2 --run-jobs --time-scale $SCALE \
@@ -135,7 +144,7 @@ start_devhub cluster2 --run-jobs --time-scale $SCALE \
 k hub apply -f "$ROOT/test/e2e/fixtures/setup.yaml" >/dev/null || die "setup objects not applied"
 "$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 0 \
   --health-probe-bind-address 127.0.0.1:0 --worker "cluster1=$WORK/cluster1.kc" \
-  --worker "cluster2=$WORK/cluster2.kc" --v 1 >>"$WORK/op.log" 2>&1 &
+  --worker "cluster2=$WORK/cluster2.kc" --worker-lost-timeout 2s --v 1 >>"$WORK/op.log" 2>&1 &
 OP=$!
 wait_until 10 "ClusterMetrics for both workers" jq_ok hub \
   '[.items[]|select(.status.nodeCount==2)]|length==2' clustermetrics
@@ -244,5 +253,89 @@ wait_until 30 "hub job-low Complete" hub_job_complete job-low
 [ "$(copies job-low)" = "1 0" ] || die "job-low copies after completion: $(copies job-low)"
 [ "$(copies job-high)" = "1 0" ] || die "job-high copies after completion: $(copies job-high)"
 pass "job-high preempted the running job-low (worker copy deleted); job-high completed, then job-low ran again and completed"
+
+# ---- i: a worker paused past --worker-lost-timeout ---------------------------------
+next i
+# a flavor without node labels: either worker can run these jobs
+cat <<YAML | k hub create -f - >/dev/null || die "set-up for i not created"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: any
+spec: {}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: cq-any
+spec:
+  namespaceSelector: {}
+  admissionChecksStrategy:
+    admissionChecks:
+    - name: kubestellar-admc
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: any
+      resources:
+      - name: cpu
+        nominalQuota: "16"
+      - name: memory
+        nominalQuota: 64Gi
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: lq-any
+  namespace: default
+spec:
+  clusterQueue: cq-any
+YAML
+for n in 1 2 3 4; do QUEUE=lq-any job_yaml "job-i$n" 1 300s; echo "---"; done | k hub create -f - >/dev/null ||
+  die "job-i* not created"
+for n in 1 2 3 4; do wait_until 10 "job-i$n copy on exactly one worker" one_copy "job-i$n"; done
+n1=0
+n2=0
+for n in 1 2 3 4; do
+  if [ "$(copies "job-i$n")" = "1 0" ]; then n1=$((n1 + 1)); else n2=$((n2 + 1)); fi
+done
+P=cluster1
+O=cluster2
+[ $n2 -gt $n1 ] && P=cluster2 && O=cluster1
+ON_P=()
+for n in 1 2 3 4; do
+  k "$P" get job "job-i$n" -n default >/dev/null 2>&1 && ON_P+=("job-i$n")
+done
+faults "$P" '{"paused":true}' | jq -e '.paused==true' >/dev/null || die "$P not paused"
+lost() { # NAME
+  k hub get events -n default -o json |
+    jq -e --arg n "$1" --arg c "$P" '[.items[]|select(.reason=="WorkerLost" and .involvedObject.name==$n and (.message|contains($c)))]|length>=1'
+}
+on_other() { k "$O" get job "$1" -n default >/dev/null 2>&1; }
+for j in "${ON_P[@]}"; do
+  wait_until 30 "Event WorkerLost for $j ($P paused)" lost "$j"
+  wait_until 15 "$j re-placed on $O" on_other "$j"
+  jq_ok hub ".metadata.labels[\"kubestellar.io/cluster\"]==\"$O\"" job "$j" -n default >/dev/null ||
+    die "hub $j not labelled with $O"
+  # the check went Retry: Kueue evicted the Workload for it and reserved again
+  w=$(wl_of "$j")
+  jq_ok hub '([.status.conditions[]?|select(.type=="Evicted" and (.message|test("admission check";"i")))]|length==1) and ([.status.conditions[]?|select(.type=="QuotaReserved" and .status=="True")]|length==1)' \
+    workloads "$w" -n default >/dev/null || die "Workload $w of $j: no eviction for the Retry check" \
+    "$(k hub get workloads "$w" -n default -o json | jq -c .status.conditions)"
+done
+grep -q 'worker unreachable.*cluster='"$P" "$WORK/op.log" || die "no 'worker unreachable' for $P in the log"
+faults "$P" '{"paused":false}' | jq -e '.paused==false' >/dev/null || die "$P not resumed"
+for j in "${ON_P[@]}"; do
+  gone_p() { ! k "$P" get job "$1" -n default >/dev/null 2>&1; }
+  wait_until 20 "stale copy of $j deleted from $P after resume" gone_p "$j"
+done
+for n in 1 2 3 4; do
+  wait_until 50 "hub job-i$n Complete" hub_job_complete "job-i$n"
+  one_copy "job-i$n" || die "job-i$n copies: $(copies "job-i$n")"
+done
+for j in "${ON_P[@]}"; do
+  [ "$(copies "$j")" = "$([ $O = cluster1 ] && echo '1 0' || echo '0 1')" ] || die "$j copies: $(copies "$j")"
+done
+pass "$P paused: ${ON_P[*]} got WorkerLost, re-placed on $O; stale copies deleted on resume; all 4 completed with one copy"
 
 echo "ok   workload more e2e passed"
