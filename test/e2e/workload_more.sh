@@ -1,0 +1,341 @@
+#!/usr/bin/env bash
+# More end-to-end scenarios of the workload controller in `kueue-ks run`
+# (direct transport), same set-up as workload.sh: a devhub hub emulating
+# Kueue (--kueue) and two workers running jobs (--run-jobs, time-scaled):
+#   cluster1: 2 nodes cpu=8,memory=32Gi, instance=spot
+#   cluster2: 2 nodes cpu=8,memory=32Gi,nvidia.com/gpu=2, instance=h100
+# Every step asserts objects on the hub and on both workers:
+#   j  a Job in a non-default namespace runs: the Namespace and its
+#      LocalQueue are created on the worker, the job completes
+#   e  preemption: a high-priority Job (WorkloadPriorityClass, ClusterQueue
+#      with preemption.withinClusterQueue LowerPriority, quota for one)
+#      evicts a running low-priority one, whose worker copy is deleted; the
+#      low-priority job runs again afterwards and completes
+#   i  a worker paused (devhub fault `paused`) past --worker-lost-timeout:
+#      its unpinned jobs get Event WorkerLost and are re-placed on the other
+#      worker (the check went Retry: Kueue evicted and re-reserved); when it
+#      is resumed its stale copies are deleted; every job
+#      completes with exactly one copy left
+# Skipped (exit 77) when the devhub binary, kubectl or jq is missing.
+# KEEP_LOG=FILE keeps a copy of the operator log.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${KUEUE_KS_BIN:-$ROOT/bin/kueue-ks}
+DEVHUB=${DEVHUB_BIN:-$ROOT/bin/kueue-ks-devhub}
+[ -x "$BIN" ] || { echo "FAIL: $BIN not built"; exit 1; }
+[ -x "$DEVHUB" ] || { echo "SKIP: $DEVHUB not built"; exit 77; }
+command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 77; }
+command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
+
+WORK=$(mktemp -d /tmp/workload-more-e2e-XXXXXX)
+PIDS=()
+OP=
+cleanup() {
+  [ -n "$OP" ] && kill "$OP" 2>/dev/null
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  [ -n "${KEEP_LOG:-}" ] && cp "$WORK/op.log" "$KEEP_LOG"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+STEP=0
+SCALE=0.1 # devhub --time-scale: "20s" runs 2 s
+
+pass() { echo "ok   $STEP $1"; }
+die() {
+  echo "FAIL $STEP $1"
+  [ -n "${2:-}" ] && echo "---- output:" && echo "$2" | head -40
+  for f in hub cluster1 cluster2 op; do
+    echo "---- $f log (tail):"
+    tail -25 "$WORK/$f.log" 2>/dev/null
+  done
+  exit 1
+}
+next() { STEP=$1; }
+
+start_devhub() { # NAME flags...
+  local name=$1
+  shift
+  "$DEVHUB" --listen 127.0.0.1:0 --name "$name" --kubeconfig-out "$WORK/$name.kc" \
+    --crds "$ROOT/devhub/crds" --crds "$ROOT/config/crd" "$@" >"$WORK/$name.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 200); do
+    [ -s "$WORK/$name.kc" ] && kubectl --kubeconfig "$WORK/$name.kc" get --raw /readyz \
+      >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  die "devhub $name did not start"
+}
+k() { # CLUSTER kubectl-args...
+  local c=$1
+  shift
+  kubectl --kubeconfig "$WORK/$c.kc" "$@"
+}
+# wait_until SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds.
+wait_until() {
+  local t=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + t))
+  while [ $SECONDS -le $deadline ]; do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  die "timed out ($t s) waiting for: $what" "$("$@" 2>&1)"
+}
+# jq_ok CLUSTER JQ-EXPR kubectl-get-args...: the JSON satisfies the expression.
+jq_ok() {
+  local c=$1 expr=$2
+  shift 2
+  k "$c" get "$@" -o json | jq -e "$expr"
+}
+# copies NAME [NS]: how many worker copies named NAME, per worker, "n1 n2".
+copies() {
+  local a b ns=${2:-default}
+  a=$(k cluster1 get jobs -n "$ns" -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
+  b=$(k cluster2 get jobs -n "$ns" -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
+  echo "$a $b"
+}
+one_copy() { local c; c=$(copies "$@"); [ "$c" = "1 0" ] || [ "$c" = "0 1" ]; }
+no_copy() { [ "$(copies "$@")" = "0 0" ]; }
+# job_yaml NAME CPU ARGS: one pod; NS (default), QUEUE (user-queue-ks),
+# PRIO (a WorkloadPriorityClass) from the environment.
+job_yaml() {
+  cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: ${NS:-default}
+  labels:
+    kueue.x-k8s.io/queue-name: ${QUEUE:-user-queue-ks}${PRIO:+
+    kueue.x-k8s.io/priority-class: $PRIO}
+spec:
+  parallelism: 1
+  completions: 1
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+        args: ["$3"]
+        resources:
+          requests:
+            cpu: "$2"
+            memory: 100Mi
+YAML
+}
+hub_job_complete() { # NAME [NS]
+  jq_ok hub '[.status.conditions[]?|select(.type=="Complete" and .status=="True")]|length==1' \
+    job "$1" -n "${2:-default}"
+}
+wl_of() { # NAME [NS]
+  k hub get workloads -n "${2:-default}" -o json |
+    jq -r --arg n "$1" '.items[]|select(.metadata.ownerReferences[0].name==$n)|.metadata.name'
+}
+# faults CLUSTER JSON: PUT /devhub/faults on a devhub instance (never held by a pause).
+faults() { echo "$2" | k "$1" replace --raw /devhub/faults -f -; }
+
+start_devhub hub --kueue
+start_devhub cluster1 --run-jobs --time-scale $SCALE --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
+start_devhub cluster2 --run-jobs --time-scale $SCALE \
+  --nodes '2x cpu=8,memory=32Gi,nvidia.com/gpu=2;labels=instance=h100'
+k hub apply -f "$ROOT/test/e2e/fixtures/setup.yaml" >/dev/null || die "setup objects not applied"
+"$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 0 \
+  --health-probe-bind-address 127.0.0.1:0 --worker "cluster1=$WORK/cluster1.kc" \
+  --worker "cluster2=$WORK/cluster2.kc" --worker-lost-timeout 2s --v 1 >>"$WORK/op.log" 2>&1 &
+OP=$!
+wait_until 10 "ClusterMetrics for both workers" jq_ok hub \
+  '[.items[]|select(.status.nodeCount==2)]|length==2' clustermetrics
+wait_until 10 "AdmissionCheck Active, 2 of 2 workers" jq_ok hub \
+  '.status.conditions[]|select(.type=="Active")|.status=="True" and (.message|test("2 of 2"))' \
+  admissionchecks kubestellar-admc
+
+# ---- j: a job in a non-default namespace ----------------------------------------
+next j
+cat <<YAML | k hub create -f - >/dev/null || die "namespace team-j and its LocalQueue not created"
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-j
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: user-queue-ks
+  namespace: team-j
+spec:
+  clusterQueue: cluster-queue-ks
+YAML
+for c in cluster1 cluster2; do
+  k "$c" get namespace team-j >/dev/null 2>&1 && die "namespace team-j exists on $c before any job"
+done
+NS=team-j job_yaml job-j 1 20s | k hub create -f - >/dev/null || die "job-j not created"
+wait_until 5 "job-j copy on exactly one worker (namespace team-j)" one_copy job-j team-j
+c=$(copies job-j team-j)
+W=cluster2
+O=cluster1
+[ "$c" = "1 0" ] && W=cluster1 && O=cluster2
+k "$W" get namespace team-j >/dev/null || die "namespace team-j not created on $W"
+jq_ok "$W" '.spec.clusterQueue=="cluster-queue-ks" and .metadata.labels["app.kubernetes.io/managed-by"]=="kueue-ks"' \
+  localqueue user-queue-ks -n team-j >/dev/null || die "LocalQueue team-j/user-queue-ks not carried to $W"
+jq_ok "$W" '.metadata.labels["kueue-ks.io/origin"] != null' job job-j -n team-j >/dev/null ||
+  die "job-j copy lacks the origin label"
+[ "$(copies job-j default)" = "0 0" ] || die "job-j copied into namespace default"
+wait_until 20 "hub job-j Complete" hub_job_complete job-j team-j
+wl=$(wl_of job-j team-j)
+wait_until 10 "Workload team-j/$wl Finished" jq_ok hub \
+  '[.status.conditions[]|select(.type=="Finished" and .status=="True")]|length==1' workloads "$wl" -n team-j
+[ "$(copies job-j team-j)" = "$c" ] || die "job-j copies changed: $(copies job-j team-j)"
+pass "job-j in namespace team-j ran on $W only (Namespace and LocalQueue created there) and completed"
+
+# ---- e: preemption ------------------------------------------------------------------
+next e
+cat <<YAML | k hub create -f - >/dev/null || die "preemption set-up not created"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata:
+  name: high
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata:
+  name: low
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: cq-prio
+spec:
+  namespaceSelector: {}
+  preemption:
+    withinClusterQueue: LowerPriority
+  admissionChecksStrategy:
+    admissionChecks:
+    - name: kubestellar-admc
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: spot
+      resources:
+      - name: cpu
+        nominalQuota: "4"
+      - name: memory
+        nominalQuota: 16Gi
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: lq-prio
+  namespace: default
+spec:
+  clusterQueue: cq-prio
+YAML
+# 3 CPUs each against a quota of 4: only one at a time
+QUEUE=lq-prio PRIO=low job_yaml job-low 3 100s | k hub create -f - >/dev/null || die "job-low not created"
+wait_until 10 "job-low copy on cluster1" eval '[ "$(copies job-low)" = "1 0" ]'
+low_running() { jq_ok cluster1 '(.status.active // 0)==1' job job-low -n default; }
+wait_until 5 "job-low running on cluster1" low_running
+QUEUE=lq-prio PRIO=high job_yaml job-high 3 20s | k hub create -f - >/dev/null || die "job-high not created"
+wait_until 10 "job-low worker copy deleted" eval '[ "$(copies job-low)" = "0 0" ]'
+wl_low=$(wl_of job-low)
+jq_ok hub '[.status.conditions[]?|select(.type=="Preempted" or .type=="Evicted")|select(.status=="True" or .reason=="Preempted")]|length>=1' \
+  workloads "$wl_low" -n default >/dev/null || die "Workload $wl_low not marked preempted" \
+  "$(k hub get workloads "$wl_low" -n default -o yaml)"
+hub_job_complete job-low >/dev/null && die "job-low Complete on the hub after being preempted"
+wait_until 10 "job-high copy on cluster1" eval '[ "$(copies job-high)" = "1 0" ]'
+wait_until 20 "hub job-high Complete" hub_job_complete job-high
+wait_until 15 "job-low copy back on cluster1" eval '[ "$(copies job-low)" = "1 0" ]'
+wait_until 30 "hub job-low Complete" hub_job_complete job-low
+[ "$(copies job-low)" = "1 0" ] || die "job-low copies after completion: $(copies job-low)"
+[ "$(copies job-high)" = "1 0" ] || die "job-high copies after completion: $(copies job-high)"
+pass "job-high preempted the running job-low (worker copy deleted); job-high completed, then job-low ran again and completed"
+
+# ---- i: a worker paused past --worker-lost-timeout ---------------------------------
+next i
+# a flavor without node labels: either worker can run these jobs
+cat <<YAML | k hub create -f - >/dev/null || die "set-up for i not created"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: any
+spec: {}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: cq-any
+spec:
+  namespaceSelector: {}
+  admissionChecksStrategy:
+    admissionChecks:
+    - name: kubestellar-admc
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: any
+      resources:
+      - name: cpu
+        nominalQuota: "16"
+      - name: memory
+        nominalQuota: 64Gi
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: lq-any
+  namespace: default
+spec:
+  clusterQueue: cq-any
+YAML
+for n in 1 2 3 4; do QUEUE=lq-any job_yaml "job-i$n" 1 300s; echo "---"; done | k hub create -f - >/dev/null ||
+  die "job-i* not created"
+for n in 1 2 3 4; do wait_until 10 "job-i$n copy on exactly one worker" one_copy "job-i$n"; done
+n1=0
+n2=0
+for n in 1 2 3 4; do
+  if [ "$(copies "job-i$n")" = "1 0" ]; then n1=$((n1 + 1)); else n2=$((n2 + 1)); fi
+done
+P=cluster1
+O=cluster2
+[ $n2 -gt $n1 ] && P=cluster2 && O=cluster1
+ON_P=()
+for n in 1 2 3 4; do
+  k "$P" get job "job-i$n" -n default >/dev/null 2>&1 && ON_P+=("job-i$n")
+done
+faults "$P" '{"paused":true}' | jq -e '.paused==true' >/dev/null || die "$P not paused"
+lost() { # NAME
+  k hub get events -n default -o json |
+    jq -e --arg n "$1" --arg c "$P" '[.items[]|select(.reason=="WorkerLost" and .involvedObject.name==$n and (.message|contains($c)))]|length>=1'
+}
+on_other() { k "$O" get job "$1" -n default >/dev/null 2>&1; }
+for j in "${ON_P[@]}"; do
+  wait_until 30 "Event WorkerLost for $j ($P paused)" lost "$j"
+  wait_until 15 "$j re-placed on $O" on_other "$j"
+  jq_ok hub ".metadata.labels[\"kubestellar.io/cluster\"]==\"$O\"" job "$j" -n default >/dev/null ||
+    die "hub $j not labelled with $O"
+  # the check went Retry: Kueue evicted the Workload for it and reserved again
+  w=$(wl_of "$j")
+  jq_ok hub '([.status.conditions[]?|select(.type=="Evicted" and (.message|test("admission check";"i")))]|length==1) and ([.status.conditions[]?|select(.type=="QuotaReserved" and .status=="True")]|length==1)' \
+    workloads "$w" -n default >/dev/null || die "Workload $w of $j: no eviction for the Retry check" \
+    "$(k hub get workloads "$w" -n default -o json | jq -c .status.conditions)"
+done
+grep -q 'worker unreachable.*cluster='"$P" "$WORK/op.log" || die "no 'worker unreachable' for $P in the log"
+faults "$P" '{"paused":false}' | jq -e '.paused==false' >/dev/null || die "$P not resumed"
+for j in "${ON_P[@]}"; do
+  gone_p() { ! k "$P" get job "$1" -n default >/dev/null 2>&1; }
+  wait_until 20 "stale copy of $j deleted from $P after resume" gone_p "$j"
+done
+for n in 1 2 3 4; do
+  wait_until 50 "hub job-i$n Complete" hub_job_complete "job-i$n"
+  one_copy "job-i$n" || die "job-i$n copies: $(copies "job-i$n")"
+done
+for j in "${ON_P[@]}"; do
+  [ "$(copies "$j")" = "$([ $O = cluster1 ] && echo '1 0' || echo '0 1')" ] || die "$j copies: $(copies "$j")"
+done
+pass "$P paused: ${ON_P[*]} got WorkerLost, re-placed on $O; stale copies deleted on resume; all 4 completed with one copy"
+
+echo "ok   workload more e2e passed"
