@@ -1,0 +1,63 @@
+# Shared harness of the workload e2e scripts (sourced, not run): devhub start,
+# kubectl per cluster, waits, JSON checks and worker-copy counting. The sourcing
+# script sets ROOT, DEVHUB, WORK, PIDS and OP first.
+# shellcheck shell=bash disable=SC2034
+STEP=0
+SCALE=0.1 # devhub --time-scale: "20s" runs 2 s
+
+pass() { echo "ok   $STEP $1"; }
+die() {
+  echo "FAIL $STEP $1"
+  [ -n "${2:-}" ] && echo "---- output:" && echo "$2" | head -40
+  for f in hub cluster1 cluster2 op; do
+    echo "---- $f log (tail):"
+    tail -25 "$WORK/$f.log" 2>/dev/null
+  done
+  exit 1
+}
+next() { STEP=$1; }
+
+start_devhub() { # NAME flags...
+  local name=$1
+  shift
+  "$DEVHUB" --listen 127.0.0.1:0 --name "$name" --kubeconfig-out "$WORK/$name.kc" \
+    --crds "$ROOT/devhub/crds" --crds "$ROOT/config/crd" "$@" >"$WORK/$name.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 200); do
+    [ -s "$WORK/$name.kc" ] && kubectl --kubeconfig "$WORK/$name.kc" get --raw /readyz \
+      >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  die "devhub $name did not start"
+}
+k() { # CLUSTER kubectl-args...
+  local c=$1
+  shift
+  kubectl --kubeconfig "$WORK/$c.kc" "$@"
+}
+# wait_until SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds.
+wait_until() {
+  local t=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + t))
+  while [ $SECONDS -le $deadline ]; do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  die "timed out ($t s) waiting for: $what" "$("$@" 2>&1)"
+}
+# jq_ok CLUSTER JQ-EXPR kubectl-get-args...: the JSON satisfies the expression.
+jq_ok() {
+  local c=$1 expr=$2
+  shift 2
+  k "$c" get "$@" -o json | jq -e "$expr"
+}
+# copies NAME [NS]: how many worker copies named NAME, per worker, "n1 n2".
+copies() {
+  local a b ns=${2:-default}
+  a=$(k cluster1 get jobs -n "$ns" -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
+  b=$(k cluster2 get jobs -n "$ns" -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
+  echo "$a $b"
+}
+one_copy() { local c; c=$(copies "$@"); [ "$c" = "1 0" ] || [ "$c" = "0 1" ]; }
+no_copy() { [ "$(copies "$@")" = "0 0" ]; }
