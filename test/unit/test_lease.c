@@ -702,7 +702,10 @@ static void test_candidates_race_failover_and_handoff(void **state)
     assert_true(run_until(f, is_stop_done, 2));
     assert_int_equal(f->stop_rc, 0);
     assert_int_equal(l->stopped, 1);
-    assert_string_equal(store_holder(&st), "");
+    /* Released: empty, or already taken by the newcomer when the loop ran its retry in the
+     * same iteration (a loaded machine); either way not the old leader any more. */
+    const char *h = store_holder(&st);
+    assert_true(!strcmp(h, "") || !strcmp(h, "cand-c"));
     double t_release = clock_mono_s();
     assert_true(run_until(f, cand2_leads, 3));
     assert_true(c[2].t_started - t_release < 0.6);
