@@ -5,7 +5,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "pkg/kube/restconfig.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
+#include "test/support/tdir.h"
 
 #define V1 "client.authentication.k8s.io/v1"
 
@@ -27,19 +27,10 @@ struct fx {
     char dir[64];
 };
 
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
 static int setup(void **state)
 {
     struct fx *f = xcalloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/kks-exec-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (tdir_make(f->dir, sizeof f->dir, "kks-exec") < 0)
         return -1;
     *state = f;
     return 0;
@@ -48,7 +39,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fx *f = *state;
-    nftw(f->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tdir_remove(f->dir);
     free(f);
     return 0;
 }

@@ -7,7 +7,6 @@
 #define _XOPEN_SOURCE_EXTENDED 1
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "pkg/kube/restconfig.h"
 #include "pkg/util/log.h"
 #include "pkg/util/xalloc.h"
+#include "test/support/tdir.h"
 
 #define CA_PEM   "-----BEGIN CERTIFICATE-----\nMIIBCAFAKE\n-----END CERTIFICATE-----\n"
 #define CERT_PEM "-----BEGIN CERTIFICATE-----\nMIIBCLIENT\n-----END CERTIFICATE-----\n"
@@ -37,19 +37,10 @@ struct fx {
     char dir[64];
 };
 
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
 static int setup(void **state)
 {
     struct fx *f = xcalloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/kks-kubeconfig-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (tdir_make(f->dir, sizeof f->dir, "kks-kubeconfig") < 0)
         return -1;
     *state = f;
     return 0;
@@ -58,7 +49,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fx *f = *state;
-    nftw(f->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tdir_remove(f->dir);
     free(f);
     return 0;
 }
