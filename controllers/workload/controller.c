@@ -18,7 +18,7 @@ struct wlc {
     struct wlc_config cfg;
     struct wq *q;
     struct place_resv resv;
-    json_t *unusable_since;         /* cluster -> ms */
+    json_t *unusable_since;         /* cluster (Job) or "cluster group/resource" -> ms */
     const struct place_result *cur; /* during wlx_perform: the result to reserve */
     struct wlc_stats st;
     /* metrics (all NULL without a registry) */
@@ -88,13 +88,14 @@ static void update_depth(struct wlc *c)
 }
 
 /* Count a completed pass. */
-static void pass_account(struct pass *p, int rc)
+static void pass_account(struct pass *p, int rc, bool count_error)
 {
     struct wlc *c = p->c;
     if (!c->m_placed)
         return;
     if (rc < 0) {
-        metrics_counter_inc(c->m_errors);
+        if (count_error) /* not the switch to merge patches on a server without SSA */
+            metrics_counter_inc(c->m_errors);
         /* Some writes may have succeeded (the create, the final status): the
          * next successful pass counts them (the create only if it sees the copy). */
         if (p->placed || p->terminal_ms > 0) {
@@ -161,9 +162,16 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct pass *p = ud;
     struct wlc *c = p->c;
-    pass_account(p, r->rc);
+    pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
-    if (r->rc < 0) {
+    if (r->apply_unsupported) {
+        if (c->cfg.ops.server_side_apply)
+            log_info(c->cfg.lg, "the hub has no server-side apply: Workload status is written "
+                                "with resourceVersion-guarded merge patches");
+        c->cfg.ops.server_side_apply = false;
+        wq_forget(c->q, key);
+        wq_add(c->q, key); /* again at once, in the merge form */
+    } else if (r->rc < 0) {
         c->st.failures++;
         log_v(c->cfg.lg, 2, "workload reconcile: write failed, retrying", "workload", key, "error",
               r->err.msg);
@@ -219,13 +227,19 @@ static bool cluster_usable(struct wlc *c, const char *cluster, const struct kind
             place_cluster_free(&pc);
         }
     }
+    /* tracked per (cluster, kind): a worker that does not serve a kind outside
+     * the table is unusable for that kind only */
+    char *tk = !k || k == kind_lookup("batch/v1", "Job")
+                   ? xstrdup(cluster)
+                   : xasprintf("%s %s/%s", cluster, k->group, k->resource);
     if (usable) {
-        json_object_del(c->unusable_since, cluster);
-    } else if (!json_object_get(c->unusable_since, cluster)) {
-        json_object_set_new(c->unusable_since, cluster, json_integer(now));
+        json_object_del(c->unusable_since, tk);
+    } else if (!json_object_get(c->unusable_since, tk)) {
+        json_object_set_new(c->unusable_since, tk, json_integer(now));
     }
     *reachable = reach;
-    *since = usable ? 0 : (int64_t)json_integer_value(json_object_get(c->unusable_since, cluster));
+    *since = usable ? 0 : (int64_t)json_integer_value(json_object_get(c->unusable_since, tk));
+    free(tk);
     return usable;
 }
 
@@ -365,7 +379,9 @@ static void process(struct wq *q, const char *key, void *ud)
     struct err e = {0};
     json_t *wl = store_get(c->cfg.src.workloads, key);
     json_t *owner = wl ? jx_owner_controller(wl) : NULL;
-    const struct kind_def *k = owner ? kind_for_owner(owner) : NULL;
+    const struct kind_def *k = NULL;
+    if (owner)
+        k = c->cfg.src.kind ? c->cfg.src.kind(c->cfg.src.ud, owner) : kind_for_owner(owner);
     struct store *js = k && c->cfg.src.jobs ? c->cfg.src.jobs(c->cfg.src.ud, k) : NULL;
     if (!wl || !js || !jx_str(owner, "name", NULL)) {
         /* gone (copies of deleted jobs are the orphan GC's), no owner, or a kind not watched */
@@ -700,11 +716,14 @@ static int gc_cluster(const char *cluster, json_t *cm, void *ud)
     (void)cm;
     struct gc_walk *g = ud;
     struct wlc *c = g->c;
-    size_t nk;
-    const struct kind_def *tab = kind_table(&nk);
+    size_t nk = 0;
+    const struct kind_def *const *watched =
+        c->cfg.src.kinds ? c->cfg.src.kinds(c->cfg.src.ud, &nk) : NULL;
+    const struct kind_def *tab = watched ? NULL : kind_table(&nk);
     for (size_t i = 0; i < nk; i++) {
-        struct store *js = c->cfg.src.jobs(c->cfg.src.ud, &tab[i]);
-        struct store *cs = copies_store(c, cluster, &tab[i]);
+        const struct kind_def *kd = watched ? watched[i] : &tab[i];
+        struct store *js = c->cfg.src.jobs(c->cfg.src.ud, kd);
+        struct store *cs = copies_store(c, cluster, kd);
         if (!js || !cs)
             continue;
         json_t *uids = json_object();
@@ -720,11 +739,11 @@ static int gc_cluster(const char *cluster, json_t *cm, void *ud)
         size_t d = wl_gc_orphans(cluster, (const json_t *const *)v, n, c->cfg.opts.origin, uid_in,
                                  uids, &acts);
         if (d > 0) {
-            char *key = xasprintf("gc/%s/%s", cluster, tab[i].resource);
+            char *key = xasprintf("gc/%s/%s", cluster, kd->resource);
             struct wlx_ops ops = c->cfg.ops;
             ops.reserve = NULL;
             ops.unreserve = NULL;
-            if (wlx_perform(&ops, key, NULL, NULL, &tab[i], &acts, on_gc_done, c, NULL) == 0)
+            if (wlx_perform(&ops, key, NULL, NULL, kd, &acts, on_gc_done, c, NULL) == 0)
                 g->deleted += d;
             free(key);
         }

@@ -48,6 +48,15 @@ struct wlc_sources {
     struct store *cluster_metrics;  /* required */
     /* The hub store of job kind k, or NULL when that kind is not watched. */
     struct store *(*jobs)(void *ud, const struct kind_def *k);
+    /* The kind to use for a Workload's controller owner reference (borrowed,
+     * {apiVersion, kind, ...}): a table entry, or a generic entry for a kind
+     * outside the table (kinds.h kind_dynamic_new); NULL while it is not known
+     * (the Workload is skipped: the caller re-queues it once it knows).
+     * NULL callback = kind_for_owner (unknown kinds are then never watched). */
+    const struct kind_def *(*kind)(void *ud, const json_t *owner);
+    /* Every kind that has a hub store, for the orphan GC (*n entries,
+     * borrowed). NULL callback = the kind table. */
+    const struct kind_def *const *(*kinds)(void *ud, size_t *n);
     /* The store of our copies of kind k on `cluster` when that worker is
      * connected and synced, else NULL. May be NULL (kubestellar transport). */
     struct store *(*copies)(void *ud, const char *cluster, const struct kind_def *k);
@@ -62,7 +71,11 @@ struct wlc_sources {
 struct wlc_config {
     struct ev_loop *loop; /* borrowed, required */
     struct wlc_sources src;
-    struct wlx_ops ops; /* hub client, events, worker clients; reserve hooks are set by wlc */
+    /* hub client, events, worker clients; reserve hooks are set by wlc. With
+     * ops.server_side_apply the Workload status is applied (SSA) until the hub
+     * answers 415 (no SSA, e.g. the devhub): from then on merge patches, and
+     * that key is retried at once (not counted as an error). */
+    struct wlx_ops ops;
     struct wl_opts opts;
     enum place_policy policy;
     int64_t metrics_stale_after_ms; /* 0 = 120000 */
@@ -111,7 +124,7 @@ size_t wlc_sync_admission_checks(struct wlc *c);
 
 /*
  * Orphan GC (DESIGN §5.2 step 6): for every cluster (ClusterMetrics) and every
- * kind of the table whose hub job store and worker copies store both exist,
+ * kind (src.kinds, default the table) whose hub job store and worker copies store both exist,
  * delete the worker objects with our origin whose hub job (by uid) is gone
  * (wl_gc_orphans). Call it after the hub job stores have synced: when a hub
  * job is deleted, when a worker (re)connects, and periodically.

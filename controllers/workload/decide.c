@@ -240,6 +240,16 @@ static void wlst_flush(struct wlst *w, struct wl_actions *a)
     } else {
         json_decref(w->conds);
     }
+    /* An apply document must hold every field the manager keeps owning (an
+     * omitted one would be removed): our entry and ClusterAssigned as they
+     * are when this write does not change them. */
+    const json_t *cur_entry =
+        jx_find_by(jx_arr(wl, "status.admissionChecks"), "name", w->s->check_name);
+    if (!w->entry && cur_entry)
+        json_object_set_new(astatus, "admissionChecks", json_pack("[O]", cur_entry));
+    const json_t *cur_cond = jx_cond_find(wl, WL_COND_CLUSTER_ASSIGNED);
+    if (!w->cond && cur_cond)
+        json_object_set_new(astatus, "conditions", json_pack("[O]", cur_cond));
     struct wl_action *x = push(a, WL_ACT_PATCH_WL_STATUS);
     json_t *meta = json_object();
     if (jx_resource_version(wl))
@@ -387,6 +397,17 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
         if (inj)
             act_event(a, WL_TGT_JOB, "Normal", "AssignedFlavor",
                       xasprintf("nodeSelector added from the admitted flavors: %s", inj));
+        if (s->kind->generic) {
+            /* outside the kind table: only the label moves it (no pod templates known) */
+            char *gmsg = xasprintf(
+                "kind %s %s is not in kueue-ks's job kind table: placed on cluster %s by the "
+                "%s label only (no nodeSelector from the flavors, no suspend rule), status "
+                "copied whole",
+                jx_api_version(s->job) ? jx_api_version(s->job) : "?", jx_str(s->job, "kind", "?"),
+                p->cluster, XF_LABEL_CLUSTER);
+            act_event(a, WL_TGT_JOB, "Warning", WL_REASON_UNKNOWN_KIND, xstrdup(gmsg));
+            act_event(a, WL_TGT_WORKLOAD, "Warning", WL_REASON_UNKNOWN_KIND, gmsg);
+        }
         json_decref(labels);
         break;
     }

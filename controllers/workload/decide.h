@@ -24,6 +24,8 @@
  *     nodeSelector, annotations) in one job patch guarded by
  *     resourceVersion, reserve, ClusterAssigned=True, check message, Events
  *     AssignedCluster (+ AssignedFlavor when node labels were injected).
+ *     A job of a kind outside the kind table (kind->generic) is placed by
+ *     the label only and gets Warning Events WL_REASON_UNKNOWN_KIND.
  *     NOT_NOW / PIN_UNKNOWN: check stays Pending with the reason in its
  *     message, Event NoClusterFits when the message changes, requeue.
  *     NEVER: check Rejected with the reason, Event NoClusterFits.
@@ -53,7 +55,9 @@
  *    controller's entry is never overwritten with stale data. The devhub
  *    supports this form.
  *  - `apply`: a server-side apply document (application/apply-patch+yaml,
- *    JSON is valid YAML) holding only our entry (and ClusterAssigned); with
+ *    JSON is valid YAML) holding only our entry and ClusterAssigned (both
+ *    always, changed or not: a field left out of an apply loses its owner
+ *    and is removed); with
  *    field manager "kueue-ks" and force=true it owns just that element on a
  *    real API server, as Kueue's own controllers do (kueue-api §3.3).
  */
@@ -70,6 +74,8 @@
 
 #define WL_COND_CLUSTER_ASSIGNED "ClusterAssigned"
 #define WL_CHECK_MESSAGE_MAX     32768
+/* Warning Event reason when a job of a kind outside the kind table is placed. */
+#define WL_REASON_UNKNOWN_KIND "UnknownJobKind"
 
 enum wl_place_status { WL_PLACE_OK = 0, WL_PLACE_NOT_NOW, WL_PLACE_NEVER, WL_PLACE_PIN_UNKNOWN };
 

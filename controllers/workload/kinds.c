@@ -2,6 +2,7 @@
 #include "controllers/workload/kinds.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,20 +121,121 @@ const struct kind_def *kind_lookup_gk(const char *group, const char *kind)
     return NULL;
 }
 
-const struct kind_def *kind_lookup(const char *api_version, const char *kind)
+bool kind_is(const struct kind_def *k, const char *api_version, const char *kind)
 {
-    if (!api_version || !kind)
-        return NULL;
+    if (!k || !api_version || !kind)
+        return false;
     const char *slash = strchr(api_version, '/');
     size_t glen = slash ? (size_t)(slash - api_version) : 0;
     const char *version = slash ? slash + 1 : api_version;
+    return strlen(k->group) == glen && strncmp(k->group, api_version, glen) == 0 &&
+           strcmp(k->version, version) == 0 && strcmp(k->kind, kind) == 0;
+}
+
+const struct kind_def *kind_lookup(const char *api_version, const char *kind)
+{
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        const struct kind_def *k = &kinds[i];
-        if (strlen(k->group) == glen && strncmp(k->group, api_version, glen) == 0 &&
-            strcmp(k->version, version) == 0 && strcmp(k->kind, kind) == 0)
-            return k;
+        if (kind_is(&kinds[i], api_version, kind))
+            return &kinds[i];
     }
     return NULL;
+}
+
+int kind_split_api_version(const char *api_version, char **group, char **version)
+{
+    *group = *version = NULL;
+    if (!api_version || !*api_version)
+        return -EINVAL;
+    const char *slash = strchr(api_version, '/');
+    if (slash && (slash == api_version || !slash[1] || strchr(slash + 1, '/')))
+        return -EINVAL;
+    *group = slash ? xstrndup(api_version, (size_t)(slash - api_version)) : xstrdup("");
+    *version = xstrdup(slash ? slash + 1 : api_version);
+    return 0;
+}
+
+static bool has_verb(const json_t *res, const char *verb)
+{
+    json_t *verbs = json_object_get(res, "verbs");
+    for (size_t i = 0; i < json_array_size(verbs); i++) {
+        const char *v = json_string_value(json_array_get(verbs, i));
+        if (v && strcmp(v, verb) == 0)
+            return true;
+    }
+    return false;
+}
+
+struct kind_def *kind_dynamic_new(const json_t *resource_list, const char *group,
+                                  const char *version, const char *kind, struct err *e)
+{
+    json_t *res = json_object_get(resource_list, "resources");
+    if (!group || !version || !*version || !kind || !*kind || !json_is_array(res)) {
+        err_set(e, -EINVAL, "discovery of %s%s%s: not an APIResourceList",
+                group && *group ? group : "", group && *group ? "/" : "", version ? version : "");
+        return NULL;
+    }
+    const json_t *found = NULL;
+    for (size_t i = 0; i < json_array_size(res) && !found; i++) {
+        const json_t *r = json_array_get(res, i);
+        const char *name = jx_str(r, "name", NULL);
+        const char *k = jx_str(r, "kind", NULL);
+        if (name && *name && !strchr(name, '/') && k && strcmp(k, kind) == 0)
+            found = r;
+    }
+    char av[256];
+    snprintf(av, sizeof av, "%s%s%s", group, *group ? "/" : "", version);
+    if (!found) {
+        err_set(e, -ENOENT, "kind %s %s is not served by the hub", av, kind);
+        return NULL;
+    }
+    const char *name = jx_str(found, "name", "");
+    if (!jx_bool(found, "namespaced", false)) {
+        err_set(e, -EINVAL,
+                "kind %s %s (%s) is cluster-scoped: a Workload's owner must be namespaced", av,
+                kind, name);
+        return NULL;
+    }
+    static const char *const need[] = {"get", "list", "watch", "create", "patch", "delete"};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        if (!has_verb(found, need[i])) {
+            err_set(e, -EINVAL, "kind %s %s (%s) does not support \"%s\"", av, kind, name, need[i]);
+            return NULL;
+        }
+    }
+    char *status = xasprintf("%s/status", name);
+    bool has_status = false;
+    for (size_t i = 0; i < json_array_size(res) && !has_status; i++)
+        has_status = strcmp(jx_str(json_array_get(res, i), "name", ""), status) == 0;
+    free(status);
+    struct kind_def *k = xcalloc(1, sizeof(*k));
+    char *prefix = xstrdup(kind);
+    for (char *c = prefix; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    k->group = xstrdup(group);
+    k->version = xstrdup(version);
+    k->kind = xstrdup(kind);
+    k->resource = xstrdup(name);
+    k->wl_prefix = prefix;
+    k->shape = KIND_TMPL_NONE;
+    k->success = none;
+    k->failure = none;
+    k->status_rule = KIND_STATUS_COPY;
+    k->generic = true;
+    k->no_status_subresource = !has_status;
+    return k;
+}
+
+void kind_dynamic_free(struct kind_def *k)
+{
+    if (!k)
+        return;
+    /* the strings of a dynamic entry are its own (kind_dynamic_new) */
+    free((char *)k->group);
+    free((char *)k->version);
+    free((char *)k->kind);
+    free((char *)k->resource);
+    free((char *)k->wl_prefix);
+    free(k);
 }
 
 const struct kind_def *kind_for_owner(const json_t *ref)

@@ -40,6 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pkg/util/err.h"
+
 enum kind_tmpl_shape { KIND_TMPL_NONE = 0, KIND_TMPL_SINGLE, KIND_TMPL_MAP, KIND_TMPL_LIST };
 
 enum kind_status_rule {
@@ -65,6 +67,9 @@ struct kind_def {
     const char *pre_failure;
     enum kind_status_rule status_rule;
     bool generic;
+    /* The resource has no /status subresource (a CRD without
+     * subresources.status): status is written through the object itself. */
+    bool no_status_subresource;
 };
 
 /* The entry for apiVersion ("batch/v1", "v1" = core) and kind, or NULL. */
@@ -76,6 +81,26 @@ const struct kind_def *kind_lookup_gk(const char *group, const char *kind);
 const struct kind_def *kind_for_owner(const json_t *ref);
 /* The generic entry. */
 const struct kind_def *kind_generic(void);
+/*
+ * A generic entry for a kind outside the table, from the hub's discovery
+ * document of its group-version (an APIResourceList, borrowed): the resource
+ * whose "kind" is `kind` (subresources skipped) must be namespaced (Workloads
+ * and their owners share a namespace) and support get, list, watch, create,
+ * patch and delete. Its /status subresource is used when listed. Returns a
+ * new entry (free with kind_dynamic_free; generic = true, status copied
+ * whole, no templates, no suspend field), or NULL with -ENOENT (the kind is
+ * not served) / -EINVAL (served but unusable, or a malformed document) and a
+ * message in e.
+ */
+struct kind_def *kind_dynamic_new(const json_t *resource_list, const char *group,
+                                  const char *version, const char *kind, struct err *e);
+void kind_dynamic_free(struct kind_def *k);
+/* True when k is (group, version, kind) = apiVersion + kind. */
+bool kind_is(const struct kind_def *k, const char *api_version, const char *kind);
+/* Split apiVersion "group/version" (or "v1" = core) into new strings. -EINVAL
+ * for an empty or malformed value. */
+int kind_split_api_version(const char *api_version, char **group, char **version);
+
 /* The entries of the table (not the generic one), for building informers. */
 const struct kind_def *kind_table(size_t *n);
 /* "group/version", or "version" for the core group. Writes into buf (size n). */

@@ -20,6 +20,7 @@ struct batch {
 struct call {
     struct batch *b;
     enum wl_act_type type;
+    bool apply;
 };
 
 static void batch_fail(struct batch *b, int rc, const struct err *e, const char *fallback)
@@ -53,6 +54,8 @@ static void on_done(void *ud, const struct kube_result *r)
         ok = true;
     if (!ok && c->type == WL_ACT_DELETE_COPY && r->status == 404)
         ok = true;
+    if (!ok && c->apply && r->status == 415)
+        b->res.apply_unsupported = true;
     if (!ok) {
         log_v(b->lg, 2, "workload write failed", "workload", b->key, "error", r->err->msg);
         batch_fail(b, r->rc, r->err, "request failed");
@@ -67,6 +70,7 @@ static void submit(struct batch *b, struct kube_client *cl, const struct kube_re
     struct call *c = xcalloc(1, sizeof(*c));
     c->b = b;
     c->type = type;
+    c->apply = req->content_type && strcmp(req->content_type, WLX_CT_APPLY) == 0;
     struct err e = {0};
     b->pending++;
     b->res.calls++;
@@ -80,8 +84,10 @@ static void submit(struct batch *b, struct kube_client *cl, const struct kube_re
 
 static char *job_path(const struct kind_def *k, const json_t *obj, const char *sub)
 {
-    if (!k || k->generic || !k->resource[0] || !jx_name(obj))
-        return NULL;
+    if (!k || !k->resource[0] || !jx_name(obj))
+        return NULL; /* the static generic entry: no resource known */
+    if (sub && k->no_status_subresource)
+        sub = NULL;
     return kube_path(k->group, k->version, k->resource, jx_namespace(obj), jx_name(obj), sub);
 }
 
@@ -147,7 +153,7 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
                 batch_fail(b, -ENOTCONN, &ce, "");
                 break;
             }
-            if (!k || k->generic) {
+            if (!k || !k->resource[0]) {
                 batch_fail(b, -EINVAL, NULL, "copy: the job kind has no known resource");
                 break;
             }

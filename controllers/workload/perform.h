@@ -6,7 +6,8 @@
  *
  * Per action:
  *   PATCH_JOB         PATCH <job>            application/merge-patch+json  (hub)
- *   PATCH_JOB_STATUS  PATCH <job>/status     application/merge-patch+json  (hub)
+ *   PATCH_JOB_STATUS  PATCH <job>/status     application/merge-patch+json  (hub;
+ *                     PATCH <job> for a kind without a status subresource)
  *   PATCH_WL_STATUS   PATCH <workload>/status merge patch (the `patch` document), or
  *                     with server_side_apply the `apply` document as
  *                     application/apply-patch+yaml, ?fieldManager=<fm>&force=true (hub)
@@ -64,6 +65,9 @@ struct wlx_result {
     unsigned calls;     /* API calls made */
     unsigned failed;    /* of which failed */
     int64_t requeue_ms; /* smallest REQUEUE delay, -1 when none */
+    /* The workload status apply got 415 Unsupported Media Type: the server has
+     * no server-side apply (the devhub); use the merge patch form. */
+    bool apply_unsupported;
 };
 
 typedef void (*wlx_done_fn)(void *ud, const char *wl_key, const struct wlx_result *r);

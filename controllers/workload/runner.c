@@ -16,12 +16,14 @@
 #include "pkg/kube/events.h"
 #include "pkg/kube/informer.h"
 #include "pkg/kube/kubeconfig.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
-#define WLRUN_MAX_KINDS 16
-#define BP_GROUP        "control.kubestellar.io"
-#define BP_VERSION      "v1alpha1"
-#define BP_RESOURCE     "bindingpolicies"
+#define WLRUN_MAX_KINDS    32   /* hub job kinds: the table's served ones + discovered ones */
+#define WLRUN_REDISCOVER_S 60.0 /* retry discovery of a kind that was not served */
+#define BP_GROUP           "control.kubestellar.io"
+#define BP_VERSION         "v1alpha1"
+#define BP_RESOURCE        "bindingpolicies"
 
 enum { HUB_WL = 0, HUB_AC, HUB_RF, HUB_CM, HUB_FIXED };
 
@@ -45,6 +47,10 @@ struct wlrun {
     struct informer *jobs[WLRUN_MAX_KINDS];
     const struct kind_def *job_kinds[WLRUN_MAX_KINDS];
     size_t n_jobs;
+    /* kinds outside the table, found by discovery when a Workload names one */
+    struct kind_def *dyn[WLRUN_MAX_KINDS];
+    size_t n_dyn;
+    json_t *dyn_disc; /* "apiVersion kind" -> {"pending": bool, "at": mono s} */
 
     struct workers *workers;
     struct evrec *events;
@@ -108,6 +114,7 @@ int wlrun_new(const struct wlrun_config *cfg, struct wlrun **out, struct err *e)
     r->policy = pol;
     r->bp_done = json_object();
     r->ns_done = json_object();
+    r->dyn_disc = json_object();
     *out = r;
     return 0;
 }
@@ -134,6 +141,29 @@ static struct store *src_jobs(void *ud, const struct kind_def *k)
     for (size_t i = 0; i < r->n_jobs; i++)
         if (r->job_kinds[i] == k)
             return informer_store(r->jobs[i]);
+    return NULL;
+}
+
+static const struct kind_def *const *src_kinds(void *ud, size_t *n)
+{
+    struct wlrun *r = ud;
+    *n = r->n_jobs;
+    return r->job_kinds;
+}
+
+static void dyn_discover(struct wlrun *r, const char *av, const char *kind);
+
+static const struct kind_def *src_kind(void *ud, const json_t *owner)
+{
+    struct wlrun *r = ud;
+    const struct kind_def *k = kind_for_owner(owner);
+    if (!k || !k->generic)
+        return k;
+    const char *av = jx_str(owner, "apiVersion", NULL), *kind = jx_str(owner, "kind", NULL);
+    for (size_t i = 0; i < r->n_jobs; i++)
+        if (r->job_kinds[i]->generic && kind_is(r->job_kinds[i], av, kind))
+            return r->job_kinds[i];
+    dyn_discover(r, av, kind);
     return NULL;
 }
 
@@ -522,6 +552,125 @@ static int add_informer(struct wlrun *r, const char *group, const char *version,
     return 0;
 }
 
+static const struct informer_handlers *job_handlers(struct wlrun *r, struct informer_handlers *h)
+{
+    *h = (struct informer_handlers){
+        .on_add = job_add, .on_update = job_update, .on_delete = job_delete, .ud = r};
+    return h;
+}
+
+/* ---- kinds outside the table ------------------------------------------------------ */
+
+struct dyn_call {
+    struct wlrun *r;
+    char *key, *group, *version, *kind;
+};
+
+static void dyn_call_free(struct dyn_call *d)
+{
+    free(d->key);
+    free(d->group);
+    free(d->version);
+    free(d->kind);
+    free(d);
+}
+
+/* Watch hub objects of kind k (taken) and our copies of it on the workers. */
+static int add_dyn_kind(struct wlrun *r, struct kind_def *k, struct err *e)
+{
+    if (r->n_jobs == WLRUN_MAX_KINDS || r->n_dyn == WLRUN_MAX_KINDS) {
+        kind_dynamic_free(k);
+        return err_set(e, -ENOSPC, "more than %d job kinds", WLRUN_MAX_KINDS);
+    }
+    r->dyn[r->n_dyn++] = k;
+    char name[160];
+    snprintf(name, sizeof name, "hub/%s%s%s", k->resource, k->group[0] ? "." : "", k->group);
+    struct informer_handlers h;
+    int rc = add_informer(r, k->group, k->version, k->resource, name, job_handlers(r, &h),
+                          &r->jobs[r->n_jobs], e);
+    if (rc < 0)
+        return rc;
+    r->job_kinds[r->n_jobs++] = k;
+    if ((rc = informer_start(r->jobs[r->n_jobs - 1], e)) < 0)
+        return rc;
+    if (r->workers && (rc = workers_add_kind(r->workers, k, e)) < 0)
+        return rc;
+    return 0;
+}
+
+static void dyn_done(void *ud, const struct kube_result *res)
+{
+    struct dyn_call *d = ud;
+    struct wlrun *r = d->r;
+    if (res->rc == -ECANCELED || res->rc == -ESHUTDOWN || r->stopped || !r->set_up) {
+        json_object_del(r->dyn_disc, d->key);
+        dyn_call_free(d);
+        return;
+    }
+    struct err e;
+    err_clear(&e);
+    struct kind_def *k = NULL;
+    if (res->rc == 0)
+        k = kind_dynamic_new(res->body, d->group, d->version, d->kind, &e);
+    else if (res->rc == -ENOENT)
+        err_set(&e, -ENOENT, "API group-version of %s is not served by the hub", d->key);
+    else
+        e = *res->err;
+    json_t *st = json_object_get(r->dyn_disc, d->key);
+    if (st) {
+        json_object_set_new(st, "pending", json_false());
+        json_object_set_new(st, "at", json_real(clock_mono_s()));
+    }
+    if (!k) {
+        log_warn(r->lg, "Workloads owned by this kind are skipped (discovery retried later)",
+                 "kind", d->key, "error", e.msg);
+    } else {
+        const char *res_name = k->resource;
+        log_info(r->lg, "watching a job kind outside the kind table (placed by label only)", "kind",
+                 d->key, "resource", res_name, "status_subresource",
+                 k->no_status_subresource ? "false" : "true");
+        if (add_dyn_kind(r, k, &e) < 0)
+            log_error(r->lg, "cannot watch job kind", "kind", d->key, "error", e.msg);
+        soon(r, &r->clusters_soon); /* re-queues every Workload once synced */
+    }
+    dyn_call_free(d);
+}
+
+/* Discover (asynchronously, once; again after WLRUN_REDISCOVER_S when it was
+ * not served) the resource of a Workload owner kind outside the table. */
+static void dyn_discover(struct wlrun *r, const char *av, const char *kind)
+{
+    if (!av || !kind || r->stopped || !r->set_up)
+        return;
+    char *key = xasprintf("%s %s", av, kind);
+    json_t *st = json_object_get(r->dyn_disc, key);
+    if (st && (json_is_true(json_object_get(st, "pending")) ||
+               clock_mono_s() - json_real_value(json_object_get(st, "at")) < WLRUN_REDISCOVER_S)) {
+        free(key);
+        return;
+    }
+    struct dyn_call *d = xcalloc(1, sizeof(*d));
+    d->r = r;
+    d->key = key;
+    d->kind = xstrdup(kind);
+    if (kind_split_api_version(av, &d->group, &d->version) < 0) {
+        log_warn(r->lg, "Workload owner has a malformed apiVersion; skipped", "kind", key);
+        json_object_set_new(r->dyn_disc, key,
+                            json_pack("{s:b,s:f}", "pending", 0, "at", clock_mono_s()));
+        dyn_call_free(d);
+        return;
+    }
+    json_object_set_new(r->dyn_disc, key, json_pack("{s:b,s:f}", "pending", 1, "at", 0.0));
+    char *path = kube_path(d->group, d->version, NULL, NULL, NULL, NULL);
+    struct err e;
+    err_clear(&e);
+    if (kube_client_get(r->hub, path, NULL, dyn_done, d, NULL, &e) < 0) {
+        json_object_del(r->dyn_disc, key);
+        dyn_call_free(d);
+    }
+    free(path);
+}
+
 static int set_up(struct wlrun *r, struct err *e)
 {
     int rc;
@@ -530,8 +679,8 @@ static int set_up(struct wlrun *r, struct err *e)
         .on_add = wl_add, .on_update = wl_update, .on_delete = wl_add, .ud = r};
     struct informer_handlers hcl = {
         .on_add = cluster_event, .on_update = cluster_update, .on_delete = cluster_event, .ud = r};
-    struct informer_handlers hjob = {
-        .on_add = job_add, .on_update = job_update, .on_delete = job_delete, .ud = r};
+    struct informer_handlers hjob;
+    job_handlers(r, &hjob);
     if ((rc = add_informer(r, "kueue.x-k8s.io", kv, "workloads", "workloads", &hwl,
                            &r->fixed[HUB_WL], e)) < 0 ||
         (rc = informer_add_index(r->fixed[HUB_WL], WLC_INDEX_OWNER, store_index_by_owner_uid, NULL,
@@ -588,6 +737,8 @@ static int set_up(struct wlrun *r, struct err *e)
                 .flavors = informer_store(r->fixed[HUB_RF]),
                 .cluster_metrics = informer_store(r->fixed[HUB_CM]),
                 .jobs = src_jobs,
+                .kind = src_kind,
+                .kinds = src_kinds,
                 .copies = r->direct ? src_copies : NULL,
                 .synced = hub_synced,
                 .ud = r},
@@ -596,6 +747,8 @@ static int set_up(struct wlrun *r, struct err *e)
                 .worker = r->direct ? ops_worker : NULL,
                 .ud = r,
                 .kueue_version = r->kueue_version,
+                /* merge patches from the first 415 on (servers without SSA) */
+                .server_side_apply = true,
                 .lg = r->lg},
         .opts = {.direct = r->direct,
                  .delete_on_completion = r->cfg.delete_on_completion,
@@ -789,6 +942,9 @@ void wlrun_free(struct wlrun *r)
     json_decref(r->ns_done);
     free(r->kueue_version);
     free(r->origin);
+    for (size_t i = 0; i < r->n_dyn; i++)
+        kind_dynamic_free(r->dyn[i]);
+    json_decref(r->dyn_disc);
     free(r);
 }
 

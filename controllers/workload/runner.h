@@ -22,6 +22,11 @@
  *     6. a periodic pass (gc_interval_s): orphan GC, AdmissionCheck sync,
  *        BindingPolicies, re-queue of every Workload;
  *     7. readyz check "workload-informers-synced".
+ *   Kinds outside the table: when a Workload's owner is one, its
+ *   group-version is discovered (once; again after a minute when not
+ *   served), a generic kind entry is made (kinds.h kind_dynamic_new) and
+ *   watched on the hub and, direct transport, on the workers
+ *   (workers_add_kind); then every Workload is re-queued.
  *   Nothing calls the API synchronously from a reconcile: every write is a
  *   callback-completed request on the loop.
  *

@@ -19,7 +19,6 @@
 
 #define WORKERS_TICK_S     0.5
 #define WORKERS_PROBE_TO_S 5.0
-#define WORKERS_MAX_KINDS  16
 
 struct worker {
     struct workers *w;
@@ -42,6 +41,9 @@ struct worker {
 
 struct workers {
     struct workers_config cfg;
+    /* the kinds watched on every worker (Job first); borrowed entries */
+    const struct kind_def *kinds[WORKERS_MAX_KINDS];
+    size_t n_kinds;
     char *ns, *origin, *selector;
     struct ev_loop *loop;
     struct worker **v;
@@ -243,6 +245,34 @@ static void worker_free(struct worker *k)
     free(k);
 }
 
+/* The copies informer of kind kd on worker k (not started). */
+static int worker_add_informer(struct worker *k, const struct kind_def *kd, struct err *e)
+{
+    struct workers *w = k->w;
+    if (k->n_inf == WORKERS_MAX_KINDS)
+        return err_set(e, -ENOSPC, "worker %s: more than %d job kinds", k->name, WORKERS_MAX_KINDS);
+    char iname[160];
+    snprintf(iname, sizeof iname, "%s/%s%s%s", k->name, kd->resource, kd->group[0] ? "." : "",
+             kd->group);
+    struct informer_opts io = {.client = k->client,
+                               .group = kd->group,
+                               .version = kd->version,
+                               .resource = kd->resource,
+                               .label_selector = w->selector,
+                               .name = iname,
+                               .lg = w->cfg.lg,
+                               .backoff_initial_s = w->cfg.informer_backoff_s,
+                               .backoff_max_s = w->cfg.informer_backoff_s > 0 ? 5.0 : 0};
+    int rc = informer_new(&io, &k->inf[k->n_inf], e);
+    if (rc < 0)
+        return rc;
+    struct informer_handlers h = {
+        .on_add = copy_add, .on_update = copy_update, .on_delete = copy_add, .ud = k};
+    informer_add_handlers(k->inf[k->n_inf], &h);
+    k->kinds[k->n_inf++] = kd;
+    return 0;
+}
+
 /* Create the worker's client, agent and informers (not started). Takes cfg. */
 static int worker_new(struct workers *w, const char *name, struct kube_rest_config *cfg,
                       struct worker **out, struct err *e)
@@ -270,33 +300,9 @@ static int worker_new(struct workers *w, const char *name, struct kube_rest_conf
         if (rc < 0)
             goto fail;
     }
-    /* the Job kind first: its informer stands for the worker's reachability */
-    const struct kind_def *job = kind_lookup("batch/v1", "Job");
-    k->kinds[k->n_inf++] = job;
-    for (size_t i = 0; i < w->cfg.n_kinds && k->n_inf < WORKERS_MAX_KINDS; i++)
-        if (w->cfg.kinds[i] && w->cfg.kinds[i] != job)
-            k->kinds[k->n_inf++] = w->cfg.kinds[i];
-    for (size_t i = 0; i < k->n_inf; i++) {
-        char iname[128];
-        snprintf(iname, sizeof iname, "%s/%s", name, k->kinds[i]->resource);
-        struct informer_opts io = {.client = k->client,
-                                   .group = k->kinds[i]->group,
-                                   .version = k->kinds[i]->version,
-                                   .resource = k->kinds[i]->resource,
-                                   .label_selector = w->selector,
-                                   .name = iname,
-                                   .lg = w->cfg.lg,
-                                   .backoff_initial_s = w->cfg.informer_backoff_s,
-                                   .backoff_max_s = w->cfg.informer_backoff_s > 0 ? 5.0 : 0};
-        rc = informer_new(&io, &k->inf[i], e);
-        if (rc < 0) {
-            k->n_inf = i;
+    for (size_t i = 0; i < w->n_kinds; i++)
+        if ((rc = worker_add_informer(k, w->kinds[i], e)) < 0)
             goto fail;
-        }
-        struct informer_handlers h = {
-            .on_add = copy_add, .on_update = copy_update, .on_delete = copy_add, .ud = k};
-        informer_add_handlers(k->inf[i], &h);
-    }
     ev_timer_init(&k->tick, tick_cb, 0.05, WORKERS_TICK_S);
     k->tick.data = k;
     *out = k;
@@ -462,6 +468,14 @@ int workers_new(const struct workers_config *cfg, struct workers **out, struct e
     w->cfg.origin = w->origin;
     w->selector = xasprintf("%s=%s", XF_LABEL_ORIGIN, w->origin);
     w->loop = kube_client_loop(cfg->hub);
+    /* the Job kind first: its informer stands for the worker's reachability */
+    const struct kind_def *job = kind_lookup("batch/v1", "Job");
+    w->kinds[w->n_kinds++] = job;
+    for (size_t i = 0; i < cfg->n_kinds && w->n_kinds < WORKERS_MAX_KINDS; i++)
+        if (cfg->kinds[i] && cfg->kinds[i] != job)
+            w->kinds[w->n_kinds++] = cfg->kinds[i];
+    w->cfg.kinds = NULL;
+    w->cfg.n_kinds = 0;
     *out = w;
     return 0;
 }
@@ -507,6 +521,26 @@ int workers_add_file(struct workers *w, const char *spec, struct err *e)
 out:
     free(name);
     free(path);
+    return rc;
+}
+
+int workers_add_kind(struct workers *w, const struct kind_def *k, struct err *e)
+{
+    for (size_t i = 0; i < w->n_kinds; i++)
+        if (w->kinds[i] == k)
+            return 0;
+    if (w->n_kinds == WORKERS_MAX_KINDS)
+        return err_set(e, -ENOSPC, "workers: more than %d job kinds", WORKERS_MAX_KINDS);
+    w->kinds[w->n_kinds++] = k;
+    int rc = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        struct worker *wk = w->v[i];
+        int r = worker_add_informer(wk, k, e);
+        if (r == 0 && wk->started)
+            r = informer_start(wk->inf[wk->n_inf - 1], e);
+        if (r < 0 && rc == 0)
+            rc = r; /* the other workers still get theirs */
+    }
     return rc;
 }
 

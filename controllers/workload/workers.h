@@ -44,6 +44,7 @@
 #define WORKERS_SECRET_LABEL "kueue-ks.io/worker"
 #define WORKERS_SECRET_KEY   "kubeconfig"
 #define WORKERS_NAME_LABEL   "name"
+#define WORKERS_MAX_KINDS    32
 
 struct workers_config {
     struct kube_client *hub;     /* borrowed, required: Secrets informer and agent writes */
@@ -77,6 +78,14 @@ void workers_free(struct workers *w);
  * -EINVAL (bad spec, insecure kubeconfig), -EEXIST (name taken) or the
  * loader's code, with a message naming the worker and file. */
 int workers_add_file(struct workers *w, const char *spec, struct err *e);
+
+/* Watch our copies of one more kind on every worker, now and for workers
+ * registered later (k borrowed: it must outlive the workers). Started at once
+ * on started workers. A worker that does not serve the kind never syncs that
+ * informer, so workers_copies() stays NULL for it (the controller treats the
+ * cluster as unusable for that kind). 0 (also when already watched), or
+ * -ENOSPC beyond WORKERS_MAX_KINDS kinds / the informer's code. */
+int workers_add_kind(struct workers *w, const struct kind_def *k, struct err *e);
 
 /* Start every worker and the Secrets informer. 0, or a negative code. */
 int workers_start(struct workers *w, struct err *e);

@@ -38,6 +38,7 @@ struct informer {
     struct store *store;
     struct informer_handlers *h;
     size_t nh;
+    char *last_err; /* the last failure logged at warn, until a list succeeds */
 
     int page_size;
     double b_init, b_max, b_reset, b_jitter, short_watch;
@@ -164,8 +165,16 @@ static void fail_and_retry(struct informer *inf, enum inf_next next, const char 
 {
     inf->st.failures++;
     double d = backoff_next(inf);
-    log_warn(inf->lg, what, "informer", inf->name, "error", e ? e->msg : "", "retry_in_s",
-             LOG_DBL(d));
+    const char *msg = e ? e->msg : "";
+    /* the same failure again (e.g. a resource a worker does not serve): once at
+     * warn, then at --v 1, until a list succeeds */
+    if (inf->last_err && strcmp(inf->last_err, msg) == 0) {
+        log_v(inf->lg, 1, what, "informer", inf->name, "error", msg, "retry_in_s", LOG_DBL(d));
+    } else {
+        log_warn(inf->lg, what, "informer", inf->name, "error", msg, "retry_in_s", LOG_DBL(d));
+        free(inf->last_err);
+        inf->last_err = xstrdup(msg);
+    }
     schedule(inf, next, d);
 }
 
@@ -314,6 +323,8 @@ static void list_done(void *ud, const struct kube_result *r)
         return;
     }
     inf->st.lists++;
+    free(inf->last_err);
+    inf->last_err = NULL;
     if (!inf->synced)
         log_info(inf->lg, "informer synced", "informer", inf->name, "objects",
                  LOG_UINT(store_len(inf->store)), "resourceVersion", inf->rv ? inf->rv : "");
@@ -509,6 +520,7 @@ void informer_free(struct informer *inf)
     free(inf->rv);
     free(inf->name);
     free(inf->path);
+    free(inf->last_err);
     free(inf->label_selector);
     free(inf->field_selector);
     free(inf);

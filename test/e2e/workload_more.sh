@@ -281,4 +281,98 @@ for j in "${ON_P[@]}"; do
 done
 pass "$P paused: ${ON_P[*]} got WorkerLost, re-placed on $O; stale copies deleted on resume; all 4 completed with one copy"
 
+# ---- u: a job kind outside the kind table -----------------------------------------
+next u
+widget_crd() {
+  cat <<YAML
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+YAML
+}
+for c in hub cluster2; do
+  widget_crd | k "$c" apply -f - >/dev/null || die "Widget CRD not created on $c"
+done
+wait_until 10 "Widget served by the hub" k hub get widgets -n default
+for w in w1 w2; do
+  cat <<YAML | k hub create -f - >/dev/null || die "Widget $w not created"
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: $w
+  namespace: default
+spec:
+  size: 2
+  template: {spec: {containers: [{name: c, image: busybox}]}}
+YAML
+  uid=$(k hub get widget "$w" -n default -o jsonpath='{.metadata.uid}')
+  [ -n "$uid" ] || die "no uid for Widget $w"
+  # Kueue's integration for such a kind would create this Workload
+  cat <<YAML | k hub create -f - >/dev/null || die "Workload for Widget $w not created"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: widget-$w
+  namespace: default
+  ownerReferences:
+  - {apiVersion: example.com/v1, kind: Widget, name: $w, uid: $uid, controller: true}
+spec:
+  queueName: lq-any
+  podSets:
+  - name: main
+    count: 2
+    template:
+      spec:
+        containers:
+        - name: c
+          image: busybox
+          resources: {requests: {cpu: "1", memory: 100Mi}}
+YAML
+done
+wcopies() { # NAME: copies of Widget NAME on "cluster1 cluster2" (cluster1 has no such API)
+  local b
+  b=$(k cluster2 get widgets -n default -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
+  k cluster1 get widgets -n default >/dev/null 2>&1 && { echo "served-on-cluster1 $b"; return; }
+  echo "0 $b"
+}
+for w in w1 w2; do
+  wait_until 15 "Widget $w copied to cluster2" eval '[ "$(wcopies '"$w"')" = "0 1" ]'
+  jq_ok hub '.metadata.labels["kubestellar.io/cluster"]=="cluster2" and
+      .metadata.annotations["kueue-ks.io/placed-by"]=="kueue-ks" and
+      (.metadata.annotations["kueue-ks.io/injected-node-selector"]==null)' widget "$w" -n default >/dev/null ||
+    die "hub Widget $w not labelled for cluster2" "$(k hub get widget "$w" -n default -o yaml)"
+  jq_ok cluster2 '.metadata.labels["kueue-ks.io/origin"]!=null and .metadata.labels["app.kubernetes.io/managed-by"]=="kueue-ks" and .spec.size==2' \
+    widget "$w" -n default >/dev/null || die "cluster2 copy of $w lacks origin labels or its spec" \
+    "$(k cluster2 get widget "$w" -n default -o yaml)"
+  k hub get events -n default -o json | jq -e --arg n "$w" \
+    '[.items[]|select(.reason=="UnknownJobKind" and .type=="Warning" and .involvedObject.kind=="Widget" and .involvedObject.name==$n and (.message|contains("placed on cluster cluster2")))]|length>=1' \
+    >/dev/null || die "no Warning Event UnknownJobKind on Widget $w" "$(k hub get events -n default)"
+done
+grep -q 'watching a job kind outside the kind table.*resource=widgets' "$WORK/op.log" ||
+  die "the operator did not log the discovered kind"
+echo '{"status":{"phase":"Running","ready":2}}' |
+  k cluster2 patch widget w1 -n default --subresource=status --type=merge --patch-file=/dev/stdin >/dev/null ||
+  die "cannot set the status of the cluster2 copy"
+wait_until 10 "hub Widget w1 status copied from cluster2" jq_ok hub \
+  '.status.phase=="Running" and .status.ready==2' widget w1 -n default
+wait_until 10 "check message of widget-w1 names cluster2" jq_ok hub \
+  '[.status.admissionChecks[]|select(.name=="kubestellar-admc" and .state=="Pending" and (.message|contains("running on cluster cluster2")))]|length==1' \
+  workload widget-w1 -n default
+k hub delete widget w2 -n default --wait=false >/dev/null || die "cannot delete hub Widget w2"
+wait_until 15 "cluster2 copy of w2 deleted" eval '[ "$(wcopies w2)" = "0 0" ]'
+[ "$(wcopies w1)" = "0 1" ] || die "Widget w1 copies: $(wcopies w1)"
+pass "Widgets placed by label on cluster2 (the only worker serving the kind) with Warning UnknownJobKind; status came back whole; deleting w2 deleted its copy"
+
 echo "ok   workload more e2e passed"

@@ -6,7 +6,10 @@
  * Input: JSON. An object with members "job", "workload", "copy" and "flavors"
  * is used as those parts of a snapshot; any other value is used as all of
  * them. Every kind of the table (and the generic one) is exercised, and the
- * decision runs for several placement results and cluster states.
+ * decision runs for several placement results and cluster states. The input
+ * (or its "discovery" member) is also read as a discovery document
+ * (kind_dynamic_new) for the job's kind, and a kind found there is exercised
+ * too.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -101,6 +104,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < n; i++)
         run_kind(&tab[i], in, job, wl, copy, flavors);
     run_kind(kind_generic(), in, job, wl, copy, flavors);
+    json_t *disc = json_object_get(in, "discovery") ? json_object_get(in, "discovery") : in;
+    const char *jk = json_string_value(json_object_get(job, "kind"));
+    struct kind_def *dk = kind_dynamic_new(disc, "example.com", "v1", jk ? jk : "Widget", NULL);
+    if (dk)
+        run_kind(dk, in, job, wl, copy, flavors);
+    kind_dynamic_free(dk);
     (void)kind_for_owner(in);
     json_t *p = NULL;
     if (acc_decide(in, 1, 2, "T", &p, NULL) > 0)

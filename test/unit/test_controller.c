@@ -132,6 +132,8 @@ static const char *JOB = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metada
                          "\"resourceVersion\":\"5\"},\"spec\":{\"suspend\":true,\"parallelism\":3,"
                          "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}";
 
+static void new_wlc(struct fx *f, bool ssa);
+
 static int setup(void **state)
 {
     struct fx *f = xcalloc(1, sizeof(*f));
@@ -164,6 +166,13 @@ static int setup(void **state)
                 "\"h100\"},\"allocatableResources\":{\"cpu\":\"64\"}}]}}");
     put(f->wls, WL);
     put(f->jobs, JOB);
+    new_wlc(f, false);
+    *state = f;
+    return 0;
+}
+
+static void new_wlc(struct fx *f, bool ssa)
+{
     struct wlc_config cfg = {
         .loop = f->loop,
         .src = {.workloads = f->wls,
@@ -174,14 +183,12 @@ static int setup(void **state)
                 .copies = copies_of,
                 .synced = synced,
                 .ud = f},
-        .ops = {.hub = f->hub, .worker = worker_of, .ud = f},
+        .ops = {.hub = f->hub, .worker = worker_of, .ud = f, .server_side_apply = ssa},
         .opts = {.direct = true, .origin = "hub-a"},
         .now_ms = fake_now,
         .metrics = f->reg,
     };
     assert_int_equal(wlc_new(&cfg, &f->c, NULL), 0);
-    *state = f;
-    return 0;
 }
 
 static int teardown(void **state)
@@ -343,6 +350,56 @@ static void test_place_then_copy(void **state)
     json_decref(wl2);
     json_decref(jp);
     json_decref(wp);
+}
+
+/* Server-side apply of the Workload status until the hub answers 415: then
+ * the same pass is retried at once as a merge patch, without counting an
+ * error, and merge patches are used from then on. */
+static void test_apply_falls_back_to_merge(void **state)
+{
+    struct fx *f = *state;
+    wlc_free(f->c);
+    metrics_registry_free(f->reg);
+    f->reg = metrics_registry_new();
+    new_wlc(f, true);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = JOB_PATH, .body = "{}", .times = 2});
+    fakesrv_push_status(f->hub_srv, "PATCH", WL_STATUS, 415, "UnsupportedMediaType",
+                        "the body of the request was in an unknown format");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 4, 0);
+    int applies = 0, merges = 0;
+    for (size_t i = 0; i < 4; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        if (strcmp(r->path, WL_STATUS) == 0) {
+            const char *ct = fakesrv_req_header(r, "content-type");
+            json_t *b = J(r->body);
+            if (strcmp(ct, "application/apply-patch+yaml") == 0) {
+                assert_int_equal(merges, 0); /* the apply came first */
+                applies++;
+                assert_non_null(strstr(r->query, "fieldManager=kueue-ks"));
+                assert_string_equal(jx_str(b, "kind", ""), "Workload");
+                assert_int_equal(json_array_size(jx_arr(b, "status.admissionChecks")), 1);
+                assert_string_equal(jx_str(b, "status.admissionChecks[0].name", ""), "ks");
+                assert_string_equal(jx_str(b, "status.conditions[0].type", ""), "ClusterAssigned");
+                assert_null(jx_get(b, "metadata.resourceVersion"));
+            } else {
+                assert_string_equal(ct, "application/merge-patch+json");
+                merges++;
+                assert_string_equal(jx_str(b, "metadata.resourceVersion", ""), "10");
+            }
+            json_decref(b);
+        }
+        fakesrv_req_free(r);
+    }
+    assert_int_equal(applies, 1);
+    assert_int_equal(merges, 1);
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 0);
+    assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 0");
 }
 
 static void test_conflict_is_retried(void **state)
@@ -538,6 +595,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_place_then_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_apply_falls_back_to_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_ours_and_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),

@@ -494,6 +494,41 @@ static void test_status_write_forms(void **state)
     assert_string_equal(jx_str(w->apply, "status.admissionChecks[0].name", ""), CHECK);
     wl_actions_free(&a);
 
+    /* an apply holds our entry and ClusterAssigned even when only one changes
+     * (an omitted field would lose its owner and be removed) */
+    struct wl_fx fa = RESERVED_ASSIGNED("Pending");
+    json_t *wla = make_wl(&fa);
+    json_t *jobp = make_job(JOB_PLACED_C1);
+    json_t *run = make_copy(jobp, COPY_STATUS_RUNNING);
+    struct wl_copy rc1 = {.cluster = "c1", .obj = run};
+    struct wl_snapshot sa = {.workload = wla,
+                             .job = jobp,
+                             .kind = kind_lookup("batch/v1", "Job"),
+                             .check_name = CHECK,
+                             .copies = &rc1,
+                             .n_copies = 1,
+                             .placed = {.reachable = true, .usable = true},
+                             .now = NOW,
+                             .opts = {.direct = true, .origin = "hub"}};
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&sa, &a, NULL), 0);
+    w = NULL;
+    for (size_t i = 0; i < a.n; i++)
+        if (a.v[i].type == WL_ACT_PATCH_WL_STATUS)
+            w = &a.v[i];
+    assert_non_null(w);
+    assert_null(jx_get(w->patch, "status.conditions")); /* unchanged: not in the merge form */
+    assert_int_equal(json_array_size(jx_arr(w->apply, "status.conditions")), 1);
+    assert_string_equal(jx_str(w->apply, "status.conditions[0].type", ""), "ClusterAssigned");
+    assert_string_equal(jx_str(w->apply, "status.conditions[0].status", ""), "True");
+    assert_int_equal(json_array_size(jx_arr(w->apply, "status.admissionChecks")), 1);
+    assert_non_null(
+        strstr(jx_str(w->apply, "status.admissionChecks[0].message", ""), "running on cluster c1"));
+    wl_actions_free(&a);
+    json_decref(wla);
+    json_decref(jobp);
+    json_decref(run);
+
     /* a message longer than Kueue's limit is truncated */
     char *big = xmalloc(40000);
     memset(big, 'x', 39999);
@@ -608,6 +643,94 @@ static void test_gc_orphans(void **state)
         json_decref(objs[i]);
 }
 
+/* A kind outside the table (discovered): placed by the label only, Warning
+ * Events UnknownJobKind, copied without a suspend rule, status copied whole. */
+static const struct kind_def *widget_kind(struct kind_def **own)
+{
+    json_t *rl = J("{\"kind\":\"APIResourceList\",\"groupVersion\":\"example.com/v1\","
+                   "\"resources\":[{\"name\":\"widgets\",\"kind\":\"Widget\",\"namespaced\":true,"
+                   "\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"patch\",\"update\","
+                   "\"watch\"]}]}");
+    *own = kind_dynamic_new(rl, "example.com", "v1", "Widget", NULL);
+    json_decref(rl);
+    assert_non_null(*own);
+    return *own;
+}
+
+static void test_generic_kind(void **state)
+{
+    (void)state;
+    struct kind_def *own;
+    const struct kind_def *k = widget_kind(&own);
+    struct wl_fx f = RESERVED("Pending");
+    json_t *wl = make_wl(&f);
+    json_t *job = J("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{"
+                    "\"name\":\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
+                    "\"resourceVersion\":\"5\"},\"spec\":{\"size\":3,\"template\":{\"spec\":{"
+                    "\"containers\":[{\"name\":\"c\"}]}}}}");
+    json_t *flavors = J("{\"spot\":{\"instance\":\"spot\"}}");
+    struct wl_placement pl = {.status = WL_PLACE_OK, .cluster = "c1", .message = "most free"};
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = k,
+                            .check_name = CHECK,
+                            .flavor_labels = flavors,
+                            .placement = &pl,
+                            .placed = {.reachable = true, .usable = true},
+                            .now_ms = 1000000,
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    assert_true(wl_wants_placement(&s, NULL));
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    /* the label and our annotations only: the flavor's nodeLabels are not injected */
+    assert_non_null(strstr(d, "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/placed-by\":"
+                              "\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"labels\":{"
+                              "\"kubestellar.io/cluster\":\"c1\"},\"resourceVersion\":\"5\"}}\n"));
+    assert_null(strstr(d, "\"nodeSelector\""));
+    assert_non_null(strstr(d, "event job Warning UnknownJobKind: kind example.com/v1 Widget is "
+                              "not in kueue-ks's job kind table: placed on cluster c1"));
+    assert_non_null(strstr(d, "event workload Warning UnknownJobKind: "));
+    assert_non_null(strstr(d, "reserve c1\n"));
+    free(d);
+    wl_actions_free(&a);
+
+    /* placed: the copy keeps the spec as it is (no suspend rule known) */
+    struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
+    xf_place(k, job, "c1", NULL, TOKEN, NULL);
+    s.placement = NULL;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    assert_true(a.n >= 1);
+    assert_int_equal(a.v[0].type, WL_ACT_CREATE_COPY);
+    assert_string_equal(a.v[0].cluster, "c1");
+    assert_int_equal(jx_int(a.v[0].object, "spec.size", 0), 3);
+    assert_string_equal(jx_label(a.v[0].object, XF_LABEL_ORIGIN_UID), "job-uid");
+    wl_actions_free(&a);
+
+    /* the worker's status comes back whole; no Warning again */
+    json_t *copy = xf_downsync(k, job, &o, NULL);
+    json_object_set_new(copy, "status", J("{\"phase\":\"Done\",\"ready\":2}"));
+    struct wl_copy cp = {.cluster = "c1", .obj = copy};
+    s.copies = &cp;
+    s.n_copies = 1;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    assert_non_null(strstr(d, "patch-job-status {\"status\":{\"phase\":\"Done\",\"ready\":2}}\n"));
+    assert_null(strstr(d, "UnknownJobKind"));
+    assert_non_null(strstr(d, "running on cluster c1"));
+    free(d);
+    wl_actions_free(&a);
+    json_decref(copy);
+    json_decref(flavors);
+    json_decref(wl);
+    json_decref(job);
+    kind_dynamic_free(own);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,6 +739,7 @@ int main(void)
         cmocka_unit_test(test_create_copy_object),
         cmocka_unit_test(test_podset_labels),
         cmocka_unit_test(test_gc_orphans),
+        cmocka_unit_test(test_generic_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,96 @@ static void test_result_and_suspend(void **state)
     json_decref(o);
 }
 
+/* Discovery of a kind outside the table (an APIResourceList). */
+static void test_dynamic(void **state)
+{
+    (void)state;
+    json_t *rl = J("{\"kind\":\"APIResourceList\",\"groupVersion\":\"ray.io/v1\",\"resources\":["
+                   "{\"name\":\"rayclusters\",\"kind\":\"RayCluster\",\"namespaced\":true,"
+                   "\"verbs\":[\"get\",\"list\",\"watch\",\"create\",\"patch\",\"delete\"]},"
+                   "{\"name\":\"rayjobs/status\",\"kind\":\"RayJob\",\"namespaced\":true,"
+                   "\"verbs\":[\"get\",\"patch\"]},"
+                   "{\"name\":\"rayjobs\",\"singularName\":\"rayjob\",\"kind\":\"RayJob\","
+                   "\"namespaced\":true,\"verbs\":[\"create\",\"delete\",\"deletecollection\","
+                   "\"get\",\"list\",\"patch\",\"update\",\"watch\"]},"
+                   "{\"name\":\"rayservices\",\"kind\":\"RayService\",\"namespaced\":false,"
+                   "\"verbs\":[\"get\",\"list\",\"watch\",\"create\",\"patch\",\"delete\"]},"
+                   "{\"name\":\"readonly\",\"kind\":\"ReadOnly\",\"namespaced\":true,"
+                   "\"verbs\":[\"get\",\"list\",\"watch\"]}]}");
+    struct err e;
+    struct kind_def *k = kind_dynamic_new(rl, "ray.io", "v1", "RayJob", &e);
+    assert_non_null(k);
+    assert_string_equal(k->resource, "rayjobs");
+    assert_string_equal(k->wl_prefix, "rayjob");
+    assert_true(k->generic);
+    assert_false(k->no_status_subresource);
+    assert_int_equal(k->status_rule, KIND_STATUS_COPY);
+    assert_null(k->suspend_path);
+    assert_true(kind_is(k, "ray.io/v1", "RayJob"));
+    assert_false(kind_is(k, "ray.io/v1alpha1", "RayJob"));
+    assert_false(kind_is(k, "ray.io/v1", "RayCluster"));
+    json_t *obj = J("{\"spec\":{\"template\":{}},\"status\":{\"conditions\":[{\"type\":"
+                    "\"Succeeded\",\"status\":\"True\"}]}}");
+    struct kind_tmpl *t;
+    size_t n;
+    kind_templates(k, obj, &t, &n);
+    assert_int_equal(n, 0);
+    assert_int_equal(kind_result(k, obj), KIND_RUNNING); /* finished is the owner's business */
+    json_decref(obj);
+    kind_dynamic_free(k);
+
+    k = kind_dynamic_new(rl, "ray.io", "v1", "RayCluster", &e);
+    assert_non_null(k);
+    assert_true(k->no_status_subresource);
+    kind_dynamic_free(k);
+
+    assert_null(kind_dynamic_new(rl, "ray.io", "v1", "Missing", &e));
+    assert_int_equal(e.code, -ENOENT);
+    assert_non_null(strstr(e.msg, "ray.io/v1 Missing is not served"));
+    assert_null(kind_dynamic_new(rl, "ray.io", "v1", "RayService", &e));
+    assert_int_equal(e.code, -EINVAL);
+    assert_non_null(strstr(e.msg, "cluster-scoped"));
+    assert_null(kind_dynamic_new(rl, "ray.io", "v1", "ReadOnly", &e));
+    assert_int_equal(e.code, -EINVAL);
+    assert_non_null(strstr(e.msg, "\"create\""));
+    json_decref(rl);
+    rl = J("{\"resources\":{}}");
+    assert_null(kind_dynamic_new(rl, "ray.io", "v1", "RayJob", &e));
+    assert_int_equal(e.code, -EINVAL);
+    assert_null(kind_dynamic_new(NULL, "ray.io", "v1", "RayJob", &e));
+    json_decref(rl);
+    /* the core group */
+    rl = J("{\"resources\":[{\"name\":\"pods\",\"kind\":\"Pod\",\"namespaced\":true,\"verbs\":["
+           "\"get\",\"list\",\"watch\",\"create\",\"patch\",\"delete\"]},{\"name\":\"pods/status\","
+           "\"kind\":\"Pod\",\"namespaced\":true}]}");
+    k = kind_dynamic_new(rl, "", "v1", "Pod", &e);
+    assert_non_null(k);
+    assert_true(kind_is(k, "v1", "Pod"));
+    char buf[64];
+    assert_string_equal(kind_api_version(k, buf, sizeof buf), "v1");
+    kind_dynamic_free(k);
+    kind_dynamic_free(NULL);
+    json_decref(rl);
+
+    char *g, *v;
+    assert_int_equal(kind_split_api_version("ray.io/v1", &g, &v), 0);
+    assert_string_equal(g, "ray.io");
+    assert_string_equal(v, "v1");
+    free(g);
+    free(v);
+    assert_int_equal(kind_split_api_version("v1", &g, &v), 0);
+    assert_string_equal(g, "");
+    assert_string_equal(v, "v1");
+    free(g);
+    free(v);
+    const char *bad[] = {"", "/v1", "ray.io/", "a/b/c", NULL};
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(kind_split_api_version(bad[i], &g, &v), -EINVAL);
+        assert_null(g);
+        assert_null(v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +257,7 @@ int main(void)
         cmocka_unit_test(test_templates_job),
         cmocka_unit_test(test_templates_pytorch_and_jobset),
         cmocka_unit_test(test_result_and_suspend),
+        cmocka_unit_test(test_dynamic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

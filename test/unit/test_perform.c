@@ -305,12 +305,58 @@ static void test_no_calls_completes_at_once(void **state)
     wl_actions_free(&a);
 }
 
+/* A discovered kind outside the table: its own REST paths on hub and worker;
+ * without a status subresource the status goes through the object itself. */
+static void test_dynamic_kind_paths(void **state)
+{
+    struct fx *f = *state;
+    json_t *rl =
+        json_loads("{\"resources\":[{\"name\":\"widgets\",\"kind\":\"Widget\",\"namespaced\":true,"
+                   "\"verbs\":[\"get\",\"list\",\"watch\",\"create\",\"patch\",\"delete\"]}]}",
+                   0, NULL);
+    struct kind_def *k = kind_dynamic_new(rl, "example.com", "v1", "Widget", NULL);
+    json_decref(rl);
+    assert_non_null(k);
+    assert_true(k->no_status_subresource);
+    const char *obj_path = "/apis/example.com/v1/namespaces/default/widgets/sample";
+    fakesrv_push_json(f->hub_srv, "PATCH", obj_path, NULL, 200, "{}");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/example.com/v1/namespaces/default/widgets", NULL,
+                      201, "{}");
+    fakesrv_push_json(f->w_srv, "DELETE", "/apis/example.com/v1/namespaces/other/widgets/old", NULL,
+                      200, "{}");
+    struct wl_actions a;
+    wl_actions_init(&a);
+    add(&a, WL_ACT_PATCH_JOB_STATUS)->patch = json_pack("{s:{s:s}}", "status", "phase", "Done");
+    struct wl_action *c = add(&a, WL_ACT_CREATE_COPY);
+    c->cluster = xstrdup("c1");
+    c->object = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "example.com/v1", "kind", "Widget",
+                          "metadata", "name", "sample", "namespace", "default");
+    struct wl_action *d = add(&a, WL_ACT_DELETE_COPY);
+    d->cluster = xstrdup("c1");
+    d->ns = xstrdup("other");
+    d->name = xstrdup("old");
+    struct wlx_ops ops = {.hub = f->hub, .worker = worker_of, .ud = f};
+    assert_int_equal(
+        wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job, k, &a, on_done, f, NULL), 0);
+    run(f);
+    assert_int_equal(f->res.rc, 0);
+    assert_int_equal(f->res.calls, 3);
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    struct fakesrv_req *r = find_req(f->hub_srv, "PATCH", obj_path);
+    assert_body(r, a.v[0].patch);
+    fakesrv_req_free(r);
+    wl_actions_free(&a);
+    kind_dynamic_free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_all_actions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ssa_and_missing_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_calls_completes_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dynamic_kind_paths, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

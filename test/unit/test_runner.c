@@ -89,6 +89,7 @@ struct run {
     bool (*done)(struct run *);
     ev_timer poll, guard;
     bool timed_out;
+    int polls; /* for done() functions that wait a while */
 };
 
 static void on_poll(struct ev_loop *loop, ev_timer *w, int revents)
@@ -258,11 +259,76 @@ static void test_discovery_v1beta2_bp(void **state)
     assert_int_equal(posts, 1);
 }
 
+/* the widgets are listed, then 1 s more (5 periodic passes re-queue the Workload) */
+static bool widgets_listed(struct run *x)
+{
+    if (find_req(x->f->srv, "GET", "/apis/example.com/v1/widgets", NULL, NULL) < 0)
+        return false;
+    return ++x->polls >= 20;
+}
+
+static size_t count_req(struct fakesrv *s, const char *method, const char *path)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < fakesrv_nreq(s); k++) {
+        struct fakesrv_req *r = fakesrv_req_get(s, k);
+        n += strcmp(r->method, method) == 0 && strcmp(r->path, path) == 0;
+        fakesrv_req_free(r);
+    }
+    return n;
+}
+
+/* A Workload owned by a kind outside the table: its group-version is
+ * discovered once and the kind is then watched on the hub (and, direct
+ * transport, on the workers). */
+static void test_dynamic_kind_discovered(void **state)
+{
+    struct fixture *f = *state;
+    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
+                      "{\"kind\":\"APIGroup\",\"versions\":[{\"version\":\"v1beta1\"}]}");
+    const char *lists[] = {"/apis/kueue.x-k8s.io/v1beta1/admissionchecks",
+                           "/apis/kueue.x-k8s.io/v1beta1/resourceflavors",
+                           "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics",
+                           "/apis/batch/v1/jobs", "/apis/example.com/v1/widgets"};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                    .path = lists[i],
+                                                    .query_lacks = "watch=",
+                                                    .body = EMPTY_LIST,
+                                                    .times = -1});
+    fakesrv_push(
+        f->srv,
+        &(struct fakesrv_resp){
+            .method = "GET",
+            .path = "/apis/kueue.x-k8s.io/v1beta1/workloads",
+            .query_lacks = "watch=",
+            .body = "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"3\"},\"items\":[{"
+                    "\"metadata\":{\"name\":\"widget-w1-abcde\",\"namespace\":\"default\","
+                    "\"resourceVersion\":\"3\",\"uid\":\"wl-uid\",\"ownerReferences\":[{"
+                    "\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"name\":\"w1\","
+                    "\"uid\":\"w1-uid\",\"controller\":true}]},\"spec\":{\"queueName\":\"q\"}}]}",
+            .times = -1});
+    fakesrv_push(f->srv, &(struct fakesrv_resp){
+                             .method = "GET",
+                             .path = "/apis/example.com/v1",
+                             .body = "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":"
+                                     "\"widgets\",\"kind\":\"Widget\",\"namespaced\":true,"
+                                     "\"verbs\":[\"get\",\"list\",\"watch\",\"create\",\"patch\","
+                                     "\"delete\"]}]}",
+                             .times = -1});
+    struct wlrun_config cfg = {.gc_interval_s = 0.2};
+    struct wlrun_stats st;
+    assert_int_equal(run(f, &cfg, widgets_listed, &st), 0);
+    assert_int_equal(st.hub_kinds, 2);
+    assert_int_equal(count_req(f->srv, "GET", "/apis/example.com/v1"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_discovery_fallbacks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discovery_v1beta2_bp, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dynamic_kind_discovered, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
