@@ -361,6 +361,21 @@ static int collect_copy(const char *cluster, json_t *cm, void *ud)
 
 /* ---- reconcile ------------------------------------------------------------ */
 
+/* The kind of the Workload's owner; NULL while unknown. A kind that cannot be
+ * used gets a Warning Event on Workloads that use our check (the recorder
+ * folds the repeats of the periodic passes into a count). */
+static const struct kind_def *owner_kind(struct wlc *c, const json_t *wl, const json_t *owner)
+{
+    if (!c->cfg.src.kind)
+        return kind_for_owner(owner);
+    const char *why = NULL;
+    const struct kind_def *k = c->cfg.src.kind(c->cfg.src.ud, owner, &why);
+    if (!k && why && c->cfg.ops.events && our_check(c, wl))
+        evrec_event(c->cfg.ops.events, wl, "Warning", WL_REASON_UNKNOWN_KIND,
+                    "kueue-ks cannot place this Workload: %s", why);
+    return k;
+}
+
 static void process(struct wq *q, const char *key, void *ud)
 {
     struct wlc *c = ud;
@@ -379,9 +394,7 @@ static void process(struct wq *q, const char *key, void *ud)
     struct err e = {0};
     json_t *wl = store_get(c->cfg.src.workloads, key);
     json_t *owner = wl ? jx_owner_controller(wl) : NULL;
-    const struct kind_def *k = NULL;
-    if (owner)
-        k = c->cfg.src.kind ? c->cfg.src.kind(c->cfg.src.ud, owner) : kind_for_owner(owner);
+    const struct kind_def *k = owner ? owner_kind(c, wl, owner) : NULL;
     struct store *js = k && c->cfg.src.jobs ? c->cfg.src.jobs(c->cfg.src.ud, k) : NULL;
     if (!wl || !js || !jx_str(owner, "name", NULL)) {
         /* gone (copies of deleted jobs are the orphan GC's), no owner, or a kind not watched */

@@ -153,7 +153,7 @@ static const struct kind_def *const *src_kinds(void *ud, size_t *n)
 
 static void dyn_discover(struct wlrun *r, const char *av, const char *kind);
 
-static const struct kind_def *src_kind(void *ud, const json_t *owner)
+static const struct kind_def *src_kind(void *ud, const json_t *owner, const char **why)
 {
     struct wlrun *r = ud;
     const struct kind_def *k = kind_for_owner(owner);
@@ -164,6 +164,9 @@ static const struct kind_def *src_kind(void *ud, const json_t *owner)
         if (r->job_kinds[i]->generic && kind_is(r->job_kinds[i], av, kind))
             return r->job_kinds[i];
     dyn_discover(r, av, kind);
+    char *key = xasprintf("%s %s", av, kind);
+    *why = jx_str(json_object_get(r->dyn_disc, key), "error", NULL);
+    free(key);
     return NULL;
 }
 
@@ -620,10 +623,13 @@ static void dyn_done(void *ud, const struct kube_result *res)
     if (st) {
         json_object_set_new(st, "pending", json_false());
         json_object_set_new(st, "at", json_real(clock_mono_s()));
+        if (!k)
+            json_object_set_new(st, "error", json_string(e.msg));
     }
     if (!k) {
         log_warn(r->lg, "Workloads owned by this kind are skipped (discovery retried later)",
                  "kind", d->key, "error", e.msg);
+        soon(r, &r->clusters_soon); /* their Workloads get a Warning Event */
     } else {
         const char *res_name = k->resource;
         log_info(r->lg, "watching a job kind outside the kind table (placed by label only)", "kind",
@@ -656,7 +662,8 @@ static void dyn_discover(struct wlrun *r, const char *av, const char *kind)
     if (kind_split_api_version(av, &d->group, &d->version) < 0) {
         log_warn(r->lg, "Workload owner has a malformed apiVersion; skipped", "kind", key);
         json_object_set_new(r->dyn_disc, key,
-                            json_pack("{s:b,s:f}", "pending", 0, "at", clock_mono_s()));
+                            json_pack("{s:b,s:f,s:s}", "pending", 0, "at", clock_mono_s(), "error",
+                                      "the owner reference has a malformed apiVersion"));
         dyn_call_free(d);
         return;
     }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "controllers/workload/controller.h"
+#include "pkg/kube/events.h"
 #include "controllers/workload/transform.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"
@@ -132,7 +133,8 @@ static const char *JOB = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metada
                          "\"resourceVersion\":\"5\"},\"spec\":{\"suspend\":true,\"parallelism\":3,"
                          "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}";
 
-static void new_wlc(struct fx *f, bool ssa);
+typedef const struct kind_def *(*kind_fn)(void *, const json_t *, const char **);
+static void new_wlc(struct fx *f, bool ssa, struct evrec *ev, kind_fn kind);
 
 static int setup(void **state)
 {
@@ -166,12 +168,12 @@ static int setup(void **state)
                 "\"h100\"},\"allocatableResources\":{\"cpu\":\"64\"}}]}}");
     put(f->wls, WL);
     put(f->jobs, JOB);
-    new_wlc(f, false);
+    new_wlc(f, false, NULL, NULL);
     *state = f;
     return 0;
 }
 
-static void new_wlc(struct fx *f, bool ssa)
+static void new_wlc(struct fx *f, bool ssa, struct evrec *ev, kind_fn kind)
 {
     struct wlc_config cfg = {
         .loop = f->loop,
@@ -180,10 +182,12 @@ static void new_wlc(struct fx *f, bool ssa)
                 .flavors = f->flavors,
                 .cluster_metrics = f->cms,
                 .jobs = jobs_of,
+                .kind = kind,
                 .copies = copies_of,
                 .synced = synced,
                 .ud = f},
-        .ops = {.hub = f->hub, .worker = worker_of, .ud = f, .server_side_apply = ssa},
+        .ops =
+            {.hub = f->hub, .worker = worker_of, .ud = f, .server_side_apply = ssa, .events = ev},
         .opts = {.direct = true, .origin = "hub-a"},
         .now_ms = fake_now,
         .metrics = f->reg,
@@ -361,7 +365,7 @@ static void test_apply_falls_back_to_merge(void **state)
     wlc_free(f->c);
     metrics_registry_free(f->reg);
     f->reg = metrics_registry_new();
-    new_wlc(f, true);
+    new_wlc(f, true, NULL, NULL);
     fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
                                  .method = "PATCH", .path = JOB_PATH, .body = "{}", .times = 2});
     fakesrv_push_status(f->hub_srv, "PATCH", WL_STATUS, 415, "UnsupportedMediaType",
@@ -400,6 +404,74 @@ static void test_apply_falls_back_to_merge(void **state)
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.failures, 0);
     assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 0");
+}
+
+/* The kind callback: Job from the table; "Gadget" cannot be used (why). */
+static const struct kind_def *kind_or_why(void *ud, const json_t *owner, const char **why)
+{
+    (void)ud;
+    if (strcmp(jx_str(owner, "kind", ""), "Gadget") == 0) {
+        *why = "kind nothere.example.com/v1 Gadget is not served by the hub";
+        return NULL;
+    }
+    return kind_for_owner(owner);
+}
+
+static size_t count_events(struct fakesrv *s, const char *reason, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fakesrv_nreq(s); i++) {
+        struct fakesrv_req *r = fakesrv_req_get(s, i);
+        if (strcmp(r->method, "POST") == 0 && strstr(r->path, "/events")) {
+            json_t *b = J(r->body);
+            n += strcmp(jx_str(b, "reason", ""), reason) == 0 &&
+                 strcmp(jx_str(b, "involvedObject.name", ""), name) == 0 &&
+                 strstr(jx_str(b, "message", ""), "Gadget is not served") != NULL;
+            json_decref(b);
+        }
+        fakesrv_req_free(r);
+    }
+    return n;
+}
+
+/* A Workload whose owner kind cannot be used gets a Warning Event when it uses
+ * our check, and none when it does not; nothing else is written. */
+static void test_unusable_kind_event(void **state)
+{
+    struct fx *f = *state;
+    struct evrec *ev = NULL;
+    struct evrec_config ec = {.component = "kueue-ks"};
+    assert_int_equal(evrec_new(f->hub, &ec, NULL, &ev, NULL), 0);
+    wlc_free(f->c);
+    metrics_registry_free(f->reg);
+    f->reg = metrics_registry_new();
+    new_wlc(f, false, ev, kind_or_why);
+    put(f->wls, "{\"apiVersion\":\"kueue.x-k8s.io/"
+                "v1beta1\",\"kind\":\"Workload\",\"metadata\":{\"name\":\"gadget-g1\","
+                "\"namespace\":\"default\",\"uid\":\"g-wl\","
+                "\"ownerReferences\":[{\"apiVersion\":\"nothere.example.com/v1\",\"kind\":"
+                "\"Gadget\",\"name\":\"g1\",\"uid\":\"g1-uid\",\"controller\":true}]},"
+                "\"status\":{\"admissionChecks\":[{\"name\":\"ks\",\"state\":\"Pending\"}]}}");
+    put(f->wls, "{\"apiVersion\":\"kueue.x-k8s.io/"
+                "v1beta1\",\"kind\":\"Workload\",\"metadata\":{\"name\":\"gadget-g2\","
+                "\"namespace\":\"default\",\"uid\":\"g2-wl\","
+                "\"ownerReferences\":[{\"apiVersion\":\"nothere.example.com/v1\",\"kind\":"
+                "\"Gadget\",\"name\":\"g2\",\"uid\":\"g2-uid\",\"controller\":true}]},"
+                "\"status\":{\"admissionChecks\":[{\"name\":\"other\",\"state\":\"Pending\"}]}}");
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "POST",
+                                                    .path = "/api/v1/namespaces/default/events",
+                                                    .status = 201,
+                                                    .body = "{}",
+                                                    .times = -1});
+    wlc_enqueue(f->c, "default/gadget-g2");
+    wlc_enqueue(f->c, "default/gadget-g1");
+    run_until(f, 1, 0);
+    assert_int_equal(count_events(f->hub_srv, "UnknownJobKind", "gadget-g1"), 1);
+    assert_int_equal(count_events(f->hub_srv, "UnknownJobKind", "gadget-g2"), 0);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 1); /* no other write */
+    kube_client_free(f->hub); /* pending event writes complete before the recorder goes */
+    f->hub = NULL;
+    evrec_free(ev);
 }
 
 static void test_conflict_is_retried(void **state)
@@ -596,6 +668,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_place_then_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_falls_back_to_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unusable_kind_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_ours_and_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),
