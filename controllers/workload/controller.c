@@ -31,9 +31,12 @@ struct wlc {
      * failed had created a copy / mirrored the final status; counted by the next
      * successful pass (the copy only when that pass sees it) */
     json_t *pending_placed;
+    json_t *ac_inflight; /* AdmissionCheck name -> true while its status write is out */
+    ev_timer ac_retry;   /* after a failed write: sync again in 1 s */
 };
 
 static int64_t now_ms(const struct wlc *c);
+static void ac_retry_cb(struct ev_loop *loop, ev_timer *t, int revents);
 
 /* What one reconcile pass will have done once its writes succeed (for the metrics). */
 struct pass {
@@ -556,6 +559,9 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
         return e ? e->code : -EINVAL;
     }
     c->pending_placed = json_object();
+    c->ac_inflight = json_object();
+    ev_timer_init(&c->ac_retry, ac_retry_cb, 1.0, 0);
+    c->ac_retry.data = c;
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
@@ -586,6 +592,8 @@ void wlc_free(struct wlc *c)
     place_resv_free(&c->resv);
     json_decref(c->unusable_since);
     json_decref(c->pending_placed);
+    json_decref(c->ac_inflight);
+    ev_timer_stop(c->cfg.loop, &c->ac_retry);
     free(c);
 }
 
@@ -650,15 +658,41 @@ static int count_cluster(const char *key, json_t *obj, void *ud)
     return 0;
 }
 
+struct ac_call {
+    struct wlc *c;
+    char *name;
+};
+
 static void on_ac_done(void *ud, const struct kube_result *r)
 {
-    struct wlc *c = ud;
-    if (r->rc < 0) {
+    struct ac_call *ac = ud;
+    struct wlc *c = ac->c;
+    json_object_del(c->ac_inflight, ac->name);
+    if (r->rc == -ECANCELED || r->rc == -ESHUTDOWN) {
+        /* stopping */
+    } else if (r->rc < 0) {
         c->st.ac_failures++;
-        log_warn(c->cfg.lg, "AdmissionCheck status write failed", "error", r->err->msg);
+        /* a conflict only means our store was behind: retried shortly */
+        if (r->status == 409)
+            log_v(c->cfg.lg, 1, "AdmissionCheck status write conflicted, retrying",
+                  "admissionCheck", ac->name);
+        else
+            log_warn(c->cfg.lg, "AdmissionCheck status write failed, retrying", "admissionCheck",
+                     ac->name, "error", r->err->msg);
+        if (!ev_is_active(&c->ac_retry))
+            ev_timer_start(c->cfg.loop, &c->ac_retry);
     } else {
         c->st.ac_writes++;
     }
+    free(ac->name);
+    free(ac);
+}
+
+static void ac_retry_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    wlc_sync_admission_checks(t->data);
 }
 
 static int sync_ac(const char *key, json_t *ac, void *ud)
@@ -669,16 +703,25 @@ static int sync_ac(const char *key, json_t *ac, void *ud)
     char nowbuf[40];
     fmt_time(w->now, nowbuf, sizeof nowbuf);
     json_t *patch = NULL;
+    if (json_object_get(w->c->ac_inflight, key))
+        return 0; /* one write at a time: its informer update triggers the next sync */
     if (acc_decide(ac, w->usable, w->registered, nowbuf, &patch, NULL) <= 0)
         return 0;
     const char *ver = w->c->cfg.ops.kueue_version ? w->c->cfg.ops.kueue_version : "v1beta1";
     char *path = kube_path("kueue.x-k8s.io", ver, "admissionchecks", NULL, key, "status");
     struct err e = {0};
-    if (kube_client_patch(w->c->cfg.ops.hub, path, KUBE_CT_MERGE_PATCH, patch, on_ac_done, w->c,
-                          NULL, &e) == 0)
+    struct ac_call *call = xcalloc(1, sizeof(*call));
+    call->c = w->c;
+    call->name = xstrdup(key);
+    if (kube_client_patch(w->c->cfg.ops.hub, path, KUBE_CT_MERGE_PATCH, patch, on_ac_done, call,
+                          NULL, &e) == 0) {
+        json_object_set_new(w->c->ac_inflight, key, json_true());
         w->writes++;
-    else
+    } else {
         log_warn(w->c->cfg.lg, "AdmissionCheck status write", "error", e.msg);
+        free(call->name);
+        free(call);
+    }
     free(path);
     json_decref(patch);
     return 0;

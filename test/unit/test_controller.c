@@ -571,6 +571,27 @@ static void test_admission_checks(void **state)
     assert_int_equal(st.ac_failures, 0);
 }
 
+/* One AdmissionCheck status write at a time; a conflict (our store was
+ * behind) is retried about a second later without waiting for an event. */
+static void test_admission_check_conflict(void **state)
+{
+    struct fx *f = *state;
+    const char *path = "/apis/kueue.x-k8s.io/v1beta1/admissionchecks/ks/status";
+    fakesrv_push_status(f->hub_srv, "PATCH", path, 409, "Conflict", "the object has been modified");
+    fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
+    assert_int_equal(wlc_sync_admission_checks(f->c), 1);
+    assert_int_equal(wlc_sync_admission_checks(f->c), 0); /* the first is still out */
+    run_until(f, 2, 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.ac_failures, 1);
+    assert_int_equal(st.ac_writes, 1);
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    json_t *b = req_body(f->hub_srv, 1, "PATCH", path);
+    assert_string_equal(jx_str(b, "status.conditions[0].status", ""), "True");
+    json_decref(b);
+}
+
 static void test_rejected_counted(void **state)
 {
     struct fx *f = *state;
@@ -671,6 +692,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unusable_kind_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_ours_and_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admission_check_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evicted_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
