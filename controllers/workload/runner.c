@@ -129,8 +129,11 @@ static bool hub_synced(void *ud)
     for (int i = 0; i < HUB_FIXED; i++)
         if (!r->fixed[i] || !informer_has_synced(r->fixed[i]))
             return false;
+    /* kinds outside the table are left out: one that cannot be listed (no
+     * RBAC for it, say) must not stall every Workload; src_jobs() hides its
+     * store until it has synced instead */
     for (size_t i = 0; i < r->n_jobs; i++)
-        if (!informer_has_synced(r->jobs[i]))
+        if (!r->job_kinds[i]->generic && !informer_has_synced(r->jobs[i]))
             return false;
     return true;
 }
@@ -140,7 +143,8 @@ static struct store *src_jobs(void *ud, const struct kind_def *k)
     struct wlrun *r = ud;
     for (size_t i = 0; i < r->n_jobs; i++)
         if (r->job_kinds[i] == k)
-            return informer_store(r->jobs[i]);
+            return !k->generic || informer_has_synced(r->jobs[i]) ? informer_store(r->jobs[i])
+                                                                  : NULL;
     return NULL;
 }
 

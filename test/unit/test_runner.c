@@ -281,7 +281,7 @@ static size_t count_req(struct fakesrv *s, const char *method, const char *path)
 /* A Workload owned by a kind outside the table: its group-version is
  * discovered once and the kind is then watched on the hub (and, direct
  * transport, on the workers). */
-static void test_dynamic_kind_discovered(void **state)
+static void dynamic_kind(void **state, bool forbidden)
 {
     struct fixture *f = *state;
     fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
@@ -290,7 +290,18 @@ static void test_dynamic_kind_discovered(void **state)
                            "/apis/kueue.x-k8s.io/v1beta1/resourceflavors",
                            "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics",
                            "/apis/batch/v1/jobs", "/apis/example.com/v1/widgets"};
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+    size_t nl = sizeof lists / sizeof lists[0];
+    if (forbidden) { /* no RBAC for the new kind: its list fails */
+        fakesrv_push(f->srv, &(struct fakesrv_resp){
+                                 .method = "GET",
+                                 .path = "/apis/example.com/v1/widgets",
+                                 .status = 403,
+                                 .body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":"
+                                         "\"Forbidden\",\"code\":403}",
+                                 .times = -1});
+        nl--;
+    }
+    for (size_t i = 0; i < nl; i++)
         fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
                                                     .path = lists[i],
                                                     .query_lacks = "watch=",
@@ -321,6 +332,18 @@ static void test_dynamic_kind_discovered(void **state)
     assert_int_equal(run(f, &cfg, widgets_listed, &st), 0);
     assert_int_equal(st.hub_kinds, 2);
     assert_int_equal(count_req(f->srv, "GET", "/apis/example.com/v1"), 1);
+    /* a kind that cannot be listed does not hold the controller back */
+    assert_true(st.synced);
+}
+
+static void test_dynamic_kind_discovered(void **state)
+{
+    dynamic_kind(state, false);
+}
+
+static void test_dynamic_kind_forbidden(void **state)
+{
+    dynamic_kind(state, true);
 }
 
 int main(void)
@@ -329,6 +352,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_discovery_fallbacks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discovery_v1beta2_bp, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_kind_discovered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dynamic_kind_forbidden, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
