@@ -36,7 +36,7 @@ struct agent {
     void *on_change_ud;
     struct sink sink;
 
-    struct informer *nodes, *pods;
+    struct informer *nodes, *pods, *jobs; /* jobs: worker copies of hub Jobs only */
     bool running;
     bool source_down; /* the watched cluster is unreachable: do not vouch for stale data */
 
@@ -127,7 +127,32 @@ static json_t *project_node(json_t *obj, void *ud)
     return p;
 }
 
-/* Pod: node, phase, plus kks.requests / kks.limits (canonical). */
+/* The uid of the pod's controller when it is a batch/v1 Job, else NULL (borrowed). */
+static const char *controller_job_uid(json_t *obj)
+{
+    json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+    for (size_t i = 0; i < json_array_size(refs); i++) {
+        json_t *r = json_array_get(refs, i);
+        const char *kind = json_string_value(json_object_get(r, "kind"));
+        const char *av = json_string_value(json_object_get(r, "apiVersion"));
+        if (json_is_true(json_object_get(r, "controller")) && kind && !strcmp(kind, "Job") && av &&
+            !strcmp(av, "batch/v1"))
+            return json_string_value(json_object_get(r, "uid"));
+    }
+    return NULL;
+}
+
+/* Pods of the kinds whose copies the agent cannot tell from local work (their
+ * pods belong to a JobSet's or Kubeflow job's children): assumed managed. */
+static bool pod_of_unresolved_kind(json_t *obj)
+{
+    json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+    return json_object_get(labels, AGENT_JOBSET_LABEL) ||
+           json_object_get(labels, AGENT_KUBEFLOW_LABEL);
+}
+
+/* Pod: node, phase, plus kks.requests / kks.limits (canonical), kks.job (the
+ * controller Job's uid) and kks.assumed (see pod_of_unresolved_kind). */
 static json_t *project_pod(json_t *obj, void *ud)
 {
     static const char *const paths[] = {"spec.nodeName", "status.phase", NULL};
@@ -145,6 +170,11 @@ static json_t *project_pod(json_t *obj, void *ud)
     }
     json_object_set_new(kks, "requests", podres_to_json(&req));
     json_object_set_new(kks, "limits", podres_to_json(&lim));
+    const char *job = controller_job_uid(obj);
+    if (job)
+        json_object_set_new(kks, "job", json_string(job));
+    if (pod_of_unresolved_kind(obj))
+        json_object_set_new(kks, "assumed", json_true());
     json_object_set_new(p, KKS_KEY, kks);
     podres_free(&req);
     podres_free(&lim);
@@ -165,11 +195,21 @@ static int cmp_node(const void *a, const void *b)
 }
 
 struct acc {
-    struct podres_list req, lim;
+    struct podres_list req, lim, managed;
 };
 
-/* status.nodes from projected nodes and pods (arrays, borrowed). */
-static json_t *compute_projected(json_t *nodes, json_t *pods)
+/* True when projected pod p belongs to a hub workload: its controller is a
+ * Job in `job_uids` (an object keyed by uid, may be NULL) or it is assumed. */
+static bool pod_managed(json_t *p, json_t *job_uids)
+{
+    json_t *kks = json_object_get(p, KKS_KEY);
+    const char *job = json_string_value(json_object_get(kks, "job"));
+    return json_is_true(json_object_get(kks, "assumed")) || (job && json_object_get(job_uids, job));
+}
+
+/* status.nodes from projected nodes and pods (arrays, borrowed) and the uids
+ * of the worker copies of hub Jobs (object keyed by uid, borrowed, may be NULL). */
+static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
 {
     size_t nn = json_array_size(nodes);
     json_t **sorted = xcalloc(nn ? nn : 1, sizeof *sorted);
@@ -199,6 +239,8 @@ static json_t *compute_projected(json_t *nodes, json_t *pods)
             podres_add_json(&l, json_object_get(kks, "limits"), "limits", NULL) == 0) {
             (void)podres_add_list(&a->req, &r, NULL);
             (void)podres_add_list(&a->lim, &l, NULL);
+            if (pod_managed(p, job_uids))
+                (void)podres_add_list(&a->managed, &r, NULL);
         }
         podres_free(&r);
         podres_free(&l);
@@ -218,6 +260,7 @@ static json_t *compute_projected(json_t *nodes, json_t *pods)
                             json_is_object(alloc) ? json_deep_copy(alloc) : json_object());
         json_object_set_new(e, "allocatedResourceRequests", podres_to_json(&acc[i].req));
         json_object_set_new(e, "allocatedResourceLimits", podres_to_json(&acc[i].lim));
+        json_object_set_new(e, "managedResourceRequests", podres_to_json(&acc[i].managed));
         json_object_set_new(e, "taints",
                             json_is_array(taints) ? json_deep_copy(taints) : json_array());
         json_object_set_new(e, "labels",
@@ -228,6 +271,7 @@ static json_t *compute_projected(json_t *nodes, json_t *pods)
         json_array_append_new(out, e);
         podres_free(&acc[i].req);
         podres_free(&acc[i].lim);
+        podres_free(&acc[i].managed);
     }
     json_decref(index);
     free(sorted);
@@ -235,18 +279,41 @@ static json_t *compute_projected(json_t *nodes, json_t *pods)
     return out;
 }
 
-json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings)
+/* Add the uid of a (projected) Job to the set `ud`. */
+static int collect_uid(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+    if (uid && uid[0])
+        json_object_set_new((json_t *)ud, uid, json_true());
+    return 0;
+}
+
+json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings)
 {
     struct sink s = {.warnings = warnings};
-    json_t *pn = json_array(), *pp = json_array();
+    json_t *pn = json_array(), *pp = json_array(), *uids = json_object();
     for (size_t i = 0; i < json_array_size(nodes); i++)
         json_array_append_new(pn, project_node(json_array_get(nodes, i), &s));
     for (size_t i = 0; i < json_array_size(pods); i++)
         json_array_append_new(pp, project_pod(json_array_get(pods, i), &s));
-    json_t *out = compute_projected(pn, pp);
+    for (size_t i = 0; i < json_array_size(jobs); i++) {
+        json_t *j = json_array_get(jobs, i);
+        const char *uid = json_string_value(json_object_get(json_object_get(j, "metadata"), "uid"));
+        if (uid && json_object_get(json_object_get(json_object_get(j, "metadata"), "labels"),
+                                   AGENT_ORIGIN_UID_LABEL))
+            collect_uid(NULL, j, uids);
+    }
+    json_t *out = compute_projected(pn, pp, uids);
     json_decref(pn);
     json_decref(pp);
+    json_decref(uids);
     return out;
+}
+
+json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings)
+{
+    return agent_compute_nodes_jobs(nodes, pods, NULL, warnings);
 }
 
 static int collect(const char *key, json_t *obj, void *ud)
@@ -258,12 +325,14 @@ static int collect(const char *key, json_t *obj, void *ud)
 
 static json_t *compute_from_stores(struct agent *a)
 {
-    json_t *pn = json_array(), *pp = json_array();
+    json_t *pn = json_array(), *pp = json_array(), *uids = json_object();
     store_foreach(informer_store(a->nodes), collect, pn);
     store_foreach(informer_store(a->pods), collect, pp);
-    json_t *out = compute_projected(pn, pp);
+    store_foreach(informer_store(a->jobs), collect_uid, uids);
+    json_t *out = compute_projected(pn, pp, uids);
     json_decref(pn);
     json_decref(pp);
+    json_decref(uids);
     a->stats.computes++;
     return out;
 }
@@ -592,16 +661,34 @@ static void pod_delete(void *ud, json_t *obj)
         kick(ud);
 }
 
+/* A worker copy of a hub Job appeared or went: its pods change side. */
+static void job_add(void *ud, json_t *obj)
+{
+    (void)obj;
+    kick(ud);
+}
+
+/* Jobs: the uid only (the label selector did the filtering). */
+static json_t *project_job(json_t *obj, void *ud)
+{
+    (void)ud;
+    static const char *const paths[] = {"metadata.uid", NULL};
+    return store_project_fields(obj, paths);
+}
+
 /* ---- lifecycle ----------------------------------------------------------------- */
 
-static int make_informer(struct agent *a, const char *resource, store_project_fn fn,
+static int make_informer(struct agent *a, const char *group, const char *resource,
+                         const char *selector, store_project_fn fn,
                          const struct informer_handlers *h, double backoff, struct informer **out,
                          struct err *e)
 {
     struct informer_opts io = {
         .client = a->worker,
+        .group = group,
         .version = "v1",
         .resource = resource,
+        .label_selector = selector,
         .lg = a->lg,
         .project = fn,
         .project_ud = &a->sink,
@@ -649,9 +736,15 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
         .on_add = node_add, .on_update = node_update, .on_delete = node_add, .ud = a};
     struct informer_handlers ph = {
         .on_add = pod_add, .on_update = pod_update, .on_delete = pod_delete, .ud = a};
-    int rc = make_informer(a, "nodes", project_node, &nh, o.informer_backoff_s, &a->nodes, e);
+    struct informer_handlers jh = {.on_add = job_add, .on_delete = job_add, .ud = a};
+    int rc = make_informer(a, NULL, "nodes", NULL, project_node, &nh, o.informer_backoff_s,
+                           &a->nodes, e);
     if (rc == 0)
-        rc = make_informer(a, "pods", project_pod, &ph, o.informer_backoff_s, &a->pods, e);
+        rc = make_informer(a, NULL, "pods", NULL, project_pod, &ph, o.informer_backoff_s, &a->pods,
+                           e);
+    if (rc == 0)
+        rc = make_informer(a, "batch", "jobs", AGENT_ORIGIN_UID_LABEL, project_job, &jh,
+                           o.informer_backoff_s, &a->jobs, e);
     if (rc < 0) {
         agent_free(a);
         return rc;
@@ -667,6 +760,7 @@ void agent_stop(struct agent *a)
     a->running = false;
     informer_stop(a->nodes);
     informer_stop(a->pods);
+    informer_stop(a->jobs);
     ev_timer_stop(a->loop, &a->flush_timer);
     ev_timer_stop(a->loop, &a->hb_timer);
     if (a->call) {
@@ -684,8 +778,11 @@ int agent_start(struct agent *a, struct err *e)
     if (rc < 0)
         return rc;
     rc = informer_start(a->pods, e);
+    if (rc == 0)
+        rc = informer_start(a->jobs, e);
     if (rc < 0) {
         informer_stop(a->nodes);
+        informer_stop(a->pods);
         return rc;
     }
     a->running = true;
@@ -703,6 +800,7 @@ void agent_free(struct agent *a)
     agent_stop(a);
     informer_free(a->nodes);
     informer_free(a->pods);
+    informer_free(a->jobs);
     json_decref(a->computed);
     json_decref(a->written);
     free(a->cluster);
@@ -711,8 +809,8 @@ void agent_free(struct agent *a)
 
 bool agent_synced(const struct agent *a)
 {
-    return a && a->nodes && a->pods && informer_has_synced(a->nodes) &&
-           informer_has_synced(a->pods);
+    return a && a->nodes && a->pods && a->jobs && informer_has_synced(a->nodes) &&
+           informer_has_synced(a->pods) && informer_has_synced(a->jobs);
 }
 
 const char *agent_cluster(const struct agent *a)
