@@ -78,7 +78,7 @@ static int check_synced(void *ud, struct err *e)
 {
     struct agent_run *r = ud;
     if (!r->agent || !agent_synced(r->agent))
-        return err_set(e, -EAGAIN, "nodes, pods and jobs not synced yet");
+        return err_set(e, -EAGAIN, "nodes and pods not synced yet");
     return 0;
 }
 

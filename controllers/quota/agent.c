@@ -14,6 +14,8 @@
 #define RETRY_INITIAL_S  1.0
 #define RETRY_MAX_S      30.0
 #define SYNC_POLL_S      0.05
+#define JOBS_GRACE_S     5.0  /* how long the first write waits for the Job list */
+#define JOBS_POLL_S      0.25 /* checks whether the Job list arrived, until it does */
 #define READY_REASON     "AgentReporting"
 #define MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
 
@@ -42,6 +44,9 @@ struct agent {
 
     ev_timer flush_timer;
     ev_timer hb_timer;
+    ev_timer jobs_timer; /* until the Job informer has synced */
+    double jobs_grace_s;
+    double started_t; /* monotonic time of agent_start */
     bool dirty;
     bool heartbeat_due;
     bool have_last;
@@ -208,7 +213,8 @@ static bool pod_managed(json_t *p, json_t *job_uids)
 }
 
 /* status.nodes from projected nodes and pods (arrays, borrowed) and the uids
- * of the worker copies of hub Jobs (object keyed by uid, borrowed, may be NULL). */
+ * of the worker copies of hub Jobs (object keyed by uid, borrowed; NULL =
+ * unknown: managedResourceRequests is left out). */
 static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
 {
     size_t nn = json_array_size(nodes);
@@ -260,7 +266,8 @@ static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
                             json_is_object(alloc) ? json_deep_copy(alloc) : json_object());
         json_object_set_new(e, "allocatedResourceRequests", podres_to_json(&acc[i].req));
         json_object_set_new(e, "allocatedResourceLimits", podres_to_json(&acc[i].lim));
-        json_object_set_new(e, "managedResourceRequests", podres_to_json(&acc[i].managed));
+        if (job_uids)
+            json_object_set_new(e, "managedResourceRequests", podres_to_json(&acc[i].managed));
         json_object_set_new(e, "taints",
                             json_is_array(taints) ? json_deep_copy(taints) : json_array());
         json_object_set_new(e, "labels",
@@ -292,7 +299,7 @@ static int collect_uid(const char *key, json_t *obj, void *ud)
 json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings)
 {
     struct sink s = {.warnings = warnings};
-    json_t *pn = json_array(), *pp = json_array(), *uids = json_object();
+    json_t *pn = json_array(), *pp = json_array(), *uids = jobs ? json_object() : NULL;
     for (size_t i = 0; i < json_array_size(nodes); i++)
         json_array_append_new(pn, project_node(json_array_get(nodes, i), &s));
     for (size_t i = 0; i < json_array_size(pods); i++)
@@ -313,7 +320,10 @@ json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json
 
 json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings)
 {
-    return agent_compute_nodes_jobs(nodes, pods, NULL, warnings);
+    json_t *none = json_array();
+    json_t *out = agent_compute_nodes_jobs(nodes, pods, none, warnings);
+    json_decref(none);
+    return out;
 }
 
 static int collect(const char *key, json_t *obj, void *ud)
@@ -329,7 +339,10 @@ static json_t *compute_from_stores(struct agent *a)
     store_foreach(informer_store(a->nodes), collect, pn);
     store_foreach(informer_store(a->pods), collect, pp);
     store_foreach(informer_store(a->jobs), collect_uid, uids);
-    json_t *out = compute_projected(pn, pp, uids);
+    /* Before the Job list (or when it is refused) nothing says which pods are
+     * hub work: managedResourceRequests is left out (the controller then adds
+     * back whole reservations, as for an older agent). */
+    json_t *out = compute_projected(pn, pp, informer_has_synced(a->jobs) ? uids : NULL);
     json_decref(pn);
     json_decref(pp);
     json_decref(uids);
@@ -541,7 +554,8 @@ static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     struct agent *a = w->data;
-    if (!agent_synced(a)) {
+    if (!agent_synced(a) || (!informer_has_synced(a->jobs) && !a->have_last &&
+                             clock_mono_s() - a->started_t < a->jobs_grace_s)) {
         arm(a, SYNC_POLL_S);
         return;
     }
@@ -668,6 +682,17 @@ static void job_add(void *ud, json_t *obj)
     kick(ud);
 }
 
+/* The Job list arrived late (after the first write): write with the field. */
+static void on_jobs_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)revents;
+    struct agent *a = w->data;
+    if (!informer_has_synced(a->jobs))
+        return;
+    ev_timer_stop(loop, w);
+    kick(a);
+}
+
 /* Jobs: the uid only (the label selector did the filtering). */
 static json_t *project_job(json_t *obj, void *ud)
 {
@@ -731,6 +756,9 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
     a->flush_timer.data = a;
     ev_timer_init(&a->hb_timer, on_heartbeat, 0, 0);
     a->hb_timer.data = a;
+    ev_timer_init(&a->jobs_timer, on_jobs_poll, JOBS_POLL_S, JOBS_POLL_S);
+    a->jobs_timer.data = a;
+    a->jobs_grace_s = o.jobs_grace_s > 0 ? o.jobs_grace_s : JOBS_GRACE_S;
 
     struct informer_handlers nh = {
         .on_add = node_add, .on_update = node_update, .on_delete = node_add, .ud = a};
@@ -763,6 +791,7 @@ void agent_stop(struct agent *a)
     informer_stop(a->jobs);
     ev_timer_stop(a->loop, &a->flush_timer);
     ev_timer_stop(a->loop, &a->hb_timer);
+    ev_timer_stop(a->loop, &a->jobs_timer);
     if (a->call) {
         kube_call_cancel(a->call);
         a->call = NULL;
@@ -786,6 +815,8 @@ int agent_start(struct agent *a, struct err *e)
         return rc;
     }
     a->running = true;
+    a->started_t = clock_mono_s();
+    ev_timer_start(a->loop, &a->jobs_timer);
     /* The first write follows the sync even for an empty cluster. */
     kick(a);
     log_info(a->lg, "ClusterMetrics agent started", "cluster", a->cluster, "min_interval",
@@ -809,8 +840,8 @@ void agent_free(struct agent *a)
 
 bool agent_synced(const struct agent *a)
 {
-    return a && a->nodes && a->pods && a->jobs && informer_has_synced(a->nodes) &&
-           informer_has_synced(a->pods) && informer_has_synced(a->jobs);
+    return a && a->nodes && a->pods && informer_has_synced(a->nodes) &&
+           informer_has_synced(a->pods);
 }
 
 const char *agent_cluster(const struct agent *a)

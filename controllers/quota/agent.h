@@ -25,8 +25,12 @@
  *                     AGENT_KUBEFLOW_LABEL (JobSet / Kubeflow children, which
  *                     the agent cannot trace to their copy: assumed to be
  *                     hub work). The quota controller adds back a queue's
- *                     reservations only up to it (aggregate.h). Every key is
- *                     always present ({} / [] / false when empty);
+ *                     reservations only up to it (aggregate.h). It is left
+ *                     out while the Job list has not arrived (the first
+ *                     write waits up to 5 s for it; a refused list, e.g. an
+ *                     older RBAC role, leaves it out for good, and the
+ *                     controller then adds back whole reservations). Every
+ *                     other key is always present ({} / [] / false when empty);
  *   status.nodeCount  number of nodes;
  *   status.lastUpdated  RFC 3339 time of the write;
  *   status.conditions  [{type: Ready, status: "True", reason: AgentReporting,
@@ -88,6 +92,8 @@ struct agent_opts {
     void *on_change_ud;
     /* Informer reconnect backoff (0 = the informer's default; tests shorten it). */
     double informer_backoff_s;
+    /* How long the first write waits for the Job list (0 = 5 s; tests shorten it). */
+    double jobs_grace_s;
 };
 
 struct agent_stats {
@@ -127,7 +133,8 @@ void agent_stop(struct agent *a);
  */
 void agent_set_source_reachable(struct agent *a, bool reachable);
 
-/* True once the informers (nodes, pods, jobs) have delivered their first list. */
+/* True once the node and pod informers have delivered their first list (the
+ * Job list is not waited for: see managedResourceRequests). */
 bool agent_synced(const struct agent *a);
 
 /*
@@ -150,10 +157,10 @@ void agent_stats(const struct agent *a, struct agent_stats *out);
  * (a JSON array, may be NULL). Pure: for tests and tools.
  */
 json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings);
-/* The same with the worker's Jobs (array of Job objects, borrowed, may be
- * NULL): a pod whose controller is one of them that carries
- * AGENT_ORIGIN_UID_LABEL counts in managedResourceRequests.
- * agent_compute_nodes() is this with no Jobs. */
+/* The same with the worker's Jobs (array of Job objects, borrowed): a pod
+ * whose controller is one of them that carries AGENT_ORIGIN_UID_LABEL counts
+ * in managedResourceRequests. jobs NULL = not known: the field is left out.
+ * agent_compute_nodes() is this with an empty array. */
 json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings);
 
 #endif

@@ -251,8 +251,9 @@ struct fx {
     struct agent *a;
     ev_timer tick;
     bool (*pred)(struct fx *f);
-    int changes;        /* on_change calls */
-    bool jobs_scripted; /* the Job list and watch are scripted */
+    int changes;         /* on_change calls */
+    bool jobs_scripted;  /* the Job list and watch are scripted */
+    double jobs_grace_s; /* agent_opts.jobs_grace_s for fx_agent */
 };
 
 static void on_change(void *ud, struct agent *a)
@@ -306,6 +307,7 @@ static void fx_agent(struct fx *f, double min_interval, double heartbeat, bool w
         .on_change = on_change,
         .on_change_ud = f,
         .informer_backoff_s = 0.05,
+        .jobs_grace_s = f->jobs_grace_s,
     };
     struct err e;
     err_clear(&e);
@@ -530,6 +532,70 @@ static void test_writes_managed_requests(void **state)
     free(pl);
     free(hub);
     free(local);
+    fx_free(f);
+}
+
+/* Refuse the Job list `times` times (403; -1 = always). */
+static void refuse_jobs(struct fx *f, int times)
+{
+    struct fakesrv_resp r = {.method = "GET",
+                             .path = "/apis/batch/v1/jobs",
+                             .status = 403,
+                             .body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,"
+                                     "\"reason\":\"Forbidden\",\"message\":\"jobs is forbidden\"}",
+                             .times = times};
+    fakesrv_push(f->srv, &r);
+}
+
+/* A Job list that is refused (an older RBAC role): after the grace the agent
+ * writes without managedResourceRequests, so the controller falls back to
+ * adding back whole reservations; nothing else is missing. */
+static void test_jobs_refused(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    refuse_jobs(f, -1);
+    f->jobs_scripted = true;
+    f->jobs_grace_s = 0.3;
+    char *pl = pod_list();
+    double t0 = clock_mono_s();
+    start_to_first_write(f, NODE_N2 "," NODE_N1, pl);
+    assert_true(clock_mono_s() - t0 >= 0.3);
+    json_t *st = patch_status(f, 0);
+    json_t *want = load(WANT_NODES);
+    for (size_t i = 0; i < json_array_size(want); i++)
+        json_object_del(json_array_get(want, i), "managedResourceRequests");
+    json_t *nodes = json_object_get(st, "nodes");
+    if (!json_equal(nodes, want))
+        fail_msg("nodes differ from WANT_NODES without managedResourceRequests");
+    json_decref(want);
+    json_decref(st);
+    free(pl);
+    fx_free(f);
+}
+
+/* A Job list that arrives after the first write: the field follows. */
+static void test_jobs_late(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    refuse_jobs(f, 3);
+    script_jobs(f, "");
+    f->jobs_grace_s = 0.01;
+    char *pl = pod_list();
+    start_to_first_write(f, NODE_N2 "," NODE_N1, pl);
+    /* Three refusals back off at least 0.05 + 0.1 + 0.2 s: the first write
+     * (right after the nodes and pods) is without the field; the next has it. */
+    json_t *st = patch_status(f, 0);
+    assert_null(json_object_get(json_array_get(json_object_get(st, "nodes"), 0),
+                                "managedResourceRequests"));
+    json_decref(st);
+    want_patches = 2;
+    assert_true(fx_run(f, have_patches, 5));
+    st = patch_status(f, 1);
+    assert_json_eq(json_object_get(st, "nodes"), WANT_NODES);
+    json_decref(st);
+    free(pl);
     fx_free(f);
 }
 
@@ -982,6 +1048,8 @@ int main(void)
         cmocka_unit_test(test_compute_managed),
         cmocka_unit_test(test_writes_exact_status_once),
         cmocka_unit_test(test_writes_managed_requests),
+        cmocka_unit_test(test_jobs_refused),
+        cmocka_unit_test(test_jobs_late),
         cmocka_unit_test(test_watch_changes),
         cmocka_unit_test(test_node_events),
         cmocka_unit_test(test_burst_coalesced),
