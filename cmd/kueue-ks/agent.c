@@ -9,43 +9,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/kueue-ks/cli.h"
 #include "cmd/kueue-ks/cmds.h"
 #include "controllers/quota/agent.h"
 #include "pkg/kube/kubeconfig.h"
 #include "pkg/manager/manager.h"
+#include "pkg/manager/mgrflags.h"
 #include "pkg/util/flags.h"
 #include "pkg/util/log.h"
 
 struct agent_cli {
     char *cluster;
-    char *kubeconfig;
-    char *context;
     char *hub_kubeconfig;
     char *hub_context;
     double min_interval;
     double heartbeat;
-    char *metrics_bind;
-    char *health_bind;
-    bool leader_elect;
-    char *le_namespace;
-    char *le_id;
-    double qps;
-    int burst;
-    int verbosity;
-    char *log_format;
+    struct mgr_flag_values mgr;
 };
 
-#define AGENT_NFLAGS 16
+#define AGENT_NFLAGS 5
+#define ALL_NFLAGS   (AGENT_NFLAGS + MGR_FLAGS_MAX)
 
-static void agent_cli_flags(struct agent_cli *o, struct flag *fl)
+/* The table: --cluster-name, the manager's --kubeconfig and --context, the
+ * hub and write-timing flags, the rest of the manager's. Returns its size. */
+static size_t agent_cli_flags(struct agent_cli *o, struct flag *fl)
 {
     const struct flag t[AGENT_NFLAGS] = {
         {"cluster-name", FLAG_STRING, &o->cluster,
          "Name of this cluster: the ClusterMetrics object written (required)", NULL},
-        {"kubeconfig", FLAG_STRING, &o->kubeconfig,
-         "Kubeconfig of the cluster to watch (default: $KUBECONFIG, ~/.kube/config, in-cluster)",
-         NULL},
-        {"context", FLAG_STRING, &o->context, "Kubeconfig context of the watched cluster", NULL},
         {"hub-kubeconfig", FLAG_STRING, &o->hub_kubeconfig,
          "Write ClusterMetrics to the hub with this kubeconfig (default: to the watched cluster)",
          NULL},
@@ -56,22 +47,15 @@ static void agent_cli_flags(struct agent_cli *o, struct flag *fl)
          "Refresh status.lastUpdated this often when nothing changes (keep it below the "
          "controller's --metrics-stale-after); 0 disables",
          "20s"},
-        {"metrics-bind-address", FLAG_STRING, &o->metrics_bind,
-         "Address the /metrics endpoint binds to; 0 disables it", ":8080"},
-        {"health-probe-bind-address", FLAG_STRING, &o->health_bind,
-         "Address the /healthz and /readyz endpoints bind to; 0 disables them", ":8081"},
-        {"leader-elect", FLAG_BOOL, &o->leader_elect,
-         "Report only while holding the leader Lease (for several replicas)", "false"},
-        {"leader-election-namespace", FLAG_STRING, &o->le_namespace,
-         "Namespace of the leader Lease (default: the kubeconfig context's namespace)", ""},
-        {"leader-election-id", FLAG_STRING, &o->le_id, "Name of the leader Lease",
-         "kueue-ks-agent"},
-        {"qps", FLAG_DOUBLE, &o->qps, "Client-side request rate limit to the API servers", "200"},
-        {"burst", FLAG_INT, &o->burst, "Client-side request burst to the API servers", "400"},
-        {"v", FLAG_INT, &o->verbosity, "Log verbosity (0 = info; higher is more detail)", "0"},
-        {"log-format", FLAG_STRING, &o->log_format, "Log format: text (key=value) or json", "text"},
     };
-    memcpy(fl, t, sizeof t);
+    struct flag m[MGR_FLAGS_MAX];
+    size_t nm = mgr_flags(&o->mgr, MGR_FLAGS_AGENT, m);
+    fl[0] = t[0];
+    memcpy(fl + 1, m, MGR_FLAGS_NCONN * sizeof *m);
+    memcpy(fl + 1 + MGR_FLAGS_NCONN, t + 1, (AGENT_NFLAGS - 1) * sizeof *t);
+    memcpy(fl + AGENT_NFLAGS + MGR_FLAGS_NCONN, m + MGR_FLAGS_NCONN,
+           (nm - MGR_FLAGS_NCONN) * sizeof *m);
+    return AGENT_NFLAGS + nm;
 }
 
 /* The runnable: hub client (when separate), agent, readiness, metrics. */
@@ -154,10 +138,10 @@ static int run_start(void *ud, struct mgr *m, struct err *e)
         rc = kubeconfig_load(&ko, &cfg, NULL, e);
         if (rc < 0)
             return err_prefix(e, "--hub-kubeconfig");
-        if (r->o->qps > 0)
-            cfg->qps = r->o->qps;
-        if (r->o->burst > 0)
-            cfg->burst = r->o->burst;
+        if (r->o->mgr.qps > 0)
+            cfg->qps = r->o->mgr.qps;
+        if (r->o->mgr.burst > 0)
+            cfg->burst = r->o->mgr.burst;
         rc = kube_client_new(r->loop, cfg, NULL, r->lg, &r->hub, e);
         kube_rest_config_free(cfg);
         if (rc < 0)
@@ -206,67 +190,34 @@ int cmd_agent(int argc, char **argv)
 {
     struct agent_cli o;
     memset(&o, 0, sizeof o);
-    struct flag fl[AGENT_NFLAGS];
-    agent_cli_flags(&o, fl);
+    struct flag fl[ALL_NFLAGS];
+    size_t nfl = agent_cli_flags(&o, fl);
     struct logger lg;
-    log_init(&lg, stderr, 0, LOG_FMT_TEXT);
-    struct err e;
-    err_clear(&e);
-    bool help = false;
-    int code = 1;
     struct mgr *m = NULL;
     struct ev_loop *loop = NULL;
     struct agent_run run;
     memset(&run, 0, sizeof run);
 
-    if (flags_set_defaults(fl, AGENT_NFLAGS, &e) < 0 ||
-        flags_parse(fl, AGENT_NFLAGS, argc, argv, NULL, NULL, &help, &e) < 0) {
-        log_error(&lg, "invalid command line", "error", e.msg);
-        code = 2;
+    int code = cli_parse(fl, nfl, argc, argv, "agent",
+                         "Report this cluster's nodes, capacity and pod requests as a "
+                         "ClusterMetrics object\n(galaxy.kubestellar.io/v1alpha1), in this "
+                         "cluster or in the hub.\n\n"
+                         "Usage: kueue-ks agent --cluster-name NAME [flags]",
+                         &o.mgr, &lg);
+    if (code != CLI_GO_ON)
         goto out;
-    }
-    if (help) {
-        printf("Report this cluster's nodes, capacity and pod requests as a ClusterMetrics "
-               "object\n(galaxy.kubestellar.io/v1alpha1), in this cluster or in the hub.\n\n"
-               "Usage: kueue-ks agent --cluster-name NAME [flags]\n\nFlags:\n");
-        flags_usage(stdout, fl, AGENT_NFLAGS);
-        code = 0;
-        goto out;
-    }
-    enum log_format lf;
-    if (log_parse_format(o.log_format, &lf) < 0) {
-        log_error(&lg, "invalid command line", "error", "--log-format must be text or json");
-        code = 2;
-        goto out;
-    }
+    code = 1;
     if (!o.cluster || !o.cluster[0]) {
-        log_error(&lg, "invalid command line", "error", "--cluster-name is required");
-        code = 2;
+        code = cli_invalid(&lg, "--cluster-name is required");
         goto out;
     }
     if (o.min_interval <= 0) {
-        log_error(&lg, "invalid command line", "error", "--min-interval must be positive");
-        code = 2;
+        code = cli_invalid(&lg, "--min-interval must be positive");
         goto out;
     }
-    log_init(&lg, stderr, o.verbosity, lf);
 
-    loop = ev_default_loop(EVFLAG_AUTO);
-    struct mgr_options mo = {
-        .kubeconfig = o.kubeconfig,
-        .context = o.context,
-        .metrics_bind = o.metrics_bind,
-        .health_bind = o.health_bind,
-        .leader_elect = o.leader_elect,
-        .le_namespace = o.le_namespace,
-        .le_id = o.le_id,
-        .qps = o.qps,
-        .burst = o.burst,
-    };
-    if (mgr_new(loop, &mo, &lg, &m, &e) < 0) {
-        log_error(&lg, "cannot start", "error", e.msg);
+    if (cli_mgr_new(&o.mgr, &lg, &loop, &m) < 0)
         goto out;
-    }
     run.o = &o;
     run.lg = &lg;
     struct mgr_runnable rn = {
@@ -279,6 +230,6 @@ out:
     mgr_free(m);
     if (loop)
         ev_loop_destroy(loop);
-    flags_free(fl, AGENT_NFLAGS);
+    flags_free(fl, nfl);
     return code;
 }

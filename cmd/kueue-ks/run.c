@@ -6,28 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/kueue-ks/cli.h"
 #include "cmd/kueue-ks/cmds.h"
 #include "controllers/quota/controller.h"
 #include "controllers/workload/runner.h"
 #include "pkg/manager/manager.h"
+#include "pkg/manager/mgrflags.h"
 #include "pkg/util/flags.h"
 #include "pkg/util/log.h"
 
 struct run_opts {
-    char *kubeconfig;
-    char *context;
-    char *metrics_bind;
-    char *health_bind;
-    bool leader_elect;
-    char *le_namespace;
-    char *le_id;
-    double lease_duration;
-    double renew_deadline;
-    double retry_period;
-    double qps;
-    int burst;
-    int verbosity;
-    char *log_format;
+    struct mgr_flag_values mgr;
     /* workload controller */
     char *transport;
     char *origin;
@@ -40,37 +29,14 @@ struct run_opts {
     struct quota_options quota; /* --metrics-stale-after is shared with placement */
 };
 
-#define RUN_NFLAGS 22
-#define ALL_NFLAGS (RUN_NFLAGS + QUOTA_NFLAGS)
+#define RUN_NFLAGS 8
+#define ALL_NFLAGS (MGR_FLAGS_MAX + RUN_NFLAGS + QUOTA_NFLAGS)
 
-static void run_flags(struct run_opts *o, struct flag *fl)
+/* The table: the manager's flags, run's own, the quota controller's. Returns its size. */
+static size_t run_flags(struct run_opts *o, struct flag *fl)
 {
+    size_t n = mgr_flags(&o->mgr, MGR_FLAGS_RUN, fl);
     const struct flag t[RUN_NFLAGS] = {
-        {"kubeconfig", FLAG_STRING, &o->kubeconfig,
-         "Path to the hub kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)", NULL},
-        {"context", FLAG_STRING, &o->context, "Kubeconfig context to use", NULL},
-        {"metrics-bind-address", FLAG_STRING, &o->metrics_bind,
-         "Address the /metrics endpoint binds to; 0 disables it", ":8080"},
-        {"health-probe-bind-address", FLAG_STRING, &o->health_bind,
-         "Address the /healthz and /readyz endpoints bind to; 0 disables them", ":8081"},
-        {"leader-elect", FLAG_BOOL, &o->leader_elect,
-         "Run controllers only while holding the leader Lease (for several replicas)", "false"},
-        {"leader-election-namespace", FLAG_STRING, &o->le_namespace,
-         "Namespace of the leader Lease (default: the kubeconfig context's namespace, else "
-         "kueue-ks-system)",
-         ""},
-        {"leader-election-id", FLAG_STRING, &o->le_id, "Name of the leader Lease",
-         "kueue-ks-leader"},
-        {"leader-election-lease-duration", FLAG_DURATION, &o->lease_duration,
-         "How long a leader's Lease is valid without renewal", "15s"},
-        {"leader-election-renew-deadline", FLAG_DURATION, &o->renew_deadline,
-         "How long the leader retries renewing before giving up", "10s"},
-        {"leader-election-retry-period", FLAG_DURATION, &o->retry_period,
-         "Interval between leader election attempts", "2s"},
-        {"qps", FLAG_DOUBLE, &o->qps, "Client-side request rate limit to the API server", "200"},
-        {"burst", FLAG_INT, &o->burst, "Client-side request burst to the API server", "400"},
-        {"v", FLAG_INT, &o->verbosity, "Log verbosity (0 = info; higher is more detail)", "0"},
-        {"log-format", FLAG_STRING, &o->log_format, "Log format: text (key=value) or json", "text"},
         {"transport", FLAG_STRING, &o->transport,
          "How jobs reach workers: direct (kueue-ks creates the copies) or kubestellar (labels and "
          "BindingPolicies only)",
@@ -94,8 +60,10 @@ static void run_flags(struct run_opts *o, struct flag *fl)
          "also come from Secrets labelled kueue-ks.io/worker=true in the operator's namespace",
          NULL},
     };
-    memcpy(fl, t, sizeof t);
-    quota_flags(&o->quota, fl + RUN_NFLAGS);
+    memcpy(fl + n, t, sizeof t);
+    n += RUN_NFLAGS;
+    quota_flags(&o->quota, fl + n);
+    return n + QUOTA_NFLAGS;
 }
 
 int cmd_run(int argc, char **argv)
@@ -103,39 +71,23 @@ int cmd_run(int argc, char **argv)
     struct run_opts o;
     memset(&o, 0, sizeof o);
     struct flag fl[ALL_NFLAGS];
-    run_flags(&o, fl);
+    size_t nfl = run_flags(&o, fl);
     struct logger lg;
-    log_init(&lg, stderr, 0, LOG_FMT_TEXT);
-    struct err e;
-    err_clear(&e);
-    bool help = false;
-    int code = 1;
     struct mgr *m = NULL;
     struct quota_ctl *qc = NULL;
     struct ev_loop *loop = NULL;
     struct wlrun *wr = NULL;
 
-    if (flags_set_defaults(fl, ALL_NFLAGS, &e) < 0 ||
-        flags_parse(fl, ALL_NFLAGS, argc, argv, NULL, NULL, &help, &e) < 0) {
-        log_error(&lg, "invalid command line", "error", e.msg);
-        code = 2;
+    int code = cli_parse(fl, nfl, argc, argv, "run",
+                         "Run the kueue-ks controllers against a hub cluster.\n\n"
+                         "Usage: kueue-ks run [flags]",
+                         &o.mgr, &lg);
+    if (code != CLI_GO_ON)
         goto out;
-    }
-    if (help) {
-        printf("Run the kueue-ks controllers against a hub cluster.\n\n"
-               "Usage: kueue-ks run [flags]\n\nFlags:\n");
-        flags_usage(stdout, fl, ALL_NFLAGS);
-        code = 0;
-        goto out;
-    }
-    enum log_format lf;
-    if (log_parse_format(o.log_format, &lf) < 0) {
-        log_error(&lg, "invalid command line", "error", "--log-format must be text or json");
-        code = 2;
-        goto out;
-    }
-    log_init(&lg, stderr, o.verbosity, lf);
+    code = 1;
 
+    struct err e;
+    err_clear(&e);
     struct wlrun_config wc = {
         .transport = o.transport,
         .origin = o.origin,
@@ -149,33 +101,14 @@ int cmd_run(int argc, char **argv)
         .metrics_stale_after_s = o.quota.metrics_stale_after,
     };
     if (wlrun_new(&wc, &wr, &e) < 0) {
-        log_error(&lg, "invalid command line", "error", e.msg);
-        code = 2;
+        code = cli_invalid(&lg, e.msg);
         goto out;
     }
 
-    loop = ev_default_loop(EVFLAG_AUTO);
-    struct mgr_options mo = {
-        .kubeconfig = o.kubeconfig,
-        .context = o.context,
-        .metrics_bind = o.metrics_bind,
-        .health_bind = o.health_bind,
-        .leader_elect = o.leader_elect,
-        .le_namespace = o.le_namespace,
-        .le_id = o.le_id,
-        .lease_duration_s = o.lease_duration,
-        .renew_deadline_s = o.renew_deadline,
-        .retry_period_s = o.retry_period,
-        .qps = o.qps,
-        .burst = o.burst,
-    };
-    if (mgr_new(loop, &mo, &lg, &m, &e) < 0) {
-        log_error(&lg, "cannot start", "error", e.msg);
+    if (cli_mgr_new(&o.mgr, &lg, &loop, &m) < 0)
         goto out;
-    }
     if (quota_ctl_new(&o.quota, NULL, &qc, &e) < 0) {
-        log_error(&lg, "invalid command line", "error", e.msg);
-        code = 2;
+        code = cli_invalid(&lg, e.msg);
         goto out;
     }
     struct mgr_runnable qr;
@@ -192,6 +125,6 @@ out:
     wlrun_free(wr);
     if (loop)
         ev_loop_destroy(loop);
-    flags_free(fl, ALL_NFLAGS);
+    flags_free(fl, nfl);
     return code;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd/kueue-ks/cli.h"
 #include "cmd/kueue-ks/cmds.h"
 #include "controllers/quota/statusview.h"
 #include "pkg/kube/client.h"
@@ -180,26 +181,18 @@ int cmd_status(int argc, char **argv)
     log_init(&lg, stderr, 0, LOG_FMT_TEXT);
     struct err e;
     err_clear(&e);
-    bool help = false;
-    int code = 1;
     struct st s;
     memset(&s, 0, sizeof s);
     s.lg = &lg;
     struct kube_rest_config *cfg = NULL;
 
-    if (flags_set_defaults(fl, ST_NFLAGS, &e) < 0 ||
-        flags_parse(fl, ST_NFLAGS, argc, argv, NULL, NULL, &help, &e) < 0) {
-        fprintf(stderr, "kueue-ks status: %s\n", e.msg);
-        code = 2;
+    int code = cli_parse(fl, ST_NFLAGS, argc, argv, "status",
+                         "Show the hub's clusters, ClusterQueue quotas and workloads.\n\n"
+                         "Usage: kueue-ks status [flags]",
+                         NULL, NULL);
+    if (code != CLI_GO_ON)
         goto out;
-    }
-    if (help) {
-        printf("Show the hub's clusters, ClusterQueue quotas and workloads.\n\n"
-               "Usage: kueue-ks status [flags]\n\nFlags:\n");
-        flags_usage(stdout, fl, ST_NFLAGS);
-        code = 0;
-        goto out;
-    }
+    code = 1;
     if (o.output[0] && strcmp(o.output, "wide") != 0) {
         fprintf(stderr, "kueue-ks status: -o must be wide or empty, not \"%s\"\n", o.output);
         code = 2;

@@ -14,6 +14,8 @@
 #define RETRY_INITIAL_S  1.0
 #define RETRY_MAX_S      30.0
 #define SYNC_POLL_S      0.05
+#define JOBS_GRACE_S     5.0  /* how long the first write waits for the Job list */
+#define JOBS_POLL_S      0.25 /* checks whether the Job list arrived, until it does */
 #define READY_REASON     "AgentReporting"
 #define MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
 
@@ -36,12 +38,15 @@ struct agent {
     void *on_change_ud;
     struct sink sink;
 
-    struct informer *nodes, *pods;
+    struct informer *nodes, *pods, *jobs; /* jobs: worker copies of hub Jobs only */
     bool running;
     bool source_down; /* the watched cluster is unreachable: do not vouch for stale data */
 
     ev_timer flush_timer;
     ev_timer hb_timer;
+    ev_timer jobs_timer; /* until the Job informer has synced */
+    double jobs_grace_s;
+    double started_t; /* monotonic time of agent_start */
     bool dirty;
     bool heartbeat_due;
     bool have_last;
@@ -127,7 +132,32 @@ static json_t *project_node(json_t *obj, void *ud)
     return p;
 }
 
-/* Pod: node, phase, plus kks.requests / kks.limits (canonical). */
+/* The uid of the pod's controller when it is a batch/v1 Job, else NULL (borrowed). */
+static const char *controller_job_uid(json_t *obj)
+{
+    json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+    for (size_t i = 0; i < json_array_size(refs); i++) {
+        json_t *r = json_array_get(refs, i);
+        const char *kind = json_string_value(json_object_get(r, "kind"));
+        const char *av = json_string_value(json_object_get(r, "apiVersion"));
+        if (json_is_true(json_object_get(r, "controller")) && kind && !strcmp(kind, "Job") && av &&
+            !strcmp(av, "batch/v1"))
+            return json_string_value(json_object_get(r, "uid"));
+    }
+    return NULL;
+}
+
+/* Pods of the kinds whose copies the agent cannot tell from local work (their
+ * pods belong to a JobSet's or Kubeflow job's children): assumed managed. */
+static bool pod_of_unresolved_kind(json_t *obj)
+{
+    json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+    return json_object_get(labels, AGENT_JOBSET_LABEL) ||
+           json_object_get(labels, AGENT_KUBEFLOW_LABEL);
+}
+
+/* Pod: node, phase, plus kks.requests / kks.limits (canonical), kks.job (the
+ * controller Job's uid) and kks.assumed (see pod_of_unresolved_kind). */
 static json_t *project_pod(json_t *obj, void *ud)
 {
     static const char *const paths[] = {"spec.nodeName", "status.phase", NULL};
@@ -145,6 +175,11 @@ static json_t *project_pod(json_t *obj, void *ud)
     }
     json_object_set_new(kks, "requests", podres_to_json(&req));
     json_object_set_new(kks, "limits", podres_to_json(&lim));
+    const char *job = controller_job_uid(obj);
+    if (job)
+        json_object_set_new(kks, "job", json_string(job));
+    if (pod_of_unresolved_kind(obj))
+        json_object_set_new(kks, "assumed", json_true());
     json_object_set_new(p, KKS_KEY, kks);
     podres_free(&req);
     podres_free(&lim);
@@ -165,11 +200,22 @@ static int cmp_node(const void *a, const void *b)
 }
 
 struct acc {
-    struct podres_list req, lim;
+    struct podres_list req, lim, managed;
 };
 
-/* status.nodes from projected nodes and pods (arrays, borrowed). */
-static json_t *compute_projected(json_t *nodes, json_t *pods)
+/* True when projected pod p belongs to a hub workload: its controller is a
+ * Job in `job_uids` (an object keyed by uid, may be NULL) or it is assumed. */
+static bool pod_managed(json_t *p, json_t *job_uids)
+{
+    json_t *kks = json_object_get(p, KKS_KEY);
+    const char *job = json_string_value(json_object_get(kks, "job"));
+    return json_is_true(json_object_get(kks, "assumed")) || (job && json_object_get(job_uids, job));
+}
+
+/* status.nodes from projected nodes and pods (arrays, borrowed) and the uids
+ * of the worker copies of hub Jobs (object keyed by uid, borrowed; NULL =
+ * unknown: managedResourceRequests is left out). */
+static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
 {
     size_t nn = json_array_size(nodes);
     json_t **sorted = xcalloc(nn ? nn : 1, sizeof *sorted);
@@ -199,6 +245,8 @@ static json_t *compute_projected(json_t *nodes, json_t *pods)
             podres_add_json(&l, json_object_get(kks, "limits"), "limits", NULL) == 0) {
             (void)podres_add_list(&a->req, &r, NULL);
             (void)podres_add_list(&a->lim, &l, NULL);
+            if (pod_managed(p, job_uids))
+                (void)podres_add_list(&a->managed, &r, NULL);
         }
         podres_free(&r);
         podres_free(&l);
@@ -218,6 +266,8 @@ static json_t *compute_projected(json_t *nodes, json_t *pods)
                             json_is_object(alloc) ? json_deep_copy(alloc) : json_object());
         json_object_set_new(e, "allocatedResourceRequests", podres_to_json(&acc[i].req));
         json_object_set_new(e, "allocatedResourceLimits", podres_to_json(&acc[i].lim));
+        if (job_uids)
+            json_object_set_new(e, "managedResourceRequests", podres_to_json(&acc[i].managed));
         json_object_set_new(e, "taints",
                             json_is_array(taints) ? json_deep_copy(taints) : json_array());
         json_object_set_new(e, "labels",
@@ -228,6 +278,7 @@ static json_t *compute_projected(json_t *nodes, json_t *pods)
         json_array_append_new(out, e);
         podres_free(&acc[i].req);
         podres_free(&acc[i].lim);
+        podres_free(&acc[i].managed);
     }
     json_decref(index);
     free(sorted);
@@ -235,17 +286,43 @@ static json_t *compute_projected(json_t *nodes, json_t *pods)
     return out;
 }
 
-json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings)
+/* Add the uid of a (projected) Job to the set `ud`. */
+static int collect_uid(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+    if (uid && uid[0])
+        json_object_set_new((json_t *)ud, uid, json_true());
+    return 0;
+}
+
+json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings)
 {
     struct sink s = {.warnings = warnings};
-    json_t *pn = json_array(), *pp = json_array();
+    json_t *pn = json_array(), *pp = json_array(), *uids = jobs ? json_object() : NULL;
     for (size_t i = 0; i < json_array_size(nodes); i++)
         json_array_append_new(pn, project_node(json_array_get(nodes, i), &s));
     for (size_t i = 0; i < json_array_size(pods); i++)
         json_array_append_new(pp, project_pod(json_array_get(pods, i), &s));
-    json_t *out = compute_projected(pn, pp);
+    for (size_t i = 0; i < json_array_size(jobs); i++) {
+        json_t *j = json_array_get(jobs, i);
+        const char *uid = json_string_value(json_object_get(json_object_get(j, "metadata"), "uid"));
+        if (uid && json_object_get(json_object_get(json_object_get(j, "metadata"), "labels"),
+                                   AGENT_ORIGIN_UID_LABEL))
+            collect_uid(NULL, j, uids);
+    }
+    json_t *out = compute_projected(pn, pp, uids);
     json_decref(pn);
     json_decref(pp);
+    json_decref(uids);
+    return out;
+}
+
+json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings)
+{
+    json_t *none = json_array();
+    json_t *out = agent_compute_nodes_jobs(nodes, pods, none, warnings);
+    json_decref(none);
     return out;
 }
 
@@ -258,12 +335,17 @@ static int collect(const char *key, json_t *obj, void *ud)
 
 static json_t *compute_from_stores(struct agent *a)
 {
-    json_t *pn = json_array(), *pp = json_array();
+    json_t *pn = json_array(), *pp = json_array(), *uids = json_object();
     store_foreach(informer_store(a->nodes), collect, pn);
     store_foreach(informer_store(a->pods), collect, pp);
-    json_t *out = compute_projected(pn, pp);
+    store_foreach(informer_store(a->jobs), collect_uid, uids);
+    /* Before the Job list (or when it is refused) nothing says which pods are
+     * hub work: managedResourceRequests is left out (the controller then adds
+     * back whole reservations, as for an older agent). */
+    json_t *out = compute_projected(pn, pp, informer_has_synced(a->jobs) ? uids : NULL);
     json_decref(pn);
     json_decref(pp);
+    json_decref(uids);
     a->stats.computes++;
     return out;
 }
@@ -472,7 +554,8 @@ static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     struct agent *a = w->data;
-    if (!agent_synced(a)) {
+    if (!agent_synced(a) || (!informer_has_synced(a->jobs) && !a->have_last &&
+                             clock_mono_s() - a->started_t < a->jobs_grace_s)) {
         arm(a, SYNC_POLL_S);
         return;
     }
@@ -592,16 +675,45 @@ static void pod_delete(void *ud, json_t *obj)
         kick(ud);
 }
 
+/* A worker copy of a hub Job appeared or went: its pods change side. */
+static void job_add(void *ud, json_t *obj)
+{
+    (void)obj;
+    kick(ud);
+}
+
+/* The Job list arrived late (after the first write): write with the field. */
+static void on_jobs_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)revents;
+    struct agent *a = w->data;
+    if (!informer_has_synced(a->jobs))
+        return;
+    ev_timer_stop(loop, w);
+    kick(a);
+}
+
+/* Jobs: the uid only (the label selector did the filtering). */
+static json_t *project_job(json_t *obj, void *ud)
+{
+    (void)ud;
+    static const char *const paths[] = {"metadata.uid", NULL};
+    return store_project_fields(obj, paths);
+}
+
 /* ---- lifecycle ----------------------------------------------------------------- */
 
-static int make_informer(struct agent *a, const char *resource, store_project_fn fn,
+static int make_informer(struct agent *a, const char *group, const char *resource,
+                         const char *selector, store_project_fn fn,
                          const struct informer_handlers *h, double backoff, struct informer **out,
                          struct err *e)
 {
     struct informer_opts io = {
         .client = a->worker,
+        .group = group,
         .version = "v1",
         .resource = resource,
+        .label_selector = selector,
         .lg = a->lg,
         .project = fn,
         .project_ud = &a->sink,
@@ -644,14 +756,23 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
     a->flush_timer.data = a;
     ev_timer_init(&a->hb_timer, on_heartbeat, 0, 0);
     a->hb_timer.data = a;
+    ev_timer_init(&a->jobs_timer, on_jobs_poll, JOBS_POLL_S, JOBS_POLL_S);
+    a->jobs_timer.data = a;
+    a->jobs_grace_s = o.jobs_grace_s > 0 ? o.jobs_grace_s : JOBS_GRACE_S;
 
     struct informer_handlers nh = {
         .on_add = node_add, .on_update = node_update, .on_delete = node_add, .ud = a};
     struct informer_handlers ph = {
         .on_add = pod_add, .on_update = pod_update, .on_delete = pod_delete, .ud = a};
-    int rc = make_informer(a, "nodes", project_node, &nh, o.informer_backoff_s, &a->nodes, e);
+    struct informer_handlers jh = {.on_add = job_add, .on_delete = job_add, .ud = a};
+    int rc = make_informer(a, NULL, "nodes", NULL, project_node, &nh, o.informer_backoff_s,
+                           &a->nodes, e);
     if (rc == 0)
-        rc = make_informer(a, "pods", project_pod, &ph, o.informer_backoff_s, &a->pods, e);
+        rc = make_informer(a, NULL, "pods", NULL, project_pod, &ph, o.informer_backoff_s, &a->pods,
+                           e);
+    if (rc == 0)
+        rc = make_informer(a, "batch", "jobs", AGENT_ORIGIN_UID_LABEL, project_job, &jh,
+                           o.informer_backoff_s, &a->jobs, e);
     if (rc < 0) {
         agent_free(a);
         return rc;
@@ -667,8 +788,10 @@ void agent_stop(struct agent *a)
     a->running = false;
     informer_stop(a->nodes);
     informer_stop(a->pods);
+    informer_stop(a->jobs);
     ev_timer_stop(a->loop, &a->flush_timer);
     ev_timer_stop(a->loop, &a->hb_timer);
+    ev_timer_stop(a->loop, &a->jobs_timer);
     if (a->call) {
         kube_call_cancel(a->call);
         a->call = NULL;
@@ -684,11 +807,16 @@ int agent_start(struct agent *a, struct err *e)
     if (rc < 0)
         return rc;
     rc = informer_start(a->pods, e);
+    if (rc == 0)
+        rc = informer_start(a->jobs, e);
     if (rc < 0) {
         informer_stop(a->nodes);
+        informer_stop(a->pods);
         return rc;
     }
     a->running = true;
+    a->started_t = clock_mono_s();
+    ev_timer_start(a->loop, &a->jobs_timer);
     /* The first write follows the sync even for an empty cluster. */
     kick(a);
     log_info(a->lg, "ClusterMetrics agent started", "cluster", a->cluster, "min_interval",
@@ -703,6 +831,7 @@ void agent_free(struct agent *a)
     agent_stop(a);
     informer_free(a->nodes);
     informer_free(a->pods);
+    informer_free(a->jobs);
     json_decref(a->computed);
     json_decref(a->written);
     free(a->cluster);

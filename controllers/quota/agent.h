@@ -3,20 +3,34 @@
  * the worker client's libev loop. `kueue-ks agent` runs one; in direct mode
  * the operator runs one per registered worker, in-process.
  *
- * It watches the worker's Nodes and Pods (informers whose stores keep only
- * what is used: node labels, taints, unschedulable, allocatable and Ready;
- * per pod its node, phase and effective requests/limits computed once per
- * change by podres_pod()) and maintains ClusterMetrics <cluster>
+ * It watches the worker's Nodes, Pods and the worker copies of hub Jobs
+ * (informers whose stores keep only what is used: node labels, taints,
+ * unschedulable, allocatable and Ready; per pod its node, phase, effective
+ * requests/limits computed once per change by podres_pod() and its
+ * controller Job's uid; per Job carrying AGENT_ORIGIN_UID_LABEL its uid) and
+ * maintains ClusterMetrics <cluster>
  * (galaxy.kubestellar.io/v1alpha1, cluster-scoped) through the hub client:
  *
  *   status.nodes[]    one entry per node, sorted by name:
  *                       {name, allocatableResources, allocatedResourceRequests,
- *                        allocatedResourceLimits, taints, labels, unschedulable,
- *                        ready}
+ *                        allocatedResourceLimits, managedResourceRequests,
+ *                        taints, labels, unschedulable, ready}
  *                     quantities summed exactly and printed canonically;
  *                     requests/limits sum the pods bound to the node that are
- *                     not terminal (podres_pod_counts); every key is always
- *                     present ({} / [] / false when empty);
+ *                     not terminal (podres_pod_counts); managedResourceRequests
+ *                     is the part of allocatedResourceRequests that belongs to
+ *                     hub workloads: pods whose controller is a batch/v1 Job
+ *                     labelled AGENT_ORIGIN_UID_LABEL (a kueue-ks worker copy),
+ *                     and pods labelled AGENT_JOBSET_LABEL or
+ *                     AGENT_KUBEFLOW_LABEL (JobSet / Kubeflow children, which
+ *                     the agent cannot trace to their copy: assumed to be
+ *                     hub work). The quota controller adds back a queue's
+ *                     reservations only up to it (aggregate.h). It is left
+ *                     out while the Job list has not arrived (the first
+ *                     write waits up to 5 s for it; a refused list, e.g. an
+ *                     older RBAC role, leaves it out for good, and the
+ *                     controller then adds back whole reservations). Every
+ *                     other key is always present ({} / [] / false when empty);
  *   status.nodeCount  number of nodes;
  *   status.lastUpdated  RFC 3339 time of the write;
  *   status.conditions  [{type: Ready, status: "True", reason: AgentReporting,
@@ -60,6 +74,11 @@
 #define AGENT_RESOURCE          "clustermetrics"
 #define AGENT_DEFAULT_MIN_S     5.0
 #define AGENT_DEFAULT_HEARTBEAT 20.0
+/* The label kueue-ks puts on worker copies (controllers/workload/transform.h
+ * XF_LABEL_ORIGIN_UID); the agent's Job informer selects on it. */
+#define AGENT_ORIGIN_UID_LABEL "kueue-ks.io/origin-uid"
+#define AGENT_JOBSET_LABEL     "jobset.sigs.k8s.io/jobset-name"
+#define AGENT_KUBEFLOW_LABEL   "training.kubeflow.org/job-name"
 
 struct agent;
 
@@ -73,6 +92,8 @@ struct agent_opts {
     void *on_change_ud;
     /* Informer reconnect backoff (0 = the informer's default; tests shorten it). */
     double informer_backoff_s;
+    /* How long the first write waits for the Job list (0 = 5 s; tests shorten it). */
+    double jobs_grace_s;
 };
 
 struct agent_stats {
@@ -103,7 +124,6 @@ int agent_start(struct agent *a, struct err *e);
  * status is kept; agent_start() may be called again. */
 void agent_stop(struct agent *a);
 
-/* True once both informers have delivered their first list. */
 /*
  * Tell the agent whether the cluster it watches answers (e.g. from a /version
  * probe). While it does not, heartbeats stop, so ClusterMetrics.lastUpdated
@@ -113,6 +133,8 @@ void agent_stop(struct agent *a);
  */
 void agent_set_source_reachable(struct agent *a, bool reachable);
 
+/* True once the node and pod informers have delivered their first list (the
+ * Job list is not waited for: see managedResourceRequests). */
 bool agent_synced(const struct agent *a);
 
 /*
@@ -135,5 +157,10 @@ void agent_stats(const struct agent *a, struct agent_stats *out);
  * (a JSON array, may be NULL). Pure: for tests and tools.
  */
 json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings);
+/* The same with the worker's Jobs (array of Job objects, borrowed): a pod
+ * whose controller is one of them that carries AGENT_ORIGIN_UID_LABEL counts
+ * in managedResourceRequests. jobs NULL = not known: the field is left out.
+ * agent_compute_nodes() is this with an empty array. */
+json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings);
 
 #endif

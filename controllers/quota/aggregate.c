@@ -25,6 +25,7 @@ struct cell {
     struct qty current;  /* the ClusterQueue's nominalQuota */
     struct qty reserved; /* status.flavorsReservation total */
     struct qty total;    /* sum of the included clusters' contributions */
+    struct qty counted;  /* sum of the included clusters' managed requests */
     /* shrink state machine */
     bool has_applied;
     struct qty applied;
@@ -46,9 +47,11 @@ struct group {
 
 struct cluster {
     char *name;
-    json_t *cm;          /* kept for full recomputes */
-    struct qty *contrib; /* [ncells] */
-    bool included;       /* contrib is in the totals */
+    json_t *cm;           /* kept for full recomputes */
+    struct qty *contrib;  /* [ncells] */
+    struct qty *managed;  /* [ncells]: managedResourceRequests on the nodes counted */
+    bool reports_managed; /* every node entry carries managedResourceRequests */
+    bool included;        /* contrib and managed are in the totals */
     bool has_lu;
     int64_t lu_ms;
     bool ready;
@@ -78,6 +81,8 @@ struct agg {
     size_t nflavors;
     struct cluster *clusters;
     size_t nclusters;
+    /* set by agg_compute: every included cluster reports managedResourceRequests */
+    bool add_back_exact;
 };
 
 static void qzero(struct qty *q)
@@ -192,6 +197,7 @@ void agg_free(struct agg *a)
         free(a->clusters[i].name);
         json_decref(a->clusters[i].cm);
         free(a->clusters[i].contrib);
+        free(a->clusters[i].managed);
     }
     free(a->clusters);
     free(a);
@@ -296,8 +302,11 @@ static bool map_ok(const json_t *v)
 /* Compute cluster c's contribution from its kept object. */
 static void contrib_compute(const struct agg *a, struct cluster *c, struct place_warnings *w)
 {
-    for (size_t i = 0; i < a->ncells; i++)
+    for (size_t i = 0; i < a->ncells; i++) {
         qzero(&c->contrib[i]);
+        qzero(&c->managed[i]);
+    }
+    c->reports_managed = true;
     const json_t *nodes = json_object_get(json_object_get(c->cm, "status"), "nodes");
     size_t j;
     const json_t *n;
@@ -312,6 +321,7 @@ static void contrib_compute(const struct agg *a, struct cluster *c, struct place
         const json_t *labels = json_object_get(n, "labels");
         const json_t *alloc = json_object_get(n, "allocatableResources");
         const json_t *req = json_object_get(n, "allocatedResourceRequests");
+        const json_t *mreq = json_object_get(n, "managedResourceRequests");
         const json_t *ready = json_object_get(n, "ready");
         const json_t *unsched = json_object_get(n, "unschedulable");
         bool bad = !map_ok(labels) || !map_ok(alloc) || !map_ok(req);
@@ -324,6 +334,15 @@ static void contrib_compute(const struct agg *a, struct cluster *c, struct place
                                "allocatedResourceRequests malformed (node skipped)",
                                c->name, nname);
             continue;
+        }
+        if (!json_is_object(mreq)) {
+            /* An agent from before the field (or another producer): the
+             * add-back cannot be exact for this cluster (see cell_target). */
+            if (mreq && !json_is_null(mreq))
+                place_warnings_add(w, "cluster %s: node %s: managedResourceRequests: not an object",
+                                   c->name, nname);
+            c->reports_managed = false;
+            mreq = NULL;
         }
         if (json_is_false(ready) || json_is_true(unsched))
             continue;
@@ -363,38 +382,52 @@ static void contrib_compute(const struct agg *a, struct cluster *c, struct place
                     continue;
                 }
                 c->contrib[ci] = sum;
+                if (a->subtract_requests && mreq &&
+                    node_amount(mreq, "managedResourceRequests", cell->node_res, c->name, nname,
+                                &rq, w) > 0 &&
+                    qty_add(&c->managed[ci], &rq, &sum, NULL) == 0)
+                    c->managed[ci] = sum;
             }
         }
         place_taints_free(taints, nt);
     }
 }
 
+/* Add (sign > 0) or remove one contribution to/from one total. */
+static void total_apply(struct qty *total, struct qty *part, int sign)
+{
+    struct qty r;
+    if (sign > 0) {
+        if (qty_add(total, part, &r, NULL) < 0) {
+            /* Keep the invariant totals == sum of included contributions. */
+            qzero(part);
+            return;
+        }
+    } else if (qty_sub(total, part, &r, NULL) < 0) {
+        return; /* cannot happen: the contribution was added exactly */
+    }
+    *total = r;
+}
+
 /* Add (sign > 0) or remove the cluster's contribution to/from the totals. */
 static void totals_apply(struct agg *a, struct cluster *c, int sign)
 {
     for (size_t i = 0; i < a->ncells; i++) {
-        struct qty r;
-        if (sign > 0) {
-            if (qty_add(&a->cells[i].total, &c->contrib[i], &r, NULL) < 0) {
-                /* Keep the invariant totals == sum of included contributions. */
-                qzero(&c->contrib[i]);
-                continue;
-            }
-        } else {
-            if (qty_sub(&a->cells[i].total, &c->contrib[i], &r, NULL) < 0)
-                continue; /* cannot happen: the contribution was added exactly */
-        }
-        a->cells[i].total = r;
+        total_apply(&a->cells[i].total, &c->contrib[i], sign);
+        total_apply(&a->cells[i].counted, &c->managed[i], sign);
     }
 }
 
 void agg_recompute_all(struct agg *a)
 {
-    for (size_t i = 0; i < a->ncells; i++)
+    for (size_t i = 0; i < a->ncells; i++) {
         qzero(&a->cells[i].total);
+        qzero(&a->cells[i].counted);
+    }
     for (size_t k = 0; k < a->nclusters; k++) {
         struct cluster *c = &a->clusters[k];
         c->contrib = xrealloc(c->contrib, (a->ncells ? a->ncells : 1) * sizeof *c->contrib);
+        c->managed = xrealloc(c->managed, (a->ncells ? a->ncells : 1) * sizeof *c->managed);
         contrib_compute(a, c, NULL);
         if (c->included)
             totals_apply(a, c, +1);
@@ -427,8 +460,11 @@ int agg_update_cluster(struct agg *a, const json_t *cm, struct place_warnings *w
         memset(c, 0, sizeof *c);
         c->name = xstrdup(name);
         c->contrib = xcalloc(a->ncells ? a->ncells : 1, sizeof *c->contrib);
-        for (size_t i = 0; i < a->ncells; i++)
+        c->managed = xcalloc(a->ncells ? a->ncells : 1, sizeof *c->managed);
+        for (size_t i = 0; i < a->ncells; i++) {
             qzero(&c->contrib[i]);
+            qzero(&c->managed[i]);
+        }
     }
     bool was = c->included;
     if (was)
@@ -470,6 +506,7 @@ void agg_remove_cluster(struct agg *a, const char *name)
     free(c->name);
     json_decref(c->cm);
     free(c->contrib);
+    free(c->managed);
     size_t idx = (size_t)(c - a->clusters);
     memmove(c, c + 1, (a->nclusters - idx - 1) * sizeof *c);
     a->nclusters--;
@@ -592,6 +629,7 @@ static int parse_groups(const struct agg *a, const json_t *rgs, struct cell **ce
                 c->fi = f;
                 c->ri = r;
                 qzero(&c->total);
+                qzero(&c->counted);
                 qzero(&c->reserved);
                 qzero(&c->applied);
                 qzero(&c->pending_max);
@@ -741,7 +779,18 @@ static int64_t min64(int64_t x, int64_t y)
     return x < y ? x : y;
 }
 
-/* The target value of a cell: scale * total [+ reserved], never below reserved. */
+/* What of the cell's reservation is added back: all of it, or, when every
+ * included cluster reports managedResourceRequests, only what those count
+ * (a reservation whose pods are not yet reported is free capacity in the
+ * workers' numbers already: adding it back would overshoot). */
+static struct qty cell_add_back(const struct agg *a, const struct cell *c)
+{
+    if (a->add_back_exact && qty_cmp(&c->counted, &c->reserved) < 0)
+        return c->counted;
+    return c->reserved;
+}
+
+/* The target value of a cell: scale * total [+ add-back], never below reserved. */
 static void cell_target(const struct agg *a, const struct cell *c, struct qty *out)
 {
     struct qty t = c->total;
@@ -753,7 +802,8 @@ static void cell_target(const struct agg *a, const struct cell *c, struct qty *o
     }
     if (a->subtract_requests && a->add_back_reserved) {
         struct qty s;
-        if (qty_add(&t, &c->reserved, &s, NULL) == 0)
+        struct qty back = cell_add_back(a, c);
+        if (qty_add(&t, &back, &s, NULL) == 0)
             t = s;
     }
     if (qty_cmp(&t, &c->reserved) < 0)
@@ -818,6 +868,12 @@ static void breakdown_build(const struct agg *a, int64_t now_ms, struct buf *b)
             buf_puts(b, " no clusters");
         if (qty_sign(&c->reserved) > 0)
             buf_printf(b, " reserved=%s", qfmt(&c->reserved, q, sizeof q));
+        struct qty back = cell_add_back(a, c), unreported;
+        if (a->subtract_requests && a->add_back_reserved &&
+            qty_sub(&c->reserved, &back, &unreported, NULL) == 0 && qty_sign(&unreported) > 0) {
+            normalize_fmt(c->resource, &unreported);
+            buf_printf(b, " not-yet-reported=%s", qfmt(&unreported, q, sizeof q));
+        }
         if (c->pending)
             buf_printf(b, " shrinking-since=%" PRId64 "s-ago", (now_ms - c->pending_since) / 1000);
     }
@@ -838,6 +894,7 @@ int agg_compute(struct agg *a, int64_t now_ms, struct agg_result *out)
     out->next_check_ms = INT64_MAX;
     if (!a->has_queue)
         return -EINVAL;
+    bool exact = true;
     for (size_t k = 0; k < a->nclusters; k++) {
         struct cluster *c = &a->clusters[k];
         bool fresh = cluster_fresh(a, c, now_ms);
@@ -846,6 +903,8 @@ int agg_compute(struct agg *a, int64_t now_ms, struct agg_result *out)
         else if (!fresh && c->included)
             totals_apply(a, c, -1);
         c->included = fresh;
+        if (fresh && !c->reports_managed)
+            exact = false;
         if (fresh && c->has_lu)
             out->next_check_ms = min64(out->next_check_ms, c->lu_ms + a->stale_after_ms + 1);
     }
@@ -865,6 +924,7 @@ int agg_compute(struct agg *a, int64_t now_ms, struct agg_result *out)
                                    "(%s): its quota counts no node",
                                    name, a->default_flavor ? a->default_flavor : "none");
         }
+    a->add_back_exact = exact;
     out->changes = xcalloc(a->ncells ? a->ncells : 1, sizeof *out->changes);
     for (size_t i = 0; i < a->ncells; i++) {
         struct cell *c = &a->cells[i];

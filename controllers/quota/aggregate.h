@@ -24,13 +24,29 @@
  *   and tolerates its taints. A node counts at most once per group.
  * - Resource names map through cfg.aliases: a ClusterQueue resource `gpu`
  *   with alias gpu=nvidia.com/gpu reads the nodes' `nvidia.com/gpu`.
- * - "requests of pods not managed by Kueue": ClusterMetrics only carries
- *   the total requests per node. With cfg.subtract_requests (default) all
- *   requests are subtracted, and with cfg.add_back_reserved (default) the
- *   ClusterQueue's own status.flavorsReservation total is added back, so
- *   the free quota Kueue sees (nominal - reserved) equals the free capacity
- *   the workers report, and the work Kueue runs is not counted twice. With
- *   subtract_requests off the quota is the plain allocatable sum.
+ * - "requests of pods not managed by Kueue": ClusterMetrics carry the total
+ *   requests per node and (kueue-ks agent) managedResourceRequests, the
+ *   part that belongs to hub workloads' pods. With cfg.subtract_requests
+ *   (default) all requests are subtracted, and with cfg.add_back_reserved
+ *   (default) the ClusterQueue's own status.flavorsReservation total is
+ *   added back, but only up to the managed requests counted for the cell
+ *   (same nodes and flavor rule as the capacity, included clusters only):
+ *
+ *     add-back = min(reserved, counted managed requests)
+ *
+ *   so the free quota Kueue sees (nominal - reserved) equals the free
+ *   capacity the workers report minus the reservations whose pods are not
+ *   reported yet (those still look free in the workers' numbers): no
+ *   overshoot between a reservation and the agent's next report, and the
+ *   work Kueue runs is not counted twice. When an included cluster's
+ *   ClusterMetrics lack managedResourceRequests on some node (an older
+ *   agent, another producer) the whole reservation is added back, as before
+ *   the field existed. The managed requests are those of every hub
+ *   workload on the nodes, not only this queue's: with several managed
+ *   ClusterQueues sharing a flavor's nodes the cap is looser (at worst the
+ *   whole reservation, as before). The breakdown shows "not-yet-reported=X" for the
+ *   reservation not added back. With subtract_requests off the quota is
+ *   the plain allocatable sum.
  * - scale (cfg.scale_ppm, parts per million, e.g. 900000 for 0.9) applies to
  *   the sum, rounding down (pkg/quantity qty_scale: to the milli-unit for
  *   cpu-like values, to the whole unit for bytes), before the add-back.

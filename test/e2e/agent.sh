@@ -207,6 +207,10 @@ echo "$out" | jq -e '.status.nodes | all(has("name") and has("allocatableResourc
   has("allocatedResourceRequests") and has("allocatedResourceLimits") and has("taints") and
   has("labels") and has("unschedulable"))' >/dev/null || die "galaxy fields missing" "$out"
 pass "every node entry carries the galaxy fields"
+# The hub-work share (no kueue-ks Job copies here: the pods are local work).
+echo "$out" | jq -e '.status.nodes | all(.managedResourceRequests == {})' >/dev/null ||
+  die "managedResourceRequests missing or not empty" "$out"
+pass "every node entry carries managedResourceRequests (empty: no hub work)"
 
 next
 kill -TERM $AGENT

@@ -3,6 +3,9 @@
 # (--kueue) with examples/setup/, two worker devhubs running jobs, and
 # `kueue-ks run --worker ...`, whose in-process agents report ClusterMetrics.
 #   a  the managed ClusterQueue's quotas equal the workers' sums per flavor
+#   b  a job reserving 2 of h100's 16 cpu never lifts that quota above 16: its
+#      reservation is added back only once the agent reports its pod
+#      (managedResourceRequests), then the quota is 14 free + 2 = 16
 #   c  a worker stops answering: its share leaves the quota after
 #      --metrics-stale-after + --shrink-delay, but never below what running
 #      work reserves, and the running job is neither evicted nor stopped;
@@ -108,13 +111,36 @@ spec:
           requests: {cpu: "2", memory: 1Gi, nvidia.com/gpu: "1"}
 YAML
 k hub create -f "$WORK/gpu.yaml" >/dev/null
+# The h100 cpu quota is sampled from the reservation on: it must never exceed
+# 16 (the reservation is added back only once the agent reports its pod).
+h100_max=0
+sample_h100() {
+  local v
+  v=$(quota h100 cpu)
+  case $v in *m) v=${v%m} ;; '') v=0 ;; *) v=$((v * 1000)) ;; esac
+  [ "$v" -gt "$h100_max" ] && h100_max=$v
+}
 for _ in $(seq 100); do
+  sample_h100
   [ "$(k cluster2 get pods -n default -o jsonpath='{.items[*].status.phase}' 2>/dev/null)" = Running ] && break
   sleep 0.1
 done
 if [ "$(k cluster2 get pods -n default -o jsonpath='{.items[*].status.phase}')" = Running ]; then
   ok "running on cluster2"
 else bad "job not running on cluster2"; fi
+managed=""
+for _ in $(seq 150); do
+  sample_h100
+  managed=$(k hub get clustermetrics cluster2 -o jsonpath='{.status.nodes[*].managedResourceRequests.cpu}')
+  [ "$managed" = 2 ] && break
+  sleep 0.1
+done
+if [ "$managed" = 2 ]; then ok "cluster2's ClusterMetrics count the job's pod as hub work (cpu 2)"
+else bad "cluster2 managedResourceRequests cpu = '$managed', want 2"; fi
+sample_h100
+if [ "$h100_max" -le 16000 ]; then ok "h100 cpu quota never above 16 (max ${h100_max}m)"
+else bad "h100 cpu quota overshot: max ${h100_max}m, want at most 16"; fi
+expect_quota "job running" h100 cpu 16 10
 
 echo "step: (c) cluster2 stops answering: quota drops after stale + shrink, floored by the reservation"
 faults cluster2 '{"paused":true}'

@@ -107,10 +107,12 @@ static char *pod_list(void)
     "\"nvidia.com/gpu\":\"2\",\"pods\":\"110\"},"                                                  \
     "\"allocatedResourceRequests\":{\"cpu\":\"2600m\",\"memory\":\"2Gi\"},"                        \
     "\"allocatedResourceLimits\":{\"cpu\":\"1100m\",\"memory\":\"1Gi\"},"                          \
+    "\"managedResourceRequests\":{},"                                                              \
     "\"taints\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}],"                  \
     "\"labels\":{\"zone\":\"a\"},\"unschedulable\":false,\"ready\":true},"                         \
     "{\"name\":\"n2\",\"allocatableResources\":{\"cpu\":\"3500m\",\"memory\":\"16318440Ki\"},"     \
-    "\"allocatedResourceRequests\":{},\"allocatedResourceLimits\":{},\"taints\":[],"               \
+    "\"allocatedResourceRequests\":{},\"allocatedResourceLimits\":{},"                             \
+    "\"managedResourceRequests\":{},\"taints\":[],"                                                \
     "\"labels\":{},\"unschedulable\":true,\"ready\":false}]"
 
 /* ---- pure computation ------------------------------------------------------------ */
@@ -155,11 +157,13 @@ static void test_compute_bad_data(void **state)
     json_t *got = agent_compute_nodes(nodes, pods, w);
     assert_json_eq(got, "[{\"name\":\"n1\",\"allocatableResources\":{\"cpu\":\"4\"},"
                         "\"allocatedResourceRequests\":{\"cpu\":\"1\"},"
-                        "\"allocatedResourceLimits\":{},\"taints\":[],\"labels\":{},"
+                        "\"allocatedResourceLimits\":{},\"managedResourceRequests\":{},"
+                        "\"taints\":[],\"labels\":{},"
                         "\"unschedulable\":false,\"ready\":false},"
                         "{\"name\":\"n2\",\"allocatableResources\":{},"
                         "\"allocatedResourceRequests\":{},\"allocatedResourceLimits\":{},"
-                        "\"taints\":[],\"labels\":{},\"unschedulable\":false,\"ready\":false}]");
+                        "\"managedResourceRequests\":{},\"taints\":[],\"labels\":{},"
+                        "\"unschedulable\":false,\"ready\":false}]");
     assert_int_equal(json_array_size(w), 4);
     char *all = json_dumps(w, 0);
     assert_non_null(strstr(all, "node n1: status.allocatable.memory"));
@@ -173,6 +177,70 @@ static void test_compute_bad_data(void **state)
     json_decref(w);
 }
 
+/* A pod on n1 in `phase` requesting `cpu`, whose controller is `owner_kind`
+ * `owner_uid` (no owner when NULL), with optional labels (JSON members). */
+static char *owned_pod(const char *name, const char *owner_kind, const char *owner_uid,
+                       const char *labels, const char *cpu, const char *phase)
+{
+    char *owner = owner_kind ? xasprintf(",\"ownerReferences\":[{\"apiVersion\":\"%s\","
+                                         "\"kind\":\"%s\",\"name\":\"j\",\"uid\":\"%s\","
+                                         "\"controller\":true}]",
+                                         strcmp(owner_kind, "Job") ? "x.io/v1" : "batch/v1",
+                                         owner_kind, owner_uid)
+                             : xstrdup("");
+    char *p = xasprintf("{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\","
+                        "\"labels\":{%s}%s},\"spec\":{\"nodeName\":\"n1\",\"containers\":"
+                        "[{\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},"
+                        "\"status\":{\"phase\":\"%s\"}}",
+                        name, labels ? labels : "", owner, cpu, phase);
+    free(owner);
+    return p;
+}
+
+static void test_compute_managed(void **state)
+{
+    (void)state;
+    /* managedResourceRequests: pods whose controller is a worker copy of a
+     * hub Job (a Job labelled kueue-ks.io/origin-uid) and JobSet/Kubeflow
+     * pods; not local Jobs' pods, not pods without an owner, not a Job's
+     * pod when the Job is only named by a non-controller reference. */
+    json_t *nodes = load("[" NODE_N1 "]");
+    char *p[7] = {
+        owned_pod("hub", "Job", "uid-hub", NULL, "1", "Running"),
+        owned_pod("hub2", "Job", "uid-hub", NULL, "250m", "Pending"),
+        owned_pod("local", "Job", "uid-local", NULL, "2", "Running"),
+        owned_pod("bare", NULL, NULL, NULL, "4", "Running"),
+        owned_pod("js", "Job", "uid-js-child", "\"jobset.sigs.k8s.io/jobset-name\":\"js\"", "100m",
+                  "Running"),
+        owned_pod("pt", "PyTorchJob", "uid-pt", "\"training.kubeflow.org/job-name\":\"pt\"", "10m",
+                  "Running"),
+        owned_pod("done", "Job", "uid-hub", NULL, "8", "Failed"),
+    };
+    /* "done" is terminal: neither requested nor managed. */
+    char *pl = xasprintf("[%s,%s,%s,%s,%s,%s,%s]", p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
+    json_t *pods = load(pl);
+    json_t *jobs = load("[{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":"
+                        "\"uid-hub\",\"labels\":{\"kueue-ks.io/origin-uid\":\"h1\"}}},"
+                        "{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"uid\":"
+                        "\"uid-local\"}}]");
+    json_t *got = agent_compute_nodes_jobs(nodes, pods, jobs, NULL);
+    json_t *n1 = json_array_get(got, 0);
+    assert_json_eq(json_object_get(n1, "allocatedResourceRequests"), "{\"cpu\":\"7360m\"}");
+    assert_json_eq(json_object_get(n1, "managedResourceRequests"), "{\"cpu\":\"1360m\"}");
+    json_decref(got);
+    /* Without the Jobs only the assumed kinds count. */
+    got = agent_compute_nodes(nodes, pods, NULL);
+    assert_json_eq(json_object_get(json_array_get(got, 0), "managedResourceRequests"),
+                   "{\"cpu\":\"110m\"}");
+    json_decref(got);
+    json_decref(jobs);
+    json_decref(pods);
+    json_decref(nodes);
+    free(pl);
+    for (size_t i = 0; i < 7; i++)
+        free(p[i]);
+}
+
 /* ---- against fakesrv ----------------------------------------------------------------- */
 
 struct fx {
@@ -183,7 +251,9 @@ struct fx {
     struct agent *a;
     ev_timer tick;
     bool (*pred)(struct fx *f);
-    int changes; /* on_change calls */
+    int changes;         /* on_change calls */
+    bool jobs_scripted;  /* the Job list and watch are scripted */
+    double jobs_grace_s; /* agent_opts.jobs_grace_s for fx_agent */
 };
 
 static void on_change(void *ud, struct agent *a)
@@ -205,14 +275,39 @@ static struct fx *fx_new(void)
     return f;
 }
 
+/* The worker copies of hub Jobs: `items` (a JSON array's members), listed as
+ * often as asked, watches held. fx_agent scripts none when no test did. */
+static void script_jobs(struct fx *f, const char *items)
+{
+    char *body = xasprintf(
+        "{\"kind\":\"JobList\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[%s]}", items);
+    struct fakesrv_resp jl = {.method = "GET",
+                              .path = "/apis/batch/v1/jobs",
+                              .query_lacks = "watch=",
+                              .body = body,
+                              .times = -1};
+    fakesrv_push(f->srv, &jl);
+    struct fakesrv_resp jw = {.method = "GET",
+                              .path = "/apis/batch/v1/jobs",
+                              .query_contains = "watch=",
+                              .end = FAKESRV_HOLD,
+                              .times = -1};
+    fakesrv_push(f->srv, &jw);
+    f->jobs_scripted = true;
+    free(body);
+}
+
 static void fx_agent(struct fx *f, double min_interval, double heartbeat, bool write)
 {
+    if (!f->jobs_scripted)
+        script_jobs(f, "");
     struct agent_opts o = {
         .min_interval_s = min_interval,
         .heartbeat_s = heartbeat,
         .on_change = on_change,
         .on_change_ud = f,
         .informer_backoff_s = 0.05,
+        .jobs_grace_s = f->jobs_grace_s,
     };
     struct err e;
     err_clear(&e);
@@ -360,21 +455,30 @@ static void check_full_status(json_t *st, size_t n_nodes)
         clock_parse_rfc3339(json_string_value(json_object_get(c, "lastTransitionTime")), &ts), 0);
 }
 
-static void test_writes_exact_status_once(void **state)
+/* List `node_items` (a NodeList's items) and `pods` (a PodList), hold the
+ * watches, accept patches, start a writing agent (0.2 s interval, no
+ * heartbeat) and wait for its first write. */
+static void start_to_first_write(struct fx *f, const char *node_items, const char *pods)
 {
-    (void)state;
-    struct fx *f = fx_new();
-    char *pl = pod_list();
-    script_lists(f,
-                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},"
-                 "\"items\":[" NODE_N2 "," NODE_N1 "]}",
-                 pl);
+    char *nl = xasprintf(
+        "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[%s]}",
+        node_items);
+    script_lists(f, nl, pods);
+    free(nl);
     fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
     fakesrv_push_watch(f->srv, "/api/v1/pods", NULL, FAKESRV_HOLD);
     script_patch_ok(f);
     fx_agent(f, 0.2, -1, true);
     want_patches = 1;
     assert_true(fx_run(f, have_patches, 5));
+}
+
+static void test_writes_exact_status_once(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    char *pl = pod_list();
+    start_to_first_write(f, NODE_N2 "," NODE_N1, pl);
     assert_true(agent_synced(f->a));
     /* Nothing changes: no further write (well past the interval). */
     fx_run(f, NULL, 0.8);
@@ -398,6 +502,99 @@ static void test_writes_exact_status_once(void **state)
     assert_int_equal(s.creates, 0);
     assert_int_equal(s.failures, 0);
     assert_int_equal(fakesrv_unmatched(f->srv), 0);
+    free(pl);
+    fx_free(f);
+}
+
+/* The Job informer: only worker copies of hub Jobs are listed (label
+ * selector), and their pods' requests are written as managedResourceRequests. */
+static void test_writes_managed_requests(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    char *hub = owned_pod("hub", "Job", "uid-hub", NULL, "1500m", "Running");
+    char *local = owned_pod("local", "Job", "uid-local", NULL, "2", "Running");
+    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+                         "\"items\":[%s,%s]}",
+                         hub, local);
+    script_jobs(f, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"uid-hub\","
+                   "\"labels\":{\"kueue-ks.io/origin-uid\":\"h1\"}}}");
+    start_to_first_write(f, NODE_N1, pl);
+    json_t *st = patch_status(f, 0);
+    json_t *n1 = json_array_get(json_object_get(st, "nodes"), 0);
+    assert_json_eq(json_object_get(n1, "allocatedResourceRequests"), "{\"cpu\":\"3500m\"}");
+    assert_json_eq(json_object_get(n1, "managedResourceRequests"), "{\"cpu\":\"1500m\"}");
+    json_decref(st);
+    struct fakesrv_req *r = nth_req(f, "GET", "/apis/batch/v1/jobs", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r->query, "labelSelector=kueue-ks.io%2Forigin-uid"));
+    fakesrv_req_free(r);
+    free(pl);
+    free(hub);
+    free(local);
+    fx_free(f);
+}
+
+/* Refuse the Job list `times` times (403; -1 = always). */
+static void refuse_jobs(struct fx *f, int times)
+{
+    struct fakesrv_resp r = {.method = "GET",
+                             .path = "/apis/batch/v1/jobs",
+                             .status = 403,
+                             .body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,"
+                                     "\"reason\":\"Forbidden\",\"message\":\"jobs is forbidden\"}",
+                             .times = times};
+    fakesrv_push(f->srv, &r);
+}
+
+/* A Job list that is refused (an older RBAC role): after the grace the agent
+ * writes without managedResourceRequests, so the controller falls back to
+ * adding back whole reservations; nothing else is missing. */
+static void test_jobs_refused(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    refuse_jobs(f, -1);
+    f->jobs_scripted = true;
+    f->jobs_grace_s = 0.3;
+    char *pl = pod_list();
+    double t0 = clock_mono_s();
+    start_to_first_write(f, NODE_N2 "," NODE_N1, pl);
+    assert_true(clock_mono_s() - t0 >= 0.3);
+    json_t *st = patch_status(f, 0);
+    json_t *want = load(WANT_NODES);
+    for (size_t i = 0; i < json_array_size(want); i++)
+        json_object_del(json_array_get(want, i), "managedResourceRequests");
+    json_t *nodes = json_object_get(st, "nodes");
+    if (!json_equal(nodes, want))
+        fail_msg("nodes differ from WANT_NODES without managedResourceRequests");
+    json_decref(want);
+    json_decref(st);
+    free(pl);
+    fx_free(f);
+}
+
+/* A Job list that arrives after the first write: the field follows. */
+static void test_jobs_late(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    refuse_jobs(f, 3);
+    script_jobs(f, "");
+    f->jobs_grace_s = 0.01;
+    char *pl = pod_list();
+    start_to_first_write(f, NODE_N2 "," NODE_N1, pl);
+    /* Three refusals back off at least 0.05 + 0.1 + 0.2 s: the first write
+     * (right after the nodes and pods) is without the field; the next has it. */
+    json_t *st = patch_status(f, 0);
+    assert_null(json_object_get(json_array_get(json_object_get(st, "nodes"), 0),
+                                "managedResourceRequests"));
+    json_decref(st);
+    want_patches = 2;
+    assert_true(fx_run(f, have_patches, 5));
+    st = patch_status(f, 1);
+    assert_json_eq(json_object_get(st, "nodes"), WANT_NODES);
+    json_decref(st);
     free(pl);
     fx_free(f);
 }
@@ -755,6 +952,7 @@ static void test_no_crd(void **state)
 {
     (void)state;
     struct fx *f = fx_new();
+    script_jobs(f, "");
     script_lists(f,
                  "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[]}",
                  "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[]}");
@@ -847,7 +1045,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compute_nodes),
         cmocka_unit_test(test_compute_bad_data),
+        cmocka_unit_test(test_compute_managed),
         cmocka_unit_test(test_writes_exact_status_once),
+        cmocka_unit_test(test_writes_managed_requests),
+        cmocka_unit_test(test_jobs_refused),
+        cmocka_unit_test(test_jobs_late),
         cmocka_unit_test(test_watch_changes),
         cmocka_unit_test(test_node_events),
         cmocka_unit_test(test_burst_coalesced),

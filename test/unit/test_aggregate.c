@@ -367,6 +367,127 @@ static void test_requests_reserved_scale(void **state)
     assert_int_equal(agg_alias_parse("a=b=c", &al, NULL), -EINVAL);
 }
 
+/* One flavor, cpu only, with `reserved` cpu in status.flavorsReservation. */
+static void set_queue_reserved(struct agg *a, const char *reserved)
+{
+    char *cq = xasprintf("{'metadata':{'name':'cq'},'spec':{'resourceGroups':[{"
+                         "'coveredResources':['cpu'],'flavors':[{'name':'default-flavor',"
+                         "'resources':[{'name':'cpu','nominalQuota':'0'}]}]}]},'status':{"
+                         "'flavorsReservation':[{'name':'default-flavor','resources':[{'name':"
+                         "'cpu','total':'%s'}]}]}}",
+                         reserved);
+    set_queue(a, cq);
+    free(cq);
+}
+
+/* Two 8-cpu nodes; n1 with `req1` requested of which `man1` by hub work, n2
+ * with `req2` requested (no hub work). */
+static json_t *cm16(const char *name, int offset_s, const char *req1, const char *man1,
+                    const char *req2)
+{
+    char *nodes = xasprintf("{'name':'n1','allocatableResources':{'cpu':'8'},"
+                            "'allocatedResourceRequests':{'cpu':'%s'},"
+                            "'managedResourceRequests':{'cpu':'%s'}},"
+                            "{'name':'n2','allocatableResources':{'cpu':'8'},"
+                            "'allocatedResourceRequests':{'cpu':'%s'},"
+                            "'managedResourceRequests':{}}",
+                            req1, man1, req2);
+    json_t *j = cm(name, offset_s, nodes);
+    free(nodes);
+    return j;
+}
+
+/* The value agg_compute applies for default-flavor/cpu at T0 + s (the queue's
+ * nominalQuota stays 0, so it is always a change); `breakdown` gets a copy. */
+static void assert_cpu_at(struct agg *a, int s, const char *want, char **breakdown)
+{
+    struct agg_result r;
+    assert_int_equal(agg_compute(a, T0 + (int64_t)s * 1000, &r), 0);
+    const char *got = change(&r, "default-flavor", "cpu");
+    if (!got || strcmp(got, want) != 0)
+        fail_msg("at +%ds: cpu quota %s, want %s (%s)", s, got ? got : "unchanged", want,
+                 r.breakdown);
+    if (breakdown)
+        *breakdown = xstrdup(r.breakdown);
+    agg_result_free(&r);
+}
+
+/* Defaults without the shrink delay: every step shows its target. */
+static struct agg *agg_nodelay(void)
+{
+    struct agg_cfg cfg;
+    agg_cfg_default(&cfg);
+    cfg.shrink_delay_ms = 0;
+    return agg_new(&cfg);
+}
+
+static void test_reserved_before_pods_reported(void **state)
+{
+    (void)state;
+    /* The overshoot of issue "16 -> 18 -> 16 cpu": a reservation whose pods
+     * the agent has not reported yet is not added back (the workers' free
+     * capacity still holds room for it); once its pods are reported it is. */
+    struct agg *a = agg_nodelay();
+    char *bd = NULL;
+    set_queue_reserved(a, "0");
+    update(a, cm16("c1", 0, "0", "0", "0"));
+    assert_cpu_at(a, 0, "16", NULL);
+    /* Reserve 2: the pods are not reported yet. Exactly 16, not 18. */
+    set_queue_reserved(a, "2");
+    assert_cpu_at(a, 1, "16", &bd);
+    assert_non_null(strstr(bd, "reserved=2 not-yet-reported=2"));
+    FREE_AND_NULL(bd);
+    /* The agent reports the pods (bound, Pending): 14 free + 2 added back. */
+    update(a, cm16("c1", 5, "2", "2", "0"));
+    assert_cpu_at(a, 6, "16", &bd);
+    assert_null(strstr(bd, "not-yet-reported"));
+    FREE_AND_NULL(bd);
+    /* Half of a second reservation reported (1 of 2 pods): 13 free + 3. */
+    set_queue_reserved(a, "4");
+    update(a, cm16("c1", 7, "3", "3", "0"));
+    assert_cpu_at(a, 8, "16", &bd);
+    assert_non_null(strstr(bd, "reserved=4 not-yet-reported=1"));
+    FREE_AND_NULL(bd);
+    /* Local work (not the queue's) is subtracted and never added back. */
+    update(a, cm16("c1", 9, "4", "4", "3"));
+    set_queue_reserved(a, "4");
+    assert_cpu_at(a, 10, "13", NULL);
+    agg_free(a);
+
+    /* With other work already running when the reservation comes, the rule
+     * still adds back nothing until the queue's pods are reported. */
+    a = agg_nodelay();
+    set_queue_reserved(a, "0");
+    update(a, cm16("c1", 0, "0", "0", "3"));
+    assert_cpu_at(a, 0, "13", NULL);
+    set_queue_reserved(a, "2");
+    assert_cpu_at(a, 1, "13", NULL);
+    update(a, cm16("c1", 5, "2", "2", "3"));
+    assert_cpu_at(a, 6, "13", NULL);
+    /* Counted requests above the reservation (e.g. another queue's hub work)
+     * add back the reservation only. */
+    update(a, cm16("c1", 7, "6", "6", "3"));
+    assert_cpu_at(a, 8, "9", NULL); /* 16 - 9 + min(2, 6) */
+    agg_free(a);
+
+    /* A cluster whose ClusterMetrics lack managedResourceRequests (an older
+     * agent, another producer): the whole reservation is added back, as before. */
+    a = agg_nodelay();
+    set_queue_reserved(a, "2");
+    update(a, cm16("c1", 0, "0", "0", "0"));
+    assert_cpu_at(a, 0, "16", NULL);
+    update(a, cm("c2", 0,
+                 "{'name':'m1','allocatableResources':{'cpu':'4'},"
+                 "'allocatedResourceRequests':{'cpu':'1'}}"));
+    assert_cpu_at(a, 1, "21", &bd); /* 16 + 3 + 2 */
+    assert_null(strstr(bd, "not-yet-reported"));
+    FREE_AND_NULL(bd);
+    /* It goes stale (c1 reported since): exact again. */
+    update(a, cm16("c1", 30, "0", "0", "0"));
+    assert_cpu_at(a, 61, "16", NULL);
+    agg_free(a);
+}
+
 static void test_several_groups(void **state)
 {
     (void)state;
@@ -598,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_unschedulable_notready_stale),
         cmocka_unit_test(test_shrink_delay),
         cmocka_unit_test(test_requests_reserved_scale),
+        cmocka_unit_test(test_reserved_before_pods_reported),
         cmocka_unit_test(test_several_groups),
         cmocka_unit_test(test_bad_data),
         cmocka_unit_test(test_incremental_equals_full),

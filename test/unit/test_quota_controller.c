@@ -135,19 +135,32 @@ static void fx_script_lists(struct fx *f, const char *versions, const char *cq_i
     free(l);
 }
 
-/* A watch on `path` sending `line` after `delay` seconds, then holding. */
-static void fx_watch(struct fx *f, const char *path, double delay, const char *line)
+/* A watch sending each of `lines` (NULL-terminated) `step` seconds apart, then holding. */
+static void fx_watch_steps(struct fx *f, const char *path, double step, const char *const *lines)
 {
-    char *l = line ? xasprintf("%s\n", line) : NULL;
-    struct fakesrv_chunk ch = {.delay_s = delay, .data = l};
+    struct fakesrv_chunk ch[4] = {{0}};
+    char *data[4];
+    size_t n = 0;
+    for (; lines[n] && n < 4; n++) {
+        data[n] = xasprintf("%s\n", lines[n]);
+        ch[n] = (struct fakesrv_chunk){.delay_s = step, .data = data[n]};
+    }
     struct fakesrv_resp r = {.method = "GET",
                              .path = path,
                              .query_contains = "watch=",
-                             .chunks = l ? &ch : NULL,
-                             .n_chunks = l ? 1 : 0,
+                             .chunks = n ? ch : NULL,
+                             .n_chunks = n,
                              .end = FAKESRV_HOLD};
     fakesrv_push(f->srv, &r);
-    free(l);
+    for (size_t i = 0; i < n; i++)
+        free(data[i]);
+}
+
+/* A watch on `path` sending `line` (may be NULL) after `delay` seconds, then holding. */
+static void fx_watch(struct fx *f, const char *path, double delay, const char *line)
+{
+    const char *lines[] = {line, NULL};
+    fx_watch_steps(f, path, delay, lines);
 }
 
 static void fx_cm_watch(struct fx *f, double delay, const char *line)
@@ -393,6 +406,64 @@ static void test_initial_then_update(void **state)
     free(line);
     free(cq8);
     free(cq9);
+    fx_free(&f);
+}
+
+/* A node of 8 cpu and 32Gi with `req` cpu requested, `man` of it by hub work. */
+#define NODE8(n, req, man)                                                                         \
+    "{'name':'" n "','allocatableResources':{'cpu':'8','memory':'32Gi'},"                          \
+    "'allocatedResourceRequests':{'cpu':'" req "'},'managedResourceRequests':{'cpu':'" man "'}}"
+
+/* The overshoot of a reservation made before the agent reports its pods:
+ * reserve 2 of 16 cpu -> pods not reported yet -> pods reported. The quota
+ * stays 16 throughout (the old rule wrote 18, then 16 again); the first
+ * write is the one a later local pod causes: 11 free + 2 added back. */
+static void test_reservation_before_pods_reported(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 0, NULL);
+    char *cq = cq_json("30", "16", "64Gi");
+    char *cm = cm_json("c1", "21", NODE8("n1", "0", "0") "," NODE8("n2", "0", "0"));
+    fx_script_lists(&f, "{'version':'v1beta1'}", cq, cm);
+    /* The ClusterQueue reserves 2 cpu (status.flavorsReservation). */
+    json_t *cqr = J(cq);
+    json_object_set_new(cqr, "status",
+                        J("{'flavorsReservation':[{'name':'default-flavor','resources':["
+                          "{'name':'cpu','total':'2'}]}]}"));
+    json_object_set_new(json_object_get(cqr, "metadata"), "resourceVersion", json_string("31"));
+    char *cqr_s = json_dumps(cqr, JSON_COMPACT);
+    char *cq_line = watch_line("MODIFIED", cqr_s);
+    const char *cq_lines[] = {cq_line, NULL};
+    fx_watch_steps(&f, CQS_B1, 0.3, cq_lines);
+    /* Then the agent reports the pods (2 cpu on n1), then a local pod (3 on n2). */
+    char *cm2 = cm_json("c1", "22", NODE8("n1", "2", "2") "," NODE8("n2", "0", "0"));
+    char *cm3 = cm_json("c1", "23", NODE8("n1", "2", "2") "," NODE8("n2", "3", "0"));
+    char *l2 = watch_line("MODIFIED", cm2), *l3 = watch_line("MODIFIED", cm3);
+    const char *cm_lines[] = {l2, l3, NULL};
+    fx_watch_steps(&f, CMS, 1.5, cm_lines);
+    char *cq32 = cq_json("32", "13", "64Gi");
+    fakesrv_push_json(f.srv, "PATCH", CQS_B1 "/cq", NULL, 200, cq32);
+    fx_start(&f);
+
+    assert_true(wait_req(&f, "PATCH", CQS_B1 "/cq", 1, 8.0));
+    assert_patch(&f, 0,
+                 PATCH_BODY("31", "13", "64Gi",
+                            "default-flavor/cpu=13: c1=11 reserved=2; "
+                            "default-flavor/memory=64Gi: c1=64Gi"));
+    run_for(&f, 0.3);
+    assert_int_equal(count_req(&f, "PATCH", CQS_B1), 1);
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    json_decref(cqr);
+    free(cqr_s);
+    free(cq_line);
+    free(cq);
+    free(cm);
+    free(cm2);
+    free(cm3);
+    free(l2);
+    free(l3);
+    free(cq32);
     fx_free(&f);
 }
 
@@ -776,6 +847,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_initial_then_update),
+        cmocka_unit_test(test_reservation_before_pods_reported),
         cmocka_unit_test(test_shrink_after_delay),
         cmocka_unit_test(test_conflict_retry),
         cmocka_unit_test(test_bad_data_warning),
