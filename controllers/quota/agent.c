@@ -308,7 +308,7 @@ json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json
         json_t *j = json_array_get(jobs, i);
         const char *uid = json_string_value(json_object_get(json_object_get(j, "metadata"), "uid"));
         if (uid && json_object_get(json_object_get(json_object_get(j, "metadata"), "labels"),
-                                   AGENT_ORIGIN_UID_LABEL))
+                                   AGENT_HUB_WORK_LABEL))
             collect_uid(NULL, j, uids);
     }
     json_t *out = compute_projected(pn, pp, uids);
@@ -771,7 +771,7 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
         rc = make_informer(a, NULL, "pods", NULL, project_pod, &ph, o.informer_backoff_s, &a->pods,
                            e);
     if (rc == 0)
-        rc = make_informer(a, "batch", "jobs", AGENT_ORIGIN_UID_LABEL, project_job, &jh,
+        rc = make_informer(a, "batch", "jobs", AGENT_HUB_WORK_LABEL, project_job, &jh,
                            o.informer_backoff_s, &a->jobs, e);
     if (rc < 0) {
         agent_free(a);

@@ -7,7 +7,7 @@
  * (informers whose stores keep only what is used: node labels, taints,
  * unschedulable, allocatable and Ready; per pod its node, phase, effective
  * requests/limits computed once per change by podres_pod() and its
- * controller Job's uid; per Job carrying AGENT_ORIGIN_UID_LABEL its uid) and
+ * controller Job's uid; per Job carrying AGENT_HUB_WORK_LABEL its uid) and
  * maintains ClusterMetrics <cluster>
  * (galaxy.kubestellar.io/v1alpha1, cluster-scoped) through the hub client:
  *
@@ -20,7 +20,8 @@
  *                     not terminal (podres_pod_counts); managedResourceRequests
  *                     is the part of allocatedResourceRequests that belongs to
  *                     hub workloads: pods whose controller is a batch/v1 Job
- *                     labelled AGENT_ORIGIN_UID_LABEL (a kueue-ks worker copy),
+ *                     labelled AGENT_HUB_WORK_LABEL (a copy of a hub job, made
+ *                     by kueue-ks's direct syncer or by KubeStellar),
  *                     and pods labelled AGENT_JOBSET_LABEL or
  *                     AGENT_KUBEFLOW_LABEL (JobSet / Kubeflow children, which
  *                     the agent cannot trace to their copy: assumed to be
@@ -76,9 +77,12 @@
 #define AGENT_DEFAULT_HEARTBEAT 20.0
 /* The label kueue-ks puts on worker copies (controllers/workload/transform.h
  * XF_LABEL_ORIGIN_UID); the agent's Job informer selects on it. */
-#define AGENT_ORIGIN_UID_LABEL "kueue-ks.io/origin-uid"
-#define AGENT_JOBSET_LABEL     "jobset.sigs.k8s.io/jobset-name"
-#define AGENT_KUBEFLOW_LABEL   "training.kubeflow.org/job-name"
+/* The label every copy of a hub job carries on a worker, whatever the transport:
+ * kueue-ks places hub jobs with it and both the direct syncer and KubeStellar
+ * copy labels down (kueue-ks.io/origin-uid is set by the direct syncer only). */
+#define AGENT_HUB_WORK_LABEL "kubestellar.io/cluster"
+#define AGENT_JOBSET_LABEL   "jobset.sigs.k8s.io/jobset-name"
+#define AGENT_KUBEFLOW_LABEL "training.kubeflow.org/job-name"
 
 struct agent;
 
@@ -158,7 +162,7 @@ void agent_stats(const struct agent *a, struct agent_stats *out);
  */
 json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings);
 /* The same with the worker's Jobs (array of Job objects, borrowed): a pod
- * whose controller is one of them that carries AGENT_ORIGIN_UID_LABEL counts
+ * whose controller is one of them that carries AGENT_HUB_WORK_LABEL counts
  * in managedResourceRequests. jobs NULL = not known: the field is left out.
  * agent_compute_nodes() is this with an empty array. */
 json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings);

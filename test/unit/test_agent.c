@@ -201,7 +201,7 @@ static void test_compute_managed(void **state)
 {
     (void)state;
     /* managedResourceRequests: pods whose controller is a worker copy of a
-     * hub Job (a Job labelled kueue-ks.io/origin-uid) and JobSet/Kubeflow
+     * hub Job (a Job labelled kubestellar.io/cluster) and JobSet/Kubeflow
      * pods; not local Jobs' pods, not pods without an owner, not a Job's
      * pod when the Job is only named by a non-controller reference. */
     json_t *nodes = load("[" NODE_N1 "]");
@@ -220,7 +220,7 @@ static void test_compute_managed(void **state)
     char *pl = xasprintf("[%s,%s,%s,%s,%s,%s,%s]", p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
     json_t *pods = load(pl);
     json_t *jobs = load("[{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":"
-                        "\"uid-hub\",\"labels\":{\"kueue-ks.io/origin-uid\":\"h1\"}}},"
+                        "\"uid-hub\",\"labels\":{\"kubestellar.io/cluster\":\"c1\"}}},"
                         "{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"uid\":"
                         "\"uid-local\"}}]");
     json_t *got = agent_compute_nodes_jobs(nodes, pods, jobs, NULL);
@@ -518,7 +518,7 @@ static void test_writes_managed_requests(void **state)
                          "\"items\":[%s,%s]}",
                          hub, local);
     script_jobs(f, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"uid-hub\","
-                   "\"labels\":{\"kueue-ks.io/origin-uid\":\"h1\"}}}");
+                   "\"labels\":{\"kubestellar.io/cluster\":\"c1\"}}}");
     start_to_first_write(f, NODE_N1, pl);
     json_t *st = patch_status(f, 0);
     json_t *n1 = json_array_get(json_object_get(st, "nodes"), 0);
@@ -527,7 +527,7 @@ static void test_writes_managed_requests(void **state)
     json_decref(st);
     struct fakesrv_req *r = nth_req(f, "GET", "/apis/batch/v1/jobs", 0);
     assert_non_null(r);
-    assert_non_null(strstr(r->query, "labelSelector=kueue-ks.io%2Forigin-uid"));
+    assert_non_null(strstr(r->query, "labelSelector=kubestellar.io%2Fcluster"));
     fakesrv_req_free(r);
     free(pl);
     free(hub);
