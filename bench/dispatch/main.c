@@ -19,8 +19,10 @@
  *    "max_ms":..,"raw_seconds":..,"raw_creates_per_s":..}
  * a line with the CPU seconds each child used (where the time went), and
  * one human line. Options: --n N (default 1000), --timeout SECONDS
- * (default 60 + N/2). Exit 0 when all N were placed, 1 otherwise (the work
- * directory with the children's logs is then kept and named on stderr).
+ * (default 60 + N/2), --v V (the operator's log verbosity, default 0), --keep
+ * (keep the work directory with the children's logs). Exit 0 when all N were
+ * placed, 1 otherwise (the work directory with the children's logs is then
+ * kept and named on stderr).
  * Children get SIGTERM on exit (and SIGKILL if the bench dies: PDEATHSIG).
  */
 #include <errno.h>
@@ -53,6 +55,8 @@ static const char *const cluster_names[NCLUSTERS] = {"hub", "cluster1", "cluster
 struct bench {
     int n;
     double timeout_s;
+    bool keep;  /* --keep: keep the work directory (children's logs) */
+    char v[16]; /* --v: the operator's log verbosity */
     char root[PATH_MAX];
     char work[64];
     pid_t pids[NCLUSTERS + 1];
@@ -167,9 +171,10 @@ static int start_devhub(struct bench *b, int c)
     snprintf(crd2, sizeof crd2, "%s/config/crd", b->root);
     snprintf(kc, sizeof kc, "%s/%s.kc", b->work, cluster_names[c]);
     snprintf(log, sizeof log, "%s.log", cluster_names[c]);
-    /* two nodes per worker, each able to hold every job (100m, 1Mi each) */
-    snprintf(nodes, sizeof nodes, "2x cpu=%d,memory=%dGi;labels=instance=spot", b->n / 10 + 8,
-             b->n / 100 + 8);
+    /* two nodes per worker, each able to hold every job (100m, 1Mi, one pod each): without
+     * pods= a node takes 110 pods and placement waits for room beyond 440 jobs */
+    snprintf(nodes, sizeof nodes, "2x cpu=%d,memory=%dGi,pods=%d;labels=instance=spot",
+             b->n / 10 + 8, b->n / 100 + 8, b->n + 10);
     char *argv[16] = {bin,
                       "--listen",
                       "127.0.0.1:0",
@@ -211,6 +216,8 @@ static int start_operator(struct bench *b)
                     w1,
                     "--worker",
                     w2,
+                    "--v",
+                    b->v,
                     NULL};
     return spawn(b, "op.log", argv);
 }
@@ -603,19 +610,27 @@ static int run(struct bench *b)
 
 int main(int argc, char **argv)
 {
-    struct bench b = {.n = 1000};
+    struct bench b = {.n = 1000, .v = "0"};
     for (int i = 1; i < argc; i++) {
         char *end = NULL;
         long v = 0;
-        if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout"))) {
+        if (!strcmp(argv[i], "--keep")) {
+            b.keep = true;
+            continue;
+        }
+        if (i + 1 < argc &&
+            (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout") || !strcmp(argv[i], "--v"))) {
             errno = 0;
             v = strtol(argv[i + 1], &end, 10);
         }
-        if (!end || errno || *end || v < 1 || v > 1000000) {
-            fprintf(stderr, "usage: bench-dispatch [--n N (default 1000)] [--timeout SECONDS]\n");
+        if (!end || errno || *end || v < (strcmp(argv[i], "--v") ? 1 : 0) || v > 1000000) {
+            fprintf(stderr, "usage: bench-dispatch [--n N (default 1000)] [--timeout SECONDS] "
+                            "[--v OPERATOR_LOG_VERBOSITY] [--keep]\n");
             return 2;
         }
-        if (!strcmp(argv[i], "--n"))
+        if (!strcmp(argv[i], "--v"))
+            snprintf(b.v, sizeof b.v, "%ld", v);
+        else if (!strcmp(argv[i], "--n"))
             b.n = (int)v;
         else
             b.timeout_s = (double)v;
@@ -701,10 +716,10 @@ int main(int argc, char **argv)
     for (int c = 0; c < NCLUSTERS; c++)
         kube_rest_config_free(b.cfg[c]);
     stop_children(&b);
-    if (rc == 0)
+    if (rc == 0 && !b.keep)
         remove_work(&b);
     else
-        fprintf(stderr, "bench-dispatch: failed; logs kept in %s\n", b.work);
+        fprintf(stderr, "bench-dispatch: %s; logs kept in %s\n", rc ? "failed" : "done", b.work);
     json_decref(b.sample);
     free(b.reserved_t);
     free(b.placed_t);
