@@ -23,8 +23,9 @@ char *simapi_path(const char *group, const char *version, const char *resource, 
     return p;
 }
 
-static int call(struct hub *h, const char *method, const char *path, const struct hub_kv *q,
-                size_t nq, const char *ctype, const json_t *body, json_t **out)
+static int call_w(struct hub *h, const char *method, const char *path, const struct hub_kv *q,
+                  size_t nq, const char *ctype, const json_t *body, json_t **out,
+                  struct hub_watch **watch)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     struct hub_req req = {.method = method,
@@ -38,7 +39,10 @@ static int call(struct hub *h, const char *method, const char *path, const struc
                           .user = "devhub-simulator"};
     struct hub_resp resp = {0};
     hub_handle(h, &req, &resp);
-    if (resp.watch) { /* never asked for; do not leak it */
+    if (resp.watch && watch) {
+        *watch = resp.watch;
+        resp.watch = NULL;
+    } else if (resp.watch) { /* never asked for; do not leak it */
         hub_watch_release(resp.watch);
         resp.watch = NULL;
     }
@@ -47,6 +51,25 @@ static int call(struct hub *h, const char *method, const char *path, const struc
     int code = resp.code;
     hub_resp_release(&resp);
     free(text);
+    return code;
+}
+
+static int call(struct hub *h, const char *method, const char *path, const struct hub_kv *q,
+                size_t nq, const char *ctype, const json_t *body, json_t **out)
+{
+    return call_w(h, method, path, q, nq, ctype, body, out, NULL);
+}
+
+int simapi_watch(struct hub *h, const char *path, const char *label_selector,
+                 struct hub_watch **out)
+{
+    struct hub_kv q[2] = {{"watch", "true"}, {"labelSelector", label_selector}};
+    *out = NULL;
+    int code = call_w(h, "GET", path, q, label_selector ? 2 : 1, NULL, NULL, NULL, out);
+    if (code != 200 && *out) {
+        hub_watch_release(*out);
+        *out = NULL;
+    }
     return code;
 }
 

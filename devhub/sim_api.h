@@ -31,6 +31,12 @@ int simapi_create(struct hub *h, const char *path, const json_t *obj, json_t **o
 int simapi_patch(struct hub *h, const char *path, const json_t *patch, json_t **out);
 /* Delete with propagationPolicy=Background. */
 int simapi_delete(struct hub *h, const char *path);
+/* Start a watch of collection `path` (label_selector may be NULL) from the
+ * current state: every existing object first comes as ADDED, then changes.
+ * On 200 *out is the watch (read it with hub_watch_read, free it with
+ * hub_watch_release); otherwise *out is NULL. */
+int simapi_watch(struct hub *h, const char *path, const char *label_selector,
+                 struct hub_watch **out);
 /* True when GET /apis/<group>/<version> answers 200 (the kind may be served). */
 bool simapi_group_served(struct hub *h, const char *group, const char *version);
 /* The storage version of CRD `crd_name` ("workloads.kueue.x-k8s.io"): a NEW

@@ -10,6 +10,7 @@
 
 #include "devhub/sim_api.h"
 #include "devhub/sim_res.h"
+#include "devhub/sim_watch.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
@@ -30,7 +31,26 @@ struct simkueue {
     int64_t last_rv;
     int writes;
     char *ver; /* Workload storage version of this pass */
+    /* Copies of the collections, kept current by in-process watches. */
+    char *wver; /* the Kueue version the watches below use */
+    struct simwatch *w_rf, *w_cq, *w_lq, *w_wpc, *w_wl, *w_job, *w_pt;
+    int rc_rf, rc_cq, rc_lq, rc_wpc, rc_wl, rc_job, rc_pt; /* last simwatch_sync results */
+    /* Indexes over the copies, maintained from the watch events. */
+    json_t *job_of;  /* workload key -> {kind, job} for every labelled job */
+    json_t *contrib; /* workload key -> what it adds to its queues (contribution()) */
+    json_t *cq_agg;  /* ClusterQueue name -> {reserved: {key: true}, pending: {key: true},
+                        usage, ausage (admitted usage), admitted (count)} */
+    json_t *lq_agg;  /* LocalQueue key -> {pending, reserving, admitted} (counts) */
+    /* What the next pass must look at (sets: key -> true). */
+    json_t *d_jobs;        /* workload keys whose job must have a Workload (ensure_workload) */
+    json_t *d_wls;         /* workloads to reconcile */
+    json_t *d_cqs;         /* ClusterQueues to run admission for and write status of */
+    json_t *d_lqs;         /* LocalQueues to write status of */
+    const char *full;      /* why this pass rebuilds the indexes, everything dirty; NULL: no */
+    const char *full_next; /* the same for the next pass (a write failed) */
 };
+
+static void wl_put(struct simkueue *k, const char *key, json_t *wl);
 
 /* ---- naming and pod sets ----------------------------------------------------- */
 
@@ -438,7 +458,7 @@ struct pass {
     json_t *cqs;     /* name -> ClusterQueue */
     json_t *lqs;     /* "ns/name" -> LocalQueue */
     json_t *wpcs;    /* name -> WorkloadPriorityClass */
-    json_t *wls;     /* array */
+    json_t *wls;     /* "ns/name" -> Workload */
     json_t *jobs;    /* "ns/wlname" -> {kind, job} */
 };
 
@@ -452,9 +472,11 @@ static void write_patch(struct simkueue *k, const char *path, json_t *patch, con
     json_t *out = NULL;
     int code = simapi_patch(k->hub, path, patch, &out);
     k->writes++;
-    if (code != 200)
+    if (code != 200) {
+        k->full_next = "a write failed"; /* retry on the next pass, like a full pass would */
         log_v(k->lg, 2, "kueue emulator write failed", "path", path, "code", LOG_INT(code),
               "message", jx_str(out, "message", ""));
+    }
     json_decref(out);
 }
 
@@ -587,11 +609,7 @@ static void ensure_workload(struct simkueue *k, struct pass *ps, const char *kin
         return;
     char *wlname = simkueue_workload_name(kind, group, jx_name(job), uid);
     char *key = jx_key_make(ns, wlname);
-    json_t *found = NULL;
-    size_t i;
-    json_t *w;
-    json_array_foreach(ps->wls, i, w) if (!strcmp(jx_str(w, "metadata.namespace", ""), ns) &&
-                                          !strcmp(jx_name(w), wlname)) found = w;
+    json_t *found = json_object_get(ps->wls, key);
     const char *msg;
     if (!found && !job_finished(kind, job, &msg)) {
         json_t *podsets = simkueue_podsets(job, kind);
@@ -624,10 +642,10 @@ static void ensure_workload(struct simkueue *k, struct pass *ps, const char *kin
         int code = simapi_create(k->hub, path, wl, &out);
         k->writes++;
         if (code == 201 && out) {
-            json_array_append(ps->wls, out);
-            found = out;
+            wl_put(k, key, out);
             log_v(k->lg, 1, "created workload", "namespace", ns, "name", wlname);
         } else {
+            k->full_next = "a Workload create failed";
             log_warn(k->lg, "cannot create workload", "namespace", ns, "name", wlname, "code",
                      LOG_INT(code), "message", jx_str(out, "message", ""));
         }
@@ -636,8 +654,6 @@ static void ensure_workload(struct simkueue *k, struct pass *ps, const char *kin
         free(api);
         json_decref(wl);
     }
-    if (found)
-        json_object_set_new(ps->jobs, key, json_pack("{s:s,s:O}", "kind", kind, "job", job));
     free(key);
     free(wlname);
 }
@@ -860,10 +876,11 @@ static void sync_reserved(struct simkueue *k, struct pass *ps, const json_t *wl)
     }
 }
 
-static const char *wl_cq(const struct pass *ps, const json_t *wl)
+/* The ClusterQueue named by the workload's LocalQueue (lqs: key -> LocalQueue). */
+static const char *lq_cq(const json_t *lqs, const json_t *wl)
 {
     char *key = jx_key_make(jx_namespace(wl), jx_str(wl, "spec.queueName", ""));
-    json_t *lq = json_object_get(ps->lqs, key);
+    json_t *lq = json_object_get(lqs, key);
     free(key);
     return lq ? jx_str(lq, "spec.clusterQueue", NULL) : NULL;
 }
@@ -907,34 +924,25 @@ static json_t *flavor_list(const json_t *cq, const json_t *usage)
 static void sync_cq(struct simkueue *k, struct pass *ps, const json_t *cq)
 {
     const char *name = jx_name(cq);
-    json_t *reserved = json_array(), *pending = json_array();
-    json_t *usage = json_object(), *admitted_usage = json_object();
+    /* what holds quota and what waits: maintained from the changes (cq_agg) */
+    json_t *agg = json_object_get(k->cq_agg, name);
+    json_t *reserved = NULL, *pending = json_array();
+    json_t *usage = jx_obj(agg, "usage") ? json_deep_copy(jx_obj(agg, "usage")) : json_object();
+    json_t *admitted_usage =
+        jx_obj(agg, "ausage") ? json_incref(jx_obj(agg, "ausage")) : json_object();
     size_t i;
-    json_t *w;
-    long admitted = 0;
-    json_array_foreach(ps->wls, i, w)
+    json_t *w, *one;
+    const char *wk;
+    long admitted = (long)jx_int(agg, "admitted", 0);
+    json_object_foreach(jx_obj(agg, "pending"), wk, one)
     {
-        if (is_finished(w) || jx_str(w, "metadata.deletionTimestamp", NULL))
-            continue;
-        const char *c = wl_cq(ps, w);
-        if (is_reserved(w)) {
-            if (strcmp(jx_str(w, "status.admission.clusterQueue", ""), name))
-                continue;
-            json_array_append(reserved, w);
-            simkueue_usage_add(usage, jx_arr(w, "status.admission.podSetAssignments"), 1);
-            if (jx_cond_is_true(w, "Admitted")) {
-                admitted++;
-                simkueue_usage_add(admitted_usage, jx_arr(w, "status.admission.podSetAssignments"),
-                                   1);
-            }
-        } else if (c && !strcmp(c, name) && jx_bool(w, "spec.active", true)) {
+        if ((w = json_object_get(ps->wls, wk)))
             json_array_append(pending, w);
-        }
     }
     simkueue_sort_queue(pending);
     bool strict = !strcmp(jx_str(cq, "spec.queueingStrategy", "BestEffortFIFO"), "StrictFIFO");
     bool stopped = strcmp(jx_str(cq, "spec.stopPolicy", "None"), "None") != 0;
-    long still_pending = 0, reserving = (long)json_array_size(reserved);
+    long still_pending = 0, reserving = (long)json_object_size(jx_obj(agg, "reserved"));
     bool blocked = stopped;
     json_array_foreach(pending, i, w)
     {
@@ -951,6 +959,15 @@ static void sync_cq(struct simkueue *k, struct pass *ps, const json_t *cq)
             reserving++;
             json_decref(asg);
             continue;
+        }
+        if (!reserved) { /* only preemption needs them */
+            reserved = json_array();
+            json_object_foreach(jx_obj(agg, "reserved"), wk, one)
+            {
+                json_t *r = json_object_get(ps->wls, wk);
+                if (r)
+                    json_array_append(reserved, r);
+            }
         }
         json_t *victims =
             simkueue_victims(cq, ps->flavors, podsets, jx_int(w, "spec.priority", 0),
@@ -1006,23 +1023,12 @@ static void sync_cq(struct simkueue *k, struct pass *ps, const json_t *cq)
     json_decref(admitted_usage);
 }
 
-static void sync_lq(struct simkueue *k, const struct pass *ps, const json_t *lq)
+static void sync_lq(struct simkueue *k, struct pass *ps, const json_t *lq)
 {
-    long pending = 0, reserving = 0, admitted = 0;
-    size_t i;
-    json_t *w;
-    json_array_foreach(ps->wls, i, w)
-    {
-        if (is_finished(w) || strcmp(jx_str(w, "metadata.namespace", ""), jx_namespace(lq)) ||
-            strcmp(jx_str(w, "spec.queueName", ""), jx_name(lq)))
-            continue;
-        if (is_reserved(w)) {
-            reserving++;
-            admitted += jx_cond_is_true(w, "Admitted");
-        } else if (jx_bool(w, "spec.active", true)) {
-            pending++;
-        }
-    }
+    char *lkey = jx_obj_key(lq);
+    json_t *agg = json_object_get(k->lq_agg, lkey ? lkey : "");
+    long pending = (long)jx_int(agg, "pending", 0), reserving = (long)jx_int(agg, "reserving", 0),
+         admitted = (long)jx_int(agg, "admitted", 0);
     bool have_cq = json_object_get(ps->cqs, jx_str(lq, "spec.clusterQueue", "")) != NULL;
     json_t *conds = jx_arr(lq, "status.conditions")
                         ? json_deep_copy(jx_arr(lq, "status.conditions"))
@@ -1033,6 +1039,7 @@ static void sync_lq(struct simkueue *k, const struct pass *ps, const json_t *lq)
                         .message = have_cq ? "Can submit new workloads to localQueue"
                                            : "Can't submit new workloads to clusterQueue"};
     jx_conds_set(conds, &c, NULL);
+    free(lkey);
     json_t *patch = json_pack("{s:{s:I,s:I,s:I,s:o}}", "status", "pendingWorkloads",
                               (json_int_t)pending, "reservingWorkloads", (json_int_t)reserving,
                               "admittedWorkloads", (json_int_t)admitted, "conditions", conds);
@@ -1042,29 +1049,386 @@ static void sync_lq(struct simkueue *k, const struct pass *ps, const json_t *lq)
     json_decref(patch);
 }
 
-static json_t *by_key(const json_t *items, bool namespaced)
+/* ---- incremental state --------------------------------------------------------- */
+
+/*
+ * What workload wl adds to its queues, as sync_cq and sync_lq count it:
+ * {cq, cqrole: "reserved" (holds quota there: asg = its podSetAssignments,
+ * admitted) or "pending" (waits there), lq, lqrole: "reserving" or
+ * "pending", admitted}. A finished workload adds nothing, one being deleted
+ * nothing to its ClusterQueue. New reference.
+ */
+static json_t *contribution(const json_t *lqs, const json_t *wl)
 {
-    json_t *out = json_object();
-    size_t i;
-    json_t *o;
-    json_array_foreach((json_t *)items, i, o)
-    {
-        char *key = namespaced ? jx_obj_key(o) : (jx_name(o) ? xstrdup(jx_name(o)) : NULL);
-        if (key)
-            json_object_set(out, key, o);
-        free(key);
+    json_t *c = json_object();
+    if (is_finished(wl))
+        return c;
+    bool reserved = is_reserved(wl), active = jx_bool(wl, "spec.active", true);
+    bool admitted = reserved && jx_cond_is_true(wl, "Admitted");
+    if (reserved || active) {
+        char *lq =
+            jx_key_make(jx_str(wl, "metadata.namespace", ""), jx_str(wl, "spec.queueName", ""));
+        json_object_set_new(c, "lq", json_string(lq));
+        free(lq);
+        json_object_set_new(c, "lqrole", json_string(reserved ? "reserving" : "pending"));
+        json_object_set_new(c, "admitted", json_boolean(admitted));
     }
-    return out;
+    if (jx_str(wl, "metadata.deletionTimestamp", NULL))
+        return c;
+    const char *cq = reserved ? jx_str(wl, "status.admission.clusterQueue", "")
+                              : (active ? lq_cq(lqs, wl) : NULL);
+    if (cq) {
+        json_object_set_new(c, "cq", json_string(cq));
+        json_object_set_new(c, "cqrole", json_string(reserved ? "reserved" : "pending"));
+        if (reserved && jx_arr(wl, "status.admission.podSetAssignments"))
+            json_object_set(c, "asg", jx_arr(wl, "status.admission.podSetAssignments"));
+    }
+    return c;
 }
 
-static json_t *list_or_empty(struct simkueue *k, const char *resource)
+/* The aggregate `name` of aggs, created with the given empty-object fields. */
+static json_t *agg_get(json_t *aggs, const char *name, const char *const *objs)
 {
-    json_t *items = NULL;
+    json_t *a = json_object_get(aggs, name);
+    if (!a) {
+        a = json_object();
+        for (; objs && *objs; objs++)
+            json_object_set_new(a, *objs, json_object());
+        json_object_set_new(aggs, name, a);
+    }
+    return a;
+}
+
+/* agg[field] += sign; a count of zero is left out. */
+static void count_add(json_t *agg, const char *field, int sign)
+{
+    json_int_t v = (json_int_t)jx_int(agg, field, 0) + sign;
+    if (v)
+        json_object_set_new(agg, field, json_integer(v));
+    else
+        json_object_del(agg, field);
+}
+
+/* Drop zero quantities (and then empty flavors) from a usage object, so that
+ * usage that came and went equals usage never added. */
+static void usage_prune(json_t *usage)
+{
+    json_t *none = json_object();
+    const char *fl, *res;
+    json_t *u, *q;
+    void *t1, *t2;
+    json_object_foreach_safe(usage, t1, fl, u)
+    {
+        json_object_foreach_safe(u, t2, res, q) if (!simres_cmp(u, none, res))
+            json_object_del(u, res);
+        if (!json_object_size(u))
+            json_object_del(usage, fl);
+    }
+    json_decref(none);
+}
+
+/* Add (sign 1) or take back (-1) contribution c of workload `key`. */
+static void agg_apply(struct simkueue *k, const char *key, const json_t *c, int sign)
+{
+    const char *cq = jx_str(c, "cq", NULL), *lq = jx_str(c, "lq", NULL);
+    bool admitted = jx_bool(c, "admitted", false);
+    if (cq) {
+        static const char *const fields[] = {"reserved", "pending", "usage", "ausage", NULL};
+        json_t *a = agg_get(k->cq_agg, cq, fields);
+        bool res = !strcmp(jx_str(c, "cqrole", ""), "reserved");
+        json_t *set = jx_obj(a, res ? "reserved" : "pending");
+        if (sign > 0)
+            json_object_set_new(set, key, json_true());
+        else
+            json_object_del(set, key);
+        if (res) {
+            json_t *asg = jx_arr(c, "asg");
+            simkueue_usage_add(jx_obj(a, "usage"), asg, sign);
+            usage_prune(jx_obj(a, "usage"));
+            if (admitted) {
+                count_add(a, "admitted", sign);
+                simkueue_usage_add(jx_obj(a, "ausage"), asg, sign);
+                usage_prune(jx_obj(a, "ausage"));
+            }
+        }
+        if (!json_object_size(jx_obj(a, "reserved")) && !json_object_size(jx_obj(a, "pending")) &&
+            !json_object_size(jx_obj(a, "usage")) && !json_object_size(jx_obj(a, "ausage")) &&
+            !jx_int(a, "admitted", 0))
+            json_object_del(k->cq_agg, cq);
+        json_object_set_new(k->d_cqs, cq, json_true());
+    }
+    if (lq) {
+        json_t *a = agg_get(k->lq_agg, lq, NULL);
+        count_add(a, jx_str(c, "lqrole", "pending"), sign);
+        if (admitted)
+            count_add(a, "admitted", sign);
+        if (!jx_int(a, "pending", 0) && !jx_int(a, "reserving", 0) && !jx_int(a, "admitted", 0))
+            json_object_del(k->lq_agg, lq);
+        json_object_set_new(k->d_lqs, lq, json_true());
+    }
+}
+
+/* Workload `key` is now wl (NULL: gone): move its contribution, mark it and
+ * the queues it left or joined dirty. */
+static void wl_index(struct simkueue *k, const char *key, const json_t *wl)
+{
+    json_t *old = json_object_get(k->contrib, key);
+    if (old)
+        agg_apply(k, key, old, -1);
+    if (wl) {
+        json_t *c = contribution(simwatch_objs(k->w_lq), wl);
+        agg_apply(k, key, c, 1);
+        json_object_set_new(k->contrib, key, c);
+    } else {
+        json_object_del(k->contrib, key);
+    }
+    json_object_set_new(k->d_wls, key, json_true());
+}
+
+/* This pass changed workload `key` itself (created it, finished it). */
+static void wl_put(struct simkueue *k, const char *key, json_t *wl)
+{
+    simwatch_put(k->w_wl, key, wl);
+    wl_index(k, key, wl);
+}
+
+static const char *kind_group(const char *kind)
+{
+    return !strcmp(kind, "Job") ? "batch" : PT_GROUP;
+}
+
+/* The key of the Workload a job gets; NULL when the job lacks name or uid. New string. */
+static char *job_wl_key(const char *kind, const json_t *job)
+{
+    if (!job || !jx_namespace(job) || !jx_uid(job) || !jx_name(job))
+        return NULL;
+    char *n = simkueue_workload_name(kind, kind_group(kind), jx_name(job), jx_uid(job));
+    char *key = jx_key_make(jx_namespace(job), n);
+    free(n);
+    return key;
+}
+
+static void job_event(struct simkueue *k, const char *kind, const json_t *old, const json_t *obj)
+{
+    char *ok = job_wl_key(kind, old), *nk = job_wl_key(kind, obj);
+    if (ok && (!nk || strcmp(ok, nk))) {
+        json_object_del(k->job_of, ok);
+        json_object_set_new(k->d_wls, ok, json_true());
+    }
+    if (nk) {
+        json_object_set_new(k->job_of, nk, json_pack("{s:s,s:O}", "kind", kind, "job", obj));
+        json_object_set_new(k->d_jobs, nk, json_true());
+        json_object_set_new(k->d_wls, nk, json_true());
+    }
+    free(ok);
+    free(nk);
+}
+
+static void on_job(const char *key, const json_t *old, const json_t *obj, void *ud)
+{
+    (void)key;
+    job_event(ud, "Job", old, obj);
+}
+
+static void on_pt(const char *key, const json_t *old, const json_t *obj, void *ud)
+{
+    (void)key;
+    job_event(ud, "PyTorchJob", old, obj);
+}
+
+static void on_wl(const char *key, const json_t *old, const json_t *obj, void *ud)
+{
+    struct simkueue *k = ud;
+    (void)old;
+    wl_index(k, key, obj);
+    if (!obj && json_object_get(k->job_of, key)) /* its job still wants one */
+        json_object_set_new(k->d_jobs, key, json_true());
+}
+
+/* Queue objects: a spec (or existence) change can move workloads between queues,
+ * change quota or flavors: look at everything; a status change only needs the
+ * status written again. */
+static bool same(const json_t *a, const json_t *b)
+{
+    return (!a && !b) || json_equal((json_t *)a, (json_t *)b); /* json_equal(NULL, NULL) is 0 */
+}
+
+static bool spec_changed(const json_t *old, const json_t *obj)
+{
+    return !old || !obj || !same(json_object_get(old, "spec"), json_object_get(obj, "spec")) ||
+           !same(jx_get(old, "metadata.deletionTimestamp"),
+                 jx_get(obj, "metadata.deletionTimestamp"));
+}
+
+static void queue_event(struct simkueue *k, json_t *dirty, const char *why, const char *key,
+                        const json_t *old, const json_t *obj)
+{
+    if (spec_changed(old, obj))
+        k->full = why;
+    else
+        json_object_set_new(dirty, key, json_true());
+}
+
+static void on_cq(const char *key, const json_t *old, const json_t *obj, void *ud)
+{
+    struct simkueue *k = ud;
+    queue_event(k, k->d_cqs, "a ClusterQueue spec changed", key, old, obj);
+}
+
+static void on_lq(const char *key, const json_t *old, const json_t *obj, void *ud)
+{
+    struct simkueue *k = ud;
+    queue_event(k, k->d_lqs, "a LocalQueue spec changed", key, old, obj);
+}
+
+static void on_rf(const char *key, const json_t *old, const json_t *obj, void *ud)
+{
+    (void)key;
+    if (spec_changed(old, obj))
+        ((struct simkueue *)ud)->full = "a ResourceFlavor spec changed";
+}
+
+/* Recompute the indexes from the copies; every object becomes dirty. */
+static void rebuild_index(struct simkueue *k)
+{
+    json_object_clear(k->job_of);
+    json_object_clear(k->contrib);
+    json_object_clear(k->cq_agg);
+    json_object_clear(k->lq_agg);
+    const char *key;
+    json_t *o;
+    json_object_foreach(simwatch_objs(k->w_job), key, o) job_event(k, "Job", NULL, o);
+    if (k->w_pt)
+        json_object_foreach(simwatch_objs(k->w_pt), key, o) job_event(k, "PyTorchJob", NULL, o);
+    json_object_foreach(simwatch_objs(k->w_wl), key, o) wl_index(k, key, o);
+    json_object_foreach(simwatch_objs(k->w_cq), key, o)
+        json_object_set_new(k->d_cqs, key, json_true());
+    json_object_foreach(simwatch_objs(k->w_lq), key, o)
+        json_object_set_new(k->d_lqs, key, json_true());
+}
+
+int simkueue_check_index(struct simkueue *k, char **why)
+{
+    *why = NULL;
+    if (!k->w_wl)
+        return 0;
+    json_t *saved[] = {k->job_of, k->contrib, k->cq_agg, k->lq_agg,
+                       k->d_jobs, k->d_wls,   k->d_cqs,  k->d_lqs};
+    json_t **slot[] = {&k->job_of, &k->contrib, &k->cq_agg, &k->lq_agg,
+                       &k->d_jobs, &k->d_wls,   &k->d_cqs,  &k->d_lqs};
+    static const char *const names[] = {"job_of", "contrib", "cq_agg", "lq_agg"};
+    size_t n = sizeof(saved) / sizeof(saved[0]);
+    for (size_t i = 0; i < n; i++)
+        *slot[i] = json_object();
+    rebuild_index(k);
+    for (size_t i = 0; i < n; i++) {
+        if (i < 4 && !*why && !json_equal(saved[i], *slot[i])) {
+            char *have = json_dumps(saved[i], JSON_COMPACT | JSON_SORT_KEYS);
+            char *want = json_dumps(*slot[i], JSON_COMPACT | JSON_SORT_KEYS);
+            *why = xasprintf("%s is %s, a recomputation gives %s", names[i], have, want);
+            free(have);
+            free(want);
+        }
+        json_decref(*slot[i]);
+        *slot[i] = saved[i];
+    }
+    return *why ? -EINVAL : 0;
+}
+
+void simkueue_resync(struct simkueue *k)
+{
+    k->full_next = "asked (simkueue_resync)";
+    k->last_rv = -1;
+}
+
+static void drain(struct simkueue *k, struct simwatch *w, int *last, simwatch_cb cb)
+{
+    int rc = simwatch_sync(w, cb, k);
+    if (rc == 1 || (rc != 0 && rc != *last))
+        k->full = "a watch (re)started";
+    *last = rc;
+}
+
+static void watches_free(struct simkueue *k)
+{
+    struct simwatch **all[] = {&k->w_rf, &k->w_cq,  &k->w_lq, &k->w_wpc,
+                               &k->w_wl, &k->w_job, &k->w_pt};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        simwatch_free(*all[i]);
+        *all[i] = NULL;
+    }
+    free(k->wver);
+    k->wver = NULL;
+}
+
+static struct simwatch *kueue_watch(struct simkueue *k, const char *resource)
+{
     char *path = simapi_path(KQ, k->ver, resource, NULL, NULL, NULL);
-    if (simapi_list(k->hub, path, NULL, &items) != 200)
-        items = json_array();
+    struct simwatch *w = simwatch_new(k->hub, path, NULL);
     free(path);
-    return items;
+    return w;
+}
+
+/* Bring the copies up to date and collect what changed since the last pass. */
+static void observe(struct simkueue *k)
+{
+    k->full = k->full_next;
+    k->full_next = NULL;
+    if (!k->wver || strcmp(k->wver, k->ver)) {
+        watches_free(k);
+        k->wver = xstrdup(k->ver);
+        k->w_rf = kueue_watch(k, "resourceflavors");
+        k->w_cq = kueue_watch(k, "clusterqueues");
+        k->w_lq = kueue_watch(k, "localqueues");
+        k->w_wpc = kueue_watch(k, "workloadpriorityclasses");
+        k->w_wl = kueue_watch(k, "workloads");
+        k->w_job = simwatch_new(k->hub, "/apis/batch/v1/jobs", L_QUEUE);
+        k->full = "new Kueue API version";
+    }
+    bool pt = simapi_group_served(k->hub, PT_GROUP, "v1");
+    if (pt && !k->w_pt) {
+        k->w_pt = simwatch_new(k->hub, "/apis/kubeflow.org/v1/pytorchjobs", L_QUEUE);
+        k->rc_pt = 0;
+    } else if (!pt && k->w_pt) {
+        simwatch_free(k->w_pt);
+        k->w_pt = NULL;
+        k->full = "PyTorchJobs no longer served";
+    }
+    drain(k, k->w_rf, &k->rc_rf, on_rf);
+    drain(k, k->w_cq, &k->rc_cq, on_cq);
+    drain(k, k->w_lq, &k->rc_lq, on_lq);
+    drain(k, k->w_wpc, &k->rc_wpc, NULL); /* read when a Workload is created */
+    drain(k, k->w_wl, &k->rc_wl, on_wl);
+    drain(k, k->w_job, &k->rc_job, on_job);
+    if (k->w_pt)
+        drain(k, k->w_pt, &k->rc_pt, on_pt);
+    if (k->full) {
+        log_v(k->lg, 1, "kueue emulator: full pass", "reason", k->full);
+        rebuild_index(k);
+    }
+}
+
+/* Take a dirty set (the member becomes a new empty set). */
+static json_t *take(json_t **set)
+{
+    json_t *t = *set;
+    *set = json_object();
+    return t;
+}
+
+/* Run sync on every object of `objs` named in the dirty set (which is emptied). */
+static void sync_dirty(struct simkueue *k, struct pass *ps, json_t **dirty, const json_t *objs,
+                       void (*sync)(struct simkueue *, struct pass *, const json_t *))
+{
+    json_t *todo = take(dirty), *one;
+    const char *key;
+    json_object_foreach(todo, key, one)
+    {
+        json_t *o = json_object_get(objs, key);
+        if (o)
+            sync(k, ps, o);
+    }
+    json_decref(todo);
 }
 
 int simkueue_sync(struct simkueue *k)
@@ -1074,48 +1438,40 @@ int simkueue_sync(struct simkueue *k)
     k->ver = simapi_crd_storage_version(k->hub, "workloads.kueue.x-k8s.io");
     if (!k->ver)
         return 0; /* Kueue CRDs not loaded (yet) */
-    struct pass ps = {0};
-    json_t *l;
-    l = list_or_empty(k, "resourceflavors");
-    ps.flavors = by_key(l, false);
-    json_decref(l);
-    l = list_or_empty(k, "clusterqueues");
-    ps.cqs = by_key(l, false);
-    json_decref(l);
-    l = list_or_empty(k, "localqueues");
-    ps.lqs = by_key(l, true);
-    json_decref(l);
-    l = list_or_empty(k, "workloadpriorityclasses");
-    ps.wpcs = by_key(l, false);
-    json_decref(l);
-    ps.wls = list_or_empty(k, "workloads");
-    ps.jobs = json_object();
+    observe(k);
+    struct pass ps = {.flavors = simwatch_objs(k->w_rf),
+                      .cqs = simwatch_objs(k->w_cq),
+                      .lqs = simwatch_objs(k->w_lq),
+                      .wpcs = simwatch_objs(k->w_wpc),
+                      .wls = simwatch_objs(k->w_wl),
+                      .jobs = k->job_of};
 
     /* jobs -> workloads */
-    json_t *jobs = NULL, *pts = NULL;
-    if (simapi_list(k->hub, "/apis/batch/v1/jobs", L_QUEUE, &jobs) != 200)
-        jobs = json_array();
-    if (!simapi_group_served(k->hub, PT_GROUP, "v1") ||
-        simapi_list(k->hub, "/apis/kubeflow.org/v1/pytorchjobs", L_QUEUE, &pts) != 200)
-        pts = json_array();
-    size_t i;
-    json_t *j;
-    json_array_foreach(jobs, i, j) ensure_workload(k, &ps, "Job", "batch", j);
-    json_array_foreach(pts, i, j) ensure_workload(k, &ps, "PyTorchJob", PT_GROUP, j);
+    json_t *todo = take(&k->d_jobs);
+    const char *key;
+    json_t *one;
+    json_object_foreach(todo, key, one)
+    {
+        json_t *jb = json_object_get(k->job_of, key);
+        if (!jb)
+            continue;
+        const char *kind = jx_str(jb, "kind", "Job");
+        ensure_workload(k, &ps, kind, kind_group(kind), jx_obj(jb, "job"));
+    }
+    json_decref(todo);
 
     /* per workload: finish, checks, keep unadmitted jobs suspended */
-    json_t *w;
-    json_array_foreach(ps.wls, i, w)
+    todo = take(&k->d_wls);
+    json_object_foreach(todo, key, one)
     {
-        if (jx_str(w, "metadata.deletionTimestamp", NULL))
+        json_t *w = json_incref(json_object_get(ps.wls, key));
+        if (!w || jx_str(w, "metadata.deletionTimestamp", NULL) || is_finished(w)) {
+            json_decref(w);
             continue;
-        char *key = jx_obj_key(w);
+        }
         json_t *jb = json_object_get(ps.jobs, key);
-        free(key);
         const char *kind = jb ? jx_str(jb, "kind", "Job") : NULL;
         json_t *job = jb ? jx_obj(jb, "job") : NULL;
-        if (is_finished(w))
-            continue;
         const char *msg = NULL, *fin = job ? job_finished(kind, job, &msg) : NULL;
         if (fin) {
             struct wl_edit ed;
@@ -1126,43 +1482,30 @@ int simkueue_sync(struct simkueue *k)
             json_t *c = json_deep_copy(w);
             struct jx_cond fc = {.type = "Finished", .status = "True", .reason = fin};
             jx_cond_set(c, &fc, NULL);
-            json_array_set_new(ps.wls, i, c);
-            continue;
-        }
-        if (is_reserved(w)) {
+            wl_put(k, key, c);
+            json_decref(c);
+        } else if (is_reserved(w)) {
             sync_reserved(k, &ps, w);
-            continue;
+        } else {
+            if (job && !job_suspended(kind, job))
+                job_suspend_plain(k, kind, job);
+            const char *cqn = lq_cq(ps.lqs, w);
+            if (jx_bool(w, "spec.active", true) && (!cqn || !json_object_get(ps.cqs, cqn))) {
+                char *m =
+                    cqn ? xasprintf("ClusterQueue %s doesn't exist", cqn)
+                        : xasprintf("LocalQueue %s doesn't exist", jx_str(w, "spec.queueName", ""));
+                set_pending(k, w, "Inadmissible", m);
+                free(m);
+            }
         }
-        if (job && !job_suspended(kind, job))
-            job_suspend_plain(k, kind, job);
-        if (!jx_bool(w, "spec.active", true))
-            continue;
-        const char *cqn = wl_cq(&ps, w);
-        if (!cqn || !json_object_get(ps.cqs, cqn)) {
-            char *m =
-                cqn ? xasprintf("ClusterQueue %s doesn't exist", cqn)
-                    : xasprintf("LocalQueue %s doesn't exist", jx_str(w, "spec.queueName", ""));
-            set_pending(k, w, "Inadmissible", m);
-            free(m);
-        }
+        json_decref(w);
     }
-    /* Workloads changed by sync_reserved are re-read on the next pass; queue now. */
-    if (!k->writes) {
-        const char *name;
-        json_t *cq;
-        json_object_foreach(ps.cqs, name, cq) sync_cq(k, &ps, cq);
-    }
-    const char *lk;
-    json_t *lq;
-    json_object_foreach(ps.lqs, lk, lq) sync_lq(k, &ps, lq);
-    json_decref(jobs);
-    json_decref(pts);
-    json_decref(ps.flavors);
-    json_decref(ps.cqs);
-    json_decref(ps.lqs);
-    json_decref(ps.wpcs);
-    json_decref(ps.wls);
-    json_decref(ps.jobs);
+    json_decref(todo);
+    /* Workloads changed by sync_reserved are re-read on the next pass; queue now.
+     * The dirty ClusterQueues wait for a pass that writes nothing before here. */
+    if (!k->writes)
+        sync_dirty(k, &ps, &k->d_cqs, ps.cqs, sync_cq);
+    sync_dirty(k, &ps, &k->d_lqs, ps.lqs, sync_lq);
     return k->writes;
 }
 
@@ -1187,6 +1530,10 @@ int simkueue_start(struct simkueue **out, const struct simkueue_opts *o, struct 
     k->hub = o->hub;
     k->lg = o->lg;
     k->last_rv = -1;
+    json_t **sets[] = {&k->job_of, &k->contrib, &k->cq_agg, &k->lq_agg,
+                       &k->d_jobs, &k->d_wls,   &k->d_cqs,  &k->d_lqs};
+    for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+        *sets[i] = json_object();
     ev_timer_init(&k->tick, tick_cb, 0, o->interval > 0 ? o->interval : 0.05);
     k->tick.data = k;
     ev_timer_start(k->loop, &k->tick);
@@ -1200,6 +1547,11 @@ void simkueue_stop(struct simkueue *k)
     if (!k)
         return;
     ev_timer_stop(k->loop, &k->tick);
+    watches_free(k);
+    json_t *sets[] = {k->job_of, k->contrib, k->cq_agg, k->lq_agg,
+                      k->d_jobs, k->d_wls,   k->d_cqs,  k->d_lqs};
+    for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+        json_decref(sets[i]);
     free(k->ver);
     free(k);
 }

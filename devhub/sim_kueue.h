@@ -45,8 +45,16 @@
  * deletion removes the Workload through the hub's ownerReference GC),
  * podSetUpdates of checks, MultiKueue dispatching.
  *
- * Reconciliation polls hub_rv() every `interval` seconds and does a full
- * pass when anything changed, until a pass writes nothing.
+ * Reconciliation polls hub_rv() every `interval` seconds and does a pass
+ * when anything changed, until a pass writes nothing. A pass costs what
+ * changed, not what exists: the emulator keeps copies of the collections it
+ * reads (devhub/sim_watch.h, in-process watches) and indexes over them
+ * (workload -> job, ClusterQueue and LocalQueue -> their workloads), and
+ * looks only at the jobs and workloads that changed, and runs admission
+ * (sync of quota, preemption, status) only for the ClusterQueues and
+ * LocalQueues whose workloads changed. A change of a ClusterQueue's,
+ * LocalQueue's or ResourceFlavor's spec, a new watch, or a failed write
+ * makes the next pass look at everything, as every pass used to.
  */
 #ifndef KKS_DEVHUB_SIM_KUEUE_H
 #define KKS_DEVHUB_SIM_KUEUE_H
@@ -71,6 +79,13 @@ int simkueue_start(struct simkueue **out, const struct simkueue_opts *o, struct 
 void simkueue_stop(struct simkueue *k); /* NULL ok */
 /* One reconcile pass now; the number of writes it made. */
 int simkueue_sync(struct simkueue *k);
+/* Make the next pass look at everything (rebuild the indexes, every object
+ * dirty), as if it were the first. */
+void simkueue_resync(struct simkueue *k);
+/* For tests: 0 when the incrementally maintained indexes equal a
+ * recomputation from the copies; -EINVAL with *why = new message naming the
+ * first index that differs. */
+int simkueue_check_index(struct simkueue *k, char **why);
 
 /* ---- pure parts (exposed for tests) ------------------------------------ */
 

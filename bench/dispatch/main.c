@@ -16,11 +16,18 @@
  * Prints one JSON line
  *   {"bench":"dispatch","n":..,"placed":..,"duplicates":..,"cluster1":..,
  *    "cluster2":..,"seconds":..,"dispatch_per_s":..,"p50_ms":..,"p99_ms":..,
- *    "max_ms":..,"raw_seconds":..,"raw_creates_per_s":..}
+ *    "max_ms":..,"raw_seconds":..,"raw_creates_per_s":..,"reserve_seconds":..,
+ *    "label_p50_ms":..,"label_p99_ms":..}
+ * (reserve_seconds: from the first hub job sent to the last QuotaReserved
+ * seen, i.e. how fast the hub takes the jobs and the Kueue emulator reserves;
+ * label_p50_ms / label_p99_ms: from a workload's reservation to the operator's
+ * kubestellar.io/cluster label on its hub job, the first half of the dispatch),
  * a line with the CPU seconds each child used (where the time went), and
  * one human line. Options: --n N (default 1000), --timeout SECONDS
- * (default 60 + N/2). Exit 0 when all N were placed, 1 otherwise (the work
- * directory with the children's logs is then kept and named on stderr).
+ * (default 60 + N/2), --v V (the operator's log verbosity, default 0), --keep
+ * (keep the work directory with the children's logs). Exit 0 when all N were
+ * placed, 1 otherwise (the work directory with the children's logs is then
+ * kept and named on stderr).
  * Children get SIGTERM on exit (and SIGKILL if the bench dies: PDEATHSIG).
  */
 #include <errno.h>
@@ -53,6 +60,8 @@ static const char *const cluster_names[NCLUSTERS] = {"hub", "cluster1", "cluster
 struct bench {
     int n;
     double timeout_s;
+    bool keep;  /* --keep: keep the work directory (children's logs) */
+    char v[16]; /* --v: the operator's log verbosity */
     char root[PATH_MAX];
     char work[64];
     pid_t pids[NCLUSTERS + 1];
@@ -62,11 +71,13 @@ struct bench {
     struct kube_rest_config *cfg[NCLUSTERS];
     /* measurement */
     double *reserved_t, *placed_t;
+    double created_at; /* when the first hub job was sent */
     int *where;
     int placed, duplicates, per_cluster[NCLUSTERS];
     json_t *sample; /* the first worker copy (for the raw phase) */
     bool timed_out, failed, in_raw;
-    struct kube_watch *w[NCLUSTERS];
+    struct kube_watch *w[NCLUSTERS + 1]; /* per cluster's Workloads/Jobs, + the hub's Jobs */
+    double *labelled_t; /* when the hub job got its cluster label (the operator placed it) */
     /* a synchronous call */
     bool done;
     int rc;
@@ -167,9 +178,10 @@ static int start_devhub(struct bench *b, int c)
     snprintf(crd2, sizeof crd2, "%s/config/crd", b->root);
     snprintf(kc, sizeof kc, "%s/%s.kc", b->work, cluster_names[c]);
     snprintf(log, sizeof log, "%s.log", cluster_names[c]);
-    /* two nodes per worker, each able to hold every job (100m, 1Mi each) */
-    snprintf(nodes, sizeof nodes, "2x cpu=%d,memory=%dGi;labels=instance=spot", b->n / 10 + 8,
-             b->n / 100 + 8);
+    /* two nodes per worker, each able to hold every job (100m, 1Mi, one pod each): without
+     * pods= a node takes 110 pods and placement waits for room beyond 440 jobs */
+    snprintf(nodes, sizeof nodes, "2x cpu=%d,memory=%dGi,pods=%d;labels=instance=spot",
+             b->n / 10 + 8, b->n / 100 + 8, b->n + 10);
     char *argv[16] = {bin,
                       "--listen",
                       "127.0.0.1:0",
@@ -211,6 +223,8 @@ static int start_operator(struct bench *b)
                     w1,
                     "--worker",
                     w2,
+                    "--v",
+                    b->v,
                     NULL};
     return spawn(b, "op.log", argv);
 }
@@ -369,6 +383,17 @@ static int on_workload(void *ud, const struct watch_event *ev)
     return 0;
 }
 
+static int on_hub_job(void *ud, const struct watch_event *ev)
+{
+    struct bench *b = ud;
+    json_t *md = json_object_get(ev->object, "metadata");
+    int i = job_index(b, json_string_value(json_object_get(md, "name")));
+    if (i >= 0 && b->labelled_t[i] == 0 &&
+        json_object_get(json_object_get(md, "labels"), "kubestellar.io/cluster"))
+        b->labelled_t[i] = clock_mono_s();
+    return 0;
+}
+
 static int on_copy(struct bench *b, int c, const struct watch_event *ev)
 {
     if (ev->type != WATCH_ADDED)
@@ -481,7 +506,7 @@ static json_t *hub_job(int i)
 }
 
 /* Start a watch on `c` from the collection's current resourceVersion. */
-static int watch_from_now(struct bench *b, int c, const char *group, const char *version,
+static int watch_from_now(struct bench *b, int c, int slot, const char *group, const char *version,
                           const char *resource, kube_watch_event_cb cb)
 {
     char *path = kube_path(group, version, resource, "default", NULL, NULL);
@@ -495,7 +520,7 @@ static int watch_from_now(struct bench *b, int c, const char *group, const char 
             .timeout_seconds = 3600,
         };
         struct err e = {0};
-        rc = kube_watch_start(b->cl[c], &o, cb, on_close, b, &b->w[c], &e);
+        rc = kube_watch_start(b->cl[c], &o, cb, on_close, b, &b->w[slot], &e);
         if (rc)
             snprintf(b->errmsg, sizeof b->errmsg, "%s", e.msg);
     }
@@ -577,13 +602,15 @@ static int run(struct bench *b)
                 NULL);
         return rc;
     }
-    if ((rc = watch_from_now(b, 0, KUEUE_GV, "workloads", on_workload)) < 0 ||
-        (rc = watch_from_now(b, 1, "batch", "v1", "jobs", on_copy1)) < 0 ||
-        (rc = watch_from_now(b, 2, "batch", "v1", "jobs", on_copy2)) < 0) {
+    if ((rc = watch_from_now(b, 0, 0, KUEUE_GV, "workloads", on_workload)) < 0 ||
+        (rc = watch_from_now(b, 1, 1, "batch", "v1", "jobs", on_copy1)) < 0 ||
+        (rc = watch_from_now(b, 2, 2, "batch", "v1", "jobs", on_copy2)) < 0 ||
+        (rc = watch_from_now(b, 0, NCLUSTERS, "batch", "v1", "jobs", on_hub_job)) < 0) {
         die_msg("watch", b->errmsg);
         return rc;
     }
     /* N hub jobs */
+    b->created_at = clock_mono_s();
     create_next(b);
     if (b->create_failed)
         return -EIO;
@@ -594,7 +621,7 @@ static int run(struct bench *b)
     while (b->placed < b->n && !b->timed_out && !b->failed)
         ev_run(b->loop, 0);
     ev_timer_stop(b->loop, &t);
-    for (int c = 0; c < NCLUSTERS && !b->failed; c++) {
+    for (int c = 0; c <= NCLUSTERS && !b->failed; c++) {
         kube_watch_stop(b->w[c]);
         b->w[c] = NULL;
     }
@@ -603,19 +630,27 @@ static int run(struct bench *b)
 
 int main(int argc, char **argv)
 {
-    struct bench b = {.n = 1000};
+    struct bench b = {.n = 1000, .v = "0"};
     for (int i = 1; i < argc; i++) {
         char *end = NULL;
         long v = 0;
-        if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout"))) {
+        if (!strcmp(argv[i], "--keep")) {
+            b.keep = true;
+            continue;
+        }
+        if (i + 1 < argc &&
+            (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout") || !strcmp(argv[i], "--v"))) {
             errno = 0;
             v = strtol(argv[i + 1], &end, 10);
         }
-        if (!end || errno || *end || v < 1 || v > 1000000) {
-            fprintf(stderr, "usage: bench-dispatch [--n N (default 1000)] [--timeout SECONDS]\n");
+        if (!end || errno || *end || v < (strcmp(argv[i], "--v") ? 1 : 0) || v > 1000000) {
+            fprintf(stderr, "usage: bench-dispatch [--n N (default 1000)] [--timeout SECONDS] "
+                            "[--v OPERATOR_LOG_VERBOSITY] [--keep]\n");
             return 2;
         }
-        if (!strcmp(argv[i], "--n"))
+        if (!strcmp(argv[i], "--v"))
+            snprintf(b.v, sizeof b.v, "%ld", v);
+        else if (!strcmp(argv[i], "--n"))
             b.n = (int)v;
         else
             b.timeout_s = (double)v;
@@ -646,6 +681,7 @@ int main(int argc, char **argv)
     b.loop = ev_loop_new(EVFLAG_AUTO);
     b.reserved_t = xcalloc((size_t)b.n, sizeof(double));
     b.placed_t = xcalloc((size_t)b.n, sizeof(double));
+    b.labelled_t = xcalloc((size_t)b.n, sizeof(double));
     b.where = xcalloc((size_t)b.n, sizeof(int));
     b.jobs_path = kube_path("batch", "v1", "jobs", "default", NULL, NULL);
 
@@ -656,8 +692,10 @@ int main(int argc, char **argv)
 
     if (b.placed > 0) {
         int placed = 0;
-        double first = 0, last = 0;
+        double first = 0, last = 0, last_reserved = 0;
         double *lat = xcalloc((size_t)b.n, sizeof(double));
+        double *lab = xcalloc((size_t)b.n, sizeof(double)); /* reservation -> hub job labelled */
+        int labelled = 0;
         for (int i = 0; i < b.n; i++) {
             if (b.placed_t[i] == 0)
                 continue;
@@ -665,21 +703,29 @@ int main(int argc, char **argv)
             if (r > b.placed_t[i])
                 r = b.placed_t[i]; /* events raced: 0 latency */
             lat[placed++] = b.placed_t[i] - r;
+            if (b.labelled_t[i] > 0)
+                lab[labelled++] = b.labelled_t[i] > r ? b.labelled_t[i] - r : 0;
+            if (b.reserved_t[i] > last_reserved)
+                last_reserved = b.reserved_t[i];
             if (first == 0 || r < first)
                 first = r;
             if (b.placed_t[i] > last)
                 last = b.placed_t[i];
         }
         qsort(lat, (size_t)placed, sizeof(double), cmp_double);
+        qsort(lab, (size_t)labelled, sizeof(double), cmp_double);
         double secs = last - first;
         double rate = secs > 0 ? placed / secs : 0;
         double raw_rate = raw_s > 0 ? b.n / raw_s : 0;
         printf("{\"bench\":\"dispatch\",\"n\":%d,\"placed\":%d,\"duplicates\":%d,\"cluster1\":%d,"
                "\"cluster2\":%d,\"seconds\":%.3f,\"dispatch_per_s\":%.1f,\"p50_ms\":%.1f,"
-               "\"p99_ms\":%.1f,\"max_ms\":%.1f,\"raw_seconds\":%.3f,\"raw_creates_per_s\":%.1f}\n",
+               "\"p99_ms\":%.1f,\"max_ms\":%.1f,\"raw_seconds\":%.3f,\"raw_creates_per_s\":%.1f,"
+               "\"reserve_seconds\":%.3f,\"label_p50_ms\":%.1f,\"label_p99_ms\":%.1f}\n",
                b.n, placed, b.duplicates, b.per_cluster[1], b.per_cluster[2], secs, rate,
                pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3,
-               placed ? lat[placed - 1] * 1e3 : 0.0, raw_s, raw_rate);
+               placed ? lat[placed - 1] * 1e3 : 0.0, raw_s, raw_rate,
+               last_reserved > 0 ? last_reserved - b.created_at : 0.0,
+               pct(lab, labelled, 0.5) * 1e3, pct(lab, labelled, 0.99) * 1e3);
         /* where the time went: CPU of each child over the whole run */
         if (b.npids == NCLUSTERS + 1)
             printf("cpu seconds: hub devhub %.2f, cluster1 %.2f, cluster2 %.2f, operator %.2f\n",
@@ -691,6 +737,7 @@ int main(int argc, char **argv)
                placed, b.n, b.per_cluster[1], b.per_cluster[2], secs, rate,
                pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3, raw_rate, b.n, raw_s);
         free(lat);
+        free(lab);
     }
     if (b.timed_out)
         fprintf(stderr, "bench-dispatch: timed out after %.0f s with %d of %d placed\n",
@@ -701,13 +748,14 @@ int main(int argc, char **argv)
     for (int c = 0; c < NCLUSTERS; c++)
         kube_rest_config_free(b.cfg[c]);
     stop_children(&b);
-    if (rc == 0)
+    if (rc == 0 && !b.keep)
         remove_work(&b);
     else
-        fprintf(stderr, "bench-dispatch: failed; logs kept in %s\n", b.work);
+        fprintf(stderr, "bench-dispatch: %s; logs kept in %s\n", rc ? "failed" : "done", b.work);
     json_decref(b.sample);
     free(b.reserved_t);
     free(b.placed_t);
+    free(b.labelled_t);
     free(b.where);
     free(b.jobs_path);
     ev_loop_destroy(b.loop);

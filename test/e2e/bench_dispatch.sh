@@ -19,10 +19,12 @@ fail() { echo "FAIL $1"; echo "---- output:"; echo "$out" | head -20; exit 1; }
 json=$(grep '^{"bench":"dispatch"' <<<"$out")
 [ -n "$json" ] || fail "no JSON line"
 jq -e '[.n,.placed,.duplicates,.cluster1,.cluster2,.seconds,.dispatch_per_s,.p50_ms,.p99_ms,
-        .max_ms,.raw_seconds,.raw_creates_per_s]|all(type=="number")' <<<"$json" >/dev/null ||
+        .max_ms,.raw_seconds,.raw_creates_per_s,.reserve_seconds,.label_p50_ms,
+        .label_p99_ms]|all(type=="number")' <<<"$json" >/dev/null ||
   fail "JSON line lacks a field: $json"
 jq -e '.n==50 and .placed==50 and .duplicates==0 and .cluster1+.cluster2==50 and
-       .dispatch_per_s>0 and .raw_creates_per_s>0 and .p50_ms<=.p99_ms and .p99_ms<=.max_ms' \
+       .dispatch_per_s>0 and .raw_creates_per_s>0 and .p50_ms<=.p99_ms and .p99_ms<=.max_ms and
+       .reserve_seconds>0 and .label_p50_ms<=.label_p99_ms' \
   <<<"$json" >/dev/null || fail "unexpected figures: $json"
 grep -q '^dispatch: 50/50 workloads placed' <<<"$out" || fail "no human line"
 grep -q 'logs kept' <<<"$out" && fail "work directory kept after success"

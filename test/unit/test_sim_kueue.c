@@ -15,6 +15,7 @@
 #include "devhub/sim_kueue.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/util/xalloc.h"
+#include "test/support/tloop.h"
 
 static json_t *J(const char *text)
 {
@@ -345,18 +346,24 @@ static void setup_queues(struct fx *f, const char *cpu, bool check)
            "\"metadata\":{\"name\":\"high\"},\"value\":1000}");
 }
 
-static void create_job(struct fx *f, const char *name, const char *cpu, const char *prio)
+static void create_job_q(struct fx *f, const char *name, const char *cpu, const char *prio,
+                         const char *queue)
 {
     char buf[1024];
     snprintf(buf, sizeof(buf),
              "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\","
-             "\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"%s%s%s}},\"spec\":{"
+             "\"labels\":{\"kueue.x-k8s.io/queue-name\":\"%s\"%s%s%s}},\"spec\":{"
              "\"parallelism\":1,\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
              "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":{"
              "\"cpu\":\"%s\"}}}]}}}}",
-             name, prio ? ",\"kueue.x-k8s.io/priority-class\":\"" : "", prio ? prio : "",
+             name, queue, prio ? ",\"kueue.x-k8s.io/priority-class\":\"" : "", prio ? prio : "",
              prio ? "\"" : "", cpu);
     create(f, JOBS, buf);
+}
+
+static void create_job(struct fx *f, const char *name, const char *cpu, const char *prio)
+{
+    create_job_q(f, name, cpu, prio, "lq");
 }
 
 static char *wl_path_of(struct fx *f, const char *job)
@@ -686,6 +693,166 @@ static void test_fifo_quota_and_preemption(void **state)
     free(pv);
 }
 
+/* ---- incremental state: equal to a recomputation, and a fixed point of a full pass ---- */
+
+static void check_index(struct fx *f)
+{
+    char *why = NULL, msg[4096];
+    if (simkueue_check_index(f->k, &why)) {
+        snprintf(msg, sizeof(msg), "%s", why);
+        free(why);
+        fail_msg("incremental index differs: %s", msg);
+    }
+}
+
+/* Passes until one writes nothing and nothing else changed (GC included). */
+static void settle(struct fx *f)
+{
+    for (int i = 0; i < 100; i++) {
+        int64_t rv = hub_rv(f->h);
+        int w = simkueue_sync(f->k);
+        check_index(f);
+        tloop_run_for(f->loop, 0.03); /* emulator ticks, the hub's GC */
+        if (w == 0 && hub_rv(f->h) == rv)
+            return;
+    }
+    fail_msg("the emulator did not settle within 100 passes");
+}
+
+static unsigned next_rand(unsigned *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+/* A random existing object of a collection (new reference) or NULL. */
+static json_t *pick(struct fx *f, const char *path, unsigned *seed)
+{
+    json_t *items = NULL;
+    assert_int_equal(simapi_list(f->h, path, NULL, &items), 200);
+    size_t n = json_array_size(items);
+    json_t *o = n ? json_incref(json_array_get(items, next_rand(seed) % n)) : NULL;
+    json_decref(items);
+    return o;
+}
+
+static void patch_obj(struct fx *f, const char *path, const char *body)
+{
+    json_t *p = J(body);
+    int code = simapi_patch(f->h, path, p, NULL);
+    if (code != 200 && code != 404) /* 404: gone meanwhile (GC) */
+        fail_msg("patch %s: %d", path, code);
+    json_decref(p);
+}
+
+static void random_op(struct fx *f, unsigned *seed, int step)
+{
+    static const char *const states[] = {"Ready", "Ready", "Retry", "Rejected"};
+    char name[32], body[512];
+    json_t *o = NULL;
+    char *path = NULL;
+    switch (next_rand(seed) % 10) {
+    case 0:
+    case 1:
+    case 2: /* a new job in either queue, some of high priority */
+        snprintf(name, sizeof(name), "j%d", step);
+        create_job_q(f, name, next_rand(seed) % 2 ? "1" : "2", next_rand(seed) % 3 ? NULL : "high",
+                     next_rand(seed) % 3 ? "lq" : "lq2");
+        break;
+    case 3: /* an admission check decides */
+        if ((o = pick(f, KQ "/workloads", seed)) && jx_arr(o, "status.admissionChecks")) {
+            path =
+                simapi_path("kueue.x-k8s.io", "v1beta2", "workloads", "default", jx_name(o), NULL);
+            set_check(f, path, states[next_rand(seed) % 4]);
+        }
+        break;
+    case 4: /* a job finishes */
+        if ((o = pick(f, JOBS, seed))) {
+            path = simapi_path("batch", "v1", "jobs", "default", jx_name(o), "status");
+            patch_obj(f, path,
+                      "{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\","
+                      "\"message\":\"done\"}]}}");
+        }
+        break;
+    case 5: /* a job or a workload is deleted (the emulator makes the workload again) */
+        if ((o = pick(f, next_rand(seed) % 2 ? JOBS : KQ "/workloads", seed))) {
+            const char *res = jx_get(o, "spec.podSets") ? "workloads" : "jobs";
+            path = !strcmp(res, "jobs")
+                       ? simapi_path("batch", "v1", "jobs", "default", jx_name(o), NULL)
+                       : simapi_path("kueue.x-k8s.io", "v1beta2", res, "default", jx_name(o), NULL);
+            int code = simapi_delete(f->h, path);
+            assert_true(code == 200 || code == 202 || code == 404);
+        }
+        break;
+    case 6: /* quota changes (a spec change: everything is looked at again) */
+        snprintf(body, sizeof(body),
+                 "{\"spec\":{\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{"
+                 "\"name\":\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"%d\"}]}]"
+                 "}]}}",
+                 2 + (int)(next_rand(seed) % 4));
+        patch_obj(f, next_rand(seed) % 2 ? KQ "/clusterqueues/cq" : KQ "/clusterqueues/cq2", body);
+        break;
+    case 7: /* a workload is deactivated or activated */
+        if ((o = pick(f, KQ "/workloads", seed))) {
+            path =
+                simapi_path("kueue.x-k8s.io", "v1beta2", "workloads", "default", jx_name(o), NULL);
+            patch_obj(f, path,
+                      next_rand(seed) % 2 ? "{\"spec\":{\"active\":false}}"
+                                          : "{\"spec\":{\"active\":true}}");
+        }
+        break;
+    case 8: /* lq2 moves between the ClusterQueues, or someone scribbles on a status */
+        if (next_rand(seed) % 2)
+            patch_obj(f, KQ "/namespaces/default/localqueues/lq2",
+                      next_rand(seed) % 2 ? "{\"spec\":{\"clusterQueue\":\"cq\"}}"
+                                          : "{\"spec\":{\"clusterQueue\":\"cq2\"}}");
+        else
+            patch_obj(f, KQ "/clusterqueues/cq/status", "{\"status\":{\"pendingWorkloads\":99}}");
+        break;
+    default: /* a job leaves Kueue (label removed) */
+        if ((o = pick(f, JOBS, seed))) {
+            path = simapi_path("batch", "v1", "jobs", "default", jx_name(o), NULL);
+            patch_obj(f, path, "{\"metadata\":{\"labels\":{\"kueue.x-k8s.io/queue-name\":null}}}");
+        }
+        break;
+    }
+    json_decref(o);
+    free(path);
+}
+
+static void test_incremental_equals_full(void **state)
+{
+    struct fx *f = *state;
+    setup_queues(f, "3", true);
+    create(f, KQ "/clusterqueues",
+           "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":{"
+           "\"name\":\"cq2\"},\"spec\":{\"namespaceSelector\":{},\"queueingStrategy\":"
+           "\"StrictFIFO\",\"preemption\":{\"withinClusterQueue\":\"LowerOrNewerEqualPriority\"},"
+           "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\","
+           "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
+    create(f, KQ "/namespaces/default/localqueues",
+           "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":{"
+           "\"name\":\"lq2\",\"namespace\":\"default\"},\"spec\":{\"clusterQueue\":\"cq2\"}}");
+    unsigned seed = 20261122;
+    int full_writes = 0;
+    for (int step = 0; step < 80; step++) {
+        random_op(f, &seed, step);
+        settle(f);
+        /* a pass that looks at everything (what every pass used to do) finds nothing to do */
+        simkueue_resync(f->k);
+        int w = simkueue_sync(f->k);
+        check_index(f);
+        if (w)
+            fail_msg("step %d: a full pass after the incremental ones wrote %d times", step, w);
+        full_writes += w;
+    }
+    assert_int_equal(full_writes, 0);
+    /* and the work was real: workloads were reserved, admitted, finished */
+    assert_true(count_true(f, "QuotaReserved") + count_true(f, "Finished") > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -699,6 +866,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retry_and_reject, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pytorchjob_workload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_incremental_equals_full, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
