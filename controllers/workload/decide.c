@@ -27,6 +27,7 @@ void wl_actions_free(struct wl_actions *a)
         free(x->cluster);
         free(x->ns);
         free(x->name);
+        free(x->uid);
         free(x->reason);
         free(x->message);
     }
@@ -66,6 +67,7 @@ static void act_delete_copy(struct wl_actions *a, const char *cluster, const jso
     x->cluster = xstrdup(cluster);
     x->ns = jx_namespace(obj) ? xstrdup(jx_namespace(obj)) : NULL;
     x->name = xstrdup(jx_name(obj) ? jx_name(obj) : "");
+    x->uid = jx_uid(obj) ? xstrdup(jx_uid(obj)) : NULL;
 }
 
 char *wl_actions_describe(const struct wl_actions *a)

@@ -148,12 +148,13 @@ enum wl_target { WL_TGT_JOB = 0, WL_TGT_WORKLOAD = 1 };
 
 struct wl_action {
     enum wl_act_type type;
-    enum wl_target target;  /* EVENT */
-    json_t *patch;          /* PATCH_*: merge patch document (owned) */
-    json_t *apply;          /* PATCH_WL_STATUS: SSA document (owned) */
-    json_t *object;         /* CREATE_COPY (owned) */
-    char *cluster;          /* CREATE/DELETE_COPY, RESERVE (owned) */
-    char *ns, *name;        /* DELETE_COPY (owned) */
+    enum wl_target target; /* EVENT */
+    json_t *patch;         /* PATCH_*: merge patch document (owned) */
+    json_t *apply;         /* PATCH_WL_STATUS: SSA document (owned) */
+    json_t *object;        /* CREATE_COPY (owned) */
+    char *cluster;         /* CREATE/DELETE_COPY, RESERVE (owned) */
+    char *ns, *name;       /* DELETE_COPY (owned) */
+    char *uid; /* DELETE_COPY: the copy's uid as seen, a precondition (owned, may be NULL) */
     const char *event_type; /* "Normal" / "Warning" (static) */
     char *reason, *message; /* EVENT (owned) */
     int64_t after_ms;       /* REQUEUE */

@@ -851,6 +851,42 @@ static void test_evicting_resets_mirrored_activity(void **state)
     json_decref(wl);
 }
 
+/* Every delete-copy names the uid of the copy the decision saw (a precondition). */
+static void test_delete_carries_copy_uid(void **state)
+{
+    (void)state;
+    struct wl_fx f = {.reserved = RES_FALSE_EVICTED, .state = "Pending", .assigned = true};
+    json_t *wl = make_wl(&f);
+    json_t *job = make_job(JOB_PLACED_C1);
+    json_t *copy = make_copy(job, COPY_STATUS_RUNNING);
+    jx_set_new(copy, "metadata.uid", json_string("copy-uid-1"), NULL);
+    struct wl_copy cp = {.cluster = "c1", .obj = copy};
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .copies = &cp,
+                            .n_copies = 1,
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    size_t n = 0;
+    for (size_t i = 0; i < a.n; i++) {
+        if (a.v[i].type != WL_ACT_DELETE_COPY)
+            continue;
+        n++;
+        assert_non_null(a.v[i].uid);
+        assert_string_equal(a.v[i].uid, "copy-uid-1");
+    }
+    assert_int_equal(n, 1);
+    wl_actions_free(&a);
+    json_decref(copy);
+    json_decref(job);
+    json_decref(wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -861,6 +897,7 @@ int main(void)
         cmocka_unit_test(test_gc_orphans),
         cmocka_unit_test(test_generic_kind),
         cmocka_unit_test(test_evicting_resets_mirrored_activity),
+        cmocka_unit_test(test_delete_carries_copy_uid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
