@@ -31,6 +31,10 @@ struct wlc {
      * failed had created a copy / mirrored the final status; counted by the next
      * successful pass (the copy only when that pass sees it) */
     json_t *pending_placed;
+    /* key -> {token, rv}: a placement of this admission was written from the
+     * hub job at resourceVersion rv; until the job store shows a newer job,
+     * a pass must not place again (watch events lag write responses) */
+    json_t *placing;
 };
 
 static int64_t now_ms(const struct wlc *c);
@@ -162,6 +166,8 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct pass *p = ud;
     struct wlc *c = p->c;
+    if (r->rc < 0)
+        json_object_del(c->placing, key); /* the placement may not have been written */
     pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
     if (r->apply_unsupported) {
@@ -385,6 +391,7 @@ static void process(struct wq *q, const char *key, void *ud)
     struct store *js = k && c->cfg.src.jobs ? c->cfg.src.jobs(c->cfg.src.ud, k) : NULL;
     if (!wl || !js || !jx_str(owner, "name", NULL)) {
         /* gone (copies of deleted jobs are the orphan GC's), no owner, or a kind not watched */
+        json_object_del(c->placing, key);
         wq_forget(q, key);
         wq_done(q, key);
         return;
@@ -421,9 +428,26 @@ static void process(struct wq *q, const char *key, void *ud)
     if (placed)
         s.placed.usable =
             cluster_usable(c, placed, k, now, &s.placed.reachable, &s.placed.unusable_since_ms);
+    /* our own placement write, not yet delivered by the job informer */
+    json_t *pg = json_object_get(c->placing, key);
+    if (pg && (!job || !jx_resource_version(job) ||
+               strcmp(jx_resource_version(job), jx_str(pg, "rv", "")) != 0)) {
+        json_object_del(c->placing, key);
+        pg = NULL;
+    }
     const char *pinned = NULL;
     struct wl_placement wp;
     if (wl_wants_placement(&s, &pinned)) {
+        char *tok = wl_placement_token(wl);
+        bool wait = pg && tok && strcmp(jx_str(pg, "token", ""), tok) == 0;
+        free(tok);
+        if (wait) {
+            /* the job's update event queues the key again; the timer is a backstop */
+            wq_forget(q, key);
+            wq_add_after(q, key, 1.0);
+            wq_done(q, key);
+            goto out;
+        }
         compute_placement(c, &s, pinned, &pr, &pmsg, &wp);
         s.placement = &wp;
     }
@@ -456,6 +480,16 @@ static void process(struct wq *q, const char *key, void *ud)
                 if (strcmp(cw.v[j].cluster, placed) == 0)
                     ps->terminal_ms = copy_terminal_ms(cw.v[j].obj);
         }
+    }
+    for (size_t i = 0; job && jx_resource_version(job) && i < acts.n; i++) {
+        if (acts.v[i].type != WL_ACT_RESERVE)
+            continue;
+        char *tok = wl_placement_token(wl);
+        json_object_set_new(
+            c->placing, key,
+            json_pack("{s:s, s:s}", "token", tok ? tok : "", "rv", jx_resource_version(job)));
+        free(tok);
+        break;
     }
     json_t *pend = c->pending_placed ? json_object_get(c->pending_placed, key) : NULL;
     const char *pend_c = pend ? jx_str(pend, "cluster", NULL) : NULL;
@@ -543,6 +577,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
         return e ? e->code : -EINVAL;
     }
     c->pending_placed = json_object();
+    c->placing = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
@@ -573,6 +608,7 @@ void wlc_free(struct wlc *c)
     place_resv_free(&c->resv);
     json_decref(c->unusable_since);
     json_decref(c->pending_placed);
+    json_decref(c->placing);
     free(c);
 }
 
