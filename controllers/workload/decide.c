@@ -342,8 +342,15 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
     json_t *work = json_deep_copy(s->job);
     const char *was = xf_placed_cluster(s->job);
     char *was_c = was ? xstrdup(was) : NULL;
-    if (xf_unplace(s->kind, work) > 0)
-        act_patch_job(a, s->job, work);
+    xf_unplace(s->kind, work);
+    /* the progress of the undone run is no longer true */
+    json_t *ann = jx_getv(work, "metadata", "annotations");
+    if (json_is_object(ann) && json_object_get(ann, XF_ANN_REMOTE_STATUS)) {
+        json_object_del(ann, XF_ANN_REMOTE_STATUS);
+        if (json_object_size(ann) == 0)
+            json_object_del(json_object_get(work, "metadata"), "annotations");
+    }
+    act_patch_job(a, s->job, work); /* nothing when unchanged */
     json_decref(work);
     /* the worker's activity we mirrored goes too: Kueue releases the quota of
      * an evicted workload only once the hub job looks inactive */

@@ -16,12 +16,10 @@
  *     (Evicted=True while Kueue still holds the reservation: it releases it
  *     only once the hub job is inactive) or deactivated (spec.active=false):
  *     undo our placement on the job (label we set, nodeSelector keys we
- *     injected), zero the worker activity mirrored into the hub job's status
- *     (xf_status_stopped), delete worker copies, drop the reservation,
- *     ClusterAssigned -> False, check -> Pending (unless it is already
- *     Pending or Rejected, or an eviction is in progress: Kueue resets the
- *     checks when it releases the reservation); Event Evicted when a
- *     placement was undone.
+ *     injected, the remote-status annotation), zero the worker activity mirrored into the hub job's
+ * status (xf_status_stopped), delete worker copies, drop the reservation, ClusterAssigned -> False,
+ * check -> Pending (unless it is already Pending or Rejected, or an eviction is in progress: Kueue
+ * resets the checks when it releases the reservation); Event Evicted when a placement was undone.
  *  4. Reserved and our check is Retry/Rejected/Ready: wait for Kueue.
  *  5. Reserved, not placed for THIS admission (no placement, or a stale one
  *     left by an earlier admission: the job's kueue-ks.io/placed-for differs

@@ -845,6 +845,15 @@ static void test_evicting_resets_mirrored_activity(void **state)
     d = wl_actions_describe(&a);
     if (!strstr(d, "patch-job-status {\"status\":{\"active\":0,\"ready\":0}}\n"))
         fail_msg("Job: mirrored activity not reset:\n%s", d);
+    /* the progress annotation of the undone run goes with the placement */
+    jx_set_annotation(job, XF_ANN_REMOTE_STATUS, "{\"cluster\":\"c1\",\"active\":2}");
+    free(d);
+    wl_actions_free(&a);
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    if (!strstr(d, "patch-job {\"metadata\":{\"annotations\":null,"))
+        fail_msg("Job: remote-status annotation kept after the eviction:\n%s", d);
     free(d);
     wl_actions_free(&a);
     json_decref(job);
