@@ -500,6 +500,7 @@ static void process(struct wq *q, const char *key, void *ud)
         }
     }
     if (wlx_perform(&ops, key, wl, job, k, &acts, on_done, ps, &e) < 0) {
+        json_object_del(c->placing, key);
         pass_free(ps);
         c->cur = NULL;
         log_warn(c->cfg.lg, "workload reconcile", "workload", key, "error", e.msg);
