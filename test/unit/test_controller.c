@@ -256,24 +256,31 @@ static json_t *req_body(struct fakesrv *s, size_t i, const char *method, const c
     return b;
 }
 
-static void test_place_then_copy(void **state)
+/* The first pass: the placement (job patch *jp, workload status patch *wp, new references). */
+static void place_once(struct fx *f, json_t **jp, json_t **wp)
 {
-    struct fx *f = *state;
     fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
     wlc_enqueue(f->c, "default/job-sample-1a2b3");
     run_until(f, 2, 0);
-    json_t *jp = NULL, *wp = NULL;
+    *jp = *wp = NULL;
     for (size_t i = 0; i < 2; i++) {
         struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
         if (strcmp(r->path, JOB_PATH) == 0)
-            jp = J(r->body);
+            *jp = J(r->body);
         else
-            wp = J(r->body);
+            *wp = J(r->body);
         fakesrv_req_free(r);
     }
-    assert_non_null(jp);
-    assert_non_null(wp);
+    assert_non_null(*jp);
+    assert_non_null(*wp);
+}
+
+static void test_place_then_copy(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
     assert_string_equal(jx_str(jp, "metadata.labels.kubestellar\\.io/cluster", ""), "c1");
     assert_string_equal(jx_str(jp, "metadata.resourceVersion", ""), "5");
     assert_string_equal(jx_str(jp, "spec.template.spec.nodeSelector.instance", ""), "spot");
@@ -609,21 +616,8 @@ static void run_for(struct fx *f, double s)
 static void test_no_second_placement_before_job_event(void **state)
 {
     struct fx *f = *state;
-    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
-    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
-    wlc_enqueue(f->c, "default/job-sample-1a2b3");
-    run_until(f, 2, 0);
-    json_t *jp = NULL, *wp = NULL;
-    for (size_t i = 0; i < 2; i++) {
-        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
-        if (strcmp(r->path, JOB_PATH) == 0)
-            jp = J(r->body);
-        else
-            wp = J(r->body);
-        fakesrv_req_free(r);
-    }
-    assert_non_null(jp);
-    assert_non_null(wp);
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
     /* only the Workload informer has caught up */
     json_t *wl = store_get(f->wls, "default/job-sample-1a2b3");
     json_t *wl2 = jx_merge_apply(wl, wp);

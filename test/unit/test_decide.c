@@ -166,6 +166,11 @@ struct tcase {
     const char *want[12]; /* substrings, one per action line, in order; NULL-terminated */
 };
 
+/* the job patch that undoes JOB_PLACED_C1 */
+#define UNPLACE_C1                                                                                 \
+    "patch-job {\"metadata\":{\"annotations\":null,\"labels\":{\"kubestellar.io/cluster\":"        \
+    "null},\"resourceVersion\":\"5\"},\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":null}}}}"
+
 #define RESERVED(st)                                                                               \
     {                                                                                              \
         .reserved = RES_TRUE, .state = (st)                                                        \
@@ -201,10 +206,7 @@ static const struct tcase cases[] = {
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
      .place = -1,
-     .want = {"patch-job {\"metadata\":{\"annotations\":null,\"labels\":{\"kubestellar.io/"
-              "cluster\":null},\"resourceVersion\":\"5\"},\"spec\":{\"template\":{\"spec\":{"
-              "\"nodeSelector\":null}}}}",
-              "delete-copy c1 default/sample", "unreserve",
+     .want = {UNPLACE_C1, "delete-copy c1 default/sample", "unreserve",
               "event job Normal Evicted: Workload job-sample-1a2b3 lost its quota reservation; "
               "placement on cluster c1 undone",
               "\"reason\":\"NoReservation\""}},
@@ -387,10 +389,7 @@ static const struct tcase cases[] = {
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
      .place = -1,
-     .want = {"patch-job {\"metadata\":{\"annotations\":null,\"labels\":{\"kubestellar.io/"
-              "cluster\":null},\"resourceVersion\":\"5\"},\"spec\":{\"template\":{\"spec\":{"
-              "\"nodeSelector\":null}}}}",
-              "delete-copy c1 default/sample", "unreserve",
+     .want = {UNPLACE_C1, "delete-copy c1 default/sample", "unreserve",
               "event job Normal Evicted: Workload job-sample-1a2b3 is being evicted; "
               "placement on cluster c1 undone",
               "\"reason\":\"NoReservation\""}},
