@@ -33,6 +33,10 @@ struct wlc {
     json_t *pending_placed;
     json_t *ac_inflight; /* AdmissionCheck name -> true while its status write is out */
     ev_timer ac_retry;   /* after a failed write: sync again in 1 s */
+    /* key -> {token, rv}: a placement of this admission was written from the
+     * hub job at resourceVersion rv; until the job store shows a newer job,
+     * a pass must not place again (watch events lag write responses) */
+    json_t *placing;
 };
 
 static int64_t now_ms(const struct wlc *c);
@@ -165,6 +169,8 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct pass *p = ud;
     struct wlc *c = p->c;
+    if (r->rc < 0)
+        json_object_del(c->placing, key); /* the placement may not have been written */
     pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
     if (r->apply_unsupported) {
@@ -401,6 +407,7 @@ static void process(struct wq *q, const char *key, void *ud)
     struct store *js = k && c->cfg.src.jobs ? c->cfg.src.jobs(c->cfg.src.ud, k) : NULL;
     if (!wl || !js || !jx_str(owner, "name", NULL)) {
         /* gone (copies of deleted jobs are the orphan GC's), no owner, or a kind not watched */
+        json_object_del(c->placing, key);
         wq_forget(q, key);
         wq_done(q, key);
         return;
@@ -437,9 +444,26 @@ static void process(struct wq *q, const char *key, void *ud)
     if (placed)
         s.placed.usable =
             cluster_usable(c, placed, k, now, &s.placed.reachable, &s.placed.unusable_since_ms);
+    /* our own placement write, not yet delivered by the job informer */
+    json_t *pg = json_object_get(c->placing, key);
+    if (pg && (!job || !jx_resource_version(job) ||
+               strcmp(jx_resource_version(job), jx_str(pg, "rv", "")) != 0)) {
+        json_object_del(c->placing, key);
+        pg = NULL;
+    }
     const char *pinned = NULL;
     struct wl_placement wp;
     if (wl_wants_placement(&s, &pinned)) {
+        char *tok = wl_placement_token(wl);
+        bool wait = pg && tok && strcmp(jx_str(pg, "token", ""), tok) == 0;
+        free(tok);
+        if (wait) {
+            /* the job's update event queues the key again; the timer is a backstop */
+            wq_forget(q, key);
+            wq_add_after(q, key, 1.0);
+            wq_done(q, key);
+            goto out;
+        }
         compute_placement(c, &s, pinned, &pr, &pmsg, &wp);
         s.placement = &wp;
     }
@@ -473,6 +497,16 @@ static void process(struct wq *q, const char *key, void *ud)
                     ps->terminal_ms = copy_terminal_ms(cw.v[j].obj);
         }
     }
+    for (size_t i = 0; job && jx_resource_version(job) && i < acts.n; i++) {
+        if (acts.v[i].type != WL_ACT_RESERVE)
+            continue;
+        char *tok = wl_placement_token(wl);
+        json_object_set_new(
+            c->placing, key,
+            json_pack("{s:s, s:s}", "token", tok ? tok : "", "rv", jx_resource_version(job)));
+        free(tok);
+        break;
+    }
     json_t *pend = c->pending_placed ? json_object_get(c->pending_placed, key) : NULL;
     const char *pend_c = pend ? jx_str(pend, "cluster", NULL) : NULL;
     for (size_t j = 0; pend_c && !ps->placed && j < cw.n; j++) {
@@ -482,6 +516,7 @@ static void process(struct wq *q, const char *key, void *ud)
         }
     }
     if (wlx_perform(&ops, key, wl, job, k, &acts, on_done, ps, &e) < 0) {
+        json_object_del(c->placing, key);
         pass_free(ps);
         c->cur = NULL;
         log_warn(c->cfg.lg, "workload reconcile", "workload", key, "error", e.msg);
@@ -562,6 +597,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->ac_inflight = json_object();
     ev_timer_init(&c->ac_retry, ac_retry_cb, 1.0, 0);
     c->ac_retry.data = c;
+    c->placing = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
@@ -594,6 +630,7 @@ void wlc_free(struct wlc *c)
     json_decref(c->pending_placed);
     json_decref(c->ac_inflight);
     ev_timer_stop(c->cfg.loop, &c->ac_retry);
+    json_decref(c->placing);
     free(c);
 }
 

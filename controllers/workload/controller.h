@@ -21,6 +21,12 @@
  * the direct transport, its copies store is available (connected and synced).
  * The controller remembers since when each cluster has been unusable (for
  * --worker-lost-timeout).
+ *
+ * Own writes versus lagging informers: after a pass wrote a placement
+ * (job patch from resourceVersion rv), a pass that still sees the job at rv
+ * (its watch event not delivered yet, while the Workload's may be) does not
+ * place again; the key waits for the job's event (1 s backstop). A failed
+ * pass forgets the record.
  */
 #ifndef KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H
 #define KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H

@@ -27,6 +27,7 @@ void wl_actions_free(struct wl_actions *a)
         free(x->cluster);
         free(x->ns);
         free(x->name);
+        free(x->uid);
         free(x->reason);
         free(x->message);
     }
@@ -66,6 +67,7 @@ static void act_delete_copy(struct wl_actions *a, const char *cluster, const jso
     x->cluster = xstrdup(cluster);
     x->ns = jx_namespace(obj) ? xstrdup(jx_namespace(obj)) : NULL;
     x->name = xstrdup(jx_name(obj) ? jx_name(obj) : "");
+    x->uid = jx_uid(obj) ? xstrdup(jx_uid(obj)) : NULL;
 }
 
 char *wl_actions_describe(const struct wl_actions *a)
@@ -158,6 +160,14 @@ json_t *wl_podset_labels(const json_t *workload, const json_t *flavor_labels)
 static bool wl_active(const json_t *wl)
 {
     return jx_bool(wl, "spec.active", true);
+}
+
+/* Kueue evicts in two steps: Evicted=True first, then (once the job
+ * reconciler sees the hub job inactive) QuotaReserved=False. A reservation
+ * still held under Evicted=True is being given up: stop, do not run. */
+static bool wl_evicting(const json_t *wl)
+{
+    return jx_cond_is_true(wl, "Evicted");
 }
 
 static const char *check_state(const json_t *entry)
@@ -310,7 +320,8 @@ bool wl_wants_placement(const struct wl_snapshot *s, const char **pinned)
         jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
     if (!entry || strcmp(check_state(entry), "Pending") != 0)
         return false;
-    if (jx_cond_is_true(s->workload, "Finished") || !wl_active(s->workload))
+    if (jx_cond_is_true(s->workload, "Finished") || !wl_active(s->workload) ||
+        wl_evicting(s->workload))
         return false;
     char *tok = wl_placement_token(s->workload);
     if (!tok)
@@ -326,18 +337,34 @@ bool wl_wants_placement(const struct wl_snapshot *s, const char **pinned)
 /* ---- the states ---------------------------------------------------------------- */
 
 static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const json_t *entry,
-                          struct wl_actions *a)
+                          bool evicting, struct wl_actions *a)
 {
     json_t *work = json_deep_copy(s->job);
     const char *was = xf_placed_cluster(s->job);
     char *was_c = was ? xstrdup(was) : NULL;
-    if (xf_unplace(s->kind, work) > 0)
-        act_patch_job(a, s->job, work);
+    xf_unplace(s->kind, work);
+    /* the progress of the undone run is no longer true */
+    json_t *ann = jx_getv(work, "metadata", "annotations");
+    if (json_is_object(ann) && json_object_get(ann, XF_ANN_REMOTE_STATUS)) {
+        json_object_del(ann, XF_ANN_REMOTE_STATUS);
+        if (json_object_size(ann) == 0)
+            json_object_del(json_object_get(work, "metadata"), "annotations");
+    }
+    act_patch_job(a, s->job, work); /* nothing when unchanged */
     json_decref(work);
+    /* the worker's activity we mirrored goes too: Kueue releases the quota of
+     * an evicted workload only once the hub job looks inactive */
+    const char *mb = kind_managed_by(s->kind, s->job);
+    json_t *stopped =
+        xf_status_stopped(s->kind, s->job, s->opts.direct && mb && strcmp(mb, XF_MANAGED_BY) == 0);
+    if (stopped)
+        push(a, WL_ACT_PATCH_JOB_STATUS)->patch = json_pack("{s:o}", "status", stopped);
     delete_all_copies(s, a, NULL);
     push(a, WL_ACT_UNRESERVE);
     if (was_c) {
-        const char *why = !wl_active(s->workload) ? "deactivated" : "lost its quota reservation";
+        const char *why = !wl_active(s->workload) ? "deactivated"
+                          : evicting              ? "is being evicted"
+                                                  : "lost its quota reservation";
         act_event(a, WL_TGT_JOB, "Normal", "Evicted",
                   xasprintf("Workload %s %s; placement on cluster %s undone", jx_name(s->workload),
                             why, was_c));
@@ -346,7 +373,10 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
     if (jx_cond_find(s->workload, WL_COND_CLUSTER_ASSIGNED))
         wlst_assigned(w, false, "NoReservation", "the workload holds no quota reservation");
     const char *st = check_state(entry);
-    if (wl_active(s->workload) && strcmp(st, "Pending") != 0 && strcmp(st, "Rejected") != 0)
+    /* while an eviction is in progress Kueue still holds the reservation and
+     * resets the checks itself when it releases it */
+    if (wl_active(s->workload) && !evicting && strcmp(st, "Pending") != 0 &&
+        strcmp(st, "Rejected") != 0)
         wlst_check(w, "Pending", "waiting for a quota reservation");
 }
 
@@ -487,7 +517,7 @@ static void mirror_status(const struct wl_snapshot *s, struct wlst *w, const cha
 }
 
 static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *cluster,
-                      struct wl_actions *a)
+                      const char *token, struct wl_actions *a)
 {
     char *amsg = xasprintf("assigned to cluster %s", cluster);
     wlst_assigned(w, true, "ClusterAssigned", amsg);
@@ -512,6 +542,14 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
         return;
     delete_all_copies(s, a, cluster);
     const json_t *copy = copy_on(s, cluster);
+    const char *copy_for = copy ? jx_annotation(copy, XF_ANN_PLACED_FOR) : NULL;
+    if (copy_for && strcmp(copy_for, token) != 0) {
+        /* left from an earlier admission (its deletion was missed or is not
+         * visible yet): never mirror its status into this admission; the copy
+         * for this one is created once it is gone */
+        act_delete_copy(a, cluster, copy);
+        return;
+    }
     if (!copy) {
         if (!s->placed.reachable)
             return;
@@ -556,11 +594,15 @@ int wl_decide(const struct wl_snapshot *s, struct wl_actions *a, struct err *e)
         push(a, WL_ACT_UNRESERVE);
         if (s->opts.delete_on_completion)
             delete_all_copies(s, a, NULL);
+        else if (xf_placed_cluster(s->job))
+            /* copies elsewhere are stale (e.g. on a worker lost and back):
+             * only the one that ran this workload to the end is kept */
+            delete_all_copies(s, a, xf_placed_cluster(s->job));
         goto out;
     }
     token = wl_placement_token(s->workload);
-    if (!token || !wl_active(s->workload)) {
-        st_unreserved(s, &w, entry, a);
+    if (!token || !wl_active(s->workload) || wl_evicting(s->workload)) {
+        st_unreserved(s, &w, entry, token && wl_evicting(s->workload), a);
         goto out;
     }
     if (strcmp(check_state(entry), "Pending") != 0)
@@ -570,7 +612,7 @@ int wl_decide(const struct wl_snapshot *s, struct wl_actions *a, struct err *e)
     if (!placed || !pf || strcmp(pf, token) != 0)
         st_place(s, &w, token, a);
     else
-        st_placed(s, &w, placed, a);
+        st_placed(s, &w, placed, token, a);
 out:
     wlst_flush(&w, a);
     free(token);

@@ -9,12 +9,17 @@
  *  0. Workload or hub job gone: delete every worker copy, drop the reservation.
  *  1. Our check is not in status.admissionChecks: nothing (not ours / not yet).
  *  2. Workload Finished: drop the reservation; with delete_on_completion
- *     (direct transport) delete the worker copies.
- *  3. No quota reservation (new, evicted, preempted, requeued) or deactivated
- *     (spec.active=false): undo our placement on the job (label we set,
- *     nodeSelector keys we injected), delete worker copies, drop the
- *     reservation, ClusterAssigned -> False, check -> Pending (unless it is
- *     already Pending or Rejected); Event Evicted when a placement was undone.
+ *     (direct transport) delete the worker copies, without it delete the
+ *     copies on clusters other than the one the job is placed on (stale ones,
+ *     e.g. on a lost worker that came back).
+ *  3. No quota reservation (new, evicted, preempted, requeued), being evicted
+ *     (Evicted=True while Kueue still holds the reservation: it releases it
+ *     only once the hub job is inactive) or deactivated (spec.active=false):
+ *     undo our placement on the job (label we set, nodeSelector keys we
+ *     injected, the remote-status annotation), zero the worker activity mirrored into the hub job's
+ * status (xf_status_stopped), delete worker copies, drop the reservation, ClusterAssigned -> False,
+ * check -> Pending (unless it is already Pending or Rejected, or an eviction is in progress: Kueue
+ * resets the checks when it releases the reservation); Event Evicted when a placement was undone.
  *  4. Reserved and our check is Retry/Rejected/Ready: wait for Kueue.
  *  5. Reserved, not placed for THIS admission (no placement, or a stale one
  *     left by an earlier admission: the job's kueue-ks.io/placed-for differs
@@ -33,7 +38,9 @@
  *     worker_lost_timeout: check Retry ("worker c lost ..."), Events
  *     WorkerLost, drop the reservation (Kueue then releases the quota, the
  *     next pass is state 3); before the timeout: requeue at the deadline.
- *     Direct transport: copies on other clusters are deleted; the copy on c is
+ *     Direct transport: copies on other clusters are deleted; a copy on c
+ *     made for an earlier admission (its kueue-ks.io/placed-for differs) is
+ *     deleted and its status never mirrored; the copy on c is
  *     created when absent (the placement was recorded in the hub first, in
  *     state 5, so a crash never yields two copies); when present its status
  *     comes back (transform.h (d)): hub job status patch (status subresource)
@@ -139,12 +146,13 @@ enum wl_target { WL_TGT_JOB = 0, WL_TGT_WORKLOAD = 1 };
 
 struct wl_action {
     enum wl_act_type type;
-    enum wl_target target;  /* EVENT */
-    json_t *patch;          /* PATCH_*: merge patch document (owned) */
-    json_t *apply;          /* PATCH_WL_STATUS: SSA document (owned) */
-    json_t *object;         /* CREATE_COPY (owned) */
-    char *cluster;          /* CREATE/DELETE_COPY, RESERVE (owned) */
-    char *ns, *name;        /* DELETE_COPY (owned) */
+    enum wl_target target; /* EVENT */
+    json_t *patch;         /* PATCH_*: merge patch document (owned) */
+    json_t *apply;         /* PATCH_WL_STATUS: SSA document (owned) */
+    json_t *object;        /* CREATE_COPY (owned) */
+    char *cluster;         /* CREATE/DELETE_COPY, RESERVE (owned) */
+    char *ns, *name;       /* DELETE_COPY (owned) */
+    char *uid; /* DELETE_COPY: the copy's uid as seen, a precondition (owned, may be NULL) */
     const char *event_type; /* "Normal" / "Warning" (static) */
     char *reason, *message; /* EVENT (owned) */
     int64_t after_ms;       /* REQUEUE */

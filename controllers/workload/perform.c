@@ -21,6 +21,7 @@ struct call {
     struct batch *b;
     enum wl_act_type type;
     bool apply;
+    bool uid_pre; /* DELETE with a uid precondition */
 };
 
 static void batch_fail(struct batch *b, int rc, const struct err *e, const char *fallback)
@@ -54,6 +55,10 @@ static void on_done(void *ud, const struct kube_result *r)
         ok = true;
     if (!ok && c->type == WL_ACT_DELETE_COPY && r->status == 404)
         ok = true;
+    /* the uid precondition failed: the object there now is not the one we meant,
+     * which is gone */
+    if (!ok && c->type == WL_ACT_DELETE_COPY && c->uid_pre && r->status == 409)
+        ok = true;
     if (!ok && c->apply && r->status == 415)
         b->res.apply_unsupported = true;
     if (!ok) {
@@ -65,11 +70,12 @@ static void on_done(void *ud, const struct kube_result *r)
 }
 
 static void submit(struct batch *b, struct kube_client *cl, const struct kube_request *req,
-                   enum wl_act_type type)
+                   enum wl_act_type type, bool uid_pre)
 {
     struct call *c = xcalloc(1, sizeof(*c));
     c->b = b;
     c->type = type;
+    c->uid_pre = uid_pre;
     c->apply = req->content_type && strcmp(req->content_type, WLX_CT_APPLY) == 0;
     struct err e = {0};
     b->pending++;
@@ -121,7 +127,7 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
                                        .path = path,
                                        .body = a->patch,
                                        .content_type = KUBE_CT_MERGE_PATCH};
-            submit(b, ops->hub, &req, a->type);
+            submit(b, ops->hub, &req, a->type, false);
             break;
         }
         case WL_ACT_PATCH_WL_STATUS: {
@@ -141,7 +147,7 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
                 req.body = a->patch;
                 req.content_type = KUBE_CT_MERGE_PATCH;
             }
-            submit(b, ops->hub, &req, a->type);
+            submit(b, ops->hub, &req, a->type, false);
             break;
         }
         case WL_ACT_CREATE_COPY:
@@ -161,13 +167,15 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
                 path = kube_path(k->group, k->version, k->resource, jx_namespace(a->object), NULL,
                                  NULL);
                 struct kube_request req = {.method = "POST", .path = path, .body = a->object};
-                submit(b, w, &req, a->type);
+                submit(b, w, &req, a->type, false);
             } else {
                 path = kube_path(k->group, k->version, k->resource, a->ns, a->name, NULL);
                 json_t *opts = json_pack("{s:s,s:s,s:s}", "apiVersion", "v1", "kind",
                                          "DeleteOptions", "propagationPolicy", "Background");
+                if (a->uid)
+                    json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", a->uid));
                 struct kube_request req = {.method = "DELETE", .path = path, .body = opts};
-                submit(b, w, &req, a->type);
+                submit(b, w, &req, a->type, a->uid != NULL);
                 json_decref(opts);
             }
             break;

@@ -14,8 +14,11 @@
  *   CREATE_COPY       POST <collection> on the worker's client; 409 AlreadyExists
  *                     counts as success (copies are created only if absent)
  *   DELETE_COPY       DELETE <object> on the worker's client with
- *                     propagationPolicy Background (a Job's pods go too); 404
- *                     counts as success
+ *                     propagationPolicy Background (a Job's pods go too) and,
+ *                     when the action names the copy's uid, preconditions.uid
+ *                     (a stale view never deletes a newer object of the same
+ *                     name); 404, and 409 with a uid precondition (the copy
+ *                     meant is gone), count as success
  *   EVENT             evrec_event() on the job or the workload (queued by the
  *                     recorder, not awaited); skipped when there is no recorder
  *   RESERVE/UNRESERVE the ops hooks (synchronous)

@@ -317,3 +317,49 @@ void xf_status_release(struct xf_status *s)
     free(s->remote);
     *s = (struct xf_status){0};
 }
+
+/* ---- stop ------------------------------------------------------------------- */
+
+json_t *xf_status_stopped(const struct kind_def *k, const json_t *hub, bool full_mirror)
+{
+    json_t *st = jx_obj(hub, "status");
+    if (!k || !st)
+        return NULL;
+    json_t *p = json_object();
+    if (k->status_rule == KIND_STATUS_JOB) {
+        static const char *const counts[] = {"active", "ready"};
+        for (size_t i = 0; full_mirror && i < 2; i++)
+            if (jx_int(st, counts[i], 0) != 0)
+                json_object_set_new(p, counts[i], json_integer(0));
+    } else {
+        json_t *rs = jx_obj(st, "replicaStatuses");
+        const char *type;
+        json_t *r;
+        json_object_foreach(rs, type, r)
+        {
+            if (jx_int(r, "active", 0) != 0)
+                jx_setv_new(p, json_integer(0), "replicaStatuses", type, "active");
+        }
+        json_t *rj = jx_arr(st, "replicatedJobsStatus");
+        bool busy = false;
+        for (size_t i = 0; i < json_array_size(rj); i++)
+            busy = busy || jx_int(json_array_get(rj, i), "active", 0) != 0 ||
+                   jx_int(json_array_get(rj, i), "ready", 0) != 0;
+        if (busy) {
+            json_t *v = json_deep_copy(rj);
+            for (size_t i = 0; i < json_array_size(v); i++) {
+                json_t *e = json_array_get(v, i);
+                if (!json_is_object(e))
+                    continue;
+                json_object_set_new(e, "active", json_integer(0));
+                json_object_set_new(e, "ready", json_integer(0));
+            }
+            json_object_set_new(p, "replicatedJobsStatus", v);
+        }
+    }
+    if (json_object_size(p) == 0) {
+        json_decref(p);
+        return NULL;
+    }
+    return p;
+}

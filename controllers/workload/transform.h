@@ -137,4 +137,18 @@ int xf_status_return(const struct kind_def *k, const json_t *worker, const char 
                      bool full_mirror, struct xf_status *out, struct err *e);
 void xf_status_release(struct xf_status *s);
 
+/*
+ * (e) Stop: a merge patch for the hub object's .status (the value to put
+ * under "status", new reference) that zeroes the worker activity the status
+ * return mirrored into it, or NULL when nothing shows activity. Kueue
+ * releases an evicted workload's quota only once the hub job is inactive
+ * (its jobframework IsActive): Job rule, only when `full_mirror` (otherwise
+ * active counts are never mirrored): status.active / status.ready -> 0;
+ * copy rule: status.replicaStatuses.<type>.active -> 0 (Kubeflow jobs) and
+ * status.replicatedJobsStatus[] with active / ready -> 0 (JobSet; the
+ * whole list, a merge patch cannot address one element). Other fields are
+ * left alone.
+ */
+json_t *xf_status_stopped(const struct kind_def *k, const json_t *hub, bool full_mirror);
+
 #endif

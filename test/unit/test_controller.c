@@ -260,24 +260,31 @@ static json_t *req_body(struct fakesrv *s, size_t i, const char *method, const c
     return b;
 }
 
-static void test_place_then_copy(void **state)
+/* The first pass: the placement (job patch *jp, workload status patch *wp, new references). */
+static void place_once(struct fx *f, json_t **jp, json_t **wp)
 {
-    struct fx *f = *state;
     fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
     wlc_enqueue(f->c, "default/job-sample-1a2b3");
     run_until(f, 2, 0);
-    json_t *jp = NULL, *wp = NULL;
+    *jp = *wp = NULL;
     for (size_t i = 0; i < 2; i++) {
         struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
         if (strcmp(r->path, JOB_PATH) == 0)
-            jp = J(r->body);
+            *jp = J(r->body);
         else
-            wp = J(r->body);
+            *wp = J(r->body);
         fakesrv_req_free(r);
     }
-    assert_non_null(jp);
-    assert_non_null(wp);
+    assert_non_null(*jp);
+    assert_non_null(*wp);
+}
+
+static void test_place_then_copy(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
     assert_string_equal(jx_str(jp, "metadata.labels.kubestellar\\.io/cluster", ""), "c1");
     assert_string_equal(jx_str(jp, "metadata.resourceVersion", ""), "5");
     assert_string_equal(jx_str(jp, "spec.template.spec.nodeSelector.instance", ""), "spot");
@@ -683,6 +690,61 @@ static void test_gc(void **state)
     assert_int_equal(st.gc_deleted, 1);
 }
 
+/* Run the loop for `s` seconds. */
+static void run_for(struct fx *f, double s)
+{
+    ev_timer guard;
+    ev_timer_init(&guard, on_guard, s, 0.);
+    ev_timer_start(f->loop, &guard);
+    ev_run(f->loop, 0);
+    ev_timer_stop(f->loop, &guard);
+}
+
+/* Watch events lag write responses: the Workload informer may show our
+ * status write (ClusterAssigned, check message) before the job informer shows
+ * the placement patch. A pass on that view must not place the workload a
+ * second time (a second resourceVersion-guarded job patch that 409s, duplicate
+ * AssignedCluster Events, and in a burst another cluster: a reservation and
+ * ClusterAssigned on the wrong one). It waits for the job's own event. */
+static void test_no_second_placement_before_job_event(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    /* only the Workload informer has caught up */
+    json_t *wl = store_get(f->wls, "default/job-sample-1a2b3");
+    json_t *wl2 = jx_merge_apply(wl, wp);
+    json_object_set_new(json_object_get(wl2, "metadata"), "resourceVersion", json_string("11"));
+    store_upsert(f->wls, wl2, NULL, NULL, NULL);
+    wlc_on_workload(f->c, wl2);
+    run_for(f, 0.3);
+    if (fakesrv_nreq(f->hub_srv) != 2) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, 2);
+        fail_msg("a pass on the lagging job view wrote again: %s %s %s", r->method, r->path,
+                 r->body);
+    }
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 1);
+    assert_int_equal(st.failures, 0);
+
+    /* the job's event arrives: the copy is created, no placement again */
+    json_t *job = store_get(f->jobs, "default/sample");
+    json_t *job2 = jx_merge_apply(job, jp);
+    json_object_set_new(json_object_get(job2, "metadata"), "resourceVersion", json_string("6"));
+    store_upsert(f->jobs, job2, NULL, NULL, NULL);
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_job(f->c, job2);
+    run_until(f, 2, 1);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 2);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 1);
+    json_decref(job2);
+    json_decref(wl2);
+    json_decref(jp);
+    json_decref(wp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -696,6 +758,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evicted_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

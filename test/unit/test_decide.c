@@ -30,7 +30,7 @@ static json_t *J(const char *s)
 
 /* ---- fixtures ------------------------------------------------------------- */
 
-enum { RES_NONE, RES_TRUE, RES_FALSE_EVICTED };
+enum { RES_NONE, RES_TRUE, RES_FALSE_EVICTED, RES_TRUE_EVICTING };
 
 struct wl_fx {
     int reserved;
@@ -53,6 +53,17 @@ static json_t *make_wl(const struct wl_fx *f)
     if (f->reserved == RES_TRUE) {
         json_array_append_new(conds, json_pack("{s:s,s:s,s:s}", "type", "QuotaReserved", "status",
                                                "True", "lastTransitionTime", T_RES));
+        jx_set_new(wl, "status.admission",
+                   J("{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\","
+                     "\"flavors\":{\"cpu\":\"spot\",\"memory\":\"spot\"},\"count\":3}]}"),
+                   NULL);
+    } else if (f->reserved == RES_TRUE_EVICTING) {
+        /* real Kueue: Evicted=True first; QuotaReserved stays True until the
+         * job reconciler sees the hub job inactive (jobframework stopJob) */
+        json_array_append_new(conds, json_pack("{s:s,s:s,s:s}", "type", "QuotaReserved", "status",
+                                               "True", "lastTransitionTime", T_RES));
+        json_array_append_new(conds, json_pack("{s:s,s:s,s:s}", "type", "Evicted", "status", "True",
+                                               "reason", "Preempted"));
         jx_set_new(wl, "status.admission",
                    J("{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\","
                      "\"flavors\":{\"cpu\":\"spot\",\"memory\":\"spot\"},\"count\":3}]}"),
@@ -111,7 +122,15 @@ static json_t *make_job(int how)
     return job;
 }
 
-enum { COPY_NONE, COPY_NEW, COPY_RUNNING, COPY_COMPLETE, COPY_OLD_C2, COPY_BOTH };
+enum {
+    COPY_NONE,
+    COPY_NEW,
+    COPY_RUNNING,
+    COPY_COMPLETE,
+    COPY_OLD_C2,
+    COPY_BOTH,
+    COPY_STALE_COMPLETE /* on c1, created for an earlier admission (older placed-for) */
+};
 
 static const char *COPY_STATUS_RUNNING =
     "{\"active\":2,\"ready\":2,\"succeeded\":1,\"startTime\":\"2026-11-22T10:01:00Z\"}";
@@ -146,6 +165,11 @@ struct tcase {
     bool want_placement;
     const char *want[12]; /* substrings, one per action line, in order; NULL-terminated */
 };
+
+/* the job patch that undoes JOB_PLACED_C1 */
+#define UNPLACE_C1                                                                                 \
+    "patch-job {\"metadata\":{\"annotations\":null,\"labels\":{\"kubestellar.io/cluster\":"        \
+    "null},\"resourceVersion\":\"5\"},\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":null}}}}"
 
 #define RESERVED(st)                                                                               \
     {                                                                                              \
@@ -182,10 +206,7 @@ static const struct tcase cases[] = {
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
      .place = -1,
-     .want = {"patch-job {\"metadata\":{\"annotations\":null,\"labels\":{\"kubestellar.io/"
-              "cluster\":null},\"resourceVersion\":\"5\"},\"spec\":{\"template\":{\"spec\":{"
-              "\"nodeSelector\":null}}}}",
-              "delete-copy c1 default/sample", "unreserve",
+     .want = {UNPLACE_C1, "delete-copy c1 default/sample", "unreserve",
               "event job Normal Evicted: Workload job-sample-1a2b3 lost its quota reservation; "
               "placement on cluster c1 undone",
               "\"reason\":\"NoReservation\""}},
@@ -351,6 +372,36 @@ static const struct tcase cases[] = {
      .copy = COPY_COMPLETE,
      .place = -1,
      .want = {"unreserve"}},
+    {.name = "finished on c1, stale copy on c2 (lost worker came back): c2 copy deleted",
+     .wl = {.reserved = RES_TRUE, .finished = true, .state = "Pending", .assigned = true},
+     .job = JOB_PLACED_C1,
+     .copy = COPY_OLD_C2,
+     .place = -1,
+     .want = {"unreserve", "delete-copy c2 default/sample"}},
+    {.name = "placed, the copy on c1 is from an earlier admission: deleted, not mirrored",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_STALE_COMPLETE,
+     .place = -1,
+     .want = {"delete-copy c1 default/sample"}},
+    {.name = "being evicted (Evicted=True, QuotaReserved still True): undo, delete copy",
+     .wl = {.reserved = RES_TRUE_EVICTING, .state = "Pending", .assigned = true},
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {UNPLACE_C1, "delete-copy c1 default/sample", "unreserve",
+              "event job Normal Evicted: Workload job-sample-1a2b3 is being evicted; "
+              "placement on cluster c1 undone",
+              "\"reason\":\"NoReservation\""}},
+    {.name = "being evicted after a worker-lost Retry: undo, check left to Kueue",
+     .wl = {.reserved = RES_TRUE_EVICTING, .state = "Retry", .assigned = true},
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .unreachable = true,
+     .unusable = true,
+     .lost_ms = 400000,
+     .want = {"patch-job", "unreserve", "event job Normal Evicted",
+              "\"reason\":\"NoReservation\""}},
 };
 
 static void run_case(const struct tcase *c)
@@ -378,6 +429,12 @@ static void run_case(const struct tcase *c)
         c1 = make_copy(ref, COPY_STATUS_RUNNING);
         c2 = make_copy(ref, NULL);
         break;
+    case COPY_STALE_COMPLETE: {
+        json_t *old = make_job(JOB_STALE_C1);
+        c1 = make_copy(old, COPY_STATUS_COMPLETE);
+        json_decref(old);
+        break;
+    }
     }
     if (c1)
         copies[nc++] = (struct wl_copy){.cluster = "c1", .obj = c1};
@@ -731,6 +788,113 @@ static void test_generic_kind(void **state)
     kind_dynamic_free(own);
 }
 
+/* Real Kueue clears the reservation of an evicted workload only once the hub
+ * job is inactive (jobframework: Job status.active, Kubeflow
+ * replicaStatuses[*].active, JobSet replicatedJobsStatus[*].active). The
+ * activity we mirrored from the worker must be undone with the placement, or
+ * the eviction (preemption, worker-lost Retry) never completes. */
+static void test_evicting_resets_mirrored_activity(void **state)
+{
+    (void)state;
+    struct wl_fx f = {.reserved = RES_TRUE_EVICTING, .state = "Pending", .assigned = true};
+    json_t *wl = make_wl(&f);
+    const struct kind_def *pk = kind_lookup("kubeflow.org/v1", "PyTorchJob");
+    json_t *pj = J("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{"
+                   "\"name\":\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
+                   "\"resourceVersion\":\"7\"},\"spec\":{\"runPolicy\":{\"suspend\":true},"
+                   "\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{"
+                   "\"containers\":[{\"name\":\"c\"}]}}}}},\"status\":{\"replicaStatuses\":{"
+                   "\"Master\":{\"active\":1},\"Worker\":{\"active\":2,\"succeeded\":1}},"
+                   "\"conditions\":[{\"type\":\"Running\",\"status\":\"True\"}]}}");
+    xf_place(pk, pj, "c1", NULL, TOKEN, NULL);
+    struct wl_snapshot s = {.workload = wl,
+                            .job = pj,
+                            .kind = pk,
+                            .check_name = CHECK,
+                            .placed = {.reachable = true, .usable = true},
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    if (!strstr(d, "patch-job-status {\"status\":{\"replicaStatuses\":{\"Master\":{\"active\":0},"
+                   "\"Worker\":{\"active\":0}}}}\n"))
+        fail_msg("PyTorchJob: mirrored activity not reset:\n%s", d);
+    free(d);
+    wl_actions_free(&a);
+
+    /* once nothing is active any more, no further status write */
+    json_object_set_new(pj, "status", J("{\"replicaStatuses\":{\"Master\":{\"active\":0}}}"));
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    for (size_t i = 0; i < a.n; i++)
+        assert_int_not_equal(a.v[i].type, WL_ACT_PATCH_JOB_STATUS);
+    wl_actions_free(&a);
+    json_decref(pj);
+
+    /* batch/v1 Job mirrored continuously (spec.managedBy kueue-ks.io/syncer) */
+    json_t *job = make_job(JOB_PLACED_C1);
+    jx_set_new(job, "spec.managedBy", json_string(XF_MANAGED_BY), NULL);
+    json_object_set_new(job, "status", J("{\"active\":2,\"ready\":1,\"succeeded\":1}"));
+    s.job = job;
+    s.kind = kind_lookup("batch/v1", "Job");
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    if (!strstr(d, "patch-job-status {\"status\":{\"active\":0,\"ready\":0}}\n"))
+        fail_msg("Job: mirrored activity not reset:\n%s", d);
+    /* the progress annotation of the undone run goes with the placement */
+    jx_set_annotation(job, XF_ANN_REMOTE_STATUS, "{\"cluster\":\"c1\",\"active\":2}");
+    free(d);
+    wl_actions_free(&a);
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    if (!strstr(d, "patch-job {\"metadata\":{\"annotations\":null,"))
+        fail_msg("Job: remote-status annotation kept after the eviction:\n%s", d);
+    free(d);
+    wl_actions_free(&a);
+    json_decref(job);
+    json_decref(wl);
+}
+
+/* Every delete-copy names the uid of the copy the decision saw (a precondition). */
+static void test_delete_carries_copy_uid(void **state)
+{
+    (void)state;
+    struct wl_fx f = {.reserved = RES_FALSE_EVICTED, .state = "Pending", .assigned = true};
+    json_t *wl = make_wl(&f);
+    json_t *job = make_job(JOB_PLACED_C1);
+    json_t *copy = make_copy(job, COPY_STATUS_RUNNING);
+    jx_set_new(copy, "metadata.uid", json_string("copy-uid-1"), NULL);
+    struct wl_copy cp = {.cluster = "c1", .obj = copy};
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .copies = &cp,
+                            .n_copies = 1,
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    size_t n = 0;
+    for (size_t i = 0; i < a.n; i++) {
+        if (a.v[i].type != WL_ACT_DELETE_COPY)
+            continue;
+        n++;
+        assert_non_null(a.v[i].uid);
+        assert_string_equal(a.v[i].uid, "copy-uid-1");
+    }
+    assert_int_equal(n, 1);
+    wl_actions_free(&a);
+    json_decref(copy);
+    json_decref(job);
+    json_decref(wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -740,6 +904,8 @@ int main(void)
         cmocka_unit_test(test_podset_labels),
         cmocka_unit_test(test_gc_orphans),
         cmocka_unit_test(test_generic_kind),
+        cmocka_unit_test(test_evicting_resets_mirrored_activity),
+        cmocka_unit_test(test_delete_carries_copy_uid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -350,6 +350,40 @@ static void test_dynamic_kind_paths(void **state)
     kind_dynamic_free(k);
 }
 
+/* A copy is deleted by name, so the DELETE carries the uid the decision saw as
+ * a precondition: a stale view (the copy already replaced by a new job of the
+ * same name) must not delete the new object. The 409 a uid mismatch gets
+ * means ours is gone: success. */
+static void test_delete_uid_precondition(void **state)
+{
+    struct fx *f = *state;
+    const char *path = "/apis/batch/v1/namespaces/default/jobs/sample";
+    fakesrv_push_status(f->w_srv, "DELETE", path, 409, "Conflict",
+                        "Precondition failed: UID in precondition: copy-uid-1, UID in object "
+                        "meta: copy-uid-2");
+    struct wl_actions a;
+    wl_actions_init(&a);
+    struct wl_action *d = add(&a, WL_ACT_DELETE_COPY);
+    d->cluster = xstrdup("c1");
+    d->ns = xstrdup("default");
+    d->name = xstrdup("sample");
+    d->uid = xstrdup("copy-uid-1");
+    struct wlx_ops ops = {.hub = f->hub, .worker = worker_of, .ud = f};
+    assert_int_equal(wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job,
+                                 kind_lookup("batch/v1", "Job"), &a, on_done, f, NULL),
+                     0);
+    run(f);
+    assert_int_equal(f->res.calls, 1);
+    assert_int_equal(f->res.rc, 0);
+    struct fakesrv_req *r = find_req(f->w_srv, "DELETE", path);
+    json_t *body = json_loads(r->body, 0, NULL);
+    assert_string_equal(jx_str(body, "preconditions.uid", ""), "copy-uid-1");
+    assert_string_equal(jx_str(body, "propagationPolicy", ""), "Background");
+    json_decref(body);
+    fakesrv_req_free(r);
+    wl_actions_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +391,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ssa_and_missing_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_calls_completes_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_kind_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_uid_precondition, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

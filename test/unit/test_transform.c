@@ -324,6 +324,36 @@ static void test_status_return_copy(void **state)
     json_decref(w);
 }
 
+static void test_status_stopped(void **state)
+{
+    (void)state;
+    const struct kind_def *job = kind_lookup("batch/v1", "Job");
+    const struct kind_def *js = kind_lookup("jobset.x-k8s.io/v1alpha2", "JobSet");
+    const struct kind_def *pt = kind_lookup("kubeflow.org/v1", "PyTorchJob");
+    json_t *h = J("{\"status\":{\"active\":2,\"ready\":0,\"succeeded\":1}}");
+    /* a Job whose counts were never mirrored (only the final status is) is left alone */
+    assert_null(xf_status_stopped(job, h, false));
+    json_t *p = xf_status_stopped(job, h, true);
+    assert_json(p, "{\"active\":0}");
+    json_decref(p);
+    json_decref(h);
+    h = J("{\"status\":{\"replicatedJobsStatus\":[{\"name\":\"a\",\"active\":1,\"ready\":1,"
+          "\"succeeded\":2},{\"name\":\"b\",\"active\":0,\"ready\":0}]}}");
+    p = xf_status_stopped(js, h, false);
+    assert_json(p, "{\"replicatedJobsStatus\":[{\"name\":\"a\",\"active\":0,\"ready\":0,"
+                   "\"succeeded\":2},{\"name\":\"b\",\"active\":0,\"ready\":0}]}");
+    json_decref(p);
+    json_decref(h);
+    /* nothing active, or no status: NULL */
+    h = J("{\"status\":{\"replicaStatuses\":{\"Master\":{\"active\":0,\"succeeded\":1}}}}");
+    assert_null(xf_status_stopped(pt, h, false));
+    json_decref(h);
+    h = J("{\"spec\":{}}");
+    assert_null(xf_status_stopped(pt, h, false));
+    assert_null(xf_status_stopped(job, h, true));
+    json_decref(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_downsync_pytorch),
         cmocka_unit_test(test_status_return_job),
         cmocka_unit_test(test_status_return_copy),
+        cmocka_unit_test(test_status_stopped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
