@@ -62,6 +62,7 @@ struct bench {
     double timeout_s;
     bool keep;  /* --keep: keep the work directory (children's logs) */
     char v[16]; /* --v: the operator's log verbosity */
+    long qps;   /* --qps: the operator's client QPS (burst 2x); 0 = its default */
     char root[PATH_MAX];
     char work[64];
     pid_t pids[NCLUSTERS + 1];
@@ -225,7 +226,21 @@ static int start_operator(struct bench *b)
                     w2,
                     "--v",
                     b->v,
+                    NULL, /* --qps Q --burst 2Q when given */
+                    NULL,
+                    NULL,
+                    NULL,
                     NULL};
+    char qps[32], burst[32];
+    if (b->qps > 0) {
+        size_t n = sizeof argv / sizeof argv[0];
+        snprintf(qps, sizeof qps, "%ld", b->qps);
+        snprintf(burst, sizeof burst, "%ld", 2 * b->qps);
+        argv[n - 5] = "--qps";
+        argv[n - 4] = qps;
+        argv[n - 3] = "--burst";
+        argv[n - 2] = burst;
+    }
     return spawn(b, "op.log", argv);
 }
 
@@ -638,20 +653,23 @@ int main(int argc, char **argv)
             b.keep = true;
             continue;
         }
-        if (i + 1 < argc &&
-            (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout") || !strcmp(argv[i], "--v"))) {
+        if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout") ||
+                             !strcmp(argv[i], "--v") || !strcmp(argv[i], "--qps"))) {
             errno = 0;
             v = strtol(argv[i + 1], &end, 10);
         }
         if (!end || errno || *end || v < (strcmp(argv[i], "--v") ? 1 : 0) || v > 1000000) {
             fprintf(stderr, "usage: bench-dispatch [--n N (default 1000)] [--timeout SECONDS] "
-                            "[--v OPERATOR_LOG_VERBOSITY] [--keep]\n");
+                            "[--v OPERATOR_LOG_VERBOSITY] [--qps OPERATOR_QPS (burst 2x; default: "
+                            "the operator's)] [--keep]\n");
             return 2;
         }
         if (!strcmp(argv[i], "--v"))
             snprintf(b.v, sizeof b.v, "%ld", v);
         else if (!strcmp(argv[i], "--n"))
             b.n = (int)v;
+        else if (!strcmp(argv[i], "--qps"))
+            b.qps = v;
         else
             b.timeout_s = (double)v;
         i++;
@@ -720,12 +738,18 @@ int main(int argc, char **argv)
         printf("{\"bench\":\"dispatch\",\"n\":%d,\"placed\":%d,\"duplicates\":%d,\"cluster1\":%d,"
                "\"cluster2\":%d,\"seconds\":%.3f,\"dispatch_per_s\":%.1f,\"p50_ms\":%.1f,"
                "\"p99_ms\":%.1f,\"max_ms\":%.1f,\"raw_seconds\":%.3f,\"raw_creates_per_s\":%.1f,"
-               "\"reserve_seconds\":%.3f,\"label_p50_ms\":%.1f,\"label_p99_ms\":%.1f}\n",
+               "\"reserve_seconds\":%.3f,\"label_p50_ms\":%.1f,\"label_p99_ms\":%.1f,"
+               "\"operator_qps\":%ld}\n",
                b.n, placed, b.duplicates, b.per_cluster[1], b.per_cluster[2], secs, rate,
                pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3,
                placed ? lat[placed - 1] * 1e3 : 0.0, raw_s, raw_rate,
                last_reserved > 0 ? last_reserved - b.created_at : 0.0,
-               pct(lab, labelled, 0.5) * 1e3, pct(lab, labelled, 0.99) * 1e3);
+               pct(lab, labelled, 0.5) * 1e3, pct(lab, labelled, 0.99) * 1e3, b.qps);
+        char qps_s[32];
+        if (b.qps)
+            snprintf(qps_s, sizeof qps_s, "%ld", b.qps);
+        else
+            snprintf(qps_s, sizeof qps_s, "(its default)");
         /* where the time went: CPU of each child over the whole run */
         if (b.npids == NCLUSTERS + 1)
             printf("cpu seconds: hub devhub %.2f, cluster1 %.2f, cluster2 %.2f, operator %.2f\n",
@@ -733,9 +757,10 @@ int main(int argc, char **argv)
                    child_cpu_s(b.pids[3]));
         printf("dispatch: %d/%d workloads placed (cluster1 %d, cluster2 %d) in %.2f s = %.0f/s "
                "from quota reservation to worker copy; latency p50 %.0f ms, p99 %.0f ms; "
-               "devhub raw create rate %.0f/s (%d creates in %.2f s)\n",
+               "devhub raw create rate %.0f/s (%d creates in %.2f s); operator client QPS %s\n",
                placed, b.n, b.per_cluster[1], b.per_cluster[2], secs, rate,
-               pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3, raw_rate, b.n, raw_s);
+               pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3, raw_rate, b.n, raw_s,
+               qps_s);
         free(lat);
         free(lab);
     }
