@@ -17,8 +17,9 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
-#define WORKERS_TICK_S     0.5
-#define WORKERS_PROBE_TO_S 5.0
+#define WORKERS_TICK_S      0.5
+#define WORKERS_PROBE_TO_S  5.0
+#define WORKERS_PROBE_FAILS 2 /* consecutive failed probes before a worker is unreachable */
 
 struct worker {
     struct workers *w;
@@ -34,7 +35,8 @@ struct worker {
     ev_timer tick;
     struct kube_call *probe;
     double last_probe;
-    bool probe_ok;
+    bool probe_ok;   /* debounced: false after WORKERS_PROBE_FAILS failures in a row */
+    int probe_fails; /* consecutive failed probes */
     bool reachable;
     bool started;
 };
@@ -179,10 +181,15 @@ static void probe_done(void *ud, const struct kube_result *r)
     k->probe = NULL;
     if (r->rc == -ECANCELED || r->rc == -ESHUTDOWN)
         return;
-    bool ok = r->rc == 0;
+    /* one lost probe (a blip) must not make the worker unusable: that would
+     * flip the AdmissionCheck's Active condition on a single-worker setup */
+    k->probe_fails = r->rc == 0 ? 0 : k->probe_fails + 1;
+    bool ok = r->rc == 0 || (k->probe_ok && k->probe_fails < WORKERS_PROBE_FAILS);
     if (ok != k->probe_ok)
         log_info(k->w->cfg.lg, ok ? "worker reachable" : "worker unreachable", "cluster", k->name,
-                 "error", ok ? "" : r->err->msg);
+                 "error", r->rc == 0 ? "" : r->err->msg);
+    else if (r->rc != 0)
+        log_v(k->w->cfg.lg, 1, "worker probe failed", "cluster", k->name, "error", r->err->msg);
     k->probe_ok = ok;
     agent_set_source_reachable(k->agent, ok);
 }

@@ -21,7 +21,8 @@
  * informer per job kind of the kind table on the worker's copies (label
  * selector kueue-ks.io/origin=<origin>, all namespaces); and a reachability
  * probe (GET /version every probe_interval_s, no retries). A worker is
- * *reachable* while its last probe succeeded and its Job copies informer has
+ * *reachable* while its probes succeed (it turns unreachable after two failed
+ * probes in a row, so one lost probe is not an outage) and its Job copies informer has
  * synced. on_change(cluster) runs on the loop whenever a worker is added,
  * removed, or becomes reachable / unreachable; on_copy(obj) for every add,
  * update and delete of a copy on any worker.

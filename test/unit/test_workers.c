@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <ev.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "pkg/kube/client.h"
 #include "pkg/util/err.h"
 #include "pkg/util/xalloc.h"
+#include "test/support/fakesrv.h"
 
 /* "apiVersion: v1\nkind: Config\n" */
 #define KC_B64 "YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCg=="
@@ -234,13 +237,112 @@ static void test_add_file(void **state)
     free(insecure);
 }
 
+/* ---- the reachability probe, against a scripted worker -------------------- */
+
+struct probe_fx {
+    struct ev_loop *loop;
+    struct fakesrv *srv;
+    char trans[16]; /* reachability transitions seen: "R" reachable, "U" unreachable */
+    size_t ntrans;
+    struct workers *w;
+};
+
+static void on_change(void *ud, const char *cluster)
+{
+    struct probe_fx *f = ud;
+    assert_string_equal(cluster, "w1");
+    if (f->ntrans + 1 < sizeof f->trans)
+        f->trans[f->ntrans++] = workers_reachable(f->w, "w1") ? 'R' : 'U';
+}
+
+static size_t count_probes(struct fakesrv *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fakesrv_nreq(s); i++) {
+        struct fakesrv_req *r = fakesrv_req_get(s, i);
+        n += strcmp(r->path, "/version") == 0;
+        fakesrv_req_free(r);
+    }
+    return n;
+}
+
+static void probe_poll(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct probe_fx *f = t->data;
+    /* 7 answered probes and one more tick to act on the last */
+    if (count_probes(f->srv) >= 8)
+        ev_break(loop, EVBREAK_ALL);
+}
+
+/* One failed probe between good ones is a blip: the worker stays reachable;
+ * two in a row make it unreachable until a probe succeeds again. */
+static void test_probe_debounce(void **state)
+{
+    (void)state;
+    struct probe_fx f = {.loop = ev_loop_new(EVFLAG_AUTO)};
+    f.srv = fakesrv_start(NULL);
+    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
+                                               .path = "/apis/batch/v1/jobs",
+                                               .query_lacks = "watch=",
+                                               .body = "{\"kind\":\"JobList\",\"metadata\":{"
+                                                       "\"resourceVersion\":\"1\"},\"items\":[]}",
+                                               .times = -1});
+    static const int codes[] = {200, 500, 200, 500, 500, 200};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
+                                                   .path = "/version",
+                                                   .status = codes[i],
+                                                   .body = "{\"gitVersion\":\"v1.32.0\"}"});
+    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
+                                               .path = "/version",
+                                               .body = "{\"gitVersion\":\"v1.32.0\"}",
+                                               .times = -1});
+    struct kube_rest_config *hc = kube_rest_config_new();
+    hc->server = xstrdup("https://127.0.0.1:1");
+    struct kube_client *hub = NULL;
+    assert_int_equal(kube_client_new(f.loop, hc, NULL, NULL, &hub, NULL), 0);
+    struct workers_config cfg = {.hub = hub,
+                                 .origin = "o1",
+                                 .allow_insecure = true,
+                                 .probe_interval_s = 0.01,
+                                 .on_change = on_change,
+                                 .ud = &f};
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(workers_new(&cfg, &f.w, &e), 0);
+    char *kc = write_kc(fakesrv_url(f.srv), false);
+    char *spec = xasprintf("w1=%s", kc);
+    assert_int_equal(workers_add_file(f.w, spec, &e), 0);
+    assert_int_equal(workers_start(f.w, &e), 0);
+    ev_timer poll, guard;
+    ev_timer_init(&poll, probe_poll, 0.05, 0.05);
+    poll.data = &f;
+    ev_timer_init(&guard, probe_poll, 20.0, 0);
+    ev_timer_start(f.loop, &poll);
+    ev_timer_start(f.loop, &guard);
+    ev_run(f.loop, 0);
+    assert_true(count_probes(f.srv) >= 8);
+    /* 200 R, 500 (blip), 200, 500, 500 -> U, 200 -> R */
+    f.trans[f.ntrans] = '\0';
+    assert_string_equal(f.trans, "RUR");
+    assert_true(workers_reachable(f.w, "w1"));
+    workers_free(f.w);
+    kube_client_free(hub);
+    kube_rest_config_free(hc);
+    fakesrv_stop(f.srv);
+    ev_loop_destroy(f.loop);
+    unlink(kc);
+    free(kc);
+    free(spec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_spec),
-        cmocka_unit_test(test_check_secure),
-        cmocka_unit_test(test_from_secret),
-        cmocka_unit_test(test_add_file),
+        cmocka_unit_test(test_parse_spec),     cmocka_unit_test(test_check_secure),
+        cmocka_unit_test(test_from_secret),    cmocka_unit_test(test_add_file),
+        cmocka_unit_test(test_probe_debounce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
