@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controllers/workload/transform.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/util/xalloc.h"
 
@@ -22,7 +23,22 @@ struct call {
     enum wl_act_type type;
     bool apply;
     bool uid_pre; /* DELETE with a uid precondition */
+    /* CREATE_COPY: what a 409 AlreadyExists needs to check the object there */
+    struct kube_client *cl;
+    char *path, *cluster;
+    json_t *copy;         /* the object we meant to create (new reference) */
+    json_t *job;          /* the hub job, for a Warning Event (new reference) */
+    struct evrec *events; /* may be NULL */
 };
+
+static void call_free(struct call *c)
+{
+    free(c->path);
+    free(c->cluster);
+    json_decref(c->copy);
+    json_decref(c->job);
+    free(c);
+}
 
 static void batch_fail(struct batch *b, int rc, const struct err *e, const char *fallback)
 {
@@ -45,14 +61,62 @@ static void batch_unref(struct batch *b)
     free(b);
 }
 
+/* The object a create found in its place (GET after 409 AlreadyExists): our
+ * copy of this job is success; anything else fails the pass, and an object
+ * kueue-ks did not create gets a Warning Event on the hub job (it would
+ * block the job forever, silently). */
+static void on_existing(void *ud, const struct kube_result *r)
+{
+    struct call *c = ud;
+    struct batch *b = c->b;
+    const char *origin = jx_label(c->copy, XF_LABEL_ORIGIN);
+    struct xf_origin want = {.origin = origin ? origin : "",
+                             .origin_uid = jx_label(c->copy, XF_LABEL_ORIGIN_UID)};
+    struct xf_origin ours = {.origin = want.origin};
+    struct err e;
+    if (r->rc < 0) {
+        batch_fail(b, r->rc, r->err, "request failed");
+    } else if (xf_is_ours(r->body, &want)) {
+        /* created by an earlier pass: done */
+    } else if (xf_is_ours(r->body, &ours)) {
+        err_set(&e, -EEXIST, "cluster %s: an older copy %s is still there (it is being removed)",
+                c->cluster, c->path);
+        batch_fail(b, -EEXIST, &e, "");
+    } else {
+        err_set(&e, -EEXIST,
+                "cluster %s already has %s %s/%s that kueue-ks did not create; the job cannot be "
+                "copied there until it is removed or renamed",
+                c->cluster, jx_str(c->copy, "kind", "object"), jx_namespace(c->copy),
+                jx_name(c->copy));
+        batch_fail(b, -EEXIST, &e, "");
+        if (c->events && c->job)
+            evrec_event(c->events, c->job, "Warning", "CopyConflict", "%s", e.msg);
+    }
+    call_free(c);
+    batch_unref(b);
+}
+
 static void on_done(void *ud, const struct kube_result *r)
 {
     struct call *c = ud;
     struct batch *b = c->b;
     bool ok = r->rc == 0;
     if (!ok && c->type == WL_ACT_CREATE_COPY && r->status == 409 &&
-        strcmp(r->err->reason, "AlreadyExists") == 0)
-        ok = true;
+        strcmp(r->err->reason, "AlreadyExists") == 0 && c->cl && c->path) {
+        /* is it ours? the call (and its batch reference) moves to the GET */
+        char *get = xasprintf("%s/%s", c->path, jx_name(c->copy) ? jx_name(c->copy) : "");
+        struct err e = {0};
+        int rc = kube_client_get(c->cl, get, NULL, on_existing, c, NULL, &e);
+        free(get);
+        if (rc == 0) {
+            b->res.calls++;
+            return;
+        }
+        batch_fail(b, rc, &e, "submit failed");
+        call_free(c);
+        batch_unref(b);
+        return;
+    }
     if (!ok && c->type == WL_ACT_DELETE_COPY && r->status == 404)
         ok = true;
     /* the uid precondition failed: the object there now is not the one we meant,
@@ -65,14 +129,16 @@ static void on_done(void *ud, const struct kube_result *r)
         log_v(b->lg, 2, "workload write failed", "workload", b->key, "error", r->err->msg);
         batch_fail(b, r->rc, r->err, "request failed");
     }
-    free(c);
+    call_free(c);
     batch_unref(b);
 }
 
-static void submit(struct batch *b, struct kube_client *cl, const struct kube_request *req,
-                   enum wl_act_type type, bool uid_pre)
+/* Send req; `c` (taken) is the call's state, NULL = a plain one. */
+static void submit_call(struct batch *b, struct kube_client *cl, const struct kube_request *req,
+                        enum wl_act_type type, bool uid_pre, struct call *c)
 {
-    struct call *c = xcalloc(1, sizeof(*c));
+    if (!c)
+        c = xcalloc(1, sizeof(*c));
     c->b = b;
     c->type = type;
     c->uid_pre = uid_pre;
@@ -83,9 +149,15 @@ static void submit(struct batch *b, struct kube_client *cl, const struct kube_re
     int rc = kube_client_do(cl, req, on_done, c, NULL, &e);
     if (rc < 0) {
         batch_fail(b, rc, &e, "submit failed");
-        free(c);
+        call_free(c);
         b->pending--;
     }
+}
+
+static void submit(struct batch *b, struct kube_client *cl, const struct kube_request *req,
+                   enum wl_act_type type, bool uid_pre)
+{
+    submit_call(b, cl, req, type, uid_pre, NULL);
 }
 
 static char *job_path(const struct kind_def *k, const json_t *obj, const char *sub)
@@ -167,7 +239,14 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
                 path = kube_path(k->group, k->version, k->resource, jx_namespace(a->object), NULL,
                                  NULL);
                 struct kube_request req = {.method = "POST", .path = path, .body = a->object};
-                submit(b, w, &req, a->type, false);
+                struct call *c = xcalloc(1, sizeof(*c));
+                c->cl = w;
+                c->path = xstrdup(path);
+                c->cluster = xstrdup(a->cluster);
+                c->copy = json_incref(a->object);
+                c->job = job ? json_incref((json_t *)job) : NULL;
+                c->events = ops->events;
+                submit_call(b, w, &req, a->type, false, c);
             } else {
                 path = kube_path(k->group, k->version, k->resource, a->ns, a->name, NULL);
                 json_t *opts = json_pack("{s:s,s:s,s:s}", "apiVersion", "v1", "kind",

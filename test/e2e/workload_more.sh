@@ -375,4 +375,36 @@ wait_until 15 "cluster2 copy of w2 deleted" eval '[ "$(wcopies w2)" = "0 0" ]'
 [ "$(wcopies w1)" = "0 1" ] || die "Widget w1 copies: $(wcopies w1)"
 pass "Widgets placed by label on cluster2 (the only worker serving the kind) with Warning UnknownJobKind; status came back whole; deleting w2 deleted its copy"
 
+# ---- x: a foreign object with the job's name on the worker ---------------------
+next x
+cat <<YAML | k cluster1 create -f - >/dev/null || die "foreign job-x not created on cluster1"
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: job-x
+  namespace: default
+  labels: {team: someone-else}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, args: ["1s"]}]
+YAML
+job_yaml job-x 1 5s | sed 's|^  labels:|  labels:\n    kubestellar.io/cluster: cluster1|' |
+  k hub create -f - >/dev/null || die "hub job-x not created"
+conflict() {
+  k hub get events -n default -o json | jq -e \
+    '[.items[]|select(.reason=="CopyConflict" and .type=="Warning" and .involvedObject.name=="job-x" and (.message|contains("kueue-ks did not create")))]|length>=1'
+}
+wait_until 20 "Warning Event CopyConflict on job-x" conflict
+jq_ok cluster1 '.metadata.labels.team=="someone-else" and (.metadata.labels["kueue-ks.io/origin"]==null)' \
+  job job-x -n default >/dev/null || die "the user's job-x on cluster1 was changed"
+hub_job_complete job-x >/dev/null && die "hub job-x Complete while its copy could not be made"
+k cluster1 delete job job-x -n default >/dev/null || die "cannot delete the foreign job-x"
+wait_until 30 "hub job-x Complete after the foreign job was removed" hub_job_complete job-x
+jq_ok cluster1 '.metadata.labels["kueue-ks.io/origin"]!=null' job job-x -n default >/dev/null ||
+  die "job-x on cluster1 is not our copy"
+pass "a foreign job-x on cluster1 gave Warning CopyConflict and was left alone; after its removal job-x ran there and completed"
+
 echo "ok   workload more e2e passed"

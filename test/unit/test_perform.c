@@ -172,6 +172,11 @@ static void test_all_actions(void **state)
                         "the object has been modified");
     fakesrv_push_status(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", 409,
                         "AlreadyExists", "jobs.batch \"sample\" already exists");
+    /* the object there is our copy of this job (an earlier pass made it) */
+    fakesrv_push_json(f->w_srv, "GET", "/apis/batch/v1/namespaces/default/jobs/sample", NULL, 200,
+                      "{\"metadata\":{\"name\":\"sample\",\"labels\":{\"app.kubernetes.io/"
+                      "managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
+                      "\"hub\",\"kueue-ks.io/origin-uid\":\"job-uid\"}}}");
     fakesrv_push_status(f->w_srv, "DELETE", "/apis/batch/v1/namespaces/default/jobs/sample", 404,
                         "NotFound", "not found");
 
@@ -210,7 +215,7 @@ static void test_all_actions(void **state)
                                  kind_lookup("batch/v1", "Job"), &a, on_done, f, NULL),
                      0);
     run(f);
-    assert_int_equal(f->res.calls, 5);
+    assert_int_equal(f->res.calls, 6);
     assert_int_equal(f->res.failed, 1);
     assert_int_equal(f->res.rc, f->res.err.code);
     assert_true(f->res.rc < 0);
@@ -384,6 +389,52 @@ static void test_delete_uid_precondition(void **state)
     wl_actions_free(&a);
 }
 
+/* A create that finds an object of the same name: only our copy of this job
+ * counts as created; an older copy of ours, or an object kueue-ks did not
+ * create, fails the pass with a message saying which. */
+static void create_conflict(struct fx *f, const char *existing, int want_rc, const char *want_msg)
+{
+    fakesrv_push_status(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", 409,
+                        "AlreadyExists", "jobs.batch \"sample\" already exists");
+    fakesrv_push_json(f->w_srv, "GET", "/apis/batch/v1/namespaces/default/jobs/sample", NULL, 200,
+                      existing);
+    struct wl_actions a;
+    wl_actions_init(&a);
+    struct wl_action *c = add(&a, WL_ACT_CREATE_COPY);
+    c->cluster = xstrdup("c1");
+    struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
+    c->object = xf_downsync(kind_lookup("batch/v1", "Job"), f->job, &o, NULL);
+    struct wlx_ops ops = {.hub = f->hub, .worker = worker_of, .ud = f};
+    f->finished = false;
+    assert_int_equal(wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job,
+                                 kind_lookup("batch/v1", "Job"), &a, on_done, f, NULL),
+                     0);
+    run(f);
+    assert_int_equal(f->res.rc, want_rc);
+    assert_int_equal(f->res.calls, 2);
+    if (want_msg)
+        assert_non_null(strstr(f->res.err.msg, want_msg));
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    wl_actions_free(&a);
+}
+
+static void test_create_conflict(void **state)
+{
+    struct fx *f = *state;
+    create_conflict(f,
+                    "{\"metadata\":{\"name\":\"sample\",\"labels\":{\"app.kubernetes.io/"
+                    "managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":\"hub\","
+                    "\"kueue-ks.io/origin-uid\":\"job-uid\"}}}",
+                    0, NULL);
+    create_conflict(f,
+                    "{\"metadata\":{\"name\":\"sample\",\"labels\":{\"app.kubernetes.io/"
+                    "managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":\"hub\","
+                    "\"kueue-ks.io/origin-uid\":\"old-uid\"}}}",
+                    -EEXIST, "an older copy");
+    create_conflict(f, "{\"metadata\":{\"name\":\"sample\",\"labels\":{\"team\":\"x\"}}}", -EEXIST,
+                    "cluster c1 already has Job default/sample that kueue-ks did not create");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +442,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ssa_and_missing_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_calls_completes_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_kind_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_uid_precondition, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
