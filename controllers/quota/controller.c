@@ -623,6 +623,13 @@ static void reconcile(struct wq *wq, const char *key, void *ud)
         wq_done(q->wq, key);
         return;
     }
+    if (!quota_ctl_synced(q)) {
+        /* a ClusterQueue listed before the ClusterMetrics would get the quota
+         * of "no clusters" (0) written, at once with --shrink-delay=0 */
+        wq_add_after(q->wq, key, 0.1);
+        wq_done(q->wq, key);
+        return;
+    }
     int64_t now = wall_ms();
     struct agg_result r;
     if (agg_compute(x->agg, now, &r) < 0) {

@@ -843,10 +843,41 @@ static void test_options(void **state)
     flags_free(fl, QUOTA_NFLAGS);
 }
 
+/* ClusterMetrics listed after the ClusterQueue: no quota is computed before
+ * every informer has synced (with --shrink-delay=0 the queue briefly got the
+ * "no clusters" quota of 0 written, then its real value again). */
+static void test_no_write_before_synced(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 0, NULL);
+    char *cm = cm_json("c1", "21", NODE("n1", "8", "32Gi") "," NODE("n2", "8", "32Gi"));
+    char *l = list_json("ClusterMetrics", "20", cm);
+    char *lq = Q(l);
+    /* matched before the prompt one fx_script queues (FIFO among matches) */
+    fakesrv_push(
+        f.srv,
+        &(struct fakesrv_resp){
+            .method = "GET", .path = CMS, .query_lacks = "watch=", .delay_s = 0.6, .body = lq});
+    char *cq = cq_json("30", "16", "64Gi");
+    fx_script(&f, "{'version':'v1beta1'}", cq, cm);
+    fx_cm_watch(&f, 0, NULL);
+    fx_start(&f);
+    run_for(&f, 1.5);
+    assert_true(quota_ctl_synced(f.q));
+    assert_int_equal(count_req(&f, "PATCH", CQS_B1), 0); /* the queue already holds 16 */
+    free(l);
+    free(lq);
+    free(cm);
+    free(cq);
+    fx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_initial_then_update),
+        cmocka_unit_test(test_no_write_before_synced),
         cmocka_unit_test(test_reservation_before_pods_reported),
         cmocka_unit_test(test_shrink_after_delay),
         cmocka_unit_test(test_conflict_retry),
