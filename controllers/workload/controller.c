@@ -377,9 +377,9 @@ static const struct kind_def *owner_kind(struct wlc *c, const json_t *wl, const 
 {
     if (!c->cfg.src.kind)
         return kind_for_owner(owner);
-    const char *why = NULL;
-    const struct kind_def *k = c->cfg.src.kind(c->cfg.src.ud, owner, &why);
-    if (!k && why && c->cfg.ops.events && our_check(c, wl))
+    char why[512] = "";
+    const struct kind_def *k = c->cfg.src.kind(c->cfg.src.ud, owner, why, sizeof why);
+    if (!k && why[0] && c->cfg.ops.events && our_check(c, wl))
         evrec_event(c->cfg.ops.events, wl, "Warning", WL_REASON_UNKNOWN_KIND,
                     "kueue-ks cannot place this Workload: %s", why);
     return k;

@@ -58,11 +58,11 @@ struct wlc_sources {
      * {apiVersion, kind, ...}): a table entry, or a generic entry for a kind
      * outside the table (kinds.h kind_dynamic_new); NULL while it is not known
      * (the Workload is skipped: the caller re-queues it once it knows). When
-     * the kind cannot be used (not served, cluster-scoped...), *why (borrowed
-     * until the next call) says so: a Warning Event UnknownJobKind on the
-     * Workload tells the user. NULL callback = kind_for_owner (unknown kinds
-     * are then never watched). */
-    const struct kind_def *(*kind)(void *ud, const json_t *owner, const char **why);
+     * the kind cannot be used (not served, cluster-scoped...), the reason is
+     * written to why (why_len bytes, left "" otherwise): a Warning Event
+     * UnknownJobKind on the Workload tells the user. NULL callback =
+     * kind_for_owner (unknown kinds are then never watched). */
+    const struct kind_def *(*kind)(void *ud, const json_t *owner, char *why, size_t why_len);
     /* Every kind that has a hub store, for the orphan GC (*n entries,
      * borrowed). NULL callback = the kind table. */
     const struct kind_def *const *(*kinds)(void *ud, size_t *n);

@@ -157,7 +157,7 @@ static const struct kind_def *const *src_kinds(void *ud, size_t *n)
 
 static void dyn_discover(struct wlrun *r, const char *av, const char *kind);
 
-static const struct kind_def *src_kind(void *ud, const json_t *owner, const char **why)
+static const struct kind_def *src_kind(void *ud, const json_t *owner, char *why, size_t why_len)
 {
     struct wlrun *r = ud;
     const struct kind_def *k = kind_for_owner(owner);
@@ -169,7 +169,7 @@ static const struct kind_def *src_kind(void *ud, const json_t *owner, const char
             return r->job_kinds[i];
     dyn_discover(r, av, kind);
     char *key = xasprintf("%s %s", av, kind);
-    *why = jx_str(json_object_get(r->dyn_disc, key), "error", NULL);
+    snprintf(why, why_len, "%s", jx_str(json_object_get(r->dyn_disc, key), "error", ""));
     free(key);
     return NULL;
 }

@@ -133,7 +133,7 @@ static const char *JOB = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metada
                          "\"resourceVersion\":\"5\"},\"spec\":{\"suspend\":true,\"parallelism\":3,"
                          "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}";
 
-typedef const struct kind_def *(*kind_fn)(void *, const json_t *, const char **);
+typedef const struct kind_def *(*kind_fn)(void *, const json_t *, char *, size_t);
 static void new_wlc(struct fx *f, bool ssa, struct evrec *ev, kind_fn kind);
 
 static int setup(void **state)
@@ -414,11 +414,11 @@ static void test_apply_falls_back_to_merge(void **state)
 }
 
 /* The kind callback: Job from the table; "Gadget" cannot be used (why). */
-static const struct kind_def *kind_or_why(void *ud, const json_t *owner, const char **why)
+static const struct kind_def *kind_or_why(void *ud, const json_t *owner, char *why, size_t n)
 {
     (void)ud;
     if (strcmp(jx_str(owner, "kind", ""), "Gadget") == 0) {
-        *why = "kind nothere.example.com/v1 Gadget is not served by the hub";
+        snprintf(why, n, "kind nothere.example.com/v1 Gadget is not served by the hub");
         return NULL;
     }
     return kind_for_owner(owner);
