@@ -155,7 +155,7 @@ static const struct kind_def *const *src_kinds(void *ud, size_t *n)
     return r->job_kinds;
 }
 
-static void dyn_discover(struct wlrun *r, const char *av, const char *kind);
+static const char *dyn_discover(struct wlrun *r, const char *av, const char *kind);
 
 static const struct kind_def *src_kind(void *ud, const json_t *owner, char *why, size_t why_len)
 {
@@ -167,10 +167,8 @@ static const struct kind_def *src_kind(void *ud, const json_t *owner, char *why,
     for (size_t i = 0; i < r->n_jobs; i++)
         if (r->job_kinds[i]->generic && kind_is(r->job_kinds[i], av, kind))
             return r->job_kinds[i];
-    dyn_discover(r, av, kind);
-    char *key = xasprintf("%s %s", av, kind);
-    snprintf(why, why_len, "%s", jx_str(json_object_get(r->dyn_disc, key), "error", ""));
-    free(key);
+    const char *err = dyn_discover(r, av, kind);
+    snprintf(why, why_len, "%s", err ? err : "");
     return NULL;
 }
 
@@ -647,17 +645,19 @@ static void dyn_done(void *ud, const struct kube_result *res)
 }
 
 /* Discover (asynchronously, once; again after WLRUN_REDISCOVER_S when it was
- * not served) the resource of a Workload owner kind outside the table. */
-static void dyn_discover(struct wlrun *r, const char *av, const char *kind)
+ * not served) the resource of a Workload owner kind outside the table. Returns
+ * why the kind cannot be used as the last discovery found (borrowed until the
+ * next discovery of it), or NULL (unknown yet, or being discovered). */
+static const char *dyn_discover(struct wlrun *r, const char *av, const char *kind)
 {
     if (!av || !kind || r->stopped || !r->set_up)
-        return;
+        return NULL;
     char *key = xasprintf("%s %s", av, kind);
     json_t *st = json_object_get(r->dyn_disc, key);
     if (st && (json_is_true(json_object_get(st, "pending")) ||
                clock_mono_s() - json_real_value(json_object_get(st, "at")) < WLRUN_REDISCOVER_S)) {
         free(key);
-        return;
+        return jx_str(st, "error", NULL);
     }
     struct dyn_call *d = xcalloc(1, sizeof(*d));
     d->r = r;
@@ -669,7 +669,7 @@ static void dyn_discover(struct wlrun *r, const char *av, const char *kind)
                             json_pack("{s:b,s:f,s:s}", "pending", 0, "at", clock_mono_s(), "error",
                                       "the owner reference has a malformed apiVersion"));
         dyn_call_free(d);
-        return;
+        return NULL; /* reported from the next pass on */
     }
     json_object_set_new(r->dyn_disc, key, json_pack("{s:b,s:f}", "pending", 1, "at", 0.0));
     char *path = kube_path(d->group, d->version, NULL, NULL, NULL, NULL);
@@ -680,6 +680,7 @@ static void dyn_discover(struct wlrun *r, const char *av, const char *kind)
         dyn_call_free(d);
     }
     free(path);
+    return NULL;
 }
 
 static int set_up(struct wlrun *r, struct err *e)

@@ -28,44 +28,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-die() {
-  echo "FAIL $1"
-  [ -n "${2:-}" ] && echo "---- output:" && echo "$2" | head -60
-  for f in hub cluster1 cluster2 op; do
-    echo "---- $f log (tail):"
-    tail -15 "$WORK/$f.log" 2>/dev/null
-  done
-  exit 1
-}
-start_devhub() { # NAME flags...
-  local name=$1
-  shift
-  "$DEVHUB" --listen 127.0.0.1:0 --name "$name" --kubeconfig-out "$WORK/$name.kc" \
-    --crds "$ROOT/devhub/crds" --crds "$ROOT/config/crd" "$@" >"$WORK/$name.log" 2>&1 &
-  PIDS+=($!)
-  for _ in $(seq 200); do
-    [ -s "$WORK/$name.kc" ] && kubectl --kubeconfig "$WORK/$name.kc" get --raw /readyz \
-      >/dev/null 2>&1 && return 0
-    sleep 0.05
-  done
-  die "devhub $name did not start"
-}
-k() { # CLUSTER kubectl-args...
-  local c=$1
-  shift
-  kubectl --kubeconfig "$WORK/$c.kc" "$@"
-}
-# wait_until SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds.
-wait_until() {
-  local t=$1 what=$2
-  shift 2
-  local deadline=$((SECONDS + t))
-  while [ $SECONDS -le $deadline ]; do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.2
-  done
-  die "timed out ($t s) waiting for: $what" "$("$@" 2>&1)"
-}
+# shellcheck source=test/e2e/lib/workload_harness.sh
+. "$ROOT/test/e2e/lib/workload_harness.sh" # start_devhub, k, wait_until, die
 
 start_devhub hub --kueue
 start_devhub cluster1 --run-jobs --time-scale 0.1 --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'

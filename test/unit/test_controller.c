@@ -25,6 +25,7 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/fakesrv.h"
+#include "test/support/tloop.h"
 
 #define NOW_MS   1795341600000LL /* 2026-11-22T10:00:00Z */
 #define JOB_PATH "/apis/batch/v1/namespaces/default/jobs/sample"
@@ -690,16 +691,6 @@ static void test_gc(void **state)
     assert_int_equal(st.gc_deleted, 1);
 }
 
-/* Run the loop for `s` seconds. */
-static void run_for(struct fx *f, double s)
-{
-    ev_timer guard;
-    ev_timer_init(&guard, on_guard, s, 0.);
-    ev_timer_start(f->loop, &guard);
-    ev_run(f->loop, 0);
-    ev_timer_stop(f->loop, &guard);
-}
-
 /* Watch events lag write responses: the Workload informer may show our
  * status write (ClusterAssigned, check message) before the job informer shows
  * the placement patch. A pass on that view must not place the workload a
@@ -717,7 +708,7 @@ static void test_no_second_placement_before_job_event(void **state)
     json_object_set_new(json_object_get(wl2, "metadata"), "resourceVersion", json_string("11"));
     store_upsert(f->wls, wl2, NULL, NULL, NULL);
     wlc_on_workload(f->c, wl2);
-    run_for(f, 0.3);
+    tloop_run_for(f->loop, 0.3);
     if (fakesrv_nreq(f->hub_srv) != 2) {
         struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, 2);
         fail_msg("a pass on the lagging job view wrote again: %s %s %s", r->method, r->path,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "devhub/hub.h"
+#include "test/support/tloop.h"
 
 struct fx {
     struct ev_loop *loop;
@@ -280,30 +281,13 @@ static void test_watch(void **state)
     hub_watch_release(w);
 }
 
-static void stop_loop(struct ev_loop *loop, ev_timer *t, int revents)
-{
-    (void)t;
-    (void)revents;
-    ev_break(loop, EVBREAK_ALL);
-}
-
-/* Run the loop for `s` seconds (bounded: the test's own timeout). */
-static void run_for(struct fx *f, double s)
-{
-    ev_timer t;
-    ev_timer_init(&t, stop_loop, s, 0);
-    ev_timer_start(f->loop, &t);
-    ev_run(f->loop, 0);
-    ev_timer_stop(f->loop, &t);
-}
-
 static void test_watch_timeout_and_bookmark(void **state)
 {
     struct fx *f = *state;
     struct hub_kv kv[] = {{"watch", "1"}, {"timeoutSeconds", "1"}, {"allowWatchBookmarks", "true"}};
     struct hub_watch *w = start_watch(f, CM, kv, 3);
     drain(w, NULL);
-    run_for(f, 1.3);
+    tloop_run_for(f->loop, 1.3);
     ssize_t last = 0;
     char *out = drain(w, &last);
     assert_non_null(strstr(out, "\"type\":\"BOOKMARK\""));
@@ -348,7 +332,7 @@ static void test_finalizers_and_gc(void **state)
     json_decref(o);
     assert_int_equal(call(f, "POST", CM, NULL, NULL, body, NULL), 201);
     assert_int_equal(call(f, "DELETE", CM "/own", NULL, NULL, NULL, NULL), 200);
-    run_for(f, 0.1);
+    tloop_run_for(f->loop, 0.1);
     assert_int_equal(call(f, "GET", CM "/dep", NULL, NULL, NULL, NULL), 404);
 
     /* Orphan: the dependent stays and loses its owner reference. */
@@ -362,7 +346,7 @@ static void test_finalizers_and_gc(void **state)
     assert_int_equal(call(f, "POST", CM, NULL, NULL, body, NULL), 201);
     assert_int_equal(
         call(f, "DELETE", CM "/own2", NULL, NULL, "{\"propagationPolicy\":\"Orphan\"}", NULL), 200);
-    run_for(f, 0.1);
+    tloop_run_for(f->loop, 0.1);
     assert_int_equal(call(f, "GET", CM "/dep2", NULL, NULL, NULL, &o), 200);
     assert_null(json_object_get(json_object_get(o, "metadata"), "ownerReferences"));
     json_decref(o);

@@ -18,6 +18,7 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/fakesrv.h"
+#include "test/support/tloop.h"
 
 #define KQ     "/apis/kueue.x-k8s.io"
 #define CQS_B1 KQ "/v1beta1/clusterqueues"
@@ -284,16 +285,6 @@ static bool wait_req(struct fx *f, const char *method, const char *path, size_t 
     return wt.ok;
 }
 
-/* Run the loop for `s` seconds. */
-static void run_for(struct fx *f, double s)
-{
-    ev_timer dl;
-    ev_timer_init(&dl, deadline_cb, s, 0);
-    ev_timer_start(f->loop, &dl);
-    ev_run(f->loop, 0);
-    ev_timer_stop(f->loop, &dl);
-}
-
 /* The k-th PATCH must carry exactly `want` (single-quoted JSON). */
 static void assert_patch(struct fx *f, size_t k, const char *want)
 {
@@ -376,7 +367,7 @@ static void test_initial_then_update(void **state)
                  PATCH_BODY("8", "6", "8Gi",
                             "default-flavor/cpu=6: c1=6; default-flavor/memory=8Gi: c1=8Gi"));
     /* Nothing changed since: no third write. */
-    run_for(&f, 0.4);
+    tloop_run_for(f.loop, 0.4);
     assert_int_equal(count_req(&f, "PATCH", CQS_B1), 2);
     assert_true(quota_ctl_synced(f.q));
     struct quota_stats st;
@@ -389,7 +380,7 @@ static void test_initial_then_update(void **state)
                           "default-flavor/cpu 0 -> 4, default-flavor/memory 0 -> 8Gi"));
     assert_true(has_event(&f, "Normal", "QuotaUpdated", "default-flavor/cpu 4 -> 6"));
     /* The quota gauge follows the written value. */
-    run_for(&f, 0.1);
+    tloop_run_for(f.loop, 0.1);
     struct buf b;
     buf_init(&b, 1 << 20);
     metrics_registry_write(f.reg, &b);
@@ -451,7 +442,7 @@ static void test_reservation_before_pods_reported(void **state)
                  PATCH_BODY("31", "13", "64Gi",
                             "default-flavor/cpu=13: c1=11 reserved=2; "
                             "default-flavor/memory=64Gi: c1=64Gi"));
-    run_for(&f, 0.3);
+    tloop_run_for(f.loop, 0.3);
     assert_int_equal(count_req(&f, "PATCH", CQS_B1), 1);
     assert_int_equal(fakesrv_unmatched(f.srv), 0);
     json_decref(cqr);
@@ -484,7 +475,7 @@ static void test_shrink_after_delay(void **state)
     fx_start(&f);
 
     /* The queue already holds the values: no write at start, nor right after the drop. */
-    run_for(&f, 0.8);
+    tloop_run_for(f.loop, 0.8);
     assert_int_equal(count_req(&f, "PATCH", CQS_B1), 0);
     assert_true(wait_req(&f, "PATCH", CQS_B1 "/cq", 1, 5.0));
     struct fakesrv_req *w = nth_req(&f, "GET", CMS, 1); /* the watch */
@@ -533,7 +524,7 @@ static void test_conflict_retry(void **state)
                  PATCH_BODY("12", "4", "8Gi",
                             "default-flavor/cpu=4: c1=4; default-flavor/memory=8Gi: c1=8Gi"));
     assert_int_equal(count_req(&f, "GET", CQS_B1 "/cq"), 1);
-    run_for(&f, 0.3);
+    tloop_run_for(f.loop, 0.3);
     assert_int_equal(count_req(&f, "PATCH", CQS_B1), 2);
     struct quota_stats st;
     quota_ctl_stats(f.q, &st);
@@ -611,9 +602,9 @@ static void test_v1beta2_selection_no_write(void **state)
     fx_start(&f);
 
     for (int i = 0; i < 200 && !quota_ctl_synced(f.q); i++)
-        run_for(&f, 0.01);
+        tloop_run_for(f.loop, 0.01);
     assert_true(quota_ctl_synced(f.q));
-    run_for(&f, 0.3);
+    tloop_run_for(f.loop, 0.3);
     assert_string_equal(quota_ctl_kueue_version(f.q), "v1beta2");
     assert_int_equal(count_req(&f, "PATCH", KQ), 0);
     struct quota_stats st;
@@ -668,7 +659,7 @@ static void test_stale_cluster_drops_out(void **state)
     double t0 = clock_mono_s();
     fx_start(&f);
 
-    run_for(&f, 0.5);
+    tloop_run_for(f.loop, 0.5);
     assert_int_equal(count_req(&f, "PATCH", CQS_B1), 0); /* fresh: the queue already agrees */
     struct buf b;
     buf_init(&b, 1 << 20);
@@ -711,7 +702,7 @@ static void test_server_error_retried(void **state)
                                   "default-flavor/cpu=4: c1=4; default-flavor/memory=8Gi: c1=8Gi");
     assert_patch(&f, 0, body);
     assert_patch(&f, 1, body);
-    run_for(&f, 0.2);
+    tloop_run_for(f.loop, 0.2);
     assert_int_equal(count_req(&f, "PATCH", CQS_B1), 2);
     struct quota_stats st;
     quota_ctl_stats(f.q, &st);
@@ -767,7 +758,7 @@ static void test_unlabelled_queue_released(void **state)
                      -EEXIST);
 
     for (int i = 0; i < 200 && !quota_ctl_synced(f.q); i++)
-        run_for(&f, 0.01);
+        tloop_run_for(f.loop, 0.01);
     struct quota_stats st;
     quota_ctl_stats(f.q, &st);
     assert_int_equal(st.managed, 1);
@@ -776,7 +767,7 @@ static void test_unlabelled_queue_released(void **state)
     metrics_registry_write(f.reg, &b);
     assert_non_null(strstr(buf_str(&b), "kueue_ks_quota{cluster_queue=\"cq\""));
     buf_free(&b);
-    run_for(&f, 1.5);
+    tloop_run_for(f.loop, 1.5);
     quota_ctl_stats(f.q, &st);
     assert_int_equal(st.managed, 0);
     assert_int_equal(count_req(&f, "PATCH", CQS_B1), 0);
@@ -863,7 +854,7 @@ static void test_no_write_before_synced(void **state)
     fx_script(&f, "{'version':'v1beta1'}", cq, cm);
     fx_cm_watch(&f, 0, NULL);
     fx_start(&f);
-    run_for(&f, 1.5);
+    tloop_run_for(f.loop, 1.5);
     assert_true(quota_ctl_synced(f.q));
     assert_int_equal(count_req(&f, "PATCH", CQS_B1), 0); /* the queue already holds 16 */
     free(l);

@@ -12,6 +12,7 @@
 
 #include "pkg/util/xalloc.h"
 #include "pkg/workqueue/workqueue.h"
+#include "test/support/tloop.h"
 
 struct fake_clock {
     double t;
@@ -223,22 +224,6 @@ static void test_add_after_order(void **state)
     ev_loop_destroy(loop);
 }
 
-static void break_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    ev_break(loop, EVBREAK_ALL);
-}
-
-/* Run the loop for `secs` (a bounded wait, not a sleep-based assertion). */
-static void run_for(struct ev_loop *loop, double secs)
-{
-    ev_timer t;
-    ev_now_update(loop); /* the window starts now, not at the last loop iteration */
-    ev_timer_init(&t, break_cb, secs, 0.);
-    ev_timer_start(loop, &t);
-    ev_run(loop, 0);
-    ev_timer_stop(loop, &t);
-}
-
 static void test_concurrency_limit(void **state)
 {
     (void)state;
@@ -250,7 +235,7 @@ static void test_concurrency_limit(void **state)
     const char *keys[] = {"k1", "k2", "k3", "k4", "k5"};
     for (int i = 0; i < 5; i++)
         wq_add(q, keys[i]);
-    run_for(loop, 0.02);
+    tloop_run_for(loop, 0.02);
     struct wq_stats st;
     wq_stats(q, &st);
     assert_int_equal(r.n, 2);
@@ -264,19 +249,19 @@ static void test_concurrency_limit(void **state)
     assert_int_equal(st.depth, 3);
     /* Finishing one frees a slot: exactly one more is handed out. */
     assert_int_equal(wq_done(q, "k2"), 0);
-    run_for(loop, 0.02);
+    tloop_run_for(loop, 0.02);
     assert_int_equal(r.n, 3);
     assert_string_equal(r.order[2], "k3");
     /* k1 finishes and is re-queued behind k4, k5 (dirty while processing). */
     assert_int_equal(wq_done(q, "k1"), 0);
     assert_int_equal(wq_done(q, "k3"), 0);
-    run_for(loop, 0.02);
+    tloop_run_for(loop, 0.02);
     assert_int_equal(r.n, 5);
     assert_string_equal(r.order[3], "k4");
     assert_string_equal(r.order[4], "k5");
     assert_int_equal(wq_done(q, "k4"), 0);
     assert_int_equal(wq_done(q, "k5"), 0);
-    run_for(loop, 0.02);
+    tloop_run_for(loop, 0.02);
     assert_int_equal(r.n, 6);
     assert_string_equal(r.order[5], "k1");
     assert_int_equal(wq_done(q, "k1"), 0);
@@ -344,7 +329,7 @@ static void test_shutdown(void **state)
         snprintf(key, sizeof key, "ns/r%d", i);
         wq_add_rate_limited(q, key);
     }
-    run_for(loop, 0.01);
+    tloop_run_for(loop, 0.01);
     assert_int_equal(r.n, 1); /* one worker, never done */
     wq_shutdown(q);
     assert_true(wq_shutting_down(q));
@@ -359,7 +344,7 @@ static void test_shutdown(void **state)
     wq_add_after(q, "ns/late2", 0.001);
     wq_add_rate_limited(q, "ns/late3");
     assert_null(wq_get(q));
-    run_for(loop, 0.02);
+    tloop_run_for(loop, 0.02);
     assert_int_equal(r.n, 1);
     wq_stats(q, &st);
     assert_int_equal(st.depth, 0);
