@@ -128,13 +128,16 @@ $(BENCH_BINS): $(BINDIR)/bench-%: $$(call obj,$$(wildcard bench/%/*.c)) $(LIB)
 $(OBJDIR)/test/%: $(OBJDIR)/test/unit/%.o $(SUPPORT_OBJS) $(DEVHUB_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(DEVHUB_LIB) $(LIB) $(TEST_LIBS) $(DEVHUB_LIBS) \
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(DEVHUB_LIB) $(LIB) $(TEST_LIBS) $(DEVHUB_LIBS) \
 	  $(LIBS)
 
 $(OBJDIR)/fuzz/%: $(OBJDIR)/test/fuzz/%.o $(DEVHUB_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(DEVHUB_LIB) $(LIB) $(DEVHUB_LIBS) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(DEVHUB_LIB) $(LIB) $(DEVHUB_LIBS) $(LIBS)
+
+# The text rendering of `kueue-ks status` lives next to its command; its tests link it.
+$(OBJDIR)/test/test_statusview $(OBJDIR)/fuzz/fuzz_statusview: $(call obj,cmd/kueue-ks/statusview.c)
 
 unit-bins: $(TEST_BINS)
 fuzz-bins: $(FUZZ_BINS)
