@@ -1,7 +1,8 @@
 # kueue-ks — hand-written GNU Makefile.
 #
 #   make            build bin/kueue-ks (and every other binary under cmd/)
-#   make test       everything CI checks: unit tests under ASan+UBSan, checks, e2e, format
+#   make test       everything CI checks: format, cppcheck, unit tests under ASan+UBSan, fuzz smoke,
+#                   checks, e2e
 #   make run        build and start the operator (see README)
 #   make bench      build and run the benchmarks
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS (default 30)
@@ -143,10 +144,10 @@ unit-bins: $(TEST_BINS)
 fuzz-bins: $(FUZZ_BINS)
 
 # ---- test ----------------------------------------------------------------
-# make test: format check, unit tests under ASan/UBSan, fuzz corpus replay,
+# make test: format check + cppcheck (lint), unit tests under ASan/UBSan, fuzz corpus replay,
 # the checks of test/checks/, then the end-to-end scenarios against release binaries.
 test:
-	$(Q)$(MAKE) --no-print-directory fmt-check
+	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory MODE=san unit-bins
 	$(Q)$(MAKE) --no-print-directory MODE=rel bins
 	$(Q)scripts/run-tests.sh unit build/san/test
@@ -202,7 +203,7 @@ manifests-check: bins
 
 # The workload e2e scenarios against k3d clusters from scripts/k3d/up.sh (skips without Docker).
 test-k3d: bins
-	$(Q)KKS_K3D=1 bash test/e2e/k3d.sh
+	$(Q)KKS_K3D=1 bash test/k3d/scenarios.sh
 
 # ---- style ---------------------------------------------------------------
 FMT_SRCS = $(shell find pkg controllers devhub cmd test bench -name '*.[ch]' 2>/dev/null | sort)
