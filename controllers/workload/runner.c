@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/quota/agent.h"
+#include "controllers/agent/agent.h"
 #include "controllers/workload/admissioncheck.h"
 #include "controllers/workload/controller.h"
 #include "controllers/workload/transform.h"
