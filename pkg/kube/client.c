@@ -342,6 +342,15 @@ bool kube_err_is_gone(const struct err *e)
            !strcmp(e->reason, "Gone");
 }
 
+bool kube_err_is_rv_too_large(const struct err *e)
+{
+    /* 504 Timeout with cause ResourceVersionTooLarge; the cause's and the
+     * Status's message both read "Too large resource version" (the only
+     * mark before Kubernetes 1.19), and both end up in e->msg */
+    return e && (e->http_status == 504 || !strcmp(e->reason, "Timeout")) &&
+           strstr(e->msg, "Too large resource version") != NULL;
+}
+
 static int curl_code_to_rc(CURLcode res)
 {
     switch (res) {
@@ -672,22 +681,23 @@ static void backoff_cb(struct ev_loop *loop, ev_timer *w, int revents)
     queue_push(call->c, call);
 }
 
+/* The retry table of client.h (client-go's rest.Request rules). */
 static bool retryable(const struct kube_call *call, int status, CURLcode res)
 {
     if (call->data_seen)
         return false;
-    if (status == 429)
-        return true;
-    if (status >= 500) {
-        if (strcmp(call->method, "POST") != 0)
-            return true;
+    /* The server asks for the retry: it did not process the request. Without
+     * Retry-After a 5xx (a 504 above all) may come after a committed write,
+     * and a blind retry would come back as 409/404. */
+    if (status == 429 || status >= 500)
         return call->retry_after >= 0;
-    }
     if (status == 0 && res != CURLE_OK) {
         if (res == CURLE_OPERATION_TIMEDOUT)
             return false;
-        if (res == CURLE_COULDNT_CONNECT)
+        /* nothing was sent */
+        if (res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST)
             return true;
+        /* the request may have been sent: reads only */
         if (!strcmp(call->method, "GET") && curl_code_to_rc(res) == -ECONNRESET)
             return true;
     }

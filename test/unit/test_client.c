@@ -402,11 +402,29 @@ static void test_429_retry_after(void **state)
     fx_free(f);
 }
 
+/* A Status error response with a Retry-After header. */
+static void push_status_ra(struct fakesrv *s, const char *method, const char *path, int code,
+                           const char *reason, const char *retry_after, int times)
+{
+    const char *h[] = {retry_after, NULL};
+    char *body = xasprintf("{\"kind\":\"Status\",\"code\":%d,\"reason\":\"%s\","
+                           "\"message\":\"injected\"}",
+                           code, reason);
+    struct fakesrv_resp r = {.method = method,
+                             .path = path,
+                             .status = code,
+                             .headers = retry_after ? h : NULL,
+                             .body = body,
+                             .times = times};
+    fakesrv_push(s, &r);
+    free(body);
+}
+
 static void test_500_retried_then_success(void **state)
 {
     struct fx *f = fx_new(NULL);
-    fakesrv_push_status(f->srv, "GET", "/api/v1/nodes", 500, "InternalError", "etcd hiccup");
-    fakesrv_push_status(f->srv, "GET", "/api/v1/nodes", 503, "ServiceUnavailable", "busy");
+    push_status_ra(f->srv, "GET", "/api/v1/nodes", 500, "InternalError", "Retry-After: 0", 1);
+    push_status_ra(f->srv, "GET", "/api/v1/nodes", 503, "ServiceUnavailable", "Retry-After: 0", 1);
     fakesrv_push_json(f->srv, "GET", "/api/v1/nodes", NULL, 200, "{\"items\":[1]}");
     do_req(f, "GET", "/api/v1/nodes", NULL, NULL, NULL);
     fx_run(f, 1, 10);
@@ -422,9 +440,11 @@ static void test_retries_exhausted(void **state)
     struct fx *f = fx_new(NULL);
     struct kube_client_opts o = {.max_retries = 2, .backoff_s = 0.01};
     fx_client(f, &o);
+    const char *h[] = {"Retry-After: 0", NULL};
     struct fakesrv_resp r = {.method = "PUT",
                              .path = "/x",
                              .status = 503,
+                             .headers = h,
                              .times = -1,
                              .body = "{\"kind\":\"Status\",\"code\":503,"
                                      "\"reason\":\"ServiceUnavailable\",\"message\":\"down\"}"};
@@ -449,6 +469,37 @@ static void test_post_500_not_retried(void **state)
     assert_int_equal(f->got[0].rc, -EIO);
     assert_int_equal(f->got[0].attempts, 1);
     assert_int_equal(fakesrv_nreq(f->srv), 1);
+    fx_free(f);
+}
+
+/* Without Retry-After a 5xx or 429 is not retried, whatever the verb: a
+ * 504 may come after the write was committed (a retried PUT or DELETE would
+ * come back as 409/404), and a read without the server's go-ahead is the
+ * caller's to repeat. Each used to be retried (GET/PUT/DELETE 5xx, any 429). */
+static void test_5xx_without_retry_after_not_retried(void **state)
+{
+    const char *verbs[] = {"GET", "PUT", "DELETE", "PATCH"};
+    const int codes[] = {504, 500, 503, 429};
+    for (size_t i = 0; i < 4; i++) {
+        struct fx *f = fx_new(NULL);
+        push_status_ra(f->srv, verbs[i], "/x", codes[i],
+                       codes[i] == 429 ? "TooManyRequests" : "Timeout", NULL, 1);
+        fakesrv_push_json(f->srv, verbs[i], "/x", NULL, 200, "{}");
+        do_req(f, verbs[i], "/x", NULL, strcmp(verbs[i], "GET") ? "{}" : NULL, NULL);
+        fx_run(f, 1, 10);
+        assert_int_not_equal(f->got[0].rc, 0);
+        assert_int_equal(f->got[0].attempts, 1);
+        assert_int_equal(fakesrv_nreq(f->srv), 1);
+        fx_free(f);
+    }
+    /* With Retry-After the server asks for it: a write is retried too. */
+    struct fx *f = fx_new(NULL);
+    push_status_ra(f->srv, "PUT", "/x", 429, "TooManyRequests", "Retry-After: 0", 1);
+    fakesrv_push_json(f->srv, "PUT", "/x", NULL, 200, "{}");
+    do_req(f, "PUT", "/x", NULL, "{}", NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    assert_int_equal(f->got[0].attempts, 2);
     fx_free(f);
 }
 
@@ -971,6 +1022,7 @@ int main(void)
         cmocka_unit_test(test_500_retried_then_success),
         cmocka_unit_test(test_retries_exhausted),
         cmocka_unit_test(test_post_500_not_retried),
+        cmocka_unit_test(test_5xx_without_retry_after_not_retried),
         cmocka_unit_test(test_connection_lost_retry_rule),
         cmocka_unit_test(test_connect_refused),
         cmocka_unit_test(test_many_concurrent),
