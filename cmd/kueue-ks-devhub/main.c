@@ -32,6 +32,7 @@
 
 #if __has_include("pkg/yaml/yaml2json.h")
 #include "pkg/yaml/yaml2json.h"
+#include "pkg/json/jsonx.h"
 #define HAVE_YAML 1
 #endif
 
@@ -415,6 +416,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     struct opts o = {.listen = "127.0.0.1:0", .name = "devhub"};
     struct app app = {0};
     struct tls_bundle tls = {0};

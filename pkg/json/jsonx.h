@@ -195,4 +195,13 @@ json_t *jx_owner_controller(const json_t *obj);
  * "" is the core group, "batch" matches "batch/v1"), or NULL. Borrowed. */
 json_t *jx_owner_find(const json_t *obj, const char *group, const char *kind);
 
+/*
+ * Route jansson's allocations through pkg/util/xalloc (json_set_alloc_funcs):
+ * out of memory then aborts with a message instead of json_object(),
+ * json_pack() or json_string() silently returning NULL, which the code
+ * (like every caller of xmalloc) never checks. Call once at the top of each
+ * main(), before any JSON value exists.
+ */
+void jx_use_xalloc(void);
+
 #endif
