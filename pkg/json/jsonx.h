@@ -31,6 +31,10 @@
 #include "pkg/util/err.h"
 
 #define JX_KEY_MAX 512
+/* The longest "namespace/name" key of an object: both at most 253 bytes
+ * (DNS subdomain names; namespaces are shorter, but objects from the API are
+ * checked, not trusted). A buffer of JX_OBJ_KEY_MAX + 1 holds any key. */
+#define JX_OBJ_KEY_MAX (253 + 1 + 253)
 
 /* ---- lookup --------------------------------------------------------------- */
 
