@@ -29,6 +29,11 @@ struct kube_exec_config {
     char *interactive_mode; /* Never / IfAvailable / Always */
 };
 
+/* Token files (projected service account tokens are ~1 KiB; 1 MiB is far
+ * beyond any real token and still bounded). */
+#define KUBE_TOKEN_FILE_MAX       (1u << 20)
+#define KUBE_TOKEN_FILE_RECHECK_S 1.0
+
 struct kube_rest_config {
     char *server;          /* "https://host:port[/prefix]" without trailing slash */
     char *tls_server_name; /* optional SNI / verification name */
@@ -39,8 +44,11 @@ struct kube_rest_config {
     char *key_pem; /* client key (PEM), may be NULL; never logged, never on disk */
     size_t key_len;
     bool insecure_skip_tls_verify;
-    char *token;                   /* static bearer token, may be NULL */
-    char *token_file;              /* bearer token file, re-read when its mtime/size changes */
+    char *token;      /* static bearer token, may be NULL */
+    char *token_file; /* bearer token file: checked (stat) at most every token_file_recheck_s,
+                         re-read when its mtime/size changed or after a 401; at most
+                         KUBE_TOKEN_FILE_MAX bytes (a bigger file is an error, never cut) */
+    double token_file_recheck_s;   /* 0 = KUBE_TOKEN_FILE_RECHECK_S */
     struct kube_exec_config *exec; /* may be NULL */
     char *source; /* where this came from, for messages: "kubeconfig /p, context c" */
 
@@ -53,8 +61,9 @@ struct kube_rest_config {
     char *cached_token;
     struct timespec cached_token_mtime;
     off_t cached_token_size;
-    time_t cached_token_expiry; /* wall clock; 0 = no expiry */
-    char *exec_cert_pem;        /* client cert/key returned by an exec plugin */
+    time_t cached_token_expiry;    /* wall clock; 0 = no expiry */
+    double cached_token_checked_s; /* monotonic time of the last token file check */
+    char *exec_cert_pem;           /* client cert/key returned by an exec plugin */
     char *exec_key_pem;
 };
 

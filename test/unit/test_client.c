@@ -787,6 +787,80 @@ static void test_token_error(void **state)
     fx_free(f);
 }
 
+/* A token longer than 16 KiB is sent whole (it used to be cut at 16383
+ * bytes: an endless 401); a file over KUBE_TOKEN_FILE_MAX is a clear error.
+ * The file is not looked at per request: a change is picked up at the next
+ * check (here: a long interval, so only a 401 makes the client re-read). */
+static void test_token_file_size_and_recheck(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    char path[] = "/tmp/kks-token-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    size_t n = 20000;
+    char *tok = xmalloc(n + 2);
+    for (size_t i = 0; i < n; i++)
+        tok[i] = (char)('a' + i % 26);
+    tok[n] = '\n';
+    tok[n + 1] = '\0';
+    write_file(path, tok);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    f->cfg->token_file = xstrdup(path);
+    f->cfg->token_file_recheck_s = 3600;
+    fx_client(f, NULL);
+    fakesrv_push(f->srv, &(struct fakesrv_resp){
+                             .method = "GET", .path = "/api/v1/pods", .body = "{}", .times = 2});
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    struct fakesrv_req *a = fakesrv_req_get(f->srv, 0);
+    const char *h = fakesrv_req_header(a, "authorization");
+    assert_non_null(h);
+    assert_int_equal(strlen(h), strlen("Bearer ") + n);
+    assert_memory_equal(h + 7, tok, n);
+    fakesrv_req_free(a);
+    /* rotated, but not re-checked before the interval: the cached token */
+    write_file(path, "rotated\n");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[1].rc, 0);
+    a = fakesrv_req_get(f->srv, 1);
+    assert_int_equal(strlen(fakesrv_req_header(a, "authorization")), strlen("Bearer ") + n);
+    fakesrv_req_free(a);
+    /* a 401 re-reads it at once */
+    fakesrv_push_status(f->srv, "GET", "/api/v1/pods", 401, "Unauthorized", "Unauthorized");
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 3, 10);
+    assert_int_equal(f->got[2].rc, 0);
+    a = fakesrv_req_get(f->srv, 3);
+    assert_string_equal(fakesrv_req_header(a, "authorization"), "Bearer rotated");
+    fakesrv_req_free(a);
+    fx_free(f);
+    /* Too big: an error naming the file, nothing sent. */
+    f = fx_new(NULL);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    for (size_t i = 0; i <= KUBE_TOKEN_FILE_MAX / n + 1; i++)
+        fwrite(tok, 1, n, fp);
+    fclose(fp);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    f->cfg->token_file = xstrdup(path);
+    fx_client(f, NULL);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, -E2BIG);
+    assert_non_null(strstr(f->got[0].msg, "larger than"));
+    assert_non_null(strstr(f->got[0].msg, path));
+    assert_int_equal(fakesrv_nreq(f->srv), 0);
+    fx_free(f);
+    free(tok);
+    unlink(path);
+}
+
 /* ---- TLS --------------------------------------------------------------------- */
 
 static void test_tls(void **state)
@@ -1034,6 +1108,7 @@ int main(void)
         cmocka_unit_test(test_connection_reuse),
         cmocka_unit_test(test_body_cap_and_bad_json),
         cmocka_unit_test(test_401_refreshes_token),
+        cmocka_unit_test(test_token_file_size_and_recheck),
         cmocka_unit_test(test_token_error),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_tls_client_cert),
