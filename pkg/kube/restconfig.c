@@ -149,32 +149,52 @@ static int read_token_file(const char *path, char **out, struct err *e)
     return 0;
 }
 
+bool kube_rest_config_exec_due(const struct kube_rest_config *c)
+{
+    if (!c->exec)
+        return false;
+    bool have = c->cached_token || c->exec_cert_pem;
+    return !have || (c->cached_token_expiry && time(NULL) >= c->cached_token_expiry);
+}
+
+void kube_rest_config_exec_opts(const struct kube_rest_config *c, struct exec_cred_cluster *cl,
+                                struct exec_cred_opts *o)
+{
+    *cl = (struct exec_cred_cluster){
+        .server = c->server,
+        .tls_server_name = c->tls_server_name,
+        .ca_pem = c->ca_pem,
+        .ca_len = c->ca_len,
+        .insecure_skip_tls_verify = c->insecure_skip_tls_verify,
+    };
+    *o = (struct exec_cred_opts){.cluster = cl, .timeout_ms = c->exec_timeout_ms};
+}
+
+void kube_rest_config_exec_store(struct kube_rest_config *c, struct exec_cred *cred)
+{
+    wipe_free(c->cached_token, 0);
+    c->cached_token = cred->token;
+    c->cached_token_expiry = cred->expiry;
+    free(c->exec_cert_pem);
+    wipe_free(c->exec_key_pem, 0);
+    c->exec_cert_pem = cred->cert_pem;
+    c->exec_key_pem = cred->key_pem;
+    memset(cred, 0, sizeof *cred);
+}
+
 int kube_rest_config_token(struct kube_rest_config *c, const char **token, struct err *e)
 {
     *token = NULL;
     if (c->exec) {
-        time_t now = time(NULL);
-        bool have = c->cached_token || c->exec_cert_pem;
-        if (!have || (c->cached_token_expiry && now >= c->cached_token_expiry)) {
+        if (kube_rest_config_exec_due(c)) {
             struct exec_cred cred = {0};
-            struct exec_cred_cluster cl = {
-                .server = c->server,
-                .tls_server_name = c->tls_server_name,
-                .ca_pem = c->ca_pem,
-                .ca_len = c->ca_len,
-                .insecure_skip_tls_verify = c->insecure_skip_tls_verify,
-            };
-            struct exec_cred_opts o = {.cluster = &cl, .timeout_ms = c->exec_timeout_ms};
+            struct exec_cred_cluster cl;
+            struct exec_cred_opts o;
+            kube_rest_config_exec_opts(c, &cl, &o);
             int rc = exec_cred_run_opts(c->exec, &o, &cred, e);
             if (rc < 0)
                 return rc;
-            wipe_free(c->cached_token, 0);
-            c->cached_token = cred.token;
-            c->cached_token_expiry = cred.expiry;
-            free(c->exec_cert_pem);
-            wipe_free(c->exec_key_pem, 0);
-            c->exec_cert_pem = cred.cert_pem;
-            c->exec_key_pem = cred.key_pem;
+            kube_rest_config_exec_store(c, &cred);
         }
         *token = c->cached_token;
         return 0;

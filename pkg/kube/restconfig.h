@@ -77,10 +77,24 @@ struct kube_rest_config *kube_rest_config_dup(const struct kube_rest_config *c);
 /*
  * The bearer token to send now, or *token = NULL when the config has none.
  * Re-reads token_file when it changed, runs the exec plugin when the cached
- * credential expired. The returned string is borrowed from `c` and valid
+ * credential expired (blocking: the REST client runs it asynchronously
+ * first, see kube_rest_config_exec_due). The returned string is borrowed from `c` and valid
  * until the next call. Returns 0 or a negative code with a message in `e`.
  */
 int kube_rest_config_token(struct kube_rest_config *c, const char **token, struct err *e);
+
+/* For callers on a loop that run the exec plugin asynchronously
+ * (exec_cred_start) instead of inside kube_rest_config_token: true when the
+ * plugin must run (no credential yet, or expired); the options to run it
+ * with (cl holds what o points to; both borrow from c); and storing its
+ * answer (the strings are moved out of cred). */
+struct exec_cred;
+struct exec_cred_cluster;
+struct exec_cred_opts;
+bool kube_rest_config_exec_due(const struct kube_rest_config *c);
+void kube_rest_config_exec_opts(const struct kube_rest_config *c, struct exec_cred_cluster *cl,
+                                struct exec_cred_opts *o);
+void kube_rest_config_exec_store(struct kube_rest_config *c, struct exec_cred *cred);
 
 /* Forget cached credentials (after a 401) so the next call re-reads / re-runs. */
 void kube_rest_config_invalidate(struct kube_rest_config *c);

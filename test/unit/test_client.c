@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pkg/kube/client.h"
+#include "pkg/kube/kfile.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/fakesrv.h"
@@ -861,6 +863,132 @@ static void test_token_file_size_and_recheck(void **state)
     unlink(path);
 }
 
+struct ticks {
+    const char *marker; /* exists while the plugin runs */
+    int during;         /* loop turns seen while it existed */
+};
+
+static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct ticks *t = w->data;
+    if (access(t->marker, F_OK) == 0)
+        t->during++;
+}
+
+/* An exec credential plugin runs off the loop: while a slow plugin runs,
+ * timers (lease renewal, probes, watches' watchdogs) keep firing, and every
+ * request waiting for it goes on with its answer. It used to run inside the
+ * request's start, blocking the loop for the plugin's whole run (up to 60 s). */
+static void test_exec_plugin_does_not_block_the_loop(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    char dir[] = "/tmp/kks-execc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *marker = xasprintf("%s/running", dir);
+    char *cmd = xasprintf("%s/plugin", dir);
+    char *count = xasprintf("%s/count", dir);
+    FILE *fp = fopen(cmd, "w");
+    assert_non_null(fp);
+    fprintf(fp,
+            "#!/bin/sh\necho x >> '%s'\ntouch '%s'\nsleep 1\nrm -f '%s'\n"
+            "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
+            "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"exec-tok\"}}'\n",
+            count, marker, marker);
+    fclose(fp);
+    assert_int_equal(chmod(cmd, 0700), 0);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    f->cfg->exec = xcalloc(1, sizeof *f->cfg->exec);
+    f->cfg->exec->command = xstrdup(cmd);
+    f->cfg->exec->api_version = xstrdup("client.authentication.k8s.io/v1");
+    fx_client(f, NULL);
+    fakesrv_push(f->srv, &(struct fakesrv_resp){
+                             .method = "GET", .path = "/api/v1/pods", .body = "{}", .times = 3});
+    struct ticks t = {.marker = marker};
+    ev_timer tick;
+    ev_timer_init(&tick, tick_cb, 0.02, 0.02);
+    tick.data = &t;
+    ev_timer_start(f->loop, &tick);
+    /* three requests while the credential is unknown: one plugin run */
+    for (int i = 0; i < 3; i++)
+        do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 3, 15);
+    ev_timer_stop(f->loop, &tick);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(f->got[i].rc, 0);
+    assert_true(t.during >= 3);
+    for (size_t i = 0; i < 3; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->srv, i);
+        assert_string_equal(fakesrv_req_header(r, "authorization"), "Bearer exec-tok");
+        fakesrv_req_free(r);
+    }
+    char *runs = NULL;
+    size_t n = 0;
+    assert_int_equal(kfile_read(count, 4096, &runs, &n, NULL), 0);
+    assert_string_equal(runs, "x\n");
+    free(runs);
+    fx_free(f);
+    unlink(count);
+    unlink(cmd);
+    rmdir(dir);
+    free(count);
+    free(cmd);
+    free(marker);
+}
+
+static void stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+/* A hanging plugin: bounded by exec_timeout_ms (the waiting request fails
+ * with -ETIMEDOUT, the loop stays free); freeing the client while a plugin
+ * runs kills it and cancels the waiting request. */
+static void test_exec_plugin_timeout_and_cancel(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    char dir[] = "/tmp/kks-exech-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *cmd = xasprintf("%s/plugin", dir);
+    FILE *fp = fopen(cmd, "w");
+    assert_non_null(fp);
+    fputs("#!/bin/sh\nsleep 30\n", fp);
+    fclose(fp);
+    assert_int_equal(chmod(cmd, 0700), 0);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    f->cfg->exec = xcalloc(1, sizeof *f->cfg->exec);
+    f->cfg->exec->command = xstrdup(cmd);
+    f->cfg->exec_timeout_ms = 300;
+    fx_client(f, NULL);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, -ETIMEDOUT);
+    assert_non_null(strstr(f->got[0].msg, "credentials"));
+    assert_int_equal(fakesrv_nreq(f->srv), 0);
+    /* no timeout this time: freed while it runs */
+    f->cfg->exec_timeout_ms = 60000;
+    fx_client(f, NULL);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    ev_timer stop;
+    ev_timer_init(&stop, stop_cb, 0.2, 0);
+    ev_timer_start(f->loop, &stop);
+    ev_run(f->loop, 0);
+    assert_int_equal(f->n, 1);
+    kube_client_free(f->c);
+    f->c = NULL;
+    assert_int_equal(f->n, 2);
+    assert_int_equal(f->got[1].rc, -ECANCELED);
+    fx_free(f);
+    unlink(cmd);
+    rmdir(dir);
+    free(cmd);
+}
+
 /* ---- TLS --------------------------------------------------------------------- */
 
 static void test_tls(void **state)
@@ -1109,6 +1237,8 @@ int main(void)
         cmocka_unit_test(test_body_cap_and_bad_json),
         cmocka_unit_test(test_401_refreshes_token),
         cmocka_unit_test(test_token_file_size_and_recheck),
+        cmocka_unit_test(test_exec_plugin_does_not_block_the_loop),
+        cmocka_unit_test(test_exec_plugin_timeout_and_cancel),
         cmocka_unit_test(test_token_error),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_tls_client_cert),
