@@ -29,12 +29,8 @@
 #include "pkg/util/err.h"
 #include "pkg/util/log.h"
 #include "pkg/util/xalloc.h"
-
-#if __has_include("pkg/yaml/yaml2json.h")
 #include "pkg/yaml/yaml2json.h"
 #include "pkg/json/jsonx.h"
-#define HAVE_YAML 1
-#endif
 
 #define MAX_MULTI 64
 
@@ -302,14 +298,7 @@ static int load_dir(struct hub *hub, const char *dir, const struct logger *lg, s
         json_t *docs = NULL;
         ret = read_file(path, &b, e);
         if (!ret) {
-#ifdef HAVE_YAML
             docs = yaml_to_json_all(b.data ? b.data : "", b.len, NULL, e);
-#else
-            json_t *one = json_loadb(b.data ? b.data : "", b.len, 0, NULL);
-            docs = one ? json_pack("[o]", one) : NULL;
-            if (!docs)
-                err_set(e, -EINVAL, "YAML support not built in; use JSON");
-#endif
             if (!docs)
                 ret = err_prefix(e, "%s", path);
         }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/quota/agent.h"
+#include "controllers/agent/agent.h"
 #include "controllers/workload/admissioncheck.h"
 #include "controllers/workload/controller.h"
 #include "controllers/workload/transform.h"
@@ -38,7 +38,7 @@ struct wlrun {
     struct ev_loop *loop;
     bool started, stopped, set_up;
 
-    /* discovery: slot 0 the Kueue group, 1 kube-system (origin), 2 + i kind i */
+    /* discovery: slot 0 the Kueue group, 1 the kube-system namespace: origin, 2 + i kind i */
     struct wlrun_disc {
         struct wlrun *r;
         int what; /* -1 kueue, -2 origin, >= 0 kind index */
@@ -840,7 +840,7 @@ static void hubdisc_done(void *ud, int rc, const json_t *body)
         disc_kueue_version(body, &v, NULL);
         r->kueue_version = xstrdup(v);
     } else if (slot->what == -2) {
-        /* 404: no kube-system (not a real cluster): the fixed origin, the
+        /* 404: no kube-system namespace: not a real cluster: the fixed origin, the
          * same at every start */
         const char *uid = rc == 0 ? jx_uid(body) : NULL;
         r->origin = xstrdup(uid && *uid ? uid : "kueue-ks");

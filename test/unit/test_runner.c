@@ -308,7 +308,6 @@ static bool widgets_listed(struct run *x)
     return ++x->polls >= 20;
 }
 
-
 /* A Workload owned by a kind outside the table: its group-version is
  * discovered once and the kind is then watched on the hub (and, direct
  * transport, on the workers). */
