@@ -203,8 +203,9 @@ int kube_rest_config_token(struct kube_rest_config *c, const char **token, struc
         /* Not stat'ed per request: at most every recheck interval (a 401
          * invalidates the cache and forces a re-read). */
         double now = clock_mono_s();
-        double every =
-            c->token_file_recheck_s > 0 ? c->token_file_recheck_s : KUBE_TOKEN_FILE_RECHECK_S;
+        double every = c->token_file_recheck_s > 0   ? c->token_file_recheck_s
+                       : c->token_file_recheck_s < 0 ? 0
+                                                     : KUBE_TOKEN_FILE_RECHECK_S;
         if (c->cached_token && now - c->cached_token_checked_s < every) {
             *token = c->cached_token;
             return 0;

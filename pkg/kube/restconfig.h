@@ -48,7 +48,7 @@ struct kube_rest_config {
     char *token_file; /* bearer token file: checked (stat) at most every token_file_recheck_s,
                          re-read when its mtime/size changed or after a 401; at most
                          KUBE_TOKEN_FILE_MAX bytes (a bigger file is an error, never cut) */
-    double token_file_recheck_s;   /* 0 = KUBE_TOKEN_FILE_RECHECK_S */
+    double token_file_recheck_s;   /* 0 = KUBE_TOKEN_FILE_RECHECK_S, < 0 = every call */
     struct kube_exec_config *exec; /* may be NULL */
     char *source; /* where this came from, for messages: "kubeconfig /p, context c" */
 
