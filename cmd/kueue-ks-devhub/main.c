@@ -30,6 +30,7 @@
 #include "pkg/util/log.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/yaml/yaml2json.h"
+#include "pkg/json/jsonx.h"
 
 #define MAX_MULTI 64
 
@@ -404,6 +405,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     struct opts o = {.listen = "127.0.0.1:0", .name = "devhub"};
     struct app app = {0};
     struct tls_bundle tls = {0};

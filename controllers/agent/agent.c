@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/podres/podres.h"
 #include "pkg/kube/informer.h"
 #include "pkg/util/clock.h"
@@ -92,7 +93,7 @@ static json_t *project_node(json_t *obj, void *ud)
     static const char *const paths[] = {"metadata.labels", "spec.taints", "spec.unschedulable",
                                         NULL};
     struct sink *s = ud;
-    char key[300];
+    char key[JX_OBJ_KEY_MAX + 1];
     json_t *p = store_project_fields(obj, paths);
     json_t *kks = json_object();
     json_t *alloc = json_object();
@@ -168,7 +169,7 @@ static json_t *project_pod(json_t *obj, void *ud)
     err_clear(&e);
     json_t *kks = json_object();
     if (podres_pod(obj, &req, &lim, &e) < 0) {
-        char key[300];
+        char key[JX_OBJ_KEY_MAX + 1];
         s->bad_pods++;
         sink_warn(s, "pod", obj_key(obj, key, sizeof key), e.msg);
         json_object_set_new(kks, "error", json_string(e.msg));

@@ -411,7 +411,7 @@ static void secret_upsert(void *ud, json_t *obj)
                 same->secret_key ? same->secret_key : "--worker flag");
         goto bad;
     }
-    char src[300];
+    char src[sizeof "secret " + JX_OBJ_KEY_MAX];
     snprintf(src, sizeof src, "secret %s", key);
     if (kubeconfig_load_data(data, len, src, NULL, 0, w->cfg.lg, &cfg, NULL, &e) < 0)
         goto bad;

@@ -774,3 +774,8 @@ json_t *jx_owner_find(const json_t *obj, const char *group, const char *kind)
     }
     return NULL;
 }
+
+void jx_use_xalloc(void)
+{
+    json_set_alloc_funcs(xmalloc, free);
+}
