@@ -353,12 +353,6 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     return 0;
 }
 
-bool place_status_reported(const json_t *status)
-{
-    return json_is_object(status) && (json_is_string(json_object_get(status, "lastUpdated")) ||
-                                      json_is_array(json_object_get(status, "nodes")));
-}
-
 bool place_cluster_usable(const struct place_cluster *c, int64_t now_ms, int64_t stale_after_ms)
 {
     if (!c->ready || !c->reported)

@@ -130,12 +130,6 @@ struct place_cluster {
 int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct place_warnings *w,
                             struct err *e);
 void place_cluster_free(struct place_cluster *c);
-/* True when a ClusterMetrics status has been reported: `status` is an object
- * holding status.lastUpdated or a status.nodes array (the galaxy agent
- * writes nodes without lastUpdated). An object created without status (its
- * producer's status write not made yet) has reported nothing: it is not a
- * cluster with 0 nodes. The quota uses the same rule. */
-bool place_status_reported(const json_t *status);
 /* Usable for placement at now_ms: the status is reported, Ready is not False
  * and the metrics are at most stale_after_ms old (a cluster without
  * lastUpdated, galaxy format, cannot be judged and counts as fresh). The same

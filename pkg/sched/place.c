@@ -274,3 +274,9 @@ fail:
     place_flavor_free(out);
     return rc;
 }
+
+bool place_status_reported(const json_t *status)
+{
+    return json_is_object(status) && (json_is_string(json_object_get(status, "lastUpdated")) ||
+                                      json_is_array(json_object_get(status, "nodes")));
+}
