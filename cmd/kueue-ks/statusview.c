@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "controllers/quota/aggregate.h"
+#include "pkg/json/jsonx.h"
 #include "pkg/quantity/quantity.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -419,20 +420,6 @@ static int render_queues(const struct sv_input *in, struct buf *out)
     return rc;
 }
 
-static bool cond_true(const json_t *o, const char *type)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(json_object_get(o, "status"), "conditions"), i, c)
-    {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *s = json_string_value(json_object_get(c, "status"));
-        if (t && s && strcmp(t, type) == 0)
-            return strcmp(s, "True") == 0;
-    }
-    return false;
-}
-
 static int render_workloads(const struct sv_input *in, struct buf *out)
 {
     if (!in->workloads)
@@ -444,11 +431,11 @@ static int render_workloads(const struct sv_input *in, struct buf *out)
     json_t *items = json_object_get(in->workloads, "items"), *w;
     json_array_foreach(items, i, w)
     {
-        if (cond_true(w, "Finished"))
+        if (jx_cond_is_true(w, "Finished"))
             finished++;
-        else if (cond_true(w, "Admitted"))
+        else if (jx_cond_is_true(w, "Admitted"))
             admitted++;
-        else if (cond_true(w, "QuotaReserved"))
+        else if (jx_cond_is_true(w, "QuotaReserved"))
             reserved++;
         else
             pending++;

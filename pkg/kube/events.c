@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -347,12 +348,6 @@ static void enqueue(struct evrec *r, struct write *w)
 
 /* ---- recording --------------------------------------------------------- */
 
-static const char *jstr(const json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "";
-}
-
 /* Truncate to at most `max` bytes without splitting a UTF-8 sequence. */
 static void truncate_utf8(char *s, size_t max)
 {
@@ -430,12 +425,12 @@ void evrec_eventv(struct evrec *r, const json_t *involved, const char *type, con
                   const char *fmt, va_list ap)
 {
     const json_t *meta = json_object_get(involved, "metadata");
-    const char *kind = jstr(involved, "kind");
-    const char *api = jstr(involved, "apiVersion");
-    const char *name = jstr(meta, "name");
-    const char *ons = jstr(meta, "namespace");
-    const char *uid = jstr(meta, "uid");
-    const char *orv = jstr(meta, "resourceVersion");
+    const char *kind = jx_field_str(involved, "kind");
+    const char *api = jx_field_str(involved, "apiVersion");
+    const char *name = jx_field_str(meta, "name");
+    const char *ons = jx_field_str(meta, "namespace");
+    const char *uid = jx_field_str(meta, "uid");
+    const char *orv = jx_field_str(meta, "resourceVersion");
     if (!type || (strcmp(type, "Normal") != 0 && strcmp(type, "Warning") != 0)) {
         r->st.invalid++;
         log_error(r->lg, "event dropped: type must be Normal or Warning", "type", type, "reason",
