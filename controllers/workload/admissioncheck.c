@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pkg/json/jsonx.h"
+#include "pkg/reasons/reasons.h"
 #include "pkg/util/xalloc.h"
 
 bool acc_is_ours(const json_t *ac)
@@ -26,18 +27,18 @@ int acc_decide(const json_t *ac, size_t n_usable, size_t n_registered, const cha
     if (n_usable > 0) {
         msg = xasprintf("%zu of %zu worker clusters usable", n_usable, n_registered);
         c.status = "True";
-        c.reason = "Active";
+        c.reason = REASON_ACTIVE;
     } else if (n_registered == 0) {
         msg = xstrdup("no worker cluster is registered (add a Secret labelled "
                       "kueue-ks.io/worker=true, or --worker NAME=KUBECONFIG)");
         c.status = "False";
-        c.reason = "NoUsableClusters";
+        c.reason = REASON_NO_USABLE_CLUSTERS;
     } else {
         msg = xasprintf("none of the %zu registered worker clusters is usable (unreachable, "
                         "not Ready, or metrics stale)",
                         n_registered);
         c.status = "False";
-        c.reason = "NoUsableClusters";
+        c.reason = REASON_NO_USABLE_CLUSTERS;
     }
     c.message = msg;
     json_t *cur = jx_arr(ac, "status.conditions");

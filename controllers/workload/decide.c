@@ -7,6 +7,7 @@
 
 #include "controllers/workload/transform.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/reasons/reasons.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/xalloc.h"
 
@@ -365,13 +366,13 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
         const char *why = !wl_active(s->workload) ? "deactivated"
                           : evicting              ? "is being evicted"
                                                   : "lost its quota reservation";
-        act_event(a, WL_TGT_JOB, "Normal", "Evicted",
+        act_event(a, WL_TGT_JOB, "Normal", REASON_EVICTED,
                   xasprintf("Workload %s %s; placement on cluster %s undone", jx_name(s->workload),
                             why, was_c));
     }
     free(was_c);
     if (jx_cond_find(s->workload, WL_COND_CLUSTER_ASSIGNED))
-        wlst_assigned(w, false, "NoReservation", "the workload holds no quota reservation");
+        wlst_assigned(w, false, REASON_NO_RESERVATION, "the workload holds no quota reservation");
     const char *st = check_state(entry);
     /* while an eviction is in progress Kueue still holds the reservation and
      * resets the checks itself when it releases it */
@@ -416,16 +417,16 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
         struct wl_action *r = push(a, WL_ACT_RESERVE);
         r->cluster = xstrdup(p->cluster);
         char *amsg = xasprintf("assigned to cluster %s", p->cluster);
-        wlst_assigned(w, true, "ClusterAssigned", amsg);
+        wlst_assigned(w, true, REASON_CLUSTER_ASSIGNED, amsg);
         msg = xasprintf("placed on cluster %s%s%s", p->cluster, p->message ? ": " : "",
                         p->message ? p->message : "");
         wlst_check(w, "Pending", msg);
-        act_event(a, WL_TGT_JOB, "Normal", "AssignedCluster",
+        act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_CLUSTER,
                   xasprintf("Assigned to cluster %s", p->cluster));
-        act_event(a, WL_TGT_WORKLOAD, "Normal", "AssignedCluster", amsg);
+        act_event(a, WL_TGT_WORKLOAD, "Normal", REASON_ASSIGNED_CLUSTER, amsg);
         const char *inj = jx_annotation(work, XF_ANN_INJECTED);
         if (inj)
-            act_event(a, WL_TGT_JOB, "Normal", "AssignedFlavor",
+            act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_FLAVOR,
                       xasprintf("nodeSelector added from the admitted flavors: %s", inj));
         if (s->kind->generic) {
             /* outside the kind table: only the label moves it (no pod templates known) */
@@ -435,8 +436,8 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
                 "copied whole",
                 jx_api_version(s->job) ? jx_api_version(s->job) : "?", jx_str(s->job, "kind", "?"),
                 p->cluster, XF_LABEL_CLUSTER);
-            act_event(a, WL_TGT_JOB, "Warning", WL_REASON_UNKNOWN_KIND, xstrdup(gmsg));
-            act_event(a, WL_TGT_WORKLOAD, "Warning", WL_REASON_UNKNOWN_KIND, gmsg);
+            act_event(a, WL_TGT_JOB, "Warning", REASON_UNKNOWN_JOB_KIND, xstrdup(gmsg));
+            act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_UNKNOWN_JOB_KIND, gmsg);
         }
         json_decref(labels);
         break;
@@ -452,7 +453,7 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
                             p->cluster ? p->cluster : "", p->message ? ": " : "",
                             p->message ? p->message : "");
         if (strcmp(cur_msg, msg) != 0)
-            act_event(a, WL_TGT_WORKLOAD, "Warning", "NoClusterFits", xstrdup(msg));
+            act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
         wlst_check(w, "Pending", msg);
         act_requeue(a, p->status == WL_PLACE_NOT_NOW ? s->opts.no_fit_requeue_ms
                                                      : s->opts.pin_unknown_requeue_ms);
@@ -461,8 +462,8 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
         if (stale)
             act_patch_job(a, s->job, work);
         msg = xasprintf("the workload fits no cluster: %s", p->message ? p->message : "");
-        act_event(a, WL_TGT_WORKLOAD, "Warning", "NoClusterFits", xstrdup(msg));
-        act_event(a, WL_TGT_JOB, "Warning", "NoClusterFits", xstrdup(msg));
+        act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
+        act_event(a, WL_TGT_JOB, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
         wlst_check(w, "Rejected", msg);
         break;
     }
@@ -520,7 +521,7 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
                       const char *token, struct wl_actions *a)
 {
     char *amsg = xasprintf("assigned to cluster %s", cluster);
-    wlst_assigned(w, true, "ClusterAssigned", amsg);
+    wlst_assigned(w, true, REASON_CLUSTER_ASSIGNED, amsg);
     free(amsg);
     if (!s->placed.usable) {
         int64_t lost = s->now_ms - s->placed.unusable_since_ms;
@@ -529,8 +530,8 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
                                   cluster, (long long)(lost / 1000),
                                   (long long)(s->opts.worker_lost_timeout_ms / 1000));
             wlst_check(w, "Retry", msg);
-            act_event(a, WL_TGT_WORKLOAD, "Warning", "WorkerLost", xstrdup(msg));
-            act_event(a, WL_TGT_JOB, "Warning", "WorkerLost", msg);
+            act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_WORKER_LOST, xstrdup(msg));
+            act_event(a, WL_TGT_JOB, "Warning", REASON_WORKER_LOST, msg);
             push(a, WL_ACT_UNRESERVE);
             return;
         }
@@ -565,7 +566,7 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
         struct wl_action *x = push(a, WL_ACT_CREATE_COPY);
         x->cluster = xstrdup(cluster);
         x->object = obj;
-        act_event(a, WL_TGT_JOB, "Normal", "Dispatched",
+        act_event(a, WL_TGT_JOB, "Normal", REASON_DISPATCHED,
                   xasprintf("Created on cluster %s", cluster));
         return;
     }

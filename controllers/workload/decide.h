@@ -30,7 +30,7 @@
  *     resourceVersion, reserve, ClusterAssigned=True, check message, Events
  *     AssignedCluster (+ AssignedFlavor when node labels were injected).
  *     A job of a kind outside the kind table (kind->generic) is placed by
- *     the label only and gets Warning Events WL_REASON_UNKNOWN_KIND.
+ *     the label only and gets Warning Events REASON_UNKNOWN_JOB_KIND (pkg/reasons).
  *     NOT_NOW / PIN_UNKNOWN: check stays Pending with the reason in its
  *     message, Event NoClusterFits when the message changes, requeue.
  *     NEVER: check Rejected with the reason, Event NoClusterFits.
@@ -79,10 +79,8 @@
 #include "controllers/workload/kinds.h"
 #include "pkg/util/err.h"
 
-#define WL_COND_CLUSTER_ASSIGNED "ClusterAssigned"
+#define WL_COND_CLUSTER_ASSIGNED "ClusterAssigned" /* the condition type */
 #define WL_CHECK_MESSAGE_MAX     32768
-/* Warning Event reason when a job of a kind outside the kind table is placed. */
-#define WL_REASON_UNKNOWN_KIND "UnknownJobKind"
 
 enum wl_place_status { WL_PLACE_OK = 0, WL_PLACE_NOT_NOW, WL_PLACE_NEVER, WL_PLACE_PIN_UNKNOWN };
 

@@ -7,6 +7,7 @@
 
 #include "controllers/workload/transform.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/reasons/reasons.h"
 #include "pkg/util/xalloc.h"
 
 struct batch {
@@ -90,7 +91,7 @@ static void on_existing(void *ud, const struct kube_result *r)
                 jx_name(c->copy));
         batch_fail(b, -EEXIST, &e, "");
         if (c->events && c->job)
-            evrec_event(c->events, c->job, "Warning", "CopyConflict", "%s", e.msg);
+            evrec_event(c->events, c->job, "Warning", REASON_COPY_CONFLICT, "%s", e.msg);
     }
     call_free(c);
     batch_unref(b);
