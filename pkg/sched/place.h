@@ -92,13 +92,11 @@ struct place_flavor {
 int place_flavor_from_json(const json_t *rf, struct place_flavor *out, struct err *e);
 void place_flavor_free(struct place_flavor *f);
 
-/* ---- ClusterMetrics ------------------------------------------------------ */
-
 /* True when a ClusterMetrics status has been reported: `status` is an object
  * holding status.lastUpdated or a status.nodes array (the galaxy agent
  * writes nodes without lastUpdated). An object created without status (its
  * producer's status write not made yet) has reported nothing: it is not a
- * cluster with 0 nodes. Placement and quota use this one rule. */
+ * cluster with 0 nodes. The quota uses the same rule. */
 bool place_status_reported(const json_t *status);
 
 #endif

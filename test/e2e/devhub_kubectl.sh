@@ -346,6 +346,7 @@ step "--log-format json" '^\{"ts":.*"msg":"stopped"' tail -1 "$WORK/second.log"
 # Restart with --data: nothing lost, watches resume from an RV taken before.
 RV_BEFORE=$(kubectl get cm app -o 'jsonpath={.metadata.resourceVersion}')
 kubectl patch cm app --type merge -p '{"data":{"after":"restart-marker"}}' >/dev/null 2>&1
+cp "$KUBECONFIG" "$WORK/before-restart.kubeconfig"
 STEP=$((STEP + 1))
 kill -TERM "$PID"
 wait "$PID"
@@ -355,6 +356,10 @@ PID=
 pass "SIGTERM shuts down cleanly"
 start_devhub "127.0.0.1:$PORT"
 step "data kept across restart" "^restart-marker$" kubectl get cm app -o 'jsonpath={.data.after}'
+step "a kubeconfig written before the restart still works (same CA and client cert)" "^restart-marker$" \
+  kubectl --kubeconfig "$WORK/before-restart.kubeconfig" get cm app -o 'jsonpath={.data.after}'
+step "TLS keys kept with --data are 0600" "^600 600$" \
+  sh -c 'echo $(stat -c %a "$1/server.key" "$1/client.key")' sh "$WORK/hub.db.tls"
 step "CRD still served after restart" "gadgets" kubectl api-resources
 step "watch from an RV taken before the restart" '"type":"MODIFIED".*restart-marker' \
   kubectl get --raw "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$RV_BEFORE&timeoutSeconds=1"
