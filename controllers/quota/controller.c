@@ -8,7 +8,7 @@
 
 #include "controllers/quota/aggregate.h"
 #include "pkg/kube/discovery.h"
-#include "pkg/kube/events.h"
+#include "pkg/kube/evrec.h"
 #include "pkg/kube/informer.h"
 #include "pkg/kube/store.h"
 #include "pkg/quantity/quantity.h"

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "controllers/workload/admissioncheck.h"
-#include "controllers/workload/transform.h"
+#include "controllers/workload/acc.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/reasons/reasons.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "controllers/agent/agent.h"
-#include "controllers/workload/transform.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/informer.h"
 #include "pkg/kube/kubeconfig.h"

@@ -12,9 +12,9 @@ controllers/quota/aggregate.c:contrib_compute:92
 controllers/workload/placement.c:wview_build:88
 controllers/workload/placement.c:eval_cluster:92
 controllers/workload/placement.c:place_decide:145
-controllers/workload/decide.c:st_place:90
-controllers/workload/runner.c:set_up:110
-controllers/workload/perform.c:wlx_perform:114
+controllers/workload/wl.c:st_place:90
+controllers/workload/wlrun.c:set_up:110
+controllers/workload/wlx.c:wlx_perform:114
 controllers/workload/controller.c:process:150
 "
 fails=0

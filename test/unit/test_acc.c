@@ -1,4 +1,4 @@
-/* Unit tests for controllers/workload/admissioncheck: the Active condition. */
+/* Unit tests for controllers/workload/acc: the Active condition. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/workload/admissioncheck.h"
+#include "controllers/workload/acc.h"
 #include "pkg/json/jsonx.h"
 
 static json_t *J(const char *s)

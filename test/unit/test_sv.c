@@ -1,4 +1,4 @@
-/* Unit tests for cmd/kueue-ks/statusview: exact rendered text. */
+/* Unit tests for cmd/kueue-ks/sv: exact rendered text. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/kueue-ks/statusview.h"
+#include "cmd/kueue-ks/sv.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/tjson.h"
 

@@ -1,5 +1,5 @@
 /*
- * admissioncheck: the AdmissionCheck controller's pure decision (DESIGN §5.1).
+ * acc: the AdmissionCheck controller's pure decision (DESIGN §5.1).
  *
  * For every AdmissionCheck with spec.controllerName ACC_CONTROLLER_NAME,
  * keep the condition Active:
@@ -16,8 +16,8 @@
  * and metadata.resourceVersion as a precondition, so a concurrent writer
  * causes a 409 and a requeue rather than a lost condition.
  */
-#ifndef KKS_CONTROLLERS_WORKLOAD_ADMISSIONCHECK_H
-#define KKS_CONTROLLERS_WORKLOAD_ADMISSIONCHECK_H
+#ifndef KKS_CONTROLLERS_WORKLOAD_ACC_H
+#define KKS_CONTROLLERS_WORKLOAD_ACC_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /*
- * perform: carry out the actions of one wl_decide() pass (decide.h),
+ * wlx: carry out the actions of one wl_decide() pass (wl.h),
  * asynchronously, on the event loop. This is the only part of the workload
  * controller that talks to API servers; the reconcile path calls it and
  * returns at once (nothing here blocks).
@@ -30,17 +30,17 @@
  * connected) fails its action with -ENOTCONN. `done` may run before
  * wlx_perform returns (when there is no API call).
  */
-#ifndef KKS_CONTROLLERS_WORKLOAD_PERFORM_H
-#define KKS_CONTROLLERS_WORKLOAD_PERFORM_H
+#ifndef KKS_CONTROLLERS_WORKLOAD_WLX_H
+#define KKS_CONTROLLERS_WORKLOAD_WLX_H
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "controllers/workload/decide.h"
+#include "controllers/workload/wl.h"
 #include "controllers/workload/kinds.h"
 #include "pkg/kube/client.h"
-#include "pkg/kube/events.h"
+#include "pkg/kube/evrec.h"
 #include "pkg/util/err.h"
 #include "pkg/util/log.h"
 

@@ -1,5 +1,5 @@
 /*
- * store: the devhub's SQLite storage. A table of current objects (key ->
+ * hstore: the devhub's SQLite storage. A table of current objects (key ->
  * JSON text, resourceVersion) and an append-only change log whose INTEGER
  * PRIMARY KEY is the resourceVersion: every write appends one change and the
  * new RV is the change's sequence number. Compaction drops old changes and
@@ -10,8 +10,8 @@
  * key. Writes run in transactions with cached prepared statements.
  * path ":memory:" (or NULL) keeps everything in memory; a file uses WAL.
  */
-#ifndef KKS_DEVHUB_STORE_H
-#define KKS_DEVHUB_STORE_H
+#ifndef KKS_DEVHUB_HSTORE_H
+#define KKS_DEVHUB_HSTORE_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /*
- * Unit tests for controllers/workload/perform: the actions of a decision are
+ * Unit tests for controllers/workload/wlx: the actions of a decision are
  * sent through the real REST client to scripted fake API servers (a hub and
  * one worker); paths, methods, content types and bodies are checked, and the
  * result reports the first failure (409 on the workload status), while
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/workload/perform.h"
-#include "controllers/workload/transform.h"
+#include "controllers/workload/wlx.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"
 #include "pkg/util/xalloc.h"

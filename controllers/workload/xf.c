@@ -1,5 +1,5 @@
-/* transform: pure JSON transforms of job objects (see transform.h). */
-#include "controllers/workload/transform.h"
+/* xf: pure JSON transforms of job objects (see xf.h). */
+#include "controllers/workload/xf.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /*
- * decide: the pure reconcile decision of the workload controller (DESIGN
+ * wl: the pure reconcile decision of the workload controller (DESIGN
  * §5.2). Input: a snapshot of everything the controller knows about one
  * Workload (taken from the informer stores by the driver); output: the list
  * of writes to make. No I/O, no clock, no global state: the same snapshot
- * always gives the same actions, which is what test_decide.c checks.
+ * always gives the same actions, which is what test_wl.c checks.
  *
  * States, in the order they are checked:
  *  0. Workload or hub job gone: delete every worker copy, drop the reservation.
@@ -43,7 +43,7 @@
  *     deleted and its status never mirrored; the copy on c is
  *     created when absent (the placement was recorded in the hub first, in
  *     state 5, so a crash never yields two copies); when present its status
- *     comes back (transform.h (d)): hub job status patch (status subresource)
+ *     comes back (xf.h (d)): hub job status patch (status subresource)
  *     when the final/mirrored status differs, kueue-ks.io/remote-status
  *     annotation, progress in the check message.
  *
@@ -68,8 +68,8 @@
  *    field manager "kueue-ks" and force=true it owns just that element on a
  *    real API server, as Kueue's own controllers do (kueue-api §3.3).
  */
-#ifndef KKS_CONTROLLERS_WORKLOAD_DECIDE_H
-#define KKS_CONTROLLERS_WORKLOAD_DECIDE_H
+#ifndef KKS_CONTROLLERS_WORKLOAD_WL_H
+#define KKS_CONTROLLERS_WORKLOAD_WL_H
 
 #include <jansson.h>
 #include <stdbool.h>

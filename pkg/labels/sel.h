@@ -1,5 +1,5 @@
 /*
- * labels: Kubernetes label selectors and field selectors.
+ * sel: Kubernetes label selectors and field selectors.
  *
  * Label selector strings follow k8s.io/apimachinery/pkg/labels:
  *
@@ -34,8 +34,8 @@
  * All parsers return 0, -EINVAL (syntax / validation) or -E2BIG (input longer
  * than SEL_MAX_LEN); they never crash on bad input.
  */
-#ifndef KKS_LABELS_LABELS_H
-#define KKS_LABELS_LABELS_H
+#ifndef KKS_LABELS_SEL_H
+#define KKS_LABELS_SEL_H
 
 #include <jansson.h>
 #include <stdbool.h>

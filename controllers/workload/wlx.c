@@ -1,11 +1,11 @@
-/* perform: carry out wl_decide() actions asynchronously (see perform.h). */
-#include "controllers/workload/perform.h"
+/* wlx: carry out wl_decide() actions asynchronously (see wlx.h). */
+#include "controllers/workload/wlx.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/workload/transform.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/reasons/reasons.h"
 #include "pkg/util/xalloc.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pkg/labels/labels.h"
+#include "pkg/labels/sel.h"
 #include "pkg/util/buf.h"
 
 static json_t *J(const char *text)

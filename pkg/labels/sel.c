@@ -1,5 +1,5 @@
-/* labels: label selector and field selector parsing, matching and formatting. */
-#include "pkg/labels/labels.h"
+/* sel: label selector and field selector parsing, matching and formatting. */
+#include "pkg/labels/sel.h"
 
 #include <errno.h>
 #include <inttypes.h>

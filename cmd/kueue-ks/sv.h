@@ -1,5 +1,5 @@
 /*
- * statusview: the pure rendering of `kueue-ks status` (no I/O, no clock:
+ * sv: the pure rendering of `kueue-ks status` (no I/O, no clock:
  * the time is an input). Input is the JSON list objects as the API server
  * returns them ({"items": [...]}); output is kubectl-like text tables
  * (columns padded with 3 spaces, sorted by name):
@@ -25,8 +25,8 @@
  * node counts to CLUSTERS and a "stale" note from the annotation.
  * Unparseable values show as "?" rather than failing.
  */
-#ifndef KKS_CMD_KUEUE_KS_STATUSVIEW_H
-#define KKS_CMD_KUEUE_KS_STATUSVIEW_H
+#ifndef KKS_CMD_KUEUE_KS_SV_H
+#define KKS_CMD_KUEUE_KS_SV_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /*
- * runner: the workload controller as a manager runnable (`kueue-ks run`).
+ * wlrun: the workload controller as a manager runnable (`kueue-ks run`).
  * Prefix wlrun_. It wires the pieces of controllers/workload/ together:
  *
  *   start (while leading):
@@ -38,8 +38,8 @@
  * calls, the informers must die before the hub client):
  *   mgr_run() returns -> wlrun_release(r) -> mgr_free(m) -> wlrun_free(r).
  */
-#ifndef KKS_CONTROLLERS_WORKLOAD_RUNNER_H
-#define KKS_CONTROLLERS_WORKLOAD_RUNNER_H
+#ifndef KKS_CONTROLLERS_WORKLOAD_WLRUN_H
+#define KKS_CONTROLLERS_WORKLOAD_WLRUN_H
 
 #include <stdbool.h>
 #include <stddef.h>

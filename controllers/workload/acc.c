@@ -1,5 +1,5 @@
-/* admissioncheck: the AdmissionCheck controller's pure decision (see admissioncheck.h). */
-#include "controllers/workload/admissioncheck.h"
+/* acc: the AdmissionCheck controller's pure decision (see acc.h). */
+#include "controllers/workload/acc.h"
 
 #include <errno.h>
 #include <stdlib.h>

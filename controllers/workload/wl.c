@@ -1,11 +1,11 @@
-/* decide: the pure reconcile decision of the workload controller (see decide.h). */
-#include "controllers/workload/decide.h"
+/* wl: the pure reconcile decision of the workload controller (see wl.h). */
+#include "controllers/workload/wl.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/workload/transform.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/reasons/reasons.h"
 #include "pkg/util/buf.h"

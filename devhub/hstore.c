@@ -1,4 +1,4 @@
-#include "devhub/store.h"
+#include "devhub/hstore.h"
 
 #include <errno.h>
 #include <inttypes.h>

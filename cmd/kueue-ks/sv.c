@@ -1,5 +1,5 @@
-/* statusview: see statusview.h. */
-#include "cmd/kueue-ks/statusview.h"
+/* sv: see sv.h. */
+#include "cmd/kueue-ks/sv.h"
 
 #include <errno.h>
 #include <inttypes.h>

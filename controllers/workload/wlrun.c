@@ -1,20 +1,20 @@
 /*
- * runner: the workload controller as a manager runnable (see runner.h).
+ * wlrun: the workload controller as a manager runnable (see wlrun.h).
  */
-#include "controllers/workload/runner.h"
+#include "controllers/workload/wlrun.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "controllers/agent/agent.h"
-#include "controllers/workload/admissioncheck.h"
+#include "controllers/workload/acc.h"
 #include "controllers/workload/controller.h"
-#include "controllers/workload/transform.h"
+#include "controllers/workload/xf.h"
 #include "controllers/workload/workers.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/discovery.h"
-#include "pkg/kube/events.h"
+#include "pkg/kube/evrec.h"
 #include "pkg/kube/informer.h"
 #include "pkg/kube/kubeconfig.h"
 #include "pkg/util/clock.h"
@@ -324,7 +324,7 @@ static void ensure_ns(struct wlrun *r, const char *ns)
 
 /* The job's LocalQueue on every reachable worker (once per worker), copied from
  * the hub: a worker that runs Kueue needs it to admit the unsuspended copy
- * (transform.h, SUSPEND RULE). A worker without the LocalQueue API (404) is
+ * (xf.h, SUSPEND RULE). A worker without the LocalQueue API (404) is
  * left alone. */
 struct lq_get {
     struct wlrun *r;

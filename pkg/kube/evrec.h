@@ -1,5 +1,5 @@
 /*
- * events: a core/v1 Event recorder, like client-go's EventRecorder with its
+ * evrec: a core/v1 Event recorder, like client-go's EventRecorder with its
  * EventCorrelator (tools/record/events_cache.go):
  *
  *   evrec_event(rec, workload_json, "Normal", "Admitted", "placed on %s", cluster);
@@ -30,8 +30,8 @@
  *     loop.
  * All of it runs on the loop thread; the recorder is not thread-safe.
  */
-#ifndef KKS_KUBE_EVENTS_H
-#define KKS_KUBE_EVENTS_H
+#ifndef KKS_KUBE_EVREC_H
+#define KKS_KUBE_EVREC_H
 
 #include <jansson.h>
 #include <stdarg.h>

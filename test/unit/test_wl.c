@@ -1,4 +1,4 @@
-/* Unit tests for controllers/workload/decide: every state transition of the
+/* Unit tests for controllers/workload/wl: every state transition of the
  * workload controller, table-driven (snapshot -> expected action lines). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/workload/decide.h"
-#include "controllers/workload/transform.h"
+#include "controllers/workload/wl.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/util/xalloc.h"
 

@@ -1,5 +1,5 @@
 /*
- * transform: pure JSON transforms of job objects (no I/O, no clock).
+ * xf: pure JSON transforms of job objects (no I/O, no clock).
  *
  * (a) Placement (xf_place): set the label kubestellar.io/cluster=<c> and merge
  *     each admitted flavor's nodeLabels into the nodeSelector of every pod
@@ -10,7 +10,7 @@
  *       kueue-ks.io/placed-by: kueue-ks     only when WE set the cluster label
  *         (a label the user set, "pinned", carries no such annotation);
  *       kueue-ks.io/placed-for: <token>     which admission this placement
- *         belongs to (the caller's token, see decide.h), so a stale placement
+ *         belongs to (the caller's token, see wl.h), so a stale placement
  *         from an earlier admission is recognised.
  * (b) Undo (xf_unplace): remove exactly what (a) recorded: a nodeSelector key
  *     only while it still has the injected value (a user who changed it keeps
@@ -49,8 +49,8 @@
  * Every function that modifies takes the object to change (borrowed,
  * modified in place) or returns a new reference; inputs are never consumed.
  */
-#ifndef KKS_CONTROLLERS_WORKLOAD_TRANSFORM_H
-#define KKS_CONTROLLERS_WORKLOAD_TRANSFORM_H
+#ifndef KKS_CONTROLLERS_WORKLOAD_XF_H
+#define KKS_CONTROLLERS_WORKLOAD_XF_H
 
 #include <jansson.h>
 #include <stdbool.h>

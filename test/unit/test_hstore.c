@@ -1,4 +1,4 @@
-/* Unit tests for devhub/store: writes, RVs, listing, change replay, compaction, reopen. */
+/* Unit tests for devhub/hstore: writes, RVs, listing, change replay, compaction, reopen. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "devhub/store.h"
+#include "devhub/hstore.h"
 
 static json_t *obj(const char *name, int v)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for controllers/workload/transform: placement inject/undo, downsync, status return. */
+/* Unit tests for controllers/workload/xf: placement inject/undo, downsync, status return. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/workload/transform.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 
 static json_t *J(const char *s)

@@ -1,5 +1,5 @@
-/* events: core/v1 Event recorder with client-go's correlation (see events.h). */
-#include "pkg/kube/events.h"
+/* evrec: core/v1 Event recorder with client-go's correlation (see events.h). */
+#include "pkg/kube/evrec.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * Unit tests for controllers/workload/runner against the scripted fakesrv,
+ * Unit tests for controllers/workload/wlrun against the scripted fakesrv,
  * run by a real manager: start-up discovery (Kueue version, served job kinds,
  * origin, with their fallbacks), the hub informers it then starts, the
  * BindingPolicy it creates per cluster, the worker Secrets informer of the
@@ -17,7 +17,7 @@
 
 #include <jansson.h>
 
-#include "controllers/workload/runner.h"
+#include "controllers/workload/wlrun.h"
 #include "pkg/manager/manager.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/fakesrv.h"

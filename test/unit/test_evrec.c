@@ -1,5 +1,5 @@
 /*
- * Unit tests for pkg/kube/events: the recorder writes through the real REST
+ * Unit tests for pkg/kube/evrec: the recorder writes through the real REST
  * client to the scripted fake API server. A fake monotonic clock drives the
  * spam filter refill and the 10-minute aggregation window.
  */
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "pkg/kube/client.h"
-#include "pkg/kube/events.h"
+#include "pkg/kube/evrec.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/fakesrv.h"
 
