@@ -138,7 +138,7 @@ $(OBJDIR)/fuzz/%: $(OBJDIR)/test/fuzz/%.o $(DEVHUB_LIB) $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(DEVHUB_LIB) $(LIB) $(DEVHUB_LIBS) $(LIBS)
 
 # The text rendering of `kueue-ks status` lives next to its command; its tests link it.
-$(OBJDIR)/test/test_statusview $(OBJDIR)/fuzz/fuzz_statusview: $(call obj,cmd/kueue-ks/statusview.c)
+$(OBJDIR)/test/test_sv $(OBJDIR)/fuzz/fuzz_sv: $(call obj,cmd/kueue-ks/sv.c)
 
 unit-bins: $(TEST_BINS)
 fuzz-bins: $(FUZZ_BINS)

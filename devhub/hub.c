@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -13,10 +12,12 @@
 #include "devhub/patch.h"
 #include "devhub/registry.h"
 #include "devhub/route.h"
-#include "devhub/store.h"
+#include "devhub/hstore.h"
 #include "devhub/table.h"
 #include "devhub/validate.h"
-#include "pkg/labels/labels.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/labels/sel.h"
+#include "pkg/util/b64.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -60,12 +61,6 @@ struct hub {
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 static json_t *meta(json_t *obj)
 {
     json_t *md = json_object_get(obj, "metadata");
@@ -78,7 +73,7 @@ static json_t *meta(json_t *obj)
 
 static const char *mstr(json_t *obj, const char *k)
 {
-    return jstr(json_object_get(obj, "metadata"), k);
+    return jx_field_str(json_object_get(obj, "metadata"), k);
 }
 
 static const char *query(const struct hub_req *req, const char *key)
@@ -538,7 +533,7 @@ static void crd_set_status(json_t *crd)
     json_array_foreach(json_object_get(spec, "versions"), i, v)
     {
         if (json_is_true(json_object_get(v, "storage")))
-            json_array_append_new(stored, json_string(jstr(v, "name")));
+            json_array_append_new(stored, json_string(jx_field_str(v, "name")));
     }
     json_t *status = json_pack(
         "{s:[{s:s, s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:s}], s:O, s:o}", "conditions",
@@ -605,7 +600,7 @@ static void init_new(struct hub *h, const struct reg_resource *r, json_t *obj, c
     }
     if (!strcmp(r->resource, "namespaces") && !r->crd)
         json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
-    if (!strcmp(r->resource, "secrets") && !r->crd && !*jstr(obj, "type"))
+    if (!strcmp(r->resource, "secrets") && !r->crd && !*jx_field_str(obj, "type"))
         json_object_set_new(obj, "type", json_string("Opaque"));
     if (is_crd_res(r))
         crd_set_status(obj);
@@ -684,8 +679,9 @@ static void do_create(struct hub *h, const struct reg_resource *r, const char *n
         return;
     }
     if (is_crd_res(r)) {
-        const char *plural = jstr(json_object_get(json_object_get(obj, "spec"), "names"), "plural");
-        const char *group = jstr(json_object_get(obj, "spec"), "group");
+        const char *plural =
+            jx_field_str(json_object_get(json_object_get(obj, "spec"), "names"), "plural");
+        const char *group = jx_field_str(json_object_get(obj, "spec"), "group");
         char *want = xasprintf("%s.%s", plural, group);
         if (strcmp(want, name)) {
             invalid(resp, r, name, "metadata.name", "Invalid value", name,
@@ -882,7 +878,7 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
             {
                 json_t *o = json_object_get(it, "obj");
                 json_t *prev = json_deep_copy(o);
-                commit(h, jstr(it, "key"), HSTORE_DELETED, prev, o, NULL);
+                commit(h, jx_field_str(it, "key"), HSTORE_DELETED, prev, o, NULL);
                 json_decref(prev);
             }
             json_decref(items);
@@ -900,7 +896,7 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
         {
             json_t *o = json_object_get(it, "obj");
             json_t *prev = json_deep_copy(o);
-            commit(h, jstr(it, "key"), HSTORE_DELETED, prev, o, NULL);
+            commit(h, jx_field_str(it, "key"), HSTORE_DELETED, prev, o, NULL);
             json_decref(prev);
         }
         json_decref(items);
@@ -926,12 +922,12 @@ static void orphan_dependents(struct hub *h, const char *uid)
         json_t *prev = json_deep_copy(o);
         json_t *refs = json_object_get(meta(o), "ownerReferences");
         for (size_t i = json_array_size(refs); i-- > 0;) {
-            if (!strcmp(jstr(json_array_get(refs, i), "uid"), uid))
+            if (!strcmp(jx_field_str(json_array_get(refs, i), "uid"), uid))
                 json_array_remove(refs, i);
         }
         if (json_array_size(refs) == 0)
             json_object_del(meta(o), "ownerReferences");
-        commit(h, jstr(it, "key"), HSTORE_MODIFIED, prev, o, NULL);
+        commit(h, jx_field_str(it, "key"), HSTORE_MODIFIED, prev, o, NULL);
         json_decref(prev);
     }
     json_decref(items);
@@ -946,7 +942,7 @@ static void do_delete(struct hub *h, const struct reg_resource *r, const char *k
     struct err e = {0};
     const char *name = mstr(obj, "name");
     json_t *pre = json_object_get(opts, "preconditions");
-    const char *puid = jstr(pre, "uid"), *prv = jstr(pre, "resourceVersion");
+    const char *puid = jx_field_str(pre, "uid"), *prv = jx_field_str(pre, "resourceVersion");
     if (*puid && strcmp(puid, mstr(obj, "uid"))) {
         char *why =
             xasprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", puid,
@@ -963,7 +959,7 @@ static void do_delete(struct hub *h, const struct reg_resource *r, const char *k
         free(why);
         return;
     }
-    const char *pp = jstr(opts, "propagationPolicy");
+    const char *pp = jx_field_str(opts, "propagationPolicy");
     enum propagation prop = PROP_DEFAULT;
     if (!strcmp(pp, "Orphan"))
         prop = PROP_ORPHAN;
@@ -1064,7 +1060,7 @@ static int gc_pass(struct hub *h)
     json_array_foreach(owned, k, it)
     {
         json_t *o = json_object_get(it, "obj");
-        const char *key = jstr(it, "key");
+        const char *key = jx_field_str(it, "key");
         const struct reg_resource *r = res_for_key(h, key);
         if (!r || json_object_get(meta(o), "deletionTimestamp"))
             continue;
@@ -1073,7 +1069,7 @@ static int gc_pass(struct hub *h)
         json_t *ref;
         json_array_foreach(json_object_get(meta(o), "ownerReferences"), i, ref)
         {
-            const char *ouid = jstr(ref, "uid");
+            const char *ouid = jx_field_str(ref, "uid");
             if (hstore_uid_exists(h->st, ouid))
                 alive = true;
             if (json_object_get(fg_uids, ouid))
@@ -1091,7 +1087,7 @@ static int gc_pass(struct hub *h)
     json_array_foreach(fg, k, it)
     {
         json_t *o = json_object_get(it, "obj");
-        const char *key = jstr(it, "key");
+        const char *key = jx_field_str(it, "key");
         const struct reg_resource *r = res_for_key(h, key);
         if (!r || hstore_has_dependents(h->st, mstr(o, "uid")))
             continue;
@@ -1124,30 +1120,12 @@ static void gc_cb(struct ev_loop *loop, ev_timer *t, int revents)
 
 /* ---- list / watch ------------------------------------------------------------ */
 
-static char *b64(const char *s)
-{
-    size_t n = strlen(s);
-    char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)s, (int)n);
-    return out;
-}
-
 static char *unb64(const char *s)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n % 4 || n > 8192)
+    size_t n = strlen(s), m;
+    char *out;
+    if (n == 0 || n % 4 || n > 8192 || b64_decode(s, n, &out, &m) < 0)
         return NULL;
-    char *out = xmalloc(n);
-    int m = EVP_DecodeBlock((unsigned char *)out, (const unsigned char *)s, (int)n);
-    if (m < 0) {
-        free(out);
-        return NULL;
-    }
-    while (n > 0 && s[n - 1] == '=') {
-        m--;
-        n--;
-    }
-    out[m] = '\0';
     return out;
 }
 
@@ -1157,7 +1135,7 @@ static char *make_continue(int64_t rv, const char *last_key, const char *prefix)
                           last_key + strlen(prefix));
     char *txt = json_dumps(t, JSON_COMPACT);
     json_decref(t);
-    char *tok = b64(txt);
+    char *tok = b64_encode(txt, strlen(txt));
     free(txt);
     return tok;
 }
@@ -1273,7 +1251,7 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
         char *txt = unb64(cont);
         json_t *tok = txt ? json_loads(txt, 0, NULL) : NULL;
         free(txt);
-        const char *start = jstr(tok, "start");
+        const char *start = jx_field_str(tok, "start");
         json_int_t trv = json_integer_value(json_object_get(tok, "rv"));
         if (!tok || !*start || trv <= 0) {
             json_decref(tok);
@@ -1722,7 +1700,7 @@ static void handle_collection(struct hub *h, const struct reg_resource *r, const
             if (!watch_matches(&filt, o))
                 continue;
             struct hub_resp one = {0};
-            do_delete(h, r, jstr(it, "key"), o, opts, dry_run, &one);
+            do_delete(h, r, jx_field_str(it, "key"), o, opts, dry_run, &one);
             set_type(o, r);
             json_array_append(c.items, o);
             hub_resp_release(&one);
@@ -2001,8 +1979,8 @@ out:
 
 int hub_apply_object(struct hub *h, json_t *obj, struct err *e)
 {
-    const char *av = jstr(obj, "apiVersion");
-    const char *kind = jstr(obj, "kind");
+    const char *av = jx_field_str(obj, "apiVersion");
+    const char *kind = jx_field_str(obj, "kind");
     char group[256] = "", version[256] = "";
     const char *slash = strchr(av, '/');
     if (slash) {
@@ -2052,7 +2030,7 @@ int hub_apply_object(struct hub *h, json_t *obj, struct err *e)
     int ret = 0;
     if (resp.code >= 300) {
         json_t *st = json_loads(resp.body ? resp.body : "{}", 0, NULL);
-        ret = err_set(e, -EINVAL, "%s %s: %s", kind, name, jstr(st, "message"));
+        ret = err_set(e, -EINVAL, "%s %s: %s", kind, name, jx_field_str(st, "message"));
         json_decref(st);
     }
     hub_resp_release(&resp);

@@ -8,7 +8,6 @@
 #include <ev.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include "devhub/server.h"
 #include "devhub/sim_flags.h"
 #include "devhub/tlsgen.h"
+#include "pkg/util/b64.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/err.h"
@@ -194,18 +194,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return 0;
 }
 
-static char *b64(const char *s)
-{
-    size_t n = strlen(s);
-    char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)s, (int)n);
-    return out;
-}
-
 static int write_kubeconfig(const char *path, const char *name, int port,
                             const struct tls_bundle *tls, const char *token, struct err *e)
 {
-    char *ca = b64(tls->ca_cert), *cc = b64(tls->client_cert), *ck = b64(tls->client_key);
+    char *ca = b64_encode(tls->ca_cert, strlen(tls->ca_cert)),
+         *cc = b64_encode(tls->client_cert, strlen(tls->client_cert)),
+         *ck = b64_encode(tls->client_key, strlen(tls->client_key));
     struct buf b;
     int ret = 0;
     buf_init(&b, 1 << 20);

@@ -8,6 +8,7 @@
 #include "pkg/json/jsonx.h"
 #include "pkg/podres/podres.h"
 #include "pkg/kube/informer.h"
+#include "pkg/reasons/reasons.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
@@ -17,7 +18,6 @@
 #define SYNC_POLL_S      0.05
 #define JOBS_GRACE_S     5.0  /* how long the first write waits for the Job list */
 #define JOBS_POLL_S      0.25 /* checks whether the Job list arrived, until it does */
-#define READY_REASON     "AgentReporting"
 #define MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
 
 /* Where projection problems go: the logger, and for agent_compute_nodes() a
@@ -356,8 +356,8 @@ static json_t *compute_from_stores(struct agent *a)
 static json_t *ready_condition(struct agent *a, size_t n_nodes)
 {
     return json_pack(
-        "[{s:s, s:s, s:s, s:o, s:s}]", "type", "Ready", "status", "True", "reason", READY_REASON,
-        "message",
+        "[{s:s, s:s, s:s, s:o, s:s}]", "type", "Ready", "status", "True", "reason",
+        REASON_AGENT_REPORTING, "message",
         json_sprintf("kueue-ks agent reports %zu nodes of cluster %s", n_nodes, a->cluster),
         "lastTransitionTime", a->ready_since);
 }

@@ -47,6 +47,9 @@ json_t *jx__getv(const json_t *root, ...) __attribute__((sentinel));
 
 /* Typed getters: the value at path when it has the right type, else `def`. */
 const char *jx_str(const json_t *root, const char *path, const char *def); /* borrowed */
+/* The string field `key` of the object o (one key, not a path), or "" when o is not an
+ * object or the field is absent or not a string. Borrowed. */
+const char *jx_field_str(const json_t *o, const char *key);
 /* Integers; a real with an integral value in range is accepted too. */
 long long jx_int(const json_t *root, const char *path, long long def);
 bool jx_bool(const json_t *root, const char *path, bool def);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pkg/util/b64.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -96,13 +96,6 @@ static char **build_env(char *const *base, char *const *add, const char *exec_in
     return env; /* the strings stay borrowed */
 }
 
-static char *b64(const char *p, size_t n)
-{
-    char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)p, (int)n);
-    return out;
-}
-
 static char *exec_info_env(const struct kube_exec_config *x, const struct exec_cred_opts *o)
 {
     const char *api = x->api_version ? x->api_version : "client.authentication.k8s.io/v1";
@@ -116,7 +109,7 @@ static char *exec_info_env(const struct kube_exec_config *x, const struct exec_c
         if (cl->insecure_skip_tls_verify)
             json_object_set_new(c, "insecure-skip-tls-verify", json_true());
         if (cl->ca_pem && cl->ca_len) {
-            char *enc = b64(cl->ca_pem, cl->ca_len);
+            char *enc = b64_encode(cl->ca_pem, cl->ca_len);
             json_object_set_new(c, "certificate-authority-data", json_string(enc));
             free(enc);
         }

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "controllers/workload/controller.h"
-#include "pkg/kube/events.h"
-#include "controllers/workload/transform.h"
+#include "pkg/kube/evrec.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"
 #include "pkg/metrics/metrics.h"

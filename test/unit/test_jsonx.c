@@ -78,6 +78,13 @@ static void test_get_paths(void **state)
     assert_ptr_equal(jx_getv(o, NULL), o);
     assert_null(jx_getv(o, "spec", "containers", "x"));
     assert_null(jx_getv(o, "metadata", "nope", "x"));
+    /* One key, never a path: a dotted key is looked up as it is. */
+    json_t *labels = jx_obj(o, "metadata.labels");
+    assert_string_equal(jx_field_str(labels, "kubestellar.io/cluster"), "c1");
+    assert_string_equal(jx_field_str(jx_obj(o, "metadata"), "name"), "p1");
+    assert_string_equal(jx_field_str(o, "metadata.name"), "");
+    assert_string_equal(jx_field_str(jx_obj(o, "metadata"), "generation"), ""); /* wrong type */
+    assert_string_equal(jx_field_str(NULL, "name"), "");
     json_decref(o);
 }
 

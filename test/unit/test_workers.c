@@ -1,5 +1,5 @@
 /* Unit tests for controllers/workload/workers (pure helpers, registration from
- * files) and the configuration checks of controllers/workload/runner. */
+ * files) and the configuration checks of controllers/workload/wlrun. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "controllers/workload/runner.h"
+#include "controllers/workload/wlrun.h"
 #include "controllers/workload/workers.h"
 #include "pkg/kube/client.h"
 #include "pkg/util/err.h"
