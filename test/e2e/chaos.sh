@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Chaos suite (issue 11): nothing lost, nothing run twice under faults and
 # restarts. A hub devhub emulating Kueue (--kueue, --data: it keeps its state
-# across a restart) and two workers running jobs (--run-jobs, time-scaled),
-# all on 127.0.0.1 with free ports; `kueue-ks run` registers both workers.
-# Under faults on all three (10 % of writes fail with 409/429/500, mixed;
-# every watch is cut after 2 s):
-#   - 200 Jobs (one pod of 1 CPU, 2-20 s) are created at a steady pace;
+# across a restart) and two workers running jobs (--run-jobs, time-scaled;
+# cluster1: 2 nodes of 8 CPUs / 64Gi, cluster2: 2 nodes of 16 CPUs / 32Gi), all
+# on 127.0.0.1 with free ports; `kueue-ks run` registers both workers.
+# Under faults on all three from the operator's first start (10 % of writes
+# fail with 409/429/500, mixed; every watch is cut after 2 s):
+#   - 200 Jobs (one pod each, 2-20 s; 80 % of 1 CPU, 10 % of 12 CPUs that only
+#     cluster2 can run, 10 % of 48Gi that only cluster1 can run) are created
+#     at a steady pace, starting before the operator's first start;
 #   - the operator is SIGKILLed 10 times, 5-15 s apart (random), and
 #     restarted at once;
 #   - once, between two kills, the hub is SIGKILLed and restarted on the same
@@ -22,8 +25,9 @@
 #   chaos: jobs=200 complete=N lost=N duplicates=N kills=10 hub_restarts=1 worker_losses=1 seconds=S
 # and fails unless every job is Complete, lost=0, duplicates=0, the fault plan
 # ran in full and the operator never exited on its own (it must also exit 0
-# on the final SIGTERM). The random choices come from CHAOS_SEED (printed;
-# set it to replay the same plan; timing on a busy machine still varies).
+# on the final SIGTERM). The random choices (the plan, the jobs, the devhubs'
+# --fault-seed) come from CHAOS_SEED (printed; set it to replay them; the
+# timing on a busy machine, and so which request meets which failure, varies).
 # CHAOS_KEEP=1 keeps the work directory (logs, change logs).
 # Skipped (exit 77) when the devhub binary, kubectl, jq or python3 is missing.
 set -u
@@ -66,14 +70,18 @@ faults() { # CLUSTER JSON
 }
 
 # ---- set-up ---------------------------------------------------------------------
-NODES='2x cpu=8,memory=32Gi;labels=instance=spot'
+# Two shapes of worker, so that some jobs fit one worker only: a placement
+# made from an incomplete view of the workers would reject them.
+NODES1='2x cpu=8,memory=64Gi;labels=instance=spot'
+NODES2='2x cpu=16,memory=32Gi;labels=instance=spot'
 NOCOMPACT=(--compact-keep 1000000000) # the audit replays every change
-start_devhub hub --kueue --data "$WORK/hub.db" "${NOCOMPACT[@]}"
+start_devhub hub --kueue --data "$WORK/hub.db" "${NOCOMPACT[@]}" --fault-seed $((SEED * 4))
 HUB_PORT=$(sed -n 's#.*server: https://127.0.0.1:\([0-9]*\).*#\1#p' "$WORK/hub.kc" | head -1)
 [ -n "$HUB_PORT" ] || die "no hub port in $WORK/hub.kc"
-for c in cluster1 cluster2; do
-  start_devhub $c --run-jobs --time-scale "$SCALE" --nodes "$NODES" "${NOCOMPACT[@]}"
-done
+start_devhub cluster1 --run-jobs --time-scale "$SCALE" --nodes "$NODES1" "${NOCOMPACT[@]}" \
+  --fault-seed $((SEED * 4 + 1))
+start_devhub cluster2 --run-jobs --time-scale "$SCALE" --nodes "$NODES2" "${NOCOMPACT[@]}" \
+  --fault-seed $((SEED * 4 + 2))
 cat <<'YAML' | k hub apply -f - >/dev/null || die "setup objects not applied"
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -105,9 +113,9 @@ spec:
     - name: spot
       resources:
       - name: cpu
-        nominalQuota: "32"
+        nominalQuota: "48"
       - name: memory
-        nominalQuota: 128Gi
+        nominalQuota: 192Gi
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
@@ -140,12 +148,6 @@ kill_op() { # the operator must still be running: it never exits on its own
   fi
   OP=
 }
-start_op
-wait_until 30 "ClusterMetrics for both workers" jq_ok hub \
-  '[.items[]|select(.status.nodeCount==2)]|length==2' clustermetrics
-wait_until 30 "AdmissionCheck Active" jq_ok hub \
-  '.status.conditions[]|select(.type=="Active")|.status=="True"' admissionchecks kubestellar-admc
-say "set up: hub :$HUB_PORT, 2 workers, operator running"
 
 # ---- the plan ---------------------------------------------------------------------
 GAPS=()
@@ -155,11 +157,7 @@ PAUSE_AFTER=$((5 + RANDOM % 3)) # worker pause right after this kill
 PAUSED=cluster$((1 + RANDOM % 2))
 say "plan: kill gaps ${GAPS[*]} s; hub restart after kill $HUB_AFTER; $PAUSED paused after kill $PAUSE_AFTER"
 
-FAULTS_ON='{"writeFailRate":0.1,"failCodes":[409,429,500],"cutWatchesEverySec":2}'
-FAULTS_OFF='{"writeFailRate":0,"cutWatchesEverySec":0,"paused":false}'
-for c in hub cluster1 cluster2; do faults $c "$FAULTS_ON" || die "faults not set on $c"; done
-
-job_yaml() { # NAME DURATION
+job_yaml() { # NAME DURATION CPU MEMORY
   cat <<YAML
 apiVersion: batch/v1
 kind: Job
@@ -181,14 +179,23 @@ spec:
         args: ["$2"]
         resources:
           requests:
-            cpu: "1"
-            memory: 100Mi
+            cpu: "$3"
+            memory: $4
 YAML
 }
 # run times 2-20 s (time-scaled): long ones are still running when their
-# worker is declared lost
+# worker is declared lost. Sizes: 80 % 1 CPU / 100Mi (fit anywhere), 10 %
+# 12 CPUs (cluster2's nodes only), 10 % 48Gi (cluster1's nodes only).
 DUR=()
-for _ in $(seq "$JOBS"); do DUR+=("$((20 + RANDOM % 181))s"); done
+SIZE=()
+for _ in $(seq "$JOBS"); do
+  DUR+=("$((20 + RANDOM % 181))s")
+  case $((RANDOM % 10)) in
+  0) SIZE+=("12 100Mi") ;;
+  1) SIZE+=("1 48Gi") ;;
+  *) SIZE+=("1 100Mi") ;;
+  esac
+done
 # Creates the jobs in batches of 5, a batch every 2 s (or as fast as kubectl
 # goes on a busy machine), each retried until every job of it exists (through
 # injected failures and the hub restart).
@@ -198,7 +205,8 @@ create_jobs() {
     while [ $((SECONDS - start)) -lt $(((b - 1) * 2 / 5)) ]; do sleep 0.2; done
     for n in $(seq 100); do
       out=$(for ((i = b; i < b + 5 && i <= JOBS; i++)); do
-        job_yaml "$(printf 'chaos-%03d' $i)" "${DUR[$((i - 1))]}"
+        # shellcheck disable=SC2086 # SIZE is "CPU MEMORY"
+        job_yaml "$(printf 'chaos-%03d' $i)" "${DUR[$((i - 1))]}" ${SIZE[$((i - 1))]}
         echo ---
       done | kt hub create -f - 2>&1 >/dev/null) && break
       # only "already exists" left: created by an earlier try
@@ -208,8 +216,20 @@ create_jobs() {
     done
   done
 }
+
+# faults from the start: the operator meets them from its first start on
+FAULTS_ON='{"writeFailRate":0.1,"failCodes":[409,429,500],"cutWatchesEverySec":2}'
+FAULTS_OFF='{"writeFailRate":0,"cutWatchesEverySec":0,"paused":false}'
+for c in hub cluster1 cluster2; do faults $c "$FAULTS_ON" || die "faults not set on $c"; done
+# jobs are coming in when the operator first starts
 create_jobs 2>>"$WORK/creator.log" &
 CREATOR=$!
+start_op
+wait_until 60 "ClusterMetrics for both workers" jq_ok hub \
+  '[.items[]|select(.status.nodeCount==2)]|length==2' clustermetrics
+wait_until 60 "AdmissionCheck Active" jq_ok hub \
+  '.status.conditions[]|select(.type=="Active")|.status=="True"' admissionchecks kubestellar-admc
+say "set up: hub :$HUB_PORT, 2 workers, operator running"
 
 restart_hub() {
   cp "$WORK/hub.kc" "$WORK/hub-before-restart.kc"
@@ -218,7 +238,7 @@ restart_hub() {
   rm -f "$WORK/hub.kc"
   "$DEVHUB" --listen "127.0.0.1:$HUB_PORT" --name hub --kubeconfig-out "$WORK/hub.kc" \
     --crds "$ROOT/devhub/crds" --crds "$ROOT/config/crd" --kueue --data "$WORK/hub.db" \
-    "${NOCOMPACT[@]}" >>"$WORK/hub.log" 2>&1 &
+    "${NOCOMPACT[@]}" --fault-seed $((SEED * 4 + 3)) >>"$WORK/hub.log" 2>&1 &
   PIDS[0]=$!
   wait_until 30 "hub back on :$HUB_PORT" k hub get --raw /readyz
   faults hub "$FAULTS_ON" || die "faults not set on the restarted hub"
@@ -299,9 +319,17 @@ n_complete() {
   kt hub get jobs -n default -o json | jq '[.items[]|select(.metadata.name|startswith("chaos-"))
     |select(any(.status.conditions[]?; .type=="Complete" and .status=="True"))]|length'
 }
-all_complete() { [ "$(n_complete)" = "$JOBS" ]; }
+# until all are Complete, for at most 240 s, and no longer than 60 s without
+# one more (a Rejected job never completes)
 deadline=$((SECONDS + 240))
-while ! all_complete && [ $SECONDS -le $deadline ]; do sleep 1; done
+last=-1
+while [ $SECONDS -le $deadline ]; do
+  n=$(n_complete)
+  [ "$n" = "$JOBS" ] && break
+  [ "$n" != "$last" ] && last=$n && since=$SECONDS
+  [ $((SECONDS - since)) -ge 60 ] && break
+  sleep 1
+done
 say "$(n_complete) of $JOBS Complete"
 # the copy left on the lost worker is removed once the operator sees it again
 on_two() {
