@@ -8,7 +8,8 @@
 # fail with 409/429/500, mixed; every watch is cut after 2 s):
 #   - 200 Jobs (one pod each, 2-20 s; 80 % of 1 CPU, 10 % of 12 CPUs that only
 #     cluster2 can run, 10 % of 48Gi that only cluster1 can run) are created
-#     at a steady pace, starting before the operator's first start;
+#     2.5 a second (test/e2e/lib/chaos_create.py), starting before the
+#     operator's first start;
 #   - the operator is SIGKILLed 10 times, 5-15 s apart (random), and
 #     restarted at once;
 #   - once, between two kills, the hub is SIGKILLed and restarted on the same
@@ -29,7 +30,8 @@
 # --fault-seed) come from CHAOS_SEED (printed; set it to replay them; the
 # timing on a busy machine, and so which request meets which failure, varies).
 # CHAOS_KEEP=1 keeps the work directory (logs, change logs).
-# Skipped (exit 77) when the devhub binary, kubectl, jq or python3 is missing.
+# Skipped (exit 77) when the devhub binary, kubectl, jq, python3 or
+# python3-yaml is missing.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${KUEUE_KS_BIN:-$ROOT/bin/kueue-ks}
@@ -39,6 +41,7 @@ DEVHUB=${DEVHUB_BIN:-$ROOT/bin/kueue-ks-devhub}
 for t in kubectl jq python3; do
   command -v $t >/dev/null || { echo "SKIP: $t not installed"; exit 77; }
 done
+python3 -c 'import yaml' 2>/dev/null || { echo "SKIP: python3-yaml not installed"; exit 77; }
 
 JOBS=${CHAOS_JOBS:-200}
 KILLS=10
@@ -157,72 +160,27 @@ PAUSE_AFTER=$((5 + RANDOM % 3)) # worker pause right after this kill
 PAUSED=cluster$((1 + RANDOM % 2))
 say "plan: kill gaps ${GAPS[*]} s; hub restart after kill $HUB_AFTER; $PAUSED paused after kill $PAUSE_AFTER"
 
-job_yaml() { # NAME DURATION CPU MEMORY
-  cat <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $1
-  namespace: default
-  labels:
-    kueue.x-k8s.io/queue-name: user-queue-ks
-spec:
-  parallelism: 1
-  completions: 1
-  suspend: true
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: c
-        image: busybox
-        args: ["$2"]
-        resources:
-          requests:
-            cpu: "$3"
-            memory: $4
-YAML
-}
-# run times 2-20 s (time-scaled): long ones are still running when their
-# worker is declared lost. Sizes: 80 % 1 CPU / 100Mi (fit anywhere), 10 %
-# 12 CPUs (cluster2's nodes only), 10 % 48Gi (cluster1's nodes only).
-DUR=()
-SIZE=()
-for _ in $(seq "$JOBS"); do
-  DUR+=("$((20 + RANDOM % 181))s")
+# One pod each, run times 2-20 s (time-scaled: long ones are still running
+# when their worker is declared lost). Sizes: 80 % 1 CPU / 100Mi (fit
+# anywhere); 10 % 12 CPUs (cluster2's nodes only) and 10 % 48Gi (cluster1's
+# nodes only), these 2-6 s (one at a time per node: long ones would make the
+# drain slow).
+for i in $(seq "$JOBS"); do
   case $((RANDOM % 10)) in
-  0) SIZE+=("12 100Mi") ;;
-  1) SIZE+=("1 48Gi") ;;
-  *) SIZE+=("1 100Mi") ;;
+  0) size="$((20 + RANDOM % 41))s 12 100Mi" ;;
+  1) size="$((20 + RANDOM % 41))s 1 48Gi" ;;
+  *) size="$((20 + RANDOM % 181))s 1 100Mi" ;;
   esac
-done
-# Creates the jobs in batches of 5, a batch every 2 s (or as fast as kubectl
-# goes on a busy machine), each retried until every job of it exists (through
-# injected failures and the hub restart).
-create_jobs() {
-  local i b out n start=$SECONDS
-  for ((b = 1; b <= JOBS; b += 5)); do
-    while [ $((SECONDS - start)) -lt $(((b - 1) * 2 / 5)) ]; do sleep 0.2; done
-    for n in $(seq 100); do
-      out=$(for ((i = b; i < b + 5 && i <= JOBS; i++)); do
-        # shellcheck disable=SC2086 # SIZE is "CPU MEMORY"
-        job_yaml "$(printf 'chaos-%03d' $i)" "${DUR[$((i - 1))]}" ${SIZE[$((i - 1))]}
-        echo ---
-      done | kt hub create -f - 2>&1 >/dev/null) && break
-      # only "already exists" left: created by an earlier try
-      grep -v AlreadyExists <<<"$out" | grep -q . || break
-      [ "$n" = 100 ] && { echo "jobs $b.. not created: $out" >&2; exit 1; }
-      sleep 0.5
-    done
-  done
-}
+  printf 'chaos-%03d %s\n' "$i" "$size"
+done >"$WORK/jobs.txt"
 
 # faults from the start: the operator meets them from its first start on
 FAULTS_ON='{"writeFailRate":0.1,"failCodes":[409,429,500],"cutWatchesEverySec":2}'
 FAULTS_OFF='{"writeFailRate":0,"cutWatchesEverySec":0,"paused":false}'
 for c in hub cluster1 cluster2; do faults $c "$FAULTS_ON" || die "faults not set on $c"; done
-# jobs are coming in when the operator first starts
-create_jobs 2>>"$WORK/creator.log" &
+# jobs are coming in when the operator first starts: 2.5 a second, through
+# injected failures and the hub restart
+python3 "$ROOT/test/e2e/lib/chaos_create.py" "$WORK/hub.kc" 2.5 <"$WORK/jobs.txt" 2>>"$WORK/creator.log" &
 CREATOR=$!
 start_op
 wait_until 60 "ClusterMetrics for both workers" jq_ok hub \
