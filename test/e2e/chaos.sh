@@ -272,9 +272,11 @@ n_complete() {
   kt hub get jobs -n default -o json | jq '[.items[]|select(.metadata.name|startswith("chaos-"))
     |select(any(.status.conditions[]?; .type=="Complete" and .status=="True"))]|length'
 }
-# until all are Complete, for at most 240 s, and no longer than 60 s without
-# one more (a Rejected job never completes)
+# until all are Complete, for at most 240 s, no longer than 60 s without one
+# more (a Rejected job never completes), and leaving 60 s of the 10 minutes
+# for the checks
 deadline=$((SECONDS + 240))
+[ $deadline -le $((T0 + 540)) ] || deadline=$((T0 + 540))
 last=-1
 while [ $SECONDS -le $deadline ]; do
   n=$(n_complete)
@@ -289,7 +291,7 @@ on_two() {
   for c in cluster1 cluster2; do kt $c get jobs -n default -o json | jq -r '.items[].metadata.name'; done |
     sort | uniq -d | grep -q .
 }
-deadline=$((SECONDS + 60))
+deadline=$((SECONDS + 30))
 while on_two && [ $SECONDS -le $deadline ]; do sleep 1; done
 
 ALIVE=1
