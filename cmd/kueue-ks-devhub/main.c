@@ -53,6 +53,8 @@ struct opts {
     const char *latency_ms;
     const char *cut_watches;
     bool paused;
+    bool fault_seed_set;
+    unsigned long long fault_seed;
 };
 
 struct app {
@@ -89,6 +91,8 @@ static void usage(FILE *out)
             "  --latency-ms N         fault injection: delay every API response\n"
             "  --cut-watches-every S  fault injection: close watch streams after S seconds\n"
             "  --paused               start paused (API requests wait until resumed)\n"
+            "  --fault-seed N         seed of the injected failures' random choices (default:\n"
+            "                         from the time and pid); replays a failure sequence\n"
             "                         Faults change at run time: GET/PUT /devhub/faults with\n"
             "                         {writeFailRate, failCodes, latencyMs, cutWatchesEverySec,\n"
             "                         paused, retryAfterSeconds}\n"
@@ -117,6 +121,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"latency-ms", required_argument, NULL, 'L'},
         {"cut-watches-every", required_argument, NULL, 'W'},
         {"paused", no_argument, NULL, 'P'},
+        {"fault-seed", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -181,6 +186,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'P':
             o->paused = true;
+            break;
+        case 'S':
+            errno = 0;
+            o->fault_seed = strtoull(optarg, &end, 10);
+            if (*end || !*optarg || errno || optarg[0] == '-')
+                return -EINVAL;
+            o->fault_seed_set = true;
             break;
         case 'h':
             usage(stdout);
@@ -482,7 +494,9 @@ int main(int argc, char **argv)
                           .ca_pem = tls.ca_cert,
                           .token = o.token,
                           .faults = &faults,
-                          .seed = (unsigned long long)getpid() ^ (unsigned long long)time(NULL)};
+                          .seed = o.fault_seed_set ? o.fault_seed
+                                                   : (unsigned long long)getpid() ^
+                                                         (unsigned long long)time(NULL)};
     if (srv_start(&app.srv, &so, &e))
         goto fail;
     srv_faults_changed(app.srv);
