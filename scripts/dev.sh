@@ -64,7 +64,9 @@ start_env() {
   stop_all
   local hub_extra=() worker_extra=()
   devhub_has_flag --kueue && hub_extra+=(--kueue)
-  devhub_has_flag --run-jobs && worker_extra+=(--run-jobs)
+  # The hub runs a job controller too (a real hub's kube-controller-manager):
+  # it marks the jobs Kueue holds Suspended, as `kubectl get jobs` shows them.
+  devhub_has_flag --run-jobs && hub_extra+=(--run-jobs) && worker_extra+=(--run-jobs)
   start_devhub hub "$HUB_PORT" "$DEV/hub.kubeconfig" "${hub_extra[@]}"
   start_devhub cluster1 "$C1_PORT" "$DEV/cluster1.kubeconfig" "${worker_extra[@]}" \
     --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
