@@ -286,6 +286,23 @@ static int job_selector(json_t *job, struct valid_result *r)
     return 0;
 }
 
+/* SetDefaults_Deployment (apps/v1). */
+static void deployment_defaults(json_t *d)
+{
+    json_t *spec = obj_at(d, "spec");
+    set_default(spec, "replicas", json_integer(1));
+    json_t *st = obj_at(spec, "strategy");
+    set_default_str(st, "type", "RollingUpdate");
+    if (!strcmp(jx_str(st, "type", ""), "RollingUpdate")) {
+        json_t *ru = obj_at(st, "rollingUpdate");
+        set_default(ru, "maxUnavailable", json_string("25%"));
+        set_default(ru, "maxSurge", json_string("25%"));
+    }
+    set_default(spec, "revisionHistoryLimit", json_integer(10));
+    set_default(spec, "progressDeadlineSeconds", json_integer(600));
+    pod_spec_defaults(jx_obj(d, "spec.template.spec"));
+}
+
 static bool is(const char *group, const char *kind, const char *g, const char *k)
 {
     return !strcmp(group ? group : "", g) && !strcmp(kind ? kind : "", k);
@@ -296,7 +313,7 @@ static void common_defaults(const char *group, const char *kind, json_t *obj)
     if (is(group, kind, "", "Pod"))
         pod_defaults(obj);
     else if (is(group, kind, "apps", "Deployment"))
-        pod_spec_defaults(jx_obj(obj, "spec.template.spec"));
+        deployment_defaults(obj);
     if (is(group, kind, "apps", "Deployment") && !json_object_get(obj, "status"))
         json_object_set_new(obj, "status", json_object());
     else if (is(group, kind, "", "Namespace"))

@@ -26,6 +26,8 @@
  *    unset, priority 0, preemptionPolicy PreemptLowerPriority,
  *    serviceAccountName/serviceAccount default, the not-ready/unreachable
  *    NoExecute tolerations for 300 s, status.phase Pending, status.qosClass.
+ *  - apps/v1 Deployment: replicas 1, strategy RollingUpdate 25%/25%,
+ *    revisionHistoryLimit 10, progressDeadlineSeconds 600.
  *  - Namespace: spec.finalizers [kubernetes]. Secret: type Opaque.
  */
 #ifndef KKS_DEVHUB_DEFAULTS_H

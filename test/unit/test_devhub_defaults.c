@@ -178,6 +178,16 @@ static void test_pod_and_others(void **state)
     assert_int_equal(dflt_create("", "Secret", sec, &r), 0);
     assert_string_equal(jx_str(sec, "type", ""), "Opaque");
     json_decref(sec);
+    json_t *dep = J("{\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":{"
+                    "\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}}}");
+    assert_int_equal(dflt_create("apps", "Deployment", dep, &r), 0);
+    assert_int_equal(jx_int(dep, "spec.replicas", -1), 1);
+    assert_string_equal(jx_str(dep, "spec.strategy.rollingUpdate.maxSurge", ""), "25%");
+    assert_int_equal(jx_int(dep, "spec.revisionHistoryLimit", -1), 10);
+    assert_int_equal(jx_int(dep, "spec.progressDeadlineSeconds", -1), 600);
+    assert_string_equal(jx_str(dep, "spec.template.spec.dnsPolicy", ""), "ClusterFirst");
+    assert_non_null(jx_obj(dep, "status"));
+    json_decref(dep);
     /* a CR-like kind is untouched */
     json_t *cr = J("{\"metadata\":{\"name\":\"w\"},\"spec\":{}}");
     assert_int_equal(dflt_create("kueue.x-k8s.io", "Workload", cr, &r), 0);
