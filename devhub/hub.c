@@ -15,6 +15,8 @@
 #include "devhub/hstore.h"
 #include "devhub/table.h"
 #include "devhub/validate.h"
+#include "devhub/defaults.h"
+#include "devhub/fields.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/labels/sel.h"
 #include "pkg/util/b64.h"
@@ -56,8 +58,16 @@ struct hub {
     ev_timer compact_timer;
     ev_timer gc_timer;
     double gc_delay;
-    double watch_cut; /* fault injection: seconds, 0 = never */
+    double watch_cut;   /* fault injection: seconds, 0 = never */
+    hub_admit_fn admit; /* mutating admission on create (an emulator's webhook), may be NULL */
+    void *admit_ud;
 };
+
+void hub_set_admit(struct hub *h, hub_admit_fn fn, void *userdata)
+{
+    h->admit = fn;
+    h->admit_ud = userdata;
+}
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -154,6 +164,8 @@ void hub_resp_release(struct hub_resp *resp)
 {
     free(resp->body);
     resp->body = NULL;
+    free(resp->warnings);
+    resp->warnings = NULL;
 }
 
 int64_t hub_rv(const struct hub *h)
@@ -589,27 +601,100 @@ static void init_new(struct hub *h, const struct reg_resource *r, json_t *obj, c
         json_object_set_new(md, "generation", json_integer(1));
     if (r->has_status && !is_crd_res(r) && strcmp(r->resource, "nodes"))
         json_object_del(obj, "status");
-    if (!strcmp(r->resource, "pods") && !r->crd) {
-        json_t *st = json_object_get(obj, "status");
-        if (!json_is_object(st)) {
-            st = json_object();
-            json_object_set_new(obj, "status", st);
-        }
-        if (!json_object_get(st, "phase"))
-            json_object_set_new(st, "phase", json_string("Pending"));
-    }
     if (!strcmp(r->resource, "namespaces") && !r->crd)
         json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
-    if (!strcmp(r->resource, "secrets") && !r->crd && !*jx_field_str(obj, "type"))
-        json_object_set_new(obj, "type", json_string("Opaque"));
     if (is_crd_res(r))
         crd_set_status(obj);
 }
 
-/* Validation of a body against the URL (devhub/validate.h); fills resp and
- * returns false on error. url_name is NULL on create. */
+/* The Warning header value the apiserver writes for a message (RFC 7234, agent "-"). */
+static void add_warning(struct hub_resp *resp, const char *text)
+{
+    json_t *q = json_string(text);
+    char *quoted = json_dumps(q, JSON_ENCODE_ANY);
+    json_decref(q);
+    char *line = xasprintf("%s%s299 - %s", resp->warnings ? resp->warnings : "",
+                           resp->warnings ? "\n" : "", quoted ? quoted : "\"\"");
+    free(quoted);
+    free(resp->warnings);
+    resp->warnings = line;
+}
+
+/*
+ * Field validation (devhub/fields.h): unknown fields are dropped from obj;
+ * with Strict they fail the request (400 as a decode error on create and
+ * update, 422 on the patched object for PATCH), with Warn each becomes a
+ * Warning header. false + resp on error.
+ */
+static bool check_fields(const struct reg_resource *r, json_t *obj, const struct hub_req *req,
+                         bool create, bool patch, struct hub_resp *resp)
+{
+    enum fields_mode mode;
+    const char *q = query(req, "fieldValidation");
+    if (fields_mode_parse(q, &mode)) {
+        struct valid_result *vr = xcalloc(1, sizeof(*vr));
+        char *m = xasprintf("Unsupported value: \"%.100s\": supported values: \"Ignore\", "
+                            "\"Strict\", \"Warn\"",
+                            q);
+        valid_fail_field(vr, "meta.k8s.io",
+                         patch ? "PatchOptions" : (create ? "CreateOptions" : "UpdateOptions"), "",
+                         "FieldValueNotSupported", "fieldValidation", m);
+        set_status(resp, valid_status_body(vr));
+        free(m);
+        free(vr);
+        return false;
+    }
+    char *before = patch && mode == FIELDS_STRICT ? json_dumps(obj, JSON_COMPACT) : NULL;
+    json_t *paths = json_array();
+    size_t n = r->crd ? fields_prune_schema(r->schema, obj, paths)
+                      : fields_prune_builtin(r->group, r->kind, obj, paths);
+    bool ok = true;
+    if (n && mode == FIELDS_STRICT) {
+        char *why = fields_strict_message(paths);
+        if (patch) {
+            /* NewInvalid(GroupKind{}, "", patch: Invalid value: <patched object>: ...);
+             * built here, not in a valid_result: the object may be long. */
+            json_t *pj = json_string(before ? before : "");
+            char *pq = json_dumps(pj, JSON_ENCODE_ANY);
+            json_decref(pj);
+            char *cm = xasprintf("Invalid value: %s: %s", pq ? pq : "\"\"", why);
+            char *m = xasprintf(" \"\" is invalid: patch: %s", cm);
+            json_t *det = json_pack("{s:[{s:s, s:s, s:s}]}", "causes", "reason",
+                                    "FieldValueInvalid", "message", cm, "field", "patch");
+            set_status(resp, kstatus_new(422, "Invalid", m, det));
+            free(m);
+            free(cm);
+            free(pq);
+        } else {
+            char *m = xasprintf("%s in version \"%s\" cannot be handled as a %s: %s", r->kind,
+                                r->version, r->kind, why);
+            set_status(resp, kstatus_new(400, "BadRequest", m, NULL));
+            free(m);
+        }
+        free(why);
+        ok = false;
+    } else if (n && mode == FIELDS_WARN) {
+        size_t i;
+        json_t *p;
+        json_array_foreach(paths, i, p)
+        {
+            char *w = xasprintf("unknown field \"%s\"", json_string_value(p));
+            add_warning(resp, w);
+            free(w);
+        }
+    }
+    free(before);
+    json_decref(paths);
+    return ok;
+}
+
+/* Validation of a body against the URL (devhub/validate.h) and field
+ * validation, in the apiserver's order: decode errors (400), unknown fields,
+ * then field validation (422). Fills resp and returns false on error.
+ * url_name is NULL on create. */
 static bool check_body(const struct reg_resource *r, json_t *obj, const char *url_ns,
-                       const char *url_name, bool create, struct hub_resp *resp)
+                       const char *url_name, bool create, bool patch, const struct hub_req *req,
+                       struct hub_resp *resp)
 {
     struct valid_target t = {.group = r->group,
                              .version = r->version,
@@ -620,8 +705,17 @@ static bool check_body(const struct reg_resource *r, json_t *obj, const char *ur
                              .builtin = r->crd == NULL};
     struct valid_result *vr = xcalloc(1, sizeof(*vr));
     bool ok = valid_check(&t, create ? VALID_CREATE : VALID_UPDATE, obj, vr) == 0;
-    if (!ok)
+    if (!ok && vr->code != 422) {
         set_status(resp, valid_status_body(vr));
+    } else if (!check_fields(r, obj, req, create, patch, resp)) {
+        ok = false;
+    } else if (!ok) {
+        /* Keep the warnings of the field check with the 422. */
+        char *w = resp->warnings;
+        resp->warnings = NULL;
+        set_status(resp, valid_status_body(vr));
+        resp->warnings = w;
+    }
     free(vr);
     return ok;
 }
@@ -692,6 +786,18 @@ static void do_create(struct hub *h, const struct reg_resource *r, const char *n
         free(want);
     }
     init_new(h, r, obj, ns);
+    dflt_meta(obj);
+    if (!r->crd) {
+        struct valid_result *vr = xcalloc(1, sizeof(*vr));
+        int drc = dflt_create(r->group, r->kind, obj, vr);
+        if (drc)
+            set_status(resp, valid_status_body(vr));
+        free(vr);
+        if (drc)
+            return;
+    }
+    if (h->admit)
+        h->admit(h->admit_ud, r->group, r->kind, obj);
     key = make_key(r, ns, name);
     json_t *old = NULL;
     if (hstore_get(h->st, key, &old, NULL) == 0) {
@@ -777,6 +883,18 @@ static void do_update(struct hub *h, const struct reg_resource *r, const char *k
             json_object_del(md, keep[i]);
     }
     set_type(next, r);
+    dflt_meta(next);
+    if (mode == WRITE_MAIN && !r->crd) {
+        struct valid_result *vr = xcalloc(1, sizeof(*vr));
+        int drc = dflt_update(r->group, r->kind, next, vr);
+        if (drc)
+            set_status(resp, valid_status_body(vr));
+        free(vr);
+        if (drc) {
+            json_decref(next);
+            return;
+        }
+    }
     if (uses_generation(r) && !spec_equal(old, next)) {
         json_int_t g = json_integer_value(json_object_get(omd, "generation"));
         json_object_set_new(md, "generation", json_integer(g + 1));
@@ -1538,6 +1656,60 @@ static json_t *apply_patch(const struct reg_resource *r, const char *kind, json_
     return out;
 }
 
+/*
+ * pods/log. There is no kubelet: a pod not bound to a node has an empty log
+ * (the apiserver returns no location for it), a bound pod whose container has
+ * not started gets the kubelet's "waiting to start" answer, any other pod an
+ * empty log (the simulated containers write nothing). follow returns at once.
+ */
+static void pod_log(const struct reg_resource *r, json_t *pod, const struct hub_req *req,
+                    struct hub_resp *resp)
+{
+    const char *name = mstr(pod, "name");
+    json_t *cs = json_object_get(json_object_get(pod, "spec"), "containers");
+    const char *want = query(req, "container");
+    const char *c = NULL;
+    if (!want || !*want) {
+        if (json_array_size(cs) == 1) {
+            c = jx_field_str(json_array_get(cs, 0), "name");
+        } else {
+            struct buf names;
+            buf_init(&names, 1 << 16);
+            size_t i;
+            json_t *x;
+            json_array_foreach(cs, i, x) buf_printf(&names, "%s%s", i ? " " : "", jx_field_str(x, "name"));
+            fail(resp, 400, "BadRequest", NULL,
+                 "a container name must be specified for pod %s, choose one of: [%s]", name,
+                 buf_str(&names));
+            buf_free(&names);
+            return;
+        }
+    } else {
+        static const char *const lists[] = {"containers", "initContainers", "ephemeralContainers"};
+        for (size_t l = 0; l < 3 && !c; l++) {
+            json_t *arr = json_object_get(json_object_get(pod, "spec"), lists[l]);
+            size_t i;
+            json_t *x;
+            json_array_foreach(arr, i, x) if (!strcmp(jx_field_str(x, "name"), want)) c = want;
+        }
+        if (!c) {
+            fail(resp, 400, "BadRequest", NULL, "container %s is not valid for pod %s", want, name);
+            return;
+        }
+    }
+    (void)r;
+    json_t *spec = json_object_get(pod, "spec");
+    const char *phase = jx_field_str(json_object_get(pod, "status"), "phase");
+    if (*jx_field_str(spec, "nodeName") && !strcmp(phase, "Pending")) {
+        fail(resp, 400, "BadRequest", NULL,
+             "container \"%s\" in pod \"%s\" is waiting to start: ContainerCreating", c, name);
+        return;
+    }
+    resp->code = 200;
+    resp->body = xstrdup("");
+    resp->content_type = "text/plain";
+}
+
 static void handle_object(struct hub *h, const struct reg_resource *r, const struct route *rt,
                           const struct hub_req *req, bool dry_run, struct hub_resp *resp)
 {
@@ -1546,7 +1718,8 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
     const char *m = req->method;
     bool status = !strcmp(rt->sub, "status");
     bool scale = !strcmp(rt->sub, "scale");
-    if (*rt->sub && !(status && r->has_status) && !(scale && r->has_scale)) {
+    bool log = !strcmp(rt->sub, "log") && !strcmp(r->resource, "pods") && !r->crd;
+    if (*rt->sub && !(status && r->has_status) && !(scale && r->has_scale) && !log) {
         fail(resp, 404, "NotFound", NULL, "the server could not find the requested resource");
         goto out;
     }
@@ -1555,6 +1728,14 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
             /* Update of a missing object: 404 like the apiserver (no create-on-update). */
         }
         set_status(resp, kstatus_not_found(r->resource, r->group, r->kind, rt->name));
+        goto out;
+    }
+    if (log) {
+        if (strcmp(m, "GET"))
+            fail(resp, 405, "MethodNotAllowed", NULL,
+                 "the server does not allow this method on the requested resource");
+        else
+            pod_log(r, cur, req, resp);
         goto out;
     }
     if (!strcmp(m, "GET")) {
@@ -1598,7 +1779,7 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
             json_decref(target);
             goto out;
         }
-        if (!scale && !check_body(r, body, rt->ns, rt->name, false, resp)) {
+        if (!scale && !check_body(r, body, rt->ns, rt->name, false, false, req, resp)) {
             json_decref(target);
             goto out;
         }
@@ -1609,7 +1790,7 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
             json_decref(target);
             goto out;
         }
-        if (!scale && !check_body(r, cand, rt->ns, rt->name, false, resp)) {
+        if (!scale && !check_body(r, cand, rt->ns, rt->name, false, true, req, resp)) {
             json_decref(target);
             goto out;
         }
@@ -1677,7 +1858,7 @@ static void handle_collection(struct hub *h, const struct reg_resource *r, const
         json_t *obj = parse_body(r, req, resp);
         if (!obj)
             return;
-        if (check_body(r, obj, rt->ns, NULL, true, resp))
+        if (check_body(r, obj, rt->ns, NULL, true, false, req, resp))
             do_create(h, r, rt->ns, obj, dry_run, resp);
         json_decref(obj);
         return;

@@ -84,6 +84,7 @@ static void res_free(struct reg_resource *r)
     json_decref(r->short_names);
     json_decref(r->categories);
     json_decref(r->columns);
+    json_decref(r->schema);
     free(r->crd);
     free(r);
 }
@@ -247,6 +248,8 @@ int reg_add_crd(struct registry *reg, json_t *crd, struct err *e)
         r->categories = json_is_array(cats) ? json_deep_copy(cats) : json_array();
         json_t *cols = json_object_get(v, "additionalPrinterColumns");
         r->columns = json_is_array(cols) ? json_deep_copy(cols) : NULL;
+        json_t *sch = json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
+        r->schema = json_is_object(sch) ? json_deep_copy(sch) : NULL;
         r->crd = xstrdup(crd_name);
         add(reg, r);
     }

@@ -31,7 +31,7 @@ trap cleanup EXIT
 # shellcheck source=test/e2e/lib/workload_harness.sh
 . "$ROOT/test/e2e/lib/workload_harness.sh" # start_devhub, k, wait_until, die
 
-start_devhub hub --kueue
+start_devhub hub --kueue --run-jobs
 start_devhub cluster1 --run-jobs --time-scale 0.1 --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
 start_devhub cluster2 --run-jobs --time-scale 0.1 \
   --nodes '2x cpu=8,memory=32Gi,nvidia.com/gpu=2;labels=instance=h100'
