@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs test programs and prints a closing "KIND: N passed, N failed" line.
 #   scripts/run-tests.sh unit DIR [FILTER]   every executable test_* in DIR
-#   scripts/run-tests.sh e2e  DIR [FILTER]   every *.sh in DIR (exit 77 = skipped)
+#   scripts/run-tests.sh e2e  DIR [FILTER]   every *.sh in DIR (exit 77 = skipped) but the
+#                                             real-stack ones; KKS_REAL=1: only real_*.sh
 # Each test has a hard timeout so a hang fails instead of blocking CI.
 set -u
 kind=$1
@@ -65,6 +66,9 @@ e2e)
     [ -f "$t" ] || continue
     name=$(basename "$t" .sh)
     [ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
+    # The real-stack tier runs on its own (scripts/realstack/tier.sh sets KKS_REAL=1).
+    if [[ "$name" == real_* ]]; then is_real=1; else is_real=0; fi
+    [ "$is_real" = "${KKS_REAL:-0}" ] || continue
     run_one "$name" bash "$t"
   done
   ;;

@@ -7,7 +7,8 @@
 # flags below change: build/realstack/stamps/<component> holds the hash of what it was built
 # from.
 #
-#   scripts/realstack/build.sh            build what is out of date
+#   scripts/realstack/build.sh [COMPONENT...]   build what is out of date (all by default:
+#                                               kubernetes etcd kwok kueue)
 #   scripts/realstack/build.sh --check    exit 0 when everything is up to date, 1 otherwise
 #
 # Exit 3 when no Go toolchain is found (the callers turn that into a SKIP line or, under CI,
@@ -82,6 +83,7 @@ build_one() {
 
 ROOT=$PWD
 COMPONENTS="kubernetes etcd kwok kueue"
+if [ $# -gt 0 ] && [ "$1" != --check ]; then COMPONENTS="$*"; fi
 
 if [ "${1:-}" = --check ]; then
   for c in $COMPONENTS; do up_to_date "$c" || exit 1; done
