@@ -122,7 +122,8 @@ k() { # cluster kubectl-args...
 }
 
 start_control_plane() { # name etcd-port peer-port api-port
-  local name=$1 ep=$2 pp=$3 ap=$4 d=$REAL/$name pki=$REAL/pki
+  local name=$1 ep=$2 pp=$3 ap=$4
+  local d=$REAL/$name pki=$REAL/pki
   mkdir -p "$d"
   rm -rf "$d/etcd"
   # --unsafe-no-fsync: test data, thrown away at every start; fsync would dominate the disk.
@@ -169,7 +170,7 @@ nodes() { # worker -> node manifests like the devhub's (scripts/dev.sh)
   cluster1) instance=spot ;;
   cluster2)
     instance=h100
-    gpu='nvidia.com/gpu: "2"'
+    gpu=', nvidia.com/gpu: "2"'
     ;;
   *) die "no node shape for $name" ;;
   esac
@@ -191,8 +192,8 @@ metadata:
     kubernetes.io/os: linux
     kubernetes.io/arch: amd64
 status:
-  capacity: {cpu: "8", memory: 32Gi, pods: "110", $gpu}
-  allocatable: {cpu: "8", memory: 32Gi, pods: "110", $gpu}
+  capacity: {cpu: "8", memory: 32Gi, pods: "110"$gpu}
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"$gpu}
 NODE
   done
 }
@@ -249,6 +250,7 @@ CFG
   local ns=(unshare --mount --propagation private)
   [ "$(id -u)" -eq 0 ] || ns=(unshare --user --map-root-user --mount --propagation private)
   mkdir -p "$d/ov"
+  # shellcheck disable=SC2016 # expanded by the inner shell
   KUBECONFIG=$REAL/hub.kubeconfig spawn hub-kueue "${ns[@]}" -- bash -c '
     set -e
     ov=$1; shift
@@ -270,8 +272,9 @@ wait_http() { # url timeout-seconds what
 }
 
 start_env() {
-  [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kueue" ] ||
-    die "components not built: run scripts/realstack/build.sh (or make real-up)"
+  if ! scripts/realstack/build.sh --check; then
+    die "components not built or out of date: run scripts/realstack/build.sh (or make real-up)"
+  fi
   [ -x bin/kueue-ks ] || die "bin/kueue-ks missing: run make"
   mkdir -p "$REAL"
   stop_all
@@ -350,6 +353,7 @@ up)
   if [ "${REAL_NO_OPERATOR:-0}" != 1 ]; then
     # shellcheck disable=SC2046
     spawn kueue-ks bin/kueue-ks run $(operator_args) "$@"
+    # shellcheck disable=SC1091
     . "$REAL/ports.env"
     wait_http "http://$OPERATOR_HEALTH/readyz" 30 "kueue-ks (see $REAL/kueue-ks.log)"
   fi

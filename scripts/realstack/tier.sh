@@ -6,7 +6,7 @@
 # Without a Go toolchain it prints a SKIP line naming what is missing and succeeds, except
 # under CI (CI set), where a tier that cannot run fails.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 filter=${1:-}
 start=$(date +%s)
 scripts/realstack/build.sh

@@ -69,7 +69,7 @@ assert_one_life() {
   [ "$ev" = 1 ] || die "job $ns/$n: $ev CreatedWorkload events, want 1"
 }
 
-real_up
+real_up --v 1
 
 # ---- 0: start-up ------------------------------------------------------------------------------
 next 0
