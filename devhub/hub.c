@@ -1677,7 +1677,8 @@ static void pod_log(const struct reg_resource *r, json_t *pod, const struct hub_
             buf_init(&names, 1 << 16);
             size_t i;
             json_t *x;
-            json_array_foreach(cs, i, x) buf_printf(&names, "%s%s", i ? " " : "", jx_field_str(x, "name"));
+            json_array_foreach(cs, i, x)
+                buf_printf(&names, "%s%s", i ? " " : "", jx_field_str(x, "name"));
             fail(resp, 400, "BadRequest", NULL,
                  "a container name must be specified for pod %s, choose one of: [%s]", name,
                  buf_str(&names));
