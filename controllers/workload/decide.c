@@ -334,6 +334,36 @@ bool wl_wants_placement(const struct wl_snapshot *s, const char **pinned)
     return want;
 }
 
+bool wl_wants_explain(const struct wl_snapshot *s)
+{
+    if (!s || !s->workload || !s->job || !s->check_name)
+        return false;
+    const json_t *entry =
+        jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
+    if (!entry || strcmp(check_state(entry), "Rejected") == 0 ||
+        jx_cond_is_true(s->workload, "Finished") || !wl_active(s->workload) ||
+        wl_evicting(s->workload))
+        return false;
+    char *tok = wl_placement_token(s->workload);
+    free(tok);
+    return tok == NULL;
+}
+
+char *wl_kueue_reason(const json_t *workload)
+{
+    if (!workload)
+        return NULL;
+    if (!wl_active(workload))
+        return xstrdup("deactivated (spec.active=false)");
+    const json_t *c = jx_cond_find(workload, "QuotaReserved");
+    if (!c || strcmp(jx_str(c, "status", ""), "False") != 0)
+        return NULL;
+    const char *r = jx_str(c, "reason", ""), *m = jx_str(c, "message", "");
+    if (!*r && !*m)
+        return NULL;
+    return xasprintf("%s%s%s", r, *r && *m ? ": " : "", m);
+}
+
 /* ---- the states ---------------------------------------------------------------- */
 
 static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const json_t *entry,
@@ -365,7 +395,7 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
         const char *why = !wl_active(s->workload) ? "deactivated"
                           : evicting              ? "is being evicted"
                                                   : "lost its quota reservation";
-        act_event(a, WL_TGT_JOB, "Normal", "Evicted",
+        act_event(a, WL_TGT_JOB, "Normal", WL_REASON_EVICTED,
                   xasprintf("Workload %s %s; placement on cluster %s undone", jx_name(s->workload),
                             why, was_c));
     }
@@ -375,9 +405,29 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
     const char *st = check_state(entry);
     /* while an eviction is in progress Kueue still holds the reservation and
      * resets the checks itself when it releases it */
-    if (wl_active(s->workload) && !evicting && strcmp(st, "Pending") != 0 &&
-        strcmp(st, "Rejected") != 0)
-        wlst_check(w, "Pending", "waiting for a quota reservation");
+    if (!wl_active(s->workload) || evicting || strcmp(st, "Rejected") == 0)
+        return;
+    char *kr = wl_kueue_reason(s->workload);
+    if (!s->explain && !kr) {
+        if (strcmp(st, "Pending") != 0)
+            wlst_check(w, "Pending", "waiting for a quota reservation");
+        return;
+    }
+    /* "<fit>; Kueue has not admitted it: <Kueue's reason>" */
+    char *msg =
+        xasprintf("%s; %s%s", s->explain ? s->explain : "waiting for a quota reservation",
+                  kr ? "Kueue has not admitted it: " : "", kr ? kr : "no quota reserved yet");
+    if (strcmp(st, "Pending") != 0 || strcmp(jx_str(entry, "message", ""), msg) != 0) {
+        wlst_check(w, "Pending", msg);
+        act_event(a, WL_TGT_JOB, s->explain_never ? "Warning" : "Normal",
+                  s->explain_never ? WL_REASON_NO_CLUSTER_FITS : WL_REASON_NOT_ADMITTED,
+                  xstrdup(msg));
+    }
+    if (s->explain)
+        act_requeue(a, s->explain_unknown ? s->opts.no_fit_requeue_ms
+                                          : s->opts.pin_unknown_requeue_ms);
+    free(msg);
+    free(kr);
 }
 
 static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *token,
@@ -420,12 +470,12 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
         msg = xasprintf("placed on cluster %s%s%s", p->cluster, p->message ? ": " : "",
                         p->message ? p->message : "");
         wlst_check(w, "Pending", msg);
-        act_event(a, WL_TGT_JOB, "Normal", "AssignedCluster",
+        act_event(a, WL_TGT_JOB, "Normal", WL_REASON_ASSIGNED_CLUSTER,
                   xasprintf("Assigned to cluster %s", p->cluster));
-        act_event(a, WL_TGT_WORKLOAD, "Normal", "AssignedCluster", amsg);
+        act_event(a, WL_TGT_WORKLOAD, "Normal", WL_REASON_ASSIGNED_CLUSTER, amsg);
         const char *inj = jx_annotation(work, XF_ANN_INJECTED);
         if (inj)
-            act_event(a, WL_TGT_JOB, "Normal", "AssignedFlavor",
+            act_event(a, WL_TGT_JOB, "Normal", WL_REASON_ASSIGNED_FLAVOR,
                       xasprintf("nodeSelector added from the admitted flavors: %s", inj));
         if (s->kind->generic) {
             /* outside the kind table: only the label moves it (no pod templates known) */
@@ -452,7 +502,7 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
                             p->cluster ? p->cluster : "", p->message ? ": " : "",
                             p->message ? p->message : "");
         if (strcmp(cur_msg, msg) != 0)
-            act_event(a, WL_TGT_WORKLOAD, "Warning", "NoClusterFits", xstrdup(msg));
+            act_event(a, WL_TGT_WORKLOAD, "Warning", WL_REASON_NO_CLUSTER_FITS, xstrdup(msg));
         wlst_check(w, "Pending", msg);
         act_requeue(a, p->status == WL_PLACE_NOT_NOW ? s->opts.no_fit_requeue_ms
                                                      : s->opts.pin_unknown_requeue_ms);
@@ -461,8 +511,8 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
         if (stale)
             act_patch_job(a, s->job, work);
         msg = xasprintf("the workload fits no cluster: %s", p->message ? p->message : "");
-        act_event(a, WL_TGT_WORKLOAD, "Warning", "NoClusterFits", xstrdup(msg));
-        act_event(a, WL_TGT_JOB, "Warning", "NoClusterFits", xstrdup(msg));
+        act_event(a, WL_TGT_WORKLOAD, "Warning", WL_REASON_NO_CLUSTER_FITS, xstrdup(msg));
+        act_event(a, WL_TGT_JOB, "Warning", WL_REASON_NO_CLUSTER_FITS, xstrdup(msg));
         wlst_check(w, "Rejected", msg);
         break;
     }
@@ -529,8 +579,8 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
                                   cluster, (long long)(lost / 1000),
                                   (long long)(s->opts.worker_lost_timeout_ms / 1000));
             wlst_check(w, "Retry", msg);
-            act_event(a, WL_TGT_WORKLOAD, "Warning", "WorkerLost", xstrdup(msg));
-            act_event(a, WL_TGT_JOB, "Warning", "WorkerLost", msg);
+            act_event(a, WL_TGT_WORKLOAD, "Warning", WL_REASON_WORKER_LOST, xstrdup(msg));
+            act_event(a, WL_TGT_JOB, "Warning", WL_REASON_WORKER_LOST, msg);
             push(a, WL_ACT_UNRESERVE);
             return;
         }
@@ -565,7 +615,7 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
         struct wl_action *x = push(a, WL_ACT_CREATE_COPY);
         x->cluster = xstrdup(cluster);
         x->object = obj;
-        act_event(a, WL_TGT_JOB, "Normal", "Dispatched",
+        act_event(a, WL_TGT_JOB, "Normal", WL_REASON_DISPATCHED,
                   xasprintf("Created on cluster %s", cluster));
         return;
     }

@@ -26,9 +26,11 @@ const char *explain_fit_name(enum explain_fit f)
     return "unknown";
 }
 
-static const char *fmt_q(char b[QTY_STR_MAX], int64_t milli)
+/* Byte amounts read best in binary units (200Mi), the rest in decimal (500m). */
+static const char *fmt_q(char b[QTY_STR_MAX], const char *res, int64_t milli)
 {
-    struct qty q = qty_from_milli(milli < 0 ? 0 : milli, QTY_DECIMAL_SI);
+    bool bytes = strstr(res, "memory") || strstr(res, "storage");
+    struct qty q = qty_from_milli(milli < 0 ? 0 : milli, bytes ? QTY_BINARY_SI : QTY_DECIMAL_SI);
     return qty_fmt(&q, b);
 }
 
@@ -181,13 +183,14 @@ static char *cluster_why(const struct explain_cluster *ec, const char *unusable,
             if (er->need <= 0)
                 continue;
             if (ec->fit == EXPLAIN_NEVER && er->alloc_max < er->need) {
-                buf_printf(&b, "largest node %s %s", fmt_q(q1, er->alloc_max), er->name);
+                buf_printf(&b, "largest node %s %s", fmt_q(q1, er->name, er->alloc_max), er->name);
                 flavor_suffix(&b, ps->flavor);
                 goto out;
             }
             if (ec->fit == EXPLAIN_FITS_EMPTY && er->free_max < er->need) {
-                buf_printf(&b, "%s of %s %s free on a matching node", fmt_q(q1, er->free_max),
-                           fmt_q(q2, er->need), er->name);
+                buf_printf(&b, "%s of %s %s free on a matching node",
+                           fmt_q(q1, er->name, er->free_max), fmt_q(q2, er->name, er->need),
+                           er->name);
                 flavor_suffix(&b, ps->flavor);
                 goto out;
             }
@@ -214,9 +217,18 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
     out->v = xcalloc(in->n_clusters ? in->n_clusters : 1, sizeof *out->v);
     out->n = in->n_clusters;
     bool any_now = false, any_empty = false, any_unknown = in->n_clusters == 0;
+    /* in cluster name order, whatever order the store gave */
+    size_t *order = xcalloc(in->n_clusters ? in->n_clusters : 1, sizeof *order);
     for (size_t i = 0; i < in->n_clusters; i++) {
+        size_t j = i;
+        for (; j > 0 && strcmp(in->clusters[order[j - 1]].name, in->clusters[i].name) > 0; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (size_t k = 0; k < in->n_clusters; k++) {
+        size_t i = order[k];
         const struct place_cluster *c = &in->clusters[i];
-        struct explain_cluster *ec = &out->v[i];
+        struct explain_cluster *ec = &out->v[k];
         ec->name = xstrdup(c->name);
         ec->n_ps = in->wl->n_podsets;
         ec->ps = xcalloc(ec->n_ps ? ec->n_ps : 1, sizeof *ec->ps);
@@ -232,8 +244,11 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
         } else {
             struct place_result pr;
             struct place_opts po = {0};
-            if (place_decide(in->wl, c, 1, in->flavors, in->n_flavors, in->resv, &po, &pr) < 0)
-                return explain_report_free(out), -EINVAL;
+            if (place_decide(in->wl, c, 1, in->flavors, in->n_flavors, in->resv, &po, &pr) < 0) {
+                free(order);
+                explain_report_free(out);
+                return -EINVAL;
+            }
             ec->fit = pr.status == PLACE_OK      ? EXPLAIN_FITS_NOW
                       : pr.status == PLACE_NEVER ? EXPLAIN_NEVER
                                                  : EXPLAIN_FITS_EMPTY;
@@ -244,6 +259,7 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
         any_empty |= ec->fit == EXPLAIN_FITS_EMPTY;
         any_unknown |= ec->fit == EXPLAIN_UNKNOWN;
     }
+    free(order);
     out->overall = any_now       ? EXPLAIN_FITS_NOW
                    : any_empty   ? EXPLAIN_FITS_EMPTY
                    : any_unknown ? EXPLAIN_UNKNOWN
@@ -276,7 +292,7 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
             if (strcmp(ps->per_pod.v[r].name, "pods") == 0)
                 continue;
             buf_printf(&b, "%s%s %s", k++ ? ", " : "", ps->per_pod.v[r].name,
-                       fmt_q(q, ps->per_pod.v[r].milli));
+                       fmt_q(q, ps->per_pod.v[r].name, ps->per_pod.v[r].milli));
         }
         buf_printf(&b, "%s", k ? " per pod" : "no resources");
     }

@@ -73,7 +73,7 @@ struct explain_cluster {
 
 struct explain_report {
     enum explain_fit overall;
-    struct explain_cluster *v; /* owned, in input order */
+    struct explain_cluster *v; /* owned, in cluster name order */
     size_t n;
     char *message; /* owned, the one-line message above */
 };

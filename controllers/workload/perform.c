@@ -1,5 +1,6 @@
 /* perform: carry out wl_decide() actions asynchronously (see perform.h). */
 #include "controllers/workload/perform.h"
+#include "controllers/workload/reasons.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -90,7 +91,7 @@ static void on_existing(void *ud, const struct kube_result *r)
                 jx_name(c->copy));
         batch_fail(b, -EEXIST, &e, "");
         if (c->events && c->job)
-            evrec_event(c->events, c->job, "Warning", "CopyConflict", "%s", e.msg);
+            evrec_event(c->events, c->job, "Warning", WL_REASON_COPY_CONFLICT, "%s", e.msg);
     }
     call_free(c);
     batch_unref(b);

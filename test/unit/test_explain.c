@@ -190,6 +190,23 @@ static void test_unusable_cluster_is_not_never(void **state)
     fx_free(&x);
 }
 
+/* Clusters come in store order; the report is in name order; bytes in binary units. */
+static void test_name_order_and_memory_units(void **state)
+{
+    (void)state;
+    struct fx x = {0};
+    clusters_init(x.c, "", "");
+    flavors_init(x.f);
+    workload_init(&x.w, 1, "'cpu':'1','memory':'200Mi'", NULL);
+    struct place_cluster rev[2] = {x.c[1], x.c[0]};
+    struct explain_input in = {
+        .wl = &x.w, .clusters = rev, .n_clusters = 2, .flavors = x.f, .n_flavors = 2};
+    assert_int_equal(explain_fit(&in, &x.r), 0);
+    assert_msg(&x, "fits now: pod set main needs cpu 1, memory 200Mi per pod; cluster1: fits now "
+                   "(spot); cluster2: fits now (h100)");
+    fx_free(&x);
+}
+
 static void test_no_clusters(void **state)
 {
     (void)state;
@@ -215,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_not_now_leaves_amounts_out),
         cmocka_unit_test(test_fits_now),
         cmocka_unit_test(test_unusable_cluster_is_not_never),
+        cmocka_unit_test(test_name_order_and_memory_units),
         cmocka_unit_test(test_no_clusters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
