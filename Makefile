@@ -1,7 +1,7 @@
 # kueue-ks — hand-written GNU Makefile.
 #
 #   make            build bin/kueue-ks (and every other binary under cmd/)
-#   make test       everything CI checks: unit tests under ASan+UBSan, e2e, format
+#   make test       everything CI checks: format, cppcheck, unit tests under ASan+UBSan, fuzz smoke, e2e
 #   make run        build and start the operator (see README)
 #   make bench      build and run the benchmarks
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS (default 30)
@@ -125,10 +125,10 @@ unit-bins: $(TEST_BINS)
 fuzz-bins: $(FUZZ_BINS)
 
 # ---- test ----------------------------------------------------------------
-# make test: format check, unit tests under ASan/UBSan, fuzz corpus replay,
+# make test: format check + cppcheck (lint), unit tests under ASan/UBSan, fuzz corpus replay,
 # then the end-to-end scripts against release binaries.
 test:
-	$(Q)$(MAKE) --no-print-directory fmt-check
+	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory MODE=san unit-bins
 	$(Q)$(MAKE) --no-print-directory MODE=rel bins
 	$(Q)scripts/run-tests.sh unit build/san/test
@@ -179,7 +179,7 @@ manifests-check: bins
 
 # The workload e2e scenarios against k3d clusters from scripts/k3d/up.sh (skips without Docker).
 test-k3d: bins
-	$(Q)KKS_K3D=1 bash test/e2e/k3d.sh
+	$(Q)KKS_K3D=1 bash test/k3d/scenarios.sh
 
 # ---- style ---------------------------------------------------------------
 FMT_SRCS = $(shell find pkg controllers devhub cmd test bench -name '*.[ch]' 2>/dev/null | sort)

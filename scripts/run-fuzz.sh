@@ -36,5 +36,9 @@ for f in "$prefix"*; do
   fi
   n=$((n + 1))
 done
+if [ $n -eq 0 ]; then
+  echo "!! fuzz: no target found under ${prefix}*"
+  rc=1
+fi
 echo "fuzz: $n targets, ${FUZZ_RUNS:+$FUZZ_RUNS runs or }${seconds}s each, $([ $rc -eq 0 ] && echo clean || echo FAILED)"
 exit $rc

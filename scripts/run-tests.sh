@@ -3,6 +3,8 @@
 #   scripts/run-tests.sh unit DIR [FILTER]   every executable test_* in DIR
 #   scripts/run-tests.sh e2e  DIR [FILTER]   every *.sh in DIR (exit 77 = skipped)
 # Each test has a hard timeout so a hang fails instead of blocking CI.
+# With CI set (as .ci/run does) nothing passes by skipping: exit 77 counts as a
+# failure, and so does a run that found no test at all (unless FILTER was given).
 set -u
 kind=$1
 dir=$2
@@ -30,7 +32,11 @@ run_one() {
     echo "!! $name: sanitizer/valgrind report in output"
     rc=1
   fi
-  if [ $rc -eq 77 ]; then
+  if [ $rc -eq 77 ] && [ -n "${CI:-}" ]; then
+    fail=$((fail + 1))
+    failed+=("$name")
+    echo "!! $name: skipped under CI, which counts as a failure (see the SKIP line above)"
+  elif [ $rc -eq 77 ]; then
     skip=$((skip + 1))
     echo "-- $name: skipped ($((end - start))s)"
   elif [ $rc -eq 0 ]; then
@@ -74,6 +80,10 @@ e2e)
   ;;
 esac
 
+if [ $((pass + fail + skip)) -eq 0 ] && [ -z "$filter" ]; then
+  echo "!! $kind: no test found in $dir"
+  fail=1
+fi
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 if [ $skip -gt 0 ]; then
   echo "$kind: $pass passed, $fail failed, $skip skipped"

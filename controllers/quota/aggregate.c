@@ -480,7 +480,9 @@ int agg_update_cluster(struct agg *a, const json_t *cm, struct place_warnings *w
     } else if (lu) {
         place_warnings_add(w, "cluster %s: status.lastUpdated: not an RFC 3339 time", name);
     }
-    c->ready = true;
+    /* No status yet (its producer's first status write pending) is not a
+     * cluster with 0 nodes: it is not counted until it reports. */
+    c->ready = place_status_reported(st);
     size_t i;
     const json_t *cond;
     json_array_foreach(json_object_get(st, "conditions"), i, cond)

@@ -53,8 +53,9 @@
  * - Values print canonically, in binary SI for memory, ephemeral-storage and
  *   hugepages-* ("2Gi") and decimal SI otherwise ("1500m"), whatever the
  *   order the clusters were added in.
- * - Fresh cluster: its status.lastUpdated is at most cfg.stale_after_ms old
- *   and its Ready condition is not False. A cluster without lastUpdated
+ * - Fresh cluster: it has reported a status (place_status_reported), its
+ *   status.lastUpdated is at most cfg.stale_after_ms old and its Ready
+ *   condition is not False. A cluster without lastUpdated
  *   (galaxy format) cannot be judged and stays counted while it exists.
  * - Shrink delay: a higher value applies at once; a lower value applies
  *   only after the target has stayed below the applied value for

@@ -266,23 +266,50 @@ struct walk {
     struct wlc *c;
     const struct kind_def *k;
     int64_t now;
-    struct clusters *out;
+    struct clusters *out;    /* usable: the candidates */
+    struct clusters *others; /* known capacity (usable metrics) but not usable now */
+    const char **unknown;    /* borrowed names: capacity not known (no status, stale...) */
+    size_t n_unknown;
 };
 
+static void clusters_push(struct clusters *cl, struct place_cluster *pc)
+{
+    cl->v = xrealloc(cl->v, (cl->n + 1) * sizeof(*cl->v));
+    cl->v[cl->n++] = *pc;
+}
+
+/* Every registered cluster lands in one of the three lists: a workload is
+ * only rejected from a complete view (placement.h, "Never fits"). */
 static int collect_cluster(const char *key, json_t *obj, void *ud)
 {
     struct walk *w = ud;
     bool reach;
     int64_t since;
-    if (!cluster_usable(w->c, key, w->k, w->now, &reach, &since))
-        return 0;
+    bool usable = cluster_usable(w->c, key, w->k, w->now, &reach, &since);
     struct place_cluster pc;
-    if (place_cluster_from_json(obj, &pc, NULL, NULL) < 0)
+    if (place_cluster_from_json(obj, &pc, NULL, NULL) < 0) {
+        w->unknown = xrealloc(w->unknown, (w->n_unknown + 1) * sizeof(*w->unknown));
+        w->unknown[w->n_unknown++] = key;
         return 0;
+    }
     place_resv_sync(&w->c->resv, &pc, w->now);
-    w->out->v = xrealloc(w->out->v, (w->out->n + 1) * sizeof(*w->out->v));
-    w->out->v[w->out->n++] = pc;
+    if (usable) {
+        clusters_push(w->out, &pc);
+    } else if (place_cluster_usable(&pc, w->now, w->c->cfg.metrics_stale_after_ms)) {
+        clusters_push(w->others, &pc);
+    } else {
+        w->unknown = xrealloc(w->unknown, (w->n_unknown + 1) * sizeof(*w->unknown));
+        w->unknown[w->n_unknown++] = key;
+        place_cluster_free(&pc);
+    }
     return 0;
+}
+
+static void clusters_free(struct clusters *cl)
+{
+    for (size_t i = 0; i < cl->n; i++)
+        place_cluster_free(&cl->v[i]);
+    free(cl->v);
 }
 
 struct flv {
@@ -382,8 +409,8 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
         *wp = (struct wl_placement){.status = WL_PLACE_NEVER, .message = *msg};
         return;
     }
-    struct clusters cl = {0};
-    struct walk w = {.c = c, .k = s->kind, .now = s->now_ms, .out = &cl};
+    struct clusters cl = {0}, others = {0};
+    struct walk w = {.c = c, .k = s->kind, .now = s->now_ms, .out = &cl, .others = &others};
     store_foreach(c->cfg.src.cluster_metrics, collect_cluster, &w);
     bool pin_usable = false;
     for (size_t i = 0; pinned && i < cl.n; i++)
@@ -394,7 +421,12 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
     } else {
         struct flv fl = {0};
         store_foreach(c->cfg.src.flavors, collect_place_flavor, &fl);
-        struct place_opts po = {.policy = c->cfg.policy, .pinned = pinned};
+        struct place_opts po = {.policy = c->cfg.policy,
+                                .pinned = pinned,
+                                .others = others.v,
+                                .n_others = others.n,
+                                .unknown = w.unknown,
+                                .n_unknown = w.n_unknown};
         if (place_decide(&pw, cl.v, cl.n, fl.v, fl.n, &c->resv, &po, pr) == 0) {
             static const enum wl_place_status map[] = {
                 [PLACE_OK] = WL_PLACE_OK,
@@ -420,9 +452,9 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
             place_flavor_free(&fl.v[i]);
         free(fl.v);
     }
-    for (size_t i = 0; i < cl.n; i++)
-        place_cluster_free(&cl.v[i]);
-    free(cl.v);
+    clusters_free(&cl);
+    clusters_free(&others);
+    free(w.unknown);
     place_workload_free(&pw);
 }
 

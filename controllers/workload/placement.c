@@ -565,6 +565,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     if (nodes && !json_is_null(nodes) && !json_is_array(nodes))
         return err_set(e, -EINVAL, "ClusterMetrics %s: status.nodes is not an array", name);
     out->name = xstrdup(name);
+    out->reported = place_status_reported(st);
     const char *lu = json_string_value(json_object_get(st, "lastUpdated"));
     if (lu) {
         struct timespec ts;
@@ -617,9 +618,15 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     return 0;
 }
 
+bool place_status_reported(const json_t *status)
+{
+    return json_is_object(status) && (json_is_string(json_object_get(status, "lastUpdated")) ||
+                                      json_is_array(json_object_get(status, "nodes")));
+}
+
 bool place_cluster_usable(const struct place_cluster *c, int64_t now_ms, int64_t stale_after_ms)
 {
-    if (!c->ready)
+    if (!c->ready || !c->reported)
         return false;
     return !c->has_last_updated || now_ms - c->last_updated_ms <= stale_after_ms;
 }
@@ -1418,6 +1425,8 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
     static const struct place_opts defaults = {0};
     if (!opts)
         opts = &defaults;
+    if ((opts->n_others && !opts->others) || (opts->n_unknown && !opts->unknown))
+        return -EINVAL;
     const struct place_cluster **cand = xcalloc(n_clusters ? n_clusters : 1, sizeof *cand);
     size_t nc = 0;
     bool pin_seen = false;
@@ -1493,9 +1502,38 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
             buf_printf(&never, "%s%s: %s", listed > 1 ? "; " : "", cand[i]->name, ev.why);
         ceval_free(&ev);
     }
+    /* The registered clusters that are not candidates count for "ever" too
+     * (not with a pin: only the pinned cluster matters then). */
+    size_t n_others = opts->pinned ? 0 : opts->n_others;
+    for (size_t i = 0; i < n_others && !ever; i++) {
+        struct ceval ev;
+        eval_cluster(&v, &opts->others[i], NULL, NULL, 0, true, &ev);
+        if (ev.feasible)
+            ever = true;
+        else if (listed++ < MSG_MAX_CLUSTERS)
+            buf_printf(&never, "%s%s: %s", listed > 1 ? "; " : "", opts->others[i].name, ev.why);
+        ceval_free(&ev);
+    }
     if (listed > MSG_MAX_CLUSTERS)
         buf_printf(&never, "; and %zu more", listed - MSG_MAX_CLUSTERS);
-    if (nc == 0) {
+    size_t n_unknown = opts->pinned ? 0 : opts->n_unknown;
+    if (!ever && n_unknown > 0) {
+        /* An incomplete view: never final. */
+        struct buf names;
+        buf_init(&names, 1024);
+        for (size_t i = 0; i < n_unknown && i < MSG_MAX_CLUSTERS; i++)
+            buf_printf(&names, "%s%s", i ? ", " : "", opts->unknown[i]);
+        if (n_unknown > MSG_MAX_CLUSTERS)
+            buf_printf(&names, " and %zu more", n_unknown - MSG_MAX_CLUSTERS);
+        out->status = PLACE_NOT_NOW;
+        out->message = xasprintf("no known cluster can fit it%s%s; waiting for the metrics of "
+                                 "cluster(s) %s (not known yet: no status, stale or not ready)",
+                                 listed ? ": " : "", buf_str(&never), buf_str(&names));
+        buf_free(&names);
+    } else if (nc == 0 && !ever && n_others > 0) {
+        out->status = PLACE_NEVER;
+        out->message = xasprintf("no cluster can ever fit it, even empty: %s", buf_str(&never));
+    } else if (nc == 0) {
         out->status = PLACE_NOT_NOW;
         out->message = xstrdup("no usable cluster");
     } else if (ever) {

@@ -35,7 +35,13 @@
  * "Never fits" versus "not now": a workload that fits no cluster even when
  * every node is empty (requests and reservations ignored) gets PLACE_NEVER
  * (the controller sets the check to Rejected); one that would fit some
- * cluster when it drains gets PLACE_NOT_NOW (requeue). Both carry a message
+ * cluster when it drains gets PLACE_NOT_NOW (requeue). PLACE_NEVER is final
+ * (Kueue deactivates the Workload), so it is only given from a complete view:
+ * every registered cluster must be known (place_opts.others holds the known
+ * clusters that are not candidates now, e.g. unreachable, and are evaluated
+ * empty too; place_opts.unknown names the registered clusters whose capacity
+ * is not known: no status, stale metrics, Ready=False). With any unknown
+ * cluster the answer is PLACE_NOT_NOW, with a message naming them. Both carry a message
  * giving, for up to 4 clusters, the pod set, how many of its pods fit, and the
  * resource that ran short ("cpu: at most 1 left on a matching node, a pod
  * needs 6"), or that no node matches the flavor/nodeSelector/tolerations.
@@ -178,7 +184,8 @@ struct place_node {
 #define PLACE_ABSENT INT64_MIN
 
 struct place_cluster {
-    char *name; /* owned: metadata.name, the cluster name */
+    char *name;    /* owned: metadata.name, the cluster name */
+    bool reported; /* place_status_reported(status): the agent has written a status */
     bool has_last_updated;
     int64_t last_updated_ms;  /* status.lastUpdated, wall clock, ms since the epoch */
     bool ready;               /* condition Ready != False (absent = true) */
@@ -199,9 +206,16 @@ struct place_cluster {
 int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct place_warnings *w,
                             struct err *e);
 void place_cluster_free(struct place_cluster *c);
-/* Usable for placement at now_ms: Ready is not False and the metrics are at
- * most stale_after_ms old (a cluster without lastUpdated, galaxy format,
- * cannot be judged and counts as fresh). The same rule as the quota. */
+/* True when a ClusterMetrics status has been reported: `status` is an object
+ * holding status.lastUpdated or a status.nodes array (the galaxy agent
+ * writes nodes without lastUpdated). An object created without status (its
+ * producer's status write not made yet) has reported nothing: it is not a
+ * cluster with 0 nodes. The quota uses the same rule. */
+bool place_status_reported(const json_t *status);
+/* Usable for placement at now_ms: the status is reported, Ready is not False
+ * and the metrics are at most stale_after_ms old (a cluster without
+ * lastUpdated, galaxy format, cannot be judged and counts as fresh). The same
+ * rule as the quota. */
 bool place_cluster_usable(const struct place_cluster *c, int64_t now_ms, int64_t stale_after_ms);
 
 /* ---- workload ----------------------------------------------------------- */
@@ -290,6 +304,14 @@ enum place_status {
 struct place_opts {
     enum place_policy policy;
     const char *pinned; /* borrowed, NULL = choose; a pinned cluster is the only candidate */
+    /* The rest of the registered clusters, for the "never fits" judgement
+     * only (not used with a pin): `others` are known (usable metrics) but
+     * not candidates now (e.g. unreachable): evaluated empty; `unknown`
+     * names the clusters whose capacity is not known. Both borrowed. */
+    const struct place_cluster *others;
+    size_t n_others;
+    const char *const *unknown;
+    size_t n_unknown;
 };
 
 /* Replicas of one pod set on one node, in a decision. */

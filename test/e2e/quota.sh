@@ -7,7 +7,6 @@
 #   (c) a worker whose metrics stop lowers the quota after stale + shrink delay;
 #   (e) a ClusterMetrics in the original galaxy format (no lastUpdated, no
 #       conditions, no per-node ready) is accepted and aggregated.
-# The controller part runs only when `kueue-ks run` has the quota flags.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 [ -x bin/kueue-ks-devhub ] || { echo "SKIP: bin/kueue-ks-devhub not built"; exit 77; }
@@ -123,12 +122,6 @@ else
   bad "status output (rc=$rc)"
   echo "$out"
   cat "$tmp/err"
-fi
-
-if ! bin/kueue-ks run --help 2>&1 | grep -q -- --cluster-queue; then
-  echo "SKIP (partly): kueue-ks run has no quota controller flags yet"
-  [ $fails -eq 0 ] || exit 1
-  exit 0
 fi
 
 quota() { # flavor resource

@@ -185,7 +185,9 @@ wait_until 5 "job-low running on cluster1" low_running
 QUEUE=lq-prio PRIO=high job_yaml job-high 3 20s | k hub create -f - >/dev/null || die "job-high not created"
 wait_until 10 "job-low worker copy deleted" eval '[ "$(copies job-low)" = "0 0" ]'
 wl_low=$(wl_of job-low)
-jq_ok hub '[.status.conditions[]?|select(.type=="Preempted" or .type=="Evicted")|select(.status=="True" or .reason=="Preempted")]|length>=1' \
+# A Preempted condition in any status: job-high runs 2 s (time scale 0.1), so under load job-low
+# may already be re-admitted here, which turns the condition False ("Previously: …") but keeps it.
+jq_ok hub '[.status.conditions[]?|select(.type=="Preempted")]|length>=1' \
   workloads "$wl_low" -n default >/dev/null || die "Workload $wl_low not marked preempted" \
   "$(k hub get workloads "$wl_low" -n default -o yaml)"
 hub_job_complete job-low >/dev/null && die "job-low Complete on the hub after being preempted"

@@ -222,11 +222,14 @@ static void test_unschedulable_notready_stale(void **state)
     /* Galaxy format (no lastUpdated): always counted. */
     update(a, J("{'metadata':{'name':'g'},'status':{'nodes':[{'name':'n1',"
                 "'allocatableResources':{'cpu':'1'}}]}}"));
+    /* No status yet (its agent's first status write pending): not a
+     * cluster with 0 nodes, not counted until it reports. */
+    update(a, J("{'metadata':{'name':'c4'}}"));
     struct agg_result r;
     assert_int_equal(agg_compute(a, T0 + 10000, &r), 0);
     assert_total(a, "default-flavor", "cpu", "13");
     assert_string_equal(change(&r, "default-flavor", "cpu"), "13");
-    assert_non_null(strstr(r.breakdown, "stale: c3"));
+    assert_non_null(strstr(r.breakdown, "stale: c3,c4"));
     assert_int_equal(r.next_check_ms, T0 + 60001);
     agg_result_free(&r);
     /* 61 s after c1's update it is stale: out; c2 (30 s later) still in. */

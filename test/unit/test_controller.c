@@ -38,6 +38,7 @@ struct fx {
     struct kube_client *hub, *w;
     struct store *wls, *acs, *flavors, *cms, *jobs, *copies_c1;
     bool c1_connected;
+    bool c3_connected;
     bool unsynced;
     struct wlc *c;
     struct metrics_registry *reg;
@@ -83,6 +84,8 @@ static struct store *copies_of(void *ud, const char *cluster, const struct kind_
 {
     struct fx *f = ud;
     (void)k;
+    if (strcmp(cluster, "c3") == 0 && f->c3_connected)
+        return f->copies_c1; /* empty for c3's tests */
     return strcmp(cluster, "c1") == 0 && f->c1_connected ? f->copies_c1 : NULL;
 }
 
@@ -637,6 +640,71 @@ static void test_rejected_counted(void **state)
     assert_non_null(strstr(e.msg, "kueue_ks_workloads_placed_total"));
 }
 
+/* One pass over the workload with pods of `cpu` cpus; the check entry
+ * written (new reference). */
+static json_t *check_after_pass(struct fx *f, const char *cpu)
+{
+    json_t *wl = J(WL);
+    json_object_set_new(
+        jx_obj(json_array_get(jx_arr(wl, "spec.podSets[0].template.spec.containers"), 0),
+               "resources.requests"),
+        "cpu", json_string(cpu));
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 1, 0);
+    json_t *b = req_body(f->hub_srv, 0, "PATCH", WL_STATUS);
+    json_t *chk = json_incref(json_array_get(jx_arr(b, "status.admissionChecks"), 0));
+    json_decref(b);
+    return chk;
+}
+
+/* Right after a restart: c1 usable, c3 (big enough) registered with fresh
+ * metrics but not connected yet. A job too big for c1 waits; it used to be
+ * Rejected (and lost) from that incomplete view. */
+static void test_not_rejected_while_a_worker_is_unusable(void **state)
+{
+    struct fx *f = *state;
+    put(f->cms, "{\"metadata\":{\"name\":\"c3\"},\"status\":{\"lastUpdated\":"
+                "\"2026-11-22T09:59:50Z\",\"nodes\":[{\"name\":\"b1\",\"labels\":{"
+                "\"instance\":\"spot\"},\"allocatableResources\":{\"cpu\":\"64\"}}]}}");
+    json_t *chk = check_after_pass(f, "10");
+    assert_string_equal(jx_str(chk, "state", ""), "Pending");
+    json_decref(chk);
+    assert_metric(f, "kueue_ks_workloads_rejected_total 0");
+}
+
+/* c3's metrics are stale (its agent is down): its capacity is not known,
+ * so even a job that fits no known cluster is not Rejected; the message
+ * names the cluster it waits for. */
+static void test_not_rejected_while_metrics_unknown(void **state)
+{
+    struct fx *f = *state;
+    put(f->cms, "{\"metadata\":{\"name\":\"c3\"},\"status\":{\"lastUpdated\":"
+                "\"2026-11-22T09:00:00Z\",\"nodes\":[]}}");
+    json_t *chk = check_after_pass(f, "100");
+    assert_string_equal(jx_str(chk, "state", ""), "Pending");
+    assert_non_null(strstr(jx_str(chk, "message", ""), "waiting for the metrics of cluster(s) c3"));
+    json_decref(chk);
+    assert_metric(f, "kueue_ks_workloads_rejected_total 0");
+}
+
+/* First start: c3's ClusterMetrics exists without status (the agent's status
+ * write met a 409 and waits for its retry) while c3 is connected. It used to
+ * count as a Ready cluster with 0 nodes: the job was Rejected. */
+static void test_not_rejected_by_metrics_without_status(void **state)
+{
+    struct fx *f = *state;
+    f->c3_connected = true;
+    put(f->cms, "{\"metadata\":{\"name\":\"c3\"}}");
+    json_t *chk = check_after_pass(f, "10");
+    assert_string_equal(jx_str(chk, "state", ""), "Pending");
+    assert_non_null(strstr(jx_str(chk, "message", ""), "c3"));
+    json_decref(chk);
+    assert_metric(f, "kueue_ks_workloads_rejected_total 0");
+}
+
 static void test_evicted_counted(void **state)
 {
     struct fx *f = *state;
@@ -748,6 +816,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_check_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evicted_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_rejected_while_a_worker_is_unusable, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_not_rejected_while_metrics_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_rejected_by_metrics_without_status, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
     };

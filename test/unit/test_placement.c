@@ -465,6 +465,77 @@ static void test_never_vs_not_now(void **state)
     place_cluster_free(&cs[1]);
 }
 
+/* "Never fits" only from a complete view of the registered clusters. */
+static void test_never_needs_every_cluster(void **state)
+{
+    (void)state;
+    struct place_cluster small, big;
+    cluster_init(&small, "small", 1, "'cpu':'4'", NULL, NULL);
+    cluster_init(&big, "big", 1, "'cpu':'64'", NULL, NULL);
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'8'", NULL, NULL);
+    /* big is registered and known but not a candidate now (unreachable):
+     * the workload fits it empty, so it waits. */
+    struct place_opts o = {.others = &big, .n_others = 1};
+    assert_int_equal(place_decide(&w, &small, 1, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    place_result_free(&r);
+    /* A registered cluster whose capacity is not known yet: never Rejected,
+     * the message names it. */
+    const char *unknown[] = {"later"};
+    o = (struct place_opts){.unknown = unknown, .n_unknown = 1};
+    assert_int_equal(place_decide(&w, &small, 1, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    assert_non_null(strstr(r.message, "waiting for the metrics of cluster(s) later"));
+    assert_non_null(strstr(r.message, "small: pod set main"));
+    place_result_free(&r);
+    /* No candidate at all, only unknown ones: still waiting. */
+    assert_int_equal(place_decide(&w, NULL, 0, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    place_result_free(&r);
+    /* Every cluster known and too small even empty: never. */
+    o = (struct place_opts){.others = &small, .n_others = 1};
+    assert_int_equal(place_decide(&w, NULL, 0, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "small: pod set main"));
+    place_result_free(&r);
+    /* With a pin only the pinned cluster counts. */
+    o = (struct place_opts){.pinned = "small", .unknown = unknown, .n_unknown = 1};
+    assert_int_equal(place_decide(&w, &small, 1, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&small);
+    place_cluster_free(&big);
+}
+
+/* A ClusterMetrics created without status has reported nothing: not usable
+ * (it used to count as a Ready cluster with 0 nodes that never went stale). */
+static void test_no_status_not_usable(void **state)
+{
+    (void)state;
+    const char *docs[] = {"{'metadata':{'name':'c'}}", "{'metadata':{'name':'c'},'status':{}}",
+                          "{'metadata':{'name':'c'},'status':null}",
+                          "{'metadata':{'name':'c'},'status':{'conditions':[]}}"};
+    for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+        json_t *j = J(docs[i]);
+        struct place_cluster c;
+        assert_int_equal(place_cluster_from_json(j, &c, NULL, NULL), 0);
+        assert_false(c.reported);
+        assert_false(place_cluster_usable(&c, 0, 60000));
+        place_cluster_free(&c);
+        json_decref(j);
+    }
+    /* Galaxy format: nodes without lastUpdated is a report. */
+    json_t *j = J("{'metadata':{'name':'c'},'status':{'nodes':[]}}");
+    struct place_cluster c;
+    assert_int_equal(place_cluster_from_json(j, &c, NULL, NULL), 0);
+    assert_true(place_cluster_usable(&c, 0, 60000));
+    place_cluster_free(&c);
+    json_decref(j);
+}
+
 static void test_gpu_and_quantities(void **state)
 {
     (void)state;
@@ -797,6 +868,8 @@ int main(void)
         cmocka_unit_test(test_burst_spread_and_binpack),
         cmocka_unit_test(test_deterministic_ties),
         cmocka_unit_test(test_never_vs_not_now),
+        cmocka_unit_test(test_never_needs_every_cluster),
+        cmocka_unit_test(test_no_status_not_usable),
         cmocka_unit_test(test_gpu_and_quantities),
         cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_reservation_lifecycle),

@@ -6,8 +6,8 @@
 #   make test-k3d   (KKS_K3D=1) creates the clusters when up.sh has not run,
 #                   runs the scenarios, and leaves the clusters for inspection
 #                   (scripts/k3d/down.sh removes them; KKS_K3D_DOWN=1 does it here).
-# Without Docker or k3d it prints "SKIP: docker not available" and exits 0;
-# under plain `make test` (KKS_K3D unset) it skips too, so CI never creates clusters.
+# Not part of `make test` (it lives outside test/e2e/): without Docker or k3d, or
+# without KKS_K3D=1, it prints a SKIP line and exits 77 (skipped, not passed).
 # Scenarios: Job placed, run on its worker, finished on the hub; pinned job;
 # GPU job to the h100 cluster; preemption by priority removes the worker copy;
 # hub job deletion removes the worker copy.
@@ -19,11 +19,11 @@ cd "$ROOT" || exit 1
 
 if ! docker_usable; then
   echo "SKIP: docker not available (docker and k3d with a reachable daemon are needed)"
-  exit 0
+  exit 77
 fi
 if [ "${KKS_K3D:-0}" != 1 ]; then
   echo "SKIP: k3d scenarios run only with KKS_K3D=1 (make test-k3d)"
-  exit 0
+  exit 77
 fi
 if ! state_has cluster "$HUB" || ! cluster_exists "$HUB"; then
   scripts/k3d/up.sh || {
