@@ -199,8 +199,8 @@ static char *cluster_why(const struct explain_cluster *ec, const char *unusable,
     /* every single pod fits a node: the pod count is what does not */
     if (ec->n_ps) {
         const struct explain_podset *ps = &ec->ps[0];
-        buf_printf(&b, "%zu matching nodes cannot hold all %" PRId64 " pods of pod set %s%s",
-                   ps->matching, ps->count, ps->name,
+        buf_printf(&b, "%zu matching node%s cannot hold all %" PRId64 " pods of pod set %s%s",
+                   ps->matching, ps->matching == 1 ? "" : "s", ps->count, ps->name,
                    ec->fit == EXPLAIN_NEVER ? " even empty" : " now");
     }
 out:;
