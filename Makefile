@@ -185,10 +185,10 @@ fuzz-smoke:
 
 # ---- run / bench -----------------------------------------------------------
 run: bins
-	$(Q)scripts/dev.sh run
+	$(Q)scripts/dev.sh run $(ARGS)
 
 dev-up: bins
-	$(Q)scripts/dev.sh up
+	$(Q)scripts/dev.sh up $(ARGS)
 
 dev-down:
 	$(Q)scripts/dev.sh down

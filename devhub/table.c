@@ -891,7 +891,9 @@ static void row_job(const json_t *o, time_t now, json_t *cells, json_t *row)
         status = "Failed";
     else if (oget(oget(o, "metadata"), "deletionTimestamp"))
         status = "Terminating";
-    else if (cond_true(o, "Suspended"))
+    else if (cond_true(o, "Suspended") || json_is_true(oget(spec, "suspend")))
+        /* the devhub runs no Job controller to write the Suspended condition:
+         * a job Kueue holds (spec.suspend) would read "Running" */
         status = "Suspended";
     else if (cond_true(o, "FailureTarget"))
         status = "FailureTarget";

@@ -1,6 +1,6 @@
 /*
- * decide: the pure reconcile decision of the workload controller (DESIGN
- * §5.2). Input: a snapshot of everything the controller knows about one
+ * decide: the pure reconcile decision of the workload controller
+ * (docs/design.md §4). Input: a snapshot of everything the controller knows about one
  * Workload (taken from the informer stores by the driver); output: the list
  * of writes to make. No I/O, no clock, no global state: the same snapshot
  * always gives the same actions, which is what test_decide.c checks.
@@ -52,7 +52,7 @@
  *     annotation, progress in the check message.
  *
  * The check is never set Ready: it stays Pending while the job runs remotely
- * so Kueue keeps the hub copy suspended (DESIGN §5.2).
+ * so Kueue keeps the hub copy suspended (docs/design.md §4).
  *
  * Workload status writes (our check entry, ClusterAssigned) come as ONE
  * action carrying two equivalent documents, the driver picks the one the
@@ -212,7 +212,7 @@ json_t *wl_podset_labels(const json_t *workload, const json_t *flavor_labels);
 int wl_decide(const struct wl_snapshot *s, struct wl_actions *out, struct err *e);
 
 /*
- * Orphan GC (DESIGN §5.2 step 6, survives operator restarts): `objs` are the
+ * Orphan GC (docs/design.md §4 "Orphans", survives operator restarts): `objs` are the
  * objects of kind k found on worker `cluster`. For each one that carries our
  * origin (app.kubernetes.io/managed-by=kueue-ks and kueue-ks.io/origin =
  * `origin`) and a kueue-ks.io/origin-uid for which hub_has(ud, uid) is false,
