@@ -440,7 +440,14 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
             if (!pinned && (pr->status == PLACE_NOT_NOW || pr->status == PLACE_NEVER)) {
                 /* per cluster, with the free amounts: what a user reads */
                 bool never, unknown;
-                *msg = compute_explain(c, s, true, &never, &unknown);
+                char *fit = compute_explain(c, s, true, &never, &unknown);
+                /* placement's own message first when it waits for a worker's
+                 * metrics: that is what it waits for */
+                if (fit && unknown && pr->message)
+                    *msg = xasprintf("%s; %s", pr->message, fit);
+                else
+                    *msg = fit ? xstrdup(fit) : NULL;
+                free(fit);
                 if (*msg)
                     wp->message = *msg;
             }

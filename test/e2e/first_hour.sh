@@ -76,6 +76,8 @@ placed() { grep -E "msg=\"job placed\" job=default/$name .*cluster=cluster[12] f
 wait_until 60 "a 'job placed' log line for $name" placed
 complete() { [ "$(k get job "$name" -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True ]; }
 wait_until 120 "$name Complete" complete
+finished() { grep -E "msg=\"job finished\" job=default/$name cluster=cluster[12] result=Succeeded" "$WORK/run.out"; }
+wait_until 30 "a 'job finished' log line for $name" finished
 [ "$(grep -c "msg=\"job placed\" job=default/$name " "$WORK/run.out")" = 1 ] ||
   die "more than one placement line for $name"
 grep -q 'worker reachable.*error=' "$WORK/run.out" && die "a success line carries an error key"
