@@ -348,10 +348,9 @@ static int collect_any_cluster(const char *key, json_t *obj, void *ud)
     struct place_cluster pc;
     if (place_cluster_from_json(obj, &pc, NULL, NULL) < 0)
         return 0;
-    w->out->v = xrealloc(w->out->v, (w->out->n + 1) * sizeof(*w->out->v));
     w->usable = xrealloc(w->usable, (w->out->n + 1) * sizeof(*w->usable));
     w->usable[w->out->n] = ok;
-    w->out->v[w->out->n++] = pc;
+    clusters_push(w->out, &pc);
     return 0;
 }
 
@@ -389,9 +388,7 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
     for (size_t i = 0; i < fl.n; i++)
         place_flavor_free(&fl.v[i]);
     free(fl.v);
-    for (size_t i = 0; i < cl.n; i++)
-        place_cluster_free(&cl.v[i]);
-    free(cl.v);
+    clusters_free(&cl);
     free(w.usable);
     place_workload_free(&pw);
     return msg;

@@ -26,8 +26,7 @@ const char *explain_fit_name(enum explain_fit f)
     return "unknown";
 }
 
-/* Byte amounts read best in binary units (200Mi), the rest in decimal (500m). */
-static const char *fmt_q(char b[QTY_STR_MAX], const char *res, int64_t milli)
+const char *explain_fmt_amount(char *b, const char *res, int64_t milli)
 {
     bool bytes = strstr(res, "memory") || strstr(res, "storage");
     struct qty q = qty_from_milli(milli < 0 ? 0 : milli, bytes ? QTY_BINARY_SI : QTY_DECIMAL_SI);
@@ -183,14 +182,15 @@ static char *cluster_why(const struct explain_cluster *ec, const char *unusable,
             if (er->need <= 0)
                 continue;
             if (ec->fit == EXPLAIN_NEVER && er->alloc_max < er->need) {
-                buf_printf(&b, "largest node %s %s", fmt_q(q1, er->name, er->alloc_max), er->name);
+                buf_printf(&b, "largest node %s %s",
+                           explain_fmt_amount(q1, er->name, er->alloc_max), er->name);
                 flavor_suffix(&b, ps->flavor);
                 goto out;
             }
             if (ec->fit == EXPLAIN_FITS_EMPTY && er->free_max < er->need) {
                 buf_printf(&b, "%s of %s %s free on a matching node",
-                           fmt_q(q1, er->name, er->free_max), fmt_q(q2, er->name, er->need),
-                           er->name);
+                           explain_fmt_amount(q1, er->name, er->free_max),
+                           explain_fmt_amount(q2, er->name, er->need), er->name);
                 flavor_suffix(&b, ps->flavor);
                 goto out;
             }
@@ -292,7 +292,7 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
             if (strcmp(ps->per_pod.v[r].name, "pods") == 0)
                 continue;
             buf_printf(&b, "%s%s %s", k++ ? ", " : "", ps->per_pod.v[r].name,
-                       fmt_q(q, ps->per_pod.v[r].name, ps->per_pod.v[r].milli));
+                       explain_fmt_amount(q, ps->per_pod.v[r].name, ps->per_pod.v[r].milli));
         }
         buf_printf(&b, "%s", k ? " per pod" : "no resources");
     }

@@ -92,6 +92,9 @@ struct explain_input {
 /* Fill `out` (free with explain_report_free). 0, or -EINVAL on bad arguments. */
 int explain_fit(const struct explain_input *in, struct explain_report *out);
 void explain_report_free(struct explain_report *r);
+/* An amount of `res` for messages: bytes (memory, storage) in binary units
+ * ("200Mi"), the rest in decimal ("500m"); into b (QTY_STR_MAX bytes). */
+const char *explain_fmt_amount(char *b, const char *res, int64_t milli);
 /* "fits now" / "fits when empty" / "never" / "unknown". */
 const char *explain_fit_name(enum explain_fit f);
 

@@ -63,13 +63,6 @@ static void tab_print(struct jv_table *t, struct buf *out)
     t->n = 0;
 }
 
-static const char *fmt_amount(char b[QTY_STR_MAX], const char *res, int64_t milli)
-{
-    bool bytes = strstr(res, "memory") || strstr(res, "storage");
-    struct qty q = qty_from_milli(milli < 0 ? 0 : milli, bytes ? QTY_BINARY_SI : QTY_DECIMAL_SI);
-    return qty_fmt(&q, b);
-}
-
 static const json_t *our_check_entry(const struct jv_input *in, const char **name)
 {
     *name = NULL;
@@ -237,11 +230,11 @@ static void fit_part(const struct jv_input *in, struct buf *out)
                     char both[2 * QTY_STR_MAX + 8] = "";
                     const struct explain_res *er = k < ps->n_res ? &ps->res[k] : NULL;
                     if (er) {
-                        fmt_amount(need, er->name, er->need);
+                        explain_fmt_amount(need, er->name, er->need);
                         if (ps->matching)
                             snprintf(both, sizeof both, "%s / %s",
-                                     fmt_amount(fr, er->name, er->free_max),
-                                     fmt_amount(al, er->name, er->alloc_max));
+                                     explain_fmt_amount(fr, er->name, er->free_max),
+                                     explain_fmt_amount(al, er->name, er->alloc_max));
                         else
                             snprintf(both, sizeof both, "no matching node");
                     }
