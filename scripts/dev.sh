@@ -89,7 +89,9 @@ start_env() {
     fi
   fi
   stop_all
-  local hub_extra=(--kueue)
+  # The hub runs a job controller too (a real hub's kube-controller-manager):
+  # it marks the jobs Kueue holds Suspended, as `kubectl get jobs` shows them.
+  local hub_extra=(--kueue --run-jobs)
   [ "$KEEP_DATA" = 1 ] && hub_extra+=(--data "$DEV/hub.db")
   start_devhub hub "$HUB_PORT" "$DEV/hub.kubeconfig" "${hub_extra[@]}"
   start_devhub cluster1 "$C1_PORT" "$DEV/cluster1.kubeconfig" --run-jobs \

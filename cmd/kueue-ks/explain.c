@@ -1,6 +1,6 @@
 /*
  * kueue-ks explain [-n NS] [KIND/]NAME: why a job runs where it does, or why
- * it does not (controllers/workload/jobview renders it). A CLI, not a
+ * it does not (controllers/workload/jv renders it). A CLI, not a
  * reconcile: it reads the hub once (the job, then its Workload, LocalQueue,
  * the ClusterMetrics, ResourceFlavors and AdmissionChecks), prints, exits.
  * Exit 1 when the job does not exist or the hub cannot be read.
@@ -15,7 +15,7 @@
 
 #include "cmd/kueue-ks/cli.h"
 #include "cmd/kueue-ks/cmds.h"
-#include "controllers/workload/jobview.h"
+#include "controllers/workload/jv.h"
 #include "controllers/workload/kinds.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"

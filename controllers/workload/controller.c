@@ -6,11 +6,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "controllers/workload/admissioncheck.h"
+#include "controllers/workload/acc.h"
 #include "controllers/workload/explain.h"
-#include "controllers/workload/transform.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/metrics/metrics.h"
+#include "pkg/reasons/reasons.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/workqueue/workqueue.h"
@@ -496,7 +497,7 @@ static const struct kind_def *owner_kind(struct wlc *c, const json_t *wl, const 
     char why[512] = "";
     const struct kind_def *k = c->cfg.src.kind(c->cfg.src.ud, owner, why, sizeof why);
     if (!k && why[0] && c->cfg.ops.events && our_check(c, wl))
-        evrec_event(c->cfg.ops.events, wl, "Warning", WL_REASON_UNKNOWN_KIND,
+        evrec_event(c->cfg.ops.events, wl, "Warning", REASON_UNKNOWN_JOB_KIND,
                     "kueue-ks cannot place this Workload: %s", why);
     return k;
 }
@@ -529,7 +530,7 @@ static bool relay_kueue_reason(struct wlc *c, const char *key, const char *jkey,
         json_object_set_new(c->relayed, key, json_string(msg));
         if (c->cfg.ops.events)
             evrec_event(c->cfg.ops.events, s->job, never ? "Warning" : "Normal",
-                        never ? WL_REASON_NO_CLUSTER_FITS : WL_REASON_NOT_ADMITTED, "%s", msg);
+                        never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED, "%s", msg);
         log_info(c->cfg.lg, "job not admitted by Kueue", "job", jkey, "why", msg);
     }
     free(fit);
@@ -579,14 +580,14 @@ static void log_transitions(struct wlc *c, const char *key, const json_t *wl, co
                     log_info(c->cfg.lg, "job finished", "job", jkey, "cluster", placed, "result",
                              jx_cond_is_true(cw->v[j].obj, "Failed") ? "Failed" : "Succeeded");
         } else if (x->type == WL_ACT_EVENT && x->target == WL_TGT_JOB && x->reason &&
-                   (strcmp(x->reason, WL_REASON_EVICTED) == 0 ||
-                    strcmp(x->reason, WL_REASON_WORKER_LOST) == 0 ||
-                    strcmp(x->reason, WL_REASON_NO_CLUSTER_FITS) == 0 ||
-                    strcmp(x->reason, WL_REASON_NOT_ADMITTED) == 0)) {
+                   (strcmp(x->reason, REASON_EVICTED) == 0 ||
+                    strcmp(x->reason, REASON_WORKER_LOST) == 0 ||
+                    strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0 ||
+                    strcmp(x->reason, REASON_NOT_ADMITTED) == 0)) {
             log_info(c->cfg.lg,
-                     strcmp(x->reason, WL_REASON_EVICTED) == 0       ? "job evicted"
-                     : strcmp(x->reason, WL_REASON_WORKER_LOST) == 0 ? "job's worker lost"
-                                                                     : "job not placed",
+                     strcmp(x->reason, REASON_EVICTED) == 0       ? "job evicted"
+                     : strcmp(x->reason, REASON_WORKER_LOST) == 0 ? "job's worker lost"
+                                                                  : "job not placed",
                      "job", jkey, "reason", x->reason, "why", x->message);
         }
     }
@@ -703,11 +704,11 @@ static void process(struct wq *q, const char *key, void *ud)
             ps->placed = xstrdup(x->cluster);
             json_t *qr = jx_cond_find(wl, "QuotaReserved");
             ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
-        } else if (x->type == WL_ACT_EVENT && x->reason &&
-                   strcmp(x->reason, WL_REASON_EVICTED) == 0 && placed && !ps->evicted) {
+        } else if (x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, REASON_EVICTED) == 0 &&
+                   placed && !ps->evicted) {
             ps->evicted = xstrdup(placed);
         } else if (x->type == WL_ACT_EVENT && x->target == WL_TGT_JOB && x->reason &&
-                   strcmp(x->reason, WL_REASON_NO_CLUSTER_FITS) == 0) {
+                   strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0) {
             ps->rejected = true;
         } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed) {
             for (size_t j = 0; j < cw.n; j++)

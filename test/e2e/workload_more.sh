@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # More end-to-end scenarios of the workload controller in `kueue-ks run`
 # (direct transport), same set-up as workload.sh: a devhub hub emulating
-# Kueue (--kueue) and two workers running jobs (--run-jobs, time-scaled):
+# Kueue (--kueue, with the job controller: --run-jobs) and two workers running jobs (--run-jobs, time-scaled):
 #   cluster1: 2 nodes cpu=8,memory=32Gi, instance=spot
 #   cluster2: 2 nodes cpu=8,memory=32Gi,nvidia.com/gpu=2, instance=h100
 # Every step asserts objects on the hub and on both workers:
@@ -80,11 +80,11 @@ wl_of() { # NAME [NS]
 # faults CLUSTER JSON: PUT /devhub/faults on a devhub instance (never held by a pause).
 faults() { echo "$2" | k "$1" replace --raw /devhub/faults -f -; }
 
-start_devhub hub --kueue
+start_devhub hub --kueue --run-jobs
 start_devhub cluster1 --run-jobs --time-scale $SCALE --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
 start_devhub cluster2 --run-jobs --time-scale $SCALE \
   --nodes '2x cpu=8,memory=32Gi,nvidia.com/gpu=2;labels=instance=h100'
-k hub apply -f "$ROOT/test/e2e/fixtures/setup.yaml" >/dev/null || die "setup objects not applied"
+apply_setup || die "setup objects not applied"
 "$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 0 \
   --health-probe-bind-address 127.0.0.1:0 --worker "cluster1=$WORK/cluster1.kc" \
   --worker "cluster2=$WORK/cluster2.kc" --worker-lost-timeout 2s --v 1 >>"$WORK/op.log" 2>&1 &
