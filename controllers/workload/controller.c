@@ -507,11 +507,13 @@ static const struct kind_def *owner_kind(struct wlc *c, const json_t *wl, const 
  * checks with the reservation): Kueue's reason and the per-cluster fit as an
  * Event on the job, once per change (the fit without free amounts, so it
  * changes with the verdict only). Workloads with our check get the same in
- * the check message (decide). Returns true when the fit could not be judged
- * yet (no metrics): look again soon. */
-static bool relay_kueue_reason(struct wlc *c, const char *key, const char *jkey,
-                               const struct wl_snapshot *s, bool ours)
+ * the check message (wl.c). Returns true when the fit could not be judged
+ * yet (no metrics) for a Workload without our check: the key is requeued
+ * and done, the pass ends there. */
+static bool relay_kueue_reason(struct wlc *c, struct wq *q, const char *key, const char *jkey,
+                               const struct wl_snapshot *s)
 {
+    bool ours = s->check_name != NULL;
     char *why = wl_kueue_reason(s->workload);
     if (!why || !s->job || (ours && jx_bool(s->workload, "spec.active", true)) ||
         jx_cond_is_true(s->workload, "Finished")) {
@@ -536,7 +538,12 @@ static bool relay_kueue_reason(struct wlc *c, const char *key, const char *jkey,
     free(fit);
     free(msg);
     free(why);
-    return unknown;
+    if (!unknown || ours)
+        return false;
+    wq_forget(q, key);
+    wq_add_after(q, key, (double)c->cfg.opts.no_fit_requeue_ms / 1000.0);
+    wq_done(q, key);
+    return true;
 }
 
 /* The admitted flavors of the first pod set ("spot", "spot,h100"), for logs. */
@@ -593,6 +600,36 @@ static void log_transitions(struct wlc *c, const char *key, const json_t *wl, co
     }
 }
 
+/* What the pass's actions will have done, for the metrics once they succeed. */
+static void pass_note(struct pass *ps, const struct wl_actions *acts, const json_t *wl,
+                      const char *placed, const struct copy_walk *cw)
+{
+    bool fits_job = false, fits_wl = false;
+    for (size_t i = 0; i < acts->n; i++) {
+        const struct wl_action *x = &acts->v[i];
+        bool no_fit =
+            x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0;
+        if (x->type == WL_ACT_CREATE_COPY && x->cluster && !ps->placed) {
+            ps->placed = xstrdup(x->cluster);
+            json_t *qr = jx_cond_find(wl, "QuotaReserved");
+            ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
+        } else if (x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, REASON_EVICTED) == 0 &&
+                   placed && !ps->evicted) {
+            ps->evicted = xstrdup(placed);
+        } else if (no_fit) {
+            fits_job |= x->target == WL_TGT_JOB;
+            fits_wl |= x->target == WL_TGT_WORKLOAD;
+        } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed) {
+            for (size_t j = 0; j < cw->n; j++)
+                if (strcmp(cw->v[j].cluster, placed) == 0)
+                    ps->terminal_ms = copy_terminal_ms(cw->v[j].obj);
+        }
+    }
+    /* Rejected: NoClusterFits on both (a held job that can never fit gets it
+     * on the job only, and is not rejected) */
+    ps->rejected = fits_job && fits_wl;
+}
+
 static void process(struct wq *q, const char *key, void *ud)
 {
     struct wlc *c = ud;
@@ -647,17 +684,13 @@ static void process(struct wq *q, const char *key, void *ud)
         .now = nowbuf,
         .opts = c->cfg.opts,
     };
-    if (relay_kueue_reason(c, key, okey, &s, s.check_name != NULL) && !s.check_name) {
-        wq_forget(q, key);
-        wq_add_after(q, key, (double)c->cfg.opts.no_fit_requeue_ms / 1000.0);
-        wq_done(q, key);
+    if (relay_kueue_reason(c, q, key, okey, &s))
         goto out;
-    }
     if (!s.check_name)
         goto skip;
-    if (wl_wants_explain(&s))
-        explain = compute_explain(c, &s, false, &s.explain_never, &s.explain_unknown);
-    s.explain = explain;
+    s.explain = explain = wl_wants_explain(&s)
+                              ? compute_explain(c, &s, false, &s.explain_never, &s.explain_unknown)
+                              : NULL;
     const char *placed = job ? xf_placed_cluster(job) : NULL;
     if (placed)
         s.placed.usable =
@@ -698,24 +731,7 @@ static void process(struct wq *q, const char *key, void *ud)
     struct pass *ps = xcalloc(1, sizeof *ps);
     ps->c = c;
     ps->key = xstrdup(key);
-    for (size_t i = 0; i < acts.n; i++) {
-        const struct wl_action *x = &acts.v[i];
-        if (x->type == WL_ACT_CREATE_COPY && x->cluster && !ps->placed) {
-            ps->placed = xstrdup(x->cluster);
-            json_t *qr = jx_cond_find(wl, "QuotaReserved");
-            ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
-        } else if (x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, REASON_EVICTED) == 0 &&
-                   placed && !ps->evicted) {
-            ps->evicted = xstrdup(placed);
-        } else if (x->type == WL_ACT_EVENT && x->target == WL_TGT_JOB && x->reason &&
-                   strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0) {
-            ps->rejected = true;
-        } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed) {
-            for (size_t j = 0; j < cw.n; j++)
-                if (strcmp(cw.v[j].cluster, placed) == 0)
-                    ps->terminal_ms = copy_terminal_ms(cw.v[j].obj);
-        }
-    }
+    pass_note(ps, &acts, wl, placed, &cw);
     for (size_t i = 0; job && jx_resource_version(job) && i < acts.n; i++) {
         if (acts.v[i].type != WL_ACT_RESERVE)
             continue;

@@ -209,61 +209,39 @@ out:;
     return s;
 }
 
-int explain_fit(const struct explain_input *in, struct explain_report *out)
+/* Cluster i of the input into ec; *unusable: why it cannot be judged, or NULL. */
+static int eval_one(const struct explain_input *in, size_t i, struct explain_cluster *ec,
+                    const char **unusable)
 {
-    if (!in || !out || !in->wl || (in->n_clusters && !in->clusters))
+    const struct place_cluster *c = &in->clusters[i];
+    ec->name = xstrdup(c->name);
+    ec->n_ps = in->wl->n_podsets;
+    ec->ps = xcalloc(ec->n_ps ? ec->n_ps : 1, sizeof *ec->ps);
+    for (size_t p = 0; p < ec->n_ps; p++)
+        podset_numbers(in, c, &in->wl->podsets[p], &ec->ps[p]);
+    *unusable = NULL;
+    if (in->usable && !in->usable[i])
+        *unusable = "no fresh metrics (stale or unreachable): cannot tell";
+    else if (!c->ready)
+        *unusable = "not ready";
+    if (*unusable) {
+        ec->fit = EXPLAIN_UNKNOWN;
+        return 0;
+    }
+    struct place_result pr;
+    struct place_opts po = {0};
+    if (place_decide(in->wl, c, 1, in->flavors, in->n_flavors, in->resv, &po, &pr) < 0)
         return -EINVAL;
-    memset(out, 0, sizeof *out);
-    out->v = xcalloc(in->n_clusters ? in->n_clusters : 1, sizeof *out->v);
-    out->n = in->n_clusters;
-    bool any_now = false, any_empty = false, any_unknown = in->n_clusters == 0;
-    /* in cluster name order, whatever order the store gave */
-    size_t *order = xcalloc(in->n_clusters ? in->n_clusters : 1, sizeof *order);
-    for (size_t i = 0; i < in->n_clusters; i++) {
-        size_t j = i;
-        for (; j > 0 && strcmp(in->clusters[order[j - 1]].name, in->clusters[i].name) > 0; j--)
-            order[j] = order[j - 1];
-        order[j] = i;
-    }
-    for (size_t k = 0; k < in->n_clusters; k++) {
-        size_t i = order[k];
-        const struct place_cluster *c = &in->clusters[i];
-        struct explain_cluster *ec = &out->v[k];
-        ec->name = xstrdup(c->name);
-        ec->n_ps = in->wl->n_podsets;
-        ec->ps = xcalloc(ec->n_ps ? ec->n_ps : 1, sizeof *ec->ps);
-        for (size_t p = 0; p < ec->n_ps; p++)
-            podset_numbers(in, c, &in->wl->podsets[p], &ec->ps[p]);
-        const char *unusable = NULL;
-        if (in->usable && !in->usable[i])
-            unusable = "no fresh metrics (stale or unreachable): cannot tell";
-        else if (!c->ready)
-            unusable = "not ready";
-        if (unusable) {
-            ec->fit = EXPLAIN_UNKNOWN;
-        } else {
-            struct place_result pr;
-            struct place_opts po = {0};
-            if (place_decide(in->wl, c, 1, in->flavors, in->n_flavors, in->resv, &po, &pr) < 0) {
-                free(order);
-                explain_report_free(out);
-                return -EINVAL;
-            }
-            ec->fit = pr.status == PLACE_OK      ? EXPLAIN_FITS_NOW
-                      : pr.status == PLACE_NEVER ? EXPLAIN_NEVER
-                                                 : EXPLAIN_FITS_EMPTY;
-            place_result_free(&pr);
-        }
-        ec->why = cluster_why(ec, unusable, in->now);
-        any_now |= ec->fit == EXPLAIN_FITS_NOW;
-        any_empty |= ec->fit == EXPLAIN_FITS_EMPTY;
-        any_unknown |= ec->fit == EXPLAIN_UNKNOWN;
-    }
-    free(order);
-    out->overall = any_now       ? EXPLAIN_FITS_NOW
-                   : any_empty   ? EXPLAIN_FITS_EMPTY
-                   : any_unknown ? EXPLAIN_UNKNOWN
-                                 : EXPLAIN_NEVER;
+    ec->fit = pr.status == PLACE_OK      ? EXPLAIN_FITS_NOW
+              : pr.status == PLACE_NEVER ? EXPLAIN_NEVER
+                                         : EXPLAIN_FITS_EMPTY;
+    place_result_free(&pr);
+    return 0;
+}
+
+/* The one-line message: verdict, what each pod set needs, each cluster's clause. */
+static char *report_message(const struct explain_input *in, const struct explain_report *out)
+{
     struct buf b;
     buf_init(&b, 4096);
     switch (out->overall) {
@@ -298,8 +276,47 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
     }
     for (size_t i = 0; i < out->n; i++)
         buf_printf(&b, "; %s", out->v[i].why);
-    out->message = xstrdup(buf_str(&b));
+    char *msg = xstrdup(buf_str(&b));
     buf_free(&b);
+    return msg;
+}
+
+int explain_fit(const struct explain_input *in, struct explain_report *out)
+{
+    if (!in || !out || !in->wl || (in->n_clusters && !in->clusters))
+        return -EINVAL;
+    memset(out, 0, sizeof *out);
+    out->v = xcalloc(in->n_clusters ? in->n_clusters : 1, sizeof *out->v);
+    out->n = in->n_clusters;
+    bool any_now = false, any_empty = false, any_unknown = in->n_clusters == 0;
+    /* in cluster name order, whatever order the store gave */
+    size_t *order = xcalloc(in->n_clusters ? in->n_clusters : 1, sizeof *order);
+    for (size_t i = 0; i < in->n_clusters; i++) {
+        size_t j = i;
+        for (; j > 0 && strcmp(in->clusters[order[j - 1]].name, in->clusters[i].name) > 0; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (size_t k = 0; k < in->n_clusters; k++) {
+        size_t i = order[k];
+        struct explain_cluster *ec = &out->v[k];
+        const char *unusable = NULL;
+        if (eval_one(in, i, ec, &unusable) < 0) {
+            free(order);
+            explain_report_free(out);
+            return -EINVAL;
+        }
+        ec->why = cluster_why(ec, unusable, in->now);
+        any_now |= ec->fit == EXPLAIN_FITS_NOW;
+        any_empty |= ec->fit == EXPLAIN_FITS_EMPTY;
+        any_unknown |= ec->fit == EXPLAIN_UNKNOWN;
+    }
+    free(order);
+    out->overall = any_now       ? EXPLAIN_FITS_NOW
+                   : any_empty   ? EXPLAIN_FITS_EMPTY
+                   : any_unknown ? EXPLAIN_UNKNOWN
+                                 : EXPLAIN_NEVER;
+    out->message = report_message(in, out);
     return 0;
 }
 

@@ -172,6 +172,54 @@ static void ours_part(const struct jv_input *in, struct buf *out)
             buf_printf(out, "  Job:          %s\n", done[i]);
 }
 
+/* One row per cluster, pod set and resource of the report. */
+static void fit_table(const struct explain_report *rp, struct buf *out)
+{
+    struct jv_table t = {.ncols = 7};
+    const char *head[] = {"CLUSTER",
+                          "FLAVOR",
+                          "FIT",
+                          "POD SET",
+                          "RESOURCE",
+                          "NEEDED/POD",
+                          "FREE/ALLOCATABLE (best matching node)"};
+    tab_row(&t, head);
+    for (size_t i = 0; i < rp->n; i++) {
+        const struct explain_cluster *ec = &rp->v[i];
+        bool first = true;
+        for (size_t p = 0; p < ec->n_ps; p++) {
+            const struct explain_podset *ps = &ec->ps[p];
+            for (size_t k = 0; k < ps->n_res || (k == 0 && ps->n_res == 0); k++) {
+                char need[QTY_STR_MAX] = "", fr[QTY_STR_MAX], al[QTY_STR_MAX];
+                char both[2 * QTY_STR_MAX + 8] = "";
+                const struct explain_res *er = k < ps->n_res ? &ps->res[k] : NULL;
+                if (er) {
+                    explain_fmt_amount(need, er->name, er->need);
+                    if (ps->matching)
+                        snprintf(both, sizeof both, "%s / %s",
+                                 explain_fmt_amount(fr, er->name, er->free_max),
+                                 explain_fmt_amount(al, er->name, er->alloc_max));
+                    else
+                        snprintf(both, sizeof both, "no matching node");
+                }
+                const char *row[] = {first ? ec->name : "",
+                                     first ? (ps->flavor ? ps->flavor : "-") : "",
+                                     first ? explain_fit_name(ec->fit) : "",
+                                     k == 0 ? ps->name : "",
+                                     er ? er->name : "-",
+                                     need,
+                                     both};
+                tab_row(&t, row);
+                first = false;
+            }
+        }
+    }
+    if (rp->n)
+        tab_print(&t, out);
+    else
+        free(t.rows);
+}
+
 static void fit_part(const struct jv_input *in, struct buf *out)
 {
     buf_puts(out, "\nFit per cluster\n");
@@ -211,49 +259,7 @@ static void fit_part(const struct jv_input *in, struct buf *out)
                                .now = true};
     struct explain_report r;
     if (explain_fit(&ei, &r) == 0) {
-        struct jv_table t = {.ncols = 7};
-        const char *head[] = {"CLUSTER",
-                              "FLAVOR",
-                              "FIT",
-                              "POD SET",
-                              "RESOURCE",
-                              "NEEDED/POD",
-                              "FREE/ALLOCATABLE (best matching node)"};
-        tab_row(&t, head);
-        for (size_t i = 0; i < r.n; i++) {
-            const struct explain_cluster *ec = &r.v[i];
-            bool first = true;
-            for (size_t p = 0; p < ec->n_ps; p++) {
-                const struct explain_podset *ps = &ec->ps[p];
-                for (size_t k = 0; k < ps->n_res || (k == 0 && ps->n_res == 0); k++) {
-                    char need[QTY_STR_MAX] = "", fr[QTY_STR_MAX], al[QTY_STR_MAX];
-                    char both[2 * QTY_STR_MAX + 8] = "";
-                    const struct explain_res *er = k < ps->n_res ? &ps->res[k] : NULL;
-                    if (er) {
-                        explain_fmt_amount(need, er->name, er->need);
-                        if (ps->matching)
-                            snprintf(both, sizeof both, "%s / %s",
-                                     explain_fmt_amount(fr, er->name, er->free_max),
-                                     explain_fmt_amount(al, er->name, er->alloc_max));
-                        else
-                            snprintf(both, sizeof both, "no matching node");
-                    }
-                    const char *row[] = {first ? ec->name : "",
-                                         first ? (ps->flavor ? ps->flavor : "-") : "",
-                                         first ? explain_fit_name(ec->fit) : "",
-                                         k == 0 ? ps->name : "",
-                                         er ? er->name : "-",
-                                         need,
-                                         both};
-                    tab_row(&t, row);
-                    first = false;
-                }
-            }
-        }
-        if (r.n)
-            tab_print(&t, out);
-        else
-            free(t.rows);
+        fit_table(&r, out);
         buf_printf(out, "\n%s\n", r.message);
         explain_report_free(&r);
     }
