@@ -191,11 +191,11 @@ ifeq ($(REAL),1)
 	$(Q)scripts/realstack/build.sh
 	$(Q)scripts/realstack/stack.sh run
 else
-	$(Q)scripts/dev.sh run
+	$(Q)scripts/dev.sh run $(ARGS)
 endif
 
 dev-up: bins
-	$(Q)scripts/dev.sh up
+	$(Q)scripts/dev.sh up $(ARGS)
 
 dev-down:
 	$(Q)scripts/dev.sh down

@@ -5,7 +5,7 @@
  *
  *   spec      = [count ("x" | "X" | "*")] item ("," item)* (";" section)*
  *   item      = resource "=" quantity          cpu=8, memory=32Gi, nvidia.com/gpu=1, pods=64
- *             | "label=" key "=" value          (the DESIGN's inline form)
+ *             | "label=" key "=" value          (the inline form of docs/devhub.md)
  *             | "taint=" taint
  *   section   = "labels=" key "=" value ("," key "=" value)*
  *             | "taints=" taint ("," taint)*

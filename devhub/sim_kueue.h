@@ -1,7 +1,7 @@
 /*
  * sim_kueue: the devhub's Kueue emulator (`--kueue`, the hub instance). An
  * in-process client of the hub API (devhub/sim_api.h) that follows Kueue's
- * observable behaviour (research note kueue-api.md §1.3-1.5, §2, §3):
+ * observable behaviour (docs/devhub.md, docs/design.md §4):
  *
  *  - batch/v1 Jobs and kubeflow.org/v1 PyTorchJobs (when served) labelled
  *    kueue.x-k8s.io/queue-name are created suspended (Kueue's mutating job

@@ -5,11 +5,15 @@
 # Without it, it starts the embedded hub (kueue-ks-devhub) and two simulated
 # worker clusters on loopback, writes .dev/{hub,cluster1,cluster2}.kubeconfig,
 # applies examples/setup/ when present, and runs `kueue-ks run` in the
-# foreground; Ctrl-C stops everything it started. dev-up does the same in the
-# background (operator log in .dev/kueue-ks.log); dev-down stops it.
+# foreground; Ctrl-C stops everything it started (exit 0) and removes the
+# kubeconfigs it wrote. dev-up does the same in the background (operator log
+# in .dev/kueue-ks.log); dev-down stops it. Both end with a READY block: what
+# runs where and the next commands. `--data` (dev-up/run) keeps the hub's
+# objects in .dev/hub.db across restarts; without it a restart starts empty.
+# DEV_DIR moves .dev (the e2e tests use a temporary one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DEV=.dev
+DEV=${DEV_DIR:-.dev}
 HUB_PORT=${DEV_HUB_PORT:-16443}
 C1_PORT=${DEV_CLUSTER1_PORT:-16444}
 C2_PORT=${DEV_CLUSTER2_PORT:-16445}
@@ -17,6 +21,11 @@ HEALTH_ADDR=${DEV_HEALTH_ADDR:-127.0.0.1:18081}
 METRICS_ADDR=${DEV_METRICS_ADDR:-127.0.0.1:18080}
 cmd=${1:-run}
 shift || true
+KEEP_DATA=0
+OP_ARGS=()
+for a in "$@"; do
+  if [ "$a" = --data ]; then KEEP_DATA=1; else OP_ARGS+=("$a"); fi
+done
 
 log() { echo "dev: $*" >&2; }
 
@@ -44,6 +53,20 @@ start_devhub() { # name port kubeconfig extra-args...
   return 1
 }
 
+# True when a dev environment started by this script is still running.
+env_running() {
+  [ -f "$DEV/pids" ] || return 1
+  local pid
+  while read -r pid; do
+    kill -0 "$pid" 2>/dev/null && return 0
+  done <"$DEV/pids"
+  return 1
+}
+
+remove_kubeconfigs() {
+  rm -f "$DEV/hub.kubeconfig" "$DEV/cluster1.kubeconfig" "$DEV/cluster2.kubeconfig"
+}
+
 stop_all() {
   [ -f "$DEV/pids" ] || return 0
   while read -r pid; do
@@ -58,10 +81,19 @@ stop_all() {
 
 start_env() {
   mkdir -p "$DEV"
+  if env_running; then
+    if [ "$KEEP_DATA" = 1 ]; then
+      log "restarting the running dev environment; the hub keeps its objects ($DEV/hub.db)"
+    else
+      log "restarting the running dev environment: its jobs are lost (pass --data to keep them)"
+    fi
+  fi
   stop_all
   # The hub runs a job controller too (a real hub's kube-controller-manager):
   # it marks the jobs Kueue holds Suspended, as `kubectl get jobs` shows them.
-  start_devhub hub "$HUB_PORT" "$DEV/hub.kubeconfig" --kueue --run-jobs
+  local hub_extra=(--kueue --run-jobs)
+  [ "$KEEP_DATA" = 1 ] && hub_extra+=(--data "$DEV/hub.db")
+  start_devhub hub "$HUB_PORT" "$DEV/hub.kubeconfig" "${hub_extra[@]}"
   start_devhub cluster1 "$C1_PORT" "$DEV/cluster1.kubeconfig" --run-jobs \
     --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
   start_devhub cluster2 "$C2_PORT" "$DEV/cluster2.kubeconfig" --run-jobs \
@@ -76,33 +108,76 @@ operator_args() {
     --worker "cluster1=$DEV/cluster1.kubeconfig" --worker "cluster2=$DEV/cluster2.kubeconfig"
 }
 
-usage_hint() {
+# The READY block: printed last, after the start-up logs, so it stays on screen.
+ready_block() { # how-to-stop
+  local d
+  d=$(cd "$DEV" && pwd)
+  local hub=$d/hub.kubeconfig c1=$d/cluster1.kubeconfig c2=$d/cluster2.kubeconfig
   cat >&2 <<MSG
 
-  The embedded hub is up. In another terminal:
-    export KUBECONFIG=$PWD/$DEV/hub.kubeconfig
-    kubectl get nodes --kubeconfig $PWD/$DEV/cluster1.kubeconfig
-    kubectl create -f examples/batch-job.yaml
+==================== kueue-ks dev environment: READY ====================
+  hub       https://127.0.0.1:$HUB_PORT  (Kueue emulator)   kubeconfig $hub
+  cluster1  https://127.0.0.1:$C1_PORT  2 nodes cpu=8 (spot)   kubeconfig $c1
+  cluster2  https://127.0.0.1:$C2_PORT  2 nodes cpu=8 gpu=2 (h100)   kubeconfig $c2
+  operator  health http://$HEALTH_ADDR/readyz  metrics http://$METRICS_ADDR/metrics
+  logs      $d/{hub,cluster1,cluster2}.log$2
 
+  Next, in another terminal:
+    export KUBECONFIG=$hub
+    kubectl create -f examples/batch-job.yaml
+    bin/kueue-ks status
+    bin/kueue-ks explain job/NAME        # why a job runs where it does, or not
+    kubectl --kubeconfig $c1 get jobs,pods -A     # the copies and pods on a worker
+    kubectl --kubeconfig $c1 describe pod -n default POD
+  (the workers simulate pods: no container logs; what they did is in $d/cluster1.log)
+
+  $1
+=========================================================================
 MSG
+}
+
+# `make run` in a shell that still exports the dev hub's kubeconfig: that hub
+# is ours, so say what to do instead of running the operator against it.
+check_exported_kubeconfig() {
+  local kc=${KUBECONFIG:-} want
+  want=$(cd "$DEV" 2>/dev/null && pwd)/hub.kubeconfig
+  case "$kc" in
+  "$want" | */.dev/hub.kubeconfig | "$DEV/hub.kubeconfig") ;;
+  *) return 0 ;;
+  esac
+  if [ -s "$kc" ] && kubectl --kubeconfig "$kc" get --raw /readyz >/dev/null 2>&1; then
+    log "KUBECONFIG=$kc is the running dev environment (make dev-up): stop it with 'make dev-down', or unset KUBECONFIG to start a new one here"
+  else
+    log "KUBECONFIG=$kc points at a dev hub that is not running: unset KUBECONFIG or run make dev-down, then run this again"
+  fi
+  exit 1
 }
 
 case "$cmd" in
 run)
   if [ -n "${KUBECONFIG:-}" ]; then
-    exec bin/kueue-ks run "$@"
+    check_exported_kubeconfig
+    exec bin/kueue-ks run "${OP_ARGS[@]}"
   fi
-  trap stop_all EXIT
-  trap 'exit 130' INT TERM
+  trap 'stop_all; remove_kubeconfigs' EXIT
+  # Ctrl-C is how this mode ends: a clean stop, exit 0
+  trap 'exit 0' INT TERM
   start_env
-  usage_hint
   # shellcheck disable=SC2046
-  bin/kueue-ks run $(operator_args) "$@"
+  bin/kueue-ks run $(operator_args) "${OP_ARGS[@]}" &
+  op=$!
+  echo "$op" >>"$DEV/pids"
+  for _ in $(seq 1 100); do
+    curl -sf "http://$HEALTH_ADDR/readyz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  ready_block "Ctrl-C stops everything." " (the operator logs to this terminal)"
+  wait "$op"
   ;;
 up)
   start_env
   # shellcheck disable=SC2046
-  bin/kueue-ks run $(operator_args) "$@" >"$DEV/kueue-ks.log" 2>&1 &
+  bin/kueue-ks run $(operator_args) "${OP_ARGS[@]}" >"$DEV/kueue-ks.log" 2>&1 &
   echo $! >>"$DEV/pids"
   for _ in $(seq 1 100); do
     curl -sf "http://$HEALTH_ADDR/readyz" >/dev/null 2>&1 && break
@@ -113,11 +188,11 @@ up)
     stop_all
     exit 1
   fi
-  log "kueue-ks running (log: $DEV/kueue-ks.log); stop with 'make dev-down'"
-  usage_hint
+  ready_block "Ctrl-C does not stop it: 'make dev-down' stops everything." " $(cd "$DEV" && pwd)/kueue-ks.log (operator)"
   ;;
 down)
   stop_all
+  remove_kubeconfigs
   log "stopped"
   ;;
 *)

@@ -42,7 +42,8 @@ cmds=$("$BIN" --help 2>&1 | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ 
 checked=0
 for cmd in $cmds; do
   help=$("$BIN" "$cmd" --help 2>&1)
-  flags=$(sed -n 's/^  *--\([a-z0-9][a-z0-9-]*\).*/\1/p' <<<"$help")
+  # "  --name type  help" or "  -x, --name type  help"
+  flags=$(sed -n 's/^  *\(-[a-z], \)\{0,1\}--\([a-z0-9][a-z0-9-]*\).*/\2/p' <<<"$help")
   [ -n "$flags" ] || continue
   rows=$(doc_rows "$cmd")
   if [ -z "$rows" ]; then
@@ -58,7 +59,7 @@ for cmd in $cmds; do
     fi
     IFS='|' read -r _ ddef status <<<"$row"
     [ "$status" = available ] || echo "warn kueue-ks $cmd --$f exists but $DOC says '$status'"
-    def=$(grep -E "^  *--$f( |$)" <<<"$help" | sed -n 's/.*(default \([^)]*\))[[:space:]]*$/\1/p')
+    def=$(grep -E "^  *(-[a-z], )?--$f( |$)" <<<"$help" | sed -n 's/.*(default \([^)]*\))[[:space:]]*$/\1/p')
     if [ -n "$def" ] && [[ "$ddef" != *"\`$def\`"* ]]; then
       bad "kueue-ks $cmd --$f: help says default $def, $DOC says '$ddef'"
     fi

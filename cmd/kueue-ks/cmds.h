@@ -7,5 +7,7 @@ int cmd_run(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 /* kueue-ks status: a terminal summary of clusters and quotas (cmd/kueue-ks/status.c). */
 int cmd_status(int argc, char **argv);
+/* kueue-ks explain: why a job runs where it does, or not (cmd/kueue-ks/explain.c). */
+int cmd_explain(int argc, char **argv);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * kueue-ks: entry point. Subcommands: run (default), agent, version.
+ * kueue-ks: entry point. Subcommands: run (default), agent, status, explain, version.
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +16,7 @@ static int usage(FILE *out)
             "  run       run the controllers against a hub cluster (default)\n"
             "  agent     report a cluster's nodes and pod requests as ClusterMetrics\n"
             "  status    summarise the hub's clusters, quotas and workloads\n"
+            "  explain   why a job runs where it does, or why it does not (per cluster)\n"
             "  version   print the version\n\n"
             "Run 'kueue-ks <command> --help' for a command's flags.\n",
             KKS_VERSION);
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
         return cmd_agent(argc - 2, argv + 2);
     if (!strcmp(cmd, "status"))
         return cmd_status(argc - 2, argv + 2);
+    if (!strcmp(cmd, "explain"))
+        return cmd_explain(argc - 2, argv + 2);
     fprintf(stderr, "kueue-ks: unknown command \"%s\"\n\n", cmd);
     return usage(stderr);
 }

@@ -3,7 +3,9 @@
  * and workloads (cmd/kueue-ks/sv renders it). Synchronous in
  * spirit: it submits the lists, runs the loop until they all returned (or
  * --timeout), prints, exits. A missing CRD (404) prints a note instead of a
- * table; any other failure is reported on stderr and gives exit code 1.
+ * table; any other failure is reported on stderr and gives exit code 1, as
+ * does a cluster that is not a hub (no ClusterMetrics and no ClusterQueue).
+ * JOBS counts every kind of the job kind table (Jobs, PyTorchJobs...).
  */
 #include <errno.h>
 #include <ev.h>
@@ -15,6 +17,7 @@
 #include "cmd/kueue-ks/cli.h"
 #include "cmd/kueue-ks/cmds.h"
 #include "cmd/kueue-ks/sv.h"
+#include "controllers/workload/kinds.h"
 #include "pkg/kube/client.h"
 #include "pkg/kube/discovery.h"
 #include "pkg/kube/kubeconfig.h"
@@ -32,7 +35,8 @@ struct st_opts {
     double timeout;
 };
 
-enum { L_CM, L_JOBS, L_CQ, L_WL, L_N };
+/* L_JOBS: batch Jobs; L_KINDS..: the other kinds of the job kind table. */
+enum { L_CM, L_JOBS, L_CQ, L_WL, L_KINDS, L_N = L_KINDS + 8 };
 
 struct st_list {
     json_t *body; /* the list on success */
@@ -55,7 +59,7 @@ struct st_call {
     int which;
 };
 
-static const char *const missing_note[L_N] = {
+static const char *const missing_note[L_KINDS] = {
     "the ClusterMetrics CRD (galaxy.kubestellar.io/v1alpha1) is not installed on the hub",
     "the Job API (batch/v1) is not served",
     "Kueue is not installed on the hub (no kueue.x-k8s.io API)",
@@ -80,7 +84,7 @@ static void list_done(void *ud, const struct kube_result *r)
     if (r->rc == 0 && json_is_array(json_object_get(r->body, "items"))) {
         l->body = json_incref(r->body);
     } else if (r->rc == -ENOENT) {
-        l->note = xstrdup(missing_note[c->which]);
+        l->note = xstrdup(c->which < L_KINDS ? missing_note[c->which] : "kind not served");
     } else {
         l->failed = true;
         l->note = xasprintf("error: %s", r->rc ? r->err->msg : "the answer is not a list");
@@ -153,7 +157,8 @@ static void st_flags(struct st_opts *o, struct flag *fl)
         {"kubeconfig", FLAG_STRING, &o->kubeconfig,
          "Path to the hub kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)", NULL},
         {"context", FLAG_STRING, &o->context, "Kubeconfig context to use", NULL},
-        {"o", FLAG_STRING, &o->output, "Output format: \"\" or wide (more columns)", ""},
+        {"output", FLAG_STRING, &o->output,
+         "Output format: \"\" (tables), wide (more columns) or json", "", 'o'},
         {"timeout", FLAG_DURATION, &o->timeout, "Give up waiting for the hub after this long",
          "30s"},
     };
@@ -189,8 +194,8 @@ int cmd_status(int argc, char **argv)
     if (code != CLI_GO_ON)
         goto out;
     code = 1;
-    if (o.output[0] && strcmp(o.output, "wide") != 0) {
-        fprintf(stderr, "kueue-ks status: -o must be wide or empty, not \"%s\"\n", o.output);
+    if (o.output[0] && strcmp(o.output, "wide") != 0 && strcmp(o.output, "json") != 0) {
+        fprintf(stderr, "kueue-ks status: -o must be wide, json or empty, not \"%s\"\n", o.output);
         code = 2;
         goto out;
     }
@@ -214,6 +219,16 @@ int cmd_status(int argc, char **argv)
     get_list(&s, L_CM, "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics", NULL);
     const char *jq[] = {"labelSelector", SV_CLUSTER_LABEL, NULL};
     get_list(&s, L_JOBS, "/apis/batch/v1/jobs", jq);
+    /* JOBS counts every placed kind, not only batch Jobs */
+    size_t nk, nextra = 0;
+    const struct kind_def *kt = kind_table(&nk);
+    for (size_t i = 0; i < nk && nextra < L_N - L_KINDS; i++) {
+        if (kt[i].generic || strcmp(kt[i].group, "batch") == 0)
+            continue;
+        char *p = kube_path(kt[i].group, kt[i].version, kt[i].resource, NULL, NULL, NULL);
+        get_list(&s, L_KINDS + (int)nextra++, p, jq);
+        free(p);
+    }
     s.pending++;
     if (kube_client_get(s.client, DISC_KUEUE_GROUP_PATH, NULL, disc_done, &s, NULL, &e) < 0) {
         s.pending--;
@@ -229,25 +244,34 @@ int cmd_status(int argc, char **argv)
         ev_run(s.loop, 0);
     ev_timer_stop(s.loop, &tm);
     bool timed_out = s.pending > 0;
-    for (int w = 0; w < L_N; w++)
+    for (int w = 0; w < L_KINDS + (int)nextra; w++)
         if (!s.l[w].body && !s.l[w].note) {
             s.l[w].failed = true;
             s.l[w].note = xstrdup("error: the hub did not answer in time (--timeout)");
         }
 
     int nfailed = 0;
-    for (int w = 0; w < L_N; w++)
+    for (int w = 0; w < L_KINDS; w++)
         nfailed += s.l[w].failed;
-    if (nfailed == L_N) {
+    if (nfailed == L_KINDS) {
         /* Nothing answered (unreachable hub, bad credentials...): one line, no tables. */
         fprintf(stderr, "kueue-ks status: %s\n", s.l[L_CM].note + strlen("error: "));
         code = 1;
         goto out;
     }
+    /* every placed kind in one list for the JOBS column */
+    json_t *jobs = NULL;
+    if (s.l[L_JOBS].body) {
+        jobs = json_deep_copy(s.l[L_JOBS].body);
+        for (int w = L_KINDS; w < L_KINDS + (int)nextra; w++)
+            if (s.l[w].body)
+                json_array_extend(json_object_get(jobs, "items"),
+                                  json_object_get(s.l[w].body, "items"));
+    }
     struct sv_input in = {
         .cluster_metrics = s.l[L_CM].body,
         .cluster_metrics_note = s.l[L_CM].note,
-        .jobs = s.l[L_JOBS].body,
+        .jobs = jobs,
         .cluster_queues = s.l[L_CQ].body,
         .cluster_queues_note = s.l[L_CQ].note,
         .workloads = s.l[L_WL].body,
@@ -255,12 +279,35 @@ int cmd_status(int argc, char **argv)
         .now_ms = wall_ms(),
         .wide = strcmp(o.output, "wide") == 0,
     };
-    struct buf b;
-    buf_init(&b, (size_t)64 << 20);
-    int rc = sv_render(&in, &b);
-    fputs(buf_str(&b), stdout);
-    buf_free(&b);
+    int rc = 0;
+    if (strcmp(o.output, "json") == 0) {
+        json_t *j = sv_render_json(&in);
+        char *txt = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+        if (txt)
+            printf("%s\n", txt);
+        free(txt);
+        json_decref(j);
+    } else {
+        struct buf b;
+        buf_init(&b, (size_t)64 << 20);
+        rc = sv_render(&in, &b);
+        fputs(buf_str(&b), stdout);
+        buf_free(&b);
+    }
+    json_decref(jobs);
     code = rc < 0 || timed_out || nfailed ? 1 : 0;
+    /* A worker's kubeconfig (or a cluster without kueue-ks) answers with empty
+     * or missing lists: say so and fail, rather than print empty tables. */
+    bool no_cm = !s.l[L_CM].body || json_array_size(json_object_get(s.l[L_CM].body, "items")) == 0;
+    bool no_cq = !s.l[L_CQ].body || json_array_size(json_object_get(s.l[L_CQ].body, "items")) == 0;
+    if (!nfailed && no_cm && no_cq) {
+        fprintf(stderr,
+                "kueue-ks status: this cluster is not a kueue-ks hub (%s; %s): is KUBECONFIG a "
+                "worker's? Use the hub's kubeconfig (make run: .dev/hub.kubeconfig)\n",
+                s.l[L_CM].body ? "no ClusterMetrics" : "no ClusterMetrics CRD",
+                s.l[L_CQ].body ? "no ClusterQueue" : "no Kueue");
+        code = 1;
+    }
     /* The jobs list has no table of its own: its failure is only said here. */
     if (s.l[L_JOBS].failed)
         fprintf(stderr, "kueue-ks status: jobs not counted: %s\n", s.l[L_JOBS].note);

@@ -100,6 +100,50 @@ static int table_write(struct table *t, struct buf *out)
     return rc < 0 ? -E2BIG : 0;
 }
 
+/* The rows after the header as objects keyed by the lower-cased header
+ * ("CPU(used/cap)" -> "cpu(used/cap)"). New reference. */
+static json_t *table_json(const struct table *t)
+{
+    json_t *arr = json_array();
+    for (size_t r = 1; r < t->nrows; r++) {
+        json_t *o = json_object();
+        for (size_t c = 0; c < t->ncols; c++) {
+            char key[64];
+            snprintf(key, sizeof key, "%s", t->cells[c]);
+            for (char *k = key; *k; k++)
+                if (*k >= 'A' && *k <= 'Z')
+                    *k = (char)(*k - 'A' + 'a');
+            json_object_set_new(o, key, json_string(t->cells[r * t->ncols + c]));
+        }
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+/* Text table, or (JSON output) the rows under `key` of in->json_out. */
+static int table_emit(const struct sv_input *in, struct table *t, const char *key, struct buf *out)
+{
+    if (in->json_out) {
+        json_object_set_new(in->json_out, key, table_json(t));
+        return 0;
+    }
+    return table_write(t, out);
+}
+
+/* A section without a table: its note as text, or as "<key>Note" in JSON. */
+static int note_emit(const struct sv_input *in, const char *key, const char *title,
+                     const char *note, struct buf *out)
+{
+    if (in->json_out) {
+        char k[64];
+        snprintf(k, sizeof k, "%sNote", key);
+        json_object_set_new(in->json_out, key, json_array());
+        json_object_set_new(in->json_out, k, json_string(note));
+        return 0;
+    }
+    return buf_printf(out, "%s: %s\n", title, note) < 0 ? -E2BIG : 0;
+}
+
 static void table_free(struct table *t)
 {
     for (size_t i = 0; i < t->nrows * t->ncols; i++)
@@ -234,15 +278,12 @@ static size_t jobs_on(const json_t *jobs, const char *cluster)
 static int render_clusters(const struct sv_input *in, struct buf *out)
 {
     if (!in->cluster_metrics)
-        return buf_printf(out, "CLUSTERS: %s\n",
-                          in->cluster_metrics_note ? in->cluster_metrics_note : "unavailable") < 0
-                   ? -E2BIG
-                   : 0;
+        return note_emit(in, "clusters", "CLUSTERS",
+                         in->cluster_metrics_note ? in->cluster_metrics_note : "unavailable", out);
     json_t *items = json_object_get(in->cluster_metrics, "items");
     if (json_array_size(items) == 0)
-        return buf_puts(out, "CLUSTERS: no ClusterMetrics found (is the agent running?)\n") < 0
-                   ? -E2BIG
-                   : 0;
+        return note_emit(in, "clusters", "CLUSTERS",
+                         "no ClusterMetrics found (is the agent running?)", out);
     struct table t;
     size_t nc = in->wide ? 10 : 8;
     table_init(&t, nc);
@@ -290,7 +331,7 @@ static int render_clusters(const struct sv_input *in, struct buf *out)
         table_row(&t, row);
     }
     table_sort(&t, 1);
-    int rc = table_write(&t, out);
+    int rc = table_emit(in, &t, "clusters", out);
     table_free(&t);
     return rc;
 }
@@ -353,17 +394,20 @@ static char *source_of(const char *ann, const char *fl, const char *res)
 static int render_queues(const struct sv_input *in, struct buf *out)
 {
     if (!in->cluster_queues)
-        return buf_printf(out, "QUEUES: %s\n",
-                          in->cluster_queues_note ? in->cluster_queues_note : "unavailable") < 0
-                   ? -E2BIG
-                   : 0;
+        return note_emit(in, "queues", "QUEUES",
+                         in->cluster_queues_note ? in->cluster_queues_note : "unavailable", out);
     json_t *items = json_object_get(in->cluster_queues, "items");
     if (json_array_size(items) == 0)
-        return buf_puts(out, "QUEUES: no ClusterQueues found\n") < 0 ? -E2BIG : 0;
+        return note_emit(in, "queues", "QUEUES", "no ClusterQueues found", out);
+    /* IN-USE (Kueue's flavorsUsage) counts Admitted workloads only; under our
+     * check a placed workload stays quota-reserved (the check is never Ready),
+     * so it is 0 for queues kueue-ks serves: shown in wide/JSON only. */
+    bool use_col = in->wide || in->json_out;
     struct table t;
-    table_init(&t, 7);
-    const char *hdr[] = {"CLUSTERQUEUE", "FLAVOR", "RESOURCE", "QUOTA",
-                         "RESERVED",     "IN-USE", "SOURCE"};
+    table_init(&t, use_col ? 7 : 6);
+    const char *hdr[] = {"CLUSTERQUEUE", "FLAVOR",   "RESOURCE",
+                         "QUOTA",        "RESERVED", use_col ? "IN-USE" : "SOURCE",
+                         "SOURCE"};
     table_row(&t, hdr);
     size_t i, gi, fi, ri;
     json_t *cq, *g, *f, *r;
@@ -406,7 +450,9 @@ static int render_queues(const struct sv_input *in, struct buf *out)
                         buf_printf(&sb, "%s...", s);
                         free(s);
                     }
-                    const char *row[] = {name_of(cq), fl, rn, quota, res, use, buf_str(&sb)};
+                    const char *row[] = {name_of(cq), fl,  rn,
+                                         quota,       res, use_col ? use : buf_str(&sb),
+                                         buf_str(&sb)};
                     table_row(&t, row);
                     buf_free(&sb);
                     free(src);
@@ -415,7 +461,7 @@ static int render_queues(const struct sv_input *in, struct buf *out)
         }
     }
     table_sort(&t, 1);
-    int rc = table_write(&t, out);
+    int rc = table_emit(in, &t, "queues", out);
     table_free(&t);
     return rc;
 }
@@ -423,10 +469,8 @@ static int render_queues(const struct sv_input *in, struct buf *out)
 static int render_workloads(const struct sv_input *in, struct buf *out)
 {
     if (!in->workloads)
-        return buf_printf(out, "WORKLOADS: %s\n",
-                          in->workloads_note ? in->workloads_note : "unavailable") < 0
-                   ? -E2BIG
-                   : 0;
+        return note_emit(in, "workloads", "WORKLOADS",
+                         in->workloads_note ? in->workloads_note : "unavailable", out);
     size_t pending = 0, reserved = 0, admitted = 0, finished = 0, i;
     json_t *items = json_object_get(in->workloads, "items"), *w;
     json_array_foreach(items, i, w)
@@ -440,12 +484,31 @@ static int render_workloads(const struct sv_input *in, struct buf *out)
         else
             pending++;
     }
+    if (in->json_out) {
+        json_object_set_new(
+            in->json_out, "workloads",
+            json_pack("{s:I,s:I,s:I,s:I,s:I}", "total", (json_int_t)json_array_size(items),
+                      "pending", (json_int_t)pending, "quotaReserved", (json_int_t)reserved,
+                      "admitted", (json_int_t)admitted, "finished", (json_int_t)finished));
+        return 0;
+    }
     return buf_printf(out,
                       "WORKLOADS: %zu (pending %zu, quota-reserved %zu, admitted %zu, finished "
                       "%zu)\n",
                       json_array_size(items), pending, reserved, admitted, finished) < 0
                ? -E2BIG
                : 0;
+}
+
+json_t *sv_render_json(const struct sv_input *in)
+{
+    struct sv_input j = *in;
+    j.json_out = json_object();
+    struct buf unused;
+    buf_init(&unused, 16);
+    sv_render(&j, &unused);
+    buf_free(&unused);
+    return j.json_out;
 }
 
 int sv_render(const struct sv_input *in, struct buf *out)

@@ -7,8 +7,8 @@
  *   CLUSTER   READY   NODES   CPU(used/cap)   MEMORY(used/cap)   GPU(used/cap)   METRICS-AGE   JOBS
  *   c1        True    2/2     1500m/4         2Gi/8Gi            0/2             5s            3
  *
- *   CLUSTERQUEUE   FLAVOR   RESOURCE   QUOTA   RESERVED   IN-USE   SOURCE
- *   cq             gpu-a    cpu        4       1          1        c1=4 c2=0
+ *   CLUSTERQUEUE   FLAVOR   RESOURCE   QUOTA   RESERVED   SOURCE
+ *   cq             gpu-a    cpu        4       1          c1=4 c2=0
  *
  *   WORKLOADS: 4 (pending 1, quota-reserved 1, admitted 1, finished 1)
  *
@@ -21,8 +21,12 @@
  * status.flavorsReservation and status.flavorsUsage totals ("0" when absent)
  * and, from the kueue-ks.io/quota-source annotation, the clusters that
  * contributed ("-" for queues kueue-ks does not manage; cut to 40
- * characters with "..." unless wide). Wide adds UNSCHEDULABLE and TAINTED
- * node counts to CLUSTERS and a "stale" note from the annotation.
+ * characters with "..." unless wide). RESERVED is what the queue serves: a
+ * job kueue-ks placed holds a quota reservation but is never Admitted (our
+ * check stays Pending while it runs), so Kueue's IN-USE (flavorsUsage) stays
+ * 0 for it; wide shows IN-USE anyway, after RESERVED. Wide also adds
+ * UNSCHEDULABLE and TAINTED node counts to CLUSTERS and a "stale" note from
+ * the annotation. JOBS counts every kind the caller lists.
  * Unparseable values show as "?" rather than failing.
  */
 #ifndef KKS_CMD_KUEUE_KS_SV_H
@@ -50,7 +54,13 @@ struct sv_input {
     const char *workloads_note;
     int64_t now_ms; /* wall clock, ms since the epoch */
     bool wide;
+    json_t *json_out; /* set by sv_render_json only */
 };
+
+/* The same view as JSON: {"clusters":[{<lower-case column>: value}], "queues":[...],
+ * "workloads":{"total","pending","quotaReserved","admitted","finished"}}; a
+ * section without a table is [] with "<section>Note". New reference. */
+json_t *sv_render_json(const struct sv_input *in);
 
 /* Append the whole view to `out`. 0, or -E2BIG when out's cap is reached. */
 int sv_render(const struct sv_input *in, struct buf *out);

@@ -1,5 +1,5 @@
 /*
- * agent: the ClusterMetrics agent for one worker cluster (DESIGN §5.6), on
+ * agent: the ClusterMetrics agent for one worker cluster (docs/design.md §10), on
  * the worker client's libev loop. `kueue-ks agent` runs one; in direct mode
  * the operator runs one per registered worker, in-process.
  *

@@ -1,6 +1,6 @@
 /*
  * aggregate: the pure, incremental computation of a ClusterQueue's
- * nominalQuota from the workers' ClusterMetrics (DESIGN §5.5). No I/O, no
+ * nominalQuota from the workers' ClusterMetrics (docs/design.md §7). No I/O, no
  * clock: time is an input (wall clock, ms since the epoch).
  *
  * One struct agg per managed ClusterQueue. Feed it the ClusterQueue

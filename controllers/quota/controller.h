@@ -1,6 +1,6 @@
 /*
  * quota controller: keeps the nominalQuota of managed Kueue ClusterQueues
- * equal to what the workers' ClusterMetrics report (DESIGN §5.5), using the
+ * equal to what the workers' ClusterMetrics report (docs/design.md §7), using the
  * pure aggregation in controllers/quota/aggregate.h.
  *
  * Driver, on the client's libev loop:

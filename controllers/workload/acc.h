@@ -1,5 +1,6 @@
 /*
- * acc: the AdmissionCheck controller's pure decision (DESIGN §5.1).
+ * acc: the AdmissionCheck controller's pure decision (docs/design.md §3, condition
+ * Active).
  *
  * For every AdmissionCheck with spec.controllerName ACC_CONTROLLER_NAME,
  * keep the condition Active:

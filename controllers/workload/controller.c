@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "controllers/workload/acc.h"
+#include "controllers/workload/explain.h"
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/metrics/metrics.h"
@@ -38,6 +39,9 @@ struct wlc {
      * hub job at resourceVersion rv; until the job store shows a newer job,
      * a pass must not place again (watch events lag write responses) */
     json_t *placing;
+    /* key -> Kueue's reason last relayed as an Event on the job of a Workload
+     * without our check (once per change, not once per pass) */
+    json_t *relayed;
 };
 
 static int64_t now_ms(const struct wlc *c);
@@ -176,8 +180,9 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
     pass_free(p);
     if (r->apply_unsupported) {
         if (c->cfg.ops.server_side_apply)
-            log_info(c->cfg.lg, "the hub has no server-side apply: Workload status is written "
-                                "with resourceVersion-guarded merge patches");
+            log_v(c->cfg.lg, 1,
+                  "the hub has no server-side apply: Workload status is written "
+                  "with resourceVersion-guarded merge patches");
         c->cfg.ops.server_side_apply = false;
         wq_forget(c->q, key);
         wq_add(c->q, key); /* again at once, in the merge form */
@@ -325,6 +330,71 @@ static int collect_place_flavor(const char *key, json_t *obj, void *ud)
     return 0;
 }
 
+/* Every cluster that reports metrics, with whether it is usable now (the
+ * explanation names the ones it cannot judge). */
+struct all_walk {
+    struct wlc *c;
+    const struct kind_def *k;
+    int64_t now;
+    struct clusters *out;
+    bool *usable;
+};
+
+static int collect_any_cluster(const char *key, json_t *obj, void *ud)
+{
+    struct all_walk *w = ud;
+    bool reach;
+    int64_t since;
+    bool ok = cluster_usable(w->c, key, w->k, w->now, &reach, &since);
+    struct place_cluster pc;
+    if (place_cluster_from_json(obj, &pc, NULL, NULL) < 0)
+        return 0;
+    w->usable = xrealloc(w->usable, (w->out->n + 1) * sizeof(*w->usable));
+    w->usable[w->out->n] = ok;
+    clusters_push(w->out, &pc);
+    return 0;
+}
+
+/* The per-cluster fit of the snapshot's workload (explain.h); NULL when its
+ * pod sets cannot be read. New string; *never / *unknown: the verdict. */
+static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool now, bool *never,
+                             bool *unknown)
+{
+    struct place_workload pw;
+    struct err e = {0};
+    *never = *unknown = false;
+    if (place_workload_from_json(s->workload, &pw, &e) < 0)
+        return NULL;
+    struct clusters cl = {0};
+    struct all_walk w = {.c = c, .k = s->kind, .now = s->now_ms, .out = &cl};
+    store_foreach(c->cfg.src.cluster_metrics, collect_any_cluster, &w);
+    struct flv fl = {0};
+    store_foreach(c->cfg.src.flavors, collect_place_flavor, &fl);
+    struct explain_input in = {.wl = &pw,
+                               .clusters = cl.v,
+                               .n_clusters = cl.n,
+                               .usable = w.usable,
+                               .flavors = fl.v,
+                               .n_flavors = fl.n,
+                               .resv = &c->resv,
+                               .now = now};
+    struct explain_report r;
+    char *msg = NULL;
+    if (explain_fit(&in, &r) == 0) {
+        msg = xstrdup(r.message);
+        *never = r.overall == EXPLAIN_NEVER;
+        *unknown = r.overall == EXPLAIN_UNKNOWN;
+        explain_report_free(&r);
+    }
+    for (size_t i = 0; i < fl.n; i++)
+        place_flavor_free(&fl.v[i]);
+    free(fl.v);
+    clusters_free(&cl);
+    free(w.usable);
+    place_workload_free(&pw);
+    return msg;
+}
+
 /* Compute the placement for the snapshot; fills *wp (strings borrowed from pr / msg). */
 static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const char *pinned,
                               struct place_result *pr, char **msg, struct wl_placement *wp)
@@ -365,6 +435,20 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
             wp->status = map[pr->status];
             wp->cluster = pr->status == PLACE_PIN_UNKNOWN ? pinned : pr->cluster;
             wp->message = pr->message;
+            if (!pinned && (pr->status == PLACE_NOT_NOW || pr->status == PLACE_NEVER)) {
+                /* per cluster, with the free amounts: what a user reads */
+                bool never, unknown;
+                char *fit = compute_explain(c, s, true, &never, &unknown);
+                /* placement's own message first when it waits for a worker's
+                 * metrics: that is what it waits for */
+                if (fit && unknown && pr->message)
+                    *msg = xasprintf("%s; %s", pr->message, fit);
+                else
+                    *msg = fit ? xstrdup(fit) : NULL;
+                free(fit);
+                if (*msg)
+                    wp->message = *msg;
+            }
         } else {
             *msg = xstrdup("placement failed: invalid arguments");
             *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};
@@ -418,6 +502,134 @@ static const struct kind_def *owner_kind(struct wlc *c, const json_t *wl, const 
     return k;
 }
 
+/* A Workload Kueue holds (no quota reservation, missing LocalQueue or
+ * ClusterQueue, deactivated) before our check is on it (Kueue adds the
+ * checks with the reservation): Kueue's reason and the per-cluster fit as an
+ * Event on the job, once per change (the fit without free amounts, so it
+ * changes with the verdict only). Workloads with our check get the same in
+ * the check message (wl.c). Returns true when the fit could not be judged
+ * yet (no metrics) for a Workload without our check: the key is requeued
+ * and done, the pass ends there. */
+static bool relay_kueue_reason(struct wlc *c, struct wq *q, const char *key, const char *jkey,
+                               const struct wl_snapshot *s)
+{
+    bool ours = s->check_name != NULL;
+    char *why = wl_kueue_reason(s->workload);
+    if (!why || !s->job || (ours && jx_bool(s->workload, "spec.active", true)) ||
+        jx_cond_is_true(s->workload, "Finished")) {
+        json_object_del(c->relayed, key);
+        free(why);
+        return false;
+    }
+    bool never = false, unknown = false;
+    char *fit = jx_bool(s->workload, "spec.active", true)
+                    ? compute_explain(c, s, false, &never, &unknown)
+                    : NULL;
+    char *msg =
+        xasprintf("%s%sKueue has not admitted it: %s", fit ? fit : "", fit ? "; " : "", why);
+    const char *last = jx_str(c->relayed, key, NULL);
+    if (!last || strcmp(last, msg) != 0) {
+        json_object_set_new(c->relayed, key, json_string(msg));
+        if (c->cfg.ops.events)
+            evrec_event(c->cfg.ops.events, s->job, never ? "Warning" : "Normal",
+                        never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED, "%s", msg);
+        log_info(c->cfg.lg, "job not admitted by Kueue", "job", jkey, "why", msg);
+    }
+    free(fit);
+    free(msg);
+    free(why);
+    if (!unknown || ours)
+        return false;
+    wq_forget(q, key);
+    wq_add_after(q, key, (double)c->cfg.opts.no_fit_requeue_ms / 1000.0);
+    wq_done(q, key);
+    return true;
+}
+
+/* The admitted flavors of the first pod set ("spot", "spot,h100"), for logs. */
+static void admitted_flavors(const json_t *wl, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    const json_t *fl =
+        jx_obj(json_array_get(jx_arr(wl, "status.admission.podSetAssignments"), 0), "flavors");
+    const char *res;
+    json_t *v;
+    size_t off = 0;
+    json_object_foreach((json_t *)fl, res, v)
+    {
+        const char *name = json_string_value(v);
+        if (!name || strstr(buf, name))
+            continue;
+        int w = snprintf(buf + off, n - off, "%s%s", off ? "," : "", name);
+        if (w < 0 || (size_t)w >= n - off)
+            break;
+        off += (size_t)w;
+    }
+}
+
+/* One info line per step a user follows: placed (where, which flavor, why),
+ * finished, evicted, worker lost, cannot be placed. The decision's Events
+ * are written once per transition, so are these lines. */
+static void log_transitions(struct wlc *c, const char *key, const json_t *wl, const char *jkey,
+                            const struct place_result *pr, const struct wl_actions *acts,
+                            const struct copy_walk *cw, const char *placed)
+{
+    char flv[256];
+    for (size_t i = 0; i < acts->n; i++) {
+        const struct wl_action *x = &acts->v[i];
+        if (x->type == WL_ACT_RESERVE && pr->cluster) {
+            admitted_flavors(wl, flv, sizeof flv);
+            log_info(c->cfg.lg, "job placed", "job", jkey, "workload", key, "cluster", pr->cluster,
+                     "flavor", flv, "why", pr->message ? pr->message : "");
+        } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed) {
+            for (size_t j = 0; j < cw->n; j++)
+                if (strcmp(cw->v[j].cluster, placed) == 0 && copy_terminal_ms(cw->v[j].obj) > 0)
+                    log_info(c->cfg.lg, "job finished", "job", jkey, "cluster", placed, "result",
+                             jx_cond_is_true(cw->v[j].obj, "Failed") ? "Failed" : "Succeeded");
+        } else if (x->type == WL_ACT_EVENT && x->target == WL_TGT_JOB && x->reason &&
+                   (strcmp(x->reason, REASON_EVICTED) == 0 ||
+                    strcmp(x->reason, REASON_WORKER_LOST) == 0 ||
+                    strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0 ||
+                    strcmp(x->reason, REASON_NOT_ADMITTED) == 0)) {
+            log_info(c->cfg.lg,
+                     strcmp(x->reason, REASON_EVICTED) == 0       ? "job evicted"
+                     : strcmp(x->reason, REASON_WORKER_LOST) == 0 ? "job's worker lost"
+                                                                  : "job not placed",
+                     "job", jkey, "reason", x->reason, "why", x->message);
+        }
+    }
+}
+
+/* What the pass's actions will have done, for the metrics once they succeed. */
+static void pass_note(struct pass *ps, const struct wl_actions *acts, const json_t *wl,
+                      const char *placed, const struct copy_walk *cw)
+{
+    bool fits_job = false, fits_wl = false;
+    for (size_t i = 0; i < acts->n; i++) {
+        const struct wl_action *x = &acts->v[i];
+        bool no_fit =
+            x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0;
+        if (x->type == WL_ACT_CREATE_COPY && x->cluster && !ps->placed) {
+            ps->placed = xstrdup(x->cluster);
+            json_t *qr = jx_cond_find(wl, "QuotaReserved");
+            ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
+        } else if (x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, REASON_EVICTED) == 0 &&
+                   placed && !ps->evicted) {
+            ps->evicted = xstrdup(placed);
+        } else if (no_fit) {
+            fits_job |= x->target == WL_TGT_JOB;
+            fits_wl |= x->target == WL_TGT_WORKLOAD;
+        } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed) {
+            for (size_t j = 0; j < cw->n; j++)
+                if (strcmp(cw->v[j].cluster, placed) == 0)
+                    ps->terminal_ms = copy_terminal_ms(cw->v[j].obj);
+        }
+    }
+    /* Rejected: NoClusterFits on both (a held job that can never fit gets it
+     * on the job only, and is not rejected) */
+    ps->rejected = fits_job && fits_wl;
+}
+
 static void process(struct wq *q, const char *key, void *ud)
 {
     struct wlc *c = ud;
@@ -430,7 +642,7 @@ static void process(struct wq *q, const char *key, void *ud)
     struct wl_actions acts;
     wl_actions_init(&acts);
     struct place_result pr = {0};
-    char *pmsg = NULL, *okey = NULL;
+    char *pmsg = NULL, *okey = NULL, *explain = NULL;
     json_t *flavor_labels = NULL;
     struct copy_walk cw = {0};
     struct err e = {0};
@@ -441,6 +653,7 @@ static void process(struct wq *q, const char *key, void *ud)
     if (!wl || !js || !jx_str(owner, "name", NULL)) {
         /* gone (copies of deleted jobs are the orphan GC's), no owner, or a kind not watched */
         json_object_del(c->placing, key);
+        json_object_del(c->relayed, key);
         wq_forget(q, key);
         wq_done(q, key);
         return;
@@ -471,8 +684,13 @@ static void process(struct wq *q, const char *key, void *ud)
         .now = nowbuf,
         .opts = c->cfg.opts,
     };
+    if (relay_kueue_reason(c, q, key, okey, &s))
+        goto out;
     if (!s.check_name)
         goto skip;
+    s.explain = explain = wl_wants_explain(&s)
+                              ? compute_explain(c, &s, false, &s.explain_never, &s.explain_unknown)
+                              : NULL;
     const char *placed = job ? xf_placed_cluster(job) : NULL;
     if (placed)
         s.placed.usable =
@@ -504,6 +722,7 @@ static void process(struct wq *q, const char *key, void *ud)
         log_warn(c->cfg.lg, "workload reconcile", "workload", key, "error", e.msg);
         goto skip;
     }
+    log_transitions(c, key, wl, okey, &pr, &acts, &cw, placed);
     struct wlx_ops ops = c->cfg.ops;
     ops.reserve = on_reserve;
     ops.unreserve = on_unreserve;
@@ -512,24 +731,7 @@ static void process(struct wq *q, const char *key, void *ud)
     struct pass *ps = xcalloc(1, sizeof *ps);
     ps->c = c;
     ps->key = xstrdup(key);
-    for (size_t i = 0; i < acts.n; i++) {
-        const struct wl_action *x = &acts.v[i];
-        if (x->type == WL_ACT_CREATE_COPY && x->cluster && !ps->placed) {
-            ps->placed = xstrdup(x->cluster);
-            json_t *qr = jx_cond_find(wl, "QuotaReserved");
-            ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
-        } else if (x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, REASON_EVICTED) == 0 &&
-                   placed && !ps->evicted) {
-            ps->evicted = xstrdup(placed);
-        } else if (x->type == WL_ACT_EVENT && x->target == WL_TGT_JOB && x->reason &&
-                   strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0) {
-            ps->rejected = true;
-        } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed) {
-            for (size_t j = 0; j < cw.n; j++)
-                if (strcmp(cw.v[j].cluster, placed) == 0)
-                    ps->terminal_ms = copy_terminal_ms(cw.v[j].obj);
-        }
-    }
+    pass_note(ps, &acts, wl, placed, &cw);
     for (size_t i = 0; job && jx_resource_version(job) && i < acts.n; i++) {
         if (acts.v[i].type != WL_ACT_RESERVE)
             continue;
@@ -564,6 +766,7 @@ out:
     wl_actions_free(&acts);
     place_result_free(&pr);
     free(pmsg);
+    free(explain);
     free(okey);
     free(cw.v);
     json_decref(flavor_labels);
@@ -631,6 +834,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     ev_timer_init(&c->ac_retry, ac_retry_cb, 1.0, 0);
     c->ac_retry.data = c;
     c->placing = json_object();
+    c->relayed = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
@@ -664,6 +868,7 @@ void wlc_free(struct wlc *c)
     json_decref(c->ac_inflight);
     ev_timer_stop(c->cfg.loop, &c->ac_retry);
     json_decref(c->placing);
+    json_decref(c->relayed);
     free(c);
 }
 

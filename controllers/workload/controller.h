@@ -1,5 +1,5 @@
 /*
- * controller: the workload controller's driver (DESIGN §5.2). It owns a
+ * controller: the workload controller's driver (docs/design.md §4). It owns a
  * work queue of Workload keys; reconciling a key builds a wl_snapshot from the
  * stores it is given (never from the API server), computes a placement when
  * the decision needs one (placement.h, with the controller's reservations),
@@ -132,7 +132,7 @@ void wlc_enqueue_all(struct wlc *c);
 size_t wlc_sync_admission_checks(struct wlc *c);
 
 /*
- * Orphan GC (DESIGN §5.2 step 6): for every cluster (ClusterMetrics) and every
+ * Orphan GC (docs/design.md §4 "Orphans"): for every cluster (ClusterMetrics) and every
  * kind (src.kinds, default the table) whose hub job store and worker copies store both exist,
  * delete the worker objects with our origin whose hub job (by uid) is gone
  * (wl_gc_orphans). Call it after the hub job stores have synced: when a hub

@@ -1,5 +1,5 @@
 /*
- * kinds: the job kinds kueue-ks places, as a table of data (DESIGN §5.4).
+ * kinds: the job kinds kueue-ks places, as a table of data (docs/design.md §5).
  *
  * Each entry says, for one (group, version, kind):
  *   - the REST resource plural and the prefix Kueue uses in Workload names

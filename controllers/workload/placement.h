@@ -1,6 +1,6 @@
 /*
  * placement: the pure decision "which worker cluster runs this workload"
- * (DESIGN §5.3). No I/O, no clock: everything, including time, is an input.
+ * (docs/design.md §8). No I/O, no clock: everything, including time, is an input.
  *
  * Inputs are plain C structs built by the converters below from the JSON the
  * informers hold:

@@ -335,6 +335,36 @@ bool wl_wants_placement(const struct wl_snapshot *s, const char **pinned)
     return want;
 }
 
+bool wl_wants_explain(const struct wl_snapshot *s)
+{
+    if (!s || !s->workload || !s->job || !s->check_name)
+        return false;
+    const json_t *entry =
+        jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
+    if (!entry || strcmp(check_state(entry), "Rejected") == 0 ||
+        jx_cond_is_true(s->workload, "Finished") || !wl_active(s->workload) ||
+        wl_evicting(s->workload))
+        return false;
+    char *tok = wl_placement_token(s->workload);
+    free(tok);
+    return tok == NULL;
+}
+
+char *wl_kueue_reason(const json_t *workload)
+{
+    if (!workload)
+        return NULL;
+    if (!wl_active(workload))
+        return xstrdup("deactivated (spec.active=false)");
+    const json_t *c = jx_cond_find(workload, "QuotaReserved");
+    if (!c || strcmp(jx_str(c, "status", ""), "False") != 0)
+        return NULL;
+    const char *r = jx_str(c, "reason", ""), *m = jx_str(c, "message", "");
+    if (!*r && !*m)
+        return NULL;
+    return xasprintf("%s%s%s", r, *r && *m ? ": " : "", m);
+}
+
 /* ---- the states ---------------------------------------------------------------- */
 
 static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const json_t *entry,
@@ -376,9 +406,28 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
     const char *st = check_state(entry);
     /* while an eviction is in progress Kueue still holds the reservation and
      * resets the checks itself when it releases it */
-    if (wl_active(s->workload) && !evicting && strcmp(st, "Pending") != 0 &&
-        strcmp(st, "Rejected") != 0)
-        wlst_check(w, "Pending", "waiting for a quota reservation");
+    if (!wl_active(s->workload) || evicting || strcmp(st, "Rejected") == 0)
+        return;
+    char *kr = wl_kueue_reason(s->workload);
+    if (!s->explain && !kr) {
+        if (strcmp(st, "Pending") != 0)
+            wlst_check(w, "Pending", "waiting for a quota reservation");
+        return;
+    }
+    /* "<fit>; Kueue has not admitted it: <Kueue's reason>" */
+    char *msg =
+        xasprintf("%s; %s%s", s->explain ? s->explain : "waiting for a quota reservation",
+                  kr ? "Kueue has not admitted it: " : "", kr ? kr : "no quota reserved yet");
+    if (strcmp(st, "Pending") != 0 || strcmp(jx_str(entry, "message", ""), msg) != 0) {
+        wlst_check(w, "Pending", msg);
+        act_event(a, WL_TGT_JOB, s->explain_never ? "Warning" : "Normal",
+                  s->explain_never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED, xstrdup(msg));
+    }
+    if (s->explain)
+        act_requeue(a, s->explain_unknown ? s->opts.no_fit_requeue_ms
+                                          : s->opts.pin_unknown_requeue_ms);
+    free(msg);
+    free(kr);
 }
 
 static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *token,

@@ -1,6 +1,6 @@
 /*
- * wl: the pure reconcile decision of the workload controller (DESIGN
- * §5.2). Input: a snapshot of everything the controller knows about one
+ * wl: the pure reconcile decision of the workload controller
+ * (docs/design.md §4). Input: a snapshot of everything the controller knows about one
  * Workload (taken from the informer stores by the driver); output: the list
  * of writes to make. No I/O, no clock, no global state: the same snapshot
  * always gives the same actions, which is what test_wl.c checks.
@@ -18,8 +18,12 @@
  *     undo our placement on the job (label we set, nodeSelector keys we
  *     injected, the remote-status annotation), zero the worker activity mirrored into the hub job's
  * status (xf_status_stopped), delete worker copies, drop the reservation, ClusterAssigned -> False,
- * check -> Pending (unless it is already Pending or Rejected, or an eviction is in progress: Kueue
- * resets the checks when it releases the reservation); Event Evicted when a placement was undone.
+ * check -> Pending (unless it is Rejected, or an eviction is in progress: Kueue
+ * resets the checks when it releases the reservation) with a message saying why it waits: Kueue's
+ * reason (wl_kueue_reason) and the per-cluster fit (s->explain); when that message changes, an
+ * Event on the job (NoClusterFits when it can never fit, else NotAdmitted), so a user sees it
+ * once per change; requeue (the fit depends on the clusters, which do not queue Workloads).
+ * Event Evicted when a placement was undone.
  *  4. Reserved and our check is Retry/Rejected/Ready: wait for Kueue.
  *  5. Reserved, not placed for THIS admission (no placement, or a stale one
  *     left by an earlier admission: the job's kueue-ks.io/placed-for differs
@@ -48,7 +52,7 @@
  *     annotation, progress in the check message.
  *
  * The check is never set Ready: it stays Pending while the job runs remotely
- * so Kueue keeps the hub copy suspended (DESIGN §5.2).
+ * so Kueue keeps the hub copy suspended (docs/design.md §4).
  *
  * Workload status writes (our check entry, ClusterAssigned) come as ONE
  * action carrying two equivalent documents, the driver picks the one the
@@ -77,6 +81,7 @@
 #include <stdint.h>
 
 #include "controllers/workload/kinds.h"
+#include "pkg/reasons/reasons.h"
 #include "pkg/util/err.h"
 
 #define WL_COND_CLUSTER_ASSIGNED "ClusterAssigned" /* the condition type */
@@ -123,6 +128,12 @@ struct wl_snapshot {
     const struct wl_copy *copies;         /* worker copies found on reachable clusters */
     size_t n_copies;
     struct wl_cluster_state placed; /* state of the cluster the job is placed on */
+    /* State 3, active and not evicting (wl_wants_explain): the per-cluster fit
+     * without free amounts (explain.h, now=false), NULL = not computed; and
+     * whether it says the workload can never fit / cannot be judged yet. */
+    const char *explain;
+    bool explain_never;
+    bool explain_unknown;
     int64_t now_ms;
     const char *now; /* RFC 3339, for lastTransitionTime */
     struct wl_opts opts;
@@ -181,6 +192,16 @@ char *wl_placement_token(const json_t *workload);
  * placement as the only candidate. */
 bool wl_wants_placement(const struct wl_snapshot *s, const char **pinned);
 
+/* True when wl_decide wants s->explain (a Workload with our check that Kueue
+ * has not reserved quota for, active, not being evicted). */
+bool wl_wants_explain(const struct wl_snapshot *s);
+
+/* Why Kueue holds this Workload, from its status, or NULL when it does not
+ * say: "deactivated (spec.active=false)", or the reason and message of a
+ * QuotaReserved=False condition ("Pending: couldn't assign flavors ...",
+ * "Inadmissible: LocalQueue q doesn't exist"). New string. */
+char *wl_kueue_reason(const json_t *workload);
+
 /* {"<pod set>": {node labels}} from status.admission.podSetAssignments[].flavors
  * and flavor_labels (union over the flavors of a pod set). New reference. */
 json_t *wl_podset_labels(const json_t *workload, const json_t *flavor_labels);
@@ -191,7 +212,7 @@ json_t *wl_podset_labels(const json_t *workload, const json_t *flavor_labels);
 int wl_decide(const struct wl_snapshot *s, struct wl_actions *out, struct err *e);
 
 /*
- * Orphan GC (DESIGN §5.2 step 6, survives operator restarts): `objs` are the
+ * Orphan GC (docs/design.md §4 "Orphans", survives operator restarts): `objs` are the
  * objects of kind k found on worker `cluster`. For each one that carries our
  * origin (app.kubernetes.io/managed-by=kueue-ks and kueue-ks.io/origin =
  * `origin`) and a kueue-ks.io/origin-uid for which hub_has(ud, uid) is false,

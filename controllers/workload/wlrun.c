@@ -483,8 +483,9 @@ static void cluster_update(void *ud, json_t *o, json_t *n)
 static void worker_changed(void *ud, const char *cluster)
 {
     struct wlrun *r = ud;
-    log_info(r->lg, "worker changed", "cluster", cluster, "reachable",
-             r->workers && workers_reachable(r->workers, cluster) ? "true" : "false");
+    /* workers.c logs the reachability change itself, once */
+    log_v(r->lg, 1, "worker changed", "cluster", cluster, "reachable",
+          r->workers && workers_reachable(r->workers, cluster) ? "true" : "false");
     soon(r, &r->clusters_soon);
     soon(r, &r->gc_soon);
 }

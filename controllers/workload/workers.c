@@ -175,9 +175,10 @@ static void probe_done(void *ud, const struct kube_result *r)
      * flip the AdmissionCheck's Active condition on a single-worker setup */
     k->probe_fails = r->rc == 0 ? 0 : k->probe_fails + 1;
     bool ok = r->rc == 0 || (k->probe_ok && k->probe_fails < WORKERS_PROBE_FAILS);
-    if (ok != k->probe_ok)
-        log_info(k->w->cfg.lg, ok ? "worker reachable" : "worker unreachable", "cluster", k->name,
-                 "error", r->rc == 0 ? "" : r->err->msg);
+    if (ok != k->probe_ok && ok)
+        log_info(k->w->cfg.lg, "worker reachable", "cluster", k->name);
+    else if (ok != k->probe_ok)
+        log_warn(k->w->cfg.lg, "worker unreachable", "cluster", k->name, "error", r->err->msg);
     else if (r->rc != 0)
         log_v(k->w->cfg.lg, 1, "worker probe failed", "cluster", k->name, "error", r->err->msg);
     k->probe_ok = ok;

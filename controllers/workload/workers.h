@@ -1,5 +1,5 @@
 /*
- * workers: the worker clusters of the direct transport (DESIGN §2 "Worker
+ * workers: the worker clusters of the direct transport (docs/design.md §1 "Worker
  * registration in direct mode"), on the hub client's libev loop.
  *
  * Workers come from

@@ -20,7 +20,7 @@
  *     user's empty "nodeSelector": {} on a template we injected into is
  *     dropped.
  * (c) Downsync (xf_downsync): the copy sent to a worker, by the KubeStellar
- *     rules (research kubestellar-api §3.1) plus ours:
+ *     rules (docs/design.md §6) plus ours:
  *       - metadata: uid, resourceVersion, generation, generateName,
  *         creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds,
  *         managedFields, ownerReferences, finalizers, selfLink removed; the
@@ -33,7 +33,7 @@
  *         the name is the same on the worker);
  *       - SUSPEND RULE: the kind's suspend field is removed, so the worker copy
  *         is created unsuspended (the hub copy stays suspended because our
- *         check stays Pending, DESIGN §5.2). A worker that runs Kueue suspends
+ *         check stays Pending, docs/design.md §4). A worker that runs Kueue suspends
  *         it again on create with its webhook (the job keeps its
  *         kueue.x-k8s.io/queue-name label, and the syncer carries the
  *         LocalQueue) and admits it against the worker's own quota; a worker

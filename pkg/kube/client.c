@@ -1,6 +1,6 @@
 /*
  * client: asynchronous Kubernetes REST client on the libcurl multi-socket
- * API driven by libev (research note c-style.md §4).
+ * API driven by libev (docs/architecture.md).
  *
  * Life of a call: kube_client_do() queues it on the rate limiter (never
  * touches libcurl, so it is safe from any callback) -> the limiter timer

@@ -1,7 +1,7 @@
 /*
  * informer: client-go's reflector + shared informer for one resource
  * (group/version/resource, optionally one namespace and selectors), on the
- * kube_client's libev loop (research c-style.md §2.1-2.2).
+ * kube_client's libev loop (docs/architecture.md).
  *
  *  - list: paged (limit=500, continue tokens) as a consistent read; when a
  *    continuation page answers 410 (the continue token expired) the list

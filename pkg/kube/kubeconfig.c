@@ -712,7 +712,7 @@ int kubeconfig_load(const struct kubeconfig_opts *o, struct kube_rest_config **o
         if (rc > 0)
             rc = 0;
         if (rc == 0 && kc.nfiles == 0)
-            buf_printf(&label, "(none of KUBECONFIG=%s exists)", o->env_kubeconfig);
+            buf_printf(&label, "none of KUBECONFIG=%s exists", o->env_kubeconfig);
     } else if (o->home && *o->home) {
         home_cfg = xasprintf("%s/.kube/config", o->home);
         rc = kc_add_file(&kc, home_cfg, false, e);

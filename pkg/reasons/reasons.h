@@ -17,6 +17,9 @@
 #define REASON_WORKER_LOST      "WorkerLost"      /* the placed cluster is gone: retry */
 #define REASON_DISPATCHED       "Dispatched"      /* the worker copy exists */
 #define REASON_COPY_CONFLICT    "CopyConflict"    /* a foreign object holds the copy's name */
+/* Kueue holds the job (no reservation, missing queue, deactivated): Kueue's
+ * reason and the per-cluster fit (docs/design.md §9) */
+#define REASON_NOT_ADMITTED "NotAdmitted"
 
 /* ---- Events of the quota controller (on the ClusterQueue) ------------------- */
 #define REASON_QUOTA_UPDATED       "QuotaUpdated"

@@ -65,6 +65,9 @@ static const struct flag *find_flag(const struct flag *fl, size_t n, const char 
     for (size_t i = 0; i < n; i++)
         if (strlen(fl[i].name) == len && !strncmp(fl[i].name, name, len))
             return &fl[i];
+    for (size_t i = 0; len == 1 && i < n; i++)
+        if (fl[i].shorthand && fl[i].shorthand == name[0])
+            return &fl[i];
     return NULL;
 }
 
@@ -222,12 +225,27 @@ static const char *type_name(enum flag_type t)
     return "";
 }
 
+static void usage_head(const struct flag *f, char *head, size_t n)
+{
+    const char *t = type_name(f->type);
+    if (f->shorthand)
+        snprintf(head, n, "-%c, --%s%s%s", f->shorthand, f->name, *t ? " " : "", t);
+    else
+        snprintf(head, n, "    --%s%s%s", f->name, *t ? " " : "", t);
+}
+
 void flags_usage(FILE *out, const struct flag *fl, size_t n)
 {
+    int width = 0;
+    char head[160];
     for (size_t i = 0; i < n; i++) {
-        char head[96];
-        snprintf(head, sizeof head, "--%s %s", fl[i].name, type_name(fl[i].type));
-        fprintf(out, "  %-38s %s", head, fl[i].help);
+        usage_head(&fl[i], head, sizeof head);
+        if ((int)strlen(head) > width)
+            width = (int)strlen(head);
+    }
+    for (size_t i = 0; i < n; i++) {
+        usage_head(&fl[i], head, sizeof head);
+        fprintf(out, "  %-*s   %s", width, head, fl[i].help);
         if (fl[i].defval && *fl[i].defval && fl[i].type != FLAG_BOOL)
             fprintf(out, " (default %s)", fl[i].defval);
         else if (fl[i].type == FLAG_BOOL && fl[i].defval && !strcmp(fl[i].defval, "true"))

@@ -34,6 +34,7 @@ struct flag {
     void *target;
     const char *help;
     const char *defval; /* shown in --help and applied by flags_set_defaults; NULL = none */
+    char shorthand;     /* one-letter alias (-o for --output), 0 = none */
 };
 
 /* Apply every flag's defval to its target (call before flags_parse). */
@@ -47,7 +48,8 @@ int flags_set_defaults(const struct flag *fl, size_t n, struct err *e);
 int flags_parse(const struct flag *fl, size_t n, int argc, char **argv, const char ***pos,
                 size_t *npos, bool *help, struct err *e);
 
-/* Print "  --name type   help (default x)" lines, sorted as given. */
+/* Print "  -s, --name type   help (default x)" lines, in table order, the help
+ * texts in one column however long the longest flag is. */
 void flags_usage(FILE *out, const struct flag *fl, size_t n);
 
 /* Parse a Go duration ("1h2m3.5s", "500ms", "0"); seconds into *out. 0 or -EINVAL. */

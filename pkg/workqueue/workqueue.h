@@ -2,7 +2,7 @@
  * workqueue: client-go's rate-limited, delaying work queue on a libev loop.
  *
  * Keys are strings ("namespace/name"). Semantics follow client-go's
- * workqueue package (research c-style.md §2.4):
+ * workqueue package (client-go semantics, see docs/architecture.md):
  *
  *  - de-duplication: a key waiting in the queue is queued once however often
  *    it is added (the "dirty" set);

@@ -45,9 +45,11 @@ echo "step: status on a hub without Kueue or ClusterMetrics CRDs"
 start_hub bare
 out=$(bin/kueue-ks status --kubeconfig "$tmp/bare.kc" 2>"$tmp/err")
 rc=$?
-if [ $rc -eq 0 ] && grep -q "CLUSTERS: the ClusterMetrics CRD" <<<"$out" &&
-  grep -q "QUEUES: Kueue is not installed" <<<"$out"; then
-  ok "missing CRDs are notes, exit 0"
+# issue 13: not a hub (a worker's kubeconfig, say) is an error with a clear message
+if [ $rc -eq 1 ] && grep -q "CLUSTERS: the ClusterMetrics CRD" <<<"$out" &&
+  grep -q "QUEUES: Kueue is not installed" <<<"$out" &&
+  grep -q "not a kueue-ks hub (no ClusterMetrics CRD; no Kueue)" "$tmp/err"; then
+  ok "missing CRDs are notes, exit 1: $(cat "$tmp/err")"
 else
   bad "status on a bare hub: rc=$rc"
   echo "$out"

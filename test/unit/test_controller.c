@@ -894,9 +894,21 @@ static void test_evicted_counted(void **state)
     json_decref(wl);
     fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
                                  .method = "PATCH", .path = JOB_PATH, .body = "{}", .times = 1});
+    /* the check message now says why it waits (the per-cluster fit) */
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
     wlc_enqueue(f->c, "default/job-sample-1a2b3");
-    run_until(f, 1, 0);
-    json_t *b = req_body(f->hub_srv, 0, "PATCH", JOB_PATH);
+    run_until(f, 2, 0);
+    /* the two writes go out concurrently: either order */
+    struct fakesrv_req *r0 = fakesrv_req_get(f->hub_srv, 0);
+    assert_non_null(r0);
+    bool job_first = strcmp(r0->path, JOB_PATH) == 0;
+    fakesrv_req_free(r0);
+    json_t *b = req_body(f->hub_srv, job_first ? 0 : 1, "PATCH", JOB_PATH);
+    json_decref(b);
+    b = req_body(f->hub_srv, job_first ? 1 : 0, "PATCH", WL_STATUS);
+    const char *m = jx_str(json_array_get(jx_arr(b, "status.admissionChecks"), 0), "message", "");
+    if (!strstr(m, "fits now: pod set main needs"))
+        fail_msg("check message: %s", m);
     json_decref(b);
     assert_metric(f, "kueue_ks_workloads_evicted_total{cluster=\"c1\"} 1");
     assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 0");

@@ -140,6 +140,46 @@ static void test_usage(void **state)
     free(buf);
 }
 
+/* Help texts start in one column, even after a flag longer than 38 columns;
+ * a shorthand parses like its long name. */
+static void test_usage_aligned_and_shorthand(void **state)
+{
+    (void)state;
+    char *out = NULL, *ns = NULL;
+    bool on = false;
+    struct flag fl[3] = {
+        {"output", FLAG_STRING, &out, "HELP-A", "", 'o'},
+        {"a-very-long-flag-name-that-is-wider-than-the-column", FLAG_BOOL, &on, "HELP-B", NULL},
+        {"namespace", FLAG_STRING, &ns, "HELP-C", "default", 'n'},
+    };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    flags_usage(f, fl, 3);
+    fclose(f);
+    long col[3];
+    const char *h[3] = {"HELP-A", "HELP-B", "HELP-C"};
+    for (int i = 0; i < 3; i++) {
+        const char *p = strstr(buf, h[i]);
+        assert_non_null(p);
+        const char *bol = p;
+        while (bol > buf && bol[-1] != '\n')
+            bol--;
+        col[i] = p - bol;
+    }
+    assert_int_equal(col[0], col[1]);
+    assert_int_equal(col[1], col[2]);
+    assert_non_null(strstr(buf, "-o, --output string"));
+    free(buf);
+    struct err e;
+    char *argv[] = {"-o", "json", "-n=team-a"};
+    assert_int_equal(flags_set_defaults(fl, 3, &e), 0);
+    assert_int_equal(flags_parse(fl, 3, 3, argv, NULL, NULL, NULL, &e), 0);
+    assert_string_equal(out, "json");
+    assert_string_equal(ns, "team-a");
+    flags_free(fl, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +187,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_duration),
         cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_usage_aligned_and_shorthand),
     };
     return cmocka_run_group_tests_name("flags", tests, NULL, NULL);
 }

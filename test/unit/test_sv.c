@@ -84,11 +84,11 @@ static void test_full(void **state)
         "c2        True      1/2     1500m/6         1Gi/9728Mi         1/2             5s       "
         "     2\n"
         "\n"
-        "CLUSTERQUEUE   FLAVOR           RESOURCE   QUOTA   RESERVED   IN-USE   SOURCE\n"
-        "team-a         default-flavor   cpu        6       1          500m     c1=500m c2=5500m "
+        "CLUSTERQUEUE   FLAVOR           RESOURCE   QUOTA   RESERVED   SOURCE\n"
+        "team-a         default-flavor   cpu        6       1          c1=500m c2=5500m "
         "reserved=1\n"
-        "team-a         default-flavor   memory     8Gi     0          0        c2=8Gi\n"
-        "team-b         default-flavor   cpu        10      0          0        -\n"
+        "team-a         default-flavor   memory     8Gi     0          c2=8Gi\n"
+        "team-b         default-flavor   cpu        10      0          -\n"
         "\n"
         "WORKLOADS: 5 (pending 2, quota-reserved 1, admitted 1, finished 1)\n");
 
@@ -110,6 +110,29 @@ static void test_full(void **state)
         "team-b         default-flavor   cpu        10      0          0        -\n"
         "\n"
         "WORKLOADS: 5 (pending 2, quota-reserved 1, admitted 1, finished 1)\n");
+
+    /* -o json: the same rows, keyed by column */
+    in.wide = false;
+    json_t *j = sv_render_json(&in);
+    char *txt = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+    const char *want =
+        "{\"clusters\":[{\"cluster\":\"c1\",\"cpu(used/cap)\":\"250m/500m\",\"gpu(used/cap)\":"
+        "\"-\",\"jobs\":\"0\",\"memory(used/cap)\":\"0/?\",\"metrics-age\":\"-\",\"nodes\":"
+        "\"1/1\",\"ready\":\"Unknown\"},{\"cluster\":\"c2\",\"cpu(used/cap)\":\"1500m/6\","
+        "\"gpu(used/cap)\":\"1/2\",\"jobs\":\"2\",\"memory(used/cap)\":\"1Gi/9728Mi\","
+        "\"metrics-age\":\"5s\",\"nodes\":\"1/2\",\"ready\":\"True\"}],\"queues\":[{"
+        "\"clusterqueue\":\"team-a\",\"flavor\":\"default-flavor\",\"in-use\":\"500m\","
+        "\"quota\":\"6\",\"reserved\":\"1\",\"resource\":\"cpu\",\"source\":\"c1=500m "
+        "c2=5500m reserved=1\"},{\"clusterqueue\":\"team-a\",\"flavor\":\"default-flavor\","
+        "\"in-use\":\"0\",\"quota\":\"8Gi\",\"reserved\":\"0\",\"resource\":\"memory\","
+        "\"source\":\"c2=8Gi\"},{\"clusterqueue\":\"team-b\",\"flavor\":\"default-flavor\","
+        "\"in-use\":\"0\",\"quota\":\"10\",\"reserved\":\"0\",\"resource\":\"cpu\","
+        "\"source\":\"-\"}],\"workloads\":{\"admitted\":1,\"finished\":1,\"pending\":2,"
+        "\"quotaReserved\":1,\"total\":5}}";
+    if (strcmp(txt, want) != 0)
+        fail_msg("json got:\n%s\nwant:\n%s", txt, want);
+    free(txt);
+    json_decref(j);
     json_decref(cms);
     json_decref(jobs);
     json_decref(cqs);
@@ -168,8 +191,8 @@ static void test_garbage(void **state)
                        "GPU(used/cap)   METRICS-AGE   JOBS\n"
                        "g         Unknown   1/1     0/?             0/0                -     "
                        "          -             -\n\n"
-                       "CLUSTERQUEUE   FLAVOR   RESOURCE   QUOTA   RESERVED   IN-USE   SOURCE\n"
-                       "q              f        cpu        ?       0          ?        -\n\n"
+                       "CLUSTERQUEUE   FLAVOR   RESOURCE   QUOTA   RESERVED   SOURCE\n"
+                       "q              f        cpu        ?       0          -\n\n"
                        "WORKLOADS: 0 (pending 0, quota-reserved 0, admitted 0, finished 0)\n");
     json_decref(cms);
     json_decref(cqs);

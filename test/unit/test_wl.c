@@ -510,6 +510,82 @@ static void test_table(void **state)
         run_case(&cases[i]);
 }
 
+/* Unreserved, Kueue says why and the fit says never: the check message and ONE
+ * Warning NoClusterFits on the job, with both; the same state again (the
+ * message already written): no Event, so periodic passes do not storm. */
+static void test_unreserved_explained_once(void **state)
+{
+    (void)state;
+    const char *fit = "never fits: pod set main needs cpu 100 per pod; cluster1: largest node 8 "
+                      "cpu (spot); cluster2: largest node 8 cpu (h100)";
+    const char *want = "never fits: pod set main needs cpu 100 per pod; cluster1: largest node 8 "
+                       "cpu (spot); cluster2: largest node 8 cpu (h100); Kueue has not admitted "
+                       "it: Pending: insufficient unused quota for cpu in flavor spot";
+    for (int round = 0; round < 2; round++) {
+        struct wl_fx f = {.state = "Pending", .msg = round ? want : "waiting"};
+        json_t *wl = make_wl(&f);
+        json_array_append_new(jx_arr(wl, "status.conditions"),
+                              json_pack("{s:s,s:s,s:s,s:s}", "type", "QuotaReserved", "status",
+                                        "False", "reason", "Pending", "message",
+                                        "insufficient unused quota for cpu in flavor spot"));
+        json_t *job = make_job(JOB_FREE);
+        struct wl_snapshot s = {.workload = wl,
+                                .job = job,
+                                .kind = kind_lookup("batch/v1", "Job"),
+                                .check_name = CHECK,
+                                .explain = fit,
+                                .explain_never = true,
+                                .now = NOW,
+                                .opts = {.direct = true,
+                                         .origin = "hub",
+                                         .no_fit_requeue_ms = 5000,
+                                         .pin_unknown_requeue_ms = 30000}};
+        assert_true(wl_wants_explain(&s));
+        struct wl_actions a;
+        wl_actions_init(&a);
+        assert_int_equal(wl_decide(&s, &a, NULL), 0);
+        char *d = wl_actions_describe(&a);
+        size_t events = 0;
+        for (size_t i = 0; i < a.n; i++)
+            if (a.v[i].type == WL_ACT_EVENT) {
+                events++;
+                assert_int_equal(a.v[i].target, WL_TGT_JOB);
+                assert_string_equal(a.v[i].event_type, "Warning");
+                assert_string_equal(a.v[i].reason, REASON_NO_CLUSTER_FITS);
+                assert_string_equal(a.v[i].message, want);
+            }
+        assert_int_equal(events, round ? 0 : 1);
+        if (round == 0 && !strstr(d, want))
+            fail_msg("the check message is not written: %s", d);
+        assert_non_null(strstr(d, "requeue 30000"));
+        free(d);
+        wl_actions_free(&a);
+        json_decref(wl);
+        json_decref(job);
+    }
+}
+
+static void test_kueue_reason(void **state)
+{
+    (void)state;
+    struct wl_fx f = {.state = "Pending"};
+    json_t *wl = make_wl(&f);
+    assert_null(wl_kueue_reason(wl));
+    json_array_append_new(jx_arr(wl, "status.conditions"),
+                          json_pack("{s:s,s:s,s:s,s:s}", "type", "QuotaReserved", "status", "False",
+                                    "reason", "Inadmissible", "message",
+                                    "LocalQueue nope doesn't exist"));
+    char *r = wl_kueue_reason(wl);
+    assert_string_equal(r, "Inadmissible: LocalQueue nope doesn't exist");
+    free(r);
+    jx_set_new(wl, "spec.active", json_false(), NULL);
+    r = wl_kueue_reason(wl);
+    assert_string_equal(r, "deactivated (spec.active=false)");
+    free(r);
+    assert_null(wl_kueue_reason(NULL));
+    json_decref(wl);
+}
+
 /* The workload status write: merge form keeps the other check and carries the
  * resourceVersion; apply form holds only our entry. */
 static void test_status_write_forms(void **state)
@@ -899,6 +975,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_unreserved_explained_once),
+        cmocka_unit_test(test_kueue_reason),
         cmocka_unit_test(test_status_write_forms),
         cmocka_unit_test(test_create_copy_object),
         cmocka_unit_test(test_podset_labels),

@@ -1,0 +1,285 @@
+/*
+ * kueue-ks explain [-n NS] [KIND/]NAME: why a job runs where it does, or why
+ * it does not (controllers/workload/jv renders it). A CLI, not a
+ * reconcile: it reads the hub once (the job, then its Workload, LocalQueue,
+ * the ClusterMetrics, ResourceFlavors and AdmissionChecks), prints, exits.
+ * Exit 1 when the job does not exist or the hub cannot be read.
+ */
+#include <errno.h>
+#include <ev.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "cmd/kueue-ks/cli.h"
+#include "cmd/kueue-ks/cmds.h"
+#include "controllers/workload/jv.h"
+#include "controllers/workload/kinds.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/kube/client.h"
+#include "pkg/kube/kubeconfig.h"
+#include "pkg/util/buf.h"
+#include "pkg/util/flags.h"
+#include "pkg/util/xalloc.h"
+
+#define XP_NFLAGS 4
+
+enum { G_JOB, G_DISC, G_CM, G_WL, G_LQ, G_RF, G_AC, G_N };
+
+struct xp {
+    struct ev_loop *loop;
+    struct kube_client *client;
+    int pending;
+    bool closing;
+    json_t *body[G_N];
+    int rc[G_N];
+    char *err[G_N];
+};
+
+struct xp_call {
+    struct xp *x;
+    int which;
+};
+
+static void got(void *ud, const struct kube_result *r)
+{
+    struct xp_call *c = ud;
+    struct xp *x = c->x;
+    if (!x->closing) {
+        x->rc[c->which] = r->rc;
+        if (r->rc == 0)
+            x->body[c->which] = json_incref(r->body);
+        else
+            x->err[c->which] = xstrdup(r->err ? r->err->msg : "failed");
+        if (--x->pending == 0)
+            ev_break(x->loop, EVBREAK_ALL);
+    }
+    free(c);
+}
+
+static void get(struct xp *x, int which, const char *path)
+{
+    struct xp_call *c = xcalloc(1, sizeof *c);
+    c->x = x;
+    c->which = which;
+    struct err e;
+    err_clear(&e);
+    x->pending++;
+    if (kube_client_get(x->client, path, NULL, got, c, NULL, &e) < 0) {
+        x->pending--;
+        x->rc[which] = -EIO;
+        x->err[which] = xstrdup(e.msg);
+        free(c);
+    }
+}
+
+/* Run the loop until every request answered (or the --timeout timer broke it). */
+static bool wait_all(struct xp *x)
+{
+    if (x->pending > 0)
+        ev_run(x->loop, 0);
+    return x->pending == 0;
+}
+
+static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+/* "job/NAME", "jobs/NAME", "job.batch/NAME", "NAME" (a Job), "pytorchjob/NAME"... */
+static const struct kind_def *parse_target(const char *arg, const char **name)
+{
+    const char *slash = strchr(arg, '/');
+    *name = slash ? slash + 1 : arg;
+    if (!**name)
+        return NULL;
+    if (!slash)
+        return kind_lookup("batch/v1", "Job");
+    size_t len = (size_t)(slash - arg), n;
+    const char *dot = memchr(arg, '.', len); /* job.batch/NAME, as kubectl prints it */
+    if (dot)
+        len = (size_t)(dot - arg);
+    const struct kind_def *t = kind_table(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].generic)
+            continue;
+        size_t kl = strlen(t[i].kind), rl = strlen(t[i].resource);
+        if ((len == kl && strncasecmp(arg, t[i].kind, len) == 0) ||
+            (len == rl && strncasecmp(arg, t[i].resource, len) == 0) ||
+            (len + 1 == rl && strncasecmp(arg, t[i].resource, len) == 0))
+            return &t[i];
+    }
+    return NULL;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int cmd_explain(int argc, char **argv)
+{
+    char *kubeconfig = NULL, *context = NULL, *ns = NULL;
+    double timeout = 0;
+    struct flag fl[XP_NFLAGS] = {
+        {"kubeconfig", FLAG_STRING, &kubeconfig,
+         "Path to the hub kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)", NULL},
+        {"context", FLAG_STRING, &context, "Kubeconfig context to use", NULL},
+        {"namespace", FLAG_STRING, &ns, "Namespace of the job", "default", 'n'},
+        {"timeout", FLAG_DURATION, &timeout, "Give up waiting for the hub after this long", "30s"},
+    };
+    struct xp x;
+    memset(&x, 0, sizeof x);
+    struct logger lg;
+    log_init(&lg, stderr, 0, LOG_FMT_TEXT);
+    struct kube_rest_config *cfg = NULL;
+    const char **pos = NULL;
+    size_t npos = 0;
+    bool help = false;
+    struct err e;
+    err_clear(&e);
+    int code = 2;
+    if (flags_set_defaults(fl, XP_NFLAGS, &e) < 0 ||
+        flags_parse(fl, XP_NFLAGS, argc, argv, &pos, &npos, &help, &e) < 0) {
+        fprintf(stderr, "kueue-ks explain: %s\n", e.msg);
+        goto out;
+    }
+    if (help) {
+        printf("Explain a job: Kueue's state for it (queue, ClusterQueue, reservation, "
+               "priority),\nkueue-ks's admission check, where it is placed and what its worker "
+               "copy reports,\nand for each worker cluster whether it fits now, once the cluster "
+               "drains, or never\n(needed per pod vs free and allocatable on the best matching "
+               "node).\n\nUsage: kueue-ks explain [-n NAMESPACE] [KIND/]NAME   (KIND: job "
+               "(default), pytorchjob)\n\nFlags:\n");
+        flags_usage(stdout, fl, XP_NFLAGS);
+        code = 0;
+        goto out;
+    }
+    if (npos != 1) {
+        fprintf(stderr, "kueue-ks explain: want one job, e.g. 'kueue-ks explain job/NAME' (see "
+                        "--help)\n");
+        goto out;
+    }
+    const char *name;
+    const struct kind_def *k = parse_target(pos[0], &name);
+    if (!k) {
+        fprintf(stderr, "kueue-ks explain: \"%s\": not KIND/NAME with KIND job or pytorchjob\n",
+                pos[0]);
+        goto out;
+    }
+    code = 1;
+    struct kubeconfig_opts ko;
+    memset(&ko, 0, sizeof ko);
+    kubeconfig_opts_from_env(&ko);
+    ko.explicit_path = kubeconfig && *kubeconfig ? kubeconfig : NULL;
+    ko.context = context && *context ? context : NULL;
+    ko.allow_in_cluster = true;
+    ko.lg = &lg;
+    if (kubeconfig_load(&ko, &cfg, NULL, &e) < 0) {
+        fprintf(stderr, "kueue-ks explain: %s\n", e.msg);
+        goto out;
+    }
+    x.loop = ev_loop_new(EVFLAG_AUTO);
+    struct kube_client_opts co = {.max_retries = 2, .timeout_s = timeout};
+    if (kube_client_new(x.loop, cfg, &co, &lg, &x.client, &e) < 0) {
+        fprintf(stderr, "kueue-ks explain: %s\n", e.msg);
+        goto out;
+    }
+    ev_timer tm;
+    ev_timer_init(&tm, timeout_cb, timeout > 0 ? timeout : 30.0, 0);
+    ev_timer_start(x.loop, &tm);
+    char *p = kube_path(k->group, k->version, k->resource, ns, name, NULL);
+    get(&x, G_JOB, p);
+    free(p);
+    get(&x, G_DISC, "/apis/kueue.x-k8s.io");
+    get(&x, G_CM, "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics");
+    if (!wait_all(&x)) {
+        fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");
+        goto out;
+    }
+    if (x.rc[G_JOB] == -ENOENT) {
+        fprintf(stderr, "kueue-ks explain: %s %s/%s not found\n", k->kind, ns, name);
+        goto out;
+    }
+    if (x.rc[G_JOB] < 0) {
+        fprintf(stderr, "kueue-ks explain: %s\n", x.err[G_JOB]);
+        goto out;
+    }
+    if (x.rc[G_DISC] < 0) {
+        fprintf(stderr, "kueue-ks explain: Kueue is not installed on this cluster (no "
+                        "kueue.x-k8s.io API): is KUBECONFIG the hub?\n");
+        goto out;
+    }
+    const char *ver = "v1beta1";
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(x.body[G_DISC], "versions"), i, v)
+    {
+        if (strcmp(jx_str(v, "version", ""), "v1beta2") == 0)
+            ver = "v1beta2";
+    }
+    p = kube_path("kueue.x-k8s.io", ver, "workloads", ns, NULL, NULL);
+    get(&x, G_WL, p);
+    free(p);
+    const char *q = jx_label(x.body[G_JOB], "kueue.x-k8s.io/queue-name");
+    if (q) {
+        p = kube_path("kueue.x-k8s.io", ver, "localqueues", ns, q, NULL);
+        get(&x, G_LQ, p);
+        free(p);
+    }
+    p = kube_path("kueue.x-k8s.io", ver, "resourceflavors", NULL, NULL, NULL);
+    get(&x, G_RF, p);
+    free(p);
+    p = kube_path("kueue.x-k8s.io", ver, "admissionchecks", NULL, NULL, NULL);
+    get(&x, G_AC, p);
+    free(p);
+    if (!wait_all(&x)) {
+        fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");
+        goto out;
+    }
+    /* the job's Workload: the one it controls */
+    const json_t *wl = NULL;
+    const char *uid = jx_uid(x.body[G_JOB]);
+    json_array_foreach(jx_arr(x.body[G_WL], "items"), i, v)
+    {
+        const json_t *o = jx_owner_controller(v);
+        if (uid && o && strcmp(jx_str(o, "uid", ""), uid) == 0)
+            wl = v;
+    }
+    struct jv_input in = {.job = x.body[G_JOB],
+                          .workload = wl,
+                          .local_queue = x.body[G_LQ],
+                          .cluster_metrics = x.body[G_CM],
+                          .flavors = x.body[G_RF],
+                          .admission_checks = x.body[G_AC],
+                          .now_ms = wall_ms()};
+    struct buf b;
+    buf_init(&b, (size_t)16 << 20);
+    if (jv_render(&in, &b) == 0) {
+        fputs(buf_str(&b), stdout);
+        code = 0;
+    }
+    buf_free(&b);
+    for (int w = G_CM; w < G_N; w++)
+        if (x.rc[w] < 0 && x.rc[w] != -ENOENT)
+            fprintf(stderr, "kueue-ks explain: not shown: %s\n", x.err[w]);
+out:
+    x.closing = true;
+    kube_client_free(x.client);
+    for (int w = 0; w < G_N; w++) {
+        json_decref(x.body[w]);
+        free(x.err[w]);
+    }
+    if (x.loop)
+        ev_loop_destroy(x.loop);
+    kube_rest_config_free(cfg);
+    free(pos);
+    flags_free(fl, XP_NFLAGS);
+    return code;
+}

@@ -1,0 +1,287 @@
+/* jv: `kueue-ks explain` text (see jv.h). */
+#include "controllers/workload/jv.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controllers/workload/acc.h"
+#include "controllers/workload/explain.h"
+#include "controllers/workload/xf.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/quantity/quantity.h"
+#include "pkg/util/xalloc.h"
+
+#define JV_COLS 8
+
+/* A table of owned cells, printed with columns padded to the widest cell. */
+struct jv_table {
+    char *(*rows)[JV_COLS];
+    size_t n, ncols;
+};
+
+static void tab_row(struct jv_table *t, const char *const *cells)
+{
+    t->rows = xrealloc(t->rows, (t->n + 1) * sizeof *t->rows);
+    for (size_t c = 0; c < JV_COLS; c++)
+        t->rows[t->n][c] = c < t->ncols && cells[c] ? xstrdup(cells[c]) : NULL;
+    t->n++;
+}
+
+static void tab_print(struct jv_table *t, struct buf *out)
+{
+    size_t w[JV_COLS] = {0};
+    for (size_t r = 0; r < t->n; r++)
+        for (size_t c = 0; c < t->ncols; c++)
+            if (t->rows[r][c] && strlen(t->rows[r][c]) > w[c])
+                w[c] = strlen(t->rows[r][c]);
+    for (size_t r = 0; r < t->n; r++) {
+        struct buf line;
+        buf_init(&line, 4096);
+        buf_puts(&line, "  ");
+        for (size_t c = 0; c < t->ncols; c++) {
+            const char *v = t->rows[r][c] ? t->rows[r][c] : "";
+            if (c + 1 < t->ncols)
+                buf_printf(&line, "%-*s  ", (int)w[c], v);
+            else
+                buf_puts(&line, v);
+        }
+        /* no trailing blanks */
+        const char *s = buf_str(&line);
+        size_t len = strlen(s);
+        while (len > 0 && s[len - 1] == ' ')
+            len--;
+        buf_printf(out, "%.*s\n", (int)len, s);
+        buf_free(&line);
+        for (size_t c = 0; c < JV_COLS; c++)
+            free(t->rows[r][c]);
+    }
+    free(t->rows);
+    t->rows = NULL;
+    t->n = 0;
+}
+
+static const json_t *our_check_entry(const struct jv_input *in, const char **name)
+{
+    *name = NULL;
+    size_t i;
+    json_t *ac;
+    json_array_foreach(jx_arr(in->admission_checks, "items"), i, ac)
+    {
+        if (!acc_is_ours(ac) || !jx_name(ac))
+            continue;
+        *name = jx_name(ac);
+        const json_t *e = jx_find_by(jx_arr(in->workload, "status.admissionChecks"), "name", *name);
+        if (e)
+            return e;
+    }
+    return NULL;
+}
+
+static void kueue_part(const struct jv_input *in, struct buf *out)
+{
+    const json_t *wl = in->workload;
+    const char *queue = wl ? jx_str(wl, "spec.queueName", NULL) : NULL;
+    if (!queue)
+        queue = jx_label(in->job, "kueue.x-k8s.io/queue-name");
+    buf_puts(out, "Kueue\n");
+    if (!queue) {
+        buf_puts(out, "  Queue:        none: the job has no kueue.x-k8s.io/queue-name label, Kueue "
+                      "does not manage it\n");
+        return;
+    }
+    const char *cq = jx_str(wl, "status.admission.clusterQueue", NULL);
+    if (!cq)
+        cq = jx_str(in->local_queue, "spec.clusterQueue", NULL);
+    if (cq)
+        buf_printf(out, "  Queue:        %s (ClusterQueue %s)\n", queue, cq);
+    else
+        buf_printf(out, "  Queue:        %s (no such LocalQueue in namespace %s)\n", queue,
+                   jx_namespace(in->job) ? jx_namespace(in->job) : "default");
+    if (!wl) {
+        buf_puts(out, "  Workload:     none yet (Kueue has not picked the job up)\n");
+        return;
+    }
+    buf_printf(out, "  Workload:     %s\n", jx_name(wl) ? jx_name(wl) : "?");
+    const char *pc = jx_str(wl, "spec.priorityClassName", NULL);
+    buf_printf(out, "  Priority:     %lld%s%s%s\n", jx_int(wl, "spec.priority", 0),
+               pc ? " (class " : "", pc ? pc : "", pc ? ")" : "");
+    if (!jx_bool(wl, "spec.active", true))
+        buf_puts(out, "  Active:       no (spec.active=false: deactivated)\n");
+    const json_t *qr = jx_cond_find(wl, "QuotaReserved");
+    const char *st = jx_str(qr, "status", "");
+    if (strcmp(st, "True") == 0)
+        buf_printf(out, "  Reservation:  yes, since %s\n", jx_str(qr, "lastTransitionTime", "?"));
+    else if (qr)
+        buf_printf(out, "  Reservation:  no: %s: %s\n", jx_str(qr, "reason", "?"),
+                   jx_str(qr, "message", ""));
+    else
+        buf_puts(out, "  Reservation:  no\n");
+    static const char *const conds[] = {"Admitted", "Evicted", "Finished"};
+    for (size_t i = 0; i < sizeof conds / sizeof conds[0]; i++) {
+        const json_t *c = jx_cond_find(wl, conds[i]);
+        if (!c || (i > 0 && strcmp(jx_str(c, "status", ""), "True") != 0))
+            continue;
+        const char *m = jx_str(c, "message", "");
+        buf_printf(out, "  %-13s %s%s%s\n",
+                   i == 0   ? "Admitted:"
+                   : i == 1 ? "Evicted:"
+                            : "Finished:",
+                   strcmp(jx_str(c, "status", ""), "True") == 0 ? "yes" : "no", *m ? ": " : "", m);
+    }
+}
+
+static void ours_part(const struct jv_input *in, struct buf *out)
+{
+    buf_puts(out, "\nkueue-ks\n");
+    const char *name;
+    const json_t *e = our_check_entry(in, &name);
+    if (e)
+        buf_printf(out, "  Check:        %s: %s%s%s\n", name, jx_str(e, "state", "Pending"),
+                   *jx_str(e, "message", "") ? ": " : "", jx_str(e, "message", ""));
+    else if (name)
+        buf_printf(out,
+                   "  Check:        %s: not on the Workload yet (Kueue adds it with the "
+                   "quota reservation)\n",
+                   name);
+    else
+        buf_printf(out, "  Check:        no AdmissionCheck with controllerName %s\n",
+                   ACC_CONTROLLER_NAME);
+    const char *placed = jx_label(in->job, XF_LABEL_CLUSTER);
+    const char *by = jx_annotation(in->job, XF_ANN_PLACED_BY);
+    if (placed)
+        buf_printf(out, "  Placed on:    %s%s\n", placed,
+                   by ? "" : " (pinned by the user: kubestellar.io/cluster label)");
+    else
+        buf_puts(out, "  Placed on:    not placed\n");
+    const char *rs = jx_annotation(in->job, XF_ANN_REMOTE_STATUS);
+    json_t *r = rs ? json_loads(rs, 0, NULL) : NULL;
+    if (json_is_object(r))
+        buf_printf(out,
+                   "  Worker copy:  on %s: active %lld, ready %lld, succeeded %lld, failed %lld\n",
+                   jx_str(r, "cluster", "?"), jx_int(r, "active", 0), jx_int(r, "ready", 0),
+                   jx_int(r, "succeeded", 0), jx_int(r, "failed", 0));
+    else
+        buf_printf(out, "  Worker copy:  %s\n", placed ? "no status reported yet" : "none");
+    json_decref(r);
+    static const char *const done[] = {"Complete", "Failed", "Succeeded"};
+    for (size_t i = 0; i < sizeof done / sizeof done[0]; i++)
+        if (jx_cond_is_true(in->job, done[i]))
+            buf_printf(out, "  Job:          %s\n", done[i]);
+}
+
+/* One row per cluster, pod set and resource of the report. */
+static void fit_table(const struct explain_report *rp, struct buf *out)
+{
+    struct jv_table t = {.ncols = 7};
+    const char *head[] = {"CLUSTER",
+                          "FLAVOR",
+                          "FIT",
+                          "POD SET",
+                          "RESOURCE",
+                          "NEEDED/POD",
+                          "FREE/ALLOCATABLE (best matching node)"};
+    tab_row(&t, head);
+    for (size_t i = 0; i < rp->n; i++) {
+        const struct explain_cluster *ec = &rp->v[i];
+        bool first = true;
+        for (size_t p = 0; p < ec->n_ps; p++) {
+            const struct explain_podset *ps = &ec->ps[p];
+            for (size_t k = 0; k < ps->n_res || (k == 0 && ps->n_res == 0); k++) {
+                char need[QTY_STR_MAX] = "", fr[QTY_STR_MAX], al[QTY_STR_MAX];
+                char both[2 * QTY_STR_MAX + 8] = "";
+                const struct explain_res *er = k < ps->n_res ? &ps->res[k] : NULL;
+                if (er) {
+                    explain_fmt_amount(need, er->name, er->need);
+                    if (ps->matching)
+                        snprintf(both, sizeof both, "%s / %s",
+                                 explain_fmt_amount(fr, er->name, er->free_max),
+                                 explain_fmt_amount(al, er->name, er->alloc_max));
+                    else
+                        snprintf(both, sizeof both, "no matching node");
+                }
+                const char *row[] = {first ? ec->name : "",
+                                     first ? (ps->flavor ? ps->flavor : "-") : "",
+                                     first ? explain_fit_name(ec->fit) : "",
+                                     k == 0 ? ps->name : "",
+                                     er ? er->name : "-",
+                                     need,
+                                     both};
+                tab_row(&t, row);
+                first = false;
+            }
+        }
+    }
+    if (rp->n)
+        tab_print(&t, out);
+    else
+        free(t.rows);
+}
+
+static void fit_part(const struct jv_input *in, struct buf *out)
+{
+    buf_puts(out, "\nFit per cluster\n");
+    if (!in->workload) {
+        buf_puts(out, "  (no Workload: nothing to fit)\n");
+        return;
+    }
+    struct place_workload pw;
+    struct err e = {0};
+    if (place_workload_from_json(in->workload, &pw, &e) < 0) {
+        buf_printf(out, "  cannot read the Workload's pod sets: %s\n", e.msg);
+        return;
+    }
+    const json_t *items = jx_arr(in->cluster_metrics, "items");
+    size_t n = json_array_size(items), nc = 0;
+    struct place_cluster *cl = xcalloc(n ? n : 1, sizeof *cl);
+    bool *usable = xcalloc(n ? n : 1, sizeof *usable);
+    int64_t stale = in->stale_after_ms > 0 ? in->stale_after_ms : 60000;
+    for (size_t i = 0; i < n; i++) {
+        if (place_cluster_from_json(json_array_get(items, i), &cl[nc], NULL, NULL) < 0)
+            continue;
+        usable[nc] = place_cluster_usable(&cl[nc], in->now_ms, stale);
+        nc++;
+    }
+    const json_t *fitems = jx_arr(in->flavors, "items");
+    size_t nf = 0, fn = json_array_size(fitems);
+    struct place_flavor *fl = xcalloc(fn ? fn : 1, sizeof *fl);
+    for (size_t i = 0; i < fn; i++)
+        if (place_flavor_from_json(json_array_get(fitems, i), &fl[nf], NULL) == 0)
+            nf++;
+    struct explain_input ei = {.wl = &pw,
+                               .clusters = cl,
+                               .n_clusters = nc,
+                               .usable = usable,
+                               .flavors = fl,
+                               .n_flavors = nf,
+                               .now = true};
+    struct explain_report r;
+    if (explain_fit(&ei, &r) == 0) {
+        fit_table(&r, out);
+        buf_printf(out, "\n%s\n", r.message);
+        explain_report_free(&r);
+    }
+    for (size_t i = 0; i < nf; i++)
+        place_flavor_free(&fl[i]);
+    free(fl);
+    for (size_t i = 0; i < nc; i++)
+        place_cluster_free(&cl[i]);
+    free(cl);
+    free(usable);
+    place_workload_free(&pw);
+}
+
+int jv_render(const struct jv_input *in, struct buf *out)
+{
+    if (!in || !in->job || !out)
+        return -EINVAL;
+    buf_printf(out, "%s %s/%s (%s)\n\n", jx_str(in->job, "kind", "Job"),
+               jx_namespace(in->job) ? jx_namespace(in->job) : "default",
+               jx_name(in->job) ? jx_name(in->job) : "?", jx_str(in->job, "apiVersion", "?"));
+    kueue_part(in, out);
+    ours_part(in, out);
+    fit_part(in, out);
+    return 0;
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# A user's first hour (issue 13): the README's steps through scripts/dev.sh
+# (what `make run` / `make dev-up` run), in a temporary .dev and on free
+# ports. Asserts the READY block (after the start-up logs), a placement log
+# line, a never-fits Event naming both clusters (once), Kueue's reason relayed
+# for a missing LocalQueue, `kueue-ks explain`, `kueue-ks status` counts (a
+# PyTorchJob counted), "not a hub" on a worker, Ctrl-C exiting 0 and removing
+# the kubeconfigs, the dead exported KUBECONFIG hint, and dev-up's restart note.
+set -u
+set -m # background jobs in their own process group: Ctrl-C is sent to it as a terminal would
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 1
+WORK=$(mktemp -d)
+export DEV_DIR=$WORK/dev
+RUNPID=
+cleanup() {
+  [ -n "$RUNPID" ] && kill -INT -- "-$RUNPID" 2>/dev/null
+  scripts/dev.sh down >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+STEP=0
+next() { STEP=$1; }
+pass() { echo "ok   $STEP $1"; }
+die() {
+  echo "FAIL $STEP $1"
+  [ -n "${2:-}" ] && echo "---- output:" && echo "$2" | head -60
+  echo "---- dev.sh run output (tail):"
+  tail -40 "$WORK/run.out" 2>/dev/null
+  exit 1
+}
+wait_until() { # SECONDS WHAT COMMAND...
+  local t=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + t))
+  while [ $SECONDS -le $deadline ]; do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  die "timed out ($t s) waiting for: $what" "$("$@" 2>&1)"
+}
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+base=$((20000 + $$ % 20000))
+while ! { port_free $base && port_free $((base + 1)) && port_free $((base + 2)) &&
+  port_free $((base + 3)) && port_free $((base + 4)); }; do base=$((base + 5)); done
+export DEV_HUB_PORT=$base DEV_CLUSTER1_PORT=$((base + 1)) DEV_CLUSTER2_PORT=$((base + 2))
+export DEV_METRICS_ADDR=127.0.0.1:$((base + 3)) DEV_HEALTH_ADDR=127.0.0.1:$((base + 4))
+unset KUBECONFIG
+
+# ---- 1: make run: the READY block comes last --------------------------------------
+next 1
+scripts/dev.sh run >"$WORK/run.out" 2>&1 &
+RUNPID=$!
+wait_until 120 "READY block" grep -q "Ctrl-C stops everything" "$WORK/run.out"
+for want in "kueue-ks dev environment: READY" "hub       https://127.0.0.1:$DEV_HUB_PORT" \
+  "cluster1  https://127.0.0.1:$DEV_CLUSTER1_PORT" "export KUBECONFIG=$DEV_DIR/hub.kubeconfig" \
+  "kubectl create -f examples/batch-job.yaml" "bin/kueue-ks status" \
+  "bin/kueue-ks explain job/NAME" "get jobs,pods -A" "$DEV_DIR/cluster1.log"; do
+  grep -qF -- "$want" "$WORK/run.out" || die "READY block lacks '$want'" "$(cat "$WORK/run.out")"
+done
+ready_line=$(grep -n "kueue-ks dev environment: READY" "$WORK/run.out" | cut -d: -f1)
+for before in "applied examples/setup/" "controller started" "workload controller started"; do
+  l=$(grep -n -- "$before" "$WORK/run.out" | head -1 | cut -d: -f1)
+  if [ -z "$l" ] || [ "$l" -ge "$ready_line" ]; then die "'$before' is not printed before the READY block"; fi
+done
+pass "READY block after the start-up logs, with ports, kubeconfigs, logs and next commands"
+
+export KUBECONFIG=$DEV_DIR/hub.kubeconfig
+k() { kubectl "$@"; }
+
+# ---- 2: the README's job runs; one placement line in the operator log -------------
+next 2
+name=$(k create -f examples/batch-job.yaml -o name) || die "kubectl create failed"
+name=${name#job.batch/}
+placed() { grep -E "msg=\"job placed\" job=default/$name .*cluster=cluster[12] flavor=(spot|h100) why=" "$WORK/run.out"; }
+wait_until 60 "a 'job placed' log line for $name" placed
+complete() { [ "$(k get job "$name" -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True ]; }
+wait_until 120 "$name Complete" complete
+finished() { grep -E "msg=\"job finished\" job=default/$name cluster=cluster[12] result=Succeeded" "$WORK/run.out"; }
+wait_until 30 "a 'job finished' log line for $name" finished
+[ "$(grep -c "msg=\"job placed\" job=default/$name " "$WORK/run.out")" = 1 ] ||
+  die "more than one placement line for $name"
+grep -q 'worker reachable.*error=' "$WORK/run.out" && die "a success line carries an error key"
+pass "$(placed | sed 's/.*msg=/msg=/' | cut -c1-150)"
+
+# ---- 3: a job no cluster can hold: one NoClusterFits Event naming both clusters ---
+next 3
+sed 's/cpu: "1"/cpu: "100"/g; s/generateName: sample-job-/name: huge/' examples/batch-job.yaml | k create -f - >/dev/null
+ev() { # JOB REASON: the Events' messages
+  k get events -o json | jq -r --arg n "$1" --arg r "$2" \
+    '.items[]|select(.involvedObject.name==$n and .reason==$r)|"\(.count) \(.message)"'
+}
+never() { ev huge NoClusterFits | grep -q 'never fits: pod set main needs 3 pods, cpu 100'; }
+wait_until 60 "NoClusterFits on job huge" never
+msg=$(ev huge NoClusterFits)
+grep -qF "cluster1: largest node 8 cpu (spot)" <<<"$msg" || die "cluster1 not explained" "$msg"
+grep -qF "cluster2: largest node 8 cpu (h100)" <<<"$msg" || die "cluster2 not explained" "$msg"
+grep -qF "Kueue has not admitted it: Pending:" <<<"$msg" || die "Kueue's reason not relayed" "$msg"
+sleep 12 # more than two requeue periods: the Event must not repeat
+n=$(ev huge NoClusterFits | wc -l)
+c=$(ev huge NoClusterFits | awk '{s+=$1} END {print s}')
+if [ "$n" != 1 ] || [ "$c" != 1 ]; then
+  die "NoClusterFits written $n times (count $c), want once" "$(ev huge NoClusterFits)"
+fi
+pass "$(cut -c1-160 <<<"$msg")"
+
+# ---- 4: a missing LocalQueue: Kueue's reason on the job, once ----------------------
+next 4
+sed 's/generateName: sample-job-/name: noqueue/; s/user-queue-ks/no-such-queue/' examples/batch-job.yaml | k create -f - >/dev/null
+nolq() { ev noqueue NotAdmitted | grep -qF "LocalQueue no-such-queue doesn't exist"; }
+wait_until 60 "NotAdmitted on job noqueue" nolq
+[ "$(ev noqueue NotAdmitted | wc -l)" = 1 ] || die "NotAdmitted repeated" "$(ev noqueue NotAdmitted)"
+[ "$(k get job noqueue -o jsonpath='{.spec.suspend}')" = true ] || die "noqueue is not suspended"
+k get jobs noqueue | grep -q Suspended || die "kubectl get jobs does not say Suspended" "$(k get jobs noqueue)"
+pass "$(ev noqueue NotAdmitted | cut -c1-140)"
+
+# ---- 5: kueue-ks explain ------------------------------------------------------------
+next 5
+out=$(bin/kueue-ks explain job/huge 2>&1) || die "explain job/huge failed" "$out"
+for want in "Job default/huge (batch/v1)" "Queue:        user-queue-ks (ClusterQueue cluster-queue-ks)" \
+  "Reservation:  no: Pending:" "Placed on:    not placed"; do
+  grep -qF -- "$want" <<<"$out" || die "explain huge lacks '$want'" "$out"
+done
+grep -qE '^  cluster1 +spot +never +main +cpu +100 +8 / 8$' <<<"$out" || die "no never row for cluster1" "$out"
+grep -qE '^  cluster2 +h100 +never +main +cpu +100 +8 / 8$' <<<"$out" || die "no never row for cluster2" "$out"
+grep -q '^never fits: ' <<<"$out" || die "no verdict line" "$out"
+out=$(bin/kueue-ks explain "job.batch/$name") || die "explain $name failed" "$out"
+grep -qE "Placed on:    cluster[12]$" <<<"$out" || die "explain: not placed" "$out"
+grep -qE "Worker copy:  on cluster[12]: active 0, ready 0, succeeded 3, failed 0" <<<"$out" ||
+  die "explain: worker copy" "$out"
+out=$(bin/kueue-ks explain -n default job/nope 2>&1) && die "explain of a missing job exits 0"
+grep -q "Job default/nope not found" <<<"$out" || die "missing job message" "$out"
+pass "explain: fit table with never rows for both clusters, placement and worker copy"
+
+# ---- 6: status counts every placed kind; RESERVED; json; not a hub -----------------
+next 6
+k create -f examples/pytorch-simple-job.yaml >/dev/null || die "create PyTorchJob"
+pt_placed() { [ -n "$(k get pytorchjobs -o jsonpath='{.items[0].metadata.labels.kubestellar\.io/cluster}')" ]; }
+wait_until 60 "the PyTorchJob placed" pt_placed
+jobs_total() { [ "$(bin/kueue-ks status -o json | jq '[.clusters[].jobs|tonumber]|add')" = 2 ]; }
+wait_until 30 "status counts 2 placed jobs (a Job and a PyTorchJob)" jobs_total
+out=$(bin/kueue-ks status) || die "status failed" "$out"
+head -1 <<<"$(grep CLUSTERQUEUE <<<"$out")" | grep -qE 'QUOTA +RESERVED +SOURCE$' || die "queue header" "$out"
+grep -q IN-USE <<<"$out" && die "IN-USE in the default view" "$out"
+out=$(bin/kueue-ks status --kubeconfig "$DEV_DIR/cluster1.kubeconfig" 2>&1) && die "status on a worker exits 0" "$out"
+grep -q "not a kueue-ks hub" <<<"$out" || die "no 'not a hub' message" "$out"
+pass "status: 2 jobs placed (Job + PyTorchJob), RESERVED column, worker kubeconfig refused"
+
+# ---- 7: the exported hub kubeconfig while it runs; Ctrl-C --------------------------
+next 7
+out=$(scripts/dev.sh run 2>&1) && die "a second make run with KUBECONFIG exported exits 0" "$out"
+grep -q "make dev-down" <<<"$out" || die "no hint" "$out"
+kill -INT -- "-$RUNPID"
+wait "$RUNPID"
+rc=$?
+RUNPID=
+[ $rc = 0 ] || die "Ctrl-C: exit code $rc, want 0"
+for f in hub cluster1 cluster2; do
+  [ -e "$DEV_DIR/$f.kubeconfig" ] && die "$f.kubeconfig left after Ctrl-C"
+done
+grep -q "signal received, shutting down" "$WORK/run.out" || die "the operator did not stop on SIGINT"
+out=$(scripts/dev.sh run 2>&1) && die "make run with a dead exported KUBECONFIG exits 0" "$out"
+grep -qF "unset KUBECONFIG or run make dev-down" <<<"$out" || die "no dead-KUBECONFIG hint" "$out"
+unset KUBECONFIG
+pass "Ctrl-C exits 0 and removes the kubeconfigs; a dead exported KUBECONFIG is named"
+
+# ---- 8: dev-up twice: the restart is said --------------------------------------------
+next 8
+out=$(scripts/dev.sh up 2>&1) || die "dev-up failed" "$out"
+grep -q "'make dev-down' stops everything" <<<"$out" || die "dev-up READY block" "$out"
+out=$(scripts/dev.sh up 2>&1) || die "second dev-up failed" "$out"
+grep -qF "restarting the running dev environment: its jobs are lost (pass --data to keep them)" <<<"$out" ||
+  die "second dev-up does not say it restarts" "$out"
+scripts/dev.sh down >/dev/null 2>&1
+[ -e "$DEV_DIR/hub.kubeconfig" ] && die "dev-down left the kubeconfig"
+pass "second dev-up says it restarts; dev-down cleans up"
+echo "first_hour: all steps passed"

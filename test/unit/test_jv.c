@@ -1,0 +1,203 @@
+/* Unit tests for controllers/workload/jv: the exact `kueue-ks explain` text. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controllers/workload/jv.h"
+#include "test/support/tjson.h"
+
+#define J(s) tjson(s)
+#define T0   1795341600000LL /* 2026-11-22T10:00:00Z */
+
+#define CMS                                                                                        \
+    "{'items':["                                                                                   \
+    "{'metadata':{'name':'cluster2'},'status':{'lastUpdated':'2026-11-22T09:59:55Z','nodes':["     \
+    "{'name':'a','labels':{'instance':'h100'},'allocatableResources':{'cpu':'8','memory':'32Gi',"  \
+    "'nvidia.com/gpu':'2'},'allocatedResourceRequests':{'cpu':'5'}}]}},"                           \
+    "{'metadata':{'name':'cluster1'},'status':{'lastUpdated':'2026-11-22T09:59:55Z','nodes':["     \
+    "{'name':'a','labels':{'instance':'spot'},'allocatableResources':{'cpu':'8','memory':'32Gi'}," \
+    "'allocatedResourceRequests':{'cpu':'1'}}]}},"                                                 \
+    "{'metadata':{'name':'cluster3'},'status':{'lastUpdated':'2026-11-22T09:00:00Z','nodes':["     \
+    "{'name':'a','allocatableResources':{'cpu':'64'}}]}}]}"
+
+#define FLAVORS                                                                                    \
+    "{'items':[{'metadata':{'name':'spot'},'spec':{'nodeLabels':{'instance':'spot'}}},"            \
+    "{'metadata':{'name':'h100'},'spec':{'nodeLabels':{'instance':'h100'}}}]}"
+
+#define ACS                                                                                        \
+    "{'items':[{'metadata':{'name':'other'},'spec':{'controllerName':'x'}},"                       \
+    "{'metadata':{'name':'kubestellar-admc'},'spec':{'controllerName':"                            \
+    "'kubestellar.io/ks-kueue'}}]}"
+
+static void assert_render(const struct jv_input *in, const char *want)
+{
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    assert_int_equal(jv_render(in, &b), 0);
+    if (strcmp(buf_str(&b), want) != 0)
+        fail_msg("got:\n%s\nwant:\n%s", buf_str(&b), want);
+    buf_free(&b);
+}
+
+/* Kueue holds it (quota), no check yet; cluster3's metrics are an hour old. */
+static void test_not_admitted(void **state)
+{
+    (void)state;
+    json_t *job = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'big','namespace':"
+                    "'default','uid':'u1','labels':{'kueue.x-k8s.io/queue-name':'user-queue'}}}");
+    json_t *wl = J("{'metadata':{'name':'job-big-1'},'spec':{'queueName':'user-queue',"
+                   "'priority':-100,'priorityClassName':'low-priority','podSets':[{'name':'main',"
+                   "'count':2,'template':{'spec':{'containers':[{'name':'c','resources':"
+                   "{'requests':{'cpu':'4'}}}]}}}]},'status':{'conditions':[{'type':"
+                   "'QuotaReserved','status':'False','reason':'Pending','message':'insufficient "
+                   "unused quota for cpu in flavor spot'}]}}");
+    json_t *lq = J("{'metadata':{'name':'user-queue'},'spec':{'clusterQueue':'cq'}}");
+    json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
+    struct jv_input in = {.job = job,
+                          .workload = wl,
+                          .local_queue = lq,
+                          .cluster_metrics = cms,
+                          .flavors = fl,
+                          .admission_checks = acs,
+                          .now_ms = T0};
+    assert_render(
+        &in,
+        "Job default/big (batch/v1)\n"
+        "\n"
+        "Kueue\n"
+        "  Queue:        user-queue (ClusterQueue cq)\n"
+        "  Workload:     job-big-1\n"
+        "  Priority:     -100 (class low-priority)\n"
+        "  Reservation:  no: Pending: insufficient unused quota for cpu in flavor spot\n"
+        "\n"
+        "kueue-ks\n"
+        "  Check:        kubestellar-admc: not on the Workload yet (Kueue adds it with the quota "
+        "reservation)\n"
+        "  Placed on:    not placed\n"
+        "  Worker copy:  none\n"
+        "\n"
+        "Fit per cluster\n"
+        "  CLUSTER   FLAVOR  FIT              POD SET  RESOURCE  NEEDED/POD  FREE/ALLOCATABLE "
+        "(best "
+        "matching node)\n"
+        "  cluster1  spot    fits when empty  main     cpu       4           7 / 8\n"
+        "  cluster2  h100    fits when empty  main     cpu       4           3 / 8\n"
+        "  cluster3  -       unknown          main     cpu       4           64 / 64\n"
+        "\n"
+        "waiting for capacity: pod set main needs 2 pods, cpu 4 per pod; cluster1: 1 matching "
+        "node cannot hold all 2 pods of pod set main now; cluster2: 3 of 4 cpu free on a "
+        "matching node (h100); cluster3: no fresh metrics (stale or unreachable): cannot tell\n");
+    json_decref(job);
+    json_decref(wl);
+    json_decref(lq);
+    json_decref(cms);
+    json_decref(fl);
+    json_decref(acs);
+}
+
+/* Placed by kueue-ks on cluster1, running there; no LocalQueue object needed
+ * (the admission names the ClusterQueue). */
+static void test_placed_running(void **state)
+{
+    (void)state;
+    json_t *job = J(
+        "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j','namespace':'team',"
+        "'uid':'u2','labels':{'kueue.x-k8s.io/queue-name':'q','kubestellar.io/cluster':"
+        "'cluster1'},'annotations':{'kueue-ks.io/placed-by':'kueue-ks','kueue-ks.io/remote-status':"
+        "'{\\\"cluster\\\":\\\"cluster1\\\",\\\"active\\\":2,\\\"ready\\\":1,\\\"succeeded\\\":0,"
+        "\\\"failed\\\":0}'}}}");
+    json_t *wl = J("{'metadata':{'name':'job-j-1'},'spec':{'queueName':'q','podSets':[{'name':"
+                   "'main','count':1,'template':{'spec':{'containers':[{'name':'c','resources':"
+                   "{'requests':{'cpu':'2','memory':'1Gi'}}}]}}}]},'status':{'admission':"
+                   "{'clusterQueue':'cq','podSetAssignments':[{'name':'main','flavors':{'cpu':"
+                   "'spot','memory':'spot'}}]},'conditions':[{'type':'QuotaReserved','status':"
+                   "'True','lastTransitionTime':'2026-11-22T09:58:00Z'}],'admissionChecks':[{"
+                   "'name':'kubestellar-admc','state':'Pending','message':'running on cluster "
+                   "cluster1'}]}}");
+    json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
+    struct jv_input in = {.job = job,
+                          .workload = wl,
+                          .cluster_metrics = cms,
+                          .flavors = fl,
+                          .admission_checks = acs,
+                          .now_ms = T0};
+    assert_render(&in, "Job team/j (batch/v1)\n"
+                       "\n"
+                       "Kueue\n"
+                       "  Queue:        q (ClusterQueue cq)\n"
+                       "  Workload:     job-j-1\n"
+                       "  Priority:     0\n"
+                       "  Reservation:  yes, since 2026-11-22T09:58:00Z\n"
+                       "\n"
+                       "kueue-ks\n"
+                       "  Check:        kubestellar-admc: Pending: running on cluster cluster1\n"
+                       "  Placed on:    cluster1\n"
+                       "  Worker copy:  on cluster1: active 2, ready 1, succeeded 0, failed 0\n"
+                       "\n"
+                       "Fit per cluster\n"
+                       "  CLUSTER   FLAVOR  FIT       POD SET  RESOURCE  NEEDED/POD  "
+                       "FREE/ALLOCATABLE (best matching node)\n"
+                       "  cluster1  spot    fits now  main     cpu       2           7 / 8\n"
+                       "                                       memory    1Gi         32Gi / 32Gi\n"
+                       "  cluster2  -       never     main     cpu       2           no matching "
+                       "node\n"
+                       "                                       memory    1Gi         no matching "
+                       "node\n"
+                       "  cluster3  -       unknown   main     cpu       2           no matching "
+                       "node\n"
+                       "                                       memory    1Gi         no matching "
+                       "node\n"
+                       "\n"
+                       "fits now: pod set main needs cpu 2, memory 1Gi per pod; cluster1: fits now "
+                       "(spot); cluster2: no node matches pod set main (flavor nodeLabels, "
+                       "nodeSelector, taints); cluster3: no fresh metrics (stale or unreachable): "
+                       "cannot tell\n");
+    json_decref(job);
+    json_decref(wl);
+    json_decref(cms);
+    json_decref(fl);
+    json_decref(acs);
+}
+
+static void test_no_workload_no_queue(void **state)
+{
+    (void)state;
+    json_t *job = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'plain'}}");
+    struct jv_input in = {.job = job};
+    assert_render(&in,
+                  "Job default/plain (batch/v1)\n"
+                  "\n"
+                  "Kueue\n"
+                  "  Queue:        none: the job has no kueue.x-k8s.io/queue-name label, Kueue "
+                  "does not manage it\n"
+                  "\n"
+                  "kueue-ks\n"
+                  "  Check:        no AdmissionCheck with controllerName "
+                  "kubestellar.io/ks-kueue\n"
+                  "  Placed on:    not placed\n"
+                  "  Worker copy:  none\n"
+                  "\n"
+                  "Fit per cluster\n"
+                  "  (no Workload: nothing to fit)\n");
+    struct buf b;
+    buf_init(&b, 1024);
+    assert_int_equal(jv_render(NULL, &b), -EINVAL);
+    buf_free(&b);
+    json_decref(job);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_not_admitted),
+        cmocka_unit_test(test_placed_running),
+        cmocka_unit_test(test_no_workload_no_queue),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
