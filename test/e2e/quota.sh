@@ -141,9 +141,29 @@ expect_quota() { # what flavor resource want seconds
   else bad "$1: $2/$3 = '$(quota "$2" "$3")', want $4"; fi
 }
 
+# c1's agent, while it reports: a heartbeat every second, so the checks of
+# (a) and (b) wait for states instead of racing the 4 s stale window (they
+# run several kubectl calls, slow on a loaded machine).
+HB=
+keep_fresh() { # nodes-json
+  rm -f "$tmp/hb.stop"
+  (while [ ! -e "$tmp/hb.stop" ]; do
+    cm_status c1 "$1" fresh 2>/dev/null || true
+    sleep 1
+  done) &
+  HB=$!
+  pids+=("$HB")
+}
+stop_fresh() { # waits for the loop's last write: none lands after this returns
+  touch "$tmp/hb.stop"
+  [ -n "$HB" ] && wait "$HB" 2>/dev/null
+  HB=
+}
+
 echo "step: (a)+(e) quotas equal the workers' sums per flavor"
 c1_nodes="$(node c1-n1 4 8Gi),$(node c1-n2 8 16Gi '{"instance":"h100"}')"
 cm_status c1 "$c1_nodes" fresh
+keep_fresh "$c1_nodes"
 bin/kueue-ks run --metrics-bind-address 0 --health-probe-bind-address 0 \
   --metrics-stale-after 4s --shrink-delay 2s >"$tmp/op.log" 2>&1 &
 pids+=($!)
@@ -157,10 +177,15 @@ if grep -q "default-flavor/cpu=6: c1=4 c2=2" <<<"$src"; then ok "quota-source an
 else bad "quota-source annotation: '$src'"; fi
 
 echo "step: (b) a new node raises the quota within 10 s"
-cm_status c1 "$c1_nodes,$(node c1-n3 8 16Gi '{"instance":"h100"}')" fresh
+stop_fresh
+c1_nodes="$c1_nodes,$(node c1-n3 8 16Gi '{"instance":"h100"}')"
+cm_status c1 "$c1_nodes" fresh
+keep_fresh "$c1_nodes"
 expect_quota "node added" h100 cpu 16 10
 
 echo "step: (c) c1 stops reporting: its share leaves after stale + shrink delay"
+stop_fresh
+cm_status c1 "$c1_nodes" fresh # its last report
 t0=$(date +%s)
 expect_quota "c1 stale" default-flavor cpu 2 15
 expect_quota "c1 stale" h100 cpu 0 5
