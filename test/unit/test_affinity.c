@@ -77,7 +77,7 @@ static void test_required_table(void **state)
          "{'mem':'32'}", true},
         {REQ(TERMS("{'matchExpressions':[" EXPR("mem", "Gt", ",'values':['16']") "]}")),
          "{'mem':'16'}", false},
-        {REQ(TERMS("{'matchExpressions':[" EXPR("mem", "Gt", ,'values':['-5']") "]}")),
+        {REQ(TERMS("{'matchExpressions':[" EXPR("mem", "Gt", ",'values':['-5']") "]}")),
          "{'mem':'-4'}", false}, /* "-5" is not a valid label value: the term is invalid */
         {REQ(TERMS("{'matchExpressions':[" EXPR("mem", "Gt", ",'values':['16']") "]}")),
          "{'mem':'32Gi'}", false},
