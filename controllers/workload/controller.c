@@ -364,6 +364,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
             wp->status = map[pr->status];
             wp->cluster = pr->status == PLACE_PIN_UNKNOWN ? pinned : pr->cluster;
             wp->message = pr->message;
+            wp->left_to_worker = pr->left_to_worker;
         } else {
             *msg = xstrdup("placement failed: invalid arguments");
             *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};

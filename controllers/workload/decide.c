@@ -423,6 +423,11 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
         act_event(a, WL_TGT_JOB, "Normal", "AssignedCluster",
                   xasprintf("Assigned to cluster %s", p->cluster));
         act_event(a, WL_TGT_WORKLOAD, "Normal", "AssignedCluster", amsg);
+        if (p->left_to_worker)
+            act_event(a, WL_TGT_JOB, "Normal", WL_REASON_LEFT_TO_WORKER,
+                      xasprintf("placed on cluster %s on capacity; not judged by kueue-ks, left "
+                                "to the worker's scheduler: %s",
+                                p->cluster, p->left_to_worker));
         const char *inj = jx_annotation(work, XF_ANN_INJECTED);
         if (inj)
             act_event(a, WL_TGT_JOB, "Normal", "AssignedFlavor",

@@ -83,6 +83,8 @@
 #define WL_CHECK_MESSAGE_MAX     32768
 /* Warning Event reason when a job of a kind outside the kind table is placed. */
 #define WL_REASON_UNKNOWN_KIND "UnknownJobKind"
+/* Normal Event when a placement leaves pod (anti-)affinity / topology spread to the worker. */
+#define WL_REASON_LEFT_TO_WORKER "ConstraintsLeftToWorker"
 
 enum wl_place_status { WL_PLACE_OK = 0, WL_PLACE_NOT_NOW, WL_PLACE_NEVER, WL_PLACE_PIN_UNKNOWN };
 
@@ -91,6 +93,9 @@ struct wl_placement {
     enum wl_place_status status;
     const char *cluster; /* OK: the chosen cluster; PIN_UNKNOWN: the pin */
     const char *message; /* human-readable reason, may be NULL */
+    /* OK: the constraints placement did not judge (placement.h left_to_worker),
+     * or NULL; an Event WL_REASON_LEFT_TO_WORKER on the job says so */
+    const char *left_to_worker;
 };
 
 /* A worker object found with our origin labels and the hub job's uid. */

@@ -26,7 +26,7 @@
 
 struct podcons {
     bool one_per_node; /* see above */
-    char *left;        /* owned: e.g. "required pod affinity, topology spread (zone)"; NULL = none */
+    char *left; /* owned: e.g. "required pod affinity, topology spread (zone)"; NULL = none */
 };
 
 /* From a pod template ({metadata:{labels}, spec:{affinity, topologySpreadConstraints}},

@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     bool m = affinity_required_matches(a, name, labels);
-    if (affinity_has_required(a) && strcmp(affinity_required_text(a), "(no terms: matches no node)") == 0 && m)
+    if (affinity_has_required(a) &&
+        strcmp(affinity_required_text(a), "(no terms: matches no node)") == 0 && m)
         abort();
     int64_t s = affinity_preferred_score(a, name, labels);
     if (s < 0 || s > affinity_preferred_total(a))

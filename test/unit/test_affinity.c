@@ -12,9 +12,9 @@
 #include "pkg/sched/affinity.h"
 #include "test/support/tjson.h"
 
-#define REQ(terms) "{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':" terms "}}"
-#define TERMS(t) "{'nodeSelectorTerms':[" t "]}"
-#define TERMS2(a, b) TERMS(a "," b)
+#define REQ(terms)        "{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':" terms "}}"
+#define TERMS(t)          "{'nodeSelectorTerms':[" t "]}"
+#define TERMS2(a, b)      TERMS(a "," b)
 #define EXPR(k, op, vals) "{'key':'" k "','operator':'" op "'" vals "}"
 
 static bool req_match(const char *aff, const char *node, const char *labels)
@@ -70,8 +70,8 @@ static void test_required_table(void **state)
         {REQ(TERMS("{'matchExpressions':[" EXPR("spot", "Exists", "") "]}")), "{'spot':''}", true},
         {REQ(TERMS("{'matchExpressions':[" EXPR("spot", "Exists", "") "]}")), "{}", false},
         {REQ(TERMS("{'matchExpressions':[" EXPR("spot", "DoesNotExist", "") "]}")), "{}", true},
-        {REQ(TERMS("{'matchExpressions':[" EXPR("spot", "DoesNotExist", "") "]}")),
-         "{'spot':'x'}", false},
+        {REQ(TERMS("{'matchExpressions':[" EXPR("spot", "DoesNotExist", "") "]}")), "{'spot':'x'}",
+         false},
         /* Gt / Lt: integers only, strict, missing key or non-integer label: no match */
         {REQ(TERMS("{'matchExpressions':[" EXPR("mem", "Gt", ",'values':['16']") "]}")),
          "{'mem':'32'}", true},
@@ -90,41 +90,39 @@ static void test_required_table(void **state)
         {REQ(TERMS("{'matchExpressions':[" EXPR("mem", "Lt", ",'values':['16']") "]}")),
          "{'mem':'99999999999999999999'}", false}, /* overflows int64: not an integer */
         /* expressions of a term are ANDed */
-        {REQ(TERMS("{'matchExpressions':[" EXPR("a", "Exists", "") "," EXPR(
-             "b", "In", ",'values':['1']") "]}")),
+        {REQ(TERMS("{'matchExpressions':[" EXPR("a", "Exists",
+                                                "") "," EXPR("b", "In", ",'values':['1']") "]}")),
          "{'a':'x','b':'1'}", true},
-        {REQ(TERMS("{'matchExpressions':[" EXPR("a", "Exists", "") "," EXPR(
-             "b", "In", ",'values':['1']") "]}")),
+        {REQ(TERMS("{'matchExpressions':[" EXPR("a", "Exists",
+                                                "") "," EXPR("b", "In", ",'values':['1']") "]}")),
          "{'a':'x','b':'2'}", false},
         /* terms are ORed */
         {REQ(TERMS2("{'matchExpressions':[" EXPR("a", "Exists", "") "]}",
-                   "{'matchExpressions':[" EXPR("b", "Exists", "") "]}")),
+                    "{'matchExpressions':[" EXPR("b", "Exists", "") "]}")),
          "{'b':'x'}", true},
         {REQ(TERMS2("{'matchExpressions':[" EXPR("a", "Exists", "") "]}",
-                   "{'matchExpressions':[" EXPR("b", "Exists", "") "]}")),
+                    "{'matchExpressions':[" EXPR("b", "Exists", "") "]}")),
          "{'c':'x'}", false},
         /* matchFields on metadata.name */
-        {REQ(TERMS("{'matchFields':[" EXPR("metadata.name", "In", ",'values':['n1']") "]}")),
-         "{}", true},
-        {REQ(TERMS("{'matchFields':[" EXPR("metadata.name", "In", ",'values':['n2']") "]}")),
-         "{}", false},
+        {REQ(TERMS("{'matchFields':[" EXPR("metadata.name", "In", ",'values':['n1']") "]}")), "{}",
+         true},
+        {REQ(TERMS("{'matchFields':[" EXPR("metadata.name", "In", ",'values':['n2']") "]}")), "{}",
+         false},
         {REQ(TERMS("{'matchFields':[" EXPR("metadata.name", "NotIn", ",'values':['n1']") "]}")),
          "{}", false},
         {REQ(TERMS("{'matchFields':[" EXPR("metadata.name", "NotIn", ",'values':['n2']") "]}")),
          "{}", true},
         /* another field reads as "" */
-        {REQ(TERMS("{'matchFields':[" EXPR("spec.x", "In", ",'values':['n1']") "]}")), "{}",
-         false},
+        {REQ(TERMS("{'matchFields':[" EXPR("spec.x", "In", ",'values':['n1']") "]}")), "{}", false},
         /* labels and fields of one term are ANDed */
-        {REQ(TERMS("{'matchExpressions':[" EXPR(
-             "a", "Exists", "") "],'matchFields':[" EXPR("metadata.name", "In",
-                                                         ",'values':['n1']") "]}")),
+        {REQ(TERMS("{'matchExpressions':[" EXPR("a", "Exists", "") "],'matchFields':[" EXPR(
+             "metadata.name", "In", ",'values':['n1']") "]}")),
          "{}", false},
         /* an invalid term never matches, a valid one next to it still does */
-        {REQ(TERMS("{'matchExpressions':[" EXPR("a", "Foo", ",'values':['1']") "]}")),
-         "{'a':'1'}", false},
+        {REQ(TERMS("{'matchExpressions':[" EXPR("a", "Foo", ",'values':['1']") "]}")), "{'a':'1'}",
+         false},
         {REQ(TERMS2("{'matchExpressions':[" EXPR("a", "Gt", ",'values':['x']") "]}",
-                   "{'matchExpressions':[" EXPR("b", "Exists", "") "]}")),
+                    "{'matchExpressions':[" EXPR("b", "Exists", "") "]}")),
          "{'a':'5','b':''}", true},
         {REQ(TERMS("{'matchExpressions':[" EXPR("a", "In", ",'values':[]") "]}")), "{'a':'1'}",
          false},
@@ -159,9 +157,10 @@ static void test_fields_without_name(void **state)
 static void test_errors_named(void **state)
 {
     (void)state;
-    json_t *a = tjson(REQ(TERMS2(
-        "{'matchExpressions':[" EXPR("a", "Exists", "") "," EXPR("b", "Foo", ",'values':['1']") "]}",
-        "{'matchExpressions':[" EXPR("c", "Gt", ",'values':['1.5']") "]}")));
+    json_t *a =
+        tjson(REQ(TERMS2("{'matchExpressions':[" EXPR("a", "Exists", "") "," EXPR(
+                             "b", "Foo", ",'values':['1']") "]}",
+                         "{'matchExpressions':[" EXPR("c", "Gt", ",'values':['1.5']") "]}")));
     struct affinity *af = NULL;
     assert_int_equal(affinity_from_json(a, &af, NULL), 0);
     const char *errs = affinity_errors(af);
@@ -196,10 +195,10 @@ static void test_errors_named(void **state)
 static void test_text(void **state)
 {
     (void)state;
-    json_t *a = tjson(REQ(
-        TERMS2("{'matchExpressions':[" EXPR("gpu", "In", ",'values':['a100','h100']") "," EXPR(
-                  "zone", "Exists", "") "]}",
-              "{'matchFields':[" EXPR("metadata.name", "NotIn", ",'values':['n1']") "]}")));
+    json_t *a = tjson(
+        REQ(TERMS2("{'matchExpressions':[" EXPR("gpu", "In", ",'values':['a100','h100']") "," EXPR(
+                       "zone", "Exists", "") "]}",
+                   "{'matchFields':[" EXPR("metadata.name", "NotIn", ",'values':['n1']") "]}")));
     struct affinity *af = NULL;
     assert_int_equal(affinity_from_json(a, &af, NULL), 0);
     assert_string_equal(affinity_required_text(af),
@@ -223,13 +222,27 @@ static void test_preferred(void **state)
     (void)state;
     json_t *a = tjson(
         "{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-        "{'weight':50,'preference':{'matchExpressions':[" EXPR("gpu", "In", ",'values':['h100']") "]}},"
-        "{'weight':20,'preference':{'matchExpressions':[" EXPR("zone", "Exists", "") "]}},"
-        "{'weight':0,'preference':{'matchExpressions':[" EXPR("zone", "Exists", "") "]}},"
-        "{'weight':7,'preference':{}},"
-        "{'weight':9,'preference':{'matchExpressions':[" EXPR("x", "Gt", ",'values':['y']") "]}},"
-        "{'weight':3,'preference':{'matchFields':[" EXPR("metadata.name", "In", ",'values':['n1']") "]}}"
-        "]}}");
+        "{'weight':50,'preference':{'matchExpressions':[" EXPR(
+            "gpu", "In",
+            ",'values':['h100']") "]}},"
+                                  "{'weight':20,'preference':{'matchExpressions':[" EXPR(
+                                      "zone", "Exists",
+                                      "") "]}},"
+                                          "{'weight':0,'preference':{'matchExpressions':[" EXPR(
+                                              "zone", "Exists",
+                                              "") "]}},"
+                                                  "{'weight':7,'preference':{}},"
+                                                  "{'weight':9,'preference':{'matchExpressions':"
+                                                  "[" EXPR("x", "Gt",
+                                                           ",'values':['y']") "]}},"
+                                                                              "{'weight':3,'"
+                                                                              "preference':{'"
+                                                                              "matchFields':[" EXPR(
+                                                                                  "metadata.name",
+                                                                                  "In",
+                                                                                  ",'values':['n1'"
+                                                                                  "]") "]}}"
+                                                                                       "]}}");
     struct affinity *af = NULL;
     assert_int_equal(affinity_from_json(a, &af, NULL), 0);
     assert_false(affinity_has_required(af));
@@ -255,8 +268,8 @@ static void test_preferred(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_required_table),   cmocka_unit_test(test_fields_without_name),
-        cmocka_unit_test(test_errors_named),     cmocka_unit_test(test_text),
+        cmocka_unit_test(test_required_table), cmocka_unit_test(test_fields_without_name),
+        cmocka_unit_test(test_errors_named),   cmocka_unit_test(test_text),
         cmocka_unit_test(test_preferred),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,7 +11,7 @@
 #include "test/support/tjson.h"
 
 #define ANTI(term)                                                                                 \
-    "{'metadata':{'labels':{'app':'train'}},'spec':{'affinity':{'podAntiAffinity':{"            \
+    "{'metadata':{'labels':{'app':'train'}},'spec':{'affinity':{'podAntiAffinity':{"               \
     "'requiredDuringSchedulingIgnoredDuringExecution':[" term "]}}}}"
 
 static void check(const char *tmpl, bool one, const char *left)
@@ -53,12 +53,13 @@ static void test_table(void **state)
           false, "required pod anti-affinity (topologyKey kubernetes.io/hostname)");
     check(ANTI("{'topologyKey':'kubernetes.io/hostname'}"), false,
           "required pod anti-affinity (topologyKey kubernetes.io/hostname)"); /* nil selector */
-    check("{'spec':{'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
-          "[{'topologyKey':'zone'}]},'podAntiAffinity':{"
-          "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1}]}},"
-          "'topologySpreadConstraints':[{'topologyKey':'zone','maxSkew':1},{'topologyKey':'zone'}]}}",
-          false,
-          "required pod affinity, preferred pod anti-affinity, topology spread (topologyKey zone)");
+    check(
+        "{'spec':{'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+        "[{'topologyKey':'zone'}]},'podAntiAffinity':{"
+        "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1}]}},"
+        "'topologySpreadConstraints':[{'topologyKey':'zone','maxSkew':1},{'topologyKey':'zone'}]}}",
+        false,
+        "required pod affinity, preferred pod anti-affinity, topology spread (topologyKey zone)");
     /* malformed: named, no crash */
     check("{'spec':{'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution'"
           ":5}},'topologySpreadConstraints':'x'}}",
