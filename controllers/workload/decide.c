@@ -462,6 +462,17 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
         act_requeue(a, p->status == WL_PLACE_NOT_NOW ? s->opts.no_fit_requeue_ms
                                                      : s->opts.pin_unknown_requeue_ms);
         break;
+    case WL_PLACE_INVALID:
+        if (stale)
+            act_patch_job(a, s->job, work);
+        msg = xasprintf("cannot place: %s", p->message ? p->message : "");
+        if (strcmp(cur_msg, msg) != 0) {
+            act_event(a, WL_TGT_JOB, "Warning", WL_REASON_INVALID_SELECTOR, xstrdup(msg));
+            act_event(a, WL_TGT_WORKLOAD, "Warning", WL_REASON_INVALID_SELECTOR, xstrdup(msg));
+        }
+        wlst_check(w, "Pending", msg);
+        act_requeue(a, s->opts.pin_unknown_requeue_ms);
+        break;
     case WL_PLACE_NEVER:
         if (stale)
             act_patch_job(a, s->job, work);

@@ -34,6 +34,9 @@
  *     NOT_NOW / PIN_UNKNOWN: check stays Pending with the reason in its
  *     message, Event NoClusterFits when the message changes, requeue.
  *     NEVER: check Rejected with the reason, Event NoClusterFits.
+ *     INVALID (an invalid cluster selector): check stays Pending with the
+ *     reason, Warning Event InvalidClusterSelector when the message changes,
+ *     requeue after pin_unknown_requeue_ms (the annotation's change requeues too).
  *  6. Placed on cluster c: ClusterAssigned ensured. When c is not usable for
  *     worker_lost_timeout: check Retry ("worker c lost ..."), Events
  *     WorkerLost, drop the reservation (Kueue then releases the quota, the
@@ -85,8 +88,16 @@
 #define WL_REASON_UNKNOWN_KIND "UnknownJobKind"
 /* Normal Event when a placement leaves pod (anti-)affinity / topology spread to the worker. */
 #define WL_REASON_LEFT_TO_WORKER "ConstraintsLeftToWorker"
+/* Warning Event when the job's or its ClusterQueue's cluster selector does not parse. */
+#define WL_REASON_INVALID_SELECTOR "InvalidClusterSelector"
 
-enum wl_place_status { WL_PLACE_OK = 0, WL_PLACE_NOT_NOW, WL_PLACE_NEVER, WL_PLACE_PIN_UNKNOWN };
+enum wl_place_status {
+    WL_PLACE_OK = 0,
+    WL_PLACE_NOT_NOW,
+    WL_PLACE_NEVER,
+    WL_PLACE_PIN_UNKNOWN,
+    WL_PLACE_INVALID /* the job cannot be placed as written (invalid cluster selector): wait */
+};
 
 /* The placement result (from placement.h's place_decide, converted by the driver). */
 struct wl_placement {
