@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "pkg/labels/labels.h"
+#include "pkg/labels/sel.h"
 #include "pkg/util/err.h"
 
 #define CLSEL_ANNOTATION "kueue-ks.io/cluster-selector"

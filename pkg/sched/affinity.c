@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pkg/labels/labels.h"
+#include "pkg/labels/sel.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/xalloc.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pkg/labels/labels.h"
+#include "pkg/labels/sel.h"
 #include "pkg/util/buf.h"
 
 static void note(struct buf *b, const char *what)
