@@ -95,7 +95,7 @@ start_devhub hub --kueue
 start_devhub cluster1 --run-jobs --time-scale $SCALE --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
 start_devhub cluster2 --run-jobs --time-scale $SCALE \
   --nodes '2x cpu=8,memory=32Gi;labels=instance=spot,disk=ssd'
-k hub apply -f "$ROOT/test/e2e/fixtures/setup.yaml" >/dev/null || die "setup objects not applied"
+apply_setup || die "setup objects not applied"
 "$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 0 --health-probe-bind-address 0 \
   --worker "cluster1=$WORK/cluster1.kc" --worker "cluster2=$WORK/cluster2.kc" --v 1 \
   >>"$WORK/op.log" 2>&1 &
