@@ -986,6 +986,27 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
                               : "");
 }
 
+/* Preferred node affinity met: matched weight of the placed pods over the
+ * weight all of them could get, in ppm. */
+static int64_t preferred_ppm(const struct wview *v, const struct place_cluster *c,
+                             const int64_t *placed)
+{
+    size_t nn = c->n_nodes;
+    __int128 got = 0, want = 0;
+    for (size_t p = 0; p < v->wl->n_podsets; p++) {
+        const struct place_podset *ps = &v->wl->podsets[p];
+        int64_t tot = affinity_preferred_total(ps->affinity);
+        if (tot <= 0)
+            continue;
+        want += (__int128)ps->count * tot;
+        for (size_t i = 0; i < nn; i++)
+            if (placed[p * nn + i] > 0)
+                got += (__int128)placed[p * nn + i] *
+                       affinity_preferred_score(ps->affinity, c->nodes[i].name, c->nodes[i].labels);
+    }
+    return want > 0 ? (int64_t)(got * PPM / want) : 0;
+}
+
 /* First-fit decreasing of the workload on cluster c. empty: ignore requests
  * and reservations (the "could it ever fit" question). */
 static void eval_cluster(const struct wview *v, const struct place_cluster *c,
@@ -1035,7 +1056,7 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
         for (size_t i = 0; i < nn && remaining > 0; i++) {
             if (!node_eligible(v, p, &c->nodes[i]))
                 continue;
-            int64_t k = remaining;
+            int64_t k = v->wl->podsets[p].one_per_node ? 1 : remaining; /* repel: 1/node */
             for (size_t r = 0; r < nr; r++) {
                 int64_t req = v->req[p * nr + r];
                 if (req <= 0)
@@ -1045,8 +1066,6 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
                 if (fit < k)
                     k = fit;
             }
-            if (v->wl->podsets[p].one_per_node && k > 1)
-                k = 1; /* the pods repel each other on the hostname */
             if (k <= 0)
                 continue;
             ev->placed[p * nn + i] = k;
@@ -1061,21 +1080,6 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
         }
     }
     ev->feasible = true;
-    /* Preferred node affinity met: matched weight of the placed pods over the
-     * weight all of them could get. */
-    __int128 got = 0, want = 0;
-    for (size_t p = 0; p < np; p++) {
-        const struct place_podset *ps = &v->wl->podsets[p];
-        int64_t tot = affinity_preferred_total(ps->affinity);
-        if (tot <= 0)
-            continue;
-        want += (__int128)ps->count * tot;
-        for (size_t i = 0; i < nn; i++)
-            if (ev->placed[p * nn + i] > 0)
-                got += (__int128)ev->placed[p * nn + i] *
-                       affinity_preferred_score(ps->affinity, c->nodes[i].name, c->nodes[i].labels);
-    }
-    ev->preferred_ppm = want > 0 ? (int64_t)(got * PPM / want) : 0;
     if (nr <= 1)
         goto out; /* only "pods": nothing to score */
     int64_t total = 0;
@@ -1221,6 +1225,17 @@ static void buckets_free(struct buckets *bk, size_t nc)
     free(bk->n);
 }
 
+/* Cluster a (evaluated ea) ranks before b: preferred affinity, policy score, name. */
+static bool ranks_before(const struct ceval *ea, const char *a, const struct ceval *eb,
+                         const char *b, enum place_policy pol)
+{
+    if (ea->preferred_ppm != eb->preferred_ppm)
+        return ea->preferred_ppm > eb->preferred_ppm;
+    if (ea->score_ppm != eb->score_ppm)
+        return pol == PLACE_BINPACK ? ea->score_ppm < eb->score_ppm : ea->score_ppm > eb->score_ppm;
+    return strcmp(a, b) < 0;
+}
+
 int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
                  size_t n_clusters, const struct place_flavor *flavors, size_t n_flavors,
                  const struct place_resv *resv, const struct place_opts *opts,
@@ -1265,6 +1280,7 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
     for (size_t i = 0; i < nc; i++) {
         struct ceval ev;
         eval_cluster(&v, cand[i], resv, bk.idx[i], bk.n[i], false, &ev);
+        ev.preferred_ppm = ev.feasible ? preferred_ppm(&v, cand[i], ev.placed) : 0;
         if (!ev.feasible) {
             if (listed < MSG_MAX_CLUSTERS)
                 buf_printf(&why, "%s%s: %s", listed ? "; " : "", cand[i]->name, ev.why);
@@ -1272,17 +1288,8 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
             ceval_free(&ev);
             continue;
         }
-        bool better = best < 0;
-        if (!better && ev.preferred_ppm != best_ev.preferred_ppm) {
-            better = ev.preferred_ppm > best_ev.preferred_ppm;
-        } else if (!better) {
-            if (opts->policy == PLACE_BINPACK)
-                better = ev.score_ppm < best_ev.score_ppm;
-            else
-                better = ev.score_ppm > best_ev.score_ppm;
-            if (ev.score_ppm == best_ev.score_ppm)
-                better = strcmp(cand[i]->name, cand[best]->name) < 0;
-        }
+        bool better =
+            best < 0 || ranks_before(&ev, cand[i]->name, &best_ev, cand[best]->name, opts->policy);
         if (better) {
             ceval_free(&best_ev);
             best_ev = ev;

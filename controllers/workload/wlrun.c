@@ -700,16 +700,17 @@ static json_t *src_cluster_labels(void *ud, const char *cluster)
     return r->workers ? workers_labels(r->workers, cluster) : NULL;
 }
 
-static int set_up(struct wlrun *r, struct err *e)
+/* The hub informers every transport needs (Workloads, AdmissionChecks,
+ * ResourceFlavors, ClusterMetrics, ClusterQueues). */
+static int add_fixed(struct wlrun *r, struct err *e)
 {
-    int rc;
     const char *kv = r->kueue_version;
     struct informer_handlers hwl = {
         .on_add = wl_add, .on_update = wl_update, .on_delete = wl_add, .ud = r};
     struct informer_handlers hcl = {
         .on_add = cluster_event, .on_update = cluster_update, .on_delete = cluster_event, .ud = r};
-    struct informer_handlers hjob, hnone = {.ud = r};
-    job_handlers(r, &hjob);
+    struct informer_handlers hnone = {.ud = r};
+    int rc;
     if ((rc = add_informer(r, "kueue.x-k8s.io", kv, "workloads", "workloads", &hwl,
                            &r->fixed[HUB_WL], e)) < 0 ||
         (rc = informer_add_index(r->fixed[HUB_WL], WLC_INDEX_OWNER, store_index_by_owner_uid, NULL,
@@ -724,6 +725,16 @@ static int set_up(struct wlrun *r, struct err *e)
          * no handlers (the quota controller rewrites them often) */
         (rc = add_informer(r, "kueue.x-k8s.io", kv, "clusterqueues", "clusterqueues", &hnone,
                            &r->fixed[HUB_CQ], e)) < 0)
+        return rc;
+    return 0;
+}
+
+static int set_up(struct wlrun *r, struct err *e)
+{
+    int rc;
+    struct informer_handlers hjob;
+    job_handlers(r, &hjob);
+    if ((rc = add_fixed(r, e)) < 0)
         return rc;
     size_t nk = 0;
     const struct kind_def *tab = kind_table(&nk);
