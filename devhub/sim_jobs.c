@@ -14,6 +14,7 @@
 #include "pkg/json/jsonx.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
+#include "pkg/sched/affinity.h"
 #include "pkg/util/xalloc.h"
 
 #define PT_GROUP "kubeflow.org"
@@ -148,6 +149,10 @@ const char *simjobs_place(const json_t *pod, const json_t *nodes, const json_t *
     json_object_set_new(req, "pods", json_string("1"));
     json_t *reasons = json_object();
     const char *chosen = NULL;
+    /* Required node affinity, by the scheduler's rules (pkg/sched/affinity); an
+     * affinity that is not even an object matches no node. */
+    struct affinity *aff = NULL;
+    bool aff_bad = affinity_from_json(json_object_get(spec, "affinity"), &aff, NULL) < 0;
     size_t i;
     json_t *n;
     json_array_foreach((json_t *)nodes, i, n)
@@ -159,7 +164,8 @@ const char *simjobs_place(const json_t *pod, const json_t *nodes, const json_t *
             count_reason(reasons, "node(s) were unschedulable");
             continue;
         }
-        if (!simres_selector_matches(jx_obj(spec, "nodeSelector"), jx_labels(n))) {
+        if (!simres_selector_matches(jx_obj(spec, "nodeSelector"), jx_labels(n)) || aff_bad ||
+            !affinity_required_matches(aff, name, jx_labels(n))) {
             count_reason(reasons, "node(s) didn't match Pod's node affinity/selector");
             continue;
         }
@@ -197,6 +203,7 @@ const char *simjobs_place(const json_t *pod, const json_t *nodes, const json_t *
         *why = xstrdup(b.data ? b.data : "");
         buf_free(&b);
     }
+    affinity_free(aff);
     json_decref(reasons);
     json_decref(req);
     return chosen;

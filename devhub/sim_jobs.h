@@ -25,7 +25,8 @@
  *  - every unbound Pending pod is bound (spec.nodeName) to the first Node,
  *    in name order, with room: requests (sim_res) plus one "pods" slot
  *    against allocatable minus the requests of bound non-terminal pods,
- *    nodeSelector matched, NoSchedule/NoExecute taints tolerated, nodes with
+ *    nodeSelector and required node affinity matched (pkg/sched/affinity, the
+ *    scheduler's rules), NoSchedule/NoExecute taints tolerated, nodes with
  *    spec.unschedulable skipped. A pod that fits nowhere stays Pending with
  *    PodScheduled=False/Unschedulable and a scheduler-like message, and is
  *    retried on every change;

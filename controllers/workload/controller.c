@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "controllers/workload/acc.h"
+#include "controllers/workload/clustersel.h"
 #include "controllers/workload/explain.h"
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
@@ -271,7 +272,25 @@ struct walk {
     struct clusters *others; /* known capacity (usable metrics) but not usable now */
     const char **unknown;    /* borrowed names: capacity not known (no status, stale...) */
     size_t n_unknown;
+    const struct sel *sel; /* the job's cluster selector, NULL = every cluster */
+    size_t n_seen, n_selected;
 };
+
+/* The cluster selector admits cluster `key` (ClusterMetrics `cm`). */
+static bool cluster_selected(struct walk *w, const char *key, const json_t *cm)
+{
+    w->n_seen++;
+    if (!w->sel)
+        return ++w->n_selected, true;
+    const struct wlc_sources *src = &w->c->cfg.src;
+    json_t *extra = src->cluster_labels ? src->cluster_labels(src->ud, key) : NULL;
+    json_t *labels = clsel_cluster_labels(key, cm, extra);
+    bool ok = sel_matches(w->sel, labels);
+    json_decref(labels);
+    json_decref(extra);
+    w->n_selected += ok;
+    return ok;
+}
 
 static void clusters_push(struct clusters *cl, struct place_cluster *pc)
 {
@@ -284,6 +303,8 @@ static void clusters_push(struct clusters *cl, struct place_cluster *pc)
 static int collect_cluster(const char *key, json_t *obj, void *ud)
 {
     struct walk *w = ud;
+    if (!cluster_selected(w, key, obj))
+        return 0; /* outside the selector: neither a candidate nor part of "never fits" */
     bool reach;
     int64_t since;
     bool usable = cluster_usable(w->c, key, w->k, w->now, &reach, &since);
@@ -407,8 +428,21 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
         *wp = (struct wl_placement){.status = WL_PLACE_NEVER, .message = *msg};
         return;
     }
+    struct sel *sel = NULL;
+    const char *sel_text = NULL, *sel_from = NULL;
+    const json_t *cq = NULL;
+    const char *cq_name = jx_str(s->workload, "status.admission.clusterQueue", NULL);
+    if (c->cfg.src.cluster_queues && cq_name)
+        cq = store_get(c->cfg.src.cluster_queues, cq_name);
+    if (clsel_for(s->job, cq, &sel, &sel_text, &sel_from, &e) < 0) {
+        *msg = xasprintf("invalid cluster selector: %s", e.msg);
+        *wp = (struct wl_placement){.status = WL_PLACE_INVALID, .message = *msg};
+        place_workload_free(&pw);
+        return;
+    }
     struct clusters cl = {0}, others = {0};
-    struct walk w = {.c = c, .k = s->kind, .now = s->now_ms, .out = &cl, .others = &others};
+    struct walk w = {
+        .c = c, .k = s->kind, .now = s->now_ms, .out = &cl, .others = &others, .sel = sel};
     store_foreach(c->cfg.src.cluster_metrics, collect_cluster, &w);
     bool pin_usable = false;
     for (size_t i = 0; pinned && i < cl.n; i++)
@@ -449,6 +483,15 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
                 if (*msg)
                     wp->message = *msg;
             }
+            if (sel) {
+                char *with_sel = xasprintf(
+                    "%s (cluster selector \"%s\" from the %s: %zu of %zu clusters)",
+                    wp->message ? wp->message : "", sel_text, sel_from, w.n_selected, w.n_seen);
+                free(*msg);
+                *msg = with_sel;
+                wp->message = *msg;
+            }
+            wp->left_to_worker = pr->left_to_worker;
         } else {
             *msg = xstrdup("placement failed: invalid arguments");
             *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};
@@ -460,6 +503,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
     clusters_free(&cl);
     clusters_free(&others);
     free(w.unknown);
+    sel_free(sel);
     place_workload_free(&pw);
 }
 

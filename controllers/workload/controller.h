@@ -52,6 +52,13 @@ struct wlc_sources {
     struct store *admission_checks; /* required */
     struct store *flavors;          /* required */
     struct store *cluster_metrics;  /* required */
+    /* ClusterQueues (cluster-scoped, key = name), for the ClusterQueue-wide
+     * default cluster selector (clustersel.h); NULL = no defaults. */
+    struct store *cluster_queues;
+    /* Extra labels of a cluster for the cluster selector (direct transport:
+     * the worker Secret's labels): a new reference or NULL. NULL callback =
+     * none. */
+    json_t *(*cluster_labels)(void *ud, const char *cluster);
     /* The hub store of job kind k, or NULL when that kind is not watched. */
     struct store *(*jobs)(void *ud, const struct kind_def *k);
     /* The kind to use for a Workload's controller owner reference (borrowed,

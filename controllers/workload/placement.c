@@ -10,6 +10,7 @@
 
 #include "pkg/podres/podres.h"
 #include "pkg/quantity/quantity.h"
+#include "pkg/sched/podcons.h"
 #include "pkg/sched/sched.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
@@ -371,6 +372,8 @@ static void podset_free(struct place_podset *p)
     for (size_t i = 0; i < p->n_flavors; i++)
         free(p->flavors[i]);
     free(p->flavors);
+    affinity_free(p->affinity);
+    free(p->left_to_worker);
     memset(p, 0, sizeof *p);
 }
 
@@ -453,6 +456,15 @@ static int podset_from_json(const json_t *ps, size_t idx, struct place_podset *p
     if (place_tolerations_from_json(json_object_get(spec, "tolerations"), what, &p->tolerations,
                                     &p->n_tolerations, e) < 0)
         goto fail;
+    struct err ae = {0};
+    if (affinity_from_json(json_object_get(spec, "affinity"), &p->affinity, &ae) < 0) {
+        err_set(e, -EINVAL, "pod set %s: template.spec.%s", p->name, ae.msg);
+        goto fail;
+    }
+    struct podcons pc;
+    podcons_from_template(json_object_get(ps, "template"), &pc);
+    p->one_per_node = pc.one_per_node;
+    p->left_to_worker = pc.left; /* taken over */
     return 0;
 fail:
     podset_free(p);
@@ -685,6 +697,7 @@ void place_result_free(struct place_result *r)
         return;
     free(r->cluster);
     free(r->message);
+    free(r->left_to_worker);
     for (size_t i = 0; i < r->n_assign; i++)
         free(r->assign[i].node);
     free(r->assign);
@@ -832,7 +845,10 @@ static bool node_usable(const struct place_node *n)
     return n->ready && !n->unschedulable;
 }
 
-static bool node_eligible(const struct wview *v, size_t p, const struct place_node *n)
+/* with_affinity false: every filter but the required node affinity (for the
+ * "why not" message). */
+static bool node_passes(const struct wview *v, size_t p, const struct place_node *n,
+                        bool with_affinity)
 {
     const struct place_podset *ps = &v->wl->podsets[p];
     if (!node_usable(n) || v->unknown_flavor[p])
@@ -848,16 +864,28 @@ static bool node_eligible(const struct wview *v, size_t p, const struct place_no
         if (!place_taint_tolerated(&n->taints[t], ps->tolerations, ps->n_tolerations, v->ftol[p],
                                    v->nftol[p]))
             return false;
-    return true;
+    return !with_affinity || affinity_required_matches(ps->affinity, n->name, n->labels);
+}
+
+static bool node_eligible(const struct wview *v, size_t p, const struct place_node *n)
+{
+    return node_passes(v, p, n, true);
+}
+
+/* The node passes every filter but the required node affinity. */
+static bool node_excluded_by_affinity(const struct wview *v, size_t p, const struct place_node *n)
+{
+    return node_passes(v, p, n, false) && !node_passes(v, p, n, true);
 }
 
 /* Evaluation of one cluster. */
 struct ceval {
     bool feasible;
     int64_t score_ppm;
-    int64_t *free;   /* [node * nres + res] */
-    int64_t *placed; /* [podset * nodes + node] replicas */
-    char why[512];   /* why infeasible */
+    int64_t preferred_ppm; /* preferred node affinity met, ranks before score_ppm */
+    int64_t *free;         /* [node * nres + res] */
+    int64_t *placed;       /* [podset * nodes + node] replicas */
+    char why[1024];        /* why infeasible */
 };
 
 static void ceval_free(struct ceval *ev)
@@ -911,10 +939,22 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
         if (node_eligible(v, p, &c->nodes[i]))
             eligible++;
     if (eligible == 0) {
-        snprintf(why, n,
-                 "pod set %s: no ready, schedulable node matches the flavor's nodeLabels, the "
-                 "nodeSelector and the tolerations",
-                 ps->name);
+        size_t by_aff = 0;
+        for (size_t i = 0; i < c->n_nodes; i++)
+            by_aff += node_excluded_by_affinity(v, p, &c->nodes[i]);
+        const char *errs = affinity_errors(ps->affinity);
+        if (by_aff > 0)
+            snprintf(why, n,
+                     "pod set %s: the required node affinity %s excludes the %zu ready, "
+                     "schedulable node(s) that match the flavor's nodeLabels, the nodeSelector "
+                     "and the tolerations%s%s",
+                     ps->name, affinity_required_text(ps->affinity), by_aff,
+                     errs ? "; invalid node affinity: " : "", errs ? errs : "");
+        else
+            snprintf(why, n,
+                     "pod set %s: no ready, schedulable node matches the flavor's nodeLabels, the "
+                     "nodeSelector%s and the tolerations",
+                     ps->name, affinity_has_required(ps->affinity) ? ", the node affinity" : "");
         return;
     }
     /* The resource whose largest free amount on a matching node is below one pod's request. */
@@ -938,8 +978,33 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
         }
     }
     snprintf(why, n,
-             "pod set %s: %" PRId64 " of %" PRId64 " pods (each %s) fit on the %zu matching nodes",
-             ps->name, fitted, ps->count, each, eligible);
+             "pod set %s: %" PRId64 " of %" PRId64
+             " pods (each %s) fit on the %zu matching nodes%s",
+             ps->name, fitted, ps->count, each, eligible,
+             ps->one_per_node ? " (one per node: required pod anti-affinity on "
+                                "kubernetes.io/hostname)"
+                              : "");
+}
+
+/* Preferred node affinity met: matched weight of the placed pods over the
+ * weight all of them could get, in ppm. */
+static int64_t preferred_ppm(const struct wview *v, const struct place_cluster *c,
+                             const int64_t *placed)
+{
+    size_t nn = c->n_nodes;
+    __int128 got = 0, want = 0;
+    for (size_t p = 0; p < v->wl->n_podsets; p++) {
+        const struct place_podset *ps = &v->wl->podsets[p];
+        int64_t tot = affinity_preferred_total(ps->affinity);
+        if (tot <= 0)
+            continue;
+        want += (__int128)ps->count * tot;
+        for (size_t i = 0; i < nn; i++)
+            if (placed[p * nn + i] > 0)
+                got += (__int128)placed[p * nn + i] *
+                       affinity_preferred_score(ps->affinity, c->nodes[i].name, c->nodes[i].labels);
+    }
+    return want > 0 ? (int64_t)(got * PPM / want) : 0;
 }
 
 /* First-fit decreasing of the workload on cluster c. empty: ignore requests
@@ -991,7 +1056,7 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
         for (size_t i = 0; i < nn && remaining > 0; i++) {
             if (!node_eligible(v, p, &c->nodes[i]))
                 continue;
-            int64_t k = remaining;
+            int64_t k = v->wl->podsets[p].one_per_node ? 1 : remaining; /* repel: 1/node */
             for (size_t r = 0; r < nr; r++) {
                 int64_t req = v->req[p * nr + r];
                 if (req <= 0)
@@ -1078,8 +1143,25 @@ static void fill_ok(const struct wview *v, const struct place_cluster *c, const 
                                   sat_mul(k, v->req[p * nr + r]));
         }
     }
-    out->message = xasprintf("placed on cluster %s (%s score %" PRId64 " ppm free after placement)",
-                             c->name, pol == PLACE_BINPACK ? "binpack" : "spread", ev->score_ppm);
+    out->preferred_ppm = ev->preferred_ppm;
+    struct buf left;
+    buf_init(&left, 4096);
+    for (size_t p = 0; p < np; p++)
+        if (v->wl->podsets[p].left_to_worker)
+            buf_printf(&left, "%spod set %s: %s", buf_str(&left)[0] ? "; " : "",
+                       v->wl->podsets[p].name, v->wl->podsets[p].left_to_worker);
+    char pref[96] = "";
+    if (ev->preferred_ppm > 0)
+        snprintf(pref, sizeof pref, ", preferred node affinity %" PRId64 " ppm met",
+                 ev->preferred_ppm);
+    out->message =
+        xasprintf("placed on cluster %s (%s score %" PRId64 " ppm free after placement%s)%s%s",
+                  c->name, pol == PLACE_BINPACK ? "binpack" : "spread", ev->score_ppm, pref,
+                  buf_str(&left)[0] ? "; left to the worker's scheduler: " : "", buf_str(&left));
+    if (buf_str(&left)[0])
+        out->left_to_worker = buf_detach(&left);
+    else
+        buf_free(&left);
 }
 
 #define MSG_MAX_CLUSTERS 4
@@ -1143,6 +1225,17 @@ static void buckets_free(struct buckets *bk, size_t nc)
     free(bk->n);
 }
 
+/* Cluster a (evaluated ea) ranks before b: preferred affinity, policy score, name. */
+static bool ranks_before(const struct ceval *ea, const char *a, const struct ceval *eb,
+                         const char *b, enum place_policy pol)
+{
+    if (ea->preferred_ppm != eb->preferred_ppm)
+        return ea->preferred_ppm > eb->preferred_ppm;
+    if (ea->score_ppm != eb->score_ppm)
+        return pol == PLACE_BINPACK ? ea->score_ppm < eb->score_ppm : ea->score_ppm > eb->score_ppm;
+    return strcmp(a, b) < 0;
+}
+
 int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
                  size_t n_clusters, const struct place_flavor *flavors, size_t n_flavors,
                  const struct place_resv *resv, const struct place_opts *opts,
@@ -1187,6 +1280,7 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
     for (size_t i = 0; i < nc; i++) {
         struct ceval ev;
         eval_cluster(&v, cand[i], resv, bk.idx[i], bk.n[i], false, &ev);
+        ev.preferred_ppm = ev.feasible ? preferred_ppm(&v, cand[i], ev.placed) : 0;
         if (!ev.feasible) {
             if (listed < MSG_MAX_CLUSTERS)
                 buf_printf(&why, "%s%s: %s", listed ? "; " : "", cand[i]->name, ev.why);
@@ -1194,15 +1288,8 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
             ceval_free(&ev);
             continue;
         }
-        bool better = best < 0;
-        if (!better) {
-            if (opts->policy == PLACE_BINPACK)
-                better = ev.score_ppm < best_ev.score_ppm;
-            else
-                better = ev.score_ppm > best_ev.score_ppm;
-            if (ev.score_ppm == best_ev.score_ppm)
-                better = strcmp(cand[i]->name, cand[best]->name) < 0;
-        }
+        bool better =
+            best < 0 || ranks_before(&ev, cand[i]->name, &best_ev, cand[best]->name, opts->policy);
         if (better) {
             ceval_free(&best_ev);
             best_ev = ev;

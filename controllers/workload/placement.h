@@ -16,9 +16,15 @@
  *
  * Feasibility (place_decide): a cluster is feasible when every pod of every
  * pod set fits on its nodes that are ready, schedulable, carry all of the
- * admitted flavors' nodeLabels and the pod set's nodeSelector, and whose
+ * admitted flavors' nodeLabels and the pod set's nodeSelector, satisfy its
+ * required node affinity (pkg/sched/affinity: kube-scheduler's rules), and whose
  * NoSchedule/NoExecute taints are tolerated by the pod set's tolerations plus
- * the flavors' tolerations. Pod sets are taken largest first (first-fit
+ * the flavors' tolerations. Inter-pod constraints (pkg/sched/podcons): a
+ * required anti-affinity of the pod set's pods to each other on
+ * kubernetes.io/hostname puts at most one of its pods on a node; pod
+ * affinity, other anti-affinity and topology spread cannot be judged from
+ * ClusterMetrics: the pod set is placed on capacity and the result names them
+ * (left_to_worker, also in the message). Pod sets are taken largest first (first-fit
  * decreasing); the replicas of a pod set go first-fit over the nodes in name
  * order. Free capacity of a node = allocatable - allocatedResourceRequests -
  * reservations held on it (see below). Every pod also takes one of the node's
@@ -29,7 +35,12 @@
  * Score (of a feasible cluster): for each resource the workload requests (not "pods"), the
  * fraction of the cluster's usable allocatable still free after the
  * placement, averaged, in parts per million. PLACE_SPREAD picks the highest,
- * PLACE_BINPACK the lowest; ties go to the smallest cluster name. Integer
+ * PLACE_BINPACK the lowest; ties go to the smallest cluster name.
+ * Preferred node affinity ranks first: preferred_ppm = the preferred-term
+ * weight the placed pods' nodes match over the weight every pod could get
+ * (per pod set, affinity_preferred_total); the feasible cluster with the
+ * highest preferred_ppm wins, the policy score decides among equals. Within a
+ * cluster nodes are still taken in name order. Integer
  * arithmetic only, so the result is deterministic.
  *
  * "Never fits" versus "not now": a workload that fits no cluster even when
@@ -44,7 +55,9 @@
  * cluster the answer is PLACE_NOT_NOW, with a message naming them. Both carry a message
  * giving, for up to 4 clusters, the pod set, how many of its pods fit, and the
  * resource that ran short ("cpu: at most 1 left on a matching node, a pod
- * needs 6"), or that no node matches the flavor/nodeSelector/tolerations.
+ * needs 6"), or that no node matches the flavor/nodeSelector/tolerations,
+ * or that the required node affinity (written out) excludes the nodes that
+ * match the rest, with any invalid term named.
  *
  * Reservations: a placement that ClusterMetrics does not show yet is held in
  * a struct place_resv, per workload key, with the per-node amounts of the
@@ -66,6 +79,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pkg/sched/affinity.h"
 #include "pkg/sched/place.h"
 #include "pkg/util/err.h"
 
@@ -148,6 +162,9 @@ struct place_podset {
     size_t n_tolerations;
     char **flavors; /* owned: distinct admitted flavor names, sorted */
     size_t n_flavors;
+    struct affinity *affinity; /* owned: template.spec.affinity's node affinity */
+    bool one_per_node;         /* podcons: self anti-affinity on the hostname */
+    char *left_to_worker;      /* owned: podcons' constraints not judged, or NULL */
 };
 
 struct place_workload {
@@ -241,9 +258,14 @@ struct place_assign {
 
 struct place_result {
     enum place_status status;
-    char *cluster;               /* owned: the chosen cluster (PLACE_OK), else NULL */
-    int64_t score_ppm;           /* of the chosen cluster */
-    char *message;               /* owned, human-readable: why this cluster / why none */
+    char *cluster;     /* owned: the chosen cluster (PLACE_OK), else NULL */
+    int64_t score_ppm; /* of the chosen cluster */
+    char *message;     /* owned, human-readable: why this cluster / why none */
+    /* owned, PLACE_OK only, or NULL: the pod sets' constraints placement did
+     * not judge (pod (anti-)affinity, topology spread: podcons.h), "pod set
+     * <name>: <what>; ..."; also at the end of `message` */
+    char *left_to_worker;
+    int64_t preferred_ppm;       /* of the chosen cluster: preferred node affinity met (below) */
     struct place_assign *assign; /* owned, PLACE_OK only */
     size_t n_assign;
     /* per-node totals of the decision (what a reservation holds) */

@@ -430,6 +430,58 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
     free(kr);
 }
 
+/* The Event saying which constraints placement left to the worker's scheduler. */
+static void ev_left_to_worker(const struct wl_placement *p, struct wl_actions *a)
+{
+    if (p->left_to_worker)
+        act_event(a, WL_TGT_JOB, "Normal", REASON_CONSTRAINTS_LEFT_TO_WORKER,
+                  xasprintf("placed on cluster %s on capacity; not judged by kueue-ks, left to the "
+                            "worker's scheduler: %s",
+                            p->cluster, p->left_to_worker));
+}
+
+/* An invalid cluster selector: Pending with the reason, Warning Events on a
+ * new message, requeue. `unplaced` is the job with a stale placement undone,
+ * or NULL. Returns the check message (new). */
+static char *st_invalid(const struct wl_snapshot *s, struct wlst *w, const json_t *unplaced,
+                        const char *cur_msg, struct wl_actions *a)
+{
+    const struct wl_placement *p = s->placement;
+    if (unplaced)
+        act_patch_job(a, s->job, unplaced);
+    char *msg = xasprintf("cannot place: %s", p->message ? p->message : "");
+    if (strcmp(cur_msg, msg) != 0) {
+        act_event(a, WL_TGT_JOB, "Warning", REASON_INVALID_CLUSTER_SELECTOR, xstrdup(msg));
+        act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_INVALID_CLUSTER_SELECTOR, xstrdup(msg));
+    }
+    wlst_check(w, "Pending", msg);
+    act_requeue(a, s->opts.pin_unknown_requeue_ms);
+    return msg;
+}
+
+/* The Events of a placement besides AssignedCluster: flavor labels injected,
+ * a kind outside the table, constraints left to the worker. */
+static void ev_placed(const struct wl_snapshot *s, const struct wl_placement *p, const json_t *work,
+                      struct wl_actions *a)
+{
+    ev_left_to_worker(p, a);
+    const char *inj = jx_annotation(work, XF_ANN_INJECTED);
+    if (inj)
+        act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_FLAVOR,
+                  xasprintf("nodeSelector added from the admitted flavors: %s", inj));
+    if (s->kind->generic) {
+        /* outside the kind table: only the label moves it (no pod templates known) */
+        char *gmsg =
+            xasprintf("kind %s %s is not in kueue-ks's job kind table: placed on cluster %s by the "
+                      "%s label only (no nodeSelector from the flavors, no suspend rule), status "
+                      "copied whole",
+                      jx_api_version(s->job) ? jx_api_version(s->job) : "?",
+                      jx_str(s->job, "kind", "?"), p->cluster, XF_LABEL_CLUSTER);
+        act_event(a, WL_TGT_JOB, "Warning", REASON_UNKNOWN_JOB_KIND, xstrdup(gmsg));
+        act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_UNKNOWN_JOB_KIND, gmsg);
+    }
+}
+
 static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *token,
                      struct wl_actions *a)
 {
@@ -473,21 +525,7 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
         act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_CLUSTER,
                   xasprintf("Assigned to cluster %s", p->cluster));
         act_event(a, WL_TGT_WORKLOAD, "Normal", REASON_ASSIGNED_CLUSTER, amsg);
-        const char *inj = jx_annotation(work, XF_ANN_INJECTED);
-        if (inj)
-            act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_FLAVOR,
-                      xasprintf("nodeSelector added from the admitted flavors: %s", inj));
-        if (s->kind->generic) {
-            /* outside the kind table: only the label moves it (no pod templates known) */
-            char *gmsg = xasprintf(
-                "kind %s %s is not in kueue-ks's job kind table: placed on cluster %s by the "
-                "%s label only (no nodeSelector from the flavors, no suspend rule), status "
-                "copied whole",
-                jx_api_version(s->job) ? jx_api_version(s->job) : "?", jx_str(s->job, "kind", "?"),
-                p->cluster, XF_LABEL_CLUSTER);
-            act_event(a, WL_TGT_JOB, "Warning", REASON_UNKNOWN_JOB_KIND, xstrdup(gmsg));
-            act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_UNKNOWN_JOB_KIND, gmsg);
-        }
+        ev_placed(s, p, work, a);
         json_decref(labels);
         break;
     }
@@ -506,6 +544,9 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
         wlst_check(w, "Pending", msg);
         act_requeue(a, p->status == WL_PLACE_NOT_NOW ? s->opts.no_fit_requeue_ms
                                                      : s->opts.pin_unknown_requeue_ms);
+        break;
+    case WL_PLACE_INVALID:
+        msg = st_invalid(s, w, stale ? work : NULL, cur_msg, a);
         break;
     case WL_PLACE_NEVER:
         if (stale)

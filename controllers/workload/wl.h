@@ -38,6 +38,9 @@
  *     NOT_NOW / PIN_UNKNOWN: check stays Pending with the reason in its
  *     message, Event NoClusterFits when the message changes, requeue.
  *     NEVER: check Rejected with the reason, Event NoClusterFits.
+ *     INVALID (an invalid cluster selector): check stays Pending with the
+ *     reason, Warning Event InvalidClusterSelector when the message changes,
+ *     requeue after pin_unknown_requeue_ms (the annotation's change requeues too).
  *  6. Placed on cluster c: ClusterAssigned ensured. When c is not usable for
  *     worker_lost_timeout: check Retry ("worker c lost ..."), Events
  *     WorkerLost, drop the reservation (Kueue then releases the quota, the
@@ -87,13 +90,22 @@
 #define WL_COND_CLUSTER_ASSIGNED "ClusterAssigned" /* the condition type */
 #define WL_CHECK_MESSAGE_MAX     32768
 
-enum wl_place_status { WL_PLACE_OK = 0, WL_PLACE_NOT_NOW, WL_PLACE_NEVER, WL_PLACE_PIN_UNKNOWN };
+enum wl_place_status {
+    WL_PLACE_OK = 0,
+    WL_PLACE_NOT_NOW,
+    WL_PLACE_NEVER,
+    WL_PLACE_PIN_UNKNOWN,
+    WL_PLACE_INVALID /* the job cannot be placed as written (invalid cluster selector): wait */
+};
 
 /* The placement result (from placement.h's place_decide, converted by the driver). */
 struct wl_placement {
     enum wl_place_status status;
     const char *cluster; /* OK: the chosen cluster; PIN_UNKNOWN: the pin */
     const char *message; /* human-readable reason, may be NULL */
+    /* OK: the constraints placement did not judge (placement.h left_to_worker),
+     * or NULL; an Event REASON_CONSTRAINTS_LEFT_TO_WORKER on the job says so */
+    const char *left_to_worker;
 };
 
 /* A worker object found with our origin labels and the hub job's uid. */

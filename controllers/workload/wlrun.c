@@ -26,7 +26,7 @@
 #define BP_VERSION         "v1alpha1"
 #define BP_RESOURCE        "bindingpolicies"
 
-enum { HUB_WL = 0, HUB_AC, HUB_RF, HUB_CM, HUB_FIXED };
+enum { HUB_WL = 0, HUB_AC, HUB_RF, HUB_CM, HUB_CQ, HUB_FIXED };
 
 struct wlrun {
     struct wlrun_config cfg;
@@ -695,16 +695,23 @@ static const char *dyn_discover(struct wlrun *r, const char *av, const char *kin
     return NULL;
 }
 
-static int set_up(struct wlrun *r, struct err *e)
+static json_t *src_cluster_labels(void *ud, const char *cluster)
 {
-    int rc;
+    struct wlrun *r = ud;
+    return r->workers ? workers_labels(r->workers, cluster) : NULL;
+}
+
+/* The hub informers every transport needs (Workloads, AdmissionChecks,
+ * ResourceFlavors, ClusterMetrics, ClusterQueues). */
+static int add_fixed(struct wlrun *r, struct err *e)
+{
     const char *kv = r->kueue_version;
     struct informer_handlers hwl = {
         .on_add = wl_add, .on_update = wl_update, .on_delete = wl_add, .ud = r};
     struct informer_handlers hcl = {
         .on_add = cluster_event, .on_update = cluster_update, .on_delete = cluster_event, .ud = r};
-    struct informer_handlers hjob;
-    job_handlers(r, &hjob);
+    struct informer_handlers hnone = {.ud = r};
+    int rc;
     if ((rc = add_informer(r, "kueue.x-k8s.io", kv, "workloads", "workloads", &hwl,
                            &r->fixed[HUB_WL], e)) < 0 ||
         (rc = informer_add_index(r->fixed[HUB_WL], WLC_INDEX_OWNER, store_index_by_owner_uid, NULL,
@@ -714,7 +721,21 @@ static int set_up(struct wlrun *r, struct err *e)
         (rc = add_informer(r, "kueue.x-k8s.io", kv, "resourceflavors", "resourceflavors", &hcl,
                            &r->fixed[HUB_RF], e)) < 0 ||
         (rc = add_informer(r, AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, "clustermetrics", &hcl,
-                           &r->fixed[HUB_CM], e)) < 0)
+                           &r->fixed[HUB_CM], e)) < 0 ||
+        /* ClusterQueues only for their default cluster selector, read at each placement:
+         * no handlers (the quota controller rewrites them often) */
+        (rc = add_informer(r, "kueue.x-k8s.io", kv, "clusterqueues", "clusterqueues", &hnone,
+                           &r->fixed[HUB_CQ], e)) < 0)
+        return rc;
+    return 0;
+}
+
+static int set_up(struct wlrun *r, struct err *e)
+{
+    int rc;
+    struct informer_handlers hjob;
+    job_handlers(r, &hjob);
+    if ((rc = add_fixed(r, e)) < 0)
         return rc;
     size_t nk = 0;
     const struct kind_def *tab = kind_table(&nk);
@@ -760,6 +781,8 @@ static int set_up(struct wlrun *r, struct err *e)
                 .admission_checks = informer_store(r->fixed[HUB_AC]),
                 .flavors = informer_store(r->fixed[HUB_RF]),
                 .cluster_metrics = informer_store(r->fixed[HUB_CM]),
+                .cluster_queues = informer_store(r->fixed[HUB_CQ]),
+                .cluster_labels = r->direct ? src_cluster_labels : NULL,
                 .jobs = src_jobs,
                 .kind = src_kind,
                 .kinds = src_kinds,

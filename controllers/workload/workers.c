@@ -26,6 +26,7 @@ struct worker {
     char *name;
     char *secret_key; /* NULL for a --worker flag worker */
     char *secret_rv;
+    json_t *labels; /* the Secret's metadata.labels (cluster selector); NULL for a flag worker */
     struct kube_rest_config *cfg;
     struct kube_client *client;
     struct agent *agent;
@@ -240,6 +241,7 @@ static void worker_free(struct worker *k)
     free(k->name);
     free(k->secret_key);
     free(k->secret_rv);
+    json_decref(k->labels);
     free(k);
 }
 
@@ -412,6 +414,8 @@ static void secret_upsert(void *ud, json_t *obj)
         goto bad;
     k->secret_key = xstrdup(key);
     k->secret_rv = xstrdup(rv ? rv : "");
+    const json_t *sl = json_object_get(json_object_get(obj, "metadata"), "labels");
+    k->labels = json_is_object(sl) ? json_deep_copy(sl) : NULL;
     push(w, k);
     log_info(w->cfg.lg, "worker registered", "cluster", name, "source", src);
     if (w->started && worker_start(k, &e) < 0)
@@ -599,6 +603,12 @@ struct store *workers_copies(struct workers *w, const char *name, const struct k
         if (k->kinds[i] == kd)
             return informer_has_synced(k->inf[i]) ? informer_store(k->inf[i]) : NULL;
     return NULL;
+}
+
+json_t *workers_labels(struct workers *w, const char *name)
+{
+    struct worker *k = w ? find(w, name) : NULL;
+    return k && k->labels ? json_incref(k->labels) : NULL;
 }
 
 bool workers_reachable(struct workers *w, const char *name)

@@ -99,6 +99,9 @@ struct kube_client *workers_client(struct workers *w, const char *name);
  * reachable and that informer has synced, else NULL. */
 struct store *workers_copies(struct workers *w, const char *name, const struct kind_def *k);
 bool workers_reachable(struct workers *w, const char *name);
+/* The labels of worker `name`'s Secret (a new reference), or NULL (a --worker
+ * flag worker, or unknown). For the cluster selector (clustersel.h). */
+json_t *workers_labels(struct workers *w, const char *name);
 /* The registered worker names, sorted, as a new JSON array of strings. */
 json_t *workers_names(struct workers *w);
 /* True when every registered worker is reachable (false when there are none). */

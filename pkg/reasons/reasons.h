@@ -20,6 +20,10 @@
 /* Kueue holds the job (no reservation, missing queue, deactivated): Kueue's
  * reason and the per-cluster fit (docs/design.md §9) */
 #define REASON_NOT_ADMITTED "NotAdmitted"
+/* placed on capacity; pod (anti-)affinity / topology spread left to the worker's scheduler */
+#define REASON_CONSTRAINTS_LEFT_TO_WORKER "ConstraintsLeftToWorker"
+/* the job's or its ClusterQueue's kueue-ks.io/cluster-selector does not parse */
+#define REASON_INVALID_CLUSTER_SELECTOR "InvalidClusterSelector"
 
 /* ---- Events of the quota controller (on the ClusterQueue) ------------------- */
 #define REASON_QUOTA_UPDATED       "QuotaUpdated"

@@ -856,6 +856,158 @@ static void test_cluster_readiness(void **state)
     place_cluster_free(&cs[1]);
 }
 
+#define NA_REQ(expr)                                                                               \
+    "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"               \
+    "'nodeSelectorTerms':[" expr "]}}}"
+
+/* Required and preferred node affinity (pkg/sched/affinity) filter and rank. */
+static void test_node_affinity(void **state)
+{
+    (void)state;
+    struct place_cluster cs[2];
+    cluster_init(&cs[0], "c1", 2, "'cpu':'64'", NULL, "'labels':{'instance':'a100'}");
+    cluster_init(&cs[1], "c2", 1, "'cpu':'8'", NULL, "'labels':{'instance':'h100','zone':'a'}");
+    struct place_workload w;
+    struct place_result r;
+    /* without affinity spread picks the bigger c1; In [h100] only fits c2 */
+    workload_init(&w, "w", 1, "'cpu':'1'",
+                  NA_REQ("{'matchExpressions':[{'key':'instance','operator':'In','values':["
+                         "'h100']}]}"),
+                  NULL);
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_string_equal(r.cluster, "c2");
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* a label no node has: never, and the message names the affinity */
+    workload_init(&w, "w", 1, "'cpu':'1'",
+                  NA_REQ("{'matchExpressions':[{'key':'no-such-label','operator':'In','values':["
+                         "'x']}]}"),
+                  NULL);
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "c1: pod set main: the required node affinity "
+                                      "(no-such-label In [x]) excludes the 2 ready, schedulable "
+                                      "node(s)"));
+    assert_non_null(strstr(r.message, "c2: pod set main: the required node affinity"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* matchFields on the node name: all 3 pods on c1-n1 */
+    workload_init(&w, "w", 3, "'cpu':'1'",
+                  NA_REQ("{'matchFields':[{'key':'metadata.name','operator':'In','values':["
+                         "'c1-n1']}]}"),
+                  NULL);
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_string_equal(r.cluster, "c1");
+    assert_int_equal(replicas_on(&r, "c1-n1"), 3);
+    assert_int_equal(replicas_on(&r, "c1-n0"), 0);
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* an invalid operator: the term never matches, the message says why */
+    workload_init(&w, "w", 1, "'cpu':'1'",
+                  NA_REQ("{'matchExpressions':[{'key':'instance','operator':'Like','values':["
+                         "'h100']}]}"),
+                  NULL);
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "invalid node affinity: nodeSelectorTerms[0]."
+                                      "matchExpressions[0].operator: \"Like\" is not one of"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* preferred: c2's h100 wins over the emptier c1 (spread) */
+    workload_init(&w, "w", 2, "'cpu':'1'",
+                  "'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':"
+                  "[{'weight':10,'preference':{'matchExpressions':[{'key':'instance','operator':"
+                  "'In','values':['h100']}]}}]}}",
+                  NULL);
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_string_equal(r.cluster, "c2");
+    assert_int_equal(r.preferred_ppm, 1000000);
+    assert_non_null(strstr(r.message, "preferred node affinity 1000000 ppm met"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* ...but a preference never overrides the required fit: 9 cpu do not fit c2 */
+    workload_init(&w, "w", 9, "'cpu':'1'",
+                  "'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':"
+                  "[{'weight':10,'preference':{'matchExpressions':[{'key':'instance','operator':"
+                  "'In','values':['h100']}]}}]}}",
+                  NULL);
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_string_equal(r.cluster, "c1");
+    assert_int_equal(r.preferred_ppm, 0);
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* affinity of the wrong type: the workload is refused with the field named */
+    json_t *j = J("{'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'name':'main',"
+                  "'template':{'spec':{'containers':[],'affinity':{'nodeAffinity':7}}}}]}}");
+    struct err e = {0};
+    assert_int_equal(place_workload_from_json(j, &w, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "pod set main: template.spec.affinity.nodeAffinity: not an "
+                                  "object"));
+    json_decref(j);
+    place_cluster_free(&cs[0]);
+    place_cluster_free(&cs[1]);
+}
+
+static void pc_workload(struct place_workload *w, int count, const char *spec_extra)
+{
+    char *s = xasprintf("{'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'name':"
+                        "'main','count':%d,'template':{'metadata':{'labels':{'app':'t'}},'spec':{"
+                        "'containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}],%s}}}]}}",
+                        count, spec_extra);
+    json_t *j = J(s);
+    struct err e = {0};
+    if (place_workload_from_json(j, w, &e) != 0)
+        fail_msg("%s", e.msg);
+    json_decref(j);
+    free(s);
+}
+
+/* Inter-pod constraints: self anti-affinity on the hostname is one pod per
+ * node; the rest is placed on capacity and named as left to the worker. */
+static void test_pod_constraints(void **state)
+{
+    (void)state;
+    struct place_cluster c;
+    cluster_init(&c, "c1", 2, "'cpu':'64'", NULL, NULL);
+    const char *anti = "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuring"
+                       "Execution':[{'topologyKey':'kubernetes.io/hostname','labelSelector':{"
+                       "'matchLabels':{'app':'t'}}}]}}";
+    struct place_workload w;
+    struct place_result r;
+    pc_workload(&w, 2, anti);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_int_equal(replicas_on(&r, "c1-n0"), 1);
+    assert_int_equal(replicas_on(&r, "c1-n1"), 1);
+    assert_null(r.left_to_worker);
+    place_result_free(&r);
+    place_workload_free(&w);
+    pc_workload(&w, 3, anti); /* 3 pods, 2 nodes: never, and why */
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "2 of 3 pods (each cpu=1) fit on the 2 matching nodes (one "
+                                      "per node: required pod anti-affinity on "
+                                      "kubernetes.io/hostname)"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* topology spread: placed on capacity (all on one node), said */
+    pc_workload(&w, 3,
+                "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone',"
+                "'whenUnsatisfiable':'DoNotSchedule'}]");
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    assert_int_equal(replicas_on(&r, "c1-n0"), 3);
+    assert_string_equal(r.left_to_worker, "pod set main: topology spread (topologyKey zone)");
+    assert_non_null(strstr(r.message, "; left to the worker's scheduler: pod set main: topology "
+                                      "spread (topologyKey zone)"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -877,6 +1029,8 @@ int main(void)
         cmocka_unit_test(test_multi_podset_ffd),
         cmocka_unit_test(test_pod_slots),
         cmocka_unit_test(test_cluster_readiness),
+        cmocka_unit_test(test_node_affinity),
+        cmocka_unit_test(test_pod_constraints),
     };
     return cmocka_run_group_tests_name("placement", tests, setup, teardown);
 }

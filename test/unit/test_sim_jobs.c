@@ -105,6 +105,29 @@ static void test_place(void **state)
     assert_null(simjobs_place(sel, nodes, NULL, &why));
     assert_non_null(strstr(why, "2 node(s) didn't match Pod's node affinity/selector"));
     free(why);
+    /* required node affinity: a pod no node matches stays Pending (issue 15: the
+     * runner used to run it), one matching b only goes to b */
+    json_t *aff_none = J("{\"spec\":{\"tolerations\":[{\"operator\":\"Exists\"}],"
+                         "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+                         "Execution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
+                         "\"no-such-label\",\"operator\":\"In\",\"values\":[\"x\"]}]}]}}},"
+                         "\"containers\":[{}]}}");
+    why = NULL;
+    assert_null(simjobs_place(aff_none, nodes, NULL, &why));
+    assert_string_equal(why, "0/2 nodes are available: 2 node(s) didn't match Pod's node "
+                             "affinity/selector.");
+    free(why);
+    json_t *aff_b = J("{\"spec\":{\"tolerations\":[{\"operator\":\"Exists\"}],"
+                      "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+                      "Execution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
+                      "\"zone\",\"operator\":\"NotIn\",\"values\":[\"x\"]}]}]}}},"
+                      "\"containers\":[{}]}}");
+    assert_string_equal(simjobs_place(aff_b, nodes, NULL, NULL), "b");
+    json_t *aff_bad = J("{\"spec\":{\"affinity\":7,\"containers\":[{}]}}");
+    assert_null(simjobs_place(aff_bad, nodes, NULL, NULL));
+    json_decref(aff_none);
+    json_decref(aff_b);
+    json_decref(aff_bad);
     /* pod slots: a allows 2 pods */
     json_t *full = J("{\"a\":{\"pods\":\"2\"}}");
     json_t *nothing = J("{\"spec\":{\"containers\":[{}]}}");

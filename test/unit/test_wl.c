@@ -157,6 +157,7 @@ struct tcase {
     int copy;
     int place; /* -1: none computed; else enum wl_place_status */
     const char *place_cluster;
+    const char *place_left; /* wl_placement.left_to_worker */
     bool direct_off;
     bool unreachable;
     bool unusable;
@@ -248,6 +249,17 @@ static const struct tcase cases[] = {
               "event job Normal AssignedFlavor",
               "\"message\":\"placed on cluster c2: most free\",\"name\":\"ks-check\","
               "\"state\":\"Pending\""}},
+    {.name = "reserved: placed with constraints left to the worker: an Event says which",
+     .wl = RESERVED("Pending"),
+     .place = WL_PLACE_OK,
+     .place_cluster = "c2",
+     .place_left = "pod set main: topology spread (topologyKey zone)",
+     .want_placement = true,
+     .want = {"patch-job", "reserve c2", "AssignedCluster", "AssignedCluster",
+              "event job Normal ConstraintsLeftToWorker: placed on cluster c2 on capacity; not "
+              "judged by kueue-ks, left to the worker's scheduler: pod set main: topology spread "
+              "(topologyKey zone)",
+              "AssignedFlavor", "wl-status"}},
     {.name = "reserved, user pinned c3: placed there, label untouched",
      .wl = RESERVED("Pending"),
      .job = JOB_PIN_C3,
@@ -267,6 +279,13 @@ static const struct tcase cases[] = {
      .place = WL_PLACE_NOT_NOW,
      .want_placement = true,
      .want = {"requeue 5000"}},
+    {.name = "reserved, invalid cluster selector: Pending, Warning Events, requeue",
+     .wl = RESERVED("Pending"),
+     .place = WL_PLACE_INVALID,
+     .want_placement = true,
+     .want = {"event job Warning InvalidClusterSelector: cannot place: full",
+              "event workload Warning InvalidClusterSelector: cannot place: full", "requeue 30000",
+              "\"message\":\"cannot place: full\""}},
     {.name = "reserved, never fits: Rejected",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_NEVER,
@@ -443,7 +462,8 @@ static void run_case(const struct tcase *c)
     json_t *flavors = J("{\"spot\":{\"instance\":\"spot\"},\"h100\":{\"instance\":\"h100\"}}");
     struct wl_placement pl = {.status = c->place >= 0 ? (enum wl_place_status)c->place : 0,
                               .cluster = c->place_cluster,
-                              .message = c->place == WL_PLACE_OK ? "most free" : "full"};
+                              .message = c->place == WL_PLACE_OK ? "most free" : "full",
+                              .left_to_worker = c->place_left};
     struct wl_snapshot s = {
         .workload = wl,
         .job = job,

@@ -172,6 +172,9 @@ static void test_discovery_fallbacks(void **state)
         find_req(f->srv, "GET", "/apis/kueue.x-k8s.io/v1beta1/resourceflavors", NULL, NULL) >= 0);
     assert_true(find_req(f->srv, "GET", "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics", NULL,
                          NULL) >= 0);
+    /* for the ClusterQueue-wide cluster selector */
+    assert_true(find_req(f->srv, "GET", "/apis/kueue.x-k8s.io/v1beta1/clusterqueues", NULL, NULL) >=
+                0);
     assert_true(find_req(f->srv, "GET", "/api/v1/namespaces/kube-system", NULL, NULL) >= 0);
     /* not served: never listed */
     assert_int_equal(find_req(f->srv, "GET", "/apis/kubeflow.org/v1/pytorchjobs", NULL, NULL), -1);
@@ -319,7 +322,9 @@ static void dynamic_kind(void **state, bool forbidden)
     const char *lists[] = {"/apis/kueue.x-k8s.io/v1beta1/admissionchecks",
                            "/apis/kueue.x-k8s.io/v1beta1/resourceflavors",
                            "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics",
-                           "/apis/batch/v1/jobs", "/apis/example.com/v1/widgets"};
+                           "/apis/kueue.x-k8s.io/v1beta1/clusterqueues",
+                           "/apis/batch/v1/jobs",
+                           "/apis/example.com/v1/widgets"};
     size_t nl = sizeof lists / sizeof lists[0];
     if (forbidden) { /* no RBAC for the new kind: its list fails */
         fakesrv_push(f->srv, &(struct fakesrv_resp){
