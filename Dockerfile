@@ -25,7 +25,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -qq \
  && apt-get install -y --no-install-recommends \
       ca-certificates libcurl4 libyaml-0-2 libev4 libssl3 libjansson4 \
-      libmicrohttpd12 libgnutls30 libsqlite3-0 \
+      libmicrohttpd12 libgnutls30 \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* \
  && groupadd --gid 65532 kueue-ks \
  && useradd --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \

@@ -1,7 +1,8 @@
 # kueue-ks — hand-written GNU Makefile.
 #
 #   make            build bin/kueue-ks (and every other binary under cmd/)
-#   make test       everything CI checks: format, cppcheck, unit tests under ASan+UBSan, fuzz smoke, e2e
+#   make test       everything CI checks: format, cppcheck, unit tests under ASan+UBSan, fuzz smoke,
+#                   checks, e2e
 #   make run        build and start the operator (see README)
 #   make bench      build and run the benchmarks
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS (default 30)
@@ -38,7 +39,9 @@ WARN := -Wall -Wextra -Werror -Wstrict-prototypes -Wshadow -Wno-unused-parameter
         -Wno-missing-field-initializers
 CFLAGS := -std=c17 -D_GNU_SOURCE -g -I. -MMD -MP $(WARN) -DKKS_VERSION='"$(VERSION)"'
 LDFLAGS :=
-LIBS := -lcurl -lyaml -lev -lssl -lcrypto -ljansson -lmicrohttpd -lgnutls -lsqlite3 -lpthread -lm
+LIBS := -lcurl -lyaml -lev -lssl -lcrypto -ljansson -lmicrohttpd -lgnutls -lpthread -lm
+# Only what links libdevhub.a takes SQLite: bin/kueue-ks does not (test/checks/link.sh).
+DEVHUB_LIBS := -lsqlite3
 TEST_LIBS := -lcmocka
 
 ifeq ($(MODE),rel)
@@ -64,7 +67,8 @@ $(error unknown MODE=$(MODE): use rel, san, vg or fuzz)
 endif
 
 # ---- sources -------------------------------------------------------------
-LIB_SRCS := $(shell find pkg controllers devhub -name '*.c' 2>/dev/null | sort)
+LIB_SRCS := $(shell find pkg controllers -name '*.c' 2>/dev/null | sort)
+DEVHUB_SRCS := $(shell find devhub -name '*.c' 2>/dev/null | sort)
 CMDS := $(notdir $(shell find cmd -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort))
 TEST_SRCS := $(sort $(wildcard test/unit/test_*.c))
 SUPPORT_SRCS := $(sort $(wildcard test/support/*.c))
@@ -74,13 +78,15 @@ BENCHES := $(notdir $(shell find bench -mindepth 1 -maxdepth 1 -type d 2>/dev/nu
 obj = $(patsubst %.c,$(OBJDIR)/%.o,$(1))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 LIB := $(OBJDIR)/libkks.a
+DEVHUB_OBJS := $(call obj,$(DEVHUB_SRCS))
+DEVHUB_LIB := $(OBJDIR)/libdevhub.a
 SUPPORT_OBJS := $(call obj,$(SUPPORT_SRCS))
 CMD_BINS := $(addprefix $(BINDIR)/,$(CMDS))
 TEST_BINS := $(patsubst test/unit/%.c,$(OBJDIR)/test/%,$(TEST_SRCS))
 FUZZ_BINS := $(patsubst test/fuzz/%.c,$(OBJDIR)/fuzz/%,$(FUZZ_SRCS))
 BENCH_BINS := $(addprefix $(BINDIR)/bench-,$(BENCHES))
 
-.PHONY: all bins test unit-bins unit e2e run dev-up dev-down bench fuzz fuzz-bins fuzz-smoke \
+.PHONY: all bins test unit-bins unit e2e checks run dev-up dev-down bench fuzz fuzz-bins fuzz-smoke \
         valgrind fmt fmt-check lint clean help manifests-check test-k3d
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -94,9 +100,18 @@ $(OBJDIR)/%.o: %.c
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
+$(DEVHUB_LIB): $(DEVHUB_OBJS)
+$(LIB) $(DEVHUB_LIB):
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# The devhub (libdevhub.a, on top of libkks.a) goes only into the binaries that serve it or
+# measure it, and into every test and fuzz target.
+DEVHUB_BINS := $(BINDIR)/kueue-ks-devhub $(BINDIR)/bench-devhub
+$(DEVHUB_BINS): $(DEVHUB_LIB)
+$(DEVHUB_BINS): XLIBS := $(DEVHUB_LIB)
+$(DEVHUB_BINS): XSYS := $(DEVHUB_LIBS)
 
 # Each directory cmd/<name>/ is one binary; each bench/<name>/ is bin/bench-<name>.
 # Static pattern rules: as plain pattern rules, bin/% also matched bin/bench-* (make 4.3).
@@ -104,35 +119,40 @@ $(LIB): $(LIB_OBJS)
 $(CMD_BINS): $(BINDIR)/%: $$(call obj,$$(wildcard cmd/%/*.c)) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(XLIBS) $(LIB) $(XSYS) $(LIBS)
 
 $(BENCH_BINS): $(BINDIR)/bench-%: $$(call obj,$$(wildcard bench/%/*.c)) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(XLIBS) $(LIB) $(XSYS) $(LIBS)
 
-$(OBJDIR)/test/%: $(OBJDIR)/test/unit/%.o $(SUPPORT_OBJS) $(LIB)
+$(OBJDIR)/test/%: $(OBJDIR)/test/unit/%.o $(SUPPORT_OBJS) $(DEVHUB_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(TEST_LIBS) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(DEVHUB_LIB) $(LIB) $(TEST_LIBS) $(DEVHUB_LIBS) \
+	  $(LIBS)
 
-$(OBJDIR)/fuzz/%: $(OBJDIR)/test/fuzz/%.o $(LIB)
+$(OBJDIR)/fuzz/%: $(OBJDIR)/test/fuzz/%.o $(DEVHUB_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(DEVHUB_LIB) $(LIB) $(DEVHUB_LIBS) $(LIBS)
+
+# The text rendering of `kueue-ks status` lives next to its command; its tests link it.
+$(OBJDIR)/test/test_statusview $(OBJDIR)/fuzz/fuzz_statusview: $(call obj,cmd/kueue-ks/statusview.c)
 
 unit-bins: $(TEST_BINS)
 fuzz-bins: $(FUZZ_BINS)
 
 # ---- test ----------------------------------------------------------------
 # make test: format check + cppcheck (lint), unit tests under ASan/UBSan, fuzz corpus replay,
-# then the end-to-end scripts against release binaries.
+# the checks of test/checks/, then the end-to-end scenarios against release binaries.
 test:
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory MODE=san unit-bins
 	$(Q)$(MAKE) --no-print-directory MODE=rel bins
 	$(Q)scripts/run-tests.sh unit build/san/test
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
+	$(Q)scripts/run-tests.sh checks test/checks
 	$(Q)scripts/run-tests.sh e2e test/e2e
 
 unit:
@@ -142,6 +162,10 @@ unit:
 e2e:
 	$(Q)$(MAKE) --no-print-directory MODE=rel bins
 	$(Q)scripts/run-tests.sh e2e test/e2e $(T)
+
+checks:
+	$(Q)$(MAKE) --no-print-directory MODE=rel bins
+	$(Q)scripts/run-tests.sh checks test/checks $(T)
 
 valgrind:
 	$(Q)$(MAKE) --no-print-directory MODE=vg unit-bins
@@ -207,6 +231,6 @@ clean:
 help:
 	@sed -n '1,15p' Makefile
 
--include $(LIB_OBJS:.o=.d) $(SUPPORT_OBJS:.o=.d) $(TEST_SRCS:test/unit/%.c=$(OBJDIR)/test/unit/%.d) \
+-include $(LIB_OBJS:.o=.d) $(DEVHUB_OBJS:.o=.d) $(SUPPORT_OBJS:.o=.d) $(TEST_SRCS:test/unit/%.c=$(OBJDIR)/test/unit/%.d) \
          $(FUZZ_SRCS:test/fuzz/%.c=$(OBJDIR)/test/fuzz/%.d) \
          $(patsubst %.c,$(OBJDIR)/%.d,$(wildcard cmd/*/*.c bench/*/*.c))

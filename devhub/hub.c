@@ -10,26 +10,16 @@
 
 #include "devhub/kstatus.h"
 #include "devhub/kproto.h"
+#include "devhub/patch.h"
 #include "devhub/registry.h"
 #include "devhub/route.h"
 #include "devhub/store.h"
+#include "devhub/table.h"
 #include "devhub/validate.h"
 #include "pkg/labels/labels.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
-
-#if __has_include("devhub/table.h")
-#include "devhub/table.h"
-#define HAVE_TABLE 1
-#else
-struct table_printer;
-#endif
-
-#if __has_include("devhub/patch.h")
-#include "devhub/patch.h"
-#define HAVE_PATCH 1
-#endif
 
 #define WATCH_BUF_MAX (64u << 20)
 
@@ -251,7 +241,6 @@ static void watch_send_obj(struct hub_watch *w, const char *type, json_t *obj)
     json_t *copy = json_copy(obj);
     json_object_set_new(copy, "apiVersion", json_string(w->api_version));
     json_object_set_new(copy, "kind", json_string(w->kind));
-#ifdef HAVE_TABLE
     if (w->printer) {
         /* Watch in Table form (kubectl get -w): each event carries a one-row Table. */
         json_t *items = json_pack("[O]", copy);
@@ -261,7 +250,6 @@ static void watch_send_obj(struct hub_watch *w, const char *type, json_t *obj)
         json_decref(copy);
         copy = tbl;
     }
-#endif
     watch_push_line(w, type, copy);
     json_decref(copy);
 }
@@ -389,9 +377,7 @@ static void watch_free(struct hub_watch *w)
     sel_free(w->labels);
     sel_field_free(w->fields);
     free(w->name);
-#ifdef HAVE_TABLE
     table_printer_free(w->printer);
-#endif
     free(w);
 }
 
@@ -1178,28 +1164,20 @@ static char *make_continue(int64_t rv, const char *last_key, const char *prefix)
 
 static bool wants_table(const struct hub_req *req)
 {
-#ifdef HAVE_TABLE
     return req->accept && strstr(req->accept, "as=Table") && strstr(req->accept, "meta.k8s.io");
-#else
-    (void)req;
-    return false;
-#endif
 }
 
-#ifdef HAVE_TABLE
 static struct table_printer *printer_for(const struct reg_resource *r, struct err *e)
 {
     if (r->crd)
         return table_printer_crd(r->columns, e);
     return table_printer_builtin(r->group, r->kind);
 }
-#endif
 
 /* The Table form of a list (borrowed; its items and metadata are used). NULL + resp on error. */
 static json_t *as_table(const struct reg_resource *r, json_t *list, const struct hub_req *req,
                         struct hub_resp *resp)
 {
-#ifdef HAVE_TABLE
     struct err e = {0};
     struct table_opts to = {.now = time(NULL)};
     if (table_parse_include(query(req, "includeObject"), &to.include, &e)) {
@@ -1217,13 +1195,6 @@ static json_t *as_table(const struct reg_resource *r, json_t *list, const struct
     json_t *tbl = table_build(p, json_object_get(list, "items"), &to);
     table_printer_free(p);
     return tbl;
-#else
-    (void)r;
-    (void)list;
-    (void)req;
-    fail(resp, 406, "NotAcceptable", NULL, "Table output is not available in this build");
-    return NULL;
-#endif
 }
 
 struct list_ctx {
@@ -1421,7 +1392,6 @@ static void do_watch(struct hub *h, const struct reg_resource *r, const char *ns
     w->api_version = reg_api_version(r);
     w->kind = xstrdup(r->kind);
     w->bookmarks = qbool(req, "allowWatchBookmarks");
-#ifdef HAVE_TABLE
     if (wants_table(req)) {
         enum table_include inc = TABLE_INCLUDE_METADATA;
         if (table_parse_include(query(req, "includeObject"), &inc, &e)) {
@@ -1432,7 +1402,6 @@ static void do_watch(struct hub *h, const struct reg_resource *r, const char *ns
         w->include = (int)inc;
         w->printer = printer_for(r, &e);
     }
-#endif
     const char *to = query(req, "timeoutSeconds");
     double timeout = 1800;
     if (to && *to) {
@@ -1554,20 +1523,17 @@ static json_t *scale_of(const struct reg_resource *r, json_t *obj)
                      "replicas", have);
 }
 
-#ifdef HAVE_PATCH
 static void patch_error(struct hub_resp *resp, struct err *e)
 {
     int code = e->http_status ? e->http_status : 422;
     const char *reason = e->reason[0] ? e->reason : "Invalid";
     set_status(resp, kstatus_new(code, reason, e->msg, NULL));
 }
-#endif
 
 /* Apply the request's patch to target (borrowed); NULL + resp on error. */
 static json_t *apply_patch(const struct reg_resource *r, const char *kind, json_t *target,
                            const struct hub_req *req, struct hub_resp *resp)
 {
-#ifdef HAVE_PATCH
     struct err e = {0};
     enum patch_type pt;
     json_t *out = NULL;
@@ -1592,15 +1558,6 @@ static json_t *apply_patch(const struct reg_resource *r, const char *kind, json_
         return NULL;
     }
     return out;
-#else
-    (void)r;
-    (void)kind;
-    (void)target;
-    (void)req;
-    /* TODO(devhub-parts): patch support arrives with devhub/patch.h. */
-    fail(resp, 415, "UnsupportedMediaType", NULL, "PATCH is not available in this build");
-    return NULL;
-#endif
 }
 
 static void handle_object(struct hub *h, const struct reg_resource *r, const struct route *rt,

@@ -1,6 +1,7 @@
 #include "devhub/tlsgen.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -12,7 +13,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
 
+#include "pkg/kube/kfile.h"
 #include "pkg/util/xalloc.h"
 
 static char *bio_string(BIO *bio)
@@ -162,4 +167,175 @@ void tlsgen_free(struct tls_bundle *b)
     free(b->client_cert);
     free_secret(b->client_key);
     memset(b, 0, sizeof(*b));
+}
+
+/* ---- persistence ------------------------------------------------------------ */
+
+#define TLS_FILE_MAX (64 * 1024)
+
+struct tls_file {
+    const char *name;
+    size_t off; /* of the string in struct tls_bundle */
+    mode_t mode;
+    bool secret;
+};
+
+static const struct tls_file tls_files[] = {
+    {"ca.crt", offsetof(struct tls_bundle, ca_cert), 0644, false},
+    {"server.crt", offsetof(struct tls_bundle, server_cert), 0644, false},
+    {"server.key", offsetof(struct tls_bundle, server_key), 0600, true},
+    {"client.crt", offsetof(struct tls_bundle, client_cert), 0644, false},
+    {"client.key", offsetof(struct tls_bundle, client_key), 0600, true},
+};
+#define N_TLS_FILES (sizeof tls_files / sizeof *tls_files)
+
+static char **field(struct tls_bundle *b, const struct tls_file *f)
+{
+    return (char **)((char *)b + f->off);
+}
+
+static int write_one(const char *path, const char *data, mode_t mode, struct err *e)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd < 0)
+        return err_set(e, -errno, "cannot write %s: %s", path, strerror(errno));
+    size_t n = strlen(data), off = 0;
+    int ret = 0;
+    while (off < n) {
+        ssize_t w = write(fd, data + off, n - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            ret = err_set(e, -errno, "cannot write %s: %s", path, strerror(errno));
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (!ret && fsync(fd))
+        ret = err_set(e, -errno, "cannot write %s: %s", path, strerror(errno));
+    if (close(fd) && !ret)
+        ret = err_set(e, -errno, "cannot write %s: %s", path, strerror(errno));
+    return ret;
+}
+
+static void remove_tmp(const char *tmp)
+{
+    for (size_t i = 0; i < N_TLS_FILES; i++) {
+        char *p = xasprintf("%s/%s", tmp, tls_files[i].name);
+        unlink(p);
+        free(p);
+    }
+    rmdir(tmp);
+}
+
+static int save(struct tls_bundle *b, const char *dir, struct err *e)
+{
+    char *tmp = xasprintf("%s.tmp.%d", dir, (int)getpid());
+    remove_tmp(tmp); /* a leftover of an earlier crash with the same pid */
+    int ret = 0;
+    if (mkdir(tmp, 0700)) {
+        ret = err_set(e, -errno, "cannot create %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    for (size_t i = 0; i < N_TLS_FILES && !ret; i++) {
+        char *p = xasprintf("%s/%s", tmp, tls_files[i].name);
+        ret = write_one(p, *field(b, &tls_files[i]), tls_files[i].mode, e);
+        free(p);
+    }
+    if (!ret && rename(tmp, dir))
+        ret = err_set(e, -errno, "cannot rename %s to %s: %s", tmp, dir, strerror(errno));
+    if (ret)
+        remove_tmp(tmp);
+out:
+    free(tmp);
+    return ret;
+}
+
+static X509 *pem_cert(const char *pem)
+{
+    BIO *bio = BIO_new_mem_buf(pem, -1);
+    X509 *x = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    BIO_free(bio);
+    return x;
+}
+
+static EVP_PKEY *pem_key(const char *pem)
+{
+    BIO *bio = BIO_new_mem_buf(pem, -1);
+    EVP_PKEY *k = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
+    BIO_free(bio);
+    return k;
+}
+
+/* The leaf is signed by ca, matches its key and is within its validity. */
+static int check_leaf(const char *dir, const char *what, X509 *ca, const char *cert_pem_s,
+                      const char *key_pem_s, struct err *e)
+{
+    X509 *x = pem_cert(cert_pem_s);
+    EVP_PKEY *k = pem_key(key_pem_s);
+    EVP_PKEY *capub = X509_get0_pubkey(ca);
+    int ret = 0;
+    if (!x || !k)
+        ret = err_set(e, -EINVAL, "%s/%s.crt or %s.key: not a PEM certificate / private key", dir,
+                      what, what);
+    else if (!capub || X509_verify(x, capub) != 1)
+        ret = err_set(e, -EINVAL, "%s/%s.crt is not signed by %s/ca.crt", dir, what, dir);
+    else if (X509_check_private_key(x, k) != 1)
+        ret = err_set(e, -EINVAL, "%s/%s.key does not match %s/%s.crt", dir, what, dir, what);
+    else if (X509_cmp_current_time(X509_get0_notAfter(x)) <= 0)
+        ret = err_set(e, -EINVAL, "%s/%s.crt has expired", dir, what);
+    X509_free(x);
+    EVP_PKEY_free(k);
+    return ret;
+}
+
+static int load(struct tls_bundle *b, const char *dir, struct err *e)
+{
+    int ret = 0;
+    for (size_t i = 0; i < N_TLS_FILES && !ret; i++) {
+        char *p = xasprintf("%s/%s", dir, tls_files[i].name);
+        size_t len;
+        ret = kfile_read(p, TLS_FILE_MAX, field(b, &tls_files[i]), &len, e);
+        free(p);
+    }
+    if (ret)
+        return ret;
+    X509 *ca = pem_cert(b->ca_cert);
+    if (!ca)
+        return err_set(e, -EINVAL, "%s/ca.crt: not a PEM certificate", dir);
+    ret = check_leaf(dir, "server", ca, b->server_cert, b->server_key, e);
+    if (!ret)
+        ret = check_leaf(dir, "client", ca, b->client_cert, b->client_key, e);
+    X509_free(ca);
+    return ret;
+}
+
+int tlsgen_persist(struct tls_bundle *b, const char *dir, const char *name, int days, bool *created,
+                   struct err *e)
+{
+    memset(b, 0, sizeof(*b));
+    if (created)
+        *created = false;
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        int ret = load(b, dir, e);
+        if (ret) {
+            err_prefix(e,
+                       "TLS material in %s (remove the directory to make a new CA; "
+                       "kubeconfigs written before then stop working)",
+                       dir);
+            tlsgen_free(b);
+        }
+        return ret;
+    }
+    if (errno != ENOENT)
+        return err_set(e, -errno, "cannot read %s: %s", dir, strerror(errno));
+    int ret = tlsgen_bundle(b, name, days, e);
+    if (!ret)
+        ret = save(b, dir, e);
+    if (ret)
+        tlsgen_free(b);
+    else if (created)
+        *created = true;
+    return ret;
 }

@@ -22,9 +22,6 @@ log() { echo "dev: $*" >&2; }
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# Optional simulator flags: used only when this devhub build has them.
-devhub_has_flag() { bin/kueue-ks-devhub --help 2>&1 | grep -q -- "$1"; }
-
 start_devhub() { # name port kubeconfig extra-args...
   local name=$1 port=$2 kc=$3
   shift 3
@@ -62,18 +59,13 @@ stop_all() {
 start_env() {
   mkdir -p "$DEV"
   stop_all
-  local hub_extra=() worker_extra=()
-  devhub_has_flag --kueue && hub_extra+=(--kueue)
-  devhub_has_flag --run-jobs && worker_extra+=(--run-jobs)
-  start_devhub hub "$HUB_PORT" "$DEV/hub.kubeconfig" "${hub_extra[@]}"
-  start_devhub cluster1 "$C1_PORT" "$DEV/cluster1.kubeconfig" "${worker_extra[@]}" \
+  start_devhub hub "$HUB_PORT" "$DEV/hub.kubeconfig" --kueue
+  start_devhub cluster1 "$C1_PORT" "$DEV/cluster1.kubeconfig" --run-jobs \
     --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
-  start_devhub cluster2 "$C2_PORT" "$DEV/cluster2.kubeconfig" "${worker_extra[@]}" \
+  start_devhub cluster2 "$C2_PORT" "$DEV/cluster2.kubeconfig" --run-jobs \
     --nodes '2x cpu=8,memory=32Gi,nvidia.com/gpu=2;labels=instance=h100'
-  if [ -d examples/setup ]; then
-    kubectl --kubeconfig "$DEV/hub.kubeconfig" apply -f examples/setup/ >/dev/null
-    log "applied examples/setup/"
-  fi
+  kubectl --kubeconfig "$DEV/hub.kubeconfig" apply -f examples/setup/ >/dev/null
+  log "applied examples/setup/"
 }
 
 operator_args() {

@@ -2,6 +2,7 @@
 # Runs test programs and prints a closing "KIND: N passed, N failed" line.
 #   scripts/run-tests.sh unit DIR [FILTER]   every executable test_* in DIR
 #   scripts/run-tests.sh e2e  DIR [FILTER]   every *.sh in DIR (exit 77 = skipped)
+#   scripts/run-tests.sh checks DIR [FILTER] the same, for test/checks/
 # Each test has a hard timeout so a hang fails instead of blocking CI.
 # With CI set (as .ci/run does) nothing passes by skipping: exit 77 counts as a
 # failure, and so does a run that found no test at all (unless FILTER was given).
@@ -66,7 +67,7 @@ unit)
     fi
   done
   ;;
-e2e)
+e2e | checks)
   for t in "$dir"/*.sh; do
     [ -f "$t" ] || continue
     name=$(basename "$t" .sh)
@@ -75,7 +76,7 @@ e2e)
   done
   ;;
 *)
-  echo "usage: $0 unit|e2e DIR [FILTER]" >&2
+  echo "usage: $0 unit|e2e|checks DIR [FILTER]" >&2
   exit 2
   ;;
 esac

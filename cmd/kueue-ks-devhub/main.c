@@ -29,11 +29,7 @@
 #include "pkg/util/err.h"
 #include "pkg/util/log.h"
 #include "pkg/util/xalloc.h"
-
-#if __has_include("pkg/yaml/yaml2json.h")
 #include "pkg/yaml/yaml2json.h"
-#define HAVE_YAML 1
-#endif
 
 #define MAX_MULTI 64
 
@@ -78,7 +74,8 @@ static void usage(FILE *out)
             "  --listen ADDR:PORT     loopback address to serve HTTPS on (PORT 0 = any free port)\n"
             "  --name NAME            cluster/context name written into the kubeconfig\n"
             "  --kubeconfig-out FILE  where to write a kubeconfig (CA, admin client cert, token)\n"
-            "  --data FILE.db         SQLite database kept across restarts (default: in memory)\n"
+            "  --data FILE.db         SQLite database kept across restarts (default: in memory);\n"
+            "                         the CA and certificates are kept in FILE.db.tls/\n"
             "  --crds DIR             load every *.yaml/*.yml/*.json CRD file in DIR at start\n"
             "  --nodes SPEC           create Ready Node objects <name>-node-<i>, e.g.\n"
             "                         2xcpu=8,memory=32Gi,nvidia.com/gpu=1;labels=instance=h100\n"
@@ -300,14 +297,7 @@ static int load_dir(struct hub *hub, const char *dir, const struct logger *lg, s
         json_t *docs = NULL;
         ret = read_file(path, &b, e);
         if (!ret) {
-#ifdef HAVE_YAML
             docs = yaml_to_json_all(b.data ? b.data : "", b.len, NULL, e);
-#else
-            json_t *one = json_loadb(b.data ? b.data : "", b.len, 0, NULL);
-            docs = one ? json_pack("[o]", one) : NULL;
-            if (!docs)
-                err_set(e, -EINVAL, "YAML support not built in; use JSON");
-#endif
             if (!docs)
                 ret = err_prefix(e, "%s", path);
         }
@@ -473,8 +463,19 @@ int main(int argc, char **argv)
         goto fail;
     if (simflags_start(&sims, &sf, app.loop, app.hub, &app.lg, &e)) /* sim */
         goto fail;
-    if (tlsgen_bundle(&tls, o.name, 3650, &e))
+    if (o.data) {
+        /* Kept next to the database: a kubeconfig written before a restart keeps working. */
+        char *dir = xasprintf("%s.tls", o.data);
+        bool created = false;
+        int trc = tlsgen_persist(&tls, dir, o.name, 3650, &created, &e);
+        if (!trc)
+            log_info(&app.lg, created ? "TLS material created" : "TLS material loaded", "dir", dir);
+        free(dir);
+        if (trc)
+            goto fail;
+    } else if (tlsgen_bundle(&tls, o.name, 3650, &e)) {
         goto fail;
+    }
     struct srv_opts so = {.loop = app.loop,
                           .hub = app.hub,
                           .lg = &app.lg,

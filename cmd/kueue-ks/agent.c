@@ -1,6 +1,6 @@
 /*
  * kueue-ks agent: the ClusterMetrics reporter for one worker cluster
- * (controllers/quota/agent.h), with the manager's lifecycle: kubeconfig of
+ * (controllers/agent/agent.h), with the manager's lifecycle: kubeconfig of
  * the worker, start-up probe, /metrics, /healthz and /readyz, SIGTERM.
  */
 #include <errno.h>
@@ -11,7 +11,7 @@
 
 #include "cmd/kueue-ks/cli.h"
 #include "cmd/kueue-ks/cmds.h"
-#include "controllers/quota/agent.h"
+#include "controllers/agent/agent.h"
 #include "pkg/kube/kubeconfig.h"
 #include "pkg/manager/manager.h"
 #include "pkg/manager/mgrflags.h"

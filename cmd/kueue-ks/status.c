@@ -1,6 +1,6 @@
 /*
  * kueue-ks status: a terminal summary of the hub's clusters, managed queues
- * and workloads (controllers/quota/statusview renders it). Synchronous in
+ * and workloads (cmd/kueue-ks/statusview renders it). Synchronous in
  * spirit: it submits the lists, runs the loop until they all returned (or
  * --timeout), prints, exits. A missing CRD (404) prints a note instead of a
  * table; any other failure is reported on stderr and gives exit code 1.
@@ -14,8 +14,9 @@
 
 #include "cmd/kueue-ks/cli.h"
 #include "cmd/kueue-ks/cmds.h"
-#include "controllers/quota/statusview.h"
+#include "cmd/kueue-ks/statusview.h"
 #include "pkg/kube/client.h"
+#include "pkg/kube/discovery.h"
 #include "pkg/kube/kubeconfig.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/flags.h"
@@ -109,18 +110,14 @@ static void disc_done(void *ud, const struct kube_result *r)
     struct st *s = ud;
     if (s->closing)
         return;
+    /* One attempt (a CLI reports instead of retrying), read with the
+     * controllers' rule (pkg/kube/discovery.h). */
+    const char *ver = NULL;
+    struct err ve;
+    err_clear(&ve);
     if (r->rc == 0) {
-        size_t i;
-        json_t *v;
-        bool b1 = false, b2 = false;
-        json_array_foreach(json_object_get(r->body, "versions"), i, v)
-        {
-            const char *ver = json_string_value(json_object_get(v, "version"));
-            b2 |= ver && strcmp(ver, "v1beta2") == 0;
-            b1 |= ver && strcmp(ver, "v1beta1") == 0;
-        }
-        if (b2 || b1) {
-            snprintf(s->version, sizeof s->version, "%s", b2 ? "v1beta2" : "v1beta1");
+        if (disc_kueue_version(r->body, &ver, &ve) == 0) {
+            snprintf(s->version, sizeof s->version, "%s", ver);
             char *p = kube_path("kueue.x-k8s.io", s->version, "clusterqueues", NULL, NULL, NULL);
             get_list(s, L_CQ, p, NULL);
             free(p);
@@ -128,11 +125,10 @@ static void disc_done(void *ud, const struct kube_result *r)
             get_list(s, L_WL, p, NULL);
             free(p);
         } else {
-            const char *n = "Kueue serves neither v1beta2 nor v1beta1";
-            s->l[L_CQ].note = xstrdup(n);
-            s->l[L_WL].note = xstrdup(n);
+            s->l[L_CQ].note = xstrdup(ve.msg);
+            s->l[L_WL].note = xstrdup(ve.msg);
         }
-    } else if (r->rc == -ENOENT) {
+    } else if (disc_definitive(r->rc)) { /* -ENOENT: Kueue is not installed */
         s->l[L_CQ].note = xstrdup(missing_note[L_CQ]);
         s->l[L_WL].note = xstrdup(missing_note[L_WL]);
     } else {
@@ -219,7 +215,7 @@ int cmd_status(int argc, char **argv)
     const char *jq[] = {"labelSelector", SV_CLUSTER_LABEL, NULL};
     get_list(&s, L_JOBS, "/apis/batch/v1/jobs", jq);
     s.pending++;
-    if (kube_client_get(s.client, "/apis/kueue.x-k8s.io", NULL, disc_done, &s, NULL, &e) < 0) {
+    if (kube_client_get(s.client, DISC_KUEUE_GROUP_PATH, NULL, disc_done, &s, NULL, &e) < 0) {
         s.pending--;
         for (int w = L_CQ; w <= L_WL; w++) {
             s.l[w].failed = true;

@@ -79,7 +79,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "controllers/workload/placement.h"
+#include "pkg/sched/place.h"
 #include "pkg/util/err.h"
 
 #define AGG_SOURCE_ANNOTATION "kueue-ks.io/quota-source"

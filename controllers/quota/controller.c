@@ -8,6 +8,7 @@
 
 #include "controllers/quota/aggregate.h"
 #include "pkg/kube/cache.h"
+#include "pkg/kube/discovery.h"
 #include "pkg/kube/events.h"
 #include "pkg/kube/informer.h"
 #include "pkg/kube/store.h"
@@ -50,9 +51,8 @@ struct quota_ctl {
     struct evrec *ev;
     bool running;
 
-    char version[16]; /* kueue API version */
-    struct kube_call *disc_call;
-    ev_timer disc_timer;
+    char version[16];  /* kueue API version */
+    struct disc *disc; /* Kueue API discovery until the version is known */
     ev_timer metrics_timer;
 
     struct informer *cq_inf, *rf_inf, *cm_inf;
@@ -722,61 +722,56 @@ static void start_informers(struct quota_ctl *q)
         log_error(q->lg, "cannot start quota informers", "error", e.msg);
 }
 
-static void discover(struct quota_ctl *q);
-
-static void disc_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+static int accept_kueue(void *ud, const json_t *body, struct err *e)
 {
-    (void)loop;
-    (void)revents;
-    discover(w->data);
+    (void)ud;
+    const char *v;
+    return disc_kueue_version(body, &v, e);
 }
 
-static void disc_done(void *ud, const struct kube_result *r)
+static void disc_done(void *ud, int rc, const json_t *body)
 {
     struct quota_ctl *q = ud;
-    q->disc_call = NULL;
-    const char *pick = NULL;
-    if (r->rc == 0) {
-        size_t i;
-        json_t *v;
-        bool b1 = false, b2 = false;
-        json_array_foreach(json_object_get(r->body, "versions"), i, v)
-        {
-            const char *s = json_string_value(json_object_get(v, "version"));
-            if (s && strcmp(s, "v1beta2") == 0)
-                b2 = true;
-            if (s && strcmp(s, "v1beta1") == 0)
-                b1 = true;
-        }
-        pick = b2 ? "v1beta2" : b1 ? "v1beta1" : NULL;
-        if (!pick)
-            log_error(q->lg, "Kueue API serves neither v1beta2 nor v1beta1; retrying");
-    } else if (r->rc == -ENOENT) {
-        log_error(q->lg, "Kueue is not installed on the hub (no API group " QUOTA_KUEUE_GROUP
-                         "); retrying");
-    } else {
-        log_error(q->lg, "Kueue API discovery failed; retrying", "error", r->err->msg);
-    }
-    if (!pick) {
-        ev_timer_set(&q->disc_timer, q->tun.retry_s, 0);
-        ev_timer_start(q->loop, &q->disc_timer);
-        return;
-    }
+    (void)rc; /* retry_not_found: only a served group gets here */
+    disc_free(q->disc);
+    q->disc = NULL;
+    const char *pick = "v1beta1";
+    disc_kueue_version(body, &pick, NULL);
     snprintf(q->version, sizeof q->version, "%s", pick);
     log_info(q->lg, "quota controller using Kueue API", "version", q->version);
     start_informers(q);
 }
 
+static void disc_retry(void *ud, const struct err *e, double delay_s)
+{
+    struct quota_ctl *q = ud;
+    if (e->code == -ENOENT)
+        log_error(q->lg,
+                  "Kueue is not installed on the hub (no API group " QUOTA_KUEUE_GROUP
+                  "); retrying",
+                  "retry_in_s", LOG_INT((long long)(delay_s + 0.5)));
+    else
+        log_error(q->lg, "Kueue API discovery failed; retrying", "error", e->msg, "retry_in_s",
+                  LOG_INT((long long)(delay_s + 0.5)));
+}
+
+/* The shared discovery rule (pkg/kube/discovery.h); Kueue missing or
+ * serving neither version is waited for too. */
 static void discover(struct quota_ctl *q)
 {
+    struct disc_opts o = {.client = q->client,
+                          .path = DISC_KUEUE_GROUP_PATH,
+                          .retry_not_found = true,
+                          .backoff_s = q->tun.retry_s,
+                          .backoff_max_s = q->tun.retry_s > 30 ? q->tun.retry_s : 30,
+                          .accept = accept_kueue,
+                          .done = disc_done,
+                          .on_retry = disc_retry,
+                          .ud = q};
     struct err e;
     err_clear(&e);
-    if (kube_client_get(q->client, "/apis/" QUOTA_KUEUE_GROUP, NULL, disc_done, q, &q->disc_call,
-                        &e) < 0) {
-        log_error(q->lg, "Kueue API discovery failed; retrying", "error", e.msg);
-        ev_timer_set(&q->disc_timer, q->tun.retry_s, 0);
-        ev_timer_start(q->loop, &q->disc_timer);
-    }
+    if (disc_start(&o, &q->disc, &e) < 0)
+        log_error(q->lg, "Kueue API discovery cannot start", "error", e.msg);
 }
 
 struct age_ctx {
@@ -824,8 +819,11 @@ static int synced_check(void *ud, struct err *e)
         return 0; /* not leading: nothing to be ready for */
     if (quota_ctl_synced(q))
         return 0;
-    return err_set(e, -EAGAIN, "quota informers not synced%s",
-                   q->version[0] ? "" : " (Kueue API not discovered yet)");
+    if (q->version[0])
+        return err_set(e, -EAGAIN, "quota informers not synced");
+    const char *why = q->disc ? disc_last_error(q->disc) : "";
+    return err_set(e, -EAGAIN, "quota informers not synced (Kueue API not discovered yet%s%s)",
+                   *why ? ": " : "", why);
 }
 
 static int register_metrics(struct quota_ctl *q, struct err *e)
@@ -911,8 +909,6 @@ int quota_ctl_start(struct quota_ctl *q, struct kube_client *client, struct metr
     q->wq = wq_new(&wo);
     if (health)
         httpd_add_readyz_check(health, "quota-informers-synced", synced_check, q);
-    ev_timer_init(&q->disc_timer, disc_timer_cb, 0, 0);
-    q->disc_timer.data = q;
     ev_timer_init(&q->metrics_timer, metrics_timer_cb, q->tun.metrics_period_s,
                   q->tun.metrics_period_s);
     q->metrics_timer.data = q;
@@ -928,10 +924,9 @@ void quota_ctl_stop(struct quota_ctl *q)
     if (!q || !q->running)
         return;
     q->running = false;
-    ev_timer_stop(q->loop, &q->disc_timer);
     ev_timer_stop(q->loop, &q->metrics_timer);
-    kube_call_cancel(q->disc_call);
-    q->disc_call = NULL;
+    disc_free(q->disc);
+    q->disc = NULL;
     informer_stop(q->cq_inf);
     /* the shared ones may serve the workload controller still: only our handlers go */
     cache_release(q->rf_reg);

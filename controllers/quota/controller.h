@@ -5,7 +5,8 @@
  *
  * Driver, on the client's libev loop:
  *   - start: discovery GET /apis/kueue.x-k8s.io picks v1beta2 when served,
- *     else v1beta1 (404 or neither: logged, retried every retry_s);
+ *     else v1beta1 (pkg/kube/discovery.h: 404, neither version or any
+ *     transient error: logged, retried after retry_s, doubling up to 30 s);
  *   - informers on ClusterQueues, ResourceFlavors (kueue.x-k8s.io) and
  *     ClusterMetrics (galaxy.kubestellar.io/v1alpha1), each with a
  *     projection keeping only what the aggregation reads;

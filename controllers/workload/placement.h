@@ -66,6 +66,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pkg/sched/place.h"
 #include "pkg/util/err.h"
 #include "pkg/util/strmap.h"
 
@@ -83,88 +84,11 @@ struct place_reslist {
     size_t n;
 };
 
-struct place_kv {
-    char *key;   /* owned */
-    char *value; /* owned */
-};
-
-struct place_taint {
-    char *key;    /* owned, never NULL ("" when absent) */
-    char *value;  /* owned, never NULL */
-    char *effect; /* owned, never NULL: NoSchedule, PreferNoSchedule, NoExecute */
-};
-
-struct place_toleration {
-    char *key;    /* owned, "" = any key (with Exists) */
-    bool exists;  /* operator Exists; false = Equal (the default) */
-    char *value;  /* owned, never NULL */
-    char *effect; /* owned, "" = every effect */
-};
-
-/* Warnings about skipped bad data (converters record, never fail for it). */
-struct place_warnings {
-    char **msg; /* owned strings, at most PLACE_WARN_MAX kept */
-    size_t n;
-    size_t dropped; /* warnings beyond the cap, counted only */
-};
-#define PLACE_WARN_MAX 64
-
-void place_warnings_add(struct place_warnings *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void place_warnings_free(struct place_warnings *w);
-
 /* Resource list helpers. get: the amount, 0 when absent. add: adds (creates
  * the entry when absent); saturates at INT64_MAX/INT64_MIN rather than wrap. */
 int64_t place_reslist_get(const struct place_reslist *rl, const char *name);
 void place_reslist_add(struct place_reslist *rl, const char *name, int64_t milli);
 void place_reslist_free(struct place_reslist *rl);
-
-/*
- * Kubernetes toleration matching (k8s.io/api core/v1 Toleration.ToleratesTaint):
- * the effect must be equal unless the toleration's effect is empty; the key
- * must be equal unless the toleration's key is empty (which with Exists
- * tolerates every taint); Exists ignores the value, Equal compares it.
- * Thin wrappers over pkg/sched (the one implementation of these rules).
- */
-bool place_toleration_matches(const struct place_toleration *t, const struct place_taint *taint);
-/* True when `taint` does not block scheduling (effect PreferNoSchedule) or
- * one of the tolerations in either list tolerates it. Lists may be empty. */
-bool place_taint_tolerated(const struct place_taint *taint, const struct place_toleration *a,
-                           size_t na, const struct place_toleration *b, size_t nb);
-/* True when every want[i] is present with an equal value in `labels` (a JSON
- * object of strings, NULL = no labels). n == 0 matches every node. */
-bool place_labels_match(const json_t *labels, const struct place_kv *want, size_t n);
-
-/* Parse `taints` / `tolerations` JSON arrays (NULL or absent = empty). On a
- * malformed entry: -EINVAL and a message naming `what` and the index. The
- * output arrays are new (free with the matching _free). */
-int place_taints_from_json(const json_t *arr, const char *what, struct place_taint **out, size_t *n,
-                           struct err *e);
-void place_taints_free(struct place_taint *t, size_t n);
-int place_tolerations_from_json(const json_t *arr, const char *what, struct place_toleration **out,
-                                size_t *n, struct err *e);
-void place_tolerations_free(struct place_toleration *t, size_t n);
-/* Parse a string→string JSON object (NULL = empty) into a kv array sorted by key. */
-int place_kvs_from_json(const json_t *obj, const char *what, struct place_kv **out, size_t *n,
-                        struct err *e);
-void place_kvs_free(struct place_kv *kv, size_t n);
-
-/* ---- ResourceFlavor ---------------------------------------------------- */
-
-struct place_flavor {
-    char *name; /* owned */
-    struct place_kv *node_labels;
-    size_t n_node_labels;
-    struct place_taint *node_taints;
-    size_t n_node_taints;
-    struct place_toleration *tolerations;
-    size_t n_tolerations;
-};
-
-/* From a ResourceFlavor object (metadata.name, spec.nodeLabels, spec.nodeTaints,
- * spec.tolerations). 0, or -EINVAL with a message; *out is then empty. */
-int place_flavor_from_json(const json_t *rf, struct place_flavor *out, struct err *e);
-void place_flavor_free(struct place_flavor *f);
 
 /* ---- cluster inventory (ClusterMetrics) ---------------------------------- */
 
@@ -207,12 +131,6 @@ struct place_cluster {
 int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct place_warnings *w,
                             struct err *e);
 void place_cluster_free(struct place_cluster *c);
-/* True when a ClusterMetrics status has been reported: `status` is an object
- * holding status.lastUpdated or a status.nodes array (the galaxy agent
- * writes nodes without lastUpdated). An object created without status (its
- * producer's status write not made yet) has reported nothing: it is not a
- * cluster with 0 nodes. The quota uses the same rule. */
-bool place_status_reported(const json_t *status);
 /* Usable for placement at now_ms: the status is reported, Ready is not False
  * and the metrics are at most stale_after_ms old (a cluster without
  * lastUpdated, galaxy format, cannot be judged and counts as fresh). The same

@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/quota/agent.h"
+#include "controllers/agent/agent.h"
 #include "controllers/workload/admissioncheck.h"
 #include "controllers/workload/controller.h"
 #include "controllers/workload/transform.h"
 #include "controllers/workload/workers.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/kube/discovery.h"
 #include "pkg/kube/events.h"
 #include "pkg/kube/cache.h"
 #include "pkg/kube/informer.h"
@@ -38,7 +39,12 @@ struct wlrun {
     struct ev_loop *loop;
     bool started, stopped, set_up;
 
-    /* discovery */
+    /* discovery: slot 0 the Kueue group, 1 the kube-system namespace: origin, 2 + i kind i */
+    struct wlrun_disc {
+        struct wlrun *r;
+        int what; /* -1 kueue, -2 origin, >= 0 kind index */
+        struct disc *d;
+    } disc[WLRUN_MAX_KINDS + 2];
     unsigned pending;
     char *kueue_version;
     char *origin;
@@ -532,13 +538,18 @@ static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)
     wlc_enqueue_all(r->wlc);
 }
 
+static void hubdisc_waiting(const struct wlrun *r, char *out, size_t n);
+
 static int ready_check(void *ud, struct err *e)
 {
     struct wlrun *r = ud;
     if (!r->started)
         return 0; /* not leading: nothing to wait for */
-    if (!hub_synced(r))
-        return err_set(e, -EAGAIN, "workload informers have not synced yet");
+    if (!hub_synced(r)) {
+        char why[ERR_MSG_MAX / 2];
+        hubdisc_waiting(r, why, sizeof why);
+        return err_set(e, -EAGAIN, "workload informers have not synced yet%s", why);
+    }
     return 0;
 }
 
@@ -814,10 +825,11 @@ static int set_up(struct wlrun *r, struct err *e)
 
 /* ---- discovery -------------------------------------------------------------------- */
 
-struct disc {
-    struct wlrun *r;
-    int what; /* -1 kueue, -2 origin, >= 0 kind index */
-};
+/* Each start-up choice waits for a definitive answer (pkg/kube/discovery.h):
+ * a transient error is retried, never taken as the answer, since the choice
+ * lasts for the life of the process (the origin selects which worker
+ * copies are ours). Until every answer is in, nothing is set up and the
+ * readiness check says what is awaited. */
 
 static bool lists_resource(const json_t *body, const char *resource)
 {
@@ -828,28 +840,32 @@ static bool lists_resource(const json_t *body, const char *resource)
     return false;
 }
 
-static void disc_done(void *ud, const struct kube_result *res)
+static int accept_kueue(void *ud, const json_t *body, struct err *e)
 {
-    struct disc *d = ud;
-    struct wlrun *r = d->r;
-    int what = d->what;
-    free(d);
-    if (res->rc == -ECANCELED || res->rc == -ESHUTDOWN)
-        return;
-    if (what == -1) {
-        json_t *vers = json_object_get(res->body, "versions");
-        for (size_t i = 0; res->rc == 0 && i < json_array_size(vers); i++)
-            if (strcmp(jx_str(json_array_get(vers, i), "version", ""), "v1beta2") == 0)
-                r->kueue_version = xstrdup("v1beta2");
-        if (!r->kueue_version)
-            r->kueue_version = xstrdup("v1beta1");
-    } else if (what == -2) {
-        const char *uid = res->rc == 0 ? jx_uid(res->body) : NULL;
+    (void)ud;
+    const char *v;
+    return disc_kueue_version(body, &v, e);
+}
+
+static void hubdisc_done(void *ud, int rc, const json_t *body)
+{
+    struct wlrun_disc *slot = ud;
+    struct wlrun *r = slot->r;
+    disc_free(slot->d);
+    slot->d = NULL;
+    if (slot->what == -1) {
+        const char *v = "v1beta1";
+        disc_kueue_version(body, &v, NULL);
+        r->kueue_version = xstrdup(v);
+    } else if (slot->what == -2) {
+        /* 404: no kube-system namespace: not a real cluster: the fixed origin, the
+         * same at every start */
+        const char *uid = rc == 0 ? jx_uid(body) : NULL;
         r->origin = xstrdup(uid && *uid ? uid : "kueue-ks");
     } else {
         size_t nk = 0;
         const struct kind_def *tab = kind_table(&nk);
-        r->served[what] = res->rc == 0 && lists_resource(res->body, tab[what].resource);
+        r->served[slot->what] = rc == 0 && lists_resource(body, tab[slot->what].resource);
     }
     if (--r->pending > 0 || r->stopped)
         return;
@@ -861,17 +877,48 @@ static void disc_done(void *ud, const struct kube_result *res)
     }
 }
 
-static void discover(struct wlrun *r, const char *path, int what)
+static void hubdisc_retry(void *ud, const struct err *e, double delay_s)
 {
-    struct disc *d = xcalloc(1, sizeof(*d));
+    struct wlrun_disc *slot = ud;
+    log_warn(slot->r->lg, "workload controller discovery failed; retrying", "error", e->msg,
+             "retry_in_s", LOG_INT((long long)(delay_s + 0.5)));
+}
+
+static void discover(struct wlrun *r, size_t slot, const char *path, int what)
+{
+    struct wlrun_disc *d = &r->disc[slot];
     d->r = r;
     d->what = what;
-    struct err e;
-    err_clear(&e);
+    struct disc_opts o = {.client = r->hub,
+                          .path = path,
+                          .retry_not_found = what == -1, /* Kueue not installed yet: wait */
+                          .backoff_s = r->cfg.discovery_backoff_s,
+                          .accept = what == -1 ? accept_kueue : NULL,
+                          .done = hubdisc_done,
+                          .on_retry = hubdisc_retry,
+                          .ud = d};
     r->pending++;
-    if (kube_client_get(r->hub, path, NULL, disc_done, d, NULL, &e) < 0) {
+    if (disc_start(&o, &d->d, NULL) < 0)
         r->pending--;
-        free(d);
+}
+
+/* What discovery still waits for, for the readiness message ("" when nothing). */
+static void hubdisc_waiting(const struct wlrun *r, char *out, size_t n)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i < WLRUN_MAX_KINDS + 2; i++)
+        if (r->disc[i].d) {
+            const char *le = disc_last_error(r->disc[i].d);
+            snprintf(out, n, " (discovery pending: %s)", *le ? le : "first request in flight");
+            return;
+        }
+}
+
+static void hubdisc_stop_all(struct wlrun *r)
+{
+    for (size_t i = 0; i < WLRUN_MAX_KINDS + 2; i++) {
+        disc_free(r->disc[i].d);
+        r->disc[i].d = NULL;
     }
 }
 
@@ -896,9 +943,9 @@ static int run_start(void *ud, struct mgr *m, struct err *e)
     size_t nk = 0;
     const struct kind_def *tab = kind_table(&nk);
     r->pending = 1; /* held until every request is out */
-    discover(r, "/apis/kueue.x-k8s.io", -1);
+    discover(r, 0, DISC_KUEUE_GROUP_PATH, -1);
     if (!r->origin)
-        discover(r, "/api/v1/namespaces/kube-system", -2);
+        discover(r, 1, "/api/v1/namespaces/kube-system", -2);
     for (size_t i = 0; i < nk && i < WLRUN_MAX_KINDS; i++) {
         if (strcmp(tab[i].group, "batch") == 0 && strcmp(tab[i].kind, "Job") == 0) {
             r->served[i] = true;
@@ -906,7 +953,7 @@ static int run_start(void *ud, struct mgr *m, struct err *e)
         }
         char *path = kube_path(tab[i].group, tab[i].version, NULL, NULL, NULL, NULL);
         /* kube_path with no resource gives the group-version root */
-        discover(r, path, (int)i);
+        discover(r, 2 + i, path, (int)i);
         free(path);
     }
     if (--r->pending == 0) {
@@ -922,6 +969,7 @@ static void run_stop(void *ud)
     if (r->stopped)
         return;
     r->stopped = true;
+    hubdisc_stop_all(r);
     if (!r->loop)
         return;
     ev_timer_stop(r->loop, &r->tick);

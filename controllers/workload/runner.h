@@ -3,10 +3,14 @@
  * Prefix wlrun_. It wires the pieces of controllers/workload/ together:
  *
  *   start (while leading):
- *     1. discovery on the hub (asynchronous): the Kueue API version
- *        (v1beta2 when served, else v1beta1), which job kinds of the kind
- *        table besides batch/v1 Job are served (e.g. PyTorchJob), and the
- *        origin (the kube-system namespace's uid) unless --origin was given;
+ *     1. discovery on the hub (asynchronous, pkg/kube/discovery.h): the
+ *        Kueue API version (v1beta2 when served, else v1beta1; waits while
+ *        Kueue is not installed), which job kinds of the kind table besides
+ *        batch/v1 Job are served (e.g. PyTorchJob; 404 = not served), and
+ *        the origin (the kube-system namespace's uid; 404 = "kueue-ks")
+ *        unless --origin was given. Any other error (timeout, 403, 5xx) is
+ *        retried with backoff, never taken as the answer: the controller
+ *        stays not ready (readyz says what it waits for) until all are in;
  *     2. hub informers: Workloads (owner-uid index), AdmissionChecks,
  *        ResourceFlavors, ClusterMetrics, one per served job kind;
  *     3. direct transport: the workers (workers.h: --worker flags and worker
@@ -57,6 +61,7 @@ struct wlrun_config {
     double metrics_stale_after_s; /* 0 = the controller's default (120) */
     double probe_interval_s;      /* worker reachability probe, 0 = 5 */
     double agent_min_interval_s;  /* 0 = the agent's default */
+    double discovery_backoff_s;   /* first retry of a start-up discovery GET, 0 = 1 s */
 };
 
 struct wlrun;

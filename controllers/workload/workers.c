@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/quota/agent.h"
+#include "controllers/agent/agent.h"
 #include "controllers/workload/transform.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/informer.h"

@@ -17,7 +17,7 @@
  * insecure-skip-tls-verify) unless allow_insecure is set.
  *
  * Per worker: a kube_client; optionally an in-process ClusterMetrics agent
- * (controllers/quota/agent.h) writing ClusterMetrics <name> to the hub; one
+ * (controllers/agent/agent.h) writing ClusterMetrics <name> to the hub; one
  * informer per job kind of the kind table on the worker's copies (label
  * selector kueue-ks.io/origin=<origin>, all namespaces); and a reachability
  * probe (GET /version every probe_interval_s, no retries). A worker is

@@ -82,27 +82,21 @@ kcurl() { curl -sS --cacert "$WORK/ca.crt" -H "Authorization: Bearer $TOKEN" "$@
 start_devhub 127.0.0.1:0
 PORT=${SERVER##*:}
 
-# Crds shipped with the project, when present (the parts helper adds them).
+# Crds shipped with the project.
 for d in "$ROOT/config/crd" "$ROOT/devhub/crds"; do
-  if ls "$d"/*.yaml >/dev/null 2>&1; then
-    step "apply CRDs from ${d#"$ROOT"/}" "created|configured|unchanged" kubectl apply -f "$d"
-  fi
+  step "apply CRDs from ${d#"$ROOT"/}" "created|configured|unchanged" kubectl apply -f "$d"
 done
 
-if [ -f "$ROOT/devhub/crds/kueue.x-k8s.io_workloads.yaml" ]; then
-  step "Kueue CRDs served in v1beta1 and v1beta2" "workloads +[a-z,]* +kueue.x-k8s.io/v1beta2 +true +Workload" \
-    kubectl api-resources
-  step "v1beta1 objects readable as v1beta2 (shared storage)" "kueue.x-k8s.io/v1beta2" sh -c \
-    "echo '{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"rf1\"}}' |
-     kubectl create -f - >/dev/null && kubectl get resourceflavors.v1beta2.kueue.x-k8s.io rf1 -o jsonpath='{.apiVersion}'"
-fi
-if [ -f "$ROOT/config/crd/galaxy.kubestellar.io_clustermetrics.yaml" ]; then
-  step "ClusterMetrics printer columns" "NAME +NODES +READY +AGE.*c1 +3 +True" sh -c \
-    "echo '{\"apiVersion\":\"galaxy.kubestellar.io/v1alpha1\",\"kind\":\"ClusterMetrics\",\"metadata\":{\"name\":\"c1\"}}' |
-     kubectl create -f - >/dev/null &&
-     kubectl patch cmet c1 --subresource=status --type merge -p '{\"status\":{\"nodeCount\":3,\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Fresh\",\"message\":\"\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}' >/dev/null &&
-     kubectl get cmet | tr '\n' ' '"
-fi
+step "Kueue CRDs served in v1beta1 and v1beta2" "workloads +[a-z,]* +kueue.x-k8s.io/v1beta2 +true +Workload" \
+  kubectl api-resources
+step "v1beta1 objects readable as v1beta2 (shared storage)" "kueue.x-k8s.io/v1beta2" sh -c \
+  "echo '{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"rf1\"}}' |
+   kubectl create -f - >/dev/null && kubectl get resourceflavors.v1beta2.kueue.x-k8s.io rf1 -o jsonpath='{.apiVersion}'"
+step "ClusterMetrics printer columns" "NAME +NODES +READY +AGE.*c1 +3 +True" sh -c \
+  "echo '{\"apiVersion\":\"galaxy.kubestellar.io/v1alpha1\",\"kind\":\"ClusterMetrics\",\"metadata\":{\"name\":\"c1\"}}' |
+   kubectl create -f - >/dev/null &&
+   kubectl patch cmet c1 --subresource=status --type merge -p '{\"status\":{\"nodeCount\":3,\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Fresh\",\"message\":\"\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}' >/dev/null &&
+   kubectl get cmet | tr '\n' ' '"
 step "version reports v1.32.0" "Server Version: v1.32.0" kubectl version
 step "anonymous request gets 401 Status" '"reason":"Unauthorized".*"code":401' \
   curl -sS --cacert "$WORK/ca.crt" "$SERVER/api/v1/namespaces"
@@ -352,6 +346,7 @@ step "--log-format json" '^\{"ts":.*"msg":"stopped"' tail -1 "$WORK/second.log"
 # Restart with --data: nothing lost, watches resume from an RV taken before.
 RV_BEFORE=$(kubectl get cm app -o 'jsonpath={.metadata.resourceVersion}')
 kubectl patch cm app --type merge -p '{"data":{"after":"restart-marker"}}' >/dev/null 2>&1
+cp "$KUBECONFIG" "$WORK/before-restart.kubeconfig"
 STEP=$((STEP + 1))
 kill -TERM "$PID"
 wait "$PID"
@@ -361,6 +356,10 @@ PID=
 pass "SIGTERM shuts down cleanly"
 start_devhub "127.0.0.1:$PORT"
 step "data kept across restart" "^restart-marker$" kubectl get cm app -o 'jsonpath={.data.after}'
+step "a kubeconfig written before the restart still works (same CA and client cert)" "^restart-marker$" \
+  kubectl --kubeconfig "$WORK/before-restart.kubeconfig" get cm app -o 'jsonpath={.data.after}'
+step "TLS keys kept with --data are 0600" "^600 600$" \
+  sh -c 'echo $(stat -c %a "$1/server.key" "$1/client.key")' sh "$WORK/hub.db.tls"
 step "CRD still served after restart" "gadgets" kubectl api-resources
 step "watch from an RV taken before the restart" '"type":"MODIFIED".*restart-marker' \
   kubectl get --raw "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$RV_BEFORE&timeoutSeconds=1"

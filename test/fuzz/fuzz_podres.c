@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "controllers/quota/agent.h"
+#include "controllers/agent/agent.h"
 #include "pkg/podres/podres.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /*
- * Fuzz target for controllers/quota/statusview, which renders API lists
+ * Fuzz target for cmd/kueue-ks/statusview, which renders API lists
  * (outside input). Input: a JSON text. An array [ClusterMetricsList,
  * JobList, ClusterQueueList, WorkloadList] feeds each list its element; any
  * other JSON value is used for all four. Rendered both plain and wide.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/quota/statusview.h"
+#include "cmd/kueue-ks/statusview.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests for controllers/quota/agent: the pure computation, then the
+ * Unit tests for controllers/agent/agent: the pure computation, then the
  * agent against fakesrv (nodes and pods listed and watched as scripted, the
  * ClusterMetrics writes recorded and asserted).
  */
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/quota/agent.h"
+#include "controllers/agent/agent.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/fakesrv.h"

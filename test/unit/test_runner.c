@@ -181,6 +181,47 @@ static void test_discovery_fallbacks(void **state)
                          "labelSelector=kueue-ks.io%2Fworker%3Dtrue", NULL) >= 0);
 }
 
+static bool v1beta2_started(struct run *x)
+{
+    return find_req(x->f->srv, "GET", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, NULL) >= 0;
+}
+
+static size_t count_req(struct fakesrv *s, const char *method, const char *path)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < fakesrv_nreq(s); k++) {
+        struct fakesrv_req *r = fakesrv_req_get(s, k);
+        n += strcmp(r->method, method) == 0 && strcmp(r->path, path) == 0;
+        fakesrv_req_free(r);
+    }
+    return n;
+}
+
+/* A transient error at start-up (403 while RBAC is applied, here on both
+ * the Kueue group and kube-system) is retried, not taken as the answer: the
+ * version and the origin come from the next, good answers. They used to be
+ * v1beta1 and "kueue-ks" for the life of the process (the origin hid every
+ * copy the previous instance made). */
+static void test_discovery_retries_transient_errors(void **state)
+{
+    struct fixture *f = *state;
+    fakesrv_push_status(f->srv, "GET", "/apis/kueue.x-k8s.io", 403, "Forbidden", "not yet allowed");
+    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
+                      "{\"kind\":\"APIGroup\",\"versions\":[{\"version\":\"v1beta2\"}]}");
+    fakesrv_push_status(f->srv, "GET", "/api/v1/namespaces/kube-system", 403, "Forbidden",
+                        "not yet allowed");
+    fakesrv_push_json(f->srv, "GET", "/api/v1/namespaces/kube-system", NULL, 200,
+                      "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"kube-system\","
+                      "\"uid\":\"ks-uid\"}}");
+    struct wlrun_config cfg = {.discovery_backoff_s = 0.05};
+    struct wlrun_stats st;
+    assert_int_equal(run(f, &cfg, v1beta2_started, &st), 0);
+    assert_string_equal(st.kueue_version, "v1beta2");
+    assert_string_equal(st.origin, "ks-uid");
+    assert_int_equal(count_req(f->srv, "GET", "/api/v1/namespaces/kube-system"), 2);
+    assert_int_equal(count_req(f->srv, "GET", "/apis/kueue.x-k8s.io"), 2);
+}
+
 static bool bp_posted(struct run *x)
 {
     return find_req(x->f->srv, "POST", "/apis/control.kubestellar.io/v1alpha1/bindingpolicies",
@@ -267,17 +308,6 @@ static bool widgets_listed(struct run *x)
     return ++x->polls >= 20;
 }
 
-static size_t count_req(struct fakesrv *s, const char *method, const char *path)
-{
-    size_t n = 0;
-    for (size_t k = 0; k < fakesrv_nreq(s); k++) {
-        struct fakesrv_req *r = fakesrv_req_get(s, k);
-        n += strcmp(r->method, method) == 0 && strcmp(r->path, path) == 0;
-        fakesrv_req_free(r);
-    }
-    return n;
-}
-
 /* A Workload owned by a kind outside the table: its group-version is
  * discovered once and the kind is then watched on the hub (and, direct
  * transport, on the workers). */
@@ -351,6 +381,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_discovery_fallbacks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discovery_v1beta2_bp, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discovery_retries_transient_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_kind_discovered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_kind_forbidden, setup, teardown),
     };

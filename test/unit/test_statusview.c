@@ -1,4 +1,4 @@
-/* Unit tests for controllers/quota/statusview: exact rendered text. */
+/* Unit tests for cmd/kueue-ks/statusview: exact rendered text. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/quota/statusview.h"
+#include "cmd/kueue-ks/statusview.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/tjson.h"
 

@@ -25,8 +25,8 @@
  * node counts to CLUSTERS and a "stale" note from the annotation.
  * Unparseable values show as "?" rather than failing.
  */
-#ifndef KKS_CONTROLLERS_QUOTA_STATUSVIEW_H
-#define KKS_CONTROLLERS_QUOTA_STATUSVIEW_H
+#ifndef KKS_CMD_KUEUE_KS_STATUSVIEW_H
+#define KKS_CMD_KUEUE_KS_STATUSVIEW_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -59,8 +59,8 @@
  * as requesting nothing, an unparseable allocatable value is left out; both
  * are logged as warnings naming the object and field.
  */
-#ifndef KKS_CONTROLLERS_QUOTA_AGENT_H
-#define KKS_CONTROLLERS_QUOTA_AGENT_H
+#ifndef KKS_CONTROLLERS_AGENT_AGENT_H
+#define KKS_CONTROLLERS_AGENT_AGENT_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -75,8 +75,6 @@
 #define AGENT_RESOURCE          "clustermetrics"
 #define AGENT_DEFAULT_MIN_S     5.0
 #define AGENT_DEFAULT_HEARTBEAT 20.0
-/* The label kueue-ks puts on worker copies (controllers/workload/transform.h
- * XF_LABEL_ORIGIN_UID); the agent's Job informer selects on it. */
 /* The label every copy of a hub job carries on a worker, whatever the transport:
  * kueue-ks places hub jobs with it and both the direct syncer and KubeStellar
  * copy labels down (kueue-ks.io/origin-uid is set by the direct syncer only). */

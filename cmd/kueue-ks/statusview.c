@@ -1,5 +1,5 @@
 /* statusview: see statusview.h. */
-#include "controllers/quota/statusview.h"
+#include "cmd/kueue-ks/statusview.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* agent: the ClusterMetrics agent for one worker cluster (see agent.h). */
-#include "controllers/quota/agent.h"
+#include "controllers/agent/agent.h"
 
 #include <errno.h>
 #include <stdlib.h>
