@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -13,10 +12,14 @@
 #include "devhub/patch.h"
 #include "devhub/registry.h"
 #include "devhub/route.h"
-#include "devhub/store.h"
+#include "devhub/hstore.h"
 #include "devhub/table.h"
 #include "devhub/validate.h"
-#include "pkg/labels/labels.h"
+#include "devhub/defaults.h"
+#include "devhub/fields.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/labels/sel.h"
+#include "pkg/util/b64.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -55,16 +58,18 @@ struct hub {
     ev_timer compact_timer;
     ev_timer gc_timer;
     double gc_delay;
-    double watch_cut; /* fault injection: seconds, 0 = never */
+    double watch_cut;   /* fault injection: seconds, 0 = never */
+    hub_admit_fn admit; /* mutating admission on create (an emulator's webhook), may be NULL */
+    void *admit_ud;
 };
 
-/* ---- small helpers ------------------------------------------------------ */
-
-static const char *jstr(const json_t *o, const char *k)
+void hub_set_admit(struct hub *h, hub_admit_fn fn, void *userdata)
 {
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
+    h->admit = fn;
+    h->admit_ud = userdata;
 }
+
+/* ---- small helpers ------------------------------------------------------ */
 
 static json_t *meta(json_t *obj)
 {
@@ -78,7 +83,7 @@ static json_t *meta(json_t *obj)
 
 static const char *mstr(json_t *obj, const char *k)
 {
-    return jstr(json_object_get(obj, "metadata"), k);
+    return jx_field_str(json_object_get(obj, "metadata"), k);
 }
 
 static const char *query(const struct hub_req *req, const char *key)
@@ -159,6 +164,8 @@ void hub_resp_release(struct hub_resp *resp)
 {
     free(resp->body);
     resp->body = NULL;
+    free(resp->warnings);
+    resp->warnings = NULL;
 }
 
 int64_t hub_rv(const struct hub *h)
@@ -538,7 +545,7 @@ static void crd_set_status(json_t *crd)
     json_array_foreach(json_object_get(spec, "versions"), i, v)
     {
         if (json_is_true(json_object_get(v, "storage")))
-            json_array_append_new(stored, json_string(jstr(v, "name")));
+            json_array_append_new(stored, json_string(jx_field_str(v, "name")));
     }
     json_t *status = json_pack(
         "{s:[{s:s, s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:s}], s:O, s:o}", "conditions",
@@ -594,27 +601,100 @@ static void init_new(struct hub *h, const struct reg_resource *r, json_t *obj, c
         json_object_set_new(md, "generation", json_integer(1));
     if (r->has_status && !is_crd_res(r) && strcmp(r->resource, "nodes"))
         json_object_del(obj, "status");
-    if (!strcmp(r->resource, "pods") && !r->crd) {
-        json_t *st = json_object_get(obj, "status");
-        if (!json_is_object(st)) {
-            st = json_object();
-            json_object_set_new(obj, "status", st);
-        }
-        if (!json_object_get(st, "phase"))
-            json_object_set_new(st, "phase", json_string("Pending"));
-    }
     if (!strcmp(r->resource, "namespaces") && !r->crd)
         json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
-    if (!strcmp(r->resource, "secrets") && !r->crd && !*jstr(obj, "type"))
-        json_object_set_new(obj, "type", json_string("Opaque"));
     if (is_crd_res(r))
         crd_set_status(obj);
 }
 
-/* Validation of a body against the URL (devhub/validate.h); fills resp and
- * returns false on error. url_name is NULL on create. */
+/* The Warning header value the apiserver writes for a message (RFC 7234, agent "-"). */
+static void add_warning(struct hub_resp *resp, const char *text)
+{
+    json_t *q = json_string(text);
+    char *quoted = json_dumps(q, JSON_ENCODE_ANY);
+    json_decref(q);
+    char *line = xasprintf("%s%s299 - %s", resp->warnings ? resp->warnings : "",
+                           resp->warnings ? "\n" : "", quoted ? quoted : "\"\"");
+    free(quoted);
+    free(resp->warnings);
+    resp->warnings = line;
+}
+
+/*
+ * Field validation (devhub/fields.h): unknown fields are dropped from obj;
+ * with Strict they fail the request (400 as a decode error on create and
+ * update, 422 on the patched object for PATCH), with Warn each becomes a
+ * Warning header. false + resp on error.
+ */
+static bool check_fields(const struct reg_resource *r, json_t *obj, const struct hub_req *req,
+                         bool create, bool patch, struct hub_resp *resp)
+{
+    enum fields_mode mode;
+    const char *q = query(req, "fieldValidation");
+    if (fields_mode_parse(q, &mode)) {
+        struct valid_result *vr = xcalloc(1, sizeof(*vr));
+        char *m = xasprintf("Unsupported value: \"%.100s\": supported values: \"Ignore\", "
+                            "\"Strict\", \"Warn\"",
+                            q);
+        valid_fail_field(vr, "meta.k8s.io",
+                         patch ? "PatchOptions" : (create ? "CreateOptions" : "UpdateOptions"), "",
+                         "FieldValueNotSupported", "fieldValidation", m);
+        set_status(resp, valid_status_body(vr));
+        free(m);
+        free(vr);
+        return false;
+    }
+    char *before = patch && mode == FIELDS_STRICT ? json_dumps(obj, JSON_COMPACT) : NULL;
+    json_t *paths = json_array();
+    size_t n = r->crd ? fields_prune_schema(r->schema, obj, paths)
+                      : fields_prune_builtin(r->group, r->kind, obj, paths);
+    bool ok = true;
+    if (n && mode == FIELDS_STRICT) {
+        char *why = fields_strict_message(paths);
+        if (patch) {
+            /* NewInvalid(GroupKind{}, "", patch: Invalid value: <patched object>: ...);
+             * built here, not in a valid_result: the object may be long. */
+            json_t *pj = json_string(before ? before : "");
+            char *pq = json_dumps(pj, JSON_ENCODE_ANY);
+            json_decref(pj);
+            char *cm = xasprintf("Invalid value: %s: %s", pq ? pq : "\"\"", why);
+            char *m = xasprintf(" \"\" is invalid: patch: %s", cm);
+            json_t *det = json_pack("{s:[{s:s, s:s, s:s}]}", "causes", "reason",
+                                    "FieldValueInvalid", "message", cm, "field", "patch");
+            set_status(resp, kstatus_new(422, "Invalid", m, det));
+            free(m);
+            free(cm);
+            free(pq);
+        } else {
+            char *m = xasprintf("%s in version \"%s\" cannot be handled as a %s: %s", r->kind,
+                                r->version, r->kind, why);
+            set_status(resp, kstatus_new(400, "BadRequest", m, NULL));
+            free(m);
+        }
+        free(why);
+        ok = false;
+    } else if (n && mode == FIELDS_WARN) {
+        size_t i;
+        json_t *p;
+        json_array_foreach(paths, i, p)
+        {
+            char *w = xasprintf("unknown field \"%s\"", json_string_value(p));
+            add_warning(resp, w);
+            free(w);
+        }
+    }
+    free(before);
+    json_decref(paths);
+    return ok;
+}
+
+/* Validation of a body against the URL (devhub/validate.h) and field
+ * validation, in the apiserver's order: decode errors (400), unknown fields,
+ * then field validation (422). Fills resp and returns false on error.
+ * url_name is NULL on create. */
 static bool check_body(const struct reg_resource *r, json_t *obj, const char *url_ns,
-                       const char *url_name, bool create, struct hub_resp *resp)
+                       const char *url_name, bool create, bool patch, const struct hub_req *req,
+                       struct hub_resp *resp)
 {
     struct valid_target t = {.group = r->group,
                              .version = r->version,
@@ -625,8 +705,17 @@ static bool check_body(const struct reg_resource *r, json_t *obj, const char *ur
                              .builtin = r->crd == NULL};
     struct valid_result *vr = xcalloc(1, sizeof(*vr));
     bool ok = valid_check(&t, create ? VALID_CREATE : VALID_UPDATE, obj, vr) == 0;
-    if (!ok)
+    if (!ok && vr->code != 422) {
         set_status(resp, valid_status_body(vr));
+    } else if (!check_fields(r, obj, req, create, patch, resp)) {
+        ok = false;
+    } else if (!ok) {
+        /* Keep the warnings of the field check with the 422. */
+        char *w = resp->warnings;
+        resp->warnings = NULL;
+        set_status(resp, valid_status_body(vr));
+        resp->warnings = w;
+    }
     free(vr);
     return ok;
 }
@@ -684,8 +773,9 @@ static void do_create(struct hub *h, const struct reg_resource *r, const char *n
         return;
     }
     if (is_crd_res(r)) {
-        const char *plural = jstr(json_object_get(json_object_get(obj, "spec"), "names"), "plural");
-        const char *group = jstr(json_object_get(obj, "spec"), "group");
+        const char *plural =
+            jx_field_str(json_object_get(json_object_get(obj, "spec"), "names"), "plural");
+        const char *group = jx_field_str(json_object_get(obj, "spec"), "group");
         char *want = xasprintf("%s.%s", plural, group);
         if (strcmp(want, name)) {
             invalid(resp, r, name, "metadata.name", "Invalid value", name,
@@ -696,6 +786,18 @@ static void do_create(struct hub *h, const struct reg_resource *r, const char *n
         free(want);
     }
     init_new(h, r, obj, ns);
+    dflt_meta(obj);
+    if (!r->crd) {
+        struct valid_result *vr = xcalloc(1, sizeof(*vr));
+        int drc = dflt_create(r->group, r->kind, obj, vr);
+        if (drc)
+            set_status(resp, valid_status_body(vr));
+        free(vr);
+        if (drc)
+            return;
+    }
+    if (h->admit)
+        h->admit(h->admit_ud, r->group, r->kind, obj);
     key = make_key(r, ns, name);
     json_t *old = NULL;
     if (hstore_get(h->st, key, &old, NULL) == 0) {
@@ -781,6 +883,18 @@ static void do_update(struct hub *h, const struct reg_resource *r, const char *k
             json_object_del(md, keep[i]);
     }
     set_type(next, r);
+    dflt_meta(next);
+    if (mode == WRITE_MAIN && !r->crd) {
+        struct valid_result *vr = xcalloc(1, sizeof(*vr));
+        int drc = dflt_update(r->group, r->kind, next, vr);
+        if (drc)
+            set_status(resp, valid_status_body(vr));
+        free(vr);
+        if (drc) {
+            json_decref(next);
+            return;
+        }
+    }
     if (uses_generation(r) && !spec_equal(old, next)) {
         json_int_t g = json_integer_value(json_object_get(omd, "generation"));
         json_object_set_new(md, "generation", json_integer(g + 1));
@@ -882,7 +996,7 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
             {
                 json_t *o = json_object_get(it, "obj");
                 json_t *prev = json_deep_copy(o);
-                commit(h, jstr(it, "key"), HSTORE_DELETED, prev, o, NULL);
+                commit(h, jx_field_str(it, "key"), HSTORE_DELETED, prev, o, NULL);
                 json_decref(prev);
             }
             json_decref(items);
@@ -900,7 +1014,7 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
         {
             json_t *o = json_object_get(it, "obj");
             json_t *prev = json_deep_copy(o);
-            commit(h, jstr(it, "key"), HSTORE_DELETED, prev, o, NULL);
+            commit(h, jx_field_str(it, "key"), HSTORE_DELETED, prev, o, NULL);
             json_decref(prev);
         }
         json_decref(items);
@@ -926,12 +1040,12 @@ static void orphan_dependents(struct hub *h, const char *uid)
         json_t *prev = json_deep_copy(o);
         json_t *refs = json_object_get(meta(o), "ownerReferences");
         for (size_t i = json_array_size(refs); i-- > 0;) {
-            if (!strcmp(jstr(json_array_get(refs, i), "uid"), uid))
+            if (!strcmp(jx_field_str(json_array_get(refs, i), "uid"), uid))
                 json_array_remove(refs, i);
         }
         if (json_array_size(refs) == 0)
             json_object_del(meta(o), "ownerReferences");
-        commit(h, jstr(it, "key"), HSTORE_MODIFIED, prev, o, NULL);
+        commit(h, jx_field_str(it, "key"), HSTORE_MODIFIED, prev, o, NULL);
         json_decref(prev);
     }
     json_decref(items);
@@ -946,7 +1060,7 @@ static void do_delete(struct hub *h, const struct reg_resource *r, const char *k
     struct err e = {0};
     const char *name = mstr(obj, "name");
     json_t *pre = json_object_get(opts, "preconditions");
-    const char *puid = jstr(pre, "uid"), *prv = jstr(pre, "resourceVersion");
+    const char *puid = jx_field_str(pre, "uid"), *prv = jx_field_str(pre, "resourceVersion");
     if (*puid && strcmp(puid, mstr(obj, "uid"))) {
         char *why =
             xasprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", puid,
@@ -963,7 +1077,7 @@ static void do_delete(struct hub *h, const struct reg_resource *r, const char *k
         free(why);
         return;
     }
-    const char *pp = jstr(opts, "propagationPolicy");
+    const char *pp = jx_field_str(opts, "propagationPolicy");
     enum propagation prop = PROP_DEFAULT;
     if (!strcmp(pp, "Orphan"))
         prop = PROP_ORPHAN;
@@ -1064,7 +1178,7 @@ static int gc_pass(struct hub *h)
     json_array_foreach(owned, k, it)
     {
         json_t *o = json_object_get(it, "obj");
-        const char *key = jstr(it, "key");
+        const char *key = jx_field_str(it, "key");
         const struct reg_resource *r = res_for_key(h, key);
         if (!r || json_object_get(meta(o), "deletionTimestamp"))
             continue;
@@ -1073,7 +1187,7 @@ static int gc_pass(struct hub *h)
         json_t *ref;
         json_array_foreach(json_object_get(meta(o), "ownerReferences"), i, ref)
         {
-            const char *ouid = jstr(ref, "uid");
+            const char *ouid = jx_field_str(ref, "uid");
             if (hstore_uid_exists(h->st, ouid))
                 alive = true;
             if (json_object_get(fg_uids, ouid))
@@ -1091,7 +1205,7 @@ static int gc_pass(struct hub *h)
     json_array_foreach(fg, k, it)
     {
         json_t *o = json_object_get(it, "obj");
-        const char *key = jstr(it, "key");
+        const char *key = jx_field_str(it, "key");
         const struct reg_resource *r = res_for_key(h, key);
         if (!r || hstore_has_dependents(h->st, mstr(o, "uid")))
             continue;
@@ -1124,30 +1238,12 @@ static void gc_cb(struct ev_loop *loop, ev_timer *t, int revents)
 
 /* ---- list / watch ------------------------------------------------------------ */
 
-static char *b64(const char *s)
-{
-    size_t n = strlen(s);
-    char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)s, (int)n);
-    return out;
-}
-
 static char *unb64(const char *s)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n % 4 || n > 8192)
+    size_t n = strlen(s), m;
+    char *out;
+    if (n == 0 || n % 4 || n > 8192 || b64_decode(s, n, &out, &m) < 0)
         return NULL;
-    char *out = xmalloc(n);
-    int m = EVP_DecodeBlock((unsigned char *)out, (const unsigned char *)s, (int)n);
-    if (m < 0) {
-        free(out);
-        return NULL;
-    }
-    while (n > 0 && s[n - 1] == '=') {
-        m--;
-        n--;
-    }
-    out[m] = '\0';
     return out;
 }
 
@@ -1157,7 +1253,7 @@ static char *make_continue(int64_t rv, const char *last_key, const char *prefix)
                           last_key + strlen(prefix));
     char *txt = json_dumps(t, JSON_COMPACT);
     json_decref(t);
-    char *tok = b64(txt);
+    char *tok = b64_encode(txt, strlen(txt));
     free(txt);
     return tok;
 }
@@ -1273,7 +1369,7 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
         char *txt = unb64(cont);
         json_t *tok = txt ? json_loads(txt, 0, NULL) : NULL;
         free(txt);
-        const char *start = jstr(tok, "start");
+        const char *start = jx_field_str(tok, "start");
         json_int_t trv = json_integer_value(json_object_get(tok, "rv"));
         if (!tok || !*start || trv <= 0) {
             json_decref(tok);
@@ -1560,6 +1656,60 @@ static json_t *apply_patch(const struct reg_resource *r, const char *kind, json_
     return out;
 }
 
+/*
+ * pods/log. There is no kubelet: a pod not bound to a node has an empty log
+ * (the apiserver returns no location for it), a bound pod whose container has
+ * not started gets the kubelet's "waiting to start" answer, any other pod an
+ * empty log (the simulated containers write nothing). follow returns at once.
+ */
+static void pod_log(const struct reg_resource *r, json_t *pod, const struct hub_req *req,
+                    struct hub_resp *resp)
+{
+    const char *name = mstr(pod, "name");
+    json_t *cs = json_object_get(json_object_get(pod, "spec"), "containers");
+    const char *want = query(req, "container");
+    const char *c = NULL;
+    if (!want || !*want) {
+        if (json_array_size(cs) == 1) {
+            c = jx_field_str(json_array_get(cs, 0), "name");
+        } else {
+            struct buf names;
+            buf_init(&names, 1 << 16);
+            size_t i;
+            json_t *x;
+            json_array_foreach(cs, i, x) buf_printf(&names, "%s%s", i ? " " : "", jx_field_str(x, "name"));
+            fail(resp, 400, "BadRequest", NULL,
+                 "a container name must be specified for pod %s, choose one of: [%s]", name,
+                 buf_str(&names));
+            buf_free(&names);
+            return;
+        }
+    } else {
+        static const char *const lists[] = {"containers", "initContainers", "ephemeralContainers"};
+        for (size_t l = 0; l < 3 && !c; l++) {
+            json_t *arr = json_object_get(json_object_get(pod, "spec"), lists[l]);
+            size_t i;
+            json_t *x;
+            json_array_foreach(arr, i, x) if (!strcmp(jx_field_str(x, "name"), want)) c = want;
+        }
+        if (!c) {
+            fail(resp, 400, "BadRequest", NULL, "container %s is not valid for pod %s", want, name);
+            return;
+        }
+    }
+    (void)r;
+    json_t *spec = json_object_get(pod, "spec");
+    const char *phase = jx_field_str(json_object_get(pod, "status"), "phase");
+    if (*jx_field_str(spec, "nodeName") && !strcmp(phase, "Pending")) {
+        fail(resp, 400, "BadRequest", NULL,
+             "container \"%s\" in pod \"%s\" is waiting to start: ContainerCreating", c, name);
+        return;
+    }
+    resp->code = 200;
+    resp->body = xstrdup("");
+    resp->content_type = "text/plain";
+}
+
 static void handle_object(struct hub *h, const struct reg_resource *r, const struct route *rt,
                           const struct hub_req *req, bool dry_run, struct hub_resp *resp)
 {
@@ -1568,7 +1718,8 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
     const char *m = req->method;
     bool status = !strcmp(rt->sub, "status");
     bool scale = !strcmp(rt->sub, "scale");
-    if (*rt->sub && !(status && r->has_status) && !(scale && r->has_scale)) {
+    bool log = !strcmp(rt->sub, "log") && !strcmp(r->resource, "pods") && !r->crd;
+    if (*rt->sub && !(status && r->has_status) && !(scale && r->has_scale) && !log) {
         fail(resp, 404, "NotFound", NULL, "the server could not find the requested resource");
         goto out;
     }
@@ -1577,6 +1728,14 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
             /* Update of a missing object: 404 like the apiserver (no create-on-update). */
         }
         set_status(resp, kstatus_not_found(r->resource, r->group, r->kind, rt->name));
+        goto out;
+    }
+    if (log) {
+        if (strcmp(m, "GET"))
+            fail(resp, 405, "MethodNotAllowed", NULL,
+                 "the server does not allow this method on the requested resource");
+        else
+            pod_log(r, cur, req, resp);
         goto out;
     }
     if (!strcmp(m, "GET")) {
@@ -1620,7 +1779,7 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
             json_decref(target);
             goto out;
         }
-        if (!scale && !check_body(r, body, rt->ns, rt->name, false, resp)) {
+        if (!scale && !check_body(r, body, rt->ns, rt->name, false, false, req, resp)) {
             json_decref(target);
             goto out;
         }
@@ -1631,7 +1790,7 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
             json_decref(target);
             goto out;
         }
-        if (!scale && !check_body(r, cand, rt->ns, rt->name, false, resp)) {
+        if (!scale && !check_body(r, cand, rt->ns, rt->name, false, true, req, resp)) {
             json_decref(target);
             goto out;
         }
@@ -1699,7 +1858,7 @@ static void handle_collection(struct hub *h, const struct reg_resource *r, const
         json_t *obj = parse_body(r, req, resp);
         if (!obj)
             return;
-        if (check_body(r, obj, rt->ns, NULL, true, resp))
+        if (check_body(r, obj, rt->ns, NULL, true, false, req, resp))
             do_create(h, r, rt->ns, obj, dry_run, resp);
         json_decref(obj);
         return;
@@ -1722,7 +1881,7 @@ static void handle_collection(struct hub *h, const struct reg_resource *r, const
             if (!watch_matches(&filt, o))
                 continue;
             struct hub_resp one = {0};
-            do_delete(h, r, jstr(it, "key"), o, opts, dry_run, &one);
+            do_delete(h, r, jx_field_str(it, "key"), o, opts, dry_run, &one);
             set_type(o, r);
             json_array_append(c.items, o);
             hub_resp_release(&one);
@@ -2001,8 +2160,8 @@ out:
 
 int hub_apply_object(struct hub *h, json_t *obj, struct err *e)
 {
-    const char *av = jstr(obj, "apiVersion");
-    const char *kind = jstr(obj, "kind");
+    const char *av = jx_field_str(obj, "apiVersion");
+    const char *kind = jx_field_str(obj, "kind");
     char group[256] = "", version[256] = "";
     const char *slash = strchr(av, '/');
     if (slash) {
@@ -2052,7 +2211,7 @@ int hub_apply_object(struct hub *h, json_t *obj, struct err *e)
     int ret = 0;
     if (resp.code >= 300) {
         json_t *st = json_loads(resp.body ? resp.body : "{}", 0, NULL);
-        ret = err_set(e, -EINVAL, "%s %s: %s", kind, name, jstr(st, "message"));
+        ret = err_set(e, -EINVAL, "%s %s: %s", kind, name, jx_field_str(st, "message"));
         json_decref(st);
     }
     hub_resp_release(&resp);

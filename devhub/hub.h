@@ -74,6 +74,7 @@ struct hub_resp {
     char *body; /* owned; NUL-terminated */
     const char *content_type;
     struct hub_watch *watch; /* set for watch requests: stream it, then hub_watch_release */
+    char *warnings;          /* owned, NULL or newline-separated `Warning` header values */
 };
 
 /* Handle one request. resp must be released with hub_resp_release. */
@@ -94,6 +95,14 @@ size_t hub_watch_count(const struct hub *h);
 /* Fault injection: close every watch `seconds` after it started (0 = never).
  * Applies to running watches at once. */
 void hub_set_watch_cut(struct hub *h, double seconds);
+
+/*
+ * Mutating admission on create, as a webhook would do it: fn(userdata, group,
+ * kind, obj) may modify obj (defaulted, uid set) before it is stored. One
+ * hook per hub; NULL clears it.
+ */
+typedef void (*hub_admit_fn)(void *userdata, const char *group, const char *kind, json_t *obj);
+void hub_set_admit(struct hub *h, hub_admit_fn fn, void *userdata);
 
 /* Current resourceVersion of the storage. */
 int64_t hub_rv(const struct hub *h);

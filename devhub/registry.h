@@ -29,6 +29,7 @@ struct reg_resource {
     json_t *short_names; /* array of strings */
     json_t *categories;  /* array of strings */
     json_t *columns;     /* CRD additionalPrinterColumns (array) or NULL */
+    json_t *schema;      /* CRD version's schema.openAPIV3Schema or NULL (field pruning) */
     char *crd;           /* owning CRD name, NULL for built-ins */
     bool storage;        /* this version is the CRD's storage version */
     bool review;         /* create-only, nothing stored (SelfSubjectAccessReview...) */

@@ -88,12 +88,22 @@ static void kick(struct srv *s)
     ev_timer_start(s->loop, &s->run_timer);
 }
 
-static enum MHD_Result send_body(struct MHD_Connection *mc, int code, char *body, const char *ctype)
+/* warnings: NULL or newline-separated `Warning` header values (borrowed). */
+static enum MHD_Result send_body(struct MHD_Connection *mc, int code, char *body, const char *ctype,
+                                 const char *warnings)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(r, "Content-Type", ctype);
     MHD_add_response_header(r, "Cache-Control", "no-cache, private");
+    for (const char *w = warnings; w && *w;) {
+        const char *nl = strchr(w, '\n');
+        size_t n = nl ? (size_t)(nl - w) : strlen(w);
+        char *one = xasprintf("%.*s", (int)n, w);
+        MHD_add_response_header(r, "Warning", one);
+        free(one);
+        w += n + (nl ? 1 : 0);
+    }
     enum MHD_Result ret = MHD_queue_response(mc, (unsigned)code, r);
     MHD_destroy_response(r);
     return ret;
@@ -104,7 +114,7 @@ static enum MHD_Result send_status(struct MHD_Connection *mc, json_t *st)
     int code = (int)json_integer_value(json_object_get(st, "code"));
     char *body = json_dumps(st, JSON_COMPACT);
     json_decref(st);
-    return send_body(mc, code, body, "application/json");
+    return send_body(mc, code, body, "application/json", NULL);
 }
 
 static void unlink_conn(struct srv *s, struct conn *c)
@@ -285,7 +295,7 @@ static enum MHD_Result handle_faults(struct srv *s, struct MHD_Connection *mc, c
     json_t *cur = faults_to_json(s->faults);
     char *body = json_dumps(cur, JSON_COMPACT);
     json_decref(cur);
-    return send_body(mc, 200, body, "application/json");
+    return send_body(mc, 200, body, "application/json", NULL);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url,
@@ -371,8 +381,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
     }
     char *body = resp.body ? resp.body : xstrdup("");
     resp.body = NULL;
-    return send_body(mc, resp.code, body,
-                     resp.content_type ? resp.content_type : "application/json");
+    enum MHD_Result ret =
+        send_body(mc, resp.code, body, resp.content_type ? resp.content_type : "application/json",
+                  resp.warnings);
+    hub_resp_release(&resp);
+    return ret;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,

@@ -228,11 +228,6 @@ static bool owned_by(const json_t *obj, const char *uid)
     return ref && uid && !strcmp(jx_str(ref, "uid", ""), uid);
 }
 
-static bool cond_true(const json_t *obj, const char *type)
-{
-    return jx_cond_is_true(obj, type);
-}
-
 /* Merge-patch path with patch when it changes something in cur (compared on the patch's keys). */
 static void write_patch(struct simjobs *s, const char *path, json_t *patch, const json_t *cur)
 {
@@ -376,8 +371,9 @@ static void run_pod(struct simjobs *s, json_t *pod, const char *node, const json
         jx_set_str(pod, "spec.nodeName", node, NULL);
     }
     char *spath = xasprintf("%s/status", path);
-    json_t *st = json_pack("{s:s,s:s,s:s,s:s,s:s}", "phase", "Running", "startTime", now, "hostIP",
-                           ip, "podIP", ip, "qosClass", "Burstable");
+    /* qosClass is the apiserver's, set when the pod was created. */
+    json_t *st = json_pack("{s:s,s:s,s:s,s:s}", "phase", "Running", "startTime", now, "hostIP", ip,
+                           "podIP", ip);
     pod_set_conds(st, now, true, NULL);
     json_object_set_new(st, "containerStatuses", containers_status(pod, true, now, NULL));
     json_t *p = json_pack("{s:o}", "status", st);
@@ -558,9 +554,32 @@ static void indexes_str(const bool *done, long n, struct buf *b)
     }
 }
 
+/* The Job controller writes lastProbeTime with lastTransitionTime whenever a
+ * condition changes (RFC 3339 strings of one format compare as times). */
+static void probe_times(json_t *conds)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c)
+    {
+        const char *lt = jx_str(c, "lastTransitionTime", NULL);
+        const char *lp = jx_str(c, "lastProbeTime", NULL);
+        if (lt && (!lp || strcmp(lp, lt) < 0))
+            json_object_set_new(c, "lastProbeTime", json_string(lt));
+    }
+}
+
+/* The Job controller leaves Jobs another controller manages (spec.managedBy) alone. */
+static bool managed_elsewhere(const json_t *job, const char *path, const char *mine)
+{
+    const char *mb = jx_str(job, path, NULL);
+    return mb && strcmp(mb, mine) != 0;
+}
+
 static void sync_job(struct simjobs *s, const json_t *job, json_t *pods)
 {
-    if (cond_true(job, "Complete") || cond_true(job, "Failed"))
+    if (jx_cond_is_true(job, "Complete") || jx_cond_is_true(job, "Failed") ||
+        managed_elsewhere(job, "spec.managedBy", "kubernetes.io/job-controller"))
         return;
     const char *uid = jx_uid(job), *ns = jx_namespace(job);
     char now[40];
@@ -663,11 +682,13 @@ static void sync_job(struct simjobs *s, const json_t *job, json_t *pods)
             active = ready = 0;
         }
     }
+    probe_times(conds);
     json_object_set_new(st, "conditions", conds);
-    json_object_set_new(st, "active", json_integer(active));
+    /* active, succeeded and failed are omitempty in batch/v1: 0 is absent (null deletes). */
+    json_object_set_new(st, "active", active ? json_integer(active) : json_null());
     json_object_set_new(st, "ready", json_integer(ready));
-    json_object_set_new(st, "succeeded", json_integer(succeeded));
-    json_object_set_new(st, "failed", json_integer(failed));
+    json_object_set_new(st, "succeeded", succeeded ? json_integer(succeeded) : json_null());
+    json_object_set_new(st, "failed", failed ? json_integer(failed) : json_null());
     json_object_set_new(st, "terminating", json_integer(0));
     json_object_set_new(st, "uncountedTerminatedPods", json_object());
     if (indexed) {
@@ -718,7 +739,8 @@ static json_t *pt_pod(const json_t *job, const char *rtype, const json_t *rspec,
 
 static void sync_ptjob(struct simjobs *s, const json_t *job, json_t *pods)
 {
-    if (cond_true(job, "Succeeded") || cond_true(job, "Failed"))
+    if (jx_cond_is_true(job, "Succeeded") || jx_cond_is_true(job, "Failed") ||
+        managed_elsewhere(job, "spec.runPolicy.managedBy", "kubeflow.org/training-operator"))
         return;
     const char *uid = jx_uid(job), *ns = jx_namespace(job);
     char now[40];

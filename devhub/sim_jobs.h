@@ -32,6 +32,11 @@
  *  - bound pods go Running (startTime, conditions, containerStatuses) and
  *    Succeeded after their duration (simjobs_pod_duration) times time_scale.
  *
+ * Jobs whose spec.managedBy (PyTorchJobs: spec.runPolicy.managedBy) names
+ * another controller than kubernetes.io/job-controller
+ * (kubeflow.org/training-operator) are left alone, as the real controllers
+ * do. On a hub (`--kueue --run-jobs`) this is what sets the Suspended
+ * condition of the jobs Kueue holds.
  * Jobs deleted: their pods go through the hub's ownerReference GC.
  * Pods never fail in the simulation.
  *

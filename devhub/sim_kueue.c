@@ -1521,6 +1521,19 @@ static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)
     simkueue_sync(k);
 }
 
+/* Kueue's job webhooks: a Job or PyTorchJob created with a queue name starts suspended. */
+static void admit_job(void *userdata, const char *group, const char *kind, json_t *obj)
+{
+    (void)userdata;
+    const char *q = jx_label(obj, L_QUEUE);
+    if (!q || !*q)
+        return;
+    if (!strcmp(group, "batch") && !strcmp(kind, "Job"))
+        jx_setv_new(obj, json_true(), "spec", "suspend");
+    else if (!strcmp(group, "kubeflow.org") && !strcmp(kind, "PyTorchJob"))
+        jx_setv_new(obj, json_true(), "spec", "runPolicy", "suspend");
+}
+
 int simkueue_start(struct simkueue **out, const struct simkueue_opts *o, struct err *e)
 {
     if (!o || !o->loop || !o->hub)
@@ -1537,6 +1550,7 @@ int simkueue_start(struct simkueue **out, const struct simkueue_opts *o, struct 
     ev_timer_init(&k->tick, tick_cb, 0, o->interval > 0 ? o->interval : 0.05);
     k->tick.data = k;
     ev_timer_start(k->loop, &k->tick);
+    hub_set_admit(k->hub, admit_job, k);
     log_info(k->lg, "kueue emulator started");
     *out = k;
     return 0;
@@ -1547,6 +1561,7 @@ void simkueue_stop(struct simkueue *k)
     if (!k)
         return;
     ev_timer_stop(k->loop, &k->tick);
+    hub_set_admit(k->hub, NULL, NULL);
     watches_free(k);
     json_t *sets[] = {k->job_of, k->contrib, k->cq_agg, k->lq_agg,
                       k->d_jobs, k->d_wls,   k->d_cqs,  k->d_lqs};

@@ -4,7 +4,8 @@
  * observable behaviour (research note kueue-api.md §1.3-1.5, §2, §3):
  *
  *  - batch/v1 Jobs and kubeflow.org/v1 PyTorchJobs (when served) labelled
- *    kueue.x-k8s.io/queue-name are kept suspended until admitted and get a
+ *    kueue.x-k8s.io/queue-name are created suspended (Kueue's mutating job
+ *    webhooks, through hub_set_admit), kept suspended until admitted and get a
  *    Workload in the Workload CRD's storage version (v1beta2 or v1beta1),
  *    named like Kueue (simkueue_workload_name), with a controller
  *    ownerReference to the job, the label kueue.x-k8s.io/job-uid,

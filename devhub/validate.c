@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/quantity/quantity.h"
 #include "pkg/util/xalloc.h"
 
 /* ---- messages (k8s.io/apimachinery/pkg/util/validation) ------------------ */
@@ -220,6 +221,39 @@ static void invalid(struct valid_result *r, const char *field, const char *value
     add_cause(r, "FieldValueInvalid", field, "Invalid value: \"%.200s\": %s", value, detail);
 }
 
+/* Turn the causes in r into a 422 Invalid result for kind qk of group, object name. */
+static int finish_invalid(struct valid_result *r, const char *qk, const char *group,
+                          const char *name)
+{
+    r->code = 422;
+    snprintf(r->reason, sizeof r->reason, "Invalid");
+    snprintf(r->kind, sizeof r->kind, "%s", qk);
+    snprintf(r->group, sizeof r->group, "%s", group ? group : "");
+    snprintf(r->name, sizeof r->name, "%s", name ? name : "");
+    char qkind[200];
+    if (group && *group)
+        snprintf(qkind, sizeof qkind, "%.100s.%.96s", qk, group);
+    else
+        snprintf(qkind, sizeof qkind, "%.100s", qk);
+    /* Message: `Kind.group "name" is invalid: field: body` or `...: [e1, e2]`. */
+    size_t off = (size_t)snprintf(r->message, sizeof r->message, "%s \"%s\" is invalid: %s", qkind,
+                                  name ? name : "", r->ncauses > 1 ? "[" : "");
+    for (size_t i = 0; i < r->ncauses && off < sizeof r->message; i++)
+        off += (size_t)snprintf(r->message + off, sizeof r->message - off, "%s%s: %s",
+                                i ? ", " : "", r->causes[i].field, r->causes[i].message);
+    if (r->ncauses > 1 && off < sizeof r->message)
+        snprintf(r->message + off, sizeof r->message - off, "]");
+    return -EINVAL;
+}
+
+int valid_fail_field(struct valid_result *r, const char *group, const char *kind, const char *name,
+                     const char *reason, const char *field, const char *message)
+{
+    res_clear(r);
+    add_cause(r, reason, field, "%s", message);
+    return finish_invalid(r, kind, group, name);
+}
+
 /* ---- helpers -------------------------------------------------------------- */
 
 static const char *str_at(const json_t *o, const char *k)
@@ -235,6 +269,65 @@ static json_t *path_get(const json_t *o, const char *p1, const char *p2, const c
     for (int i = 0; i < 3 && ks[i]; i++)
         cur = json_object_get(cur, ks[i]);
     return (json_t *)cur;
+}
+
+/* ---- quantities (decode-time, as resource.Quantity's UnmarshalJSON) ------- */
+
+#define QUANTITY_MSG                                                                               \
+    "quantities must match the regular expression "                                                \
+    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+/* A map of resource name -> quantity: false when a string value does not parse. */
+static bool qty_map_ok(const json_t *m)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)m, k, v)
+    {
+        struct qty q;
+        struct err e = {0};
+        if (json_is_string(v) && qty_parse(json_string_value(v), &q, &e))
+            return false;
+    }
+    return true;
+}
+
+static bool resources_ok(const json_t *res)
+{
+    return qty_map_ok(json_object_get(res, "requests")) &&
+           qty_map_ok(json_object_get(res, "limits"));
+}
+
+static bool pod_spec_quantities_ok(const json_t *spec)
+{
+    static const char *const lists[] = {"containers", "initContainers", "ephemeralContainers"};
+    for (size_t l = 0; l < 3; l++) {
+        json_t *cs = json_object_get(spec, lists[l]);
+        for (size_t i = 0; i < json_array_size(cs); i++)
+            if (!resources_ok(json_object_get(json_array_get(cs, i), "resources")))
+                return false;
+    }
+    return resources_ok(json_object_get(spec, "resources")) &&
+           qty_map_ok(json_object_get(spec, "overhead"));
+}
+
+/* Quantity fields of the built-ins that carry them; 400 like a decode error. */
+static int check_quantities(const struct valid_target *t, const json_t *obj, struct valid_result *r)
+{
+    bool ok = true;
+    if (!strcmp(t->kind, "Pod"))
+        ok = pod_spec_quantities_ok(json_object_get(obj, "spec"));
+    else if (!strcmp(t->kind, "Job") || !strcmp(t->kind, "Deployment"))
+        ok = pod_spec_quantities_ok(path_get(obj, "spec", "template", "spec"));
+    else if (!strcmp(t->kind, "PodTemplate"))
+        ok = pod_spec_quantities_ok(path_get(obj, "template", "spec", NULL));
+    else if (!strcmp(t->kind, "Node"))
+        ok = qty_map_ok(path_get(obj, "status", "capacity", NULL)) &&
+             qty_map_ok(path_get(obj, "status", "allocatable", NULL));
+    if (ok)
+        return 0;
+    return bad_request(r, 400, "%s in version \"%s\" cannot be handled as a %s: %s", t->kind,
+                       t->version ? t->version : "", t->kind, QUANTITY_MSG);
 }
 
 static bool is_rbac_kind(const char *kind)
@@ -596,6 +689,8 @@ int valid_check(const struct valid_target *t, enum valid_op op, const json_t *ob
                                kind, t->version ? t->version : "", t->kind);
         crd_kind_mismatch = true;
     }
+    if (t->builtin && (rc = check_quantities(t, obj, r)))
+        return rc;
 
     json_t *md = json_object_get(obj, "metadata");
     const char *name = str_at(md, "name");
@@ -659,27 +754,8 @@ int valid_check(const struct valid_target *t, enum valid_op op, const json_t *ob
     if (r->ncauses == 0)
         return 0;
 
-    r->code = 422;
-    snprintf(r->reason, sizeof r->reason, "Invalid");
     /* The qualified kind is the one in the data (it differs from the URL's on a CRD mismatch). */
-    const char *qk = crd_kind_mismatch ? kind : t->kind;
-    snprintf(r->kind, sizeof r->kind, "%s", qk);
-    snprintf(r->group, sizeof r->group, "%s", t->group ? t->group : "");
-    snprintf(r->name, sizeof r->name, "%s", name ? name : "");
-    char qkind[200];
-    if (t->group && *t->group)
-        snprintf(qkind, sizeof qkind, "%.100s.%.96s", qk, t->group);
-    else
-        snprintf(qkind, sizeof qkind, "%.100s", qk);
-    /* Message: `Kind.group "name" is invalid: field: body` or `...: [e1, e2]`. */
-    size_t off = (size_t)snprintf(r->message, sizeof r->message, "%s \"%s\" is invalid: %s", qkind,
-                                  name ? name : "", r->ncauses > 1 ? "[" : "");
-    for (size_t i = 0; i < r->ncauses && off < sizeof r->message; i++)
-        off += (size_t)snprintf(r->message + off, sizeof r->message - off, "%s%s: %s",
-                                i ? ", " : "", r->causes[i].field, r->causes[i].message);
-    if (r->ncauses > 1 && off < sizeof r->message)
-        snprintf(r->message + off, sizeof r->message - off, "]");
-    return -EINVAL;
+    return finish_invalid(r, crd_kind_mismatch ? kind : t->kind, t->group, name);
 }
 
 void valid_normalize(const struct valid_target *t, json_t *obj)
@@ -707,7 +783,7 @@ void valid_normalize(const struct valid_target *t, json_t *obj)
 }
 
 /* A JSON string even when truncation cut a UTF-8 sequence: bad bytes become '?'. */
-static json_t *jstr(const char *s)
+static json_t *lossy_str(const char *s)
 {
     json_t *v = json_string(s);
     if (v)
@@ -728,22 +804,23 @@ json_t *valid_status_body(const struct valid_result *r)
     json_object_set_new(st, "apiVersion", json_string("v1"));
     json_object_set_new(st, "metadata", json_object());
     json_object_set_new(st, "status", json_string("Failure"));
-    json_object_set_new(st, "message", jstr(r->message));
+    json_object_set_new(st, "message", lossy_str(r->message));
     json_object_set_new(st, "reason", json_string(r->reason));
     json_object_set_new(st, "code", json_integer(r->code));
     if (r->code == 422) {
         json_t *d = json_object();
         if (r->name[0])
-            json_object_set_new(d, "name", jstr(r->name));
+            json_object_set_new(d, "name", lossy_str(r->name));
         if (r->group[0])
             json_object_set_new(d, "group", json_string(r->group));
-        json_object_set_new(d, "kind", json_string(r->kind));
+        if (r->kind[0])
+            json_object_set_new(d, "kind", json_string(r->kind));
         json_t *causes = json_array();
         for (size_t i = 0; i < r->ncauses; i++) {
             json_t *c = json_object();
             json_object_set_new(c, "reason", json_string(r->causes[i].reason));
-            json_object_set_new(c, "message", jstr(r->causes[i].message));
-            json_object_set_new(c, "field", jstr(r->causes[i].field));
+            json_object_set_new(c, "message", lossy_str(r->causes[i].message));
+            json_object_set_new(c, "field", lossy_str(r->causes[i].field));
             json_array_append_new(causes, c);
         }
         json_object_set_new(d, "causes", causes);

@@ -20,6 +20,10 @@
  * image, unique container names, Job restartPolicy OnFailure|Never),
  * Deployment selector, Service ports, ConfigMap/Secret data keys, Lease
  * durations, CRD name = <plural>.<group>.
+ * Quantities (container resources requests/limits, pod resources and
+ * overhead of Pods, Job/Deployment/PodTemplate templates; Node capacity and
+ * allocatable) fail as the apiserver's decoding does: 400 `Pod in version "v1"
+ * cannot be handled as a Pod: quantities must match the regular expression ...`.
  * Nothing here modifies the body except valid_normalize().
  */
 #ifndef KKS_DEVHUB_VALIDATE_H
@@ -96,6 +100,14 @@ void valid_normalize(const struct valid_target *t, json_t *obj);
  * Failure, message, reason, details with causes for 422, code). New reference.
  */
 json_t *valid_status_body(const struct valid_result *r);
+
+/*
+ * Fill r as a 422 Invalid of one cause (reason "FieldValueInvalid", field
+ * "spec.selector", message "Required value") for object `name` of
+ * group/kind, with the apiserver's message. Returns -EINVAL.
+ */
+int valid_fail_field(struct valid_result *r, const char *group, const char *kind, const char *name,
+                     const char *reason, const char *field, const char *message);
 
 /*
  * Single checks; each returns NULL when valid or a static/`buf` message in

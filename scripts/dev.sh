@@ -59,7 +59,9 @@ stop_all() {
 start_env() {
   mkdir -p "$DEV"
   stop_all
-  start_devhub hub "$HUB_PORT" "$DEV/hub.kubeconfig" --kueue
+  # The hub runs a job controller too (a real hub's kube-controller-manager):
+  # it marks the jobs Kueue holds Suspended, as `kubectl get jobs` shows them.
+  start_devhub hub "$HUB_PORT" "$DEV/hub.kubeconfig" --kueue --run-jobs
   start_devhub cluster1 "$C1_PORT" "$DEV/cluster1.kubeconfig" --run-jobs \
     --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
   start_devhub cluster2 "$C2_PORT" "$DEV/cluster2.kubeconfig" --run-jobs \

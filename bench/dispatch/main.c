@@ -54,6 +54,7 @@
 #include "pkg/kube/watch.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/json/jsonx.h"
 
 #define NCLUSTERS 3 /* hub, cluster1, cluster2 */
 #define KUEUE_GV  "kueue.x-k8s.io", "v1beta2"
@@ -678,6 +679,7 @@ static void report_callgrind(const struct bench *b)
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     struct bench b = {.n = 1000, .v = "0"};
     for (int i = 1; i < argc; i++) {
         char *end = NULL;

@@ -13,8 +13,10 @@ command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 77; 
 WORK=$(mktemp -d /tmp/devhub-e2e-XXXXXX)
 PID=
 PID2=
+PID3=
 cleanup() {
   [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+  [ -n "$PID3" ] && kill "$PID3" 2>/dev/null && wait "$PID3" 2>/dev/null
   [ -n "$PID2" ] && kill "$PID2" 2>/dev/null && wait "$PID2" 2>/dev/null
   if [ -n "${KEEP_LOG:-}" ]; then cp "$WORK/devhub.log" "$KEEP_LOG"; fi
   rm -rf "$WORK"
@@ -232,6 +234,88 @@ step "protobuf of an unknown kind is a clear 415" '"code":415' \
 step "namespace deletion removes its contents" 'namespace "e2e-pb" deleted' kubectl delete ns e2e-pb
 step_fail "namespace and contents gone" 'namespaces "e2e-pb" not found' kubectl get cm pbcm -n e2e-pb
 step "no configmaps left in it" '"items":\[\]' kubectl get --raw /api/v1/namespaces/e2e-pb/configmaps
+
+# Fidelity with kube-apiserver where users look (devhub/README.md, "Known
+# differences"): Job defaults and selector, the Suspended condition the job
+# controller writes, strict field validation, quantities, pods/log. A second
+# devhub runs the simulators (--kueue --run-jobs), as a hub or worker does.
+SIMKC=$WORK/sim.kubeconfig
+"$BIN" --listen 127.0.0.1:0 --name sim --kubeconfig-out "$SIMKC" --kueue --run-jobs --time-scale 0.1 \
+  --crds "$ROOT/devhub/crds" --crds "$ROOT/config/crd" --nodes '2xcpu=8,memory=32Gi' >>"$WORK/sim.log" 2>&1 &
+PID3=$!
+for _ in $(seq 100); do [ -s "$SIMKC" ] && break; sleep 0.05; done
+[ -s "$SIMKC" ] || die "simulating devhub wrote no kubeconfig"
+ks() { kubectl --kubeconfig "$SIMKC" "$@"; }
+jobyaml() { # NAME EXTRA-SPEC-LINE EXTRA-METADATA-LINE
+  printf 'apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: %s\n%s\nspec:\n%s\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n        command: [sleep, "%s"]\n%s\n' \
+    "$1" "${3:-}" "${2:-}" "${SLEEP:-5}" "${RES:-}" >"$WORK/$1.yaml"
+}
+jobyaml pi
+step "job created" "job.batch/pi created" ks create -f "$WORK/pi.yaml"
+step "job selector is its own controller-uid" "^ok$" sh -c \
+  "kubectl --kubeconfig '$SIMKC' get job pi -o json | jq -r '
+    if .spec.selector.matchLabels == {\"batch.kubernetes.io/controller-uid\": .metadata.uid}
+       and .spec.template.metadata.labels[\"controller-uid\"] == .metadata.uid
+       and .spec.template.metadata.labels[\"batch.kubernetes.io/job-name\"] == \"pi\"
+       and .metadata.labels[\"job-name\"] == \"pi\" then \"ok\" else . end'"
+step "job defaults as the apiserver writes them" \
+  "^1 1 6 NonIndexed false TerminatingOrFailed ClusterFirst default-scheduler 30 Always File$" \
+  ks get job pi -o 'jsonpath={.spec.parallelism} {.spec.completions} {.spec.backoffLimit} {.spec.completionMode} {.spec.suspend} {.spec.podReplacementPolicy} {.spec.template.spec.dnsPolicy} {.spec.template.spec.schedulerName} {.spec.template.spec.terminationGracePeriodSeconds} {.spec.template.spec.containers[0].imagePullPolicy} {.spec.template.spec.containers[0].terminationMessagePolicy}'
+step "describe job shows selector and the new fields" \
+  "Selector: +batch.kubernetes.io/controller-uid=.*Completion Mode: +NonIndexed.*Suspend: +false.*Backoff Limit: +6" \
+  sh -c "kubectl --kubeconfig '$SIMKC' describe job pi | tr '\n' ' '"
+step "job runs to Complete" "condition met" ks wait --for=condition=Complete job/pi --timeout=20s
+step "kubectl logs job/X picks its pod and returns" "^$" ks logs job/pi --pod-running-timeout=5s
+POD=$(ks get pods -l job-name=pi -o 'jsonpath={.items[0].metadata.name}')
+step_fail "logs of a container the pod does not have" "container nope is not valid for pod $POD" \
+  ks logs "pod/$POD" -c nope
+step "pod defaults (admission, QoS)" "^default 0 BestEffort 300 300 true$" ks get pod "$POD" \
+  -o 'jsonpath={.spec.serviceAccountName} {.spec.priority} {.status.qosClass} {.spec.tolerations[*].tolerationSeconds} {.spec.enableServiceLinks}'
+jobyaml held '  suspend: true'
+step "a suspended job" "job.batch/held created" ks create -f "$WORK/held.yaml"
+for _ in $(seq 50); do [ "$(ks get job held -o 'jsonpath={.status.conditions[0].type}')" = Suspended ] && break; sleep 0.1; done
+step "kubectl get jobs: STATUS Suspended" "^held +Suspended +0/1" ks get job held --no-headers
+step "Suspended condition as the job controller writes it" "^True JobSuspended Job suspended$" \
+  ks get job held -o 'jsonpath={.status.conditions[?(@.type=="Suspended")].status} {.status.conditions[?(@.type=="Suspended")].reason} {.status.conditions[?(@.type=="Suspended")].message}'
+step "kubectl logs job/X of a job without pods waits, then says so" "timed out waiting for the condition" \
+  sh -c "kubectl --kubeconfig '$SIMKC' logs job/held --pod-running-timeout=1s 2>&1; true"
+step "resume" "job.batch/held patched" ks patch job held --type merge -p '{"spec":{"suspend":false}}'
+step "resumed job completes, Suspended turns False/JobResumed" "^False JobResumed Job resumed$" sh -c \
+  "kubectl --kubeconfig '$SIMKC' wait --for=condition=Complete job/held --timeout=20s >/dev/null &&
+   kubectl --kubeconfig '$SIMKC' get job held -o 'jsonpath={.status.conditions[?(@.type==\"Suspended\")].status} {.status.conditions[?(@.type==\"Suspended\")].reason} {.status.conditions[?(@.type==\"Suspended\")].message}'"
+jobyaml other '  suspend: true
+  managedBy: example.com/other'
+step "a job another controller manages" "job.batch/other created" ks create -f "$WORK/other.yaml"
+sleep 0.5
+step "the job controller leaves it alone" "^other +Running +0/1" ks get job other --no-headers
+step "no status written for it" "^$" ks get job other -o 'jsonpath={.status.conditions}'
+jobyaml queued '' '  labels: {kueue.x-k8s.io/queue-name: user-queue}'
+step "a job for a Kueue queue" "job.batch/queued created" ks create -f "$WORK/queued.yaml"
+step "created suspended by the (emulated) Kueue webhook" "^true$" ks get job queued -o 'jsonpath={.spec.suspend}'
+jobyaml typo '  paralelism: 2'
+step_fail "unknown field: strict decoding error (kubectl default)" \
+  "Error from server \(BadRequest\): error when creating \".*typo.yaml\": Job in version \"v1\" cannot be handled as a Job: strict decoding error: unknown field \"spec.paralelism\"" \
+  ks create -f "$WORK/typo.yaml"
+step_fail "apply of the same file: strict decoding error" \
+  'Job in version "v1" cannot be handled as a Job: strict decoding error: unknown field "spec.paralelism"' \
+  ks apply -f "$WORK/typo.yaml"
+step "--validate=warn: created with a warning" \
+  "Warning: unknown field \"spec.paralelism\".*job.batch/typo created" \
+  sh -c "kubectl --kubeconfig '$SIMKC' create -f '$WORK/typo.yaml' --validate=warn 2>&1 | tr '\n' ' '"
+step "--validate=false: created silently, field dropped" "^job.batch/typo2 created$" sh -c \
+  "sed 's/name: typo/name: typo2/' '$WORK/typo.yaml' | kubectl --kubeconfig '$SIMKC' create -f - --validate=false 2>&1"
+step_fail "apply adding an unknown field to an existing job: 422 on the patch" \
+  'The request is invalid: patch: Invalid value: ".*": strict decoding error: unknown field "spec.paralelism"' \
+  sh -c "sed 's/name: typo/name: pi/' '$WORK/typo.yaml' | kubectl --kubeconfig '$SIMKC' apply -f -"
+step_fail "unknown field of a custom resource" \
+  'strict decoding error: unknown field "spec.colour"' \
+  sh -c "printf 'apiVersion: galaxy.kubestellar.io/v1alpha1\nkind: ClusterMetrics\nmetadata:\n  name: c1\nspec:\n  colour: red\n' | kubectl --kubeconfig '$SIMKC' create -f -"
+RES='        resources: {requests: {cpu: "1x"}}' jobyaml badqty
+step_fail "invalid quantity: the apiserver's decode error" \
+  "Error from server \(BadRequest\): error when creating \".*badqty.yaml\": Job in version \"v1\" cannot be handled as a Job: quantities must match the regular expression '\^\(\[\+-\]\?\[0-9\.\]\+\)\(\[eEinumkKMGTP\]\*\[-\+\]\?\[0-9\]\*\)\\$'" \
+  ks create -f "$WORK/badqty.yaml"
+kill "$PID3" 2>/dev/null && wait "$PID3" 2>/dev/null
+PID3=
 
 # ownerReference garbage collection: background and foreground.
 # (Manifests via kubectl apply here, as users write them.)

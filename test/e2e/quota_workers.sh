@@ -70,7 +70,7 @@ wl_field() { # JSONPATH of the GPU job's Workload
   k hub get workloads -n default -o jsonpath="{.items[?(@.metadata.ownerReferences[0].name==\"gpu-long\")]$1}"
 }
 
-start_devhub hub --kueue
+start_devhub hub --kueue --run-jobs
 start_devhub cluster1 --run-jobs --time-scale 0.1 --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
 start_devhub cluster2 --run-jobs --time-scale 0.1 \
   --nodes '2x cpu=8,memory=32Gi,nvidia.com/gpu=2;labels=instance=h100'

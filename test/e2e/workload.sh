@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of the workload controller in `kueue-ks run` (direct
 # transport) on three kueue-ks-devhub instances: a hub emulating Kueue
-# (--kueue) and two workers running jobs (--run-jobs, time-scaled):
+# (--kueue, with the job controller: --run-jobs) and two workers running jobs (--run-jobs, time-scaled):
 #   cluster1: 2 nodes cpu=8,memory=32Gi, instance=spot
 #   cluster2: 2 nodes cpu=8,memory=32Gi,nvidia.com/gpu=2, instance=h100
 # The operator registers them with --worker. Every step asserts objects on
@@ -75,6 +75,15 @@ spec:
             nvidia.com/gpu: "$GPU"}
 YAML
 }
+# The STATUS column kubectl prints for a job (derived from its conditions).
+job_status_is() {
+  local line
+  line=$(k "$1" get job "$2" -n default --no-headers)
+  [ "$(awk '{print $2}' <<<"$line")" = "$3" ] && return 0
+  echo "$line"
+  k "$1" get job "$2" -n default -o yaml
+  return 1
+}
 hub_job_complete() { jq_ok hub '[.status.conditions[]?|select(.type=="Complete" and .status=="True")]|length==1' job "$1" -n default; }
 wl_of() { k hub get workloads -n default -o json | jq -r --arg n "$1" '.items[]|select(.metadata.ownerReferences[0].name==$n)|.metadata.name'; }
 start_op() {
@@ -84,11 +93,11 @@ start_op() {
   OP=$!
 }
 
-start_devhub hub --kueue
+start_devhub hub --kueue --run-jobs
 start_devhub cluster1 --run-jobs --time-scale $SCALE --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
 start_devhub cluster2 --run-jobs --time-scale $SCALE \
   --nodes '2x cpu=8,memory=32Gi,nvidia.com/gpu=2;labels=instance=h100'
-k hub apply -f "$ROOT/test/e2e/fixtures/setup.yaml" >/dev/null || die "setup objects not applied"
+apply_setup || die "setup objects not applied"
 
 # ---- 0: flags and start-up ---------------------------------------------------
 next 0
@@ -177,15 +186,26 @@ rejected() {
 wait_until 15 "job-f check Rejected" rejected
 msg=$(k hub get workloads "$(wl_of job-f)" -n default -o json | jq -r '.status.admissionChecks[]|select(.name=="kubestellar-admc")|.message')
 no_copy job-f || die "job-f has copies: $(copies job-f)"
-pass "job-f rejected: $msg"
+# The hub's job controller marks the held job Suspended, as kubectl shows it.
+wait_until 5 "hub job-f shows Suspended" job_status_is hub job-f Suspended
+pass "job-f rejected: $msg; kubectl shows it Suspended"
 
 # ---- g: hub job deleted mid-run -> worker copy deleted -------------------------------
 next g
 job_yaml job-g 1 300s | k hub create -f - >/dev/null || die "job-g not created"
 wait_until 5 "job-g copy" one_copy job-g
+W=cluster2
+[ "$(copies job-g)" = "1 0" ] && W=cluster1
+# The copy has a selector of its own (the worker's apiserver generated it), so
+# kubectl logs job/X picks its pod and returns.
+jq_ok "$W" '.spec.selector.matchLabels["batch.kubernetes.io/controller-uid"]==.metadata.uid and
+  .spec.template.metadata.labels["controller-uid"]==.metadata.uid' job job-g -n default >/dev/null ||
+  die "job-g copy has no selector of its own" "$(k "$W" get job job-g -n default -o yaml)"
+out=$(timeout 10 kubectl --kubeconfig "$WORK/$W.kc" logs job/job-g -n default --pod-running-timeout=5s 2>&1) ||
+  die "kubectl logs job/job-g on $W failed" "$out"
 k hub delete job job-g -n default --wait=false >/dev/null || die "job-g not deleted"
 wait_until 10 "job-g copy deleted" no_copy job-g
-pass "hub job-g deleted mid-run: worker copy deleted"
+pass "job-g copy has its own selector, kubectl logs job/job-g returns; hub job-g deleted mid-run: worker copy deleted"
 
 # ---- b: PyTorchJob --------------------------------------------------------------------
 next b

@@ -16,6 +16,7 @@
 struct fx {
     struct ev_loop *loop;
     struct hub *h;
+    char *warnings; /* of the last call, NULL when none */
 };
 
 static int setup(void **state)
@@ -35,6 +36,7 @@ static int teardown(void **state)
     struct fx *f = *state;
     hub_free(f->h);
     ev_loop_destroy(f->loop);
+    free(f->warnings);
     free(f);
     return 0;
 }
@@ -72,6 +74,9 @@ static int call(struct fx *f, const char *method, const char *path, const char *
     if (out)
         *out = resp.body ? json_loads(resp.body, 0, NULL) : NULL;
     int code = resp.code;
+    free(f->warnings);
+    f->warnings = resp.warnings;
+    resp.warnings = NULL;
     hub_resp_release(&resp);
     return code;
 }
@@ -451,6 +456,174 @@ static void test_discovery(void **state)
     assert_int_equal(call(f, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
 }
 
+#define JOBS "/apis/batch/v1/namespaces/default/jobs"
+#define JOB_BODY(spec_extra)                                                                       \
+    "{\"apiVersion\":\"batch/"                                                                     \
+    "v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"},\"spec\":{" spec_extra                    \
+    "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"               \
+    "\"c\",\"image\":\"busybox\"}]}}}}"
+
+/* fieldValidation: Strict fails (400 create/update, 422 patch), Warn warns, Ignore drops. */
+static void test_field_validation(void **state)
+{
+    struct fx *f = *state;
+    json_t *o = NULL;
+    assert_int_equal(
+        call(f, "POST", JOBS, "fieldValidation=Strict", NULL, JOB_BODY("\"paralelism\":2,"), &o),
+        400);
+    assert_string_equal(S(o, "reason", NULL), "BadRequest");
+    assert_string_equal(S(o, "message", NULL),
+                        "Job in version \"v1\" cannot be handled as a Job: strict decoding error: "
+                        "unknown field \"spec.paralelism\"");
+    json_decref(o);
+    /* the decode error of a bad quantity comes before unknown fields */
+    assert_int_equal(call(f, "POST", "/api/v1/namespaces/default/pods", "fieldValidation=Strict",
+                          NULL,
+                          "{\"metadata\":{\"name\":\"q\"},\"spec\":{\"containerz\":[],"
+                          "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{"
+                          "\"limits\":{\"cpu\":\"1x\"}}}]}}",
+                          &o),
+                     400);
+    assert_non_null(strstr(S(o, "message", NULL), "quantities must match"));
+    json_decref(o);
+    /* Warn (also the default): created without the field, one Warning per field */
+    assert_int_equal(call(f, "POST", JOBS, "fieldValidation=Warn", NULL,
+                          JOB_BODY("\"paralelism\":2,\"x\":1,"), &o),
+                     201);
+    assert_string_equal(f->warnings, "299 - \"unknown field \\\"spec.paralelism\\\"\"\n"
+                                     "299 - \"unknown field \\\"spec.x\\\"\"");
+    assert_null(json_object_get(json_object_get(o, "spec"), "paralelism"));
+    json_decref(o);
+    assert_int_equal(call(f, "DELETE", JOBS "/j", NULL, NULL, NULL, NULL), 200);
+    assert_int_equal(call(f, "POST", JOBS, NULL, NULL, JOB_BODY("\"y\":1,"), NULL), 201);
+    assert_non_null(f->warnings);
+    assert_int_equal(call(f, "DELETE", JOBS "/j", NULL, NULL, NULL, NULL), 200);
+    /* Ignore: dropped silently */
+    assert_int_equal(
+        call(f, "POST", JOBS, "fieldValidation=Ignore", NULL, JOB_BODY("\"paralelism\":2,"), &o),
+        201);
+    assert_null(f->warnings);
+    assert_null(json_object_get(json_object_get(o, "spec"), "paralelism"));
+    json_decref(o);
+    /* PATCH with Strict: 422 on the patched object */
+    assert_int_equal(call(f, "PATCH", JOBS "/j", "fieldValidation=Strict",
+                          "application/merge-patch+json", "{\"spec\":{\"paralelism\":3}}", &o),
+                     422);
+    assert_string_equal(S(o, "reason", NULL), "Invalid");
+    const char *m = S(o, "message", NULL);
+    assert_true(strncmp(m, " \"\" is invalid: patch: Invalid value: \"{", 40) == 0);
+    assert_non_null(strstr(m, "\": strict decoding error: unknown field \"spec.paralelism\""));
+    json_decref(o);
+    /* an unknown directive */
+    assert_int_equal(call(f, "POST", JOBS, "fieldValidation=strict", NULL, JOB_BODY(""), &o), 422);
+    assert_string_equal(S(o, "message", NULL),
+                        "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported "
+                        "value: \"strict\": supported values: \"Ignore\", \"Strict\", \"Warn\"");
+    json_decref(o);
+    /* a field error and an unknown field with Warn: 422 and the warning */
+    assert_int_equal(
+        call(f, "POST", CM, NULL, NULL, "{\"metadata\":{\"name\":\"Bad_Name\"},\"dat\":{}}", &o),
+        422);
+    assert_non_null(f->warnings);
+    json_decref(o);
+}
+
+/* A Job gets the apiserver's defaults and its own selector; an update keeps them. */
+static void test_job_defaults(void **state)
+{
+    struct fx *f = *state;
+    json_t *o = NULL;
+    assert_int_equal(call(f, "POST", JOBS, NULL, NULL, JOB_BODY(""), &o), 201);
+    const char *uid = S(o, "metadata", "uid");
+    json_t *ml =
+        json_object_get(json_object_get(json_object_get(o, "spec"), "selector"), "matchLabels");
+    assert_string_equal(
+        json_string_value(json_object_get(ml, "batch.kubernetes.io/controller-uid")), uid);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(o, "spec"), "backoffLimit")), 6);
+    char *cur = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    /* a replace of the stored object keeps everything (no generation bump) */
+    assert_int_equal(call(f, "PUT", JOBS "/j", NULL, NULL, cur, &o), 200);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(o, "metadata"), "generation")), 1);
+    json_decref(o);
+    free(cur);
+    /* a replace without the selector: 422 Required */
+    assert_int_equal(call(f, "PUT", JOBS "/j", NULL, NULL, JOB_BODY(""), &o), 422);
+    assert_string_equal(S(o, "message", NULL),
+                        "Job.batch \"j\" is invalid: spec.selector: Required value");
+    json_decref(o);
+}
+
+static void admit_mark(void *ud, const char *group, const char *kind, json_t *obj)
+{
+    int *n = ud;
+    (*n)++;
+    if (!strcmp(group, "batch") && !strcmp(kind, "Job"))
+        json_object_set_new(json_object_get(obj, "spec"), "suspend", json_true());
+}
+
+static void test_admit_hook(void **state)
+{
+    struct fx *f = *state;
+    int n = 0;
+    hub_set_admit(f->h, admit_mark, &n);
+    json_t *o = NULL;
+    assert_int_equal(call(f, "POST", JOBS, NULL, NULL, JOB_BODY(""), &o), 201);
+    assert_true(json_is_true(json_object_get(json_object_get(o, "spec"), "suspend")));
+    json_decref(o);
+    assert_int_equal(n, 1);
+    /* updates do not go through it; cleared, creates do not either */
+    assert_int_equal(call(f, "PATCH", JOBS "/j", NULL, "application/merge-patch+json",
+                          "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", NULL),
+                     200);
+    hub_set_admit(f->h, NULL, NULL);
+    assert_int_equal(call(f, "POST", CM, NULL, NULL, "{\"metadata\":{\"name\":\"x\"}}", NULL), 201);
+    assert_int_equal(n, 1);
+}
+
+#define PODS "/api/v1/namespaces/default/pods"
+
+static void test_pod_log(void **state)
+{
+    struct fx *f = *state;
+    json_t *o = NULL;
+    assert_int_equal(call(f, "GET", PODS "/nope/log", NULL, NULL, NULL, &o), 404);
+    assert_string_equal(S(o, "message", NULL), "pods \"nope\" not found");
+    json_decref(o);
+    assert_int_equal(call(f, "POST", PODS, NULL, NULL,
+                          "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"
+                          "\"a\",\"image\":\"i\"},{\"name\":\"b\",\"image\":\"i\"}]}}",
+                          NULL),
+                     201);
+    assert_int_equal(call(f, "GET", PODS "/p/log", NULL, NULL, NULL, &o), 400);
+    assert_string_equal(S(o, "message", NULL),
+                        "a container name must be specified for pod p, choose one of: [a b]");
+    json_decref(o);
+    assert_int_equal(call(f, "GET", PODS "/p/log", "container=z", NULL, NULL, &o), 400);
+    assert_string_equal(S(o, "message", NULL), "container z is not valid for pod p");
+    json_decref(o);
+    /* not bound to a node: an empty log */
+    struct hub_kv kv = {"container", "a"};
+    struct hub_req req = {.method = "GET", .path = PODS "/p/log", .query = &kv, .nquery = 1};
+    struct hub_resp resp;
+    hub_handle(f->h, &req, &resp);
+    assert_int_equal(resp.code, 200);
+    assert_string_equal(resp.body, "");
+    assert_string_equal(resp.content_type, "text/plain");
+    hub_resp_release(&resp);
+    /* bound, not started: the kubelet's answer */
+    assert_int_equal(call(f, "PATCH", PODS "/p", NULL, "application/merge-patch+json",
+                          "{\"spec\":{\"nodeName\":\"n1\"}}", NULL),
+                     200);
+    assert_int_equal(call(f, "GET", PODS "/p/log", "container=b", NULL, NULL, &o), 400);
+    assert_string_equal(S(o, "message", NULL),
+                        "container \"b\" in pod \"p\" is waiting to start: ContainerCreating");
+    json_decref(o);
+    assert_int_equal(call(f, "POST", PODS "/p/log", NULL, NULL, "{}", NULL), 405);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,6 +634,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_finalizers_and_gc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crd_and_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discovery, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_field_validation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admit_hook, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_log, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

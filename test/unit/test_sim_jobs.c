@@ -15,6 +15,7 @@
 #include "devhub/sim_api.h"
 #include "devhub/sim_jobs.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/util/xalloc.h"
 
 static json_t *J(const char *text)
 {
@@ -226,8 +227,12 @@ static void test_job_runs_to_complete(void **state)
     json_decref(job);
     json_t *j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/j", job_complete);
     assert_int_equal(jx_int(j, "status.succeeded", -1), 3);
-    assert_int_equal(jx_int(j, "status.active", -1), 0);
-    assert_int_equal(jx_int(j, "status.failed", -1), 0);
+    /* active and failed are omitempty in batch/v1: 0 is not written. */
+    assert_null(jx_get(j, "status.active"));
+    assert_null(jx_get(j, "status.failed"));
+    assert_int_equal(jx_int(j, "status.ready", -1), 0);
+    json_t *cc = jx_cond_find(j, "Complete");
+    assert_string_equal(jx_str(cc, "lastProbeTime", ""), jx_str(cc, "lastTransitionTime", "x"));
     assert_string_equal(jx_str(j, "status.completedIndexes", ""), "0-2");
     assert_non_null(jx_str(j, "status.completionTime", NULL));
     assert_non_null(jx_str(j, "status.startTime", NULL));
@@ -270,6 +275,11 @@ static void test_suspend_and_too_big(void **state)
     assert_int_equal(simapi_create(f->h, "/apis/batch/v1/namespaces/default/jobs", job, NULL), 201);
     json_decref(job);
     json_t *j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/s", job_suspended);
+    json_t *sc = jx_cond_find(j, "Suspended");
+    assert_string_equal(jx_str(sc, "reason", ""), "JobSuspended");
+    assert_string_equal(jx_str(sc, "message", ""), "Job suspended");
+    assert_string_equal(jx_str(sc, "lastProbeTime", ""), jx_str(sc, "lastTransitionTime", "x"));
+    assert_null(jx_get(j, "status.startTime"));
     json_t *pods = pods_of(f, "job-name=s");
     assert_int_equal(json_array_size(pods), 0);
     json_decref(pods);
@@ -279,7 +289,10 @@ static void test_suspend_and_too_big(void **state)
                      200);
     json_decref(patch);
     j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/s", job_complete);
-    assert_string_equal(jx_str(jx_cond_find(j, "Suspended"), "reason", ""), "JobResumed");
+    sc = jx_cond_find(j, "Suspended");
+    assert_string_equal(jx_str(sc, "status", ""), "False");
+    assert_string_equal(jx_str(sc, "reason", ""), "JobResumed");
+    assert_string_equal(jx_str(sc, "message", ""), "Job resumed");
     assert_int_equal(jx_int(j, "status.succeeded", -1), 1);
     json_decref(j);
 
@@ -304,7 +317,7 @@ static bool job_has_ready(const json_t *j)
 
 static bool job_suspended_no_active(const json_t *j)
 {
-    return jx_cond_is_true(j, "Suspended") && jx_int(j, "status.active", -1) == 0;
+    return jx_cond_is_true(j, "Suspended") && !jx_get(j, "status.active");
 }
 
 static void test_suspend_running_job(void **state)
@@ -334,6 +347,46 @@ static void test_suspend_running_job(void **state)
     json_t *p;
     json_array_foreach(pods, i, p) assert_non_null(jx_str(p, "metadata.deletionTimestamp", NULL));
     json_decref(pods);
+}
+
+/* A Job another controller manages (spec.managedBy) gets neither pods nor
+ * status, suspended or not; one naming the Job controller is run. */
+static void test_managed_by_elsewhere(void **state)
+{
+    struct fx *f = *state;
+    add_nodes(f, "1xcpu=2,memory=8Gi");
+    const char *tmpl = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                       "\"%s\"},\"spec\":{\"suspend\":%s,\"managedBy\":\"%s\",\"template\":{"
+                       "\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\","
+                       "\"image\":\"x\",\"args\":[\"1s\"]}]}}}}";
+    const char *cases[][3] = {{"mk-held", "true", "kueue.x-k8s.io/multikueue"},
+                              {"mk-run", "false", "kueue.x-k8s.io/multikueue"},
+                              {"jc", "false", "kubernetes.io/job-controller"}};
+    for (size_t i = 0; i < 3; i++) {
+        char *body = xasprintf(tmpl, cases[i][0], cases[i][1], cases[i][2]);
+        json_t *job = J(body);
+        free(body);
+        assert_int_equal(simapi_create(f->h, "/apis/batch/v1/namespaces/default/jobs", job, NULL),
+                         201);
+        json_decref(job);
+    }
+    /* Once the job the runner owns completed, it has had every pass the others had. */
+    json_t *j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/jc", job_complete);
+    json_decref(j);
+    for (size_t i = 0; i < 2; i++) {
+        char *path = xasprintf("/apis/batch/v1/namespaces/default/jobs/%s", cases[i][0]);
+        json_t *o = NULL;
+        assert_int_equal(simapi_get(f->h, path, &o), 200);
+        assert_null(jx_get(o, "status.conditions"));
+        assert_null(jx_get(o, "status.startTime"));
+        json_decref(o);
+        free(path);
+        char *sel = xasprintf("job-name=%s", cases[i][0]);
+        json_t *pods = pods_of(f, sel);
+        assert_int_equal(json_array_size(pods), 0);
+        json_decref(pods);
+        free(sel);
+    }
 }
 
 static bool pt_succeeded(const json_t *j)
@@ -390,6 +443,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_suspend_and_too_big, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pytorchjob, setup, teardown),
         cmocka_unit_test_setup_teardown(test_suspend_running_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_managed_by_elsewhere, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

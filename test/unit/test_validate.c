@@ -355,6 +355,74 @@ static void test_other_builtins(void **state)
                                       "be spec.names.plural+\".\"+spec.group"));
 }
 
+#define QTY_MSG                                                                                    \
+    "quantities must match the regular expression "                                                \
+    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+/* A quantity that does not parse fails decoding: 400 BadRequest, as the apiserver. */
+static void test_quantities(void **state)
+{
+    (void)state;
+    struct valid_result r;
+    const char *bad[] = {
+        /* Job template container request */
+        "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":"
+        "\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{"
+        "\"requests\":{\"cpu\":\"1x\"}}}]}}}}",
+        /* limit of an init container */
+        "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":"
+        "\"Never\",\"initContainers\":[{\"name\":\"i\",\"image\":\"i\",\"resources\":{"
+        "\"limits\":{\"memory\":\"1GB\"}}}],\"containers\":[{\"name\":\"c\",\"image\":"
+        "\"i\"}]}}}}",
+        /* overhead */
+        "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":"
+        "\"Never\",\"overhead\":{\"cpu\":\"\"},\"containers\":[{\"name\":\"c\","
+        "\"image\":\"i\"}]}}}}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_t *o = J(bad[i]);
+        assert_int_equal(valid_check(&jobs, VALID_CREATE, o, &r), -EINVAL);
+        assert_int_equal(r.code, 400);
+        assert_string_equal(r.reason, "BadRequest");
+        assert_string_equal(r.message,
+                            "Job in version \"v1\" cannot be handled as a Job: " QTY_MSG);
+        json_decref(o);
+    }
+    json_t *pod = J("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"
+                    "\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"cpu\":\"2 \"}}}]}}");
+    assert_int_equal(valid_check(&pods, VALID_UPDATE, pod, &r), -EINVAL);
+    assert_string_equal(r.message, "Pod in version \"v1\" cannot be handled as a Pod: " QTY_MSG);
+    json_decref(pod);
+    /* Valid forms: suffixes, exponents, plain numbers. */
+    pod = J("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+            "\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":"
+            "\"1.5Gi\",\"x/y\":\"1e3\",\"pods\":2}}}],\"overhead\":{\"cpu\":0.5}}}");
+    assert_int_equal(valid_check(&pods, VALID_CREATE, pod, &r), 0);
+    json_decref(pod);
+}
+
+/* valid_fail_field: one cause, the apiserver's 422 message. */
+static void test_fail_field(void **state)
+{
+    (void)state;
+    struct valid_result r;
+    assert_int_equal(valid_fail_field(&r, "batch", "Job", "x", "FieldValueRequired",
+                                      "spec.selector", "Required value"),
+                     -EINVAL);
+    assert_int_equal(r.code, 422);
+    assert_string_equal(r.message, "Job.batch \"x\" is invalid: spec.selector: Required value");
+    json_t *st = valid_status_body(&r);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(st, "details"), "kind")),
+                        "Job");
+    json_decref(st);
+    /* No kind (the patch strict error): details carry no kind. */
+    valid_fail_field(&r, "", "", "", "FieldValueInvalid", "patch", "Invalid value: \"{}\": x");
+    assert_string_equal(r.message, " \"\" is invalid: patch: Invalid value: \"{}\": x");
+    st = valid_status_body(&r);
+    assert_null(json_object_get(json_object_get(st, "details"), "kind"));
+    json_decref(st);
+}
+
 static void test_normalize(void **state)
 {
     (void)state;
@@ -378,7 +446,8 @@ int main(void)
         cmocka_unit_test(test_names),        cmocka_unit_test(test_parse_body),
         cmocka_unit_test(test_bad_request),  cmocka_unit_test(test_invalid_job),
         cmocka_unit_test(test_invalid_meta), cmocka_unit_test(test_other_builtins),
-        cmocka_unit_test(test_normalize),
+        cmocka_unit_test(test_normalize),    cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_fail_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
