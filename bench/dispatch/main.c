@@ -578,6 +578,16 @@ static int raw_phase(struct bench *b, double *seconds)
     for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
         json_object_del(meta, drop[k]);
     json_object_del(b->sample, "status");
+    /* the server's Job defaults tie the selector and template labels to the
+     * copy's uid: a new Job must not carry them (the server sets its own) */
+    json_t *spec = json_object_get(b->sample, "spec");
+    json_object_del(spec, "selector");
+    json_t *tl =
+        json_object_get(json_object_get(json_object_get(spec, "template"), "metadata"), "labels");
+    const char *uid_labels[] = {"controller-uid", "batch.kubernetes.io/controller-uid", "job-name",
+                                "batch.kubernetes.io/job-name"};
+    for (size_t k = 0; k < sizeof uid_labels / sizeof uid_labels[0]; k++)
+        json_object_del(tl, uid_labels[k]);
     b->in_raw = true; /* job_created breaks the loop after the last one */
     b->next = 0;
     b->create_failed = 0;
