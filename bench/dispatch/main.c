@@ -25,7 +25,10 @@
  * a line with the CPU seconds each child used (where the time went), and
  * one human line. Options: --n N (default 1000), --timeout SECONDS
  * (default 60 + N/2), --v V (the operator's log verbosity, default 0), --keep
- * (keep the work directory with the children's logs). Exit 0 when all N were
+ * (keep the work directory with the children's logs), --callgrind (run the
+ * operator under valgrind --tool=callgrind, keep the work directory and print
+ * one more line {"bench":"dispatch-callgrind","op_instr_per_dispatch":..}: the
+ * repeatable CPU figure; compare it at two --n). Exit 0 when all N were
  * placed, 1 otherwise (the work directory with the children's logs is then
  * kept and named on stderr).
  * Children get SIGTERM on exit (and SIGKILL if the bench dies: PDEATHSIG).
@@ -61,9 +64,10 @@ static const char *const cluster_names[NCLUSTERS] = {"hub", "cluster1", "cluster
 struct bench {
     int n;
     double timeout_s;
-    bool keep;  /* --keep: keep the work directory (children's logs) */
-    char v[16]; /* --v: the operator's log verbosity */
-    long qps;   /* --qps: the operator's client QPS (burst 2x); 0 = its default */
+    bool keep;      /* --keep: keep the work directory (children's logs) */
+    char v[16];     /* --v: the operator's log verbosity */
+    long qps;       /* --qps: the operator's client QPS (burst 2x); 0 = its default */
+    bool callgrind; /* --callgrind: run the operator under valgrind's callgrind */
     char root[PATH_MAX];
     char work[64];
     pid_t pids[NCLUSTERS + 1];
@@ -146,7 +150,7 @@ static void stop_children(struct bench *b)
 {
     for (int i = 0; i < b->npids; i++)
         kill(b->pids[i], SIGTERM);
-    double deadline = clock_mono_s() + 5;
+    double deadline = clock_mono_s() + (b->callgrind ? 60 : 5); /* callgrind writes its profile */
     for (int i = 0; i < b->npids; i++) {
         while (waitpid(b->pids[i], NULL, WNOHANG) == 0) {
             if (clock_mono_s() > deadline) {
@@ -213,7 +217,12 @@ static int start_operator(struct bench *b)
     snprintf(hub, sizeof hub, "%s/hub.kc", b->work);
     snprintf(w1, sizeof w1, "cluster1=%s/cluster1.kc", b->work);
     snprintf(w2, sizeof w2, "cluster2=%s/cluster2.kc", b->work);
-    char *argv[] = {bin,
+    char cgout[PATH_MAX + 32];
+    snprintf(cgout, sizeof cgout, "--callgrind-out-file=%s/op.callgrind", b->work);
+    char *argv[] = {"/usr/bin/valgrind",
+                    "--tool=callgrind",
+                    cgout,
+                    bin,
                     "run",
                     "--kubeconfig",
                     hub,
@@ -242,7 +251,7 @@ static int start_operator(struct bench *b)
         argv[n - 3] = "--burst";
         argv[n - 2] = burst;
     }
-    return spawn(b, "op.log", argv);
+    return spawn(b, "op.log", b->callgrind ? argv : argv + 3);
 }
 
 /* ---- synchronous calls on the loop (set-up only) ------------------------ */
@@ -328,7 +337,8 @@ static int setup_hub(struct bench *b)
 /* Poll (start-up only) until the operator is ready: 2 ClusterMetrics, check Active. */
 static int wait_operator(struct bench *b)
 {
-    double deadline = clock_mono_s() + 30;
+    double ready_s = b->callgrind ? 600 : 30; /* callgrind runs the operator ~50x slower */
+    double deadline = clock_mono_s() + ready_s;
     char *cm = kube_path("galaxy.kubestellar.io", "v1alpha1", "clustermetrics", NULL, NULL, NULL);
     char *ac = kube_path(KUEUE_GV, "admissionchecks", NULL, "kubestellar-admc", NULL);
     int rc = -ETIMEDOUT;
@@ -568,6 +578,16 @@ static int raw_phase(struct bench *b, double *seconds)
     for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
         json_object_del(meta, drop[k]);
     json_object_del(b->sample, "status");
+    /* the server's Job defaults tie the selector and template labels to the
+     * copy's uid: a new Job must not carry them (the server sets its own) */
+    json_t *spec = json_object_get(b->sample, "spec");
+    json_object_del(spec, "selector");
+    json_t *tl =
+        json_object_get(json_object_get(json_object_get(spec, "template"), "metadata"), "labels");
+    const char *uid_labels[] = {"controller-uid", "batch.kubernetes.io/controller-uid", "job-name",
+                                "batch.kubernetes.io/job-name"};
+    for (size_t k = 0; k < sizeof uid_labels / sizeof uid_labels[0]; k++)
+        json_object_del(tl, uid_labels[k]);
     b->in_raw = true; /* job_created breaks the loop after the last one */
     b->next = 0;
     b->create_failed = 0;
@@ -614,8 +634,7 @@ static int run(struct bench *b)
     if ((rc = start_operator(b)) < 0)
         return rc;
     if ((rc = wait_operator(b)) < 0) {
-        die_msg("operator not ready within 30 s (no ClusterMetrics x2 / AdmissionCheck Active)",
-                NULL);
+        die_msg("operator not ready in time (no ClusterMetrics x2 / AdmissionCheck Active)", NULL);
         return rc;
     }
     if ((rc = watch_from_now(b, 0, 0, KUEUE_GV, "workloads", on_workload)) < 0 ||
@@ -644,6 +663,30 @@ static int run(struct bench *b)
     return b->placed == b->n ? 0 : -ETIMEDOUT;
 }
 
+/* --callgrind: the operator's instruction count over the whole run (start,
+ * burst, raw phase) from its profile, per placed workload. Instruction counts
+ * do not depend on the machine's load, unlike CPU seconds. */
+static void report_callgrind(const struct bench *b)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/op.callgrind", b->work);
+    FILE *f = fopen(path, "r");
+    unsigned long long total = 0;
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "totals: %llu", &total) == 1 || sscanf(line, "summary: %llu", &total) == 1)
+            break;
+    if (f)
+        fclose(f);
+    if (total == 0) {
+        fprintf(stderr, "bench-dispatch: no callgrind totals in %s\n", path);
+        return;
+    }
+    printf("{\"bench\":\"dispatch-callgrind\",\"n\":%d,\"placed\":%d,\"op_instructions\":%llu,"
+           "\"op_instr_per_dispatch\":%.0f,\"profile\":\"%s\"}\n",
+           b->n, b->placed, total, b->placed ? (double)total / b->placed : 0.0, path);
+}
+
 int main(int argc, char **argv)
 {
     jx_use_xalloc();
@@ -655,6 +698,10 @@ int main(int argc, char **argv)
             b.keep = true;
             continue;
         }
+        if (!strcmp(argv[i], "--callgrind")) {
+            b.callgrind = true;
+            continue;
+        }
         if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout") ||
                              !strcmp(argv[i], "--v") || !strcmp(argv[i], "--qps"))) {
             errno = 0;
@@ -663,7 +710,7 @@ int main(int argc, char **argv)
         if (!end || errno || *end || v < (strcmp(argv[i], "--v") ? 1 : 0) || v > 1000000) {
             fprintf(stderr, "usage: bench-dispatch [--n N (default 1000)] [--timeout SECONDS] "
                             "[--v OPERATOR_LOG_VERBOSITY] [--qps OPERATOR_QPS (burst 2x; default: "
-                            "the operator's)] [--keep]\n");
+                            "the operator's)] [--keep] [--callgrind]\n");
             return 2;
         }
         if (!strcmp(argv[i], "--v"))
@@ -775,7 +822,9 @@ int main(int argc, char **argv)
     for (int c = 0; c < NCLUSTERS; c++)
         kube_rest_config_free(b.cfg[c]);
     stop_children(&b);
-    if (rc == 0 && !b.keep)
+    if (b.callgrind)
+        report_callgrind(&b);
+    if (rc == 0 && !b.keep && !b.callgrind)
         remove_work(&b);
     else
         fprintf(stderr, "bench-dispatch: %s; logs kept in %s\n", rc ? "failed" : "done", b.work);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "controllers/quota/aggregate.h"
+#include "pkg/kube/cache.h"
 #include "pkg/kube/discovery.h"
 #include "pkg/kube/evrec.h"
 #include "pkg/kube/informer.h"
@@ -56,6 +57,11 @@ struct quota_ctl {
     ev_timer metrics_timer;
 
     struct informer *cq_inf, *rf_inf, *cm_inf;
+    /* flavors and metrics: shared with the workload controller through the
+     * manager's cache (pkg/kube/cache.h); its own cache without a manager */
+    struct kcache *cache;
+    bool own_cache;
+    struct cache_reg *rf_reg, *cm_reg;
     struct wq *wq;
 
     struct qq **qs;
@@ -445,18 +451,6 @@ static json_t *project_cq(json_t *obj, void *ud)
                                     "status.flavorsReservation", NULL};
     return store_project_fields(obj, p);
 }
-static json_t *project_rf(json_t *obj, void *ud)
-{
-    (void)ud;
-    static const char *const p[] = {"spec", NULL};
-    return store_project_fields(obj, p);
-}
-static json_t *project_cm(json_t *obj, void *ud)
-{
-    (void)ud;
-    static const char *const p[] = {"status", NULL};
-    return store_project_fields(obj, p);
-}
 
 /* ---- reconcile -------------------------------------------------------------- */
 
@@ -692,6 +686,26 @@ static int new_informer(struct quota_ctl *q, const char *group, const char *vers
     return informer_start(*out, e);
 }
 
+/* A shared informer (whole objects: the same key as the workload controller's). */
+static int new_shared(struct quota_ctl *q, const char *group, const char *version,
+                      const char *resource, const struct informer_handlers *h,
+                      struct cache_reg **reg, struct informer **out, struct err *e)
+{
+    struct informer_opts io = {
+        .group = group,
+        .version = version,
+        .resource = resource,
+        .lg = q->lg,
+        .backoff_initial_s = q->tun.informer_backoff_s,
+        .backoff_max_s = q->tun.informer_backoff_s > 0 ? q->tun.informer_backoff_s * 10 : 0,
+    };
+    int rc = cache_acquire(q->cache, &io, h, reg, e);
+    if (rc < 0)
+        return rc;
+    *out = cache_informer(*reg);
+    return cache_start(*reg, e);
+}
+
 static void start_informers(struct quota_ctl *q)
 {
     struct err e;
@@ -700,10 +714,10 @@ static void start_informers(struct quota_ctl *q)
     struct informer_handlers cm = {cm_set, cm_update, cm_delete, q};
     struct informer_handlers cq = {cq_add, cq_update, cq_delete, q};
     /* Flavors and metrics first, so a queue's first reconcile already sees them. */
-    if (new_informer(q, QUOTA_KUEUE_GROUP, q->version, "resourceflavors", project_rf, &rf,
-                     &q->rf_inf, &e) < 0 ||
-        new_informer(q, QUOTA_METRICS_GROUP, QUOTA_METRICS_VER, "clustermetrics", project_cm, &cm,
-                     &q->cm_inf, &e) < 0 ||
+    if (new_shared(q, QUOTA_KUEUE_GROUP, q->version, "resourceflavors", &rf, &q->rf_reg, &q->rf_inf,
+                   &e) < 0 ||
+        new_shared(q, QUOTA_METRICS_GROUP, QUOTA_METRICS_VER, "clustermetrics", &cm, &q->cm_reg,
+                   &q->cm_inf, &e) < 0 ||
         new_informer(q, QUOTA_KUEUE_GROUP, q->version, "clusterqueues", project_cq, &cq, &q->cq_inf,
                      &e) < 0)
         log_error(q->lg, "cannot start quota informers", "error", e.msg);
@@ -879,6 +893,10 @@ int quota_ctl_start(struct quota_ctl *q, struct kube_client *client, struct metr
     if (q->running || q->client)
         return err_set(e, -EALREADY, "quota controller already started");
     q->client = client;
+    if (!q->cache) {
+        q->cache = cache_new(client);
+        q->own_cache = true;
+    }
     q->loop = kube_client_loop(client);
     q->lg = lg;
     q->reg = reg;
@@ -911,8 +929,11 @@ void quota_ctl_stop(struct quota_ctl *q)
     disc_free(q->disc);
     q->disc = NULL;
     informer_stop(q->cq_inf);
-    informer_stop(q->rf_inf);
-    informer_stop(q->cm_inf);
+    /* the shared ones may serve the workload controller still: only our handlers go */
+    cache_release(q->rf_reg);
+    cache_release(q->cm_reg);
+    q->rf_reg = q->cm_reg = NULL;
+    q->rf_inf = q->cm_inf = NULL;
     while (q->calls) {
         struct qcall *c = q->calls;
         q->calls = c->next;
@@ -928,8 +949,10 @@ void quota_ctl_free(struct quota_ctl *q)
         return;
     quota_ctl_stop(q);
     informer_free(q->cq_inf);
-    informer_free(q->rf_inf);
-    informer_free(q->cm_inf);
+    cache_release(q->rf_reg); /* when never started: stop did not release them */
+    cache_release(q->cm_reg);
+    if (q->own_cache)
+        cache_free(q->cache);
     wq_free(q->wq);
     evrec_free(q->ev);
     for (size_t i = 0; i < q->nq; i++)
@@ -944,7 +967,10 @@ void quota_ctl_free(struct quota_ctl *q)
 
 static int runnable_start(void *ud, struct mgr *m, struct err *e)
 {
-    return quota_ctl_start(ud, mgr_client(m), mgr_metrics(m), mgr_health(m), mgr_logger(m), e);
+    struct quota_ctl *q = ud;
+    if (!q->cache)
+        q->cache = mgr_cache(m);
+    return quota_ctl_start(q, mgr_client(m), mgr_metrics(m), mgr_health(m), mgr_logger(m), e);
 }
 
 static void runnable_stop(void *ud)

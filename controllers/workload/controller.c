@@ -14,6 +14,7 @@
 #include "pkg/metrics/metrics.h"
 #include "pkg/reasons/reasons.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/workqueue/workqueue.h"
 
@@ -21,6 +22,7 @@ struct wlc {
     struct wlc_config cfg;
     struct wq *q;
     struct place_resv resv;
+    struct strmap parsed_cm;        /* cluster -> struct parsed_cm: the last converted object */
     json_t *unusable_since;         /* cluster (Job) or "cluster group/resource" -> ms */
     const struct place_result *cur; /* during wlx_perform: the result to reserve */
     struct wlc_stats st;
@@ -229,6 +231,39 @@ static struct store *copies_store(const struct wlc *c, const char *cluster,
     return c->cfg.src.copies(c->cfg.src.ud, cluster, k);
 }
 
+/* A ClusterMetrics object converted for placement, kept while the store
+ * holds the same object (store objects are immutable: a change is a new
+ * json_t), so a pass does not parse every node of every cluster again. */
+struct parsed_cm {
+    json_t *obj; /* the reference that keeps the pointer from being reused */
+    int rc;      /* place_cluster_from_json's */
+    struct place_cluster pc;
+};
+
+static void parsed_cm_free(void *p)
+{
+    struct parsed_cm *pcm = p;
+    json_decref(pcm->obj);
+    place_cluster_free(&pcm->pc);
+    free(pcm);
+}
+
+/* The conversion of `cm` (the store's object for `cluster`), or NULL when it
+ * is unusable data. Borrowed: valid until the store's object changes. */
+static const struct place_cluster *cluster_parsed(struct wlc *c, const char *cluster, json_t *cm)
+{
+    struct parsed_cm *pcm = strmap_get(&c->parsed_cm, cluster);
+    if (!pcm || pcm->obj != cm) {
+        if (pcm)
+            parsed_cm_free(strmap_del(&c->parsed_cm, cluster));
+        pcm = xcalloc(1, sizeof(*pcm));
+        pcm->obj = json_incref(cm);
+        pcm->rc = place_cluster_from_json(cm, &pcm->pc, NULL, NULL);
+        strmap_put(&c->parsed_cm, cluster, pcm);
+    }
+    return pcm->rc == 0 ? &pcm->pc : NULL;
+}
+
 /* Usable now, per controller.h; also tracks since when a cluster is not. */
 static bool cluster_usable(struct wlc *c, const char *cluster, const struct kind_def *k,
                            int64_t now, bool *reachable, int64_t *since)
@@ -236,13 +271,9 @@ static bool cluster_usable(struct wlc *c, const char *cluster, const struct kind
     bool reach = !c->cfg.opts.direct || copies_store(c, cluster, k) != NULL;
     bool usable = false;
     json_t *cm = store_get(c->cfg.src.cluster_metrics, cluster);
-    if (cm && reach) {
-        struct place_cluster pc;
-        if (place_cluster_from_json(cm, &pc, NULL, NULL) == 0) {
-            usable = place_cluster_usable(&pc, now, c->cfg.metrics_stale_after_ms);
-            place_cluster_free(&pc);
-        }
-    }
+    const struct place_cluster *pc = cm && reach ? cluster_parsed(c, cluster, cm) : NULL;
+    if (pc)
+        usable = place_cluster_usable(pc, now, c->cfg.metrics_stale_after_ms);
     /* tracked per (cluster, kind): a worker that does not serve a kind outside
      * the table is unusable for that kind only */
     char *tk = !k || k == kind_lookup("batch/v1", "Job")
@@ -292,7 +323,7 @@ static bool cluster_selected(struct walk *w, const char *key, const json_t *cm)
     return ok;
 }
 
-static void clusters_push(struct clusters *cl, struct place_cluster *pc)
+static void clusters_push(struct clusters *cl, const struct place_cluster *pc)
 {
     cl->v = xrealloc(cl->v, (cl->n + 1) * sizeof(*cl->v));
     cl->v[cl->n++] = *pc;
@@ -308,29 +339,27 @@ static int collect_cluster(const char *key, json_t *obj, void *ud)
     bool reach;
     int64_t since;
     bool usable = cluster_usable(w->c, key, w->k, w->now, &reach, &since);
-    struct place_cluster pc;
-    if (place_cluster_from_json(obj, &pc, NULL, NULL) < 0) {
+    const struct place_cluster *pc = cluster_parsed(w->c, key, obj);
+    if (!pc) {
         w->unknown = xrealloc(w->unknown, (w->n_unknown + 1) * sizeof(*w->unknown));
         w->unknown[w->n_unknown++] = key;
         return 0;
     }
-    place_resv_sync(&w->c->resv, &pc, w->now);
+    place_resv_sync(&w->c->resv, pc, w->now);
     if (usable) {
-        clusters_push(w->out, &pc);
-    } else if (place_cluster_usable(&pc, w->now, w->c->cfg.metrics_stale_after_ms)) {
-        clusters_push(w->others, &pc);
+        clusters_push(w->out, pc);
+    } else if (place_cluster_usable(pc, w->now, w->c->cfg.metrics_stale_after_ms)) {
+        clusters_push(w->others, pc);
     } else {
         w->unknown = xrealloc(w->unknown, (w->n_unknown + 1) * sizeof(*w->unknown));
         w->unknown[w->n_unknown++] = key;
-        place_cluster_free(&pc);
     }
     return 0;
 }
 
+/* The entries are shallow copies of parsed_cm's: only the array is ours. */
 static void clusters_free(struct clusters *cl)
 {
-    for (size_t i = 0; i < cl->n; i++)
-        place_cluster_free(&cl->v[i]);
     free(cl->v);
 }
 
@@ -890,6 +919,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     if (!c->cfg.opts.origin)
         c->cfg.opts.origin = "kueue-ks";
     place_resv_init(&c->resv);
+    strmap_init(&c->parsed_cm);
     c->unusable_since = json_object();
     struct wq_opts qo = {.loop = cfg->loop,
                          .name = "workloads",
@@ -907,6 +937,7 @@ void wlc_free(struct wlc *c)
         return;
     wq_free(c->q);
     place_resv_free(&c->resv);
+    strmap_free(&c->parsed_cm, parsed_cm_free);
     json_decref(c->unusable_since);
     json_decref(c->pending_placed);
     json_decref(c->ac_inflight);

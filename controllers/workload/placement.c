@@ -14,6 +14,7 @@
 #include "pkg/sched/sched.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
 
 #define PPM 1000000
@@ -560,11 +561,33 @@ fail:
 
 /* ---- reservations --------------------------------------------------------------- */
 
+/* Per-cluster sums of the held reservations (place_resv.by_cluster). */
+struct resv_cluster {
+    struct strmap nodes; /* node name -> struct place_reslist * (sum over entries) */
+    size_t n_entries;
+    int64_t min_at_ms; /* at most the oldest entry's at_ms: sync skips the scan before it */
+};
+
+static void reslist_box_free(void *p)
+{
+    place_reslist_free(p);
+    free(p);
+}
+
+static void resv_cluster_free(void *p)
+{
+    struct resv_cluster *rc = p;
+    strmap_free(&rc->nodes, reslist_box_free);
+    free(rc);
+}
+
 void place_resv_init(struct place_resv *r)
 {
     memset(r, 0, sizeof *r);
     r->settle_ms = 30000;
     r->ttl_ms = 600000;
+    strmap_init(&r->by_key);
+    strmap_init(&r->by_cluster);
 }
 
 static void resv_entry_free(struct place_resv_entry *en)
@@ -586,24 +609,68 @@ void place_resv_free(struct place_resv *r)
     free(r->v);
     r->v = NULL;
     r->n = 0;
+    strmap_free(&r->by_key, NULL);
+    strmap_free(&r->by_cluster, resv_cluster_free);
 }
 
+/* Add (sign 1) or take out (sign -1) an entry's amounts from its cluster's
+ * sums. The sums of a cluster are freed with its last entry, so a saturated
+ * sum (bad data) cannot outlive the entries that made it. */
+static void resv_totals_apply(struct place_resv *r, const struct place_resv_entry *en, int sign)
+{
+    struct resv_cluster *rc = strmap_get(&r->by_cluster, en->cluster);
+    if (!rc) {
+        if (sign < 0)
+            return;
+        rc = xcalloc(1, sizeof *rc);
+        rc->min_at_ms = en->at_ms;
+        strmap_put(&r->by_cluster, en->cluster, rc);
+    }
+    if (sign < 0 && rc->n_entries <= 1) {
+        resv_cluster_free(strmap_del(&r->by_cluster, en->cluster));
+        return;
+    }
+    rc->n_entries = sign > 0 ? rc->n_entries + 1 : rc->n_entries - 1;
+    if (sign > 0 && en->at_ms < rc->min_at_ms)
+        rc->min_at_ms = en->at_ms;
+    for (size_t k = 0; k < en->n_nodes; k++) {
+        struct place_reslist *sum = strmap_get(&rc->nodes, en->node_names[k]);
+        if (!sum) {
+            sum = xcalloc(1, sizeof *sum);
+            strmap_put(&rc->nodes, en->node_names[k], sum);
+        }
+        for (size_t i = 0; i < en->per_node[k].n; i++)
+            place_reslist_add(sum, en->per_node[k].v[i].name,
+                              sign > 0 ? en->per_node[k].v[i].milli : -en->per_node[k].v[i].milli);
+    }
+}
+
+/* Drop entry i: the last entry takes its place (entries are unordered). */
 static void resv_drop_at(struct place_resv *r, size_t i)
 {
+    resv_totals_apply(r, &r->v[i], -1);
+    strmap_del(&r->by_key, r->v[i].key);
     resv_entry_free(&r->v[i]);
-    memmove(&r->v[i], &r->v[i + 1], (r->n - i - 1) * sizeof *r->v);
     r->n--;
+    if (i != r->n) {
+        r->v[i] = r->v[r->n];
+        strmap_put(&r->by_key, r->v[i].key, (void *)(uintptr_t)(i + 1));
+    }
+}
+
+static long resv_find(const struct place_resv *r, const char *key)
+{
+    uintptr_t at = (uintptr_t)strmap_get(&r->by_key, key);
+    return at ? (long)(at - 1) : -1;
 }
 
 int place_resv_remove(struct place_resv *r, const char *key)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        if (strcmp(r->v[i].key, key) == 0) {
-            resv_drop_at(r, i);
-            return 1;
-        }
-    }
-    return 0;
+    long i = resv_find(r, key);
+    if (i < 0)
+        return 0;
+    resv_drop_at(r, (size_t)i);
+    return 1;
 }
 
 int place_resv_add(struct place_resv *r, const char *key, const struct place_result *res,
@@ -625,55 +692,64 @@ int place_resv_add(struct place_resv *r, const char *key, const struct place_res
         en->node_names[i] = xstrdup(res->node_names[i]);
         reslist_copy(&en->per_node[i], &res->node_totals[i]);
     }
+    strmap_put(&r->by_key, key, (void *)(uintptr_t)r->n);
+    resv_totals_apply(r, en, 1);
     return 0;
+}
+
+static bool resv_due(const struct place_resv *r, int64_t at_ms, const struct place_cluster *c,
+                     int64_t now_ms)
+{
+    if (c->has_last_updated && c->last_updated_ms >= sat_add(at_ms, r->settle_ms))
+        return true;
+    return now_ms >= sat_add(at_ms, r->ttl_ms);
 }
 
 size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int64_t now_ms)
 {
+    struct resv_cluster *rc = strmap_get(&r->by_cluster, c->name);
+    /* Nothing on this cluster is old enough: no scan (called on every pass). */
+    if (!rc || !resv_due(r, rc->min_at_ms, c, now_ms))
+        return 0;
     size_t dropped = 0;
+    bool any = false;
+    int64_t min_at = INT64_MAX;
     for (size_t i = 0; i < r->n;) {
         const struct place_resv_entry *en = &r->v[i];
-        bool drop = false;
-        if (strcmp(en->cluster, c->name) == 0) {
-            if (c->has_last_updated && c->last_updated_ms >= sat_add(en->at_ms, r->settle_ms))
-                drop = true;
-            if (now_ms >= sat_add(en->at_ms, r->ttl_ms))
-                drop = true;
-        }
-        if (drop) {
+        if (strcmp(en->cluster, c->name) != 0) {
+            i++;
+        } else if (resv_due(r, en->at_ms, c, now_ms)) {
             resv_drop_at(r, i);
             dropped++;
         } else {
+            any = true;
+            if (en->at_ms < min_at)
+                min_at = en->at_ms;
             i++;
         }
     }
+    rc = any ? strmap_get(&r->by_cluster, c->name) : NULL;
+    if (rc)
+        rc->min_at_ms = min_at;
     return dropped;
 }
 
 int64_t place_resv_held(const struct place_resv *r, const char *cluster, const char *node,
                         const char *resource)
 {
-    int64_t sum = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        if (strcmp(r->v[i].cluster, cluster) != 0)
-            continue;
-        for (size_t k = 0; k < r->v[i].n_nodes; k++)
-            if (strcmp(r->v[i].node_names[k], node) == 0)
-                sum = sat_add(sum, place_reslist_get(&r->v[i].per_node[k], resource));
-    }
-    return sum;
+    const struct resv_cluster *rc = strmap_get(&r->by_cluster, cluster);
+    const struct place_reslist *sum = rc ? strmap_get(&rc->nodes, node) : NULL;
+    return sum ? place_reslist_get(sum, resource) : 0;
 }
 
 bool place_resv_lookup(const struct place_resv *r, const char *key, const char **cluster)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        if (strcmp(r->v[i].key, key) == 0) {
-            if (cluster)
-                *cluster = r->v[i].cluster;
-            return true;
-        }
-    }
-    return false;
+    long i = resv_find(r, key);
+    if (i < 0)
+        return false;
+    if (cluster)
+        *cluster = r->v[i].cluster;
+    return true;
 }
 
 /* ---- the decision ---------------------------------------------------------------- */
@@ -1010,8 +1086,7 @@ static int64_t preferred_ppm(const struct wview *v, const struct place_cluster *
 /* First-fit decreasing of the workload on cluster c. empty: ignore requests
  * and reservations (the "could it ever fit" question). */
 static void eval_cluster(const struct wview *v, const struct place_cluster *c,
-                         const struct place_resv *resv, const size_t *held, size_t n_held,
-                         bool empty, struct ceval *ev)
+                         const struct place_resv *resv, bool empty, struct ceval *ev)
 {
     memset(ev, 0, sizeof *ev);
     size_t nn = c->n_nodes, nr = v->nres, np = v->wl->n_podsets;
@@ -1035,19 +1110,21 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
             ev->free[i * nr + r] = f;
         }
     if (!empty && resv) {
-        for (size_t h = 0; h < n_held; h++) {
-            const struct place_resv_entry *en = &resv->v[held[h]];
-            if (strcmp(en->key, v->wl->key) == 0)
-                continue;
-            for (size_t k = 0; k < en->n_nodes; k++) {
-                int i = node_index(c, en->node_names[k]);
-                if (i < 0)
-                    continue;
-                for (size_t r = 0; r < nr; r++)
-                    ev->free[(size_t)i * nr + r] =
-                        sat_add(ev->free[(size_t)i * nr + r],
-                                -place_reslist_get(&en->per_node[k], v->res[r]));
-            }
+        /* The sums held per node, less this workload's own reservation. */
+        const struct resv_cluster *rc = strmap_get(&resv->by_cluster, c->name);
+        for (size_t i = 0; rc && i < nn; i++) {
+            const struct place_reslist *sum = strmap_get(&rc->nodes, c->nodes[i].name);
+            for (size_t r = 0; sum && r < nr; r++)
+                ev->free[i * nr + r] =
+                    sat_add(ev->free[i * nr + r], -place_reslist_get(sum, v->res[r]));
+        }
+        long own = rc ? resv_find(resv, v->wl->key) : -1;
+        const struct place_resv_entry *en = own >= 0 ? &resv->v[own] : NULL;
+        for (size_t k = 0; en && strcmp(en->cluster, c->name) == 0 && k < en->n_nodes; k++) {
+            int i = node_index(c, en->node_names[k]);
+            for (size_t r = 0; i >= 0 && r < nr; r++)
+                ev->free[(size_t)i * nr + r] = sat_add(
+                    ev->free[(size_t)i * nr + r], place_reslist_get(&en->per_node[k], v->res[r]));
         }
     }
     for (size_t oi = 0; oi < np; oi++) {
@@ -1166,65 +1243,6 @@ static void fill_ok(const struct wview *v, const struct place_cluster *c, const 
 
 #define MSG_MAX_CLUSTERS 4
 
-/* Reservation entries per candidate cluster: one pass over the reservations. */
-struct buckets {
-    size_t **idx; /* [candidate] entry indices */
-    size_t *n;
-};
-
-static int cand_name_cmp(const void *a, const void *b)
-{
-    return strcmp((*(const struct place_cluster *const *)a)->name,
-                  (*(const struct place_cluster *const *)b)->name);
-}
-
-static void buckets_build(struct buckets *bk, const struct place_cluster **cand, size_t nc,
-                          const struct place_resv *resv)
-{
-    bk->idx = xcalloc(nc ? nc : 1, sizeof *bk->idx);
-    bk->n = xcalloc(nc ? nc : 1, sizeof *bk->n);
-    if (!resv || resv->n == 0 || nc == 0)
-        return;
-    /* Candidates sorted by name, remembering their position. */
-    const struct place_cluster **sorted = xcalloc(nc, sizeof *sorted);
-    memcpy(sorted, cand, nc * sizeof *sorted);
-    qsort(sorted, nc, sizeof *sorted, cand_name_cmp);
-    size_t *pos = xcalloc(nc, sizeof *pos);
-    for (size_t i = 0; i < nc; i++)
-        for (size_t k = 0; k < nc; k++)
-            if (cand[k] == sorted[i]) {
-                pos[i] = k;
-                break;
-            }
-    for (size_t e = 0; e < resv->n; e++) {
-        size_t lo = 0, hi = nc;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            int cmp = strcmp(sorted[mid]->name, resv->v[e].cluster);
-            if (cmp == 0) {
-                size_t k = pos[mid];
-                bk->idx[k] = xrealloc(bk->idx[k], (bk->n[k] + 1) * sizeof *bk->idx[k]);
-                bk->idx[k][bk->n[k]++] = e;
-                break;
-            }
-            if (cmp < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-    }
-    free(pos);
-    free(sorted);
-}
-
-static void buckets_free(struct buckets *bk, size_t nc)
-{
-    for (size_t i = 0; i < nc; i++)
-        free(bk->idx[i]);
-    free(bk->idx);
-    free(bk->n);
-}
-
 /* Cluster a (evaluated ea) ranks before b: preferred affinity, policy score, name. */
 static bool ranks_before(const struct ceval *ea, const char *a, const struct ceval *eb,
                          const char *b, enum place_policy pol)
@@ -1269,8 +1287,6 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
     }
     struct wview v;
     wview_build(&v, wl, flavors, n_flavors);
-    struct buckets bk;
-    buckets_build(&bk, cand, nc, resv);
     /* Best feasible cluster now. */
     int best = -1;
     struct ceval best_ev = {0};
@@ -1279,7 +1295,7 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
     size_t listed = 0;
     for (size_t i = 0; i < nc; i++) {
         struct ceval ev;
-        eval_cluster(&v, cand[i], resv, bk.idx[i], bk.n[i], false, &ev);
+        eval_cluster(&v, cand[i], resv, false, &ev);
         ev.preferred_ppm = ev.feasible ? preferred_ppm(&v, cand[i], ev.placed) : 0;
         if (!ev.feasible) {
             if (listed < MSG_MAX_CLUSTERS)
@@ -1311,7 +1327,7 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
     listed = 0;
     for (size_t i = 0; i < nc; i++) {
         struct ceval ev;
-        eval_cluster(&v, cand[i], NULL, NULL, 0, true, &ev);
+        eval_cluster(&v, cand[i], NULL, true, &ev);
         if (ev.feasible)
             ever = true;
         else if (listed++ < MSG_MAX_CLUSTERS)
@@ -1323,7 +1339,7 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
     size_t n_others = opts->pinned ? 0 : opts->n_others;
     for (size_t i = 0; i < n_others && !ever; i++) {
         struct ceval ev;
-        eval_cluster(&v, &opts->others[i], NULL, NULL, 0, true, &ev);
+        eval_cluster(&v, &opts->others[i], NULL, true, &ev);
         if (ev.feasible)
             ever = true;
         else if (listed++ < MSG_MAX_CLUSTERS)
@@ -1370,7 +1386,6 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
 out:
     ceval_free(&best_ev);
     buf_free(&why);
-    buckets_free(&bk, nc);
     wview_free(&v);
     free(cand);
     return 0;

@@ -82,6 +82,7 @@
 #include "pkg/sched/affinity.h"
 #include "pkg/sched/place.h"
 #include "pkg/util/err.h"
+#include "pkg/util/strmap.h"
 
 /* ---- small value types -------------------------------------------------- */
 
@@ -198,11 +199,18 @@ struct place_resv_entry {
     size_t n_nodes;
 };
 
+/* Entries are unordered. The indexes make a decision independent of how
+ * many reservations are held: by_key finds a key's entry, by_cluster keeps,
+ * per cluster, the per-node sums of its entries (updated on every add and
+ * drop), so a decision reads one sum per node instead of walking the
+ * entries. Only the functions below may change a place_resv. */
 struct place_resv {
     struct place_resv_entry *v; /* owned */
     size_t n;
-    int64_t settle_ms; /* default 30000 */
-    int64_t ttl_ms;    /* default 600000 */
+    int64_t settle_ms;        /* default 30000 */
+    int64_t ttl_ms;           /* default 600000 */
+    struct strmap by_key;     /* key -> entry index + 1 */
+    struct strmap by_cluster; /* cluster -> per-node sums (private to placement.c) */
 };
 
 struct place_result;
@@ -219,7 +227,7 @@ int place_resv_remove(struct place_resv *r, const char *key);
 /* Apply the drop rule above to every reservation on cluster `c`: returns how
  * many were dropped. Call after each ClusterMetrics update and periodically. */
 size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int64_t now_ms);
-/* Amount of `resource` held on node `node` of `cluster` (sum of entries). */
+/* Amount of `resource` held on node `node` of `cluster` (sum of entries), O(1). */
 int64_t place_resv_held(const struct place_resv *r, const char *cluster, const char *node,
                         const char *resource);
 /* True when `key` holds a reservation; *cluster (borrowed) says where. */

@@ -14,6 +14,7 @@
 #include "controllers/workload/workers.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/discovery.h"
+#include "pkg/kube/cache.h"
 #include "pkg/kube/evrec.h"
 #include "pkg/kube/informer.h"
 #include "pkg/kube/kubeconfig.h"
@@ -50,6 +51,9 @@ struct wlrun {
     bool served[WLRUN_MAX_KINDS]; /* per kind_table() index */
 
     struct informer *fixed[HUB_FIXED];
+    /* flavors and metrics come from the manager's shared cache (the quota
+     * controller watches them too): their registrations, NULL otherwise */
+    struct cache_reg *shared[HUB_FIXED];
     struct informer *jobs[WLRUN_MAX_KINDS];
     const struct kind_def *job_kinds[WLRUN_MAX_KINDS];
     size_t n_jobs;
@@ -569,6 +573,20 @@ static int add_informer(struct wlrun *r, const char *group, const char *version,
     return 0;
 }
 
+/* An informer shared through the manager's cache (pkg/kube/cache.h), whole
+ * objects: the same key as the quota controller's, so one list and watch. */
+static int add_shared(struct wlrun *r, const char *group, const char *version, const char *resource,
+                      const char *name, const struct informer_handlers *h, int idx, struct err *e)
+{
+    struct informer_opts io = {
+        .group = group, .version = version, .resource = resource, .name = name, .lg = r->lg};
+    int rc = cache_acquire(mgr_cache(r->m), &io, h, &r->shared[idx], e);
+    if (rc < 0)
+        return rc;
+    r->fixed[idx] = cache_informer(r->shared[idx]);
+    return 0;
+}
+
 static const struct informer_handlers *job_handlers(struct wlrun *r, struct informer_handlers *h)
 {
     *h = (struct informer_handlers){
@@ -718,10 +736,10 @@ static int add_fixed(struct wlrun *r, struct err *e)
                                  e)) < 0 ||
         (rc = add_informer(r, "kueue.x-k8s.io", kv, "admissionchecks", "admissionchecks", &hcl,
                            &r->fixed[HUB_AC], e)) < 0 ||
-        (rc = add_informer(r, "kueue.x-k8s.io", kv, "resourceflavors", "resourceflavors", &hcl,
-                           &r->fixed[HUB_RF], e)) < 0 ||
-        (rc = add_informer(r, AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, "clustermetrics", &hcl,
-                           &r->fixed[HUB_CM], e)) < 0 ||
+        (rc = add_shared(r, "kueue.x-k8s.io", kv, "resourceflavors", "resourceflavors", &hcl,
+                         HUB_RF, e)) < 0 ||
+        (rc = add_shared(r, AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, "clustermetrics", &hcl,
+                         HUB_CM, e)) < 0 ||
         /* ClusterQueues only for their default cluster selector, read at each placement:
          * no handlers (the quota controller rewrites them often) */
         (rc = add_informer(r, "kueue.x-k8s.io", kv, "clusterqueues", "clusterqueues", &hnone,
@@ -811,7 +829,7 @@ static int set_up(struct wlrun *r, struct err *e)
     r->set_up = true;
 
     for (int i = 0; i < HUB_FIXED; i++)
-        if ((rc = informer_start(r->fixed[i], e)) < 0)
+        if ((rc = r->shared[i] ? cache_start(r->shared[i], e) : informer_start(r->fixed[i], e)) < 0)
             return rc;
     for (size_t i = 0; i < r->n_jobs; i++)
         if ((rc = informer_start(r->jobs[i], e)) < 0)
@@ -983,7 +1001,7 @@ static void run_stop(void *ud)
     ev_timer_stop(r->loop, &r->clusters_soon);
     workers_stop(r->workers);
     for (int i = 0; i < HUB_FIXED; i++)
-        if (r->fixed[i])
+        if (r->fixed[i] && !r->shared[i]) /* a shared one serves the quota controller too */
             informer_stop(r->fixed[i]);
     for (size_t i = 0; i < r->n_jobs; i++)
         informer_stop(r->jobs[i]);
@@ -1007,7 +1025,11 @@ void wlrun_release(struct wlrun *r)
     workers_free(r->workers);
     r->workers = NULL;
     for (int i = 0; i < HUB_FIXED; i++) {
-        informer_free(r->fixed[i]);
+        if (r->shared[i])
+            cache_release(r->shared[i]);
+        else
+            informer_free(r->fixed[i]);
+        r->shared[i] = NULL;
         r->fixed[i] = NULL;
     }
     for (size_t i = 0; i < r->n_jobs; i++)

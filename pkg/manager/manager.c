@@ -1,4 +1,5 @@
 #include "pkg/manager/manager.h"
+#include "pkg/kube/cache.h"
 #include "pkg/kube/kubeconfig.h"
 #include "pkg/kube/lease.h"
 #include "pkg/util/xalloc.h"
@@ -22,6 +23,7 @@ struct mgr {
     struct kube_rest_config *cfg;
     char *namespace_;
     struct kube_client *client;
+    struct kcache *cache; /* shared informers over client, created on first use */
     struct metrics_registry *reg;
     struct metrics_counter_vec *m_requests;
     struct metrics_histogram_vec *m_latency;
@@ -360,6 +362,7 @@ void mgr_free(struct mgr *m)
     lease_elector_free(m->elector);
     httpd_free(m->metrics_srv);
     httpd_free(m->health_srv);
+    cache_free(m->cache); /* its users released their registrations before */
     kube_client_free(m->client);
     metrics_registry_free(m->reg);
     kube_rest_config_free(m->cfg);
@@ -370,6 +373,13 @@ void mgr_free(struct mgr *m)
 struct kube_client *mgr_client(struct mgr *m)
 {
     return m->client;
+}
+
+struct kcache *mgr_cache(struct mgr *m)
+{
+    if (!m->cache)
+        m->cache = cache_new(m->client);
+    return m->cache;
 }
 
 struct metrics_registry *mgr_metrics(struct mgr *m)

@@ -73,7 +73,12 @@ int mgr_run(struct mgr *m);
 void mgr_shutdown(struct mgr *m, int code);
 
 /* Accessors (borrowed). */
+struct kcache;
 struct kube_client *mgr_client(struct mgr *m);
+/* The shared informer cache over mgr_client (pkg/kube/cache.h): runnables
+ * that watch the same resource share one list and watch through it. Its
+ * users release their registrations before mgr_free(). */
+struct kcache *mgr_cache(struct mgr *m);
 struct metrics_registry *mgr_metrics(struct mgr *m);
 struct httpd *mgr_health(struct mgr *m); /* may be NULL when disabled */
 const char *mgr_namespace(const struct mgr *m);

@@ -663,6 +663,101 @@ static void test_reservation_lifecycle(void **state)
     place_cluster_free(&c);
 }
 
+/* Brute-force sum of what the entries hold on (cluster, node, resource). */
+static int64_t held_brute(const struct place_resv *rv, const char *cluster, const char *node,
+                          const char *res)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < rv->n; i++)
+        for (size_t k = 0; strcmp(rv->v[i].cluster, cluster) == 0 && k < rv->v[i].n_nodes; k++)
+            if (strcmp(rv->v[i].node_names[k], node) == 0)
+                sum += place_reslist_get(&rv->v[i].per_node[k], res);
+    return sum;
+}
+
+static void check_resv_index(const struct place_resv *rv, const struct place_cluster *cs, size_t nc)
+{
+    for (size_t c = 0; c < nc; c++)
+        for (size_t i = 0; i < cs[c].n_nodes; i++)
+            assert_int_equal(place_resv_held(rv, cs[c].name, cs[c].nodes[i].name, "cpu"),
+                             held_brute(rv, cs[c].name, cs[c].nodes[i].name, "cpu"));
+    for (size_t i = 0; i < rv->n; i++) {
+        const char *where = NULL;
+        assert_true(place_resv_lookup(rv, rv->v[i].key, &where));
+        assert_string_equal(where, rv->v[i].cluster);
+    }
+}
+
+/* The per-node sums and the key index follow adds, replacements, removals
+ * (which move entries) and syncs; a decision sees exactly the sums. */
+static void test_reservation_index(void **state)
+{
+    (void)state;
+    struct place_cluster cs[2];
+    cluster_init(&cs[0], "c1", 3, "'cpu':'10'", NULL, NULL);
+    cluster_init(&cs[1], "c2", 3, "'cpu':'10'", NULL, NULL);
+    const int64_t lu = cs[0].last_updated_ms;
+    struct place_resv rv;
+    place_resv_init(&rv);
+    struct place_workload w[30];
+    for (int i = 0; i < 30; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", i);
+        workload_init(&w[i], name, 1 + i % 2, "'cpu':'1'", NULL, NULL);
+        struct place_result r;
+        assert_int_equal(place_decide(&w[i], cs, 2, &g_default_flavor, 1, &rv, NULL, &r), 0);
+        if (r.status == PLACE_OK) /* reserved at lu - 60 s + i s */
+            assert_int_equal(place_resv_add(&rv, w[i].key, &r, lu - 60000 + i * 1000), 0);
+        place_result_free(&r);
+        if (i % 7 == 3) /* a removal moves the last entry into the hole */
+            assert_int_equal(place_resv_remove(&rv, w[i / 2].key), 1);
+        check_resv_index(&rv, cs, 2);
+    }
+    /* On c1, exactly the cpu the sums leave free fits, one pod more does not. */
+    int64_t left = 0;
+    for (size_t i = 0; i < 3; i++)
+        left += (10000 - place_resv_held(&rv, "c1", cs[0].nodes[i].name, "cpu")) / 1000;
+    assert_true(left > 0 && left < 30);
+    struct place_opts pin = {.pinned = "c1"};
+    struct place_workload fit, more;
+    struct place_result r;
+    workload_init(&fit, "fit", (int)left, "'cpu':'1'", NULL, NULL);
+    workload_init(&more, "more", (int)left + 1, "'cpu':'1'", NULL, NULL);
+    assert_int_equal(place_decide(&fit, cs, 2, &g_default_flavor, 1, &rv, &pin, &r), 0);
+    assert_int_equal(r.status, PLACE_OK);
+    place_result_free(&r);
+    assert_int_equal(place_decide(&more, cs, 2, &g_default_flavor, 1, &rv, &pin, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    place_result_free(&r);
+    place_workload_free(&fit);
+    place_workload_free(&more);
+    /* Sync at lastUpdated = lu - 30 s + settle: the entries made up to lu - 30 s go. */
+    size_t due = 0;
+    for (size_t i = 0; i < rv.n; i++)
+        due += strcmp(rv.v[i].cluster, "c1") == 0 && rv.v[i].at_ms <= lu - 30000;
+    cs[0].last_updated_ms = lu - 30000 + rv.settle_ms;
+    assert_int_equal(place_resv_sync(&rv, &cs[0], lu), due);
+    assert_int_equal(place_resv_sync(&rv, &cs[0], lu), 0);
+    check_resv_index(&rv, cs, 2);
+    for (size_t i = 0; i < rv.n; i++)
+        assert_false(strcmp(rv.v[i].cluster, "c1") == 0 && rv.v[i].at_ms <= lu - 30000);
+    /* Later metrics drop the rest of c1; c2 is untouched. */
+    size_t on_c2 = 0;
+    for (size_t i = 0; i < rv.n; i++)
+        on_c2 += strcmp(rv.v[i].cluster, "c2") == 0;
+    cs[0].last_updated_ms = lu + rv.settle_ms;
+    place_resv_sync(&rv, &cs[0], lu);
+    assert_int_equal(rv.n, on_c2);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(place_resv_held(&rv, "c1", cs[0].nodes[i].name, "cpu"), 0);
+    check_resv_index(&rv, cs, 2);
+    place_resv_free(&rv);
+    for (int i = 0; i < 30; i++)
+        place_workload_free(&w[i]);
+    place_cluster_free(&cs[0]);
+    place_cluster_free(&cs[1]);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -1025,6 +1120,7 @@ int main(void)
         cmocka_unit_test(test_gpu_and_quantities),
         cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_reservation_lifecycle),
+        cmocka_unit_test(test_reservation_index),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_multi_podset_ffd),
         cmocka_unit_test(test_pod_slots),

@@ -1,0 +1,62 @@
+/*
+ * cache: one shared informer per (resource, namespace, selectors,
+ * projection) of one cluster's client, for every user in the process
+ * (controller-runtime's shared informer factory): the workload and the quota
+ * controller watching ResourceFlavors and ClusterMetrics share one list, one
+ * watch and one store.
+ *
+ * A user acquires a registration with its handlers; the cache creates the
+ * informer on the first acquire and fans each event out to the registered
+ * handlers (registration order). A user that joins an informer already
+ * holding objects receives an add for each of them at once (as client-go
+ * does). cache_start() starts the informer when it is not running yet (the
+ * first caller's tuning options were used to create it: later acquirers share
+ * them). Releasing the last registration stops and frees the informer:
+ * handlers are reference-counted.
+ *
+ * The projection is part of the key: users with different projections get
+ * different informers, so users that want to share agree on one (NULL =
+ * whole objects).
+ *
+ * Everything runs on the client's loop; not thread-safe. A handler may
+ * acquire or release registrations (a release during an event takes effect
+ * for the events after it).
+ */
+#ifndef KKS_KUBE_CACHE_H
+#define KKS_KUBE_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pkg/kube/informer.h"
+#include "pkg/util/err.h"
+
+struct kcache;
+struct cache_reg;
+
+/* A cache over `client` (borrowed: free the cache first). Never NULL. */
+struct kcache *cache_new(struct kube_client *client);
+/* Free the cache. Every registration must have been released. NULL is fine. */
+void cache_free(struct kcache *c);
+
+/*
+ * Register `h` (copied) on the shared informer for `io`'s resource,
+ * namespace, selectors and projection; io->client is ignored (the cache's
+ * client is used), the rest of io only matters when this creates the
+ * informer. 0, or a negative errno from informer_new() with `e` set.
+ */
+int cache_acquire(struct kcache *c, const struct informer_opts *io,
+                  const struct informer_handlers *h, struct cache_reg **out, struct err *e);
+/* Start the shared informer unless it runs. 0, or a negative errno. */
+int cache_start(struct cache_reg *reg, struct err *e);
+/* Drop the registration (its handlers get no more events); the last one
+ * stops and frees the informer. NULL is fine. */
+void cache_release(struct cache_reg *reg);
+/* The shared informer (borrowed; read its store, has_synced, stats; do not
+ * stop or free it). */
+struct informer *cache_informer(const struct cache_reg *reg);
+/* Number of shared informers and of registrations (for tests and metrics). */
+size_t cache_informers(const struct kcache *c);
+size_t cache_users(const struct kcache *c);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * strmap: a hash map from C strings to pointers (open addressing, linear
+ * probing, backward-shift deletion: no tombstones). Keys are copied; values
+ * are borrowed pointers the caller owns (NULL is not a valid value: it means
+ * "absent" in the answers). Lookups, inserts and deletes are O(1) on average.
+ * Not thread-safe.
+ */
+#ifndef KKS_UTIL_STRMAP_H
+#define KKS_UTIL_STRMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct strmap_ent {
+    char *key; /* owned; NULL = free slot */
+    uint32_t hash;
+    void *val;
+};
+
+struct strmap {
+    struct strmap_ent *v; /* cap slots (a power of two), or NULL while empty */
+    size_t cap, n;
+};
+
+/* An empty map (a zeroed struct is one too). */
+void strmap_init(struct strmap *m);
+/* Free the keys and the table; free_val (may be NULL) is called on each value. */
+void strmap_free(struct strmap *m, void (*free_val)(void *));
+/* The value under `key`, or NULL. */
+void *strmap_get(const struct strmap *m, const char *key);
+/* Set `key` (copied) to `val` (not NULL). Returns the value it replaced, or NULL. */
+void *strmap_put(struct strmap *m, const char *key, void *val);
+/* Remove `key`. Returns its value, or NULL when absent. */
+void *strmap_del(struct strmap *m, const char *key);
+static inline size_t strmap_len(const struct strmap *m)
+{
+    return m->n;
+}
+/* Call fn on every entry (unspecified order) until it returns non-zero, which
+ * is returned. The map must not be modified meanwhile. */
+int strmap_foreach(const struct strmap *m, int (*fn)(const char *key, void *val, void *ud),
+                   void *ud);
+
+#endif
