@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -13,12 +12,14 @@
 #include "devhub/patch.h"
 #include "devhub/registry.h"
 #include "devhub/route.h"
-#include "devhub/store.h"
+#include "devhub/hstore.h"
 #include "devhub/table.h"
 #include "devhub/validate.h"
 #include "devhub/defaults.h"
 #include "devhub/fields.h"
-#include "pkg/labels/labels.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/labels/sel.h"
+#include "pkg/util/b64.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -70,12 +71,6 @@ void hub_set_admit(struct hub *h, hub_admit_fn fn, void *userdata)
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 static json_t *meta(json_t *obj)
 {
     json_t *md = json_object_get(obj, "metadata");
@@ -88,7 +83,7 @@ static json_t *meta(json_t *obj)
 
 static const char *mstr(json_t *obj, const char *k)
 {
-    return jstr(json_object_get(obj, "metadata"), k);
+    return jx_field_str(json_object_get(obj, "metadata"), k);
 }
 
 static const char *query(const struct hub_req *req, const char *key)
@@ -550,7 +545,7 @@ static void crd_set_status(json_t *crd)
     json_array_foreach(json_object_get(spec, "versions"), i, v)
     {
         if (json_is_true(json_object_get(v, "storage")))
-            json_array_append_new(stored, json_string(jstr(v, "name")));
+            json_array_append_new(stored, json_string(jx_field_str(v, "name")));
     }
     json_t *status = json_pack(
         "{s:[{s:s, s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:s}], s:O, s:o}", "conditions",
@@ -778,8 +773,9 @@ static void do_create(struct hub *h, const struct reg_resource *r, const char *n
         return;
     }
     if (is_crd_res(r)) {
-        const char *plural = jstr(json_object_get(json_object_get(obj, "spec"), "names"), "plural");
-        const char *group = jstr(json_object_get(obj, "spec"), "group");
+        const char *plural =
+            jx_field_str(json_object_get(json_object_get(obj, "spec"), "names"), "plural");
+        const char *group = jx_field_str(json_object_get(obj, "spec"), "group");
         char *want = xasprintf("%s.%s", plural, group);
         if (strcmp(want, name)) {
             invalid(resp, r, name, "metadata.name", "Invalid value", name,
@@ -1000,7 +996,7 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
             {
                 json_t *o = json_object_get(it, "obj");
                 json_t *prev = json_deep_copy(o);
-                commit(h, jstr(it, "key"), HSTORE_DELETED, prev, o, NULL);
+                commit(h, jx_field_str(it, "key"), HSTORE_DELETED, prev, o, NULL);
                 json_decref(prev);
             }
             json_decref(items);
@@ -1018,7 +1014,7 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
         {
             json_t *o = json_object_get(it, "obj");
             json_t *prev = json_deep_copy(o);
-            commit(h, jstr(it, "key"), HSTORE_DELETED, prev, o, NULL);
+            commit(h, jx_field_str(it, "key"), HSTORE_DELETED, prev, o, NULL);
             json_decref(prev);
         }
         json_decref(items);
@@ -1044,12 +1040,12 @@ static void orphan_dependents(struct hub *h, const char *uid)
         json_t *prev = json_deep_copy(o);
         json_t *refs = json_object_get(meta(o), "ownerReferences");
         for (size_t i = json_array_size(refs); i-- > 0;) {
-            if (!strcmp(jstr(json_array_get(refs, i), "uid"), uid))
+            if (!strcmp(jx_field_str(json_array_get(refs, i), "uid"), uid))
                 json_array_remove(refs, i);
         }
         if (json_array_size(refs) == 0)
             json_object_del(meta(o), "ownerReferences");
-        commit(h, jstr(it, "key"), HSTORE_MODIFIED, prev, o, NULL);
+        commit(h, jx_field_str(it, "key"), HSTORE_MODIFIED, prev, o, NULL);
         json_decref(prev);
     }
     json_decref(items);
@@ -1064,7 +1060,7 @@ static void do_delete(struct hub *h, const struct reg_resource *r, const char *k
     struct err e = {0};
     const char *name = mstr(obj, "name");
     json_t *pre = json_object_get(opts, "preconditions");
-    const char *puid = jstr(pre, "uid"), *prv = jstr(pre, "resourceVersion");
+    const char *puid = jx_field_str(pre, "uid"), *prv = jx_field_str(pre, "resourceVersion");
     if (*puid && strcmp(puid, mstr(obj, "uid"))) {
         char *why =
             xasprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", puid,
@@ -1081,7 +1077,7 @@ static void do_delete(struct hub *h, const struct reg_resource *r, const char *k
         free(why);
         return;
     }
-    const char *pp = jstr(opts, "propagationPolicy");
+    const char *pp = jx_field_str(opts, "propagationPolicy");
     enum propagation prop = PROP_DEFAULT;
     if (!strcmp(pp, "Orphan"))
         prop = PROP_ORPHAN;
@@ -1182,7 +1178,7 @@ static int gc_pass(struct hub *h)
     json_array_foreach(owned, k, it)
     {
         json_t *o = json_object_get(it, "obj");
-        const char *key = jstr(it, "key");
+        const char *key = jx_field_str(it, "key");
         const struct reg_resource *r = res_for_key(h, key);
         if (!r || json_object_get(meta(o), "deletionTimestamp"))
             continue;
@@ -1191,7 +1187,7 @@ static int gc_pass(struct hub *h)
         json_t *ref;
         json_array_foreach(json_object_get(meta(o), "ownerReferences"), i, ref)
         {
-            const char *ouid = jstr(ref, "uid");
+            const char *ouid = jx_field_str(ref, "uid");
             if (hstore_uid_exists(h->st, ouid))
                 alive = true;
             if (json_object_get(fg_uids, ouid))
@@ -1209,7 +1205,7 @@ static int gc_pass(struct hub *h)
     json_array_foreach(fg, k, it)
     {
         json_t *o = json_object_get(it, "obj");
-        const char *key = jstr(it, "key");
+        const char *key = jx_field_str(it, "key");
         const struct reg_resource *r = res_for_key(h, key);
         if (!r || hstore_has_dependents(h->st, mstr(o, "uid")))
             continue;
@@ -1242,30 +1238,12 @@ static void gc_cb(struct ev_loop *loop, ev_timer *t, int revents)
 
 /* ---- list / watch ------------------------------------------------------------ */
 
-static char *b64(const char *s)
-{
-    size_t n = strlen(s);
-    char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)s, (int)n);
-    return out;
-}
-
 static char *unb64(const char *s)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n % 4 || n > 8192)
+    size_t n = strlen(s), m;
+    char *out;
+    if (n == 0 || n % 4 || n > 8192 || b64_decode(s, n, &out, &m) < 0)
         return NULL;
-    char *out = xmalloc(n);
-    int m = EVP_DecodeBlock((unsigned char *)out, (const unsigned char *)s, (int)n);
-    if (m < 0) {
-        free(out);
-        return NULL;
-    }
-    while (n > 0 && s[n - 1] == '=') {
-        m--;
-        n--;
-    }
-    out[m] = '\0';
     return out;
 }
 
@@ -1275,7 +1253,7 @@ static char *make_continue(int64_t rv, const char *last_key, const char *prefix)
                           last_key + strlen(prefix));
     char *txt = json_dumps(t, JSON_COMPACT);
     json_decref(t);
-    char *tok = b64(txt);
+    char *tok = b64_encode(txt, strlen(txt));
     free(txt);
     return tok;
 }
@@ -1391,7 +1369,7 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
         char *txt = unb64(cont);
         json_t *tok = txt ? json_loads(txt, 0, NULL) : NULL;
         free(txt);
-        const char *start = jstr(tok, "start");
+        const char *start = jx_field_str(tok, "start");
         json_int_t trv = json_integer_value(json_object_get(tok, "rv"));
         if (!tok || !*start || trv <= 0) {
             json_decref(tok);
@@ -1693,13 +1671,13 @@ static void pod_log(const struct reg_resource *r, json_t *pod, const struct hub_
     const char *c = NULL;
     if (!want || !*want) {
         if (json_array_size(cs) == 1) {
-            c = jstr(json_array_get(cs, 0), "name");
+            c = jx_field_str(json_array_get(cs, 0), "name");
         } else {
             struct buf names;
             buf_init(&names, 1 << 16);
             size_t i;
             json_t *x;
-            json_array_foreach(cs, i, x) buf_printf(&names, "%s%s", i ? " " : "", jstr(x, "name"));
+            json_array_foreach(cs, i, x) buf_printf(&names, "%s%s", i ? " " : "", jx_field_str(x, "name"));
             fail(resp, 400, "BadRequest", NULL,
                  "a container name must be specified for pod %s, choose one of: [%s]", name,
                  buf_str(&names));
@@ -1712,7 +1690,7 @@ static void pod_log(const struct reg_resource *r, json_t *pod, const struct hub_
             json_t *arr = json_object_get(json_object_get(pod, "spec"), lists[l]);
             size_t i;
             json_t *x;
-            json_array_foreach(arr, i, x) if (!strcmp(jstr(x, "name"), want)) c = want;
+            json_array_foreach(arr, i, x) if (!strcmp(jx_field_str(x, "name"), want)) c = want;
         }
         if (!c) {
             fail(resp, 400, "BadRequest", NULL, "container %s is not valid for pod %s", want, name);
@@ -1721,8 +1699,8 @@ static void pod_log(const struct reg_resource *r, json_t *pod, const struct hub_
     }
     (void)r;
     json_t *spec = json_object_get(pod, "spec");
-    const char *phase = jstr(json_object_get(pod, "status"), "phase");
-    if (*jstr(spec, "nodeName") && !strcmp(phase, "Pending")) {
+    const char *phase = jx_field_str(json_object_get(pod, "status"), "phase");
+    if (*jx_field_str(spec, "nodeName") && !strcmp(phase, "Pending")) {
         fail(resp, 400, "BadRequest", NULL,
              "container \"%s\" in pod \"%s\" is waiting to start: ContainerCreating", c, name);
         return;
@@ -1903,7 +1881,7 @@ static void handle_collection(struct hub *h, const struct reg_resource *r, const
             if (!watch_matches(&filt, o))
                 continue;
             struct hub_resp one = {0};
-            do_delete(h, r, jstr(it, "key"), o, opts, dry_run, &one);
+            do_delete(h, r, jx_field_str(it, "key"), o, opts, dry_run, &one);
             set_type(o, r);
             json_array_append(c.items, o);
             hub_resp_release(&one);
@@ -2182,8 +2160,8 @@ out:
 
 int hub_apply_object(struct hub *h, json_t *obj, struct err *e)
 {
-    const char *av = jstr(obj, "apiVersion");
-    const char *kind = jstr(obj, "kind");
+    const char *av = jx_field_str(obj, "apiVersion");
+    const char *kind = jx_field_str(obj, "kind");
     char group[256] = "", version[256] = "";
     const char *slash = strchr(av, '/');
     if (slash) {
@@ -2233,7 +2211,7 @@ int hub_apply_object(struct hub *h, json_t *obj, struct err *e)
     int ret = 0;
     if (resp.code >= 300) {
         json_t *st = json_loads(resp.body ? resp.body : "{}", 0, NULL);
-        ret = err_set(e, -EINVAL, "%s %s: %s", kind, name, jstr(st, "message"));
+        ret = err_set(e, -EINVAL, "%s %s: %s", kind, name, jx_field_str(st, "message"));
         json_decref(st);
     }
     hub_resp_release(&resp);

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "pkg/util/b64.h"
 #include "pkg/util/xalloc.h"
 
 /* ---- schema types ------------------------------------------------------- */
@@ -686,24 +687,9 @@ static unsigned want_wt(enum kp_kind k)
 
 /* ---- value conversions -------------------------------------------------- */
 
-static json_t *b64(const uint8_t *p, size_t n)
+static json_t *bytes_value(const uint8_t *p, size_t n)
 {
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t olen = (n + 2) / 3 * 4;
-    char *o = xmalloc(olen + 1);
-    size_t j = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < n)
-            v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < n)
-            v |= p[i + 2];
-        o[j++] = tab[(v >> 18) & 63];
-        o[j++] = tab[(v >> 12) & 63];
-        o[j++] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-        o[j++] = i + 2 < n ? tab[v & 63] : '=';
-    }
-    o[j] = '\0';
+    char *o = b64_encode(p, n);
     json_t *s = json_string(o);
     free(o);
     return s;
@@ -909,7 +895,7 @@ static int decode_field(struct kp_ctx *c, const struct kp_field *f, unsigned wt,
         return 0;
     }
     case KP_BYTES:
-        put(obj, f->json, b64(sub.p, sub.n), sub.n == 0, f->flags);
+        put(obj, f->json, bytes_value(sub.p, sub.n), sub.n == 0, f->flags);
         return 0;
     case KP_TIME:
         rc = mk_time(c, path, sub, &val);
@@ -968,7 +954,7 @@ static int decode_field(struct kp_ctx *c, const struct kp_field *f, unsigned wt,
         if (f->kind == KP_MAP_SS)
             rc = mk_string(c, path, &value, &val);
         else if (f->kind == KP_MAP_SB)
-            val = b64(value.p, value.n);
+            val = bytes_value(value.p, value.n);
         else
             rc = mk_quantity(c, path, value, &val);
         if (rc == 0)

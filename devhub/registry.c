@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/util/xalloc.h"
 
 struct registry {
@@ -188,20 +189,14 @@ void reg_remove_crd(struct registry *reg, const char *crd_name)
     reg->n = j;
 }
 
-static const char *jstr(json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 int reg_add_crd(struct registry *reg, json_t *crd, struct err *e)
 {
     json_t *spec = json_object_get(crd, "spec");
     json_t *names = json_object_get(spec, "names");
-    const char *crd_name = jstr(json_object_get(crd, "metadata"), "name");
-    const char *group = jstr(spec, "group");
-    const char *plural = jstr(names, "plural");
-    const char *kind = jstr(names, "kind");
+    const char *crd_name = jx_field_str(json_object_get(crd, "metadata"), "name");
+    const char *group = jx_field_str(spec, "group");
+    const char *plural = jx_field_str(names, "plural");
+    const char *kind = jx_field_str(names, "kind");
     json_t *versions = json_object_get(spec, "versions");
     if (!*group || !*plural || !*kind || !json_is_array(versions) || !json_array_size(versions))
         return err_set(e, -EINVAL,
@@ -213,7 +208,7 @@ int reg_add_crd(struct registry *reg, json_t *crd, struct err *e)
             return err_set(e, -EEXIST, "group %s is served by a built-in API", group);
     }
     reg_remove_crd(reg, crd_name);
-    const char *singular = jstr(names, "singular");
+    const char *singular = jx_field_str(names, "singular");
     char *lower = NULL;
     if (!*singular) {
         lower = xstrdup(kind);
@@ -222,16 +217,16 @@ int reg_add_crd(struct registry *reg, json_t *crd, struct err *e)
                 *p = (char)(*p - 'A' + 'a');
         singular = lower;
     }
-    bool namespaced = strcmp(jstr(spec, "scope"), "Cluster") != 0;
+    bool namespaced = strcmp(jx_field_str(spec, "scope"), "Cluster") != 0;
     size_t i;
     json_t *v;
     json_array_foreach(versions, i, v)
     {
-        const char *vname = jstr(v, "name");
+        const char *vname = jx_field_str(v, "name");
         if (!*vname || json_is_false(json_object_get(v, "served")))
             continue;
         struct reg_resource *r = res_new(group, vname, plural, kind, singular);
-        const char *lk = jstr(names, "listKind");
+        const char *lk = jx_field_str(names, "listKind");
         if (*lk) {
             free(r->list_kind);
             r->list_kind = xstrdup(lk);
@@ -243,9 +238,9 @@ int reg_add_crd(struct registry *reg, json_t *crd, struct err *e)
         json_t *scale = json_object_get(sub, "scale");
         if (scale) {
             r->has_scale = true;
-            r->scale_spec_path = xstrdup(jstr(scale, "specReplicasPath"));
-            r->scale_status_path = xstrdup(jstr(scale, "statusReplicasPath"));
-            r->scale_selector_path = xstrdup(jstr(scale, "labelSelectorPath"));
+            r->scale_spec_path = xstrdup(jx_field_str(scale, "specReplicasPath"));
+            r->scale_status_path = xstrdup(jx_field_str(scale, "statusReplicasPath"));
+            r->scale_selector_path = xstrdup(jx_field_str(scale, "labelSelectorPath"));
         }
         json_t *sn = json_object_get(names, "shortNames");
         r->short_names = json_is_array(sn) ? json_deep_copy(sn) : json_array();
@@ -296,7 +291,7 @@ static json_t *group_entry(const struct registry *reg, const char *group)
         json_t *v;
         json_array_foreach(versions, k, v)
         {
-            if (!strcmp(jstr(v, "version"), r->version))
+            if (!strcmp(jx_field_str(v, "version"), r->version))
                 seen = true;
         }
         if (!seen) {
@@ -316,7 +311,7 @@ static json_t *group_entry(const struct registry *reg, const char *group)
     json_t *v;
     json_array_foreach(versions, k, v)
     {
-        if (preferred && !strcmp(jstr(v, "version"), preferred))
+        if (preferred && !strcmp(jx_field_str(v, "version"), preferred))
             pv = v;
     }
     if (!pv)

@@ -228,11 +228,6 @@ static bool owned_by(const json_t *obj, const char *uid)
     return ref && uid && !strcmp(jx_str(ref, "uid", ""), uid);
 }
 
-static bool cond_true(const json_t *obj, const char *type)
-{
-    return jx_cond_is_true(obj, type);
-}
-
 /* Merge-patch path with patch when it changes something in cur (compared on the patch's keys). */
 static void write_patch(struct simjobs *s, const char *path, json_t *patch, const json_t *cur)
 {
@@ -583,7 +578,7 @@ static bool managed_elsewhere(const json_t *job, const char *path, const char *m
 
 static void sync_job(struct simjobs *s, const json_t *job, json_t *pods)
 {
-    if (cond_true(job, "Complete") || cond_true(job, "Failed") ||
+    if (jx_cond_is_true(job, "Complete") || jx_cond_is_true(job, "Failed") ||
         managed_elsewhere(job, "spec.managedBy", "kubernetes.io/job-controller"))
         return;
     const char *uid = jx_uid(job), *ns = jx_namespace(job);
@@ -744,7 +739,7 @@ static json_t *pt_pod(const json_t *job, const char *rtype, const json_t *rspec,
 
 static void sync_ptjob(struct simjobs *s, const json_t *job, json_t *pods)
 {
-    if (cond_true(job, "Succeeded") || cond_true(job, "Failed") ||
+    if (jx_cond_is_true(job, "Succeeded") || jx_cond_is_true(job, "Failed") ||
         managed_elsewhere(job, "spec.runPolicy.managedBy", "kubeflow.org/training-operator"))
         return;
     const char *uid = jx_uid(job), *ns = jx_namespace(job);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -426,12 +427,6 @@ out:
 
 /* ---- helpers for printers ------------------------------------------------ */
 
-static const char *sget(const json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_string(v) ? json_string_value(v) : "";
-}
-
 static json_t *oget(const json_t *o, const char *k)
 {
     return json_object_get(o, k);
@@ -449,7 +444,7 @@ static long long iget(const json_t *o, const char *k, long long def)
 
 static const char *meta_name(const json_t *obj)
 {
-    return sget(oget(obj, "metadata"), "name");
+    return jx_field_str(oget(obj, "metadata"), "name");
 }
 
 static void cell_str(json_t *cells, const char *s)
@@ -466,24 +461,13 @@ static void cell_int(json_t *cells, long long v)
 static void cell_age(json_t *cells, const json_t *obj, time_t now)
 {
     char b[32];
-    cell_str(cells, table_age(sget(oget(obj, "metadata"), "creationTimestamp"), now, b, sizeof b));
+    cell_str(cells,
+             table_age(jx_field_str(oget(obj, "metadata"), "creationTimestamp"), now, b, sizeof b));
 }
 
 static void cell_or(json_t *cells, const char *s, const char *fallback)
 {
     cell_str(cells, s && *s ? s : fallback);
-}
-
-/* Condition `type` with status "True" in status.conditions? */
-static bool cond_true(const json_t *obj, const char *type)
-{
-    json_t *cs = oget(oget(obj, "status"), "conditions");
-    for (size_t i = 0; i < json_array_size(cs); i++) {
-        json_t *c = json_array_get(cs, i);
-        if (!strcmp(sget(c, "type"), type))
-            return !strcmp(sget(c, "status"), "True");
-    }
-    return false;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -520,8 +504,8 @@ static char *format_selector(const json_t *sel)
     json_t *exprs = oget(sel, "matchExpressions");
     for (size_t i = 0; i < json_array_size(exprs); i++) {
         json_t *x = json_array_get(exprs, i);
-        const char *op = sget(x, "operator");
-        const char *key = sget(x, "key");
+        const char *op = jx_field_str(x, "operator");
+        const char *key = jx_field_str(x, "key");
         struct buf vals;
         buf_init(&vals, 1 << 16);
         json_t *vs = oget(x, "values");
@@ -566,8 +550,8 @@ static void container_cells(json_t *cells, const json_t *containers)
             buf_puts(&names, ",");
             buf_puts(&images, ",");
         }
-        buf_puts(&names, sget(c, "name"));
-        buf_puts(&images, sget(c, "image"));
+        buf_puts(&names, jx_field_str(c, "name"));
+        buf_puts(&images, jx_field_str(c, "image"));
     }
     cell_str(cells, buf_str(&names));
     cell_str(cells, buf_str(&images));
@@ -597,7 +581,7 @@ struct coldef {
 static void row_namespace(const json_t *o, time_t now, json_t *cells, json_t *row)
 {
     cell_str(cells, meta_name(o));
-    cell_str(cells, sget(oget(o, "status"), "phase"));
+    cell_str(cells, jx_field_str(oget(o, "status"), "phase"));
     cell_age(cells, o, now);
 }
 
@@ -616,8 +600,8 @@ static void row_node(const json_t *o, time_t now, json_t *cells, json_t *row)
     bool found = false;
     for (size_t i = 0; i < json_array_size(cs); i++) {
         json_t *c = json_array_get(cs, i);
-        if (!strcmp(sget(c, "type"), "Ready")) {
-            buf_puts(&status, !strcmp(sget(c, "status"), "True") ? "Ready" : "NotReady");
+        if (!strcmp(jx_field_str(c, "type"), "Ready")) {
+            buf_puts(&status, !strcmp(jx_field_str(c, "status"), "True") ? "Ready" : "NotReady");
             found = true;
         }
     }
@@ -656,21 +640,21 @@ static void row_node(const json_t *o, time_t now, json_t *cells, json_t *row)
     cell_or(cells, buf_str(&rb), "<none>");
     cell_age(cells, o, now);
     json_t *info = oget(st, "nodeInfo");
-    cell_str(cells, sget(info, "kubeletVersion"));
+    cell_str(cells, jx_field_str(info, "kubeletVersion"));
     const char *internal = "", *external = "";
     json_t *addrs = oget(st, "addresses");
     for (size_t i = 0; i < json_array_size(addrs); i++) {
         json_t *a = json_array_get(addrs, i);
-        if (!*internal && !strcmp(sget(a, "type"), "InternalIP"))
-            internal = sget(a, "address");
-        if (!*external && !strcmp(sget(a, "type"), "ExternalIP"))
-            external = sget(a, "address");
+        if (!*internal && !strcmp(jx_field_str(a, "type"), "InternalIP"))
+            internal = jx_field_str(a, "address");
+        if (!*external && !strcmp(jx_field_str(a, "type"), "ExternalIP"))
+            external = jx_field_str(a, "address");
     }
     cell_or(cells, internal, "<none>");
     cell_or(cells, external, "<none>");
-    cell_or(cells, sget(info, "osImage"), "<unknown>");
-    cell_or(cells, sget(info, "kernelVersion"), "<unknown>");
-    cell_or(cells, sget(info, "containerRuntimeVersion"), "<unknown>");
+    cell_or(cells, jx_field_str(info, "osImage"), "<unknown>");
+    cell_or(cells, jx_field_str(info, "kernelVersion"), "<unknown>");
+    cell_or(cells, jx_field_str(info, "containerRuntimeVersion"), "<unknown>");
     buf_free(&status);
     buf_free(&rb);
 }
@@ -706,7 +690,7 @@ static const struct coldef cols_node[] = {
 /* The latest lastState.terminated.finishedAt seen; kept as a string (RFC 3339 sorts). */
 static void later(char *best, size_t n, const json_t *status)
 {
-    const char *f = sget(oget(oget(status, "lastState"), "terminated"), "finishedAt");
+    const char *f = jx_field_str(oget(oget(status, "lastState"), "terminated"), "finishedAt");
     if (*f && strcmp(f, best) > 0)
         snprintf(best, n, "%s", f);
 }
@@ -716,8 +700,8 @@ static bool is_restartable_init(const json_t *spec, const char *name)
     json_t *ics = oget(spec, "initContainers");
     for (size_t i = 0; i < json_array_size(ics); i++) {
         json_t *c = json_array_get(ics, i);
-        if (!strcmp(sget(c, "name"), name))
-            return !strcmp(sget(c, "restartPolicy"), "Always");
+        if (!strcmp(jx_field_str(c, "name"), name))
+            return !strcmp(jx_field_str(c, "restartPolicy"), "Always");
     }
     return false;
 }
@@ -728,14 +712,15 @@ static void row_pod(const json_t *o, time_t now, json_t *cells, json_t *row)
     long long restarts = 0, sidecar_restarts = 0;
     long long total = (long long)json_array_size(oget(spec, "containers")), ready = 0;
     char last[64] = "", last_sidecar[64] = "";
-    const char *phase = sget(st, "phase");
+    const char *phase = jx_field_str(st, "phase");
     char reason[256];
-    snprintf(reason, sizeof reason, "%s", *sget(st, "reason") ? sget(st, "reason") : phase);
+    snprintf(reason, sizeof reason, "%s",
+             *jx_field_str(st, "reason") ? jx_field_str(st, "reason") : phase);
     json_t *conds = oget(st, "conditions");
     for (size_t i = 0; i < json_array_size(conds); i++) {
         json_t *c = json_array_get(conds, i);
-        if (!strcmp(sget(c, "type"), "PodScheduled") &&
-            !strcmp(sget(c, "reason"), "SchedulingGated"))
+        if (!strcmp(jx_field_str(c, "type"), "PodScheduled") &&
+            !strcmp(jx_field_str(c, "reason"), "SchedulingGated"))
             snprintf(reason, sizeof reason, "SchedulingGated");
     }
     if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")) {
@@ -749,7 +734,7 @@ static void row_pod(const json_t *o, time_t now, json_t *cells, json_t *row)
     }
     json_t *ics = oget(spec, "initContainers");
     for (size_t i = 0; i < json_array_size(ics); i++)
-        if (!strcmp(sget(json_array_get(ics, i), "restartPolicy"), "Always"))
+        if (!strcmp(jx_field_str(json_array_get(ics, i), "restartPolicy"), "Always"))
             total++;
     bool initializing = false;
     json_t *iss = oget(st, "initContainerStatuses");
@@ -757,7 +742,7 @@ static void row_pod(const json_t *o, time_t now, json_t *cells, json_t *row)
         json_t *c = json_array_get(iss, i);
         restarts += iget(c, "restartCount", 0);
         later(last, sizeof last, c);
-        bool sidecar = is_restartable_init(spec, sget(c, "name"));
+        bool sidecar = is_restartable_init(spec, jx_field_str(c, "name"));
         if (sidecar) {
             sidecar_restarts += iget(c, "restartCount", 0);
             later(last_sidecar, sizeof last_sidecar, c);
@@ -773,25 +758,25 @@ static void row_pod(const json_t *o, time_t now, json_t *cells, json_t *row)
             continue;
         }
         if (term) {
-            if (!*sget(term, "reason")) {
+            if (!*jx_field_str(term, "reason")) {
                 if (iget(term, "signal", 0))
                     snprintf(reason, sizeof reason, "Init:Signal:%lld", iget(term, "signal", 0));
                 else
                     snprintf(reason, sizeof reason, "Init:ExitCode:%lld",
                              iget(term, "exitCode", 0));
             } else {
-                snprintf(reason, sizeof reason, "Init:%.200s", sget(term, "reason"));
+                snprintf(reason, sizeof reason, "Init:%.200s", jx_field_str(term, "reason"));
             }
-        } else if (wait && *sget(wait, "reason") &&
-                   strcmp(sget(wait, "reason"), "PodInitializing")) {
-            snprintf(reason, sizeof reason, "Init:%.200s", sget(wait, "reason"));
+        } else if (wait && *jx_field_str(wait, "reason") &&
+                   strcmp(jx_field_str(wait, "reason"), "PodInitializing")) {
+            snprintf(reason, sizeof reason, "Init:%.200s", jx_field_str(wait, "reason"));
         } else {
             snprintf(reason, sizeof reason, "Init:%zu/%zu", i, json_array_size(ics));
         }
         initializing = true;
         break;
     }
-    if (!initializing || cond_true(o, "Initialized")) {
+    if (!initializing || jx_cond_is_true(o, "Initialized")) {
         restarts = sidecar_restarts;
         snprintf(last, sizeof last, "%s", last_sidecar);
         bool has_running = false;
@@ -803,10 +788,10 @@ static void row_pod(const json_t *o, time_t now, json_t *cells, json_t *row)
             json_t *state = oget(c, "state");
             json_t *term = oget(state, "terminated");
             json_t *wait = oget(state, "waiting");
-            if (wait && *sget(wait, "reason")) {
-                snprintf(reason, sizeof reason, "%.200s", sget(wait, "reason"));
-            } else if (term && *sget(term, "reason")) {
-                snprintf(reason, sizeof reason, "%.200s", sget(term, "reason"));
+            if (wait && *jx_field_str(wait, "reason")) {
+                snprintf(reason, sizeof reason, "%.200s", jx_field_str(wait, "reason"));
+            } else if (term && *jx_field_str(term, "reason")) {
+                snprintf(reason, sizeof reason, "%.200s", jx_field_str(term, "reason"));
             } else if (term) {
                 if (iget(term, "signal", 0))
                     snprintf(reason, sizeof reason, "Signal:%lld", iget(term, "signal", 0));
@@ -818,10 +803,11 @@ static void row_pod(const json_t *o, time_t now, json_t *cells, json_t *row)
             }
         }
         if (!strcmp(reason, "Completed") && has_running)
-            snprintf(reason, sizeof reason, "%s", cond_true(o, "Ready") ? "Running" : "NotReady");
+            snprintf(reason, sizeof reason, "%s",
+                     jx_cond_is_true(o, "Ready") ? "Running" : "NotReady");
     }
     bool deleting = oget(oget(o, "metadata"), "deletionTimestamp") != NULL;
-    if (deleting && !strcmp(sget(st, "reason"), "NodeLost"))
+    if (deleting && !strcmp(jx_field_str(st, "reason"), "NodeLost"))
         snprintf(reason, sizeof reason, "Unknown");
     else if (deleting && strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0)
         snprintf(reason, sizeof reason, "Terminating");
@@ -838,17 +824,17 @@ static void row_pod(const json_t *o, time_t now, json_t *cells, json_t *row)
     cell_str(cells, rs);
     cell_age(cells, o, now);
     json_t *ips = oget(st, "podIPs");
-    const char *ip = json_array_size(ips) ? sget(json_array_get(ips, 0), "ip") : "";
+    const char *ip = json_array_size(ips) ? jx_field_str(json_array_get(ips, 0), "ip") : "";
     cell_or(cells, ip, "<none>");
-    cell_or(cells, sget(spec, "nodeName"), "<none>");
-    cell_or(cells, sget(st, "nominatedNodeName"), "<none>");
+    cell_or(cells, jx_field_str(spec, "nodeName"), "<none>");
+    cell_or(cells, jx_field_str(st, "nominatedNodeName"), "<none>");
     json_t *gates = oget(spec, "readinessGates");
     if (json_array_size(gates) == 0) {
         cell_str(cells, "<none>");
     } else {
         size_t ok = 0;
         for (size_t i = 0; i < json_array_size(gates); i++)
-            ok += cond_true(o, sget(json_array_get(gates, i), "conditionType"));
+            ok += jx_cond_is_true(o, jx_field_str(json_array_get(gates, i), "conditionType"));
         char g[48];
         snprintf(g, sizeof g, "%zu/%zu", ok, json_array_size(gates));
         cell_str(cells, g);
@@ -885,17 +871,17 @@ static void row_job(const json_t *o, time_t now, json_t *cells, json_t *row)
 {
     json_t *spec = oget(o, "spec"), *st = oget(o, "status");
     const char *status;
-    if (cond_true(o, "Complete"))
+    if (jx_cond_is_true(o, "Complete"))
         status = "Complete";
-    else if (cond_true(o, "Failed"))
+    else if (jx_cond_is_true(o, "Failed"))
         status = "Failed";
     else if (oget(oget(o, "metadata"), "deletionTimestamp"))
         status = "Terminating";
-    else if (cond_true(o, "Suspended"))
+    else if (jx_cond_is_true(o, "Suspended"))
         status = "Suspended";
-    else if (cond_true(o, "FailureTarget"))
+    else if (jx_cond_is_true(o, "FailureTarget"))
         status = "FailureTarget";
-    else if (cond_true(o, "SuccessCriteriaMet"))
+    else if (jx_cond_is_true(o, "SuccessCriteriaMet"))
         status = "SuccessCriteriaMet";
     else
         status = "Running";
@@ -909,9 +895,9 @@ static void row_job(const json_t *o, time_t now, json_t *cells, json_t *row)
         snprintf(comp, sizeof comp, "%lld/1", succeeded);
     char dur[32] = "";
     struct timespec start, end;
-    if (clock_parse_rfc3339(sget(st, "startTime"), &start) == 0) {
+    if (clock_parse_rfc3339(jx_field_str(st, "startTime"), &start) == 0) {
         double d;
-        if (clock_parse_rfc3339(sget(st, "completionTime"), &end) == 0)
+        if (clock_parse_rfc3339(jx_field_str(st, "completionTime"), &end) == 0)
             d = (double)(end.tv_sec - start.tv_sec);
         else
             d = (double)(now - start.tv_sec);
@@ -981,7 +967,7 @@ static const struct coldef cols_deployment[] = {
 static void row_secret(const json_t *o, time_t now, json_t *cells, json_t *row)
 {
     cell_str(cells, meta_name(o));
-    cell_str(cells, sget(o, "type"));
+    cell_str(cells, jx_field_str(o, "type"));
     cell_int(cells, (long long)json_object_size(oget(o, "data")));
     cell_age(cells, o, now);
 }
@@ -1026,19 +1012,20 @@ static const struct coldef cols_serviceaccount[] = {
 static void row_service(const json_t *o, time_t now, json_t *cells, json_t *row)
 {
     json_t *spec = oget(o, "spec");
-    const char *type = *sget(spec, "type") ? sget(spec, "type") : "ClusterIP";
+    const char *type = *jx_field_str(spec, "type") ? jx_field_str(spec, "type") : "ClusterIP";
     struct buf ext, ports;
     buf_init(&ext, 1 << 16);
     buf_init(&ports, 1 << 16);
     json_t *eips = oget(spec, "externalIPs");
     if (!strcmp(type, "ExternalName")) {
-        buf_puts(&ext, sget(spec, "externalName"));
+        buf_puts(&ext, jx_field_str(spec, "externalName"));
     } else if (!strcmp(type, "LoadBalancer")) {
         json_t *ing = oget(oget(oget(o, "status"), "loadBalancer"), "ingress");
         for (size_t i = 0; i < json_array_size(ing); i++) {
             json_t *x = json_array_get(ing, i);
             buf_printf(&ext, "%s%s", i ? "," : "",
-                       *sget(x, "ip") ? sget(x, "ip") : sget(x, "hostname"));
+                       *jx_field_str(x, "ip") ? jx_field_str(x, "ip")
+                                              : jx_field_str(x, "hostname"));
         }
         if (ext.len == 0)
             buf_puts(&ext, "<pending>");
@@ -1052,7 +1039,7 @@ static void row_service(const json_t *o, time_t now, json_t *cells, json_t *row)
     json_t *ps = oget(spec, "ports");
     for (size_t i = 0; i < json_array_size(ps); i++) {
         json_t *p = json_array_get(ps, i);
-        const char *proto = *sget(p, "protocol") ? sget(p, "protocol") : "TCP";
+        const char *proto = *jx_field_str(p, "protocol") ? jx_field_str(p, "protocol") : "TCP";
         if (iget(p, "nodePort", 0))
             buf_printf(&ports, "%s%lld:%lld/%s", i ? "," : "", iget(p, "port", 0),
                        iget(p, "nodePort", 0), proto);
@@ -1061,7 +1048,7 @@ static void row_service(const json_t *o, time_t now, json_t *cells, json_t *row)
     }
     cell_str(cells, meta_name(o));
     cell_str(cells, type);
-    cell_or(cells, sget(spec, "clusterIP"), "<none>");
+    cell_or(cells, jx_field_str(spec, "clusterIP"), "<none>");
     cell_or(cells, buf_str(&ext), "<none>");
     cell_or(cells, buf_str(&ports), "<none>");
     cell_age(cells, o, now);
@@ -1109,7 +1096,7 @@ static const struct coldef cols_service[] = {
 static void row_lease(const json_t *o, time_t now, json_t *cells, json_t *row)
 {
     cell_str(cells, meta_name(o));
-    cell_str(cells, sget(oget(o, "spec"), "holderIdentity"));
+    cell_str(cells, jx_field_str(oget(o, "spec"), "holderIdentity"));
     cell_age(cells, o, now);
 }
 
@@ -1128,32 +1115,34 @@ static void event_row(const json_t *o, time_t now, json_t *cells, bool v1)
     json_t *inv = oget(o, v1 ? "regarding" : "involvedObject");
     json_t *src = oget(o, v1 ? "deprecatedSource" : "source");
     char first[32], last[32];
-    if (*sget(o, first_f))
-        table_age(sget(o, first_f), now, first, sizeof first);
+    if (*jx_field_str(o, first_f))
+        table_age(jx_field_str(o, first_f), now, first, sizeof first);
     else
-        table_age(sget(o, "eventTime"), now, first, sizeof first);
-    if (*sget(o, last_f))
-        table_age(sget(o, last_f), now, last, sizeof last);
+        table_age(jx_field_str(o, "eventTime"), now, first, sizeof first);
+    if (*jx_field_str(o, last_f))
+        table_age(jx_field_str(o, last_f), now, last, sizeof last);
     else
         snprintf(last, sizeof last, "%s", first);
     long long count = iget(o, count_f, 0);
     json_t *series = oget(o, "series");
     if (json_is_object(series)) {
-        table_age(sget(series, "lastObservedTime"), now, last, sizeof last);
+        table_age(jx_field_str(series, "lastObservedTime"), now, last, sizeof last);
         count = iget(series, "count", 0);
     } else if (count == 0) {
         count = 1;
     }
     char kind[128];
-    snprintf(kind, sizeof kind, "%s", sget(inv, "kind"));
+    snprintf(kind, sizeof kind, "%s", jx_field_str(inv, "kind"));
     for (char *p = kind; *p; p++)
         *p = (char)tolower((unsigned char)*p);
-    char *target = *sget(inv, "name") ? xasprintf("%s/%s", kind, sget(inv, "name")) : xstrdup(kind);
-    const char *comp =
-        *sget(src, "component") ? sget(src, "component") : sget(o, "reportingController");
-    const char *inst = *sget(src, "host") ? sget(src, "host") : sget(o, "reportingInstance");
+    char *target = *jx_field_str(inv, "name") ? xasprintf("%s/%s", kind, jx_field_str(inv, "name"))
+                                              : xstrdup(kind);
+    const char *comp = *jx_field_str(src, "component") ? jx_field_str(src, "component")
+                                                       : jx_field_str(o, "reportingController");
+    const char *inst = *jx_field_str(src, "host") ? jx_field_str(src, "host")
+                                                  : jx_field_str(o, "reportingInstance");
     char *source = *inst ? xasprintf("%s, %s", comp, inst) : xstrdup(comp);
-    const char *msg = sget(o, v1 ? "note" : "message");
+    const char *msg = jx_field_str(o, v1 ? "note" : "message");
     size_t ml = strlen(msg);
     while (ml && isspace((unsigned char)*msg)) {
         msg++;
@@ -1163,10 +1152,10 @@ static void event_row(const json_t *o, time_t now, json_t *cells, bool v1)
         ml--;
     char *tmsg = xstrndup(msg, ml);
     cell_str(cells, last);
-    cell_str(cells, sget(o, "type"));
-    cell_str(cells, sget(o, "reason"));
+    cell_str(cells, jx_field_str(o, "type"));
+    cell_str(cells, jx_field_str(o, "reason"));
     cell_str(cells, target);
-    cell_str(cells, sget(inv, "fieldPath"));
+    cell_str(cells, jx_field_str(inv, "fieldPath"));
     cell_str(cells, source);
     cell_str(cells, tmsg);
     cell_str(cells, first);
@@ -1209,7 +1198,7 @@ static const struct coldef cols_event[] = {
 static void row_rolebinding(const json_t *o, time_t now, json_t *cells, json_t *row)
 {
     json_t *ref = oget(o, "roleRef");
-    char *role = xasprintf("%s/%s", sget(ref, "kind"), sget(ref, "name"));
+    char *role = xasprintf("%s/%s", jx_field_str(ref, "kind"), jx_field_str(ref, "name"));
     cell_str(cells, meta_name(o));
     cell_str(cells, role);
     cell_age(cells, o, now);
@@ -1222,7 +1211,7 @@ static void row_rolebinding(const json_t *o, time_t now, json_t *cells, json_t *
     json_t *subjects = oget(o, "subjects");
     for (size_t i = 0; i < json_array_size(subjects); i++) {
         json_t *sj = json_array_get(subjects, i);
-        const char *kind = sget(sj, "kind");
+        const char *kind = jx_field_str(sj, "kind");
         struct buf *b = NULL;
         if (!strcmp(kind, "User"))
             b = &users;
@@ -1235,9 +1224,9 @@ static void row_rolebinding(const json_t *o, time_t now, json_t *cells, json_t *
         if (b->len)
             buf_puts(b, ", ");
         if (b == &sas)
-            buf_printf(b, "%s/%s", sget(sj, "namespace"), sget(sj, "name"));
+            buf_printf(b, "%s/%s", jx_field_str(sj, "namespace"), jx_field_str(sj, "name"));
         else
-            buf_puts(b, sget(sj, "name"));
+            buf_puts(b, jx_field_str(sj, "name"));
     }
     cell_str(cells, buf_str(&users));
     cell_str(cells, buf_str(&groups));
@@ -1379,7 +1368,8 @@ struct table_printer *table_printer_crd(const json_t *columns, struct err *e)
     p->crd = xcalloc(n, sizeof *p->crd);
     for (size_t i = 0; i < n; i++) {
         json_t *c = json_array_get(columns, i);
-        const char *name = sget(c, "name"), *type = sget(c, "type"), *path = sget(c, "jsonPath");
+        const char *name = jx_field_str(c, "name"), *type = jx_field_str(c, "type"),
+                   *path = jx_field_str(c, "jsonPath");
         if (!*name || !*type || !*path) {
             err_set(e, -EINVAL,
                     "additionalPrinterColumns[%zu]: name, type and jsonPath are required", i);
@@ -1402,14 +1392,14 @@ struct table_printer *table_printer_crd(const json_t *columns, struct err *e)
         p->crd[i].type = xstrdup(type);
         p->crd[i].path = xstrdup(path);
         p->ncrd = i + 1;
-        const char *desc = sget(c, "description");
+        const char *desc = jx_field_str(c, "description");
         char *dflt = NULL;
         if (!*desc) {
             dflt = xasprintf("Custom resource definition column (in JSONPath format): %s", path);
             desc = dflt;
         }
-        json_array_append_new(
-            p->columns, coldef_json(name, type, sget(c, "format"), desc, iget(c, "priority", 0)));
+        json_array_append_new(p->columns, coldef_json(name, type, jx_field_str(c, "format"), desc,
+                                                      iget(c, "priority", 0)));
         free(dflt);
     }
     return p;
@@ -1481,7 +1471,7 @@ static void row_default(const json_t *o, time_t now, json_t *cells)
 {
     cell_str(cells, meta_name(o));
     struct timespec t;
-    const char *ts = sget(oget(o, "metadata"), "creationTimestamp");
+    const char *ts = jx_field_str(oget(o, "metadata"), "creationTimestamp");
     if (clock_parse_rfc3339(ts, &t) == 0) {
         char b[40];
         cell_str(cells, clock_rfc3339(b, sizeof b, &t, 0));

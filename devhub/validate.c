@@ -783,7 +783,7 @@ void valid_normalize(const struct valid_target *t, json_t *obj)
 }
 
 /* A JSON string even when truncation cut a UTF-8 sequence: bad bytes become '?'. */
-static json_t *jstr(const char *s)
+static json_t *lossy_str(const char *s)
 {
     json_t *v = json_string(s);
     if (v)
@@ -804,13 +804,13 @@ json_t *valid_status_body(const struct valid_result *r)
     json_object_set_new(st, "apiVersion", json_string("v1"));
     json_object_set_new(st, "metadata", json_object());
     json_object_set_new(st, "status", json_string("Failure"));
-    json_object_set_new(st, "message", jstr(r->message));
+    json_object_set_new(st, "message", lossy_str(r->message));
     json_object_set_new(st, "reason", json_string(r->reason));
     json_object_set_new(st, "code", json_integer(r->code));
     if (r->code == 422) {
         json_t *d = json_object();
         if (r->name[0])
-            json_object_set_new(d, "name", jstr(r->name));
+            json_object_set_new(d, "name", lossy_str(r->name));
         if (r->group[0])
             json_object_set_new(d, "group", json_string(r->group));
         if (r->kind[0])
@@ -819,8 +819,8 @@ json_t *valid_status_body(const struct valid_result *r)
         for (size_t i = 0; i < r->ncauses; i++) {
             json_t *c = json_object();
             json_object_set_new(c, "reason", json_string(r->causes[i].reason));
-            json_object_set_new(c, "message", jstr(r->causes[i].message));
-            json_object_set_new(c, "field", jstr(r->causes[i].field));
+            json_object_set_new(c, "message", lossy_str(r->causes[i].message));
+            json_object_set_new(c, "field", lossy_str(r->causes[i].field));
             json_array_append_new(causes, c);
         }
         json_object_set_new(d, "causes", causes);

@@ -3,7 +3,7 @@
 # shellcheck disable=SC2015
 # Static and dry-run checks of everything kueue-ks deploys (issue 6):
 #   1. shellcheck of every shell script under scripts/ and of the e2e tests this
-#      part owns (test/e2e/manifests.sh, test/k3d/scenarios.sh, k3d_scripts.sh, docs.sh)
+#      part owns (test/checks/*.sh, test/k3d/scenarios.sh)
 #   2. every YAML file under config/ and examples/ parses, and every document
 #      has apiVersion, kind and a name (or generateName); config/grafana JSON parses
 #   3. kubectl kustomize renders config/default, also with config/prometheus enabled
@@ -58,7 +58,7 @@ trap cleanup EXIT
 # 1. shellcheck
 mapfile -t scripts < <(
   find scripts -name '*.sh' -type f
-  ls test/e2e/manifests.sh test/k3d/scenarios.sh test/e2e/k3d_scripts.sh test/e2e/docs.sh 2>/dev/null
+  ls test/checks/*.sh test/k3d/scenarios.sh 2>/dev/null
 )
 if out=$(shellcheck -x "${scripts[@]}" 2>&1); then
   ok "shellcheck: ${#scripts[@]} scripts clean"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs test programs and prints a closing "KIND: N passed, N failed" line.
 #   scripts/run-tests.sh unit DIR [FILTER]   every executable test_* in DIR
-#   scripts/run-tests.sh e2e  DIR [FILTER]   every *.sh in DIR (exit 77 = skipped)
+#   scripts/run-tests.sh e2e  DIR [FILTER]   every *.sh in DIR (exit 77 = skipped) but the
+#                                             real-stack ones; KKS_REAL=1: only real_*.sh
 #   scripts/run-tests.sh checks DIR [FILTER] the same, for test/checks/
 # Each test has a hard timeout so a hang fails instead of blocking CI.
 # With CI set (as .ci/run does) nothing passes by skipping: exit 77 counts as a
@@ -16,6 +17,9 @@ skip=0
 failed=()
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# The pinned kubectl (scripts/realstack/build.sh) comes first: the scripts must not depend on
+# whatever kubectl the machine has, if any.
+[ -x build/realstack/bin/kubectl ] && export PATH="$PWD/build/realstack/bin:$PATH"
 logdir=build/test-logs/$kind
 mkdir -p "$logdir"
 
@@ -72,6 +76,9 @@ e2e | checks)
     [ -f "$t" ] || continue
     name=$(basename "$t" .sh)
     [ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
+    # The real-stack tier runs on its own (scripts/realstack/tier.sh sets KKS_REAL=1).
+    if [[ "$name" == real_* ]]; then is_real=1; else is_real=0; fi
+    [ "$is_real" = "${KKS_REAL:-0}" ] || continue
     run_one "$name" bash "$t"
   done
   ;;

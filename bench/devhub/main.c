@@ -12,6 +12,7 @@
 
 #include "devhub/hub.h"
 #include "pkg/util/clock.h"
+#include "pkg/json/jsonx.h"
 
 static int call(struct hub *h, const char *method, const char *path, const char *ctype,
                 const char *body, const struct hub_kv *q, size_t nq, size_t *len)
@@ -35,6 +36,7 @@ static int call(struct hub *h, const char *method, const char *path, const char 
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     long n = argc > 1 ? strtol(argv[1], NULL, 10) : 10000;
     long nw = argc > 2 ? strtol(argv[2], NULL, 10) : 100;
     if (n <= 0 || nw <= 0) {

@@ -51,6 +51,7 @@
 #include "pkg/kube/watch.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/json/jsonx.h"
 
 #define NCLUSTERS 3 /* hub, cluster1, cluster2 */
 #define KUEUE_GV  "kueue.x-k8s.io", "v1beta2"
@@ -645,6 +646,7 @@ static int run(struct bench *b)
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     struct bench b = {.n = 1000, .v = "0"};
     for (int i = 1; i < argc; i++) {
         char *end = NULL;

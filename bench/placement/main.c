@@ -12,6 +12,7 @@
 
 #include "controllers/workload/placement.h"
 #include "pkg/util/clock.h"
+#include "pkg/json/jsonx.h"
 
 static int arg(int argc, char **argv, const char *name, int def)
 {
@@ -23,6 +24,7 @@ static int arg(int argc, char **argv, const char *name, int def)
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     int nc = arg(argc, argv, "--clusters", 100);
     int nn = arg(argc, argv, "--nodes", 100);
     int nj = arg(argc, argv, "--jobs", 1000);

@@ -13,6 +13,7 @@
 
 #include "controllers/quota/aggregate.h"
 #include "pkg/util/clock.h"
+#include "pkg/json/jsonx.h"
 
 static json_t *make_cm(int c, int nodes, int gen)
 {
@@ -52,6 +53,7 @@ static int cmp_u64(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     int nclusters = arg(argc, argv, "--clusters", 100);
     int nnodes = arg(argc, argv, "--nodes", 100);
     int iters = arg(argc, argv, "--iters", 50);

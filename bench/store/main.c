@@ -18,6 +18,7 @@
 
 #include "pkg/kube/store.h"
 #include "pkg/util/clock.h"
+#include "pkg/json/jsonx.h"
 
 static size_t heap_used(void)
 {
@@ -109,6 +110,7 @@ static void run(const char *label, int n, store_project_fn proj)
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     int n = 10000;
     if (argc > 1) {
         char *end = NULL;

@@ -16,6 +16,7 @@
 #include "pkg/kube/watch.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
+#include "pkg/json/jsonx.h"
 
 static const char *const TYPES[] = {"ADDED", "MODIFIED", "MODIFIED", "MODIFIED", "DELETED"};
 
@@ -113,6 +114,7 @@ static int count_cb(void *ud, const struct watch_event *ev)
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     int nev = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 10000;
     if (nev <= 0)
         nev = 10000;

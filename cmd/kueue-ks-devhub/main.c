@@ -8,7 +8,6 @@
 #include <ev.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,12 +23,14 @@
 #include "devhub/server.h"
 #include "devhub/sim_flags.h"
 #include "devhub/tlsgen.h"
+#include "pkg/util/b64.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/err.h"
 #include "pkg/util/log.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/yaml/yaml2json.h"
+#include "pkg/json/jsonx.h"
 
 #define MAX_MULTI 64
 
@@ -52,6 +53,8 @@ struct opts {
     const char *latency_ms;
     const char *cut_watches;
     bool paused;
+    bool fault_seed_set;
+    unsigned long long fault_seed;
 };
 
 struct app {
@@ -88,6 +91,8 @@ static void usage(FILE *out)
             "  --latency-ms N         fault injection: delay every API response\n"
             "  --cut-watches-every S  fault injection: close watch streams after S seconds\n"
             "  --paused               start paused (API requests wait until resumed)\n"
+            "  --fault-seed N         seed of the injected failures' random choices (default:\n"
+            "                         from the time and pid); replays a failure sequence\n"
             "                         Faults change at run time: GET/PUT /devhub/faults with\n"
             "                         {writeFailRate, failCodes, latencyMs, cutWatchesEverySec,\n"
             "                         paused, retryAfterSeconds}\n"
@@ -116,6 +121,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"latency-ms", required_argument, NULL, 'L'},
         {"cut-watches-every", required_argument, NULL, 'W'},
         {"paused", no_argument, NULL, 'P'},
+        {"fault-seed", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -181,6 +187,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case 'P':
             o->paused = true;
             break;
+        case 'S':
+            errno = 0;
+            o->fault_seed = strtoull(optarg, &end, 10);
+            if (*end || !*optarg || errno || optarg[0] == '-')
+                return -EINVAL;
+            o->fault_seed_set = true;
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -193,18 +206,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return 0;
 }
 
-static char *b64(const char *s)
-{
-    size_t n = strlen(s);
-    char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)s, (int)n);
-    return out;
-}
-
 static int write_kubeconfig(const char *path, const char *name, int port,
                             const struct tls_bundle *tls, const char *token, struct err *e)
 {
-    char *ca = b64(tls->ca_cert), *cc = b64(tls->client_cert), *ck = b64(tls->client_key);
+    char *ca = b64_encode(tls->ca_cert, strlen(tls->ca_cert)),
+         *cc = b64_encode(tls->client_cert, strlen(tls->client_cert)),
+         *ck = b64_encode(tls->client_key, strlen(tls->client_key));
     struct buf b;
     int ret = 0;
     buf_init(&b, 1 << 20);
@@ -404,6 +411,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     struct opts o = {.listen = "127.0.0.1:0", .name = "devhub"};
     struct app app = {0};
     struct tls_bundle tls = {0};
@@ -486,7 +494,9 @@ int main(int argc, char **argv)
                           .ca_pem = tls.ca_cert,
                           .token = o.token,
                           .faults = &faults,
-                          .seed = (unsigned long long)getpid() ^ (unsigned long long)time(NULL)};
+                          .seed = o.fault_seed_set ? o.fault_seed
+                                                   : (unsigned long long)getpid() ^
+                                                         (unsigned long long)time(NULL)};
     if (srv_start(&app.srv, &so, &e))
         goto fail;
     srv_faults_changed(app.srv);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/kueue-ks/cmds.h"
+#include "pkg/json/jsonx.h"
 
 static int usage(FILE *out)
 {
@@ -23,6 +24,7 @@ static int usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    jx_use_xalloc();
     if (argc < 2 || argv[1][0] == '-') {
         if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
             return usage(stdout);

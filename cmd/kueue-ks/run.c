@@ -9,7 +9,7 @@
 #include "cmd/kueue-ks/cli.h"
 #include "cmd/kueue-ks/cmds.h"
 #include "controllers/quota/controller.h"
-#include "controllers/workload/runner.h"
+#include "controllers/workload/wlrun.h"
 #include "pkg/manager/manager.h"
 #include "pkg/manager/mgrflags.h"
 #include "pkg/util/flags.h"

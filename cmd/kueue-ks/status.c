@@ -1,6 +1,6 @@
 /*
  * kueue-ks status: a terminal summary of the hub's clusters, managed queues
- * and workloads (cmd/kueue-ks/statusview renders it). Synchronous in
+ * and workloads (cmd/kueue-ks/sv renders it). Synchronous in
  * spirit: it submits the lists, runs the loop until they all returned (or
  * --timeout), prints, exits. A missing CRD (404) prints a note instead of a
  * table; any other failure is reported on stderr and gives exit code 1.
@@ -14,7 +14,7 @@
 
 #include "cmd/kueue-ks/cli.h"
 #include "cmd/kueue-ks/cmds.h"
-#include "cmd/kueue-ks/statusview.h"
+#include "cmd/kueue-ks/sv.h"
 #include "pkg/kube/client.h"
 #include "pkg/kube/discovery.h"
 #include "pkg/kube/kubeconfig.h"

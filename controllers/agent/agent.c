@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/podres/podres.h"
 #include "pkg/kube/informer.h"
+#include "pkg/reasons/reasons.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
@@ -16,7 +18,6 @@
 #define SYNC_POLL_S      0.05
 #define JOBS_GRACE_S     5.0  /* how long the first write waits for the Job list */
 #define JOBS_POLL_S      0.25 /* checks whether the Job list arrived, until it does */
-#define READY_REASON     "AgentReporting"
 #define MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
 
 /* Where projection problems go: the logger, and for agent_compute_nodes() a
@@ -92,7 +93,7 @@ static json_t *project_node(json_t *obj, void *ud)
     static const char *const paths[] = {"metadata.labels", "spec.taints", "spec.unschedulable",
                                         NULL};
     struct sink *s = ud;
-    char key[300];
+    char key[JX_OBJ_KEY_MAX + 1];
     json_t *p = store_project_fields(obj, paths);
     json_t *kks = json_object();
     json_t *alloc = json_object();
@@ -168,7 +169,7 @@ static json_t *project_pod(json_t *obj, void *ud)
     err_clear(&e);
     json_t *kks = json_object();
     if (podres_pod(obj, &req, &lim, &e) < 0) {
-        char key[300];
+        char key[JX_OBJ_KEY_MAX + 1];
         s->bad_pods++;
         sink_warn(s, "pod", obj_key(obj, key, sizeof key), e.msg);
         json_object_set_new(kks, "error", json_string(e.msg));
@@ -355,8 +356,8 @@ static json_t *compute_from_stores(struct agent *a)
 static json_t *ready_condition(struct agent *a, size_t n_nodes)
 {
     return json_pack(
-        "[{s:s, s:s, s:s, s:o, s:s}]", "type", "Ready", "status", "True", "reason", READY_REASON,
-        "message",
+        "[{s:s, s:s, s:s, s:o, s:s}]", "type", "Ready", "status", "True", "reason",
+        REASON_AGENT_REPORTING, "message",
         json_sprintf("kueue-ks agent reports %zu nodes of cluster %s", n_nodes, a->cluster),
         "lastTransitionTime", a->ready_since);
 }

@@ -8,10 +8,11 @@
 
 #include "controllers/quota/aggregate.h"
 #include "pkg/kube/discovery.h"
-#include "pkg/kube/events.h"
+#include "pkg/kube/evrec.h"
 #include "pkg/kube/informer.h"
 #include "pkg/kube/store.h"
 #include "pkg/quantity/quantity.h"
+#include "pkg/reasons/reasons.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -217,7 +218,7 @@ static void warnings_to_events(struct quota_ctl *q, struct qq *x, struct place_w
     for (size_t i = 0; i < w->n; i++) {
         log_warn(q->lg, "bad ClusterMetrics data skipped", "clusterqueue", x->name, "warning",
                  w->msg[i]);
-        event(q, x->cq, "Warning", QUOTA_EVENT_BAD_DATA, w->msg[i]);
+        event(q, x->cq, "Warning", REASON_BAD_CLUSTER_METRICS, w->msg[i]);
     }
 }
 
@@ -516,7 +517,7 @@ static void patch_done(void *ud, const struct kube_result *r)
             gauges_from_cq(q, x->name, p);
         }
         if (x)
-            event(q, x->cq, "Normal", QUOTA_EVENT_UPDATED, c->message);
+            event(q, x->cq, "Normal", REASON_QUOTA_UPDATED, c->message);
         wq_forget(q->wq, c->key);
         wq_done(q->wq, c->key);
         qcall_free(c);
@@ -604,7 +605,7 @@ static void config_warnings(struct quota_ctl *q, struct qq *x, const struct plac
     bool same = (!x->config_warn && !s[0]) || (x->config_warn && strcmp(x->config_warn, s) == 0);
     if (!same && s[0]) {
         log_warn(q->lg, "quota configuration problem", "clusterqueue", x->name, "warning", s);
-        event(q, x->cq, "Warning", QUOTA_EVENT_CONFIG, s);
+        event(q, x->cq, "Warning", REASON_QUOTA_CONFIG, s);
     }
     free(x->config_warn);
     x->config_warn = s[0] ? s : NULL;

@@ -49,13 +49,10 @@
 #include "pkg/util/flags.h"
 #include "pkg/util/log.h"
 
-#define QUOTA_MANAGED_LABEL  "kueue-ks.io/managed-quota"
-#define QUOTA_KUEUE_GROUP    "kueue.x-k8s.io"
-#define QUOTA_METRICS_GROUP  "galaxy.kubestellar.io"
-#define QUOTA_METRICS_VER    "v1alpha1"
-#define QUOTA_EVENT_UPDATED  "QuotaUpdated"
-#define QUOTA_EVENT_BAD_DATA "BadClusterMetrics"
-#define QUOTA_EVENT_CONFIG   "QuotaConfig"
+#define QUOTA_MANAGED_LABEL "kueue-ks.io/managed-quota"
+#define QUOTA_KUEUE_GROUP   "kueue.x-k8s.io"
+#define QUOTA_METRICS_GROUP "galaxy.kubestellar.io"
+#define QUOTA_METRICS_VER   "v1alpha1"
 
 /* Command-line options (the targets of quota_flags). Zero-initialise, then
  * flags_set_defaults + flags_parse; free with flags_free on the table. */

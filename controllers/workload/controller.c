@@ -6,10 +6,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "controllers/workload/admissioncheck.h"
-#include "controllers/workload/transform.h"
+#include "controllers/workload/acc.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/metrics/metrics.h"
+#include "pkg/reasons/reasons.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/workqueue/workqueue.h"
@@ -412,7 +413,7 @@ static const struct kind_def *owner_kind(struct wlc *c, const json_t *wl, const 
     char why[512] = "";
     const struct kind_def *k = c->cfg.src.kind(c->cfg.src.ud, owner, why, sizeof why);
     if (!k && why[0] && c->cfg.ops.events && our_check(c, wl))
-        evrec_event(c->cfg.ops.events, wl, "Warning", WL_REASON_UNKNOWN_KIND,
+        evrec_event(c->cfg.ops.events, wl, "Warning", REASON_UNKNOWN_JOB_KIND,
                     "kueue-ks cannot place this Workload: %s", why);
     return k;
 }
@@ -517,11 +518,11 @@ static void process(struct wq *q, const char *key, void *ud)
             ps->placed = xstrdup(x->cluster);
             json_t *qr = jx_cond_find(wl, "QuotaReserved");
             ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
-        } else if (x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, "Evicted") == 0 &&
+        } else if (x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, REASON_EVICTED) == 0 &&
                    placed && !ps->evicted) {
             ps->evicted = xstrdup(placed);
         } else if (x->type == WL_ACT_EVENT && x->target == WL_TGT_JOB && x->reason &&
-                   strcmp(x->reason, "NoClusterFits") == 0) {
+                   strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0) {
             ps->rejected = true;
         } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed) {
             for (size_t j = 0; j < cw.n; j++)

@@ -35,9 +35,9 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "controllers/workload/decide.h"
+#include "controllers/workload/wl.h"
 #include "controllers/workload/kinds.h"
-#include "controllers/workload/perform.h"
+#include "controllers/workload/wlx.h"
 #include "controllers/workload/placement.h"
 #include "pkg/kube/store.h"
 #include "pkg/util/err.h"
@@ -121,7 +121,7 @@ void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
 void wlc_enqueue_all(struct wlc *c);
 
 /*
- * The AdmissionCheck controller (admissioncheck.h) over the same stores: for
+ * The AdmissionCheck controller (acc.h) over the same stores: for
  * every AdmissionCheck of ours, count the usable clusters (as for
  * placement) and PATCH its status (merge patch, resourceVersion-guarded) when
  * Active must change. Asynchronous; a failed write is logged and counted, the

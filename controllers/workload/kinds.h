@@ -21,7 +21,7 @@
  *     "finished, failed". A Job is finished only with Complete or Failed: the
  *     SuccessCriteriaMet / FailureTarget conditions (Kubernetes >= 1.31) only
  *     announce them while pods terminate, so they are listed separately as
- *     `pre_success` / `pre_failure` (transform.c writes them before the final
+ *     `pre_success` / `pre_failure` (xf.c writes them before the final
  *     ones, as the Job controller's validation requires).
  *
  * Adding a kind is one entry in the table in kinds.c. A kind that is not in

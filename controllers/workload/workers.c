@@ -5,15 +5,15 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "controllers/agent/agent.h"
-#include "controllers/workload/transform.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/informer.h"
 #include "pkg/kube/kubeconfig.h"
+#include "pkg/util/b64.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
@@ -118,26 +118,16 @@ int workers_from_secret(const json_t *secret, char **name, char **data, size_t *
                        "missing or invalid",
                        sns ? sns : "", sname ? sname : "");
     json_t *v = json_object_get(json_object_get(secret, "data"), WORKERS_SECRET_KEY);
-    const char *b64 = json_string_value(v);
-    size_t n = b64 ? strlen(b64) : 0;
-    if (!b64 || n == 0 || n % 4 != 0 || n > (size_t)INT32_MAX)
+    const char *enc = json_string_value(v);
+    size_t n = enc ? strlen(enc) : 0;
+    if (!enc || n == 0 || n % 4 != 0 || n > (size_t)INT32_MAX)
         return err_set(e, -EINVAL,
                        "worker secret %s/%s: data.kubeconfig is missing or not valid base64",
                        sns ? sns : "", sname ? sname : "");
-    unsigned char *out = xmalloc(n / 4 * 3 + 1);
-    int got = EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
-    if (got < 0) {
-        free(out);
+    if (b64_decode(enc, n, data, len) < 0)
         return err_set(e, -EINVAL, "worker secret %s/%s: data.kubeconfig is not valid base64",
                        sns ? sns : "", sname ? sname : "");
-    }
-    /* EVP_DecodeBlock counts the padding as zero bytes */
-    size_t pad = (b64[n - 1] == '=') + (n >= 2 && b64[n - 2] == '=');
-    size_t l = (size_t)got - pad;
-    out[l] = '\0';
     *name = xstrdup(label);
-    *data = (char *)out;
-    *len = l;
     return 0;
 }
 
@@ -411,7 +401,7 @@ static void secret_upsert(void *ud, json_t *obj)
                 same->secret_key ? same->secret_key : "--worker flag");
         goto bad;
     }
-    char src[300];
+    char src[sizeof "secret " + JX_OBJ_KEY_MAX];
     snprintf(src, sizeof src, "secret %s", key);
     if (kubeconfig_load_data(data, len, src, NULL, 0, w->cfg.lg, &cfg, NULL, &e) < 0)
         goto bad;

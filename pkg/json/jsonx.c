@@ -135,6 +135,12 @@ const char *jx_str(const json_t *root, const char *path, const char *def)
     return json_is_string(v) ? json_string_value(v) : def;
 }
 
+const char *jx_field_str(const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
 long long jx_int(const json_t *root, const char *path, long long def)
 {
     json_t *v = jx_get(root, path);
@@ -773,4 +779,9 @@ json_t *jx_owner_find(const json_t *obj, const char *group, const char *kind)
         return r;
     }
     return NULL;
+}
+
+void jx_use_xalloc(void)
+{
+    json_set_alloc_funcs(xmalloc, free);
 }

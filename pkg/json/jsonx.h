@@ -31,6 +31,10 @@
 #include "pkg/util/err.h"
 
 #define JX_KEY_MAX 512
+/* The longest "namespace/name" key of an object: both at most 253 bytes
+ * (DNS subdomain names; namespaces are shorter, but objects from the API are
+ * checked, not trusted). A buffer of JX_OBJ_KEY_MAX + 1 holds any key. */
+#define JX_OBJ_KEY_MAX (253 + 1 + 253)
 
 /* ---- lookup --------------------------------------------------------------- */
 
@@ -43,6 +47,9 @@ json_t *jx__getv(const json_t *root, ...) __attribute__((sentinel));
 
 /* Typed getters: the value at path when it has the right type, else `def`. */
 const char *jx_str(const json_t *root, const char *path, const char *def); /* borrowed */
+/* The string field `key` of the object o (one key, not a path), or "" when o is not an
+ * object or the field is absent or not a string. Borrowed. */
+const char *jx_field_str(const json_t *o, const char *key);
 /* Integers; a real with an integral value in range is accepted too. */
 long long jx_int(const json_t *root, const char *path, long long def);
 bool jx_bool(const json_t *root, const char *path, bool def);
@@ -194,5 +201,14 @@ json_t *jx_owner_controller(const json_t *obj);
 /* The first owner reference of `kind` (and API group `group` when non-NULL:
  * "" is the core group, "batch" matches "batch/v1"), or NULL. Borrowed. */
 json_t *jx_owner_find(const json_t *obj, const char *group, const char *kind);
+
+/*
+ * Route jansson's allocations through pkg/util/xalloc (json_set_alloc_funcs):
+ * out of memory then aborts with a message instead of json_object(),
+ * json_pack() or json_string() silently returning NULL, which the code
+ * (like every caller of xmalloc) never checks. Call once at the top of each
+ * main(), before any JSON value exists.
+ */
+void jx_use_xalloc(void);
 
 #endif

@@ -27,13 +27,15 @@
 
 #include "pkg/util/rng.h"
 #include "pkg/util/clock.h"
+#include "pkg/kube/exec_cred.h"
 #include "pkg/util/xalloc.h"
 
 #ifndef KKS_VERSION
 #define KKS_VERSION "dev"
 #endif
 
-enum call_state { CALL_QUEUED, CALL_BACKOFF, CALL_INFLIGHT, CALL_DONE };
+/* CALL_CRED: waiting for the exec credential plugin (c->cred_wait). */
+enum call_state { CALL_QUEUED, CALL_BACKOFF, CALL_CRED, CALL_INFLIGHT, CALL_DONE };
 
 struct kube_call {
     struct kube_client *c;
@@ -63,7 +65,8 @@ struct kube_call {
     double retry_after; /* seconds from the last response's Retry-After, < 0 none */
     bool token_sent;
     bool auth_retried;
-    bool data_seen; /* a stream delivered bytes: never retried after that */
+    bool data_seen;  /* a stream delivered bytes: never retried after that */
+    bool cred_ready; /* the exec plugin just answered for this attempt */
     int attempts;
     int retries;
     double t_submit;
@@ -105,7 +108,9 @@ struct kube_client {
     ev_timer limiter;
     struct kube_call *q_head, *q_tail;
 
-    struct kube_call *calls; /* doubly linked list of live calls */
+    struct exec_cred_async *exec_run;        /* the plugin running for everyone, or NULL */
+    struct kube_call *cred_head, *cred_tail; /* calls waiting for it (via qnext) */
+    struct kube_call *calls;                 /* doubly linked list of live calls */
     size_t pending;
     struct kube_call *reap;
     int in_curl;
@@ -342,6 +347,15 @@ bool kube_err_is_gone(const struct err *e)
            !strcmp(e->reason, "Gone");
 }
 
+bool kube_err_is_rv_too_large(const struct err *e)
+{
+    /* 504 Timeout with cause ResourceVersionTooLarge; the cause's and the
+     * Status's message both read "Too large resource version" (the only
+     * mark before Kubernetes 1.19), and both end up in e->msg */
+    return e && (e->http_status == 504 || !strcmp(e->reason, "Timeout")) &&
+           strstr(e->msg, "Too large resource version") != NULL;
+}
+
 static int curl_code_to_rc(CURLcode res)
 {
     switch (res) {
@@ -452,12 +466,29 @@ static void call_free(struct kube_call *call)
     free(call);
 }
 
+static void cred_remove(struct kube_client *c, struct kube_call *call)
+{
+    struct kube_call **pp = &c->cred_head, *prev = NULL;
+    while (*pp && *pp != call) {
+        prev = *pp;
+        pp = &(*pp)->qnext;
+    }
+    if (!*pp)
+        return;
+    *pp = call->qnext;
+    if (c->cred_tail == call)
+        c->cred_tail = prev;
+    call->qnext = NULL;
+}
+
 /* Detach a call from libcurl, the limiter and its timer (not from the call list). */
 static void call_detach(struct kube_call *call)
 {
     struct kube_client *c = call->c;
     if (call->state == CALL_QUEUED)
         queue_remove(c, call);
+    if (call->state == CALL_CRED)
+        cred_remove(c, call);
     ev_timer_stop(c->loop, &call->backoff);
     if (call->easy) {
         curl_multi_remove_handle(c->multi, call->easy);
@@ -672,22 +703,23 @@ static void backoff_cb(struct ev_loop *loop, ev_timer *w, int revents)
     queue_push(call->c, call);
 }
 
+/* The retry table of client.h (client-go's rest.Request rules). */
 static bool retryable(const struct kube_call *call, int status, CURLcode res)
 {
     if (call->data_seen)
         return false;
-    if (status == 429)
-        return true;
-    if (status >= 500) {
-        if (strcmp(call->method, "POST") != 0)
-            return true;
+    /* The server asks for the retry: it did not process the request. Without
+     * Retry-After a 5xx (a 504 above all) may come after a committed write,
+     * and a blind retry would come back as 409/404. */
+    if (status == 429 || status >= 500)
         return call->retry_after >= 0;
-    }
     if (status == 0 && res != CURLE_OK) {
         if (res == CURLE_OPERATION_TIMEDOUT)
             return false;
-        if (res == CURLE_COULDNT_CONNECT)
+        /* nothing was sent */
+        if (res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST)
             return true;
+        /* the request may have been sent: reads only */
         if (!strcmp(call->method, "GET") && curl_code_to_rc(res) == -ECONNRESET)
             return true;
     }
@@ -844,13 +876,84 @@ static void set_blob(CURL *h, CURLoption opt, const char *p, size_t n)
     curl_easy_setopt(h, opt, &blob);
 }
 
+static void start_attempt(struct kube_call *call);
+
+/* The exec plugin answered: the waiting calls go on (or fail with its error). */
+static void exec_done(void *ud, int rc, struct exec_cred *cred, const struct err *pe)
+{
+    struct kube_client *c = ud;
+    c->exec_run = NULL;
+    if (rc == 0)
+        kube_rest_config_exec_store(c->cfg, cred);
+    else
+        log_warn(c->lg, "exec credential plugin failed", "server", c->cfg->server, "error",
+                 pe->msg);
+    /* One at a time from the head: a callback may cancel other waiting calls. */
+    while (c->cred_head) {
+        struct kube_call *call = c->cred_head;
+        c->cred_head = call->qnext;
+        if (!c->cred_head)
+            c->cred_tail = NULL;
+        call->qnext = NULL;
+        call->state = CALL_QUEUED; /* not in any list now */
+        if (rc == 0) {
+            /* this answer is used even when already expired (as the
+             * blocking path does): the next attempt asks again */
+            call->cred_ready = true;
+            start_attempt(call);
+        } else {
+            struct err e = *pe;
+            err_prefix(&e, "%s %s: credentials", call->method, call->path);
+            complete(call, rc, &e, 0, NULL);
+        }
+    }
+}
+
+/* The credential needs the exec plugin: park the call and start the plugin
+ * on the loop (once for all waiting calls). True when parked (or failed). */
+static bool wait_for_exec(struct kube_call *call)
+{
+    struct kube_client *c = call->c;
+    if (!kube_rest_config_exec_due(c->cfg))
+        return false;
+    if (!c->exec_run) {
+        struct exec_cred_cluster cl;
+        struct exec_cred_opts o;
+        kube_rest_config_exec_opts(c->cfg, &cl, &o);
+        struct err e;
+        err_clear(&e);
+        if (exec_cred_start(c->loop, c->cfg->exec, &o, exec_done, c, &c->exec_run, &e) < 0) {
+            err_prefix(&e, "%s %s: credentials", call->method, call->path);
+            complete(call, e.code ? e.code : -EIO, &e, 0, NULL);
+            return true;
+        }
+    }
+    call->state = CALL_CRED;
+    call->qnext = NULL;
+    if (c->cred_tail)
+        c->cred_tail->qnext = call;
+    else
+        c->cred_head = call;
+    c->cred_tail = call;
+    return true;
+}
+
 static void start_attempt(struct kube_call *call)
 {
     struct kube_client *c = call->c;
     struct err e;
     err_clear(&e);
     const char *token = NULL;
-    int rc = kube_rest_config_token(c->cfg, &token, &e);
+    int rc = 0;
+    if (c->cfg->exec) {
+        /* never run inside kube_rest_config_token: it would block the loop */
+        if (!call->cred_ready && wait_for_exec(call))
+            return;
+        call->cred_ready = false;
+        token = c->cfg->cached_token;
+    } else {
+        rc = kube_rest_config_token(c->cfg, &token, &e);
+    }
     if (rc < 0) {
         err_prefix(&e, "%s %s: credentials", call->method, call->path);
         complete(call, rc, &e, 0, NULL);
@@ -1073,6 +1176,8 @@ void kube_client_free(struct kube_client *c)
     if (!c)
         return;
     c->shutting_down = true;
+    exec_cred_cancel(c->exec_run);
+    c->exec_run = NULL;
     reap_deferred(c);
     while (c->calls) {
         struct kube_call *call = c->calls;

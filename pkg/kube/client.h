@@ -23,14 +23,24 @@
  *   - JSON request bodies (jansson) and JSON response bodies, capped
  *     (default 64 MiB; a bigger response fails with -EFBIG);
  *   - per-request timeout (default 30 s, per attempt; streams have none);
- *   - retries with jittered exponential backoff (default 5 retries, 0.25 s
- *     doubling, capped at 30 s), honouring `Retry-After` (capped at 60 s):
- *       429            every verb (the server did not process the request);
- *       5xx            every verb except POST; POST only when the server
- *                      sent Retry-After (it asks for the retry);
- *       connect error  every verb (nothing was sent);
- *       other transport errors (reset, empty reply) GET only;
- *       timeouts are never retried;
+ *   - retries (at most max_retries), as client-go's rest.Request does them
+ *     (IsNextRetry/checkWait: a response is retried only when the server
+ *     sent Retry-After; a transport error only for GET):
+ *       outcome                             GET     POST/PUT/PATCH/DELETE
+ *       429 with Retry-After (seconds)      retry   retry   (not processed)
+ *       5xx with Retry-After                retry   retry   (server asks for it)
+ *       429 / 5xx without Retry-After       no      no      (a 504 may follow a
+ *                                                   committed write: a retried
+ *                                                   PUT/DELETE would meet 409/404)
+ *       connect refused / failed, resolve   retry   retry   (nothing was sent)
+ *       reset, empty reply, lost mid-body   retry   no      (may have been sent)
+ *       timeout                             no      no
+ *       401 after sending a token           once, at once, with fresh credentials
+ *       any other 4xx                       no      no
+ *       a stream that delivered data        no (the caller re-lists / re-watches)
+ *     The delay is the server's Retry-After (capped at 60 s), else jittered
+ *     exponential backoff (0.25 s doubling, capped at 30 s). Callers own the
+ *     retries above this (work queues requeue with their own rate limit);
  *   - a `Status` error body decoded into `struct err` (see the table below).
  *
  * Error codes (result.rc and err.code), from the HTTP status / Status reason:
@@ -259,5 +269,9 @@ int kube_status_to_err(struct err *e, const char *method, const char *path, int 
 
 /* True when `e` is a 410 Gone / Expired error (the informer must re-list). */
 bool kube_err_is_gone(const struct err *e);
+/* True when `e` is the server's "Too large resource version" (504 Timeout,
+ * cause ResourceVersionTooLarge): the RV asked for is ahead of the server
+ * (it lost data, or is a different server); a watch must re-list. */
+bool kube_err_is_rv_too_large(const struct err *e);
 
 #endif

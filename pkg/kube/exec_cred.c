@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pkg/util/b64.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -96,13 +96,6 @@ static char **build_env(char *const *base, char *const *add, const char *exec_in
     return env; /* the strings stay borrowed */
 }
 
-static char *b64(const char *p, size_t n)
-{
-    char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)p, (int)n);
-    return out;
-}
-
 static char *exec_info_env(const struct kube_exec_config *x, const struct exec_cred_opts *o)
 {
     const char *api = x->api_version ? x->api_version : "client.authentication.k8s.io/v1";
@@ -116,7 +109,7 @@ static char *exec_info_env(const struct kube_exec_config *x, const struct exec_c
         if (cl->insecure_skip_tls_verify)
             json_object_set_new(c, "insecure-skip-tls-verify", json_true());
         if (cl->ca_pem && cl->ca_len) {
-            char *enc = b64(cl->ca_pem, cl->ca_len);
+            char *enc = b64_encode(cl->ca_pem, cl->ca_len);
             json_object_set_new(c, "certificate-authority-data", json_string(enc));
             free(enc);
         }
@@ -181,12 +174,18 @@ static void kill_and_reap(pid_t pid, int *status)
         ;
 }
 
-static int run_child(const char *path, char *const *argv, char *const *envp, int timeout_ms,
-                     struct run_result *r, struct err *e, const char *cmd)
+/* Start the plugin: *pid, and the read ends of its stdout / stderr in
+ * fds[0] / fds[1] (the caller closes them). 0 with *pid = 0 when execve
+ * failed (r->exec_errno, child reaped), or a negative code. The only wait
+ * is for the exec itself (the report pipe closes on exec). */
+static int spawn_child(const char *path, char *const *argv, char *const *envp, struct run_result *r,
+                       pid_t *pid_out, int fds[2], struct err *e, const char *cmd)
 {
     int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, rep_p[2] = {-1, -1};
     int devnull = -1;
     int rc = 0;
+    *pid_out = 0;
+    fds[0] = fds[1] = -1;
     if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 || pipe2(rep_p, O_CLOEXEC) < 0) {
         rc = err_set(e, -errno, "exec plugin \"%s\": pipe: %s", cmd, strerror(errno));
         goto out;
@@ -196,7 +195,6 @@ static int run_child(const char *path, char *const *argv, char *const *envp, int
         rc = err_set(e, -errno, "exec plugin \"%s\": /dev/null: %s", cmd, strerror(errno));
         goto out;
     }
-    uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000u;
     pid_t pid = fork();
     if (pid < 0) {
         rc = err_set(e, -errno, "exec plugin \"%s\": fork: %s", cmd, strerror(errno));
@@ -221,6 +219,50 @@ static int run_child(const char *path, char *const *argv, char *const *envp, int
             ;
         goto out;
     }
+    *pid_out = pid;
+    fds[0] = out_p[0];
+    fds[1] = err_p[0];
+    out_p[0] = err_p[0] = -1;
+out:
+    for (int i = 0; i < 2; i++) {
+        if (out_p[i] >= 0)
+            close(out_p[i]);
+        if (err_p[i] >= 0)
+            close(err_p[i]);
+        if (rep_p[i] >= 0)
+            close(rep_p[i]);
+    }
+    if (devnull >= 0)
+        close(devnull);
+    return rc;
+}
+
+/* Keep a chunk read from the plugin: stdout up to the cap (false when over
+ * it), stderr up to STDERR_KEEP. */
+static bool keep_output(struct run_result *r, int which, const char *chunk, size_t k)
+{
+    if (which == 0) {
+        if (buf_append(&r->out, chunk, k) < 0) {
+            r->too_big = true;
+            return false;
+        }
+    } else if (r->err.len < STDERR_KEEP) {
+        size_t keep = STDERR_KEEP - r->err.len;
+        buf_append(&r->err, chunk, k < keep ? k : keep);
+    }
+    return true;
+}
+
+static int run_child(const char *path, char *const *argv, char *const *envp, int timeout_ms,
+                     struct run_result *r, struct err *e, const char *cmd)
+{
+    uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000u;
+    pid_t pid;
+    int pfd[2];
+    int rc = spawn_child(path, argv, envp, r, &pid, pfd, e, cmd);
+    if (rc < 0 || pid == 0)
+        return rc;
+    int out_p[2] = {pfd[0], -1}, err_p[2] = {pfd[1], -1};
 
     struct pollfd fds[2] = {{.fd = out_p[0], .events = POLLIN}, {.fd = err_p[0], .events = POLLIN}};
     int open_fds = 2;
@@ -250,15 +292,9 @@ static int run_child(const char *path, char *const *argv, char *const *envp, int
                 open_fds--;
                 continue;
             }
-            if (i == 0) {
-                if (buf_append(&r->out, chunk, (size_t)k) < 0) {
-                    r->too_big = true;
-                    open_fds = 0;
-                    break;
-                }
-            } else if (r->err.len < STDERR_KEEP) {
-                size_t keep = STDERR_KEEP - r->err.len;
-                buf_append(&r->err, chunk, (size_t)k < keep ? (size_t)k : keep);
+            if (!keep_output(r, i, chunk, (size_t)k)) {
+                open_fds = 0;
+                break;
             }
         }
     }
@@ -292,11 +328,7 @@ out:
             close(out_p[i]);
         if (err_p[i] >= 0)
             close(err_p[i]);
-        if (rep_p[i] >= 0)
-            close(rep_p[i]);
     }
-    if (devnull >= 0)
-        close(devnull);
     return rc;
 }
 
@@ -396,6 +428,91 @@ out:
     return rc;
 }
 
+/* What a run needs, prepared from the config. */
+struct prepared {
+    const char *cmd;
+    const char *hint;
+    int timeout_ms;
+    size_t max_output;
+    char *path;
+    char **argv;
+    char *info;
+    char **envp;
+};
+
+static void prepared_free(struct prepared *p)
+{
+    free(p->envp);
+    free(p->info);
+    free(p->argv);
+    free(p->path);
+    memset(p, 0, sizeof *p);
+}
+
+static int prepare(const struct kube_exec_config *x, const struct exec_cred_opts *o,
+                   struct prepared *p, struct err *e)
+{
+    memset(p, 0, sizeof *p);
+    p->cmd = x->command ? x->command : "";
+    p->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : EXEC_CRED_DEFAULT_TIMEOUT_MS;
+    p->max_output = o->max_output ? o->max_output : EXEC_CRED_MAX_OUTPUT;
+    char *const *base = o->base_env ? o->base_env : environ;
+    p->hint = x->install_hint && *x->install_hint ? x->install_hint : NULL;
+    p->path = find_command(p->cmd, base);
+    if (!*p->cmd || !p->path) {
+        int rc = err_set(e, -ENOENT, "exec plugin \"%s\": executable not found%s%s", p->cmd,
+                         p->hint ? "; " : "", p->hint ? p->hint : "");
+        prepared_free(p);
+        return rc;
+    }
+    size_t nargs = 0;
+    for (char **a = x->args; a && *a; a++)
+        nargs++;
+    p->argv = xcalloc(nargs + 2, sizeof *p->argv);
+    p->argv[0] = (char *)p->cmd;
+    for (size_t i = 0; i < nargs; i++)
+        p->argv[i + 1] = x->args[i];
+    p->info = exec_info_env(x, o);
+    p->envp = build_env(base, x->env, p->info);
+    return 0;
+}
+
+/* The outcome of a finished run. */
+static int finish(const struct kube_exec_config *x, const struct prepared *p, struct run_result *r,
+                  struct exec_cred *out, struct err *e)
+{
+    const char *cmd = p->cmd;
+    char line[256];
+    if (r->exec_errno)
+        return err_set(e, -r->exec_errno, "exec plugin \"%s\": cannot execute %s: %s", cmd, p->path,
+                       strerror(r->exec_errno));
+    if (r->timed_out)
+        return err_set(e, -ETIMEDOUT, "exec plugin \"%s\": no answer within %d ms, killed", cmd,
+                       p->timeout_ms);
+    if (r->too_big)
+        return err_set(e, -E2BIG, "exec plugin \"%s\": output larger than %zu bytes", cmd,
+                       p->max_output);
+    if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
+        first_line(&r->err, line, sizeof line);
+        char how[64];
+        if (WIFSIGNALED(r->status))
+            snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(r->status));
+        else
+            snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(r->status));
+        return err_set(e, -EIO, "exec plugin \"%s\" failed: %s%s%s%s%s", cmd, how,
+                       line[0] ? ": " : "", line, p->hint ? "; " : "", p->hint ? p->hint : "");
+    }
+    return parse_answer(x, buf_str(&r->out), r->out.len, out, e);
+}
+
+static void run_result_free(struct run_result *r)
+{
+    if (r->out.data)
+        explicit_bzero(r->out.data, r->out.len);
+    buf_free(&r->out);
+    buf_free(&r->err);
+}
+
 int exec_cred_run_opts(const struct kube_exec_config *x, const struct exec_cred_opts *o,
                        struct exec_cred *out, struct err *e)
 {
@@ -403,72 +520,190 @@ int exec_cred_run_opts(const struct kube_exec_config *x, const struct exec_cred_
     if (!o)
         o = &defaults;
     memset(out, 0, sizeof *out);
-    const char *cmd = x->command ? x->command : "";
-    int timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : EXEC_CRED_DEFAULT_TIMEOUT_MS;
-    size_t max_output = o->max_output ? o->max_output : EXEC_CRED_MAX_OUTPUT;
-    char *const *base = o->base_env ? o->base_env : environ;
-    const char *hint = x->install_hint && *x->install_hint ? x->install_hint : NULL;
-
-    char *path = find_command(cmd, base);
-    if (!*cmd || !path) {
-        free(path);
-        return err_set(e, -ENOENT, "exec plugin \"%s\": executable not found%s%s", cmd,
-                       hint ? "; " : "", hint ? hint : "");
-    }
-    size_t nargs = 0;
-    for (char **p = x->args; p && *p; p++)
-        nargs++;
-    char **argv = xcalloc(nargs + 2, sizeof *argv);
-    argv[0] = (char *)cmd;
-    for (size_t i = 0; i < nargs; i++)
-        argv[i + 1] = x->args[i];
-    char *info = exec_info_env(x, o);
-    char **envp = build_env(base, x->env, info);
-
-    struct run_result r = {0};
-    buf_init(&r.out, max_output);
-    buf_init(&r.err, STDERR_KEEP + 1);
-    int rc = run_child(path, argv, envp, timeout_ms, &r, e, cmd);
-    char line[256];
+    struct prepared p;
+    int rc = prepare(x, o, &p, e);
     if (rc < 0)
-        goto out;
-    if (r.exec_errno) {
-        rc = err_set(e, -r.exec_errno, "exec plugin \"%s\": cannot execute %s: %s", cmd, path,
-                     strerror(r.exec_errno));
-        goto out;
-    }
-    if (r.timed_out) {
-        rc = err_set(e, -ETIMEDOUT, "exec plugin \"%s\": no answer within %d ms, killed", cmd,
-                     timeout_ms);
-        goto out;
-    }
-    if (r.too_big) {
-        rc =
-            err_set(e, -E2BIG, "exec plugin \"%s\": output larger than %zu bytes", cmd, max_output);
-        goto out;
-    }
-    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
-        first_line(&r.err, line, sizeof line);
-        char how[64];
-        if (WIFSIGNALED(r.status))
-            snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(r.status));
-        else
-            snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(r.status));
-        rc = err_set(e, -EIO, "exec plugin \"%s\" failed: %s%s%s%s%s", cmd, how,
-                     line[0] ? ": " : "", line, hint ? "; " : "", hint ? hint : "");
-        goto out;
-    }
-    rc = parse_answer(x, buf_str(&r.out), r.out.len, out, e);
-out:
-    if (r.out.data)
-        explicit_bzero(r.out.data, r.out.len);
-    buf_free(&r.out);
-    buf_free(&r.err);
-    free(envp);
-    free(info);
-    free(argv);
-    free(path);
+        return rc;
+    struct run_result r = {0};
+    buf_init(&r.out, p.max_output);
+    buf_init(&r.err, STDERR_KEEP + 1);
+    rc = run_child(p.path, p.argv, p.envp, p.timeout_ms, &r, e, p.cmd);
+    if (rc == 0)
+        rc = finish(x, &p, &r, out, e);
+    run_result_free(&r);
+    prepared_free(&p);
     return rc;
+}
+
+/* ---- asynchronous runs ------------------------------------------------------------ */
+
+struct exec_cred_async {
+    struct ev_loop *loop;
+    const struct kube_exec_config *x; /* borrowed: must outlive the run */
+    struct prepared p;
+    struct run_result r;
+    pid_t pid;
+    int fd[2];
+    ev_io io[2];
+    ev_timer deadline;
+    ev_timer reap; /* both pipes closed: poll waitpid until the child is gone */
+    exec_cred_cb cb;
+    void *ud;
+};
+
+static void async_close_fds(struct exec_cred_async *a)
+{
+    for (int i = 0; i < 2; i++) {
+        ev_io_stop(a->loop, &a->io[i]);
+        if (a->fd[i] >= 0)
+            close(a->fd[i]);
+        a->fd[i] = -1;
+    }
+}
+
+static void async_free(struct exec_cred_async *a)
+{
+    async_close_fds(a);
+    ev_timer_stop(a->loop, &a->deadline);
+    ev_timer_stop(a->loop, &a->reap);
+    run_result_free(&a->r);
+    prepared_free(&a->p);
+    free(a);
+}
+
+/* Deliver the outcome and free the run (the callback may start another). */
+static void async_done(struct exec_cred_async *a)
+{
+    struct exec_cred cred = {0};
+    struct err e;
+    err_clear(&e);
+    int rc = finish(a->x, &a->p, &a->r, &cred, &e);
+    exec_cred_cb cb = a->cb;
+    void *ud = a->ud;
+    async_free(a);
+    cb(ud, rc, rc == 0 ? &cred : NULL, &e);
+    exec_cred_clear(&cred);
+}
+
+static void async_kill(struct exec_cred_async *a)
+{
+    if (a->pid > 0)
+        kill_and_reap(a->pid, &a->r.status);
+    a->pid = 0;
+}
+
+static void reap_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct exec_cred_async *a = w->data;
+    pid_t got = waitpid(a->pid, &a->r.status, WNOHANG);
+    if (got == 0)
+        return; /* still exiting: the repeat polls again, the deadline bounds it */
+    if (got < 0)
+        a->r.status = 0; /* ECHILD: reaped elsewhere; the output decides */
+    a->pid = 0;
+    async_done(a);
+}
+
+static void io_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct exec_cred_async *a = w->data;
+    int which = w == &a->io[0] ? 0 : 1;
+    char chunk[4096];
+    ssize_t k = read(a->fd[which], chunk, sizeof chunk);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (k > 0) {
+        bool ok = keep_output(&a->r, which, chunk, (size_t)k);
+        explicit_bzero(chunk, sizeof chunk);
+        if (!ok) {
+            async_kill(a);
+            async_done(a);
+        }
+        return;
+    }
+    ev_io_stop(a->loop, &a->io[which]);
+    close(a->fd[which]);
+    a->fd[which] = -1;
+    if (a->fd[0] < 0 && a->fd[1] < 0)
+        ev_timer_start(a->loop, &a->reap);
+}
+
+static void now_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    async_done(w->data);
+}
+
+static void deadline_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct exec_cred_async *a = w->data;
+    a->r.timed_out = true;
+    async_kill(a);
+    async_done(a);
+}
+
+int exec_cred_start(struct ev_loop *loop, const struct kube_exec_config *x,
+                    const struct exec_cred_opts *o, exec_cred_cb cb, void *ud,
+                    struct exec_cred_async **out, struct err *e)
+{
+    *out = NULL;
+    struct exec_cred_opts defaults = {0};
+    if (!o)
+        o = &defaults;
+    struct exec_cred_async *a = xcalloc(1, sizeof *a);
+    a->loop = loop;
+    a->x = x;
+    a->cb = cb;
+    a->ud = ud;
+    a->fd[0] = a->fd[1] = -1;
+    int rc = prepare(x, o, &a->p, e);
+    if (rc < 0) {
+        free(a);
+        return rc;
+    }
+    buf_init(&a->r.out, a->p.max_output);
+    buf_init(&a->r.err, STDERR_KEEP + 1);
+    ev_timer_init(&a->deadline, deadline_cb, a->p.timeout_ms / 1000.0, 0);
+    a->deadline.data = a;
+    ev_timer_init(&a->reap, reap_cb, 0.005, 0.005);
+    a->reap.data = a;
+    rc = spawn_child(a->p.path, a->p.argv, a->p.envp, &a->r, &a->pid, a->fd, e, a->p.cmd);
+    if (rc < 0) {
+        async_free(a);
+        return rc;
+    }
+    if (a->pid == 0) {
+        /* execve failed (child reaped): the outcome is known, delivered from
+         * the loop, never from inside this call */
+        ev_timer_init(&a->reap, now_cb, 0, 0);
+        ev_timer_start(loop, &a->reap);
+        *out = a;
+        return 0;
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(a->fd[i], F_SETFL, fcntl(a->fd[i], F_GETFL) | O_NONBLOCK);
+        ev_io_init(&a->io[i], io_cb, a->fd[i], EV_READ);
+        a->io[i].data = a;
+        ev_io_start(loop, &a->io[i]);
+    }
+    ev_timer_start(loop, &a->deadline);
+    *out = a;
+    return 0;
+}
+
+void exec_cred_cancel(struct exec_cred_async *a)
+{
+    if (!a)
+        return;
+    async_kill(a);
+    async_free(a);
 }
 
 int exec_cred_run(const struct kube_exec_config *x, const char *server, struct exec_cred *out,

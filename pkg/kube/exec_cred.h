@@ -9,7 +9,12 @@
  * ExecCredential with spec.interactive=false and, with provideClusterInfo,
  * spec.cluster). stdout is captured with a size cap, stderr is captured for
  * the error message. The run is bounded (EXEC_CRED_DEFAULT_TIMEOUT_MS, then
- * SIGKILL). The call blocks its caller for the plugin's run time.
+ * SIGKILL). exec_cred_run_opts blocks its caller for the plugin's run time
+ * (for the CLI); exec_cred_start runs it on a libev loop (non-blocking pipes
+ * as ev_io, a deadline timer, the exit reaped with waitpid(WNOHANG) once
+ * both pipes closed: ev_child needs the default loop, this works on any),
+ * so a slow plugin never stalls the loop (lease renewal, watches, probes,
+ * signals).
  *
  * The answer must be an ExecCredential of the configured apiVersion with
  * status.token or status.clientCertificateData + clientKeyData, optionally
@@ -19,6 +24,7 @@
 #ifndef KKS_KUBE_EXEC_CRED_H
 #define KKS_KUBE_EXEC_CRED_H
 
+#include <ev.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
@@ -67,6 +73,25 @@ void exec_cred_clear(struct exec_cred *c);
  */
 int exec_cred_run_opts(const struct kube_exec_config *x, const struct exec_cred_opts *o,
                        struct exec_cred *out, struct err *e);
+
+/*
+ * Asynchronous run. cb(ud, rc, cred, e) runs once, from the loop, never from
+ * inside exec_cred_start: rc 0 with the credential (cred: the callback takes
+ * its strings by moving them out, what is left is cleared after it returns),
+ * or the codes of exec_cred_run_opts with a message. `x` and the strings of
+ * `o` are borrowed until the callback has run or the run was cancelled.
+ * Returns 0 and *out, or a negative code (no callback): -ENOENT executable
+ * not found, or a pipe/fork failure. The run (and *out) is freed after the
+ * callback.
+ */
+struct exec_cred_async;
+typedef void (*exec_cred_cb)(void *ud, int rc, struct exec_cred *cred, const struct err *e);
+int exec_cred_start(struct ev_loop *loop, const struct kube_exec_config *x,
+                    const struct exec_cred_opts *o, exec_cred_cb cb, void *ud,
+                    struct exec_cred_async **out, struct err *e);
+/* Kill the plugin (SIGKILL to its process group), reap it, free the run;
+ * the callback never runs. NULL is fine. Not from inside the callback. */
+void exec_cred_cancel(struct exec_cred_async *a);
 
 /* exec_cred_run_opts with default options and only the server as cluster info. */
 int exec_cred_run(const struct kube_exec_config *x, const char *server, struct exec_cred *out,

@@ -391,11 +391,17 @@ static void watch_close(void *ud, int rc, const struct err *e)
         return;
     }
     double dur = clock_mono_s() - inf->watch_started;
-    if (rc == -ESTALE || kube_err_is_gone(e)) {
+    /* Too large: re-watching from that RV would fail forever (client-go's
+     * reflector re-lists too) */
+    bool too_large = rc != 0 && kube_err_is_rv_too_large(e);
+    if (rc == -ESTALE || kube_err_is_gone(e) || too_large) {
         inf->st.expired++;
         double d = backoff_next(inf);
-        log_info(inf->lg, "watch expired, re-listing", "informer", inf->name, "resourceVersion",
-                 inf->rv ? inf->rv : "", "retry_in_s", LOG_DBL(d));
+        log_info(inf->lg,
+                 too_large ? "watch resourceVersion ahead of the server, re-listing"
+                           : "watch expired, re-listing",
+                 "informer", inf->name, "resourceVersion", inf->rv ? inf->rv : "", "retry_in_s",
+                 LOG_DBL(d));
         schedule(inf, NEXT_LIST, d);
         return;
     }

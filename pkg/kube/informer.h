@@ -15,7 +15,9 @@
  *    resourceVersion; ADDED/MODIFIED/DELETED update the store, then the
  *    handlers;
  *  - a watch that ends normally is re-opened from the last resourceVersion
- *    without a list; 410 Gone/Expired (HTTP status or ERROR event) re-lists;
+ *    without a list; 410 Gone/Expired (HTTP status or ERROR event) re-lists,
+ *    and so does "Too large resource version" (504, the RV is ahead of the
+ *    server: it lost data or was replaced; kube_err_is_rv_too_large);
  *    any other failure (dropped connection, error status, watchdog, refused
  *    connection) re-watches from the last resourceVersion after a backoff
  *    (a stale RV then earns a 410 and a re-list);
@@ -24,6 +26,17 @@
  *    previous failure is more than 2 min old; a watch that ends in < 1 s
  *    with 0 events counts as a failure; list failures back off the same way.
  *    Every re-list (after 410 included) waits out one backoff step.
+ *
+ * Re-list consistency: every list is sent without resourceVersion, i.e. as
+ * a consistent (quorum) read of the newest state, never from a cache that
+ * may lag; the store is replaced by its result as one diff (adds, updates,
+ * deletes carrying the last known object) and the watch resumes from the
+ * list's RV. So after a re-list the store is at least as new as anything
+ * delivered before, and nothing seen in between is lost: an object deleted
+ * while the watch was down arrives as a delete. When the server went back in
+ * time (restored etcd, a hub restarted without its data), the store follows
+ * it: objects it no longer has are deleted, older versions are delivered as
+ * updates.
  *
  * Resync (optional, client-go §2.3): every `resync_s` seconds, once synced,
  * every cached object is re-delivered as on_update(obj, obj) (the same

@@ -3,7 +3,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "pkg/kube/exec_cred.h"
 #include "pkg/kube/kfile.h"
+#include "pkg/util/b64.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/yaml/yaml2json.h"
@@ -134,33 +134,6 @@ static int get_bool(const struct where *w, const json_t *obj, const char *field,
     if (!json_is_boolean(v))
         return fail(w, field, -EINVAL, "expected true or false");
     *out = json_is_true(v);
-    return 0;
-}
-
-/* Decode base64 (whitespace allowed, padding required) into a new buffer. */
-static int b64_decode(const char *in, size_t n, char **out, size_t *out_len)
-{
-    *out = NULL;
-    *out_len = 0;
-    if (n > (size_t)1 << 30)
-        return -E2BIG;
-    unsigned char *buf = xmalloc(n + 16);
-    EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
-    int len = 0, tail = 0, rc = 0;
-    EVP_DecodeInit(ctx);
-    if (EVP_DecodeUpdate(ctx, buf, &len, (const unsigned char *)in, (int)n) < 0 ||
-        EVP_DecodeFinal(ctx, buf + len, &tail) < 0) {
-        rc = -EINVAL;
-    }
-    EVP_ENCODE_CTX_free(ctx);
-    if (rc < 0) {
-        kfile_wipe_free((char *)buf, n + 16);
-        return rc;
-    }
-    len += tail;
-    buf[len] = '\0';
-    *out = (char *)buf;
-    *out_len = (size_t)len;
     return 0;
 }
 

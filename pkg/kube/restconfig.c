@@ -1,5 +1,7 @@
 #include "pkg/kube/restconfig.h"
 #include "pkg/kube/exec_cred.h"
+#include "pkg/kube/kfile.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
 #include <errno.h>
@@ -105,6 +107,7 @@ struct kube_rest_config *kube_rest_config_dup(const struct kube_rest_config *c)
     d->insecure_skip_tls_verify = c->insecure_skip_tls_verify;
     d->token = dup_or_null(c->token);
     d->token_file = dup_or_null(c->token_file);
+    d->token_file_recheck_s = c->token_file_recheck_s;
     if (c->exec) {
         d->exec = xcalloc(1, sizeof *d->exec);
         d->exec->command = dup_or_null(c->exec->command);
@@ -122,60 +125,92 @@ struct kube_rest_config *kube_rest_config_dup(const struct kube_rest_config *c)
     return d;
 }
 
-/* Read a whole token file; trailing whitespace is trimmed like client-go. */
+/* Read a whole token file (size-checked: a token is never cut, which would
+ * earn an endless 401); trailing whitespace is trimmed like client-go. */
 static int read_token_file(const char *path, char **out, struct err *e)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return err_set(e, -errno, "cannot read token file %s: %s", path, strerror(errno));
-    char buf[16384];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    int rerr = ferror(f);
-    fclose(f);
-    if (rerr)
-        return err_set(e, -EIO, "cannot read token file %s", path);
-    buf[n] = '\0';
-    while (n > 0 &&
-           (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
-        buf[--n] = '\0';
-    if (n == 0)
-        return err_set(e, -EINVAL, "token file %s is empty", path);
-    *out = xstrdup(buf);
-    explicit_bzero(buf, sizeof buf);
+    char *data = NULL;
+    size_t n = 0;
+    int rc = kfile_read(path, KUBE_TOKEN_FILE_MAX, &data, &n, e);
+    if (rc == -E2BIG)
+        return err_set(e, rc, "token file %s is larger than %u bytes: not a bearer token", path,
+                       KUBE_TOKEN_FILE_MAX);
+    if (rc < 0)
+        return err_prefix(e, "token file");
+    while (n > 0 && (data[n - 1] == '\n' || data[n - 1] == '\r' || data[n - 1] == ' ' ||
+                     data[n - 1] == '\t'))
+        data[--n] = '\0';
+    if (n == 0 || strlen(data) != n) {
+        kfile_wipe_free(data, n);
+        return err_set(e, -EINVAL, "token file %s is %s", path,
+                       n == 0 ? "empty" : "not text (it holds a NUL byte)");
+    }
+    *out = data;
     return 0;
+}
+
+bool kube_rest_config_exec_due(const struct kube_rest_config *c)
+{
+    if (!c->exec)
+        return false;
+    bool have = c->cached_token || c->exec_cert_pem;
+    return !have || (c->cached_token_expiry && time(NULL) >= c->cached_token_expiry);
+}
+
+void kube_rest_config_exec_opts(const struct kube_rest_config *c, struct exec_cred_cluster *cl,
+                                struct exec_cred_opts *o)
+{
+    *cl = (struct exec_cred_cluster){
+        .server = c->server,
+        .tls_server_name = c->tls_server_name,
+        .ca_pem = c->ca_pem,
+        .ca_len = c->ca_len,
+        .insecure_skip_tls_verify = c->insecure_skip_tls_verify,
+    };
+    *o = (struct exec_cred_opts){.cluster = cl, .timeout_ms = c->exec_timeout_ms};
+}
+
+void kube_rest_config_exec_store(struct kube_rest_config *c, struct exec_cred *cred)
+{
+    wipe_free(c->cached_token, 0);
+    c->cached_token = cred->token;
+    c->cached_token_expiry = cred->expiry;
+    free(c->exec_cert_pem);
+    wipe_free(c->exec_key_pem, 0);
+    c->exec_cert_pem = cred->cert_pem;
+    c->exec_key_pem = cred->key_pem;
+    memset(cred, 0, sizeof *cred);
 }
 
 int kube_rest_config_token(struct kube_rest_config *c, const char **token, struct err *e)
 {
     *token = NULL;
     if (c->exec) {
-        time_t now = time(NULL);
-        bool have = c->cached_token || c->exec_cert_pem;
-        if (!have || (c->cached_token_expiry && now >= c->cached_token_expiry)) {
+        if (kube_rest_config_exec_due(c)) {
             struct exec_cred cred = {0};
-            struct exec_cred_cluster cl = {
-                .server = c->server,
-                .tls_server_name = c->tls_server_name,
-                .ca_pem = c->ca_pem,
-                .ca_len = c->ca_len,
-                .insecure_skip_tls_verify = c->insecure_skip_tls_verify,
-            };
-            struct exec_cred_opts o = {.cluster = &cl, .timeout_ms = c->exec_timeout_ms};
+            struct exec_cred_cluster cl;
+            struct exec_cred_opts o;
+            kube_rest_config_exec_opts(c, &cl, &o);
             int rc = exec_cred_run_opts(c->exec, &o, &cred, e);
             if (rc < 0)
                 return rc;
-            wipe_free(c->cached_token, 0);
-            c->cached_token = cred.token;
-            c->cached_token_expiry = cred.expiry;
-            free(c->exec_cert_pem);
-            wipe_free(c->exec_key_pem, 0);
-            c->exec_cert_pem = cred.cert_pem;
-            c->exec_key_pem = cred.key_pem;
+            kube_rest_config_exec_store(c, &cred);
         }
         *token = c->cached_token;
         return 0;
     }
     if (c->token_file) {
+        /* Not stat'ed per request: at most every recheck interval (a 401
+         * invalidates the cache and forces a re-read). */
+        double now = clock_mono_s();
+        double every = c->token_file_recheck_s > 0   ? c->token_file_recheck_s
+                       : c->token_file_recheck_s < 0 ? 0
+                                                     : KUBE_TOKEN_FILE_RECHECK_S;
+        if (c->cached_token && now - c->cached_token_checked_s < every) {
+            *token = c->cached_token;
+            return 0;
+        }
+        c->cached_token_checked_s = now;
         struct stat st;
         if (stat(c->token_file, &st) < 0) {
             /* Keep using the last good token if the file vanished briefly. */

@@ -29,6 +29,11 @@ struct kube_exec_config {
     char *interactive_mode; /* Never / IfAvailable / Always */
 };
 
+/* Token files (projected service account tokens are ~1 KiB; 1 MiB is far
+ * beyond any real token and still bounded). */
+#define KUBE_TOKEN_FILE_MAX       (1u << 20)
+#define KUBE_TOKEN_FILE_RECHECK_S 1.0
+
 struct kube_rest_config {
     char *server;          /* "https://host:port[/prefix]" without trailing slash */
     char *tls_server_name; /* optional SNI / verification name */
@@ -39,8 +44,11 @@ struct kube_rest_config {
     char *key_pem; /* client key (PEM), may be NULL; never logged, never on disk */
     size_t key_len;
     bool insecure_skip_tls_verify;
-    char *token;                   /* static bearer token, may be NULL */
-    char *token_file;              /* bearer token file, re-read when its mtime/size changes */
+    char *token;      /* static bearer token, may be NULL */
+    char *token_file; /* bearer token file: checked (stat) at most every token_file_recheck_s,
+                         re-read when its mtime/size changed or after a 401; at most
+                         KUBE_TOKEN_FILE_MAX bytes (a bigger file is an error, never cut) */
+    double token_file_recheck_s;   /* 0 = KUBE_TOKEN_FILE_RECHECK_S, < 0 = every call */
     struct kube_exec_config *exec; /* may be NULL */
     char *source; /* where this came from, for messages: "kubeconfig /p, context c" */
 
@@ -53,8 +61,9 @@ struct kube_rest_config {
     char *cached_token;
     struct timespec cached_token_mtime;
     off_t cached_token_size;
-    time_t cached_token_expiry; /* wall clock; 0 = no expiry */
-    char *exec_cert_pem;        /* client cert/key returned by an exec plugin */
+    time_t cached_token_expiry;    /* wall clock; 0 = no expiry */
+    double cached_token_checked_s; /* monotonic time of the last token file check */
+    char *exec_cert_pem;           /* client cert/key returned by an exec plugin */
     char *exec_key_pem;
 };
 
@@ -68,10 +77,24 @@ struct kube_rest_config *kube_rest_config_dup(const struct kube_rest_config *c);
 /*
  * The bearer token to send now, or *token = NULL when the config has none.
  * Re-reads token_file when it changed, runs the exec plugin when the cached
- * credential expired. The returned string is borrowed from `c` and valid
+ * credential expired (blocking: the REST client runs it asynchronously
+ * first, see kube_rest_config_exec_due). The returned string is borrowed from `c` and valid
  * until the next call. Returns 0 or a negative code with a message in `e`.
  */
 int kube_rest_config_token(struct kube_rest_config *c, const char **token, struct err *e);
+
+/* For callers on a loop that run the exec plugin asynchronously
+ * (exec_cred_start) instead of inside kube_rest_config_token: true when the
+ * plugin must run (no credential yet, or expired); the options to run it
+ * with (cl holds what o points to; both borrow from c); and storing its
+ * answer (the strings are moved out of cred). */
+struct exec_cred;
+struct exec_cred_cluster;
+struct exec_cred_opts;
+bool kube_rest_config_exec_due(const struct kube_rest_config *c);
+void kube_rest_config_exec_opts(const struct kube_rest_config *c, struct exec_cred_cluster *cl,
+                                struct exec_cred_opts *o);
+void kube_rest_config_exec_store(struct kube_rest_config *c, struct exec_cred *cred);
 
 /* Forget cached credentials (after a 401) so the next call re-reads / re-runs. */
 void kube_rest_config_invalidate(struct kube_rest_config *c);

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "pkg/json/jsonx.h"
+
 static const char *nz(const char *s)
 {
     return s ? s : "";
@@ -39,28 +41,22 @@ bool sched_effect_blocks(const char *effect)
     return effect && (strcmp(effect, "NoSchedule") == 0 || strcmp(effect, "NoExecute") == 0);
 }
 
-static const char *str_of(const json_t *j, const char *key)
-{
-    const char *s = json_string_value(json_object_get(j, key));
-    return s ? s : "";
-}
-
 void sched_taint_view(const json_t *j, struct sched_taint *out)
 {
-    out->key = str_of(j, "key");
-    out->value = str_of(j, "value");
-    out->effect = str_of(j, "effect");
+    out->key = jx_field_str(j, "key");
+    out->value = jx_field_str(j, "value");
+    out->effect = jx_field_str(j, "effect");
 }
 
 void sched_toleration_view(const json_t *j, struct sched_toleration *out)
 {
     const json_t *op = json_object_get(j, "operator");
-    out->key = str_of(j, "key");
+    out->key = jx_field_str(j, "key");
     out->op = (!op || json_is_null(op)) ? SCHED_OP_EQUAL
               : json_is_string(op)      ? sched_op_parse(json_string_value(op))
                                         : SCHED_OP_INVALID;
-    out->value = str_of(j, "value");
-    out->effect = str_of(j, "effect");
+    out->value = jx_field_str(j, "value");
+    out->effect = jx_field_str(j, "effect");
 }
 
 bool sched_tolerates_all_json(const json_t *tolerations, const json_t *taints)

@@ -33,6 +33,24 @@ int err_set(struct err *e, int code, const char *fmt, ...)
     return code;
 }
 
+/* Copy at most n bytes of s to dst, ending in "..." when s is longer. Returns the length written.
+ */
+static size_t put_cut(char *dst, const char *s, size_t n)
+{
+    size_t l = strlen(s);
+    if (l <= n) {
+        memcpy(dst, s, l);
+        return l;
+    }
+    if (n < 3) {
+        memcpy(dst, s, n);
+        return n;
+    }
+    memcpy(dst, s, n - 3);
+    memcpy(dst + n - 3, "...", 3);
+    return n;
+}
+
 int err_prefix(struct err *e, const char *fmt, ...)
 {
     if (!e)
@@ -44,8 +62,35 @@ int err_prefix(struct err *e, const char *fmt, ...)
     va_end(ap);
     char old[ERR_MSG_MAX];
     memcpy(old, e->msg, sizeof old);
-    /* Truncation of an over-long message is acceptable. */
-    if (snprintf(e->msg, sizeof e->msg, "%s: %s", pre, old) >= (int)sizeof e->msg)
-        e->msg[sizeof e->msg - 1] = '\0';
+    old[sizeof old - 1] = '\0';
+    size_t cap = sizeof e->msg - 1, lp = strlen(pre), lo = strlen(old);
+    if (lp + 2 + lo <= cap) {
+        memcpy(e->msg, pre, lp);
+        memcpy(e->msg + lp, ": ", 2);
+        memcpy(e->msg + lp + 2, old, lo + 1);
+        return e->code;
+    }
+    /* Too long: the root cause (the old message, which ends with what the
+     * server said) is kept; the context is shortened first. The prefix
+     * keeps at least ERR_PREFIX_MIN bytes; when even that does not fit, the
+     * middle of the old message goes, never its end. */
+    size_t want_pre = lp < ERR_PREFIX_MIN ? lp : ERR_PREFIX_MIN;
+    size_t room = cap - 2 > lo ? cap - 2 - lo : 0;
+    size_t np = room > want_pre ? room : want_pre;
+    size_t off = put_cut(e->msg, pre, np);
+    memcpy(e->msg + off, ": ", 2);
+    off += 2;
+    size_t left = cap - off;
+    if (lo <= left) {
+        memcpy(e->msg + off, old, lo);
+        off += lo;
+    } else {
+        size_t head = left / 3, tail = left - head - 3;
+        memcpy(e->msg + off, old, head);
+        memcpy(e->msg + off + head, "...", 3);
+        memcpy(e->msg + off + head + 3, old + lo - tail, tail);
+        off += left;
+    }
+    e->msg[off] = '\0';
     return e->code;
 }

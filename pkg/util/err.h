@@ -29,7 +29,14 @@ void err_clear(struct err *e);
 int err_set(struct err *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int err_vset(struct err *e, int code, const char *fmt, va_list ap);
 
-/* Prepend context: "ctx: old message". Returns e->code (0 if e is NULL). */
+/* Least room kept for a prefix when the message is cut. */
+#define ERR_PREFIX_MIN 96
+
+/* Prepend context: "ctx: old message". Returns e->code (0 if e is NULL).
+ * When the result does not fit ERR_MSG_MAX, the old message (the root
+ * cause) is kept whole and the context is cut ("..."); only when even
+ * ERR_PREFIX_MIN bytes of context do not fit is the middle of the old
+ * message cut, keeping its start and its end (the server's words). */
 int err_prefix(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -97,7 +97,7 @@ start_devhub hub --kueue --run-jobs
 start_devhub cluster1 --run-jobs --time-scale $SCALE --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
 start_devhub cluster2 --run-jobs --time-scale $SCALE \
   --nodes '2x cpu=8,memory=32Gi,nvidia.com/gpu=2;labels=instance=h100'
-k hub apply -f "$ROOT/test/e2e/fixtures/setup.yaml" >/dev/null || die "setup objects not applied"
+apply_setup || die "setup objects not applied"
 
 # ---- 0: flags and start-up ---------------------------------------------------
 next 0

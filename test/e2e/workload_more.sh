@@ -84,7 +84,7 @@ start_devhub hub --kueue --run-jobs
 start_devhub cluster1 --run-jobs --time-scale $SCALE --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
 start_devhub cluster2 --run-jobs --time-scale $SCALE \
   --nodes '2x cpu=8,memory=32Gi,nvidia.com/gpu=2;labels=instance=h100'
-k hub apply -f "$ROOT/test/e2e/fixtures/setup.yaml" >/dev/null || die "setup objects not applied"
+apply_setup || die "setup objects not applied"
 "$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 0 \
   --health-probe-bind-address 127.0.0.1:0 --worker "cluster1=$WORK/cluster1.kc" \
   --worker "cluster2=$WORK/cluster2.kc" --worker-lost-timeout 2s --v 1 >>"$WORK/op.log" 2>&1 &
@@ -236,7 +236,10 @@ metadata:
 spec:
   clusterQueue: cq-any
 YAML
-for n in 1 2 3 4; do QUEUE=lq-any job_yaml "job-i$n" 1 300s; echo "---"; done | k hub create -f - >/dev/null ||
+# 600 s at the workers' time scale 0.1 = 60 s: the copies on the paused worker must still be
+# running when the loss is detected (two failed 5 s probes + the 2 s timeout, more under load);
+# with 30 s a busy machine let them finish first and no WorkerLost was due.
+for n in 1 2 3 4; do QUEUE=lq-any job_yaml "job-i$n" 1 600s; echo "---"; done | k hub create -f - >/dev/null ||
   die "job-i* not created"
 for n in 1 2 3 4; do wait_until 10 "job-i$n copy on exactly one worker" one_copy "job-i$n"; done
 n1=0
@@ -275,7 +278,7 @@ for j in "${ON_P[@]}"; do
   wait_until 20 "stale copy of $j deleted from $P after resume" gone_p "$j"
 done
 for n in 1 2 3 4; do
-  wait_until 50 "hub job-i$n Complete" hub_job_complete "job-i$n"
+  wait_until 90 "hub job-i$n Complete" hub_job_complete "job-i$n"
   one_copy "job-i$n" || die "job-i$n copies: $(copies "job-i$n")"
 done
 for j in "${ON_P[@]}"; do

@@ -51,6 +51,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             place_result_free(&r);
         }
+        /* An incomplete view (a registered cluster not known yet) is never
+         * final; the cluster as a known non-candidate counts for "ever". */
+        const char *unknown[] = {"not-yet"};
+        struct place_opts inc = {.others = &c, .n_others = 1, .unknown = unknown, .n_unknown = 1};
+        struct place_result r;
+        if (place_decide(&wl, NULL, 0, frc == 0 ? &fl : NULL, frc == 0, &rv, &inc, &r) != 0)
+            abort();
+        if (r.status != PLACE_NOT_NOW || !r.message)
+            abort();
+        place_result_free(&r);
+        inc.n_unknown = 0;
+        if (place_decide(&wl, NULL, 0, frc == 0 ? &fl : NULL, frc == 0, &rv, &inc, &r) != 0)
+            abort();
+        if (r.status == PLACE_OK || !r.message)
+            abort();
+        place_result_free(&r);
         place_resv_sync(&rv, &c, 1);
         place_resv_free(&rv);
     }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pkg/labels/labels.h"
+#include "pkg/labels/sel.h"
 #include "pkg/util/xalloc.h"
 
 static void check_labels(const char *in)

@@ -15,9 +15,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "controllers/workload/admissioncheck.h"
-#include "controllers/workload/decide.h"
-#include "controllers/workload/transform.h"
+#include "controllers/workload/acc.h"
+#include "controllers/workload/wl.h"
+#include "controllers/workload/xf.h"
 
 static void run_kind(const struct kind_def *k, json_t *in, json_t *job, json_t *wl, json_t *copy,
                      json_t *flavors)

@@ -197,6 +197,32 @@ static char *owned_pod(const char *name, const char *owner_kind, const char *own
     return p;
 }
 
+/* A bad pod whose namespace and name are both 253 bytes: the warning
+ * names it in full (the key buffer held 300 bytes and cut it). */
+static void test_bad_data_longest_key(void **state)
+{
+    (void)state;
+    char ns[254], name[254];
+    memset(ns, 'n', 253);
+    memset(name, 'p', 253);
+    ns[253] = name[253] = '\0';
+    json_t *nodes = load("[{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{"
+                         "\"cpu\":\"4\"}}}]");
+    json_t *pods = json_pack("[{s:{s:s,s:s},s:{s:s,s:[{s:{s:{s:s}}}]}}]", "metadata", "name", name,
+                             "namespace", ns, "spec", "nodeName", "n1", "containers", "resources",
+                             "requests", "cpu", "lots");
+    json_t *w = json_array();
+    json_t *got = agent_compute_nodes(nodes, pods, w);
+    assert_int_equal(json_array_size(w), 1);
+    char *want = xasprintf("pod %s/%s: ", ns, name);
+    assert_non_null(strstr(json_string_value(json_array_get(w, 0)), want));
+    free(want);
+    json_decref(got);
+    json_decref(w);
+    json_decref(nodes);
+    json_decref(pods);
+}
+
 static void test_compute_managed(void **state)
 {
     (void)state;
@@ -1045,6 +1071,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compute_nodes),
         cmocka_unit_test(test_compute_bad_data),
+        cmocka_unit_test(test_bad_data_longest_key),
         cmocka_unit_test(test_compute_managed),
         cmocka_unit_test(test_writes_exact_status_once),
         cmocka_unit_test(test_writes_managed_requests),

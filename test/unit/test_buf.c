@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "pkg/util/buf.h"
@@ -81,6 +82,48 @@ static void test_err(void **state)
     assert_int_equal(strlen(e.msg), ERR_MSG_MAX - 1);
 }
 
+/* A prefix on a long message keeps the root cause: the server's words at
+ * the end of the message used to be what was cut. */
+static void test_err_prefix_keeps_root_cause(void **state)
+{
+    (void)state;
+    struct err e;
+    char path[300];
+    memset(path, 'p', sizeof path - 1);
+    path[sizeof path - 1] = '\0';
+    err_set(&e, -EBUSY, "PATCH /apis/x/%s: 409 Conflict: the object has been modified", path);
+    char before[ERR_MSG_MAX];
+    snprintf(before, sizeof before, "%s", e.msg);
+    char ctx[400];
+    memset(ctx, 'c', sizeof ctx - 1);
+    ctx[sizeof ctx - 1] = '\0';
+    assert_int_equal(err_prefix(&e, "workload %s", ctx), -EBUSY);
+    assert_true(strlen(e.msg) <= ERR_MSG_MAX - 1);
+    size_t n = strlen(e.msg);
+    /* the old message is whole, at the end; the context starts it, cut */
+    assert_true(n >= strlen(before));
+    assert_string_equal(e.msg + n - strlen(before), before);
+    assert_memory_equal(e.msg, "workload ccc", 12);
+    assert_non_null(strstr(e.msg, "...: PATCH"));
+    /* An old message that fills the buffer: its start and its end stay, the
+     * prefix keeps ERR_PREFIX_MIN bytes. */
+    char big[ERR_MSG_MAX];
+    memset(big, 'm', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    memcpy(big + sizeof big - 12, "server said", 11);
+    err_set(&e, -EIO, "%s", big);
+    err_prefix(&e, "%s", ctx);
+    n = strlen(e.msg);
+    assert_int_equal(n, ERR_MSG_MAX - 1);
+    assert_string_equal(e.msg + n - 11, "server said");
+    assert_memory_equal(e.msg + ERR_PREFIX_MIN - 3, "...: mmm", 8);
+    assert_non_null(strstr(e.msg + ERR_PREFIX_MIN, "..."));
+    /* Short ones are unchanged. */
+    err_set(&e, -EIO, "boom");
+    err_prefix(&e, "ctx");
+    assert_string_equal(e.msg, "ctx: boom");
+}
+
 static void test_xalloc(void **state)
 {
     (void)state;
@@ -104,6 +147,7 @@ int main(void)
         cmocka_unit_test(test_append_and_cap),
         cmocka_unit_test(test_consume_and_detach),
         cmocka_unit_test(test_err),
+        cmocka_unit_test(test_err_prefix_keeps_root_cause),
         cmocka_unit_test(test_xalloc),
     };
     return cmocka_run_group_tests_name("util_buf_err", tests, NULL, NULL);

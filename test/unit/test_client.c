@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pkg/kube/client.h"
+#include "pkg/kube/kfile.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/fakesrv.h"
@@ -402,11 +404,29 @@ static void test_429_retry_after(void **state)
     fx_free(f);
 }
 
+/* A Status error response with a Retry-After header. */
+static void push_status_ra(struct fakesrv *s, const char *method, const char *path, int code,
+                           const char *reason, const char *retry_after, int times)
+{
+    const char *h[] = {retry_after, NULL};
+    char *body = xasprintf("{\"kind\":\"Status\",\"code\":%d,\"reason\":\"%s\","
+                           "\"message\":\"injected\"}",
+                           code, reason);
+    struct fakesrv_resp r = {.method = method,
+                             .path = path,
+                             .status = code,
+                             .headers = retry_after ? h : NULL,
+                             .body = body,
+                             .times = times};
+    fakesrv_push(s, &r);
+    free(body);
+}
+
 static void test_500_retried_then_success(void **state)
 {
     struct fx *f = fx_new(NULL);
-    fakesrv_push_status(f->srv, "GET", "/api/v1/nodes", 500, "InternalError", "etcd hiccup");
-    fakesrv_push_status(f->srv, "GET", "/api/v1/nodes", 503, "ServiceUnavailable", "busy");
+    push_status_ra(f->srv, "GET", "/api/v1/nodes", 500, "InternalError", "Retry-After: 0", 1);
+    push_status_ra(f->srv, "GET", "/api/v1/nodes", 503, "ServiceUnavailable", "Retry-After: 0", 1);
     fakesrv_push_json(f->srv, "GET", "/api/v1/nodes", NULL, 200, "{\"items\":[1]}");
     do_req(f, "GET", "/api/v1/nodes", NULL, NULL, NULL);
     fx_run(f, 1, 10);
@@ -422,9 +442,11 @@ static void test_retries_exhausted(void **state)
     struct fx *f = fx_new(NULL);
     struct kube_client_opts o = {.max_retries = 2, .backoff_s = 0.01};
     fx_client(f, &o);
+    const char *h[] = {"Retry-After: 0", NULL};
     struct fakesrv_resp r = {.method = "PUT",
                              .path = "/x",
                              .status = 503,
+                             .headers = h,
                              .times = -1,
                              .body = "{\"kind\":\"Status\",\"code\":503,"
                                      "\"reason\":\"ServiceUnavailable\",\"message\":\"down\"}"};
@@ -449,6 +471,37 @@ static void test_post_500_not_retried(void **state)
     assert_int_equal(f->got[0].rc, -EIO);
     assert_int_equal(f->got[0].attempts, 1);
     assert_int_equal(fakesrv_nreq(f->srv), 1);
+    fx_free(f);
+}
+
+/* Without Retry-After a 5xx or 429 is not retried, whatever the verb: a
+ * 504 may come after the write was committed (a retried PUT or DELETE would
+ * come back as 409/404), and a read without the server's go-ahead is the
+ * caller's to repeat. Each used to be retried (GET/PUT/DELETE 5xx, any 429). */
+static void test_5xx_without_retry_after_not_retried(void **state)
+{
+    const char *verbs[] = {"GET", "PUT", "DELETE", "PATCH"};
+    const int codes[] = {504, 500, 503, 429};
+    for (size_t i = 0; i < 4; i++) {
+        struct fx *f = fx_new(NULL);
+        push_status_ra(f->srv, verbs[i], "/x", codes[i],
+                       codes[i] == 429 ? "TooManyRequests" : "Timeout", NULL, 1);
+        fakesrv_push_json(f->srv, verbs[i], "/x", NULL, 200, "{}");
+        do_req(f, verbs[i], "/x", NULL, strcmp(verbs[i], "GET") ? "{}" : NULL, NULL);
+        fx_run(f, 1, 10);
+        assert_int_not_equal(f->got[0].rc, 0);
+        assert_int_equal(f->got[0].attempts, 1);
+        assert_int_equal(fakesrv_nreq(f->srv), 1);
+        fx_free(f);
+    }
+    /* With Retry-After the server asks for it: a write is retried too. */
+    struct fx *f = fx_new(NULL);
+    push_status_ra(f->srv, "PUT", "/x", 429, "TooManyRequests", "Retry-After: 0", 1);
+    fakesrv_push_json(f->srv, "PUT", "/x", NULL, 200, "{}");
+    do_req(f, "PUT", "/x", NULL, "{}", NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    assert_int_equal(f->got[0].attempts, 2);
     fx_free(f);
 }
 
@@ -736,6 +789,206 @@ static void test_token_error(void **state)
     fx_free(f);
 }
 
+/* A token longer than 16 KiB is sent whole (it used to be cut at 16383
+ * bytes: an endless 401); a file over KUBE_TOKEN_FILE_MAX is a clear error.
+ * The file is not looked at per request: a change is picked up at the next
+ * check (here: a long interval, so only a 401 makes the client re-read). */
+static void test_token_file_size_and_recheck(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    char path[] = "/tmp/kks-token-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    size_t n = 20000;
+    char *tok = xmalloc(n + 2);
+    for (size_t i = 0; i < n; i++)
+        tok[i] = (char)('a' + i % 26);
+    tok[n] = '\n';
+    tok[n + 1] = '\0';
+    write_file(path, tok);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    f->cfg->token_file = xstrdup(path);
+    f->cfg->token_file_recheck_s = 3600;
+    fx_client(f, NULL);
+    fakesrv_push(f->srv, &(struct fakesrv_resp){
+                             .method = "GET", .path = "/api/v1/pods", .body = "{}", .times = 2});
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    struct fakesrv_req *a = fakesrv_req_get(f->srv, 0);
+    const char *h = fakesrv_req_header(a, "authorization");
+    assert_non_null(h);
+    assert_int_equal(strlen(h), strlen("Bearer ") + n);
+    assert_memory_equal(h + 7, tok, n);
+    fakesrv_req_free(a);
+    /* rotated, but not re-checked before the interval: the cached token */
+    write_file(path, "rotated\n");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[1].rc, 0);
+    a = fakesrv_req_get(f->srv, 1);
+    assert_int_equal(strlen(fakesrv_req_header(a, "authorization")), strlen("Bearer ") + n);
+    fakesrv_req_free(a);
+    /* a 401 re-reads it at once */
+    fakesrv_push_status(f->srv, "GET", "/api/v1/pods", 401, "Unauthorized", "Unauthorized");
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 3, 10);
+    assert_int_equal(f->got[2].rc, 0);
+    a = fakesrv_req_get(f->srv, 3);
+    assert_string_equal(fakesrv_req_header(a, "authorization"), "Bearer rotated");
+    fakesrv_req_free(a);
+    fx_free(f);
+    /* Too big: an error naming the file, nothing sent. */
+    f = fx_new(NULL);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    for (size_t i = 0; i <= KUBE_TOKEN_FILE_MAX / n + 1; i++)
+        fwrite(tok, 1, n, fp);
+    fclose(fp);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    f->cfg->token_file = xstrdup(path);
+    fx_client(f, NULL);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, -E2BIG);
+    assert_non_null(strstr(f->got[0].msg, "larger than"));
+    assert_non_null(strstr(f->got[0].msg, path));
+    assert_int_equal(fakesrv_nreq(f->srv), 0);
+    fx_free(f);
+    free(tok);
+    unlink(path);
+}
+
+struct ticks {
+    const char *marker; /* exists while the plugin runs */
+    int during;         /* loop turns seen while it existed */
+};
+
+static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct ticks *t = w->data;
+    if (access(t->marker, F_OK) == 0)
+        t->during++;
+}
+
+/* An exec credential plugin runs off the loop: while a slow plugin runs,
+ * timers (lease renewal, probes, watches' watchdogs) keep firing, and every
+ * request waiting for it goes on with its answer. It used to run inside the
+ * request's start, blocking the loop for the plugin's whole run (up to 60 s). */
+static void test_exec_plugin_does_not_block_the_loop(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    char dir[] = "/tmp/kks-execc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *marker = xasprintf("%s/running", dir);
+    char *cmd = xasprintf("%s/plugin", dir);
+    char *count = xasprintf("%s/count", dir);
+    FILE *fp = fopen(cmd, "w");
+    assert_non_null(fp);
+    fprintf(fp,
+            "#!/bin/sh\necho x >> '%s'\ntouch '%s'\nsleep 1\nrm -f '%s'\n"
+            "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
+            "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"exec-tok\"}}'\n",
+            count, marker, marker);
+    fclose(fp);
+    assert_int_equal(chmod(cmd, 0700), 0);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    f->cfg->exec = xcalloc(1, sizeof *f->cfg->exec);
+    f->cfg->exec->command = xstrdup(cmd);
+    f->cfg->exec->api_version = xstrdup("client.authentication.k8s.io/v1");
+    fx_client(f, NULL);
+    fakesrv_push(f->srv, &(struct fakesrv_resp){
+                             .method = "GET", .path = "/api/v1/pods", .body = "{}", .times = 3});
+    struct ticks t = {.marker = marker};
+    ev_timer tick;
+    ev_timer_init(&tick, tick_cb, 0.02, 0.02);
+    tick.data = &t;
+    ev_timer_start(f->loop, &tick);
+    /* three requests while the credential is unknown: one plugin run */
+    for (int i = 0; i < 3; i++)
+        do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 3, 15);
+    ev_timer_stop(f->loop, &tick);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(f->got[i].rc, 0);
+    assert_true(t.during >= 3);
+    for (size_t i = 0; i < 3; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->srv, i);
+        assert_string_equal(fakesrv_req_header(r, "authorization"), "Bearer exec-tok");
+        fakesrv_req_free(r);
+    }
+    char *runs = NULL;
+    size_t n = 0;
+    assert_int_equal(kfile_read(count, 4096, &runs, &n, NULL), 0);
+    assert_string_equal(runs, "x\n");
+    free(runs);
+    fx_free(f);
+    unlink(count);
+    unlink(cmd);
+    rmdir(dir);
+    free(count);
+    free(cmd);
+    free(marker);
+}
+
+static void stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+/* A hanging plugin: bounded by exec_timeout_ms (the waiting request fails
+ * with -ETIMEDOUT, the loop stays free); freeing the client while a plugin
+ * runs kills it and cancels the waiting request. */
+static void test_exec_plugin_timeout_and_cancel(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    char dir[] = "/tmp/kks-exech-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *cmd = xasprintf("%s/plugin", dir);
+    FILE *fp = fopen(cmd, "w");
+    assert_non_null(fp);
+    fputs("#!/bin/sh\nsleep 30\n", fp);
+    fclose(fp);
+    assert_int_equal(chmod(cmd, 0700), 0);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    f->cfg->exec = xcalloc(1, sizeof *f->cfg->exec);
+    f->cfg->exec->command = xstrdup(cmd);
+    f->cfg->exec_timeout_ms = 300;
+    fx_client(f, NULL);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, -ETIMEDOUT);
+    assert_non_null(strstr(f->got[0].msg, "credentials"));
+    assert_int_equal(fakesrv_nreq(f->srv), 0);
+    /* no timeout this time: freed while it runs */
+    f->cfg->exec_timeout_ms = 60000;
+    fx_client(f, NULL);
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    ev_timer stop;
+    ev_timer_init(&stop, stop_cb, 0.2, 0);
+    ev_timer_start(f->loop, &stop);
+    ev_run(f->loop, 0);
+    assert_int_equal(f->n, 1);
+    kube_client_free(f->c);
+    f->c = NULL;
+    assert_int_equal(f->n, 2);
+    assert_int_equal(f->got[1].rc, -ECANCELED);
+    fx_free(f);
+    unlink(cmd);
+    rmdir(dir);
+    free(cmd);
+}
+
 /* ---- TLS --------------------------------------------------------------------- */
 
 static void test_tls(void **state)
@@ -971,6 +1224,7 @@ int main(void)
         cmocka_unit_test(test_500_retried_then_success),
         cmocka_unit_test(test_retries_exhausted),
         cmocka_unit_test(test_post_500_not_retried),
+        cmocka_unit_test(test_5xx_without_retry_after_not_retried),
         cmocka_unit_test(test_connection_lost_retry_rule),
         cmocka_unit_test(test_connect_refused),
         cmocka_unit_test(test_many_concurrent),
@@ -982,6 +1236,9 @@ int main(void)
         cmocka_unit_test(test_connection_reuse),
         cmocka_unit_test(test_body_cap_and_bad_json),
         cmocka_unit_test(test_401_refreshes_token),
+        cmocka_unit_test(test_token_file_size_and_recheck),
+        cmocka_unit_test(test_exec_plugin_does_not_block_the_loop),
+        cmocka_unit_test(test_exec_plugin_timeout_and_cancel),
         cmocka_unit_test(test_token_error),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_tls_client_cert),

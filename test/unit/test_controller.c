@@ -13,12 +13,13 @@
 #include <errno.h>
 #include <ev.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "controllers/workload/controller.h"
-#include "pkg/kube/events.h"
-#include "controllers/workload/transform.h"
+#include "pkg/kube/evrec.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"
 #include "pkg/metrics/metrics.h"
@@ -705,6 +706,176 @@ static void test_not_rejected_by_metrics_without_status(void **state)
     assert_metric(f, "kueue_ks_workloads_rejected_total 0");
 }
 
+/* ---- hostile input from the API (issue: point 5) ------------------------------ */
+
+static void on_idle_poll(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct fx *f = t->data;
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    if (st.reconciles >= f->want_hub && kube_client_pending(f->hub) == 0)
+        ev_break(loop, EVBREAK_ALL);
+}
+
+/* Run until the controller made `passes` reconciles in all and its writes
+ * are done (10 s guard). */
+static void run_passes(struct fx *f, size_t passes)
+{
+    f->want_hub = passes;
+    ev_timer poll, guard;
+    ev_timer_init(&poll, on_idle_poll, 0.01, 0.01);
+    poll.data = f;
+    ev_timer_init(&guard, on_guard, 10.0, 0.);
+    ev_timer_start(f->loop, &poll);
+    ev_timer_start(f->loop, &guard);
+    ev_run(f->loop, 0);
+    ev_timer_stop(f->loop, &poll);
+    ev_timer_stop(f->loop, &guard);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_true(st.reconciles >= passes);
+}
+
+/* One pass over the workload `wl` (consumed): the writes it made (count),
+ * every Workload status write merged into the store as the informer would
+ * deliver it; then a second pass must write nothing (no write loop). */
+static size_t hostile_workload_passes(struct fx *f, json_t *wl, char **check_msg)
+{
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "PATCH", .body = "{}", .times = -1});
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "POST", .body = "{}", .times = -1});
+    size_t base = fakesrv_nreq(f->hub_srv);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_passes(f, st.reconciles + 1);
+    size_t all = fakesrv_nreq(f->hub_srv), writes = all - base;
+    json_t *cur = json_incref(wl);
+    for (size_t i = base; i < all; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        if (strcmp(r->path, WL_STATUS) == 0) {
+            json_t *patch = J(r->body);
+            json_object_del(jx_obj(patch, "metadata"), "resourceVersion");
+            json_t *next = jx_merge_apply(cur, patch);
+            json_decref(cur);
+            cur = next;
+            json_decref(patch);
+        }
+        fakesrv_req_free(r);
+    }
+    if (check_msg)
+        *check_msg = xstrdup(
+            jx_str(json_array_get(jx_arr(cur, "status.admissionChecks"), 0), "message", ""));
+    jx_set_new(cur, "metadata.resourceVersion", json_string("11"), NULL);
+    store_upsert(f->wls, cur, NULL, NULL, NULL);
+    json_decref(cur);
+    json_decref(wl);
+    wlc_get_stats(f->c, &st);
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_passes(f, st.reconciles + 1);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), all);
+    return writes;
+}
+
+/* Workloads with wrong-typed, missing, overflowing or negative fields and a
+ * 1 MiB annotation: a clear check message (Rejected: it can never be read),
+ * at most one status write and an Event, then nothing more. */
+static void test_hostile_workloads(void **state)
+{
+    struct fx *f = *state;
+    const char *bad[] = {
+        "{\"podSets\":\"not-a-list\"}",
+        "{\"podSets\":[{\"name\":\"main\",\"count\":-3,\"template\":{}}]}",
+        "{\"podSets\":[{\"name\":\"main\",\"count\":9223372036854775807,\"template\":{\"spec\":"
+        "{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}]}",
+        "{\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":[{"
+        "\"resources\":{\"requests\":{\"cpu\":\"-1\"}}}]}}}]}",
+        "{\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":[{"
+        "\"resources\":{\"requests\":{\"cpu\":\"99999999999999999999999Ei\"}}}]}}}]}",
+        "{\"podSets\":[{\"name\":7,\"count\":\"x\",\"template\":[]}]}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *wl = J(WL);
+        json_object_set_new(wl, "spec", J(bad[i]));
+        /* the admitted count overrides spec's: overflow it there too */
+        json_object_set_new(json_array_get(jx_arr(wl, "status.admission.podSetAssignments"), 0),
+                            "count", json_integer(i == 2 ? INT64_MAX : -3));
+        if (i == 0) {
+            /* 1 MiB annotation, unicode */
+            size_t n = 1 << 20;
+            char *big = xmalloc(n + 1);
+            memset(big, 'a', n);
+            memcpy(big, "\xc3\xa9\xe2\x82\xac", 5);
+            big[n] = '\0';
+            jx_set_new(wl, "metadata.annotations", json_pack("{s:s}", "big", big), NULL);
+            free(big);
+        }
+        fakesrv_clear(f->hub_srv);
+        char *msg = NULL;
+        size_t writes = hostile_workload_passes(f, wl, &msg);
+        assert_true(writes >= 1 && writes <= 3); /* status (+ Event) */
+        if (!strstr(msg, "cannot read the workload") && !strstr(msg, "can ever fit") &&
+            !strstr(msg, "fits it now"))
+            fail_msg("case %zu: no clear message: \"%s\"", i, msg);
+        free(msg);
+    }
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 0);
+}
+
+/* ClusterMetrics with bad nodes (wrong types, negative and huge amounts,
+ * names at maximum length, unicode) next to the good c1: the bad data is
+ * skipped, c1 is still used, nothing crashes. */
+static void test_hostile_cluster_metrics(void **state)
+{
+    struct fx *f = *state;
+    char name[254];
+    memset(name, 'z', 253);
+    name[253] = '\0';
+    char *doc = xasprintf(
+        "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"lastUpdated\":\"2026-11-22T09:59:50Z\","
+        "\"nodes\":[{\"name\":\"\xe2\x82\xac\",\"labels\":{\"instance\":\"spot\"},"
+        "\"allocatableResources\":{\"cpu\":\"-64\"}},{\"name\":5},{\"name\":\"n-huge\","
+        "\"labels\":{\"instance\":\"spot\"},\"allocatableResources\":{\"cpu\":\"1e400\","
+        "\"memory\":1e300}},{\"name\":\"n-list\",\"allocatableResources\":"
+        "[]},\"string-node\",null]}}",
+        name);
+    json_t *cm = J(doc);
+    free(doc);
+    store_upsert(f->cms, cm, NULL, NULL, NULL);
+    json_decref(cm);
+    put(f->cms, "{\"metadata\":{\"name\":\"c-wrong\"},\"status\":{\"nodes\":\"x\"}}");
+    put(f->cms, "{\"metadata\":{\"name\":\"c-str\"},\"status\":\"x\"}");
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    assert_string_equal(jx_str(jp, "metadata.labels.kubestellar\\.io/cluster", ""), "c1");
+    json_decref(jp);
+    json_decref(wp);
+}
+
+/* A hub job whose spec is malformed (template a string, a 1 MiB
+ * annotation): no crash, a bounded number of writes. */
+static void test_hostile_job(void **state)
+{
+    struct fx *f = *state;
+    json_t *job = J(JOB);
+    json_object_set_new(jx_obj(job, "spec"), "template", json_string("not-a-template"));
+    size_t n = 1 << 20;
+    char *big = xmalloc(n + 1);
+    memset(big, 'j', n);
+    big[n] = '\0';
+    jx_set_new(job, "metadata.annotations", json_pack("{s:s}", "big", big), NULL);
+    free(big);
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_decref(job);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "PATCH", .body = "{}", .times = -1});
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_passes(f, 1);
+    assert_true(fakesrv_nreq(f->hub_srv) <= 3);
+}
+
 static void test_evicted_counted(void **state)
 {
     struct fx *f = *state;
@@ -816,6 +987,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_check_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evicted_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_workloads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_cluster_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_rejected_while_a_worker_is_unusable, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_not_rejected_while_metrics_unknown, setup, teardown),

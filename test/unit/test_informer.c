@@ -571,6 +571,42 @@ static void test_watch_http_410_relists(void **state)
     fx_free(&f);
 }
 
+/* A watch from a resourceVersion the server has not reached (it lost data,
+ * e.g. an etcd restore, or a hub restarted without its data) answers 504
+ * "Too large resource version": re-list (a consistent read), as client-go's
+ * reflector does. It used to re-watch from the same RV forever. */
+static void test_watch_rv_too_large_relists(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "limit=500", "watch=", "a:1,b:2", "50", NULL);
+    struct fakesrv_resp ahead = {
+        .method = "GET",
+        .path = PODS,
+        .query_contains = "watch=",
+        .status = 504,
+        .body =
+            "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":504,"
+            "\"reason\":\"Timeout\",\"message\":\"Too large resource version: 50, current: 10\","
+            "\"details\":{\"causes\":[{\"type\":\"ResourceVersionTooLarge\",\"message\":"
+            "\"Too large resource version\"}]}}",
+    };
+    fakesrv_push(f.srv, &ahead);
+    push_page(f.srv, "limit=500", "watch=", "b:2", "10", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, relisted_and_watching, 10.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    assert_string_equal(f.rec.log[2], "delete a 1");
+    int w2 = find_req(f.srv, "watch=", NULL, 1);
+    assert_true(query_has(f.srv, w2, "resourceVersion=10"));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.lists, 2);
+    fx_free(&f);
+}
+
 static bool fourth_watch_started(struct fx *f)
 {
     return count_req(f->srv, "watch=", NULL) >= 4;
@@ -722,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_dropped_watch_rewatches),
         cmocka_unit_test(test_short_watch_backoff),
         cmocka_unit_test(test_watch_http_410_relists),
+        cmocka_unit_test(test_watch_rv_too_large_relists),
         cmocka_unit_test(test_backoff_resets_after_quiet_period),
         cmocka_unit_test(test_resync),
         cmocka_unit_test(test_list_failure_retries_and_stop),

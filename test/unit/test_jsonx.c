@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pkg/json/jsonx.h"
+#include "pkg/util/xalloc.h"
 
 static json_t *J(const char *text)
 {
@@ -77,6 +78,13 @@ static void test_get_paths(void **state)
     assert_ptr_equal(jx_getv(o, NULL), o);
     assert_null(jx_getv(o, "spec", "containers", "x"));
     assert_null(jx_getv(o, "metadata", "nope", "x"));
+    /* One key, never a path: a dotted key is looked up as it is. */
+    json_t *labels = jx_obj(o, "metadata.labels");
+    assert_string_equal(jx_field_str(labels, "kubestellar.io/cluster"), "c1");
+    assert_string_equal(jx_field_str(jx_obj(o, "metadata"), "name"), "p1");
+    assert_string_equal(jx_field_str(o, "metadata.name"), "");
+    assert_string_equal(jx_field_str(jx_obj(o, "metadata"), "generation"), ""); /* wrong type */
+    assert_string_equal(jx_field_str(NULL, "name"), "");
     json_decref(o);
 }
 
@@ -437,6 +445,26 @@ static void test_load_dump(void **state)
     free(s);
 }
 
+/* jansson allocates through xmalloc (aborts on out of memory) once a main
+ * calls jx_use_xalloc, so no json_object()/json_pack() result is NULL. */
+static void test_use_xalloc(void **state)
+{
+    (void)state;
+    json_malloc_t m0;
+    json_free_t f0;
+    json_get_alloc_funcs(&m0, &f0);
+    jx_use_xalloc();
+    json_malloc_t m;
+    json_free_t f;
+    json_get_alloc_funcs(&m, &f);
+    assert_ptr_equal(m, xmalloc);
+    assert_ptr_equal(f, free);
+    json_t *o = json_pack("{s:[i,s]}", "a", 1, "b");
+    assert_non_null(o);
+    json_decref(o);
+    json_set_alloc_funcs(m0, f0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,7 +472,8 @@ int main(void)
         cmocka_unit_test(test_merge_patch_rfc), cmocka_unit_test(test_merge_diff),
         cmocka_unit_test(test_patch_builder),   cmocka_unit_test(test_k8s_accessors),
         cmocka_unit_test(test_conditions),      cmocka_unit_test(test_owners),
-        cmocka_unit_test(test_load_dump),       cmocka_unit_test(test_find_by),
+        cmocka_unit_test(test_load_dump),       cmocka_unit_test(test_use_xalloc),
+        cmocka_unit_test(test_find_by),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

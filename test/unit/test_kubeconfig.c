@@ -564,6 +564,9 @@ static void test_in_cluster(void **state)
     assert_string_equal(c->server, "https://10.96.0.1:443");
     assert_string_equal(ns, "kueue-system");
     assert_memory_equal(c->ca_pem, CA_PEM, c->ca_len);
+    /* the change detection itself, checked at every call (by default at
+     * most once a second: test_client test_token_file_size_and_recheck) */
+    c->token_file_recheck_s = -1;
     const char *tok;
     assert_int_equal(kube_rest_config_token(c, &tok, &e), 0);
     assert_string_equal(tok, "tok-1");

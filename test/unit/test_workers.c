@@ -1,5 +1,5 @@
 /* Unit tests for controllers/workload/workers (pure helpers, registration from
- * files) and the configuration checks of controllers/workload/runner. */
+ * files) and the configuration checks of controllers/workload/wlrun. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "controllers/workload/runner.h"
+#include "controllers/workload/wlrun.h"
 #include "controllers/workload/workers.h"
 #include "pkg/kube/client.h"
 #include "pkg/util/err.h"
@@ -131,6 +131,63 @@ static void test_from_secret(void **state)
         assert_non_null(strstr(e.msg, "kueue-ks-system/w1"));
         json_decref(s);
     }
+}
+
+/* Hostile worker Secrets: wrong-typed fields, a 1 MiB kubeconfig that is
+ * not base64, a name label longer than a DNS label, unicode: a clear error
+ * naming the Secret, never a crash. */
+static void test_hostile_secrets(void **state)
+{
+    (void)state;
+    const char *docs[] = {
+        "{\"metadata\":\"x\"}",
+        "{\"metadata\":{\"name\":\"w1\",\"namespace\":\"kueue-ks-system\",\"labels\":[]},"
+        "\"data\":{\"kubeconfig\":\"YQ==\"}}",
+        "{\"metadata\":{\"name\":\"w1\",\"namespace\":\"kueue-ks-system\",\"labels\":{"
+        "\"name\":7}},\"data\":{\"kubeconfig\":\"YQ==\"}}",
+        "{\"metadata\":{\"name\":\"w1\",\"namespace\":\"kueue-ks-system\",\"labels\":{"
+        "\"name\":\"c\"}},\"data\":[\"YQ==\"]}",
+        "{\"metadata\":{\"name\":\"w1\",\"namespace\":\"kueue-ks-system\",\"labels\":{"
+        "\"name\":\"c\"}},\"data\":{\"kubeconfig\":12}}",
+        "{\"metadata\":{\"name\":\"w1\",\"namespace\":\"kueue-ks-system\",\"labels\":{"
+        "\"name\":\"\xc3\xa9t\xc3\xa9\"}},\"data\":{\"kubeconfig\":\"YQ==\"}}",
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+        json_t *sec = json_loads(docs[i], 0, NULL);
+        assert_non_null(sec);
+        char *name = NULL, *data = NULL;
+        size_t len = 0;
+        struct err e;
+        err_clear(&e);
+        assert_int_equal(workers_from_secret(sec, &name, &data, &len, &e), -EINVAL);
+        assert_null(name);
+        assert_null(data);
+        assert_true(e.msg[0] != '\0');
+        json_decref(sec);
+    }
+    /* a name label of 64 characters (DNS labels stop at 63) and a 1 MiB
+     * value that is not base64 */
+    char label[65];
+    memset(label, 'l', 64);
+    label[64] = '\0';
+    json_t *sec = secret(label, "YQ==");
+    char *name = NULL, *data = NULL;
+    size_t len = 0;
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(workers_from_secret(sec, &name, &data, &len, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "label \"name\""));
+    json_decref(sec);
+    size_t n = 1 << 20;
+    char *big = xmalloc(n + 1);
+    memset(big, '*', n);
+    big[n] = '\0';
+    sec = secret("c", big);
+    free(big);
+    err_clear(&e);
+    assert_int_equal(workers_from_secret(sec, &name, &data, &len, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "base64"));
+    json_decref(sec);
 }
 
 static char *write_kc(const char *server, bool insecure)
@@ -340,9 +397,9 @@ static void test_probe_debounce(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_spec),     cmocka_unit_test(test_check_secure),
-        cmocka_unit_test(test_from_secret),    cmocka_unit_test(test_add_file),
-        cmocka_unit_test(test_probe_debounce),
+        cmocka_unit_test(test_parse_spec),  cmocka_unit_test(test_check_secure),
+        cmocka_unit_test(test_from_secret), cmocka_unit_test(test_hostile_secrets),
+        cmocka_unit_test(test_add_file),    cmocka_unit_test(test_probe_debounce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,21 @@ die() {
 }
 next() { STEP=$1; }
 
+# The hub objects of examples/setup/, with the ClusterQueue's quota fixed to what the
+# workers hold (16 cpu, 64Gi, 4 gpus on h100) instead of managed by kueue-ks, and without
+# preemption, so the scenarios see one quota from the start.
+apply_setup() {
+  k hub apply -f "$ROOT/examples/setup/" >/dev/null &&
+    k hub label clusterqueue cluster-queue-ks kueue-ks.io/managed-quota- >/dev/null &&
+    k hub patch clusterqueue cluster-queue-ks --type merge -p '{"spec":{"preemption":null,
+      "resourceGroups":[{"coveredResources":["cpu","memory","nvidia.com/gpu"],"flavors":[
+        {"name":"spot","resources":[{"name":"cpu","nominalQuota":"16"},
+          {"name":"memory","nominalQuota":"64Gi"},{"name":"nvidia.com/gpu","nominalQuota":"0"}]},
+        {"name":"h100","resources":[{"name":"cpu","nominalQuota":"16"},
+          {"name":"memory","nominalQuota":"64Gi"},{"name":"nvidia.com/gpu","nominalQuota":"4"}]}]}]}}' \
+      >/dev/null
+}
+
 start_devhub() { # NAME flags...
   local name=$1
   shift

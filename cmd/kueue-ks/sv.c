@@ -1,0 +1,457 @@
+/* sv: see sv.h. */
+#include "cmd/kueue-ks/sv.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controllers/quota/aggregate.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/quantity/quantity.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/xalloc.h"
+
+#define SV_PAD        3
+#define SV_SOURCE_MAX 40
+#define SV_MAX_COLS   12
+
+/* ---- a kubectl-like table (tabwriter, padding 3) ------------------------------ */
+
+struct table {
+    size_t ncols;
+    char **cells; /* rows * ncols, owned */
+    size_t nrows, cap;
+};
+
+static void table_init(struct table *t, size_t ncols)
+{
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols;
+}
+
+/* Append a row of ncols strings (copied). */
+static void table_row(struct table *t, const char *const *cells)
+{
+    if (t->nrows == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 16;
+        t->cells = xrealloc(t->cells, t->cap * t->ncols * sizeof *t->cells);
+    }
+    for (size_t c = 0; c < t->ncols; c++)
+        t->cells[t->nrows * t->ncols + c] = xstrdup(cells[c] ? cells[c] : "");
+    t->nrows++;
+}
+
+static int cmp_rows(const void *a, const void *b, void *ncols)
+{
+    (void)ncols;
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sort rows 1.. (after the header) by their first columns, stably enough for equal names:
+ * the rows are built in a deterministic order and qsort_r compares the full key. */
+static void table_sort(struct table *t, size_t key_cols)
+{
+    if (t->nrows < 3)
+        return;
+    size_t n = t->nrows - 1;
+    char **keys = xcalloc(n, sizeof *keys);
+    for (size_t r = 0; r < n; r++) {
+        struct buf b;
+        buf_init(&b, 1 << 16);
+        for (size_t c = 0; c < key_cols; c++)
+            buf_printf(&b, "%s%c", t->cells[(r + 1) * t->ncols + c], 1);
+        buf_printf(&b, "%c%08zu", 2, r); /* keep the build order for equal keys */
+        keys[r] = buf_detach(&b);
+    }
+    qsort_r(keys, n, sizeof *keys, cmp_rows, NULL);
+    char **cells = xcalloc(n * t->ncols, sizeof *cells);
+    for (size_t r = 0; r < n; r++) {
+        size_t from = (size_t)strtoul(strrchr(keys[r], 2) + 1, NULL, 10);
+        memcpy(&cells[r * t->ncols], &t->cells[(from + 1) * t->ncols], t->ncols * sizeof *cells);
+        free(keys[r]);
+    }
+    memcpy(&t->cells[t->ncols], cells, n * t->ncols * sizeof *cells);
+    free(cells);
+    free(keys);
+}
+
+static int table_write(struct table *t, struct buf *out)
+{
+    size_t w[SV_MAX_COLS] = {0};
+    for (size_t r = 0; r < t->nrows; r++)
+        for (size_t c = 0; c < t->ncols; c++) {
+            size_t l = strlen(t->cells[r * t->ncols + c]);
+            if (l > w[c])
+                w[c] = l;
+        }
+    int rc = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+        for (size_t c = 0; c < t->ncols; c++) {
+            const char *s = t->cells[r * t->ncols + c];
+            if (c + 1 == t->ncols)
+                rc |= buf_printf(out, "%s\n", s);
+            else
+                rc |= buf_printf(out, "%-*s", (int)(w[c] + SV_PAD), s);
+        }
+    }
+    return rc < 0 ? -E2BIG : 0;
+}
+
+static void table_free(struct table *t)
+{
+    for (size_t i = 0; i < t->nrows * t->ncols; i++)
+        free(t->cells[i]);
+    free(t->cells);
+}
+
+/* ---- helpers --------------------------------------------------------------------- */
+
+const char *sv_age(int64_t ms, char *buf, size_t n)
+{
+    int64_t s = ms / 1000;
+    if (ms < 0) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    int64_t m = s / 60, h = s / 3600, d = h / 24;
+    if (s < 120)
+        snprintf(buf, n, "%" PRId64 "s", s);
+    else if (m < 10)
+        snprintf(buf, n, s % 60 ? "%" PRId64 "m%" PRId64 "s" : "%" PRId64 "m", m, s % 60);
+    else if (m < 180)
+        snprintf(buf, n, "%" PRId64 "m", m);
+    else if (h < 8)
+        snprintf(buf, n, m % 60 ? "%" PRId64 "h%" PRId64 "m" : "%" PRId64 "h", h, m % 60);
+    else if (h < 48)
+        snprintf(buf, n, "%" PRId64 "h", h);
+    else if (h < 24 * 8)
+        snprintf(buf, n, h % 24 ? "%" PRId64 "d%" PRId64 "h" : "%" PRId64 "d", d, h % 24);
+    else
+        snprintf(buf, n, "%" PRId64 "d", d);
+    return buf;
+}
+
+static const char *str_at(const json_t *o, const char *a, const char *b)
+{
+    const json_t *v = json_object_get(o, a);
+    if (b)
+        v = json_object_get(v, b);
+    return json_string_value(v);
+}
+
+static const char *name_of(const json_t *o)
+{
+    const char *n = str_at(o, "metadata", "name");
+    return n ? n : "";
+}
+
+/* Sum of resource `res` over nodes[].field into *sum; false when a value is bad. */
+struct sum {
+    struct qty q;
+    bool any, bad;
+};
+
+static void sum_add(struct sum *s, const json_t *v)
+{
+    if (!v)
+        return;
+    struct qty q;
+    if (qty_parse_json(v, &q, NULL) < 0 || qty_sign(&q) < 0) {
+        s->bad = true;
+        return;
+    }
+    struct qty t;
+    if (!s->any) {
+        s->q = q;
+        s->any = true;
+    } else if (qty_add(&s->q, &q, &t, NULL) == 0) {
+        s->q = t;
+    } else {
+        s->bad = true;
+    }
+}
+
+static const char *sum_fmt(const struct sum *s, char *buf)
+{
+    if (s->bad)
+        return "?";
+    if (!s->any)
+        return "0";
+    return qty_fmt(&s->q, buf);
+}
+
+static void used_cap(const json_t *nodes, const char *res, char *out, size_t n, bool dash_if_none)
+{
+    struct sum used = {0}, cap = {0};
+    size_t i;
+    json_t *nd;
+    json_array_foreach(nodes, i, nd)
+    {
+        if (!json_is_object(nd))
+            continue;
+        sum_add(&used, json_object_get(json_object_get(nd, "allocatedResourceRequests"), res));
+        sum_add(&cap, json_object_get(json_object_get(nd, "allocatableResources"), res));
+    }
+    if (dash_if_none && !cap.any && !cap.bad && !used.any) {
+        snprintf(out, n, "-");
+        return;
+    }
+    char a[QTY_STR_MAX], b[QTY_STR_MAX];
+    snprintf(out, n, "%s/%s", sum_fmt(&used, a), sum_fmt(&cap, b));
+}
+
+static const char *ready_of(const json_t *cm)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(cm, "status"), "conditions"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        if (t && s && strcmp(t, "Ready") == 0)
+            return s;
+    }
+    return "Unknown";
+}
+
+static size_t jobs_on(const json_t *jobs, const char *cluster)
+{
+    size_t n = 0, i;
+    json_t *j;
+    json_array_foreach(json_object_get(jobs, "items"), i, j)
+    {
+        const char *c = json_string_value(json_object_get(
+            json_object_get(json_object_get(j, "metadata"), "labels"), SV_CLUSTER_LABEL));
+        if (c && strcmp(c, cluster) == 0)
+            n++;
+    }
+    return n;
+}
+
+static int render_clusters(const struct sv_input *in, struct buf *out)
+{
+    if (!in->cluster_metrics)
+        return buf_printf(out, "CLUSTERS: %s\n",
+                          in->cluster_metrics_note ? in->cluster_metrics_note : "unavailable") < 0
+                   ? -E2BIG
+                   : 0;
+    json_t *items = json_object_get(in->cluster_metrics, "items");
+    if (json_array_size(items) == 0)
+        return buf_puts(out, "CLUSTERS: no ClusterMetrics found (is the agent running?)\n") < 0
+                   ? -E2BIG
+                   : 0;
+    struct table t;
+    size_t nc = in->wide ? 10 : 8;
+    table_init(&t, nc);
+    const char *hdr[] = {"CLUSTER",          "READY",         "NODES",       "CPU(used/cap)",
+                         "MEMORY(used/cap)", "GPU(used/cap)", "METRICS-AGE", "JOBS",
+                         "UNSCHEDULABLE",    "TAINTED"};
+    table_row(&t, hdr);
+    size_t i;
+    json_t *cm;
+    json_array_foreach(items, i, cm)
+    {
+        if (!json_is_object(cm))
+            continue;
+        const json_t *nodes = json_object_get(json_object_get(cm, "status"), "nodes");
+        size_t total = 0, ready = 0, unsched = 0, tainted = 0, k;
+        json_t *nd;
+        json_array_foreach(nodes, k, nd)
+        {
+            if (!json_is_object(nd))
+                continue;
+            total++;
+            if (!json_is_false(json_object_get(nd, "ready")))
+                ready++;
+            if (json_is_true(json_object_get(nd, "unschedulable")))
+                unsched++;
+            if (json_array_size(json_object_get(nd, "taints")) > 0)
+                tainted++;
+        }
+        char nodes_s[48], cpu[2 * QTY_STR_MAX + 2], mem[2 * QTY_STR_MAX + 2],
+            gpu[2 * QTY_STR_MAX + 2], age[16] = "-", jobs[24] = "-", us[24], ts[24];
+        snprintf(nodes_s, sizeof nodes_s, "%zu/%zu", ready, total);
+        used_cap(nodes, "cpu", cpu, sizeof cpu, false);
+        used_cap(nodes, "memory", mem, sizeof mem, false);
+        used_cap(nodes, SV_GPU_RESOURCE, gpu, sizeof gpu, true);
+        const char *lu = str_at(json_object_get(cm, "status"), "lastUpdated", NULL);
+        struct timespec tsp;
+        if (lu && clock_parse_rfc3339(lu, &tsp) == 0)
+            sv_age(in->now_ms - ((int64_t)tsp.tv_sec * 1000 + tsp.tv_nsec / 1000000), age,
+                   sizeof age);
+        if (in->jobs)
+            snprintf(jobs, sizeof jobs, "%zu", jobs_on(in->jobs, name_of(cm)));
+        snprintf(us, sizeof us, "%zu", unsched);
+        snprintf(ts, sizeof ts, "%zu", tainted);
+        const char *row[] = {name_of(cm), ready_of(cm), nodes_s, cpu, mem, gpu, age, jobs, us, ts};
+        table_row(&t, row);
+    }
+    table_sort(&t, 1);
+    int rc = table_write(&t, out);
+    table_free(&t);
+    return rc;
+}
+
+/* The total of `res` for flavor `fl` in a flavorsReservation/flavorsUsage list. */
+static void flavor_total(const json_t *list, const char *fl, const char *res, char *buf)
+{
+    size_t i, k;
+    json_t *f, *r;
+    json_array_foreach(list, i, f)
+    {
+        const char *n = json_string_value(json_object_get(f, "name"));
+        if (!n || strcmp(n, fl) != 0)
+            continue;
+        json_array_foreach(json_object_get(f, "resources"), k, r)
+        {
+            const char *rn = json_string_value(json_object_get(r, "name"));
+            if (!rn || strcmp(rn, res) != 0)
+                continue;
+            struct qty q;
+            if (qty_parse_json(json_object_get(r, "total"), &q, NULL) < 0) {
+                snprintf(buf, QTY_STR_MAX, "?");
+                return;
+            }
+            qty_fmt(&q, buf);
+            return;
+        }
+    }
+    snprintf(buf, QTY_STR_MAX, "0");
+}
+
+/* From "fl/res=V: c1=4 c2=2 reserved=1; fl/res2=...; stale: c3": the part after
+ * "fl/res=V:" up to the next "; ". New string, or NULL. */
+static char *source_of(const char *ann, const char *fl, const char *res)
+{
+    char *key = xasprintf("%s/%s=", fl, res);
+    const char *p = ann;
+    char *out = NULL;
+    size_t kl = strlen(key);
+    while (p && *p) {
+        if (strncmp(p, key, kl) == 0) {
+            const char *c = strchr(p + kl, ':');
+            const char *end = strstr(p, "; ");
+            if (c && (!end || c < end)) {
+                c++;
+                while (*c == ' ')
+                    c++;
+                out = end ? xstrndup(c, (size_t)(end - c)) : xstrdup(c);
+            }
+            break;
+        }
+        p = strstr(p, "; ");
+        if (p)
+            p += 2;
+    }
+    free(key);
+    return out;
+}
+
+static int render_queues(const struct sv_input *in, struct buf *out)
+{
+    if (!in->cluster_queues)
+        return buf_printf(out, "QUEUES: %s\n",
+                          in->cluster_queues_note ? in->cluster_queues_note : "unavailable") < 0
+                   ? -E2BIG
+                   : 0;
+    json_t *items = json_object_get(in->cluster_queues, "items");
+    if (json_array_size(items) == 0)
+        return buf_puts(out, "QUEUES: no ClusterQueues found\n") < 0 ? -E2BIG : 0;
+    struct table t;
+    table_init(&t, 7);
+    const char *hdr[] = {"CLUSTERQUEUE", "FLAVOR", "RESOURCE", "QUOTA",
+                         "RESERVED",     "IN-USE", "SOURCE"};
+    table_row(&t, hdr);
+    size_t i, gi, fi, ri;
+    json_t *cq, *g, *f, *r;
+    json_array_foreach(items, i, cq)
+    {
+        const char *ann = json_string_value(
+            json_object_get(json_object_get(json_object_get(cq, "metadata"), "annotations"),
+                            AGG_SOURCE_ANNOTATION));
+        const json_t *st = json_object_get(cq, "status");
+        const char *stale = ann ? strstr(ann, "; stale: ") : NULL;
+        json_array_foreach(json_object_get(json_object_get(cq, "spec"), "resourceGroups"), gi, g)
+        {
+            json_array_foreach(json_object_get(g, "flavors"), fi, f)
+            {
+                const char *fl = json_string_value(json_object_get(f, "name"));
+                if (!fl)
+                    continue;
+                json_array_foreach(json_object_get(f, "resources"), ri, r)
+                {
+                    const char *rn = json_string_value(json_object_get(r, "name"));
+                    if (!rn)
+                        continue;
+                    char quota[QTY_STR_MAX], res[QTY_STR_MAX], use[QTY_STR_MAX];
+                    struct qty q;
+                    if (qty_parse_json(json_object_get(r, "nominalQuota"), &q, NULL) == 0)
+                        qty_fmt(&q, quota);
+                    else
+                        snprintf(quota, sizeof quota, "?");
+                    flavor_total(json_object_get(st, "flavorsReservation"), fl, rn, res);
+                    flavor_total(json_object_get(st, "flavorsUsage"), fl, rn, use);
+                    char *src = ann ? source_of(ann, fl, rn) : NULL;
+                    struct buf sb;
+                    buf_init(&sb, 1 << 16);
+                    buf_puts(&sb, src ? src : "-");
+                    if (in->wide && stale && src)
+                        buf_printf(&sb, " (stale:%s)", stale + strlen("; stale:"));
+                    if (!in->wide && sb.len > SV_SOURCE_MAX) {
+                        char *s = xstrndup(buf_str(&sb), SV_SOURCE_MAX - 3);
+                        buf_reset(&sb);
+                        buf_printf(&sb, "%s...", s);
+                        free(s);
+                    }
+                    const char *row[] = {name_of(cq), fl, rn, quota, res, use, buf_str(&sb)};
+                    table_row(&t, row);
+                    buf_free(&sb);
+                    free(src);
+                }
+            }
+        }
+    }
+    table_sort(&t, 1);
+    int rc = table_write(&t, out);
+    table_free(&t);
+    return rc;
+}
+
+static int render_workloads(const struct sv_input *in, struct buf *out)
+{
+    if (!in->workloads)
+        return buf_printf(out, "WORKLOADS: %s\n",
+                          in->workloads_note ? in->workloads_note : "unavailable") < 0
+                   ? -E2BIG
+                   : 0;
+    size_t pending = 0, reserved = 0, admitted = 0, finished = 0, i;
+    json_t *items = json_object_get(in->workloads, "items"), *w;
+    json_array_foreach(items, i, w)
+    {
+        if (jx_cond_is_true(w, "Finished"))
+            finished++;
+        else if (jx_cond_is_true(w, "Admitted"))
+            admitted++;
+        else if (jx_cond_is_true(w, "QuotaReserved"))
+            reserved++;
+        else
+            pending++;
+    }
+    return buf_printf(out,
+                      "WORKLOADS: %zu (pending %zu, quota-reserved %zu, admitted %zu, finished "
+                      "%zu)\n",
+                      json_array_size(items), pending, reserved, admitted, finished) < 0
+               ? -E2BIG
+               : 0;
+}
+
+int sv_render(const struct sv_input *in, struct buf *out)
+{
+    if (render_clusters(in, out) < 0 || buf_puts(out, "\n") < 0 || render_queues(in, out) < 0 ||
+        buf_puts(out, "\n") < 0 || render_workloads(in, out) < 0)
+        return -E2BIG;
+    return 0;
+}

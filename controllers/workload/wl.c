@@ -1,0 +1,637 @@
+/* wl: the pure reconcile decision of the workload controller (see wl.h). */
+#include "controllers/workload/wl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controllers/workload/xf.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/reasons/reasons.h"
+#include "pkg/util/buf.h"
+#include "pkg/util/xalloc.h"
+
+/* ---- action list ------------------------------------------------------------ */
+
+void wl_actions_init(struct wl_actions *a)
+{
+    *a = (struct wl_actions){0};
+}
+
+void wl_actions_free(struct wl_actions *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        struct wl_action *x = &a->v[i];
+        json_decref(x->patch);
+        json_decref(x->apply);
+        json_decref(x->object);
+        free(x->cluster);
+        free(x->ns);
+        free(x->name);
+        free(x->uid);
+        free(x->reason);
+        free(x->message);
+    }
+    free(a->v);
+    *a = (struct wl_actions){0};
+}
+
+static struct wl_action *push(struct wl_actions *a, enum wl_act_type t)
+{
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 8;
+        a->v = xrealloc(a->v, a->cap * sizeof(*a->v));
+    }
+    struct wl_action *x = &a->v[a->n++];
+    *x = (struct wl_action){.type = t};
+    return x;
+}
+
+static void act_event(struct wl_actions *a, enum wl_target tgt, const char *type,
+                      const char *reason, char *message /* consumed */)
+{
+    struct wl_action *x = push(a, WL_ACT_EVENT);
+    x->target = tgt;
+    x->event_type = type;
+    x->reason = xstrdup(reason);
+    x->message = message;
+}
+
+static void act_requeue(struct wl_actions *a, int64_t ms)
+{
+    push(a, WL_ACT_REQUEUE)->after_ms = ms < 0 ? 0 : ms;
+}
+
+static void act_delete_copy(struct wl_actions *a, const char *cluster, const json_t *obj)
+{
+    struct wl_action *x = push(a, WL_ACT_DELETE_COPY);
+    x->cluster = xstrdup(cluster);
+    x->ns = jx_namespace(obj) ? xstrdup(jx_namespace(obj)) : NULL;
+    x->name = xstrdup(jx_name(obj) ? jx_name(obj) : "");
+    x->uid = jx_uid(obj) ? xstrdup(jx_uid(obj)) : NULL;
+}
+
+char *wl_actions_describe(const struct wl_actions *a)
+{
+    struct buf b;
+    buf_init(&b, (size_t)64 << 20);
+    for (size_t i = 0; i < a->n; i++) {
+        const struct wl_action *x = &a->v[i];
+        char *j = NULL;
+        switch (x->type) {
+        case WL_ACT_PATCH_JOB:
+            j = jx_dumps(x->patch);
+            buf_printf(&b, "patch-job %s\n", j);
+            break;
+        case WL_ACT_PATCH_JOB_STATUS:
+            j = jx_dumps(x->patch);
+            buf_printf(&b, "patch-job-status %s\n", j);
+            break;
+        case WL_ACT_PATCH_WL_STATUS:
+            j = jx_dumps(x->patch);
+            buf_printf(&b, "wl-status %s\n", j);
+            break;
+        case WL_ACT_EVENT:
+            buf_printf(&b, "event %s %s %s: %s\n", x->target == WL_TGT_JOB ? "job" : "workload",
+                       x->event_type, x->reason, x->message);
+            break;
+        case WL_ACT_CREATE_COPY:
+            buf_printf(&b, "create-copy %s %s/%s\n", x->cluster,
+                       jx_namespace(x->object) ? jx_namespace(x->object) : "",
+                       jx_name(x->object) ? jx_name(x->object) : "");
+            break;
+        case WL_ACT_DELETE_COPY:
+            buf_printf(&b, "delete-copy %s %s/%s\n", x->cluster, x->ns ? x->ns : "", x->name);
+            break;
+        case WL_ACT_RESERVE:
+            buf_printf(&b, "reserve %s\n", x->cluster);
+            break;
+        case WL_ACT_UNRESERVE:
+            buf_puts(&b, "unreserve\n");
+            break;
+        case WL_ACT_REQUEUE:
+            buf_printf(&b, "requeue %lld\n", (long long)x->after_ms);
+            break;
+        }
+        free(j);
+    }
+    char *s = buf_detach(&b);
+    buf_free(&b);
+    return s;
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+char *wl_placement_token(const json_t *workload)
+{
+    json_t *c = jx_cond_find(workload, "QuotaReserved");
+    const char *st = jx_str(c, "status", NULL);
+    if (!st || strcmp(st, "True") != 0)
+        return NULL;
+    return xasprintf("%s/%s", jx_uid(workload) ? jx_uid(workload) : "",
+                     jx_str(c, "lastTransitionTime", ""));
+}
+
+json_t *wl_podset_labels(const json_t *workload, const json_t *flavor_labels)
+{
+    json_t *out = json_object();
+    json_t *psa = jx_arr(workload, "status.admission.podSetAssignments");
+    for (size_t i = 0; psa && i < json_array_size(psa); i++) {
+        json_t *a = json_array_get(psa, i);
+        const char *name = jx_str(a, "name", NULL);
+        json_t *fl = jx_obj(a, "flavors");
+        if (!name || !fl)
+            continue;
+        json_t *labels = json_object();
+        const char *res;
+        json_t *flv;
+        json_object_foreach(fl, res, flv)
+        {
+            if (!json_is_string(flv))
+                continue;
+            json_t *nl = json_object_get(flavor_labels, json_string_value(flv));
+            if (json_is_object(nl))
+                json_object_update_missing(labels, nl);
+        }
+        json_object_set_new(out, name, labels);
+    }
+    return out;
+}
+
+static bool wl_active(const json_t *wl)
+{
+    return jx_bool(wl, "spec.active", true);
+}
+
+/* Kueue evicts in two steps: Evicted=True first, then (once the job
+ * reconciler sees the hub job inactive) QuotaReserved=False. A reservation
+ * still held under Evicted=True is being given up: stop, do not run. */
+static bool wl_evicting(const json_t *wl)
+{
+    return jx_cond_is_true(wl, "Evicted");
+}
+
+static const char *check_state(const json_t *entry)
+{
+    return jx_str(entry, "state", "Pending");
+}
+
+/* Workload status builder: our check entry and ClusterAssigned, one write. */
+struct wlst {
+    const struct wl_snapshot *s;
+    json_t *checks; /* whole list copy, when changed */
+    json_t *conds;  /* whole list copy, when changed */
+    json_t *entry;  /* our entry in checks (borrowed from checks) */
+    json_t *cond;   /* ClusterAssigned in conds (borrowed) */
+};
+
+static void wlst_check(struct wlst *w, const char *state, const char *message)
+{
+    const json_t *cur_list = jx_arr(w->s->workload, "status.admissionChecks");
+    const json_t *cur = jx_find_by(cur_list, "name", w->s->check_name);
+    char *msg = xstrndup(message ? message : "", WL_CHECK_MESSAGE_MAX);
+    const char *cur_msg = jx_str(cur, "message", "");
+    if (cur && strcmp(check_state(cur), state) == 0 && strcmp(cur_msg, msg) == 0) {
+        free(msg);
+        return;
+    }
+    if (!w->checks)
+        w->checks = json_deep_copy(cur_list);
+    json_t *e = jx_find_by(w->checks, "name", w->s->check_name);
+    bool changed_state = !cur || strcmp(check_state(cur), state) != 0;
+    json_object_set_new(e, "state", json_string(state));
+    json_object_set_new(e, "message", json_string(msg));
+    if (changed_state || !json_object_get(e, "lastTransitionTime"))
+        json_object_set_new(e, "lastTransitionTime", json_string(w->s->now ? w->s->now : ""));
+    w->entry = e;
+    free(msg);
+}
+
+static void wlst_assigned(struct wlst *w, bool assigned, const char *reason, const char *message)
+{
+    const json_t *cur = jx_cond_find(w->s->workload, WL_COND_CLUSTER_ASSIGNED);
+    if (!cur && !assigned)
+        return;
+    if (!w->conds) {
+        json_t *c = jx_arr(w->s->workload, "status.conditions");
+        w->conds = c ? json_deep_copy(c) : json_array();
+    }
+    struct jx_cond c = {.type = WL_COND_CLUSTER_ASSIGNED,
+                        .status = assigned ? "True" : "False",
+                        .reason = reason,
+                        .message = message,
+                        .observed_generation = jx_generation(w->s->workload)};
+    if (jx_conds_set(w->conds, &c, w->s->now) > 0) {
+        w->cond = jx_conds_find(w->conds, WL_COND_CLUSTER_ASSIGNED);
+    } else if (!w->cond) {
+        json_decref(w->conds);
+        w->conds = NULL;
+    }
+}
+
+static void wlst_flush(struct wlst *w, struct wl_actions *a)
+{
+    if (!w->entry && !w->cond) {
+        json_decref(w->checks);
+        json_decref(w->conds);
+        return;
+    }
+    const json_t *wl = w->s->workload;
+    json_t *status = json_object();
+    json_t *astatus = json_object();
+    if (w->entry) {
+        json_object_set_new(astatus, "admissionChecks", json_pack("[O]", w->entry));
+        json_object_set_new(status, "admissionChecks", w->checks);
+    } else {
+        json_decref(w->checks);
+    }
+    if (w->cond) {
+        json_object_set_new(astatus, "conditions", json_pack("[O]", w->cond));
+        json_object_set_new(status, "conditions", w->conds);
+    } else {
+        json_decref(w->conds);
+    }
+    /* An apply document must hold every field the manager keeps owning (an
+     * omitted one would be removed): our entry and ClusterAssigned as they
+     * are when this write does not change them. */
+    const json_t *cur_entry =
+        jx_find_by(jx_arr(wl, "status.admissionChecks"), "name", w->s->check_name);
+    if (!w->entry && cur_entry)
+        json_object_set_new(astatus, "admissionChecks", json_pack("[O]", cur_entry));
+    const json_t *cur_cond = jx_cond_find(wl, WL_COND_CLUSTER_ASSIGNED);
+    if (!w->cond && cur_cond)
+        json_object_set_new(astatus, "conditions", json_pack("[O]", cur_cond));
+    struct wl_action *x = push(a, WL_ACT_PATCH_WL_STATUS);
+    json_t *meta = json_object();
+    if (jx_resource_version(wl))
+        json_object_set_new(meta, "resourceVersion", json_string(jx_resource_version(wl)));
+    x->patch = json_pack("{s:o, s:o}", "metadata", meta, "status", status);
+    json_t *ameta = json_pack("{s:s}", "name", jx_name(wl) ? jx_name(wl) : "");
+    if (jx_namespace(wl))
+        json_object_set_new(ameta, "namespace", json_string(jx_namespace(wl)));
+    x->apply = json_pack("{s:s, s:s, s:o, s:o}", "apiVersion",
+                         jx_api_version(wl) ? jx_api_version(wl) : "kueue.x-k8s.io/v1beta1", "kind",
+                         "Workload", "metadata", ameta, "status", astatus);
+    w->checks = w->conds = NULL;
+}
+
+/* A job patch from `from` to `to` (metadata/spec), guarded by resourceVersion. */
+static void act_patch_job(struct wl_actions *a, const json_t *from, const json_t *to)
+{
+    json_t *d = jx_merge_diff(from, to);
+    if (json_object_size(d) == 0) {
+        json_decref(d);
+        return;
+    }
+    const char *rv = jx_resource_version(from);
+    if (rv)
+        jx_setv_new(d, json_string(rv), "metadata", "resourceVersion");
+    push(a, WL_ACT_PATCH_JOB)->patch = d;
+}
+
+static void delete_all_copies(const struct wl_snapshot *s, struct wl_actions *a, const char *keep)
+{
+    if (!s->opts.direct)
+        return;
+    for (size_t i = 0; i < s->n_copies; i++) {
+        if (!s->copies[i].obj || !s->copies[i].cluster)
+            continue;
+        if (keep && strcmp(keep, s->copies[i].cluster) == 0)
+            continue;
+        act_delete_copy(a, s->copies[i].cluster, s->copies[i].obj);
+    }
+}
+
+static const json_t *copy_on(const struct wl_snapshot *s, const char *cluster)
+{
+    for (size_t i = 0; i < s->n_copies; i++) {
+        if (s->copies[i].obj && s->copies[i].cluster && strcmp(s->copies[i].cluster, cluster) == 0)
+            return s->copies[i].obj;
+    }
+    return NULL;
+}
+
+bool wl_wants_placement(const struct wl_snapshot *s, const char **pinned)
+{
+    if (pinned)
+        *pinned = NULL;
+    if (!s->workload || !s->job || !s->check_name)
+        return false;
+    const json_t *entry =
+        jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
+    if (!entry || strcmp(check_state(entry), "Pending") != 0)
+        return false;
+    if (jx_cond_is_true(s->workload, "Finished") || !wl_active(s->workload) ||
+        wl_evicting(s->workload))
+        return false;
+    char *tok = wl_placement_token(s->workload);
+    if (!tok)
+        return false;
+    const char *pf = jx_annotation(s->job, XF_ANN_PLACED_FOR);
+    bool want = !xf_placed_cluster(s->job) || !pf || strcmp(pf, tok) != 0;
+    free(tok);
+    if (want && pinned)
+        *pinned = xf_pinned_cluster(s->job);
+    return want;
+}
+
+/* ---- the states ---------------------------------------------------------------- */
+
+static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const json_t *entry,
+                          bool evicting, struct wl_actions *a)
+{
+    json_t *work = json_deep_copy(s->job);
+    const char *was = xf_placed_cluster(s->job);
+    char *was_c = was ? xstrdup(was) : NULL;
+    xf_unplace(s->kind, work);
+    /* the progress of the undone run is no longer true */
+    json_t *ann = jx_getv(work, "metadata", "annotations");
+    if (json_is_object(ann) && json_object_get(ann, XF_ANN_REMOTE_STATUS)) {
+        json_object_del(ann, XF_ANN_REMOTE_STATUS);
+        if (json_object_size(ann) == 0)
+            json_object_del(json_object_get(work, "metadata"), "annotations");
+    }
+    act_patch_job(a, s->job, work); /* nothing when unchanged */
+    json_decref(work);
+    /* the worker's activity we mirrored goes too: Kueue releases the quota of
+     * an evicted workload only once the hub job looks inactive */
+    const char *mb = kind_managed_by(s->kind, s->job);
+    json_t *stopped =
+        xf_status_stopped(s->kind, s->job, s->opts.direct && mb && strcmp(mb, XF_MANAGED_BY) == 0);
+    if (stopped)
+        push(a, WL_ACT_PATCH_JOB_STATUS)->patch = json_pack("{s:o}", "status", stopped);
+    delete_all_copies(s, a, NULL);
+    push(a, WL_ACT_UNRESERVE);
+    if (was_c) {
+        const char *why = !wl_active(s->workload) ? "deactivated"
+                          : evicting              ? "is being evicted"
+                                                  : "lost its quota reservation";
+        act_event(a, WL_TGT_JOB, "Normal", REASON_EVICTED,
+                  xasprintf("Workload %s %s; placement on cluster %s undone", jx_name(s->workload),
+                            why, was_c));
+    }
+    free(was_c);
+    if (jx_cond_find(s->workload, WL_COND_CLUSTER_ASSIGNED))
+        wlst_assigned(w, false, REASON_NO_RESERVATION, "the workload holds no quota reservation");
+    const char *st = check_state(entry);
+    /* while an eviction is in progress Kueue still holds the reservation and
+     * resets the checks itself when it releases it */
+    if (wl_active(s->workload) && !evicting && strcmp(st, "Pending") != 0 &&
+        strcmp(st, "Rejected") != 0)
+        wlst_check(w, "Pending", "waiting for a quota reservation");
+}
+
+static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *token,
+                     struct wl_actions *a)
+{
+    const struct wl_placement *p = s->placement;
+    const char *stale = xf_placed_cluster(s->job);
+    json_t *work = json_deep_copy(s->job);
+    if (stale) {
+        /* placed for an earlier admission (we missed the eviction): undo it and
+         * remove its copies before placing again */
+        xf_unplace(s->kind, work);
+        delete_all_copies(s, a, NULL);
+    }
+    const json_t *entry =
+        jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
+    const char *cur_msg = jx_str(entry, "message", "");
+    char *msg = NULL;
+    if (!p) {
+        act_requeue(a, 1000);
+        goto out;
+    }
+    switch (p->status) {
+    case WL_PLACE_OK: {
+        struct err e;
+        json_t *labels = wl_podset_labels(s->workload, s->flavor_labels);
+        int rc = xf_place(s->kind, work, p->cluster, labels, token, &e);
+        if (rc < 0) {
+            json_decref(labels);
+            msg = xasprintf("cannot place on %s: %s", p->cluster, e.msg);
+            wlst_check(w, "Pending", msg);
+            act_requeue(a, s->opts.no_fit_requeue_ms);
+            goto out;
+        }
+        act_patch_job(a, s->job, work);
+        struct wl_action *r = push(a, WL_ACT_RESERVE);
+        r->cluster = xstrdup(p->cluster);
+        char *amsg = xasprintf("assigned to cluster %s", p->cluster);
+        wlst_assigned(w, true, REASON_CLUSTER_ASSIGNED, amsg);
+        msg = xasprintf("placed on cluster %s%s%s", p->cluster, p->message ? ": " : "",
+                        p->message ? p->message : "");
+        wlst_check(w, "Pending", msg);
+        act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_CLUSTER,
+                  xasprintf("Assigned to cluster %s", p->cluster));
+        act_event(a, WL_TGT_WORKLOAD, "Normal", REASON_ASSIGNED_CLUSTER, amsg);
+        const char *inj = jx_annotation(work, XF_ANN_INJECTED);
+        if (inj)
+            act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_FLAVOR,
+                      xasprintf("nodeSelector added from the admitted flavors: %s", inj));
+        if (s->kind->generic) {
+            /* outside the kind table: only the label moves it (no pod templates known) */
+            char *gmsg = xasprintf(
+                "kind %s %s is not in kueue-ks's job kind table: placed on cluster %s by the "
+                "%s label only (no nodeSelector from the flavors, no suspend rule), status "
+                "copied whole",
+                jx_api_version(s->job) ? jx_api_version(s->job) : "?", jx_str(s->job, "kind", "?"),
+                p->cluster, XF_LABEL_CLUSTER);
+            act_event(a, WL_TGT_JOB, "Warning", REASON_UNKNOWN_JOB_KIND, xstrdup(gmsg));
+            act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_UNKNOWN_JOB_KIND, gmsg);
+        }
+        json_decref(labels);
+        break;
+    }
+    case WL_PLACE_NOT_NOW:
+    case WL_PLACE_PIN_UNKNOWN:
+        if (stale)
+            act_patch_job(a, s->job, work);
+        if (p->status == WL_PLACE_NOT_NOW)
+            msg = xasprintf("no cluster fits now: %s", p->message ? p->message : "");
+        else
+            msg = xasprintf("pinned cluster %s is not a registered worker%s%s",
+                            p->cluster ? p->cluster : "", p->message ? ": " : "",
+                            p->message ? p->message : "");
+        if (strcmp(cur_msg, msg) != 0)
+            act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
+        wlst_check(w, "Pending", msg);
+        act_requeue(a, p->status == WL_PLACE_NOT_NOW ? s->opts.no_fit_requeue_ms
+                                                     : s->opts.pin_unknown_requeue_ms);
+        break;
+    case WL_PLACE_NEVER:
+        if (stale)
+            act_patch_job(a, s->job, work);
+        msg = xasprintf("the workload fits no cluster: %s", p->message ? p->message : "");
+        act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
+        act_event(a, WL_TGT_JOB, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
+        wlst_check(w, "Rejected", msg);
+        break;
+    }
+out:
+    free(msg);
+    json_decref(work);
+}
+
+static void mirror_status(const struct wl_snapshot *s, struct wlst *w, const char *cluster,
+                          const json_t *copy, struct wl_actions *a)
+{
+    const char *mb = kind_managed_by(s->kind, s->job);
+    bool full = mb && strcmp(mb, XF_MANAGED_BY) == 0;
+    struct xf_status st;
+    if (xf_status_return(s->kind, copy, cluster, full, &st, NULL) < 0)
+        return;
+    if (st.status) {
+        json_t *cur = jx_obj(s->job, "status");
+        json_t *empty = json_object();
+        json_t *d = jx_merge_diff(cur ? cur : empty, st.status);
+        json_decref(empty);
+        if (json_object_size(d) > 0)
+            push(a, WL_ACT_PATCH_JOB_STATUS)->patch = json_pack("{s:o}", "status", d);
+        else
+            json_decref(d);
+    }
+    if (st.remote) {
+        const char *cur = jx_annotation(s->job, XF_ANN_REMOTE_STATUS);
+        if (!cur || strcmp(cur, st.remote) != 0) {
+            struct jx_patch p;
+            jx_patch_init(&p);
+            jx_patch_annotation(&p, XF_ANN_REMOTE_STATUS, st.remote);
+            push(a, WL_ACT_PATCH_JOB)->patch = jx_patch_take(&p);
+            jx_patch_release(&p);
+        }
+    }
+    char *msg;
+    if (st.result == KIND_SUCCEEDED)
+        msg = xasprintf("finished on cluster %s: succeeded", cluster);
+    else if (st.result == KIND_FAILED)
+        msg = xasprintf("finished on cluster %s: failed", cluster);
+    else if (s->kind->status_rule == KIND_STATUS_JOB)
+        msg =
+            xasprintf("running on cluster %s: active %lld, ready %lld, succeeded %lld, failed %lld",
+                      cluster, jx_int(copy, "status.active", 0), jx_int(copy, "status.ready", 0),
+                      jx_int(copy, "status.succeeded", 0), jx_int(copy, "status.failed", 0));
+    else
+        msg = xasprintf("running on cluster %s", cluster);
+    wlst_check(w, "Pending", msg);
+    free(msg);
+    xf_status_release(&st);
+}
+
+static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *cluster,
+                      const char *token, struct wl_actions *a)
+{
+    char *amsg = xasprintf("assigned to cluster %s", cluster);
+    wlst_assigned(w, true, REASON_CLUSTER_ASSIGNED, amsg);
+    free(amsg);
+    if (!s->placed.usable) {
+        int64_t lost = s->now_ms - s->placed.unusable_since_ms;
+        if (lost >= s->opts.worker_lost_timeout_ms) {
+            char *msg = xasprintf("worker cluster %s lost for %llds (timeout %llds): re-placing",
+                                  cluster, (long long)(lost / 1000),
+                                  (long long)(s->opts.worker_lost_timeout_ms / 1000));
+            wlst_check(w, "Retry", msg);
+            act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_WORKER_LOST, xstrdup(msg));
+            act_event(a, WL_TGT_JOB, "Warning", REASON_WORKER_LOST, msg);
+            push(a, WL_ACT_UNRESERVE);
+            return;
+        }
+        act_requeue(a, s->opts.worker_lost_timeout_ms - lost);
+        if (!s->placed.reachable)
+            return;
+    }
+    if (!s->opts.direct)
+        return;
+    delete_all_copies(s, a, cluster);
+    const json_t *copy = copy_on(s, cluster);
+    const char *copy_for = copy ? jx_annotation(copy, XF_ANN_PLACED_FOR) : NULL;
+    if (copy_for && strcmp(copy_for, token) != 0) {
+        /* left from an earlier admission (its deletion was missed or is not
+         * visible yet): never mirror its status into this admission; the copy
+         * for this one is created once it is gone */
+        act_delete_copy(a, cluster, copy);
+        return;
+    }
+    if (!copy) {
+        if (!s->placed.reachable)
+            return;
+        struct xf_origin o = {.origin = s->opts.origin, .origin_uid = jx_uid(s->job)};
+        struct err e;
+        json_t *obj = xf_downsync(s->kind, s->job, &o, &e);
+        if (!obj) {
+            char *msg = xasprintf("cannot copy to cluster %s: %s", cluster, e.msg);
+            wlst_check(w, "Pending", msg);
+            free(msg);
+            return;
+        }
+        struct wl_action *x = push(a, WL_ACT_CREATE_COPY);
+        x->cluster = xstrdup(cluster);
+        x->object = obj;
+        act_event(a, WL_TGT_JOB, "Normal", REASON_DISPATCHED,
+                  xasprintf("Created on cluster %s", cluster));
+        return;
+    }
+    mirror_status(s, w, cluster, copy, a);
+}
+
+int wl_decide(const struct wl_snapshot *s, struct wl_actions *a, struct err *e)
+{
+    if (!s)
+        return err_set(e, -EINVAL, "wl_decide: no snapshot");
+    if (!s->workload || !s->job) {
+        delete_all_copies(s, a, NULL);
+        push(a, WL_ACT_UNRESERVE);
+        return 0;
+    }
+    if (!s->check_name || !s->kind)
+        return err_set(e, -EINVAL, "workload %s: snapshot without check name or job kind",
+                       jx_name(s->workload) ? jx_name(s->workload) : "?");
+    const json_t *entry =
+        jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
+    if (!entry)
+        return 0;
+    struct wlst w = {.s = s};
+    char *token = NULL;
+    if (jx_cond_is_true(s->workload, "Finished")) {
+        push(a, WL_ACT_UNRESERVE);
+        if (s->opts.delete_on_completion)
+            delete_all_copies(s, a, NULL);
+        else if (xf_placed_cluster(s->job))
+            /* copies elsewhere are stale (e.g. on a worker lost and back):
+             * only the one that ran this workload to the end is kept */
+            delete_all_copies(s, a, xf_placed_cluster(s->job));
+        goto out;
+    }
+    token = wl_placement_token(s->workload);
+    if (!token || !wl_active(s->workload) || wl_evicting(s->workload)) {
+        st_unreserved(s, &w, entry, token && wl_evicting(s->workload), a);
+        goto out;
+    }
+    if (strcmp(check_state(entry), "Pending") != 0)
+        goto out; /* Retry / Rejected / Ready: Kueue acts */
+    const char *placed = xf_placed_cluster(s->job);
+    const char *pf = jx_annotation(s->job, XF_ANN_PLACED_FOR);
+    if (!placed || !pf || strcmp(pf, token) != 0)
+        st_place(s, &w, token, a);
+    else
+        st_placed(s, &w, placed, token, a);
+out:
+    wlst_flush(&w, a);
+    free(token);
+    return 0;
+}
+
+size_t wl_gc_orphans(const char *cluster, const json_t *const *objs, size_t n, const char *origin,
+                     bool (*hub_has)(void *ud, const char *uid), void *ud, struct wl_actions *out)
+{
+    size_t deleted = 0;
+    struct xf_origin o = {.origin = origin};
+    for (size_t i = 0; cluster && hub_has && i < n; i++) {
+        const json_t *obj = objs[i];
+        const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
+        if (!uid || !*uid || !jx_name(obj) || !xf_is_ours(obj, &o) || hub_has(ud, uid))
+            continue;
+        act_delete_copy(out, cluster, obj);
+        deleted++;
+    }
+    return deleted;
+}

@@ -1,0 +1,205 @@
+/*
+ * wl: the pure reconcile decision of the workload controller (DESIGN
+ * §5.2). Input: a snapshot of everything the controller knows about one
+ * Workload (taken from the informer stores by the driver); output: the list
+ * of writes to make. No I/O, no clock, no global state: the same snapshot
+ * always gives the same actions, which is what test_wl.c checks.
+ *
+ * States, in the order they are checked:
+ *  0. Workload or hub job gone: delete every worker copy, drop the reservation.
+ *  1. Our check is not in status.admissionChecks: nothing (not ours / not yet).
+ *  2. Workload Finished: drop the reservation; with delete_on_completion
+ *     (direct transport) delete the worker copies, without it delete the
+ *     copies on clusters other than the one the job is placed on (stale ones,
+ *     e.g. on a lost worker that came back).
+ *  3. No quota reservation (new, evicted, preempted, requeued), being evicted
+ *     (Evicted=True while Kueue still holds the reservation: it releases it
+ *     only once the hub job is inactive) or deactivated (spec.active=false):
+ *     undo our placement on the job (label we set, nodeSelector keys we
+ *     injected, the remote-status annotation), zero the worker activity mirrored into the hub job's
+ * status (xf_status_stopped), delete worker copies, drop the reservation, ClusterAssigned -> False,
+ * check -> Pending (unless it is already Pending or Rejected, or an eviction is in progress: Kueue
+ * resets the checks when it releases the reservation); Event Evicted when a placement was undone.
+ *  4. Reserved and our check is Retry/Rejected/Ready: wait for Kueue.
+ *  5. Reserved, not placed for THIS admission (no placement, or a stale one
+ *     left by an earlier admission: the job's kueue-ks.io/placed-for differs
+ *     from wl_placement_token()): needs the placement result
+ *     (wl_wants_placement() tells the driver to compute one; without it the
+ *     decision is a requeue). OK: undo any stale placement, place (label,
+ *     nodeSelector, annotations) in one job patch guarded by
+ *     resourceVersion, reserve, ClusterAssigned=True, check message, Events
+ *     AssignedCluster (+ AssignedFlavor when node labels were injected).
+ *     A job of a kind outside the kind table (kind->generic) is placed by
+ *     the label only and gets Warning Events REASON_UNKNOWN_JOB_KIND (pkg/reasons).
+ *     NOT_NOW / PIN_UNKNOWN: check stays Pending with the reason in its
+ *     message, Event NoClusterFits when the message changes, requeue.
+ *     NEVER: check Rejected with the reason, Event NoClusterFits.
+ *  6. Placed on cluster c: ClusterAssigned ensured. When c is not usable for
+ *     worker_lost_timeout: check Retry ("worker c lost ..."), Events
+ *     WorkerLost, drop the reservation (Kueue then releases the quota, the
+ *     next pass is state 3); before the timeout: requeue at the deadline.
+ *     Direct transport: copies on other clusters are deleted; a copy on c
+ *     made for an earlier admission (its kueue-ks.io/placed-for differs) is
+ *     deleted and its status never mirrored; the copy on c is
+ *     created when absent (the placement was recorded in the hub first, in
+ *     state 5, so a crash never yields two copies); when present its status
+ *     comes back (xf.h (d)): hub job status patch (status subresource)
+ *     when the final/mirrored status differs, kueue-ks.io/remote-status
+ *     annotation, progress in the check message.
+ *
+ * The check is never set Ready: it stays Pending while the job runs remotely
+ * so Kueue keeps the hub copy suspended (DESIGN §5.2).
+ *
+ * Workload status writes (our check entry, ClusterAssigned) come as ONE
+ * action carrying two equivalent documents, the driver picks the one the
+ * server supports:
+ *  - `patch`: a JSON merge patch (RFC 7386). A merge patch cannot address one
+ *    element of status.admissionChecks (a list-map keyed by name), so it
+ *    carries the WHOLE list with only our entry changed (and the whole
+ *    conditions list when ClusterAssigned changes), plus
+ *    metadata.resourceVersion as a precondition: if Kueue wrote the list in
+ *    between, the server answers 409 and the driver requeues, so another
+ *    controller's entry is never overwritten with stale data. The devhub
+ *    supports this form.
+ *  - `apply`: a server-side apply document (application/apply-patch+yaml,
+ *    JSON is valid YAML) holding only our entry and ClusterAssigned (both
+ *    always, changed or not: a field left out of an apply loses its owner
+ *    and is removed); with
+ *    field manager "kueue-ks" and force=true it owns just that element on a
+ *    real API server, as Kueue's own controllers do (kueue-api §3.3).
+ */
+#ifndef KKS_CONTROLLERS_WORKLOAD_WL_H
+#define KKS_CONTROLLERS_WORKLOAD_WL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "controllers/workload/kinds.h"
+#include "pkg/util/err.h"
+
+#define WL_COND_CLUSTER_ASSIGNED "ClusterAssigned" /* the condition type */
+#define WL_CHECK_MESSAGE_MAX     32768
+
+enum wl_place_status { WL_PLACE_OK = 0, WL_PLACE_NOT_NOW, WL_PLACE_NEVER, WL_PLACE_PIN_UNKNOWN };
+
+/* The placement result (from placement.h's place_decide, converted by the driver). */
+struct wl_placement {
+    enum wl_place_status status;
+    const char *cluster; /* OK: the chosen cluster; PIN_UNKNOWN: the pin */
+    const char *message; /* human-readable reason, may be NULL */
+};
+
+/* A worker object found with our origin labels and the hub job's uid. */
+struct wl_copy {
+    const char *cluster;
+    const json_t *obj;
+};
+
+/* What the driver knows about the cluster the job is placed on. */
+struct wl_cluster_state {
+    bool reachable;            /* its informer is connected and synced: absence of a copy is real */
+    bool usable;               /* place_cluster_usable() and reachable */
+    int64_t unusable_since_ms; /* when it stopped being usable (when !usable) */
+};
+
+struct wl_opts {
+    bool direct;                    /* --transport=direct: copies and status are ours to move */
+    bool delete_on_completion;      /* --delete-on-completion */
+    int64_t worker_lost_timeout_ms; /* --worker-lost-timeout (default 300000) */
+    int64_t no_fit_requeue_ms;      /* requeue delay when nothing fits now (default 5000) */
+    int64_t pin_unknown_requeue_ms; /* requeue delay for a pin to an unknown cluster (30000) */
+    const char *origin;             /* kueue-ks.io/origin value */
+};
+
+struct wl_snapshot {
+    const json_t *workload;               /* NULL: the Workload is gone */
+    const json_t *job;                    /* the owner job in the hub; NULL: gone */
+    const struct kind_def *kind;          /* of the job (kind_generic() for unknown kinds) */
+    const char *check_name;               /* our AdmissionCheck's name on this workload */
+    const json_t *flavor_labels;          /* {"<flavor>": {nodeLabels}} of known ResourceFlavors */
+    const struct wl_placement *placement; /* NULL: not computed */
+    const struct wl_copy *copies;         /* worker copies found on reachable clusters */
+    size_t n_copies;
+    struct wl_cluster_state placed; /* state of the cluster the job is placed on */
+    int64_t now_ms;
+    const char *now; /* RFC 3339, for lastTransitionTime */
+    struct wl_opts opts;
+};
+
+enum wl_act_type {
+    WL_ACT_PATCH_JOB,        /* merge patch of the hub job (metadata/spec) */
+    WL_ACT_PATCH_JOB_STATUS, /* merge patch of the hub job's status subresource */
+    WL_ACT_PATCH_WL_STATUS,  /* workload status: `patch` (merge) or `apply` (SSA) */
+    WL_ACT_EVENT,            /* Event on the job or the workload */
+    WL_ACT_CREATE_COPY,      /* create `object` on `cluster` (only if absent) */
+    WL_ACT_DELETE_COPY,      /* delete namespace/name on `cluster` */
+    WL_ACT_RESERVE,          /* hold the placement result's reservation for the workload */
+    WL_ACT_UNRESERVE,        /* drop the workload's reservation */
+    WL_ACT_REQUEUE           /* reconcile again after after_ms */
+};
+
+enum wl_target { WL_TGT_JOB = 0, WL_TGT_WORKLOAD = 1 };
+
+struct wl_action {
+    enum wl_act_type type;
+    enum wl_target target; /* EVENT */
+    json_t *patch;         /* PATCH_*: merge patch document (owned) */
+    json_t *apply;         /* PATCH_WL_STATUS: SSA document (owned) */
+    json_t *object;        /* CREATE_COPY (owned) */
+    char *cluster;         /* CREATE/DELETE_COPY, RESERVE (owned) */
+    char *ns, *name;       /* DELETE_COPY (owned) */
+    char *uid; /* DELETE_COPY: the copy's uid as seen, a precondition (owned, may be NULL) */
+    const char *event_type; /* "Normal" / "Warning" (static) */
+    char *reason, *message; /* EVENT (owned) */
+    int64_t after_ms;       /* REQUEUE */
+};
+
+struct wl_actions {
+    struct wl_action *v; /* owned */
+    size_t n, cap;
+};
+
+void wl_actions_init(struct wl_actions *a);
+void wl_actions_free(struct wl_actions *a);
+/* One line per action, for logs and tests:
+ *   patch-job <json> | patch-job-status <json> | wl-status <merge json>
+ *   event job|workload Normal|Warning <Reason>: <message>
+ *   create-copy <cluster> <ns>/<name> | delete-copy <cluster> <ns>/<name>
+ *   reserve <cluster> | unreserve | requeue <ms>
+ * New string. */
+char *wl_actions_describe(const struct wl_actions *a);
+
+/* The admission identity stored in the job's kueue-ks.io/placed-for:
+ * "<workload uid>/<QuotaReserved lastTransitionTime>". New string; NULL when the
+ * workload holds no reservation. */
+char *wl_placement_token(const json_t *workload);
+
+/* True when wl_decide needs a placement result for this snapshot (state 5).
+ * *pinned (borrowed, may be NULL) is the user's pinned cluster to pass to the
+ * placement as the only candidate. */
+bool wl_wants_placement(const struct wl_snapshot *s, const char **pinned);
+
+/* {"<pod set>": {node labels}} from status.admission.podSetAssignments[].flavors
+ * and flavor_labels (union over the flavors of a pod set). New reference. */
+json_t *wl_podset_labels(const json_t *workload, const json_t *flavor_labels);
+
+/* Decide. Appends to `out` (initialised by the caller). Returns 0, or -EINVAL
+ * (with e) when the snapshot is unusable (no check name, no kind while the
+ * job exists). */
+int wl_decide(const struct wl_snapshot *s, struct wl_actions *out, struct err *e);
+
+/*
+ * Orphan GC (DESIGN §5.2 step 6, survives operator restarts): `objs` are the
+ * objects of kind k found on worker `cluster`. For each one that carries our
+ * origin (app.kubernetes.io/managed-by=kueue-ks and kueue-ks.io/origin =
+ * `origin`) and a kueue-ks.io/origin-uid for which hub_has(ud, uid) is false,
+ * a DELETE_COPY action is appended. Objects without our origin labels are
+ * never touched. Call it only once the hub's job store of that kind has
+ * synced, else every copy looks orphaned. Returns the number of deletions.
+ */
+size_t wl_gc_orphans(const char *cluster, const json_t *const *objs, size_t n, const char *origin,
+                     bool (*hub_has)(void *ud, const char *uid), void *ud, struct wl_actions *out);
+
+#endif

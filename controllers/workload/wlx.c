@@ -1,0 +1,286 @@
+/* wlx: carry out wl_decide() actions asynchronously (see wlx.h). */
+#include "controllers/workload/wlx.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controllers/workload/xf.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/reasons/reasons.h"
+#include "pkg/util/xalloc.h"
+
+struct batch {
+    char *key;
+    wlx_done_fn done;
+    void *ud;
+    unsigned pending; /* outstanding calls + 1 while submitting */
+    struct wlx_result res;
+    const struct logger *lg;
+};
+
+struct call {
+    struct batch *b;
+    enum wl_act_type type;
+    bool apply;
+    bool uid_pre; /* DELETE with a uid precondition */
+    /* CREATE_COPY: what a 409 AlreadyExists needs to check the object there */
+    struct kube_client *cl;
+    char *path, *cluster;
+    json_t *copy;         /* the object we meant to create (new reference) */
+    json_t *job;          /* the hub job, for a Warning Event (new reference) */
+    struct evrec *events; /* may be NULL */
+};
+
+static void call_free(struct call *c)
+{
+    free(c->path);
+    free(c->cluster);
+    json_decref(c->copy);
+    json_decref(c->job);
+    free(c);
+}
+
+static void batch_fail(struct batch *b, int rc, const struct err *e, const char *fallback)
+{
+    b->res.failed++;
+    if (b->res.rc == 0) {
+        b->res.rc = rc;
+        if (e)
+            b->res.err = *e;
+        else
+            err_set(&b->res.err, rc, "%s", fallback);
+    }
+}
+
+static void batch_unref(struct batch *b)
+{
+    if (--b->pending > 0)
+        return;
+    b->done(b->ud, b->key, &b->res);
+    free(b->key);
+    free(b);
+}
+
+/* The object a create found in its place (GET after 409 AlreadyExists): our
+ * copy of this job is success; anything else fails the pass, and an object
+ * kueue-ks did not create gets a Warning Event on the hub job (it would
+ * block the job forever, silently). */
+static void on_existing(void *ud, const struct kube_result *r)
+{
+    struct call *c = ud;
+    struct batch *b = c->b;
+    const char *origin = jx_label(c->copy, XF_LABEL_ORIGIN);
+    struct xf_origin want = {.origin = origin ? origin : "",
+                             .origin_uid = jx_label(c->copy, XF_LABEL_ORIGIN_UID)};
+    struct xf_origin ours = {.origin = want.origin};
+    struct err e;
+    if (r->rc < 0) {
+        batch_fail(b, r->rc, r->err, "request failed");
+    } else if (xf_is_ours(r->body, &want)) {
+        /* created by an earlier pass: done */
+    } else if (xf_is_ours(r->body, &ours)) {
+        err_set(&e, -EEXIST, "cluster %s: an older copy %s is still there (it is being removed)",
+                c->cluster, c->path);
+        batch_fail(b, -EEXIST, &e, "");
+    } else {
+        err_set(&e, -EEXIST,
+                "cluster %s already has %s %s/%s that kueue-ks did not create; the job cannot be "
+                "copied there until it is removed or renamed",
+                c->cluster, jx_str(c->copy, "kind", "object"), jx_namespace(c->copy),
+                jx_name(c->copy));
+        batch_fail(b, -EEXIST, &e, "");
+        if (c->events && c->job)
+            evrec_event(c->events, c->job, "Warning", REASON_COPY_CONFLICT, "%s", e.msg);
+    }
+    call_free(c);
+    batch_unref(b);
+}
+
+static void on_done(void *ud, const struct kube_result *r)
+{
+    struct call *c = ud;
+    struct batch *b = c->b;
+    bool ok = r->rc == 0;
+    if (!ok && c->type == WL_ACT_CREATE_COPY && r->status == 409 &&
+        strcmp(r->err->reason, "AlreadyExists") == 0 && c->cl && c->path) {
+        /* is it ours? the call (and its batch reference) moves to the GET */
+        char *get = xasprintf("%s/%s", c->path, jx_name(c->copy) ? jx_name(c->copy) : "");
+        struct err e = {0};
+        int rc = kube_client_get(c->cl, get, NULL, on_existing, c, NULL, &e);
+        free(get);
+        if (rc == 0) {
+            b->res.calls++;
+            return;
+        }
+        batch_fail(b, rc, &e, "submit failed");
+        call_free(c);
+        batch_unref(b);
+        return;
+    }
+    if (!ok && c->type == WL_ACT_DELETE_COPY && r->status == 404)
+        ok = true;
+    /* the uid precondition failed: the object there now is not the one we meant,
+     * which is gone */
+    if (!ok && c->type == WL_ACT_DELETE_COPY && c->uid_pre && r->status == 409)
+        ok = true;
+    if (!ok && c->apply && r->status == 415)
+        b->res.apply_unsupported = true;
+    if (!ok) {
+        log_v(b->lg, 2, "workload write failed", "workload", b->key, "error", r->err->msg);
+        batch_fail(b, r->rc, r->err, "request failed");
+    }
+    call_free(c);
+    batch_unref(b);
+}
+
+/* Send req; `c` (taken) is the call's state, NULL = a plain one. */
+static void submit_call(struct batch *b, struct kube_client *cl, const struct kube_request *req,
+                        enum wl_act_type type, bool uid_pre, struct call *c)
+{
+    if (!c)
+        c = xcalloc(1, sizeof(*c));
+    c->b = b;
+    c->type = type;
+    c->uid_pre = uid_pre;
+    c->apply = req->content_type && strcmp(req->content_type, WLX_CT_APPLY) == 0;
+    struct err e = {0};
+    b->pending++;
+    b->res.calls++;
+    int rc = kube_client_do(cl, req, on_done, c, NULL, &e);
+    if (rc < 0) {
+        batch_fail(b, rc, &e, "submit failed");
+        call_free(c);
+        b->pending--;
+    }
+}
+
+static void submit(struct batch *b, struct kube_client *cl, const struct kube_request *req,
+                   enum wl_act_type type, bool uid_pre)
+{
+    submit_call(b, cl, req, type, uid_pre, NULL);
+}
+
+static char *job_path(const struct kind_def *k, const json_t *obj, const char *sub)
+{
+    if (!k || !k->resource[0] || !jx_name(obj))
+        return NULL; /* the static generic entry: no resource known */
+    if (sub && k->no_status_subresource)
+        sub = NULL;
+    return kube_path(k->group, k->version, k->resource, jx_namespace(obj), jx_name(obj), sub);
+}
+
+int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *workload,
+                const json_t *job, const struct kind_def *k, const struct wl_actions *acts,
+                wlx_done_fn done, void *ud, struct err *e)
+{
+    if (!ops || !ops->hub || !wl_key || !acts || !done)
+        return err_set(e, -EINVAL, "wlx_perform: missing arguments");
+    struct batch *b = xcalloc(1, sizeof(*b));
+    b->key = xstrdup(wl_key);
+    b->done = done;
+    b->ud = ud;
+    b->pending = 1;
+    b->res.requeue_ms = -1;
+    b->lg = ops->lg;
+    const char *ver = ops->kueue_version ? ops->kueue_version : "v1beta1";
+    const char *fm = ops->field_manager ? ops->field_manager : "kueue-ks";
+    for (size_t i = 0; i < acts->n; i++) {
+        const struct wl_action *a = &acts->v[i];
+        char *path = NULL;
+        switch (a->type) {
+        case WL_ACT_PATCH_JOB:
+        case WL_ACT_PATCH_JOB_STATUS: {
+            path = job_path(k, job, a->type == WL_ACT_PATCH_JOB_STATUS ? "status" : NULL);
+            if (!path) {
+                batch_fail(b, -EINVAL, NULL, "job patch: no job or its kind has no known resource");
+                break;
+            }
+            struct kube_request req = {.method = "PATCH",
+                                       .path = path,
+                                       .body = a->patch,
+                                       .content_type = KUBE_CT_MERGE_PATCH};
+            submit(b, ops->hub, &req, a->type, false);
+            break;
+        }
+        case WL_ACT_PATCH_WL_STATUS: {
+            if (!jx_name(workload)) {
+                batch_fail(b, -EINVAL, NULL, "workload status: no workload");
+                break;
+            }
+            path = kube_path("kueue.x-k8s.io", ver, "workloads", jx_namespace(workload),
+                             jx_name(workload), "status");
+            const char *q[] = {"fieldManager", fm, "force", "true", NULL};
+            struct kube_request req = {.method = "PATCH", .path = path};
+            if (ops->server_side_apply) {
+                req.body = a->apply;
+                req.content_type = WLX_CT_APPLY;
+                req.query = q;
+            } else {
+                req.body = a->patch;
+                req.content_type = KUBE_CT_MERGE_PATCH;
+            }
+            submit(b, ops->hub, &req, a->type, false);
+            break;
+        }
+        case WL_ACT_CREATE_COPY:
+        case WL_ACT_DELETE_COPY: {
+            struct kube_client *w = ops->worker ? ops->worker(ops->ud, a->cluster) : NULL;
+            if (!w) {
+                struct err ce;
+                err_set(&ce, -ENOTCONN, "worker cluster %s has no connected client", a->cluster);
+                batch_fail(b, -ENOTCONN, &ce, "");
+                break;
+            }
+            if (!k || !k->resource[0]) {
+                batch_fail(b, -EINVAL, NULL, "copy: the job kind has no known resource");
+                break;
+            }
+            if (a->type == WL_ACT_CREATE_COPY) {
+                path = kube_path(k->group, k->version, k->resource, jx_namespace(a->object), NULL,
+                                 NULL);
+                struct kube_request req = {.method = "POST", .path = path, .body = a->object};
+                struct call *c = xcalloc(1, sizeof(*c));
+                c->cl = w;
+                c->path = xstrdup(path);
+                c->cluster = xstrdup(a->cluster);
+                c->copy = json_incref(a->object);
+                c->job = job ? json_incref((json_t *)job) : NULL;
+                c->events = ops->events;
+                submit_call(b, w, &req, a->type, false, c);
+            } else {
+                path = kube_path(k->group, k->version, k->resource, a->ns, a->name, NULL);
+                json_t *opts = json_pack("{s:s,s:s,s:s}", "apiVersion", "v1", "kind",
+                                         "DeleteOptions", "propagationPolicy", "Background");
+                if (a->uid)
+                    json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", a->uid));
+                struct kube_request req = {.method = "DELETE", .path = path, .body = opts};
+                submit(b, w, &req, a->type, a->uid != NULL);
+                json_decref(opts);
+            }
+            break;
+        }
+        case WL_ACT_EVENT: {
+            const json_t *inv = a->target == WL_TGT_JOB ? job : workload;
+            if (ops->events && inv)
+                evrec_event(ops->events, inv, a->event_type, a->reason, "%s", a->message);
+            break;
+        }
+        case WL_ACT_RESERVE:
+            if (ops->reserve)
+                ops->reserve(ops->resv_ud, wl_key, a->cluster);
+            break;
+        case WL_ACT_UNRESERVE:
+            if (ops->unreserve)
+                ops->unreserve(ops->resv_ud, wl_key);
+            break;
+        case WL_ACT_REQUEUE:
+            if (b->res.requeue_ms < 0 || a->after_ms < b->res.requeue_ms)
+                b->res.requeue_ms = a->after_ms;
+            break;
+        }
+        free(path);
+    }
+    batch_unref(b);
+    return 0;
+}

@@ -1,0 +1,90 @@
+/*
+ * wlx: carry out the actions of one wl_decide() pass (wl.h),
+ * asynchronously, on the event loop. This is the only part of the workload
+ * controller that talks to API servers; the reconcile path calls it and
+ * returns at once (nothing here blocks).
+ *
+ * Per action:
+ *   PATCH_JOB         PATCH <job>            application/merge-patch+json  (hub)
+ *   PATCH_JOB_STATUS  PATCH <job>/status     application/merge-patch+json  (hub;
+ *                     PATCH <job> for a kind without a status subresource)
+ *   PATCH_WL_STATUS   PATCH <workload>/status merge patch (the `patch` document), or
+ *                     with server_side_apply the `apply` document as
+ *                     application/apply-patch+yaml, ?fieldManager=<fm>&force=true (hub)
+ *   CREATE_COPY       POST <collection> on the worker's client; 409 AlreadyExists
+ *                     counts as success (copies are created only if absent)
+ *   DELETE_COPY       DELETE <object> on the worker's client with
+ *                     propagationPolicy Background (a Job's pods go too) and,
+ *                     when the action names the copy's uid, preconditions.uid
+ *                     (a stale view never deletes a newer object of the same
+ *                     name); 404, and 409 with a uid precondition (the copy
+ *                     meant is gone), count as success
+ *   EVENT             evrec_event() on the job or the workload (queued by the
+ *                     recorder, not awaited); skipped when there is no recorder
+ *   RESERVE/UNRESERVE the ops hooks (synchronous)
+ *   REQUEUE           reported in the result (the smallest delay wins)
+ * The API calls run concurrently (decide never puts two dependent writes in
+ * one pass: the placement is recorded in the hub in one pass, the copy is
+ * created in a later one). `done` runs once when every call has completed,
+ * with the first error; a worker without a client (not registered or not
+ * connected) fails its action with -ENOTCONN. `done` may run before
+ * wlx_perform returns (when there is no API call).
+ */
+#ifndef KKS_CONTROLLERS_WORKLOAD_WLX_H
+#define KKS_CONTROLLERS_WORKLOAD_WLX_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "controllers/workload/wl.h"
+#include "controllers/workload/kinds.h"
+#include "pkg/kube/client.h"
+#include "pkg/kube/evrec.h"
+#include "pkg/util/err.h"
+#include "pkg/util/log.h"
+
+#define WLX_CT_APPLY "application/apply-patch+yaml"
+
+struct wlx_ops {
+    struct kube_client *hub; /* borrowed, required */
+    struct evrec *events;    /* borrowed, may be NULL */
+    /* The client of worker `cluster` (borrowed), or NULL. May be NULL itself. */
+    struct kube_client *(*worker)(void *ud, const char *cluster);
+    void *ud; /* for worker() */
+    /* Reservation hooks (placement.h place_resv_*), may be NULL; called with resv_ud. */
+    void (*reserve)(void *resv_ud, const char *wl_key, const char *cluster);
+    void (*unreserve)(void *resv_ud, const char *wl_key);
+    void *resv_ud;
+    const char *kueue_version; /* "v1beta1" (default when NULL) or "v1beta2" */
+    bool server_side_apply;    /* workload status via SSA instead of merge patch */
+    const char *field_manager; /* NULL = "kueue-ks" */
+    const struct logger *lg;   /* may be NULL */
+};
+
+struct wlx_result {
+    int rc;             /* 0, or the first failed call's code */
+    struct err err;     /* its message ("PATCH /apis/...: 409 Conflict: ...") */
+    unsigned calls;     /* API calls made */
+    unsigned failed;    /* of which failed */
+    int64_t requeue_ms; /* smallest REQUEUE delay, -1 when none */
+    /* The workload status apply got 415 Unsupported Media Type: the server has
+     * no server-side apply (the devhub); use the merge patch form. */
+    bool apply_unsupported;
+};
+
+typedef void (*wlx_done_fn)(void *ud, const char *wl_key, const struct wlx_result *r);
+
+/*
+ * Perform `acts` for workload `wl_key`. `workload` and `job` (borrowed, either
+ * may be NULL when gone) are the objects the snapshot held: they give the
+ * paths and the Events' involved objects; `k` is the job's kind. The actions
+ * are not consumed (the caller frees them after the call; documents are
+ * serialised at submit). Returns 0 (done will run), or -EINVAL for missing
+ * arguments (done will not run).
+ */
+int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *workload,
+                const json_t *job, const struct kind_def *k, const struct wl_actions *acts,
+                wlx_done_fn done, void *ud, struct err *e);
+
+#endif

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Audit of test/e2e/chaos.sh: reads the change logs the devhubs replayed
+(watch streams from resourceVersion 1, so every change since the start, not
+samples) and the hub's final jobs, and counts complete, lost and duplicated
+jobs.
+
+  chaos_audit.py DIR JOBS PREFIX PAUSED_WORKER
+
+DIR holds
+  hub-jobs.json              kubectl get jobs -o json on the hub at the end
+  hub-workloads.watch        the hub's Workload changes (watch stream)
+  <worker>-jobs.watch        each worker's Job changes (watch stream)
+  <worker>-pods.watch        each worker's Pod changes (watch stream)
+for the workers named by the *-jobs.watch files. A stream must end with the
+BOOKMARK the devhub sends when the watch times out: without it the replay was
+cut and the audit is refused (exit 2).
+
+A hub job (matched to its worker copies by the label kueue-ks.io/origin-uid)
+is a duplicate when, over the whole run, its copies were on two workers, or
+had two uids, or two of their pods ran (phase Running or later; every job has
+completions 1). One exception, the documented behaviour of a lost worker:
+a copy on PAUSED_WORKER placed for an admission the operator declared lost
+there (the Workload's check went Retry with "worker cluster <w> lost" while
+that admission held its quota) is the run the operator gave up on, so the
+job ran again elsewhere. Such a copy is counted as relaunched, not as a
+duplicate, only if it is the only one of its kind for the job, at most one of
+its pods ran, and it is gone by the end (the operator removed it once the
+worker was back). Everything else about the job is held to the strict rules.
+
+Prints the findings to stderr and one line to stdout:
+  complete=N lost=N duplicates=N relaunched=N
+"""
+import json
+import os
+import re
+import sys
+
+ORIGIN_UID = "kueue-ks.io/origin-uid"
+PLACED_FOR = "kueue-ks.io/placed-for"
+CHECK = "kubestellar-admc"
+LOST_RE = re.compile(r"^worker cluster (\S+) lost")
+
+
+def fail(msg):
+    print("chaos_audit: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def read_watch(path):
+    """The events of a watch stream; refuses a stream not ended by a BOOKMARK."""
+    events = []
+    last = None
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError as e:
+                fail(f"{path}:{n}: not JSON ({e})")
+            t = ev.get("type")
+            if t == "ERROR":
+                fail(f"{path}:{n}: the replay failed: {json.dumps(ev.get('object'))[:300]}")
+            last = t
+            if t != "BOOKMARK":
+                events.append((t, ev.get("object") or {}))
+    if last != "BOOKMARK":
+        fail(f"{path}: the stream did not end with the closing BOOKMARK (replay incomplete)")
+    return events
+
+
+def meta(o):
+    return o.get("metadata") or {}
+
+
+def labels(o):
+    return meta(o).get("labels") or {}
+
+
+def annotations(o):
+    return meta(o).get("annotations") or {}
+
+
+def complete(job):
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Complete" and c.get("status") == "True":
+            return True
+    return False
+
+
+def lost_admissions(events):
+    """hub job uid -> {(worker, placement token)} declared lost by the operator."""
+    out = {}
+    for _, wl in events:
+        owners = meta(wl).get("ownerReferences") or []
+        if not owners:
+            continue
+        st = wl.get("status") or {}
+        entry = next((c for c in st.get("admissionChecks") or [] if c.get("name") == CHECK), None)
+        if not entry or entry.get("state") != "Retry":
+            continue
+        m = LOST_RE.match(entry.get("message") or "")
+        if not m:
+            continue
+        qr = next((c for c in st.get("conditions") or [] if c.get("type") == "QuotaReserved"), None)
+        if not qr or qr.get("status") != "True":
+            continue
+        token = f"{meta(wl).get('uid', '')}/{qr.get('lastTransitionTime', '')}"
+        out.setdefault(owners[0].get("uid"), set()).add((m.group(1), token))
+    return out
+
+
+def main():
+    if len(sys.argv) != 5:
+        fail("usage: chaos_audit.py DIR JOBS PREFIX PAUSED_WORKER")
+    d, njobs, prefix, paused = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    with open(os.path.join(d, "hub-jobs.json"), encoding="utf-8") as f:
+        hub = [j for j in json.load(f)["items"] if meta(j).get("name", "").startswith(prefix)]
+    if len(hub) != njobs:
+        fail(f"{len(hub)} hub jobs named {prefix}*, expected {njobs}")
+    by_uid = {meta(j)["uid"]: meta(j)["name"] for j in hub}
+    n_complete = sum(1 for j in hub if complete(j))
+    lost = lost_admissions(read_watch(os.path.join(d, "hub-workloads.watch")))
+
+    workers = sorted(f[: -len("-jobs.watch")] for f in os.listdir(d) if f.endswith("-jobs.watch"))
+    if len(workers) < 2:
+        fail(f"change logs of {len(workers)} workers in {d}")
+    # copy uid -> {worker, hub uid, token, exists at the end, pods that ran}
+    copies = {}
+    for w in workers:
+        for t, o in read_watch(os.path.join(d, f"{w}-jobs.watch")):
+            huid = labels(o).get(ORIGIN_UID)
+            if not huid:
+                continue
+            c = copies.setdefault(
+                meta(o)["uid"], {"worker": w, "hub": huid, "token": None, "ran": set()}
+            )
+            c["token"] = annotations(o).get(PLACED_FOR, c["token"])
+            c["exists"] = t != "DELETED"
+        for _, p in read_watch(os.path.join(d, f"{w}-pods.watch")):
+            c = copies.get(labels(p).get("controller-uid", ""))
+            if c and (p.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed"):
+                c["ran"].add(meta(p)["uid"])
+
+    per_job = {}
+    for cuid, c in copies.items():
+        per_job.setdefault(c["hub"], []).append((cuid, c))
+    duplicates = relaunched = 0
+    for huid, cs in sorted(per_job.items(), key=lambda kv: by_uid.get(kv[0], kv[0])):
+        name = by_uid.get(huid)
+        if name is None:
+            continue  # not one of this run's jobs
+        lost_tok = {tok for (w, tok) in lost.get(huid, ()) if w == paused}
+        exempt = [(u, c) for u, c in cs if c["worker"] == paused and c["token"] in lost_tok]
+        strict = [(u, c) for u, c in cs if (u, c) not in exempt]
+        why = []
+        if len({c["worker"] for _, c in strict}) > 1:
+            why.append("copies on " + ",".join(sorted({c["worker"] for _, c in strict})))
+        if len(strict) > 1:
+            why.append(f"{len(strict)} copy uids")
+        ran = sum(len(c["ran"]) for _, c in strict)
+        if ran > 1:
+            why.append(f"{ran} pods ran")
+        if exempt:
+            if len(exempt) > 1:
+                why.append(f"{len(exempt)} copies on the lost worker {paused}")
+            if sum(len(c["ran"]) for _, c in exempt) > 1:
+                why.append(f"{sum(len(c['ran']) for _, c in exempt)} pods ran on the lost worker")
+            if any(c["exists"] for _, c in exempt):
+                why.append(f"the copy on the lost worker {paused} was never removed")
+        if why:
+            duplicates += 1
+            detail = "; ".join(f"{c['worker']}:{u[:8]} token={c['token']} ran={len(c['ran'])}"
+                               f"{'' if c['exists'] else ' (deleted)'}" for u, c in cs)
+            print(f"duplicate {name}: {', '.join(why)} [{detail}]", file=sys.stderr)
+        elif exempt:
+            relaunched += 1
+            print(f"relaunched {name}: its run on the lost worker {paused} was given up "
+                  f"and removed, it ran again on {','.join(c['worker'] for _, c in strict) or '-'}",
+                  file=sys.stderr)
+    for j in hub:
+        if not complete(j):
+            st = j.get("status") or {}
+            print(f"lost {meta(j)['name']}: not Complete (labels {labels(j)}, status {st})",
+                  file=sys.stderr)
+    print(f"complete={n_complete} lost={njobs - n_complete} duplicates={duplicates} "
+          f"relaunched={relaunched}")
+
+
+if __name__ == "__main__":
+    main()

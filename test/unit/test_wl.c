@@ -1,0 +1,911 @@
+/* Unit tests for controllers/workload/wl: every state transition of the
+ * workload controller, table-driven (snapshot -> expected action lines). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controllers/workload/wl.h"
+#include "controllers/workload/xf.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/util/xalloc.h"
+
+#define CHECK "ks-check"
+#define T_RES "2026-11-22T10:00:00Z"
+#define TOKEN "wl-uid/" T_RES
+#define NOW   "2026-11-22T10:05:00Z"
+
+static json_t *J(const char *s)
+{
+    struct err e;
+    json_t *v = jx_loadb(s, strlen(s), &e);
+    if (!v)
+        fail_msg("bad test JSON: %s (%s)", e.msg, s);
+    return v;
+}
+
+/* ---- fixtures ------------------------------------------------------------- */
+
+enum { RES_NONE, RES_TRUE, RES_FALSE_EVICTED, RES_TRUE_EVICTING };
+
+struct wl_fx {
+    int reserved;
+    bool finished;
+    bool inactive;
+    const char *state; /* our check state; NULL: our check absent */
+    const char *msg;
+    bool assigned; /* ClusterAssigned True on c1 */
+};
+
+static json_t *make_wl(const struct wl_fx *f)
+{
+    json_t *wl = J("{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"Workload\","
+                   "\"metadata\":{\"name\":\"job-sample-1a2b3\",\"namespace\":\"default\","
+                   "\"uid\":\"wl-uid\",\"resourceVersion\":\"10\",\"generation\":1},"
+                   "\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":3}]},"
+                   "\"status\":{\"conditions\":[],\"admissionChecks\":[{\"name\":\"other\","
+                   "\"state\":\"Ready\",\"lastTransitionTime\":\"T\",\"message\":\"\"}]}}");
+    json_t *conds = jx_arr(wl, "status.conditions");
+    if (f->reserved == RES_TRUE) {
+        json_array_append_new(conds, json_pack("{s:s,s:s,s:s}", "type", "QuotaReserved", "status",
+                                               "True", "lastTransitionTime", T_RES));
+        jx_set_new(wl, "status.admission",
+                   J("{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\","
+                     "\"flavors\":{\"cpu\":\"spot\",\"memory\":\"spot\"},\"count\":3}]}"),
+                   NULL);
+    } else if (f->reserved == RES_TRUE_EVICTING) {
+        /* real Kueue: Evicted=True first; QuotaReserved stays True until the
+         * job reconciler sees the hub job inactive (jobframework stopJob) */
+        json_array_append_new(conds, json_pack("{s:s,s:s,s:s}", "type", "QuotaReserved", "status",
+                                               "True", "lastTransitionTime", T_RES));
+        json_array_append_new(conds, json_pack("{s:s,s:s,s:s}", "type", "Evicted", "status", "True",
+                                               "reason", "Preempted"));
+        jx_set_new(wl, "status.admission",
+                   J("{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\","
+                     "\"flavors\":{\"cpu\":\"spot\",\"memory\":\"spot\"},\"count\":3}]}"),
+                   NULL);
+    } else if (f->reserved == RES_FALSE_EVICTED) {
+        json_array_append_new(conds, json_pack("{s:s,s:s,s:s}", "type", "QuotaReserved", "status",
+                                               "False", "lastTransitionTime", NOW));
+        json_array_append_new(conds, json_pack("{s:s,s:s,s:s}", "type", "Evicted", "status", "True",
+                                               "reason", "Preempted"));
+    }
+    if (f->finished)
+        json_array_append_new(conds, json_pack("{s:s,s:s}", "type", "Finished", "status", "True"));
+    if (f->assigned)
+        json_array_append_new(conds,
+                              json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "type", "ClusterAssigned",
+                                        "status", "True", "reason", "ClusterAssigned", "message",
+                                        "assigned to cluster c1", "lastTransitionTime", T_RES,
+                                        "observedGeneration", 1));
+    if (f->inactive)
+        jx_set_new(wl, "spec.active", json_false(), NULL);
+    if (f->state)
+        json_array_append_new(jx_arr(wl, "status.admissionChecks"),
+                              json_pack("{s:s,s:s,s:s,s:s}", "name", CHECK, "state", f->state,
+                                        "lastTransitionTime", "T0", "message",
+                                        f->msg ? f->msg : ""));
+    return wl;
+}
+
+enum { JOB_FREE, JOB_PLACED_C1, JOB_PINNED_C1, JOB_STALE_C1, JOB_PIN_C3 };
+
+static json_t *make_job(int how)
+{
+    json_t *job = J("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                    "\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
+                    "\"resourceVersion\":\"5\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"q\"}},"
+                    "\"spec\":{\"suspend\":true,\"parallelism\":3,\"template\":{\"spec\":{"
+                    "\"containers\":[{\"name\":\"c\"}]}}}}");
+    const struct kind_def *k = kind_lookup("batch/v1", "Job");
+    json_t *labels = J("{\"main\":{\"instance\":\"spot\"}}");
+    switch (how) {
+    case JOB_PLACED_C1:
+        xf_place(k, job, "c1", labels, TOKEN, NULL);
+        break;
+    case JOB_PINNED_C1:
+        jx_set_label(job, XF_LABEL_CLUSTER, "c1");
+        xf_place(k, job, "c1", labels, TOKEN, NULL);
+        break;
+    case JOB_STALE_C1:
+        xf_place(k, job, "c1", labels, "wl-uid/2026-11-22T09:00:00Z", NULL);
+        break;
+    case JOB_PIN_C3:
+        jx_set_label(job, XF_LABEL_CLUSTER, "c3");
+        break;
+    }
+    json_decref(labels);
+    return job;
+}
+
+enum {
+    COPY_NONE,
+    COPY_NEW,
+    COPY_RUNNING,
+    COPY_COMPLETE,
+    COPY_OLD_C2,
+    COPY_BOTH,
+    COPY_STALE_COMPLETE /* on c1, created for an earlier admission (older placed-for) */
+};
+
+static const char *COPY_STATUS_RUNNING =
+    "{\"active\":2,\"ready\":2,\"succeeded\":1,\"startTime\":\"2026-11-22T10:01:00Z\"}";
+static const char *COPY_STATUS_COMPLETE =
+    "{\"succeeded\":3,\"startTime\":\"2026-11-22T10:01:00Z\",\"completionTime\":"
+    "\"2026-11-22T10:04:00Z\",\"conditions\":[{\"type\":\"SuccessCriteriaMet\",\"status\":"
+    "\"True\"},{\"type\":\"Complete\",\"status\":\"True\"}]}";
+
+static json_t *make_copy(const json_t *job, const char *status)
+{
+    struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
+    json_t *c = xf_downsync(kind_lookup("batch/v1", "Job"), job, &o, NULL);
+    if (status)
+        json_object_set_new(c, "status", J(status));
+    return c;
+}
+
+struct tcase {
+    const char *name;
+    struct wl_fx wl;
+    bool no_wl;
+    int job;
+    bool no_job;
+    int copy;
+    int place; /* -1: none computed; else enum wl_place_status */
+    const char *place_cluster;
+    bool direct_off;
+    bool unreachable;
+    bool unusable;
+    int64_t lost_ms;
+    bool delete_on_completion;
+    bool want_placement;
+    const char *want[12]; /* substrings, one per action line, in order; NULL-terminated */
+};
+
+/* the job patch that undoes JOB_PLACED_C1 */
+#define UNPLACE_C1                                                                                 \
+    "patch-job {\"metadata\":{\"annotations\":null,\"labels\":{\"kubestellar.io/cluster\":"        \
+    "null},\"resourceVersion\":\"5\"},\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":null}}}}"
+
+#define RESERVED(st)                                                                               \
+    {                                                                                              \
+        .reserved = RES_TRUE, .state = (st)                                                        \
+    }
+#define RESERVED_ASSIGNED(st)                                                                      \
+    {                                                                                              \
+        .reserved = RES_TRUE, .state = (st), .assigned = true                                      \
+    }
+
+static const struct tcase cases[] = {
+    {.name = "hub job deleted: copies deleted, reservation dropped",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .no_job = true,
+     .copy = COPY_BOTH,
+     .place = -1,
+     .want = {"delete-copy c1 default/sample", "delete-copy c2 default/sample", "unreserve"}},
+    {.name = "workload deleted",
+     .no_wl = true,
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {"delete-copy c1 default/sample", "unreserve"}},
+    {.name = "not our workload (check absent)",
+     .wl = {.reserved = RES_TRUE},
+     .place = -1,
+     .want = {NULL}},
+    {.name = "new, no reservation: nothing to undo",
+     .wl = {.state = "Pending"},
+     .place = -1,
+     .want = {"unreserve"}},
+    {.name = "evicted (preempted) while placed: undo, delete copy, ClusterAssigned False",
+     .wl = {.reserved = RES_FALSE_EVICTED, .state = "Pending", .assigned = true},
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {UNPLACE_C1, "delete-copy c1 default/sample", "unreserve",
+              "event job Normal Evicted: Workload job-sample-1a2b3 lost its quota reservation; "
+              "placement on cluster c1 undone",
+              "\"reason\":\"NoReservation\""}},
+    {.name = "requeued after Retry: check back to Pending",
+     .wl = {.reserved = RES_FALSE_EVICTED, .state = "Retry"},
+     .place = -1,
+     .want = {"unreserve", "\"state\":\"Pending\""}},
+    {.name = "evicted, user pin: the label stays, injected keys go",
+     .wl = {.reserved = RES_FALSE_EVICTED, .state = "Pending"},
+     .job = JOB_PINNED_C1,
+     .place = -1,
+     .want = {"patch-job {\"metadata\":{\"annotations\":null,\"resourceVersion\":\"5\"},"
+              "\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":null}}}}",
+              "unreserve", "event job Normal Evicted"}},
+    {.name = "deactivated after Rejected: undo, check left Rejected",
+     .wl = {.reserved = RES_TRUE, .inactive = true, .state = "Rejected"},
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .want = {"patch-job", "unreserve",
+              "event job Normal Evicted: Workload job-sample-1a2b3 "
+              "deactivated"}},
+    {.name = "reserved, placement not computed yet: requeue",
+     .wl = RESERVED("Pending"),
+     .place = -1,
+     .want_placement = true,
+     .want = {"requeue 1000"}},
+    {.name = "reserved: placed on c2 with flavor labels",
+     .wl = RESERVED("Pending"),
+     .place = WL_PLACE_OK,
+     .place_cluster = "c2",
+     .want_placement = true,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/injected-node-selector\":"
+              "\"{\\\"spec.template\\\":{\\\"instance\\\":\\\"spot\\\"}}\",\"kueue-ks.io/"
+              "placed-by\":\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"labels\":{"
+              "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"},\"spec\":{"
+              "\"template\":{\"spec\":{\"nodeSelector\":{\"instance\":\"spot\"}}}}}",
+              "reserve c2", "event job Normal AssignedCluster: Assigned to cluster c2",
+              "event workload Normal AssignedCluster: assigned to cluster c2",
+              "event job Normal AssignedFlavor",
+              "\"message\":\"placed on cluster c2: most free\",\"name\":\"ks-check\","
+              "\"state\":\"Pending\""}},
+    {.name = "reserved, user pinned c3: placed there, label untouched",
+     .wl = RESERVED("Pending"),
+     .job = JOB_PIN_C3,
+     .place = WL_PLACE_OK,
+     .place_cluster = "c3",
+     .want_placement = true,
+     .want = {"\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"resourceVersion\":\"5\"}", "reserve c3",
+              "AssignedCluster", "AssignedCluster", "AssignedFlavor", "wl-status"}},
+    {.name = "reserved, nothing fits now: message, event, requeue",
+     .wl = RESERVED("Pending"),
+     .place = WL_PLACE_NOT_NOW,
+     .want_placement = true,
+     .want = {"event workload Warning NoClusterFits: no cluster fits now: full", "requeue 5000",
+              "\"message\":\"no cluster fits now: full\""}},
+    {.name = "reserved, nothing fits now, already said so: only requeue",
+     .wl = {.reserved = RES_TRUE, .state = "Pending", .msg = "no cluster fits now: full"},
+     .place = WL_PLACE_NOT_NOW,
+     .want_placement = true,
+     .want = {"requeue 5000"}},
+    {.name = "reserved, never fits: Rejected",
+     .wl = RESERVED("Pending"),
+     .place = WL_PLACE_NEVER,
+     .want_placement = true,
+     .want = {"event workload Warning NoClusterFits: the workload fits no cluster: full",
+              "event job Warning NoClusterFits", "\"state\":\"Rejected\""}},
+    {.name = "reserved, pin to an unknown cluster: wait",
+     .wl = RESERVED("Pending"),
+     .job = JOB_PIN_C3,
+     .place = WL_PLACE_PIN_UNKNOWN,
+     .place_cluster = "c3",
+     .want_placement = true,
+     .want = {"NoClusterFits: pinned cluster c3 is not a registered worker", "requeue 30000",
+              "wl-status"}},
+    {.name = "stale placement from an earlier admission: undone, copies removed, re-placed",
+     .wl = RESERVED("Pending"),
+     .job = JOB_STALE_C1,
+     .copy = COPY_RUNNING,
+     .place = WL_PLACE_OK,
+     .place_cluster = "c2",
+     .want_placement = true,
+     .want = {"delete-copy c1 default/sample",
+              "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/placed-for\":\"" TOKEN
+              "\"},\"labels\":{\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
+              "reserve c2", "AssignedCluster", "AssignedCluster", "AssignedFlavor", "wl-status"}},
+    {.name = "reserved, check Retry: wait for Kueue",
+     .wl = RESERVED_ASSIGNED("Retry"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {NULL}},
+    {.name = "placed, no copy yet: create it (ClusterAssigned already set)",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .want = {"create-copy c1 default/sample",
+              "event job Normal Dispatched: Created on cluster c1"}},
+    {.name = "placed, ClusterAssigned missing (crash after the job patch): set it",
+     .wl = RESERVED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_NEW,
+     .place = -1,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":",
+              "\"reason\":\"ClusterAssigned\""}},
+    {.name = "placed on c1, old copy on c2: deleted, c1 copy created",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_OLD_C2,
+     .place = -1,
+     .want = {"delete-copy c2 default/sample", "create-copy c1", "Dispatched"}},
+    {.name = "placed, copy running: remote-status annotation and progress message",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":"
+              "\"{\\\"active\\\":2,\\\"cluster\\\":\\\"c1\\\",\\\"failed\\\":0,\\\"ready\\\":2,"
+              "\\\"succeeded\\\":1}\"}}}",
+              "\"message\":\"running on cluster c1: active 2, ready 2, succeeded 1, failed 0\""}},
+    {.name = "placed, copy complete: final hub status",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_COMPLETE,
+     .place = -1,
+     .want = {"patch-job-status {\"status\":{\"active\":0,\"completionTime\":"
+              "\"2026-11-22T10:04:00Z\",\"conditions\":[{\"status\":\"True\",\"type\":"
+              "\"SuccessCriteriaMet\"},{\"status\":\"True\",\"type\":\"Complete\"}],\"ready\":0,"
+              "\"startTime\":\"2026-11-22T10:01:00Z\",\"succeeded\":3,\"terminating\":0}}",
+              "patch-job", "finished on cluster c1: succeeded"}},
+    {.name = "placed, worker unreachable within the timeout: requeue at the deadline",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .unreachable = true,
+     .unusable = true,
+     .lost_ms = 60000,
+     .want = {"requeue 240000"}},
+    {.name = "placed, worker lost past the timeout: Retry",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .unreachable = true,
+     .unusable = true,
+     .lost_ms = 300000,
+     .want = {"event workload Warning WorkerLost: worker cluster c1 lost for 300s (timeout 300s)",
+              "event job Warning WorkerLost", "unreserve", "\"state\":\"Retry\""}},
+    {.name = "kubestellar transport, placed: nothing to move",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .direct_off = true,
+     .want = {NULL}},
+    {.name = "finished, delete on completion",
+     .wl = {.reserved = RES_TRUE, .finished = true, .state = "Pending", .assigned = true},
+     .job = JOB_PLACED_C1,
+     .copy = COPY_COMPLETE,
+     .place = -1,
+     .delete_on_completion = true,
+     .want = {"unreserve", "delete-copy c1 default/sample"}},
+    {.name = "finished, copies kept",
+     .wl = {.reserved = RES_TRUE, .finished = true, .state = "Pending", .assigned = true},
+     .job = JOB_PLACED_C1,
+     .copy = COPY_COMPLETE,
+     .place = -1,
+     .want = {"unreserve"}},
+    {.name = "finished on c1, stale copy on c2 (lost worker came back): c2 copy deleted",
+     .wl = {.reserved = RES_TRUE, .finished = true, .state = "Pending", .assigned = true},
+     .job = JOB_PLACED_C1,
+     .copy = COPY_OLD_C2,
+     .place = -1,
+     .want = {"unreserve", "delete-copy c2 default/sample"}},
+    {.name = "placed, the copy on c1 is from an earlier admission: deleted, not mirrored",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_STALE_COMPLETE,
+     .place = -1,
+     .want = {"delete-copy c1 default/sample"}},
+    {.name = "being evicted (Evicted=True, QuotaReserved still True): undo, delete copy",
+     .wl = {.reserved = RES_TRUE_EVICTING, .state = "Pending", .assigned = true},
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {UNPLACE_C1, "delete-copy c1 default/sample", "unreserve",
+              "event job Normal Evicted: Workload job-sample-1a2b3 is being evicted; "
+              "placement on cluster c1 undone",
+              "\"reason\":\"NoReservation\""}},
+    {.name = "being evicted after a worker-lost Retry: undo, check left to Kueue",
+     .wl = {.reserved = RES_TRUE_EVICTING, .state = "Retry", .assigned = true},
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .unreachable = true,
+     .unusable = true,
+     .lost_ms = 400000,
+     .want = {"patch-job", "unreserve", "event job Normal Evicted",
+              "\"reason\":\"NoReservation\""}},
+};
+
+static void run_case(const struct tcase *c)
+{
+    json_t *wl = c->no_wl ? NULL : make_wl(&c->wl);
+    json_t *job = c->no_job ? NULL : make_job(c->job);
+    json_t *ref = make_job(JOB_PLACED_C1);
+    json_t *c1 = NULL, *c2 = NULL;
+    struct wl_copy copies[2];
+    size_t nc = 0;
+    switch (c->copy) {
+    case COPY_NEW:
+        c1 = make_copy(ref, NULL);
+        break;
+    case COPY_RUNNING:
+        c1 = make_copy(ref, COPY_STATUS_RUNNING);
+        break;
+    case COPY_COMPLETE:
+        c1 = make_copy(ref, COPY_STATUS_COMPLETE);
+        break;
+    case COPY_OLD_C2:
+        c2 = make_copy(ref, COPY_STATUS_RUNNING);
+        break;
+    case COPY_BOTH:
+        c1 = make_copy(ref, COPY_STATUS_RUNNING);
+        c2 = make_copy(ref, NULL);
+        break;
+    case COPY_STALE_COMPLETE: {
+        json_t *old = make_job(JOB_STALE_C1);
+        c1 = make_copy(old, COPY_STATUS_COMPLETE);
+        json_decref(old);
+        break;
+    }
+    }
+    if (c1)
+        copies[nc++] = (struct wl_copy){.cluster = "c1", .obj = c1};
+    if (c2)
+        copies[nc++] = (struct wl_copy){.cluster = "c2", .obj = c2};
+    json_t *flavors = J("{\"spot\":{\"instance\":\"spot\"},\"h100\":{\"instance\":\"h100\"}}");
+    struct wl_placement pl = {.status = c->place >= 0 ? (enum wl_place_status)c->place : 0,
+                              .cluster = c->place_cluster,
+                              .message = c->place == WL_PLACE_OK ? "most free" : "full"};
+    struct wl_snapshot s = {
+        .workload = wl,
+        .job = job,
+        .kind = kind_lookup("batch/v1", "Job"),
+        .check_name = CHECK,
+        .flavor_labels = flavors,
+        .placement = c->place >= 0 ? &pl : NULL,
+        .copies = copies,
+        .n_copies = nc,
+        .placed = {.reachable = !c->unreachable,
+                   .usable = !c->unusable,
+                   .unusable_since_ms = 1000000 - c->lost_ms},
+        .now_ms = 1000000,
+        .now = NOW,
+        .opts = {.direct = !c->direct_off,
+                 .delete_on_completion = c->delete_on_completion,
+                 .worker_lost_timeout_ms = 300000,
+                 .no_fit_requeue_ms = 5000,
+                 .pin_unknown_requeue_ms = 30000,
+                 .origin = "hub"},
+    };
+    const char *pin = NULL;
+    assert_int_equal(wl_wants_placement(&s, &pin), c->want_placement);
+    if (c->job == JOB_PIN_C3 && c->want_placement)
+        assert_string_equal(pin, "c3");
+    struct wl_actions a;
+    wl_actions_init(&a);
+    struct err e;
+    assert_int_equal(wl_decide(&s, &a, &e), 0);
+    char *d = wl_actions_describe(&a);
+    size_t nwant = 0;
+    while (c->want[nwant])
+        nwant++;
+    bool ok = a.n == nwant;
+    char *line = d;
+    for (size_t i = 0; ok && i < nwant; i++) {
+        char *nl = strchr(line, '\n');
+        *nl = '\0';
+        if (!strstr(line, c->want[i])) {
+            print_error("action %zu: got\n  %s\nwant substring\n  %s\n", i, line, c->want[i]);
+            ok = false;
+        }
+        *nl = '\n';
+        line = nl + 1;
+    }
+    if (!ok) {
+        print_error("case \"%s\": %zu actions (want %zu):\n%s", c->name, a.n, nwant, d);
+        fail();
+    }
+    free(d);
+    wl_actions_free(&a);
+    json_decref(wl);
+    json_decref(job);
+    json_decref(ref);
+    json_decref(c1);
+    json_decref(c2);
+    json_decref(flavors);
+}
+
+static void test_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        run_case(&cases[i]);
+}
+
+/* The workload status write: merge form keeps the other check and carries the
+ * resourceVersion; apply form holds only our entry. */
+static void test_status_write_forms(void **state)
+{
+    (void)state;
+    struct wl_fx f = RESERVED("Pending");
+    json_t *wl = make_wl(&f);
+    json_t *job = make_job(JOB_FREE);
+    struct wl_placement pl = {.status = WL_PLACE_NEVER, .message = "needs 64 cpu, largest has 16"};
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .placement = &pl,
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    const struct wl_action *w = NULL;
+    for (size_t i = 0; i < a.n; i++)
+        if (a.v[i].type == WL_ACT_PATCH_WL_STATUS)
+            w = &a.v[i];
+    assert_non_null(w);
+    assert_string_equal(jx_str(w->patch, "metadata.resourceVersion", ""), "10");
+    json_t *checks = jx_arr(w->patch, "status.admissionChecks");
+    assert_int_equal(json_array_size(checks), 2);
+    assert_string_equal(jx_str(checks, "[0].name", ""), "other");
+    assert_string_equal(jx_str(checks, "[0].state", ""), "Ready");
+    assert_string_equal(jx_str(checks, "[1].state", ""), "Rejected");
+    assert_string_equal(jx_str(checks, "[1].lastTransitionTime", ""), NOW);
+    assert_non_null(strstr(jx_str(checks, "[1].message", ""), "needs 64 cpu"));
+    assert_null(jx_get(w->patch, "status.conditions"));
+    assert_string_equal(jx_str(w->apply, "kind", ""), "Workload");
+    assert_string_equal(jx_str(w->apply, "apiVersion", ""), "kueue.x-k8s.io/v1beta1");
+    assert_string_equal(jx_str(w->apply, "metadata.name", ""), "job-sample-1a2b3");
+    assert_string_equal(jx_str(w->apply, "metadata.namespace", ""), "default");
+    assert_int_equal(json_array_size(jx_arr(w->apply, "status.admissionChecks")), 1);
+    assert_string_equal(jx_str(w->apply, "status.admissionChecks[0].name", ""), CHECK);
+    wl_actions_free(&a);
+
+    /* an apply holds our entry and ClusterAssigned even when only one changes
+     * (an omitted field would lose its owner and be removed) */
+    struct wl_fx fa = RESERVED_ASSIGNED("Pending");
+    json_t *wla = make_wl(&fa);
+    json_t *jobp = make_job(JOB_PLACED_C1);
+    json_t *run = make_copy(jobp, COPY_STATUS_RUNNING);
+    struct wl_copy rc1 = {.cluster = "c1", .obj = run};
+    struct wl_snapshot sa = {.workload = wla,
+                             .job = jobp,
+                             .kind = kind_lookup("batch/v1", "Job"),
+                             .check_name = CHECK,
+                             .copies = &rc1,
+                             .n_copies = 1,
+                             .placed = {.reachable = true, .usable = true},
+                             .now = NOW,
+                             .opts = {.direct = true, .origin = "hub"}};
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&sa, &a, NULL), 0);
+    w = NULL;
+    for (size_t i = 0; i < a.n; i++)
+        if (a.v[i].type == WL_ACT_PATCH_WL_STATUS)
+            w = &a.v[i];
+    assert_non_null(w);
+    assert_null(jx_get(w->patch, "status.conditions")); /* unchanged: not in the merge form */
+    assert_int_equal(json_array_size(jx_arr(w->apply, "status.conditions")), 1);
+    assert_string_equal(jx_str(w->apply, "status.conditions[0].type", ""), "ClusterAssigned");
+    assert_string_equal(jx_str(w->apply, "status.conditions[0].status", ""), "True");
+    assert_int_equal(json_array_size(jx_arr(w->apply, "status.admissionChecks")), 1);
+    assert_non_null(
+        strstr(jx_str(w->apply, "status.admissionChecks[0].message", ""), "running on cluster c1"));
+    wl_actions_free(&a);
+    json_decref(wla);
+    json_decref(jobp);
+    json_decref(run);
+
+    /* a message longer than Kueue's limit is truncated */
+    char *big = xmalloc(40000);
+    memset(big, 'x', 39999);
+    big[39999] = '\0';
+    pl.message = big;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    for (size_t i = 0; i < a.n; i++)
+        if (a.v[i].type == WL_ACT_PATCH_WL_STATUS)
+            assert_int_equal(strlen(jx_str(a.v[i].patch, "status.admissionChecks[1].message", "")),
+                             WL_CHECK_MESSAGE_MAX);
+    wl_actions_free(&a);
+    free(big);
+
+    /* snapshot errors */
+    s.check_name = NULL;
+    wl_actions_init(&a);
+    struct err e;
+    assert_int_equal(wl_decide(&s, &a, &e), -EINVAL);
+    assert_int_equal(a.n, 0);
+    json_decref(wl);
+    json_decref(job);
+}
+
+static void test_create_copy_object(void **state)
+{
+    (void)state;
+    struct wl_fx f = RESERVED_ASSIGNED("Pending");
+    json_t *wl = make_wl(&f);
+    json_t *job = make_job(JOB_PLACED_C1);
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .now = NOW,
+                            .placed = {.reachable = true, .usable = true},
+                            .opts = {.direct = true, .origin = "hub-a"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    assert_int_equal(a.v[0].type, WL_ACT_CREATE_COPY);
+    const json_t *o = a.v[0].object;
+    assert_string_equal(jx_label(o, XF_LABEL_ORIGIN), "hub-a");
+    assert_string_equal(jx_label(o, XF_LABEL_ORIGIN_UID), "job-uid");
+    assert_null(jx_get(o, "spec.suspend"));
+    assert_string_equal(jx_str(o, "spec.template.spec.nodeSelector.instance", ""), "spot");
+    wl_actions_free(&a);
+    json_decref(wl);
+    json_decref(job);
+}
+
+static void test_podset_labels(void **state)
+{
+    (void)state;
+    json_t *wl = J("{\"status\":{\"admission\":{\"podSetAssignments\":[{\"name\":\"master\","
+                   "\"flavors\":{\"cpu\":\"a\",\"nvidia.com/gpu\":\"b\"}},{\"name\":\"worker\","
+                   "\"flavors\":{\"cpu\":\"unknown\"}},{\"flavors\":{}}]}}}");
+    json_t *fl = J("{\"a\":{\"x\":\"1\"},\"b\":{\"y\":\"2\",\"x\":\"9\"}}");
+    json_t *got = wl_podset_labels(wl, fl);
+    json_t *want = J("{\"master\":{\"x\":\"1\",\"y\":\"2\"},\"worker\":{}}");
+    assert_true(json_equal(got, want));
+    json_decref(got);
+    json_decref(want);
+    json_decref(wl);
+    json_decref(fl);
+    char *t = wl_placement_token(NULL);
+    assert_null(t);
+}
+
+static bool hub_has(void *ud, const char *uid)
+{
+    (void)ud;
+    return strcmp(uid, "alive") == 0;
+}
+
+static void test_gc_orphans(void **state)
+{
+    (void)state;
+    const char *lab = "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":";
+    json_t *objs[5];
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"labels\":{%s"
+             "\"hub\",\"kueue-ks.io/origin-uid\":\"alive\"}}}",
+             lab);
+    objs[0] = J(buf);
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"labels\":{%s"
+             "\"hub\",\"kueue-ks.io/origin-uid\":\"dead\"}}}",
+             lab);
+    objs[1] = J(buf);
+    /* another hub's object with a dead uid: not ours */
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"c\",\"labels\":{%s"
+             "\"other-hub\",\"kueue-ks.io/origin-uid\":\"dead\"}}}",
+             lab);
+    objs[2] = J(buf);
+    /* a user's object without labels */
+    objs[3] = J("{\"metadata\":{\"name\":\"d\"}}");
+    /* ours but without an origin uid: left alone */
+    snprintf(buf, sizeof buf, "{\"metadata\":{\"name\":\"e\",\"labels\":{%s\"hub\"}}}", lab);
+    objs[4] = J(buf);
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_gc_orphans("c1", (const json_t *const *)objs, 5, "hub", hub_has, NULL, &a),
+                     1);
+    char *d = wl_actions_describe(&a);
+    assert_string_equal(d, "delete-copy c1 ns/b\n");
+    free(d);
+    wl_actions_free(&a);
+    for (size_t i = 0; i < 5; i++)
+        json_decref(objs[i]);
+}
+
+/* A kind outside the table (discovered): placed by the label only, Warning
+ * Events UnknownJobKind, copied without a suspend rule, status copied whole. */
+static const struct kind_def *widget_kind(struct kind_def **own)
+{
+    json_t *rl = J("{\"kind\":\"APIResourceList\",\"groupVersion\":\"example.com/v1\","
+                   "\"resources\":[{\"name\":\"widgets\",\"kind\":\"Widget\",\"namespaced\":true,"
+                   "\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"patch\",\"update\","
+                   "\"watch\"]}]}");
+    *own = kind_dynamic_new(rl, "example.com", "v1", "Widget", NULL);
+    json_decref(rl);
+    assert_non_null(*own);
+    return *own;
+}
+
+static void test_generic_kind(void **state)
+{
+    (void)state;
+    struct kind_def *own;
+    const struct kind_def *k = widget_kind(&own);
+    struct wl_fx f = RESERVED("Pending");
+    json_t *wl = make_wl(&f);
+    json_t *job = J("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{"
+                    "\"name\":\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
+                    "\"resourceVersion\":\"5\"},\"spec\":{\"size\":3,\"template\":{\"spec\":{"
+                    "\"containers\":[{\"name\":\"c\"}]}}}}");
+    json_t *flavors = J("{\"spot\":{\"instance\":\"spot\"}}");
+    struct wl_placement pl = {.status = WL_PLACE_OK, .cluster = "c1", .message = "most free"};
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = k,
+                            .check_name = CHECK,
+                            .flavor_labels = flavors,
+                            .placement = &pl,
+                            .placed = {.reachable = true, .usable = true},
+                            .now_ms = 1000000,
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    assert_true(wl_wants_placement(&s, NULL));
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    /* the label and our annotations only: the flavor's nodeLabels are not injected */
+    assert_non_null(strstr(d, "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/placed-by\":"
+                              "\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"labels\":{"
+                              "\"kubestellar.io/cluster\":\"c1\"},\"resourceVersion\":\"5\"}}\n"));
+    assert_null(strstr(d, "\"nodeSelector\""));
+    assert_non_null(strstr(d, "event job Warning UnknownJobKind: kind example.com/v1 Widget is "
+                              "not in kueue-ks's job kind table: placed on cluster c1"));
+    assert_non_null(strstr(d, "event workload Warning UnknownJobKind: "));
+    assert_non_null(strstr(d, "reserve c1\n"));
+    free(d);
+    wl_actions_free(&a);
+
+    /* placed: the copy keeps the spec as it is (no suspend rule known) */
+    struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
+    xf_place(k, job, "c1", NULL, TOKEN, NULL);
+    s.placement = NULL;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    assert_true(a.n >= 1);
+    assert_int_equal(a.v[0].type, WL_ACT_CREATE_COPY);
+    assert_string_equal(a.v[0].cluster, "c1");
+    assert_int_equal(jx_int(a.v[0].object, "spec.size", 0), 3);
+    assert_string_equal(jx_label(a.v[0].object, XF_LABEL_ORIGIN_UID), "job-uid");
+    wl_actions_free(&a);
+
+    /* the worker's status comes back whole; no Warning again */
+    json_t *copy = xf_downsync(k, job, &o, NULL);
+    json_object_set_new(copy, "status", J("{\"phase\":\"Done\",\"ready\":2}"));
+    struct wl_copy cp = {.cluster = "c1", .obj = copy};
+    s.copies = &cp;
+    s.n_copies = 1;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    assert_non_null(strstr(d, "patch-job-status {\"status\":{\"phase\":\"Done\",\"ready\":2}}\n"));
+    assert_null(strstr(d, "UnknownJobKind"));
+    assert_non_null(strstr(d, "running on cluster c1"));
+    free(d);
+    wl_actions_free(&a);
+    json_decref(copy);
+    json_decref(flavors);
+    json_decref(wl);
+    json_decref(job);
+    kind_dynamic_free(own);
+}
+
+/* Real Kueue clears the reservation of an evicted workload only once the hub
+ * job is inactive (jobframework: Job status.active, Kubeflow
+ * replicaStatuses[*].active, JobSet replicatedJobsStatus[*].active). The
+ * activity we mirrored from the worker must be undone with the placement, or
+ * the eviction (preemption, worker-lost Retry) never completes. */
+static void test_evicting_resets_mirrored_activity(void **state)
+{
+    (void)state;
+    struct wl_fx f = {.reserved = RES_TRUE_EVICTING, .state = "Pending", .assigned = true};
+    json_t *wl = make_wl(&f);
+    const struct kind_def *pk = kind_lookup("kubeflow.org/v1", "PyTorchJob");
+    json_t *pj = J("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{"
+                   "\"name\":\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
+                   "\"resourceVersion\":\"7\"},\"spec\":{\"runPolicy\":{\"suspend\":true},"
+                   "\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{"
+                   "\"containers\":[{\"name\":\"c\"}]}}}}},\"status\":{\"replicaStatuses\":{"
+                   "\"Master\":{\"active\":1},\"Worker\":{\"active\":2,\"succeeded\":1}},"
+                   "\"conditions\":[{\"type\":\"Running\",\"status\":\"True\"}]}}");
+    xf_place(pk, pj, "c1", NULL, TOKEN, NULL);
+    struct wl_snapshot s = {.workload = wl,
+                            .job = pj,
+                            .kind = pk,
+                            .check_name = CHECK,
+                            .placed = {.reachable = true, .usable = true},
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    if (!strstr(d, "patch-job-status {\"status\":{\"replicaStatuses\":{\"Master\":{\"active\":0},"
+                   "\"Worker\":{\"active\":0}}}}\n"))
+        fail_msg("PyTorchJob: mirrored activity not reset:\n%s", d);
+    free(d);
+    wl_actions_free(&a);
+
+    /* once nothing is active any more, no further status write */
+    json_object_set_new(pj, "status", J("{\"replicaStatuses\":{\"Master\":{\"active\":0}}}"));
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    for (size_t i = 0; i < a.n; i++)
+        assert_int_not_equal(a.v[i].type, WL_ACT_PATCH_JOB_STATUS);
+    wl_actions_free(&a);
+    json_decref(pj);
+
+    /* batch/v1 Job mirrored continuously (spec.managedBy kueue-ks.io/syncer) */
+    json_t *job = make_job(JOB_PLACED_C1);
+    jx_set_new(job, "spec.managedBy", json_string(XF_MANAGED_BY), NULL);
+    json_object_set_new(job, "status", J("{\"active\":2,\"ready\":1,\"succeeded\":1}"));
+    s.job = job;
+    s.kind = kind_lookup("batch/v1", "Job");
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    if (!strstr(d, "patch-job-status {\"status\":{\"active\":0,\"ready\":0}}\n"))
+        fail_msg("Job: mirrored activity not reset:\n%s", d);
+    /* the progress annotation of the undone run goes with the placement */
+    jx_set_annotation(job, XF_ANN_REMOTE_STATUS, "{\"cluster\":\"c1\",\"active\":2}");
+    free(d);
+    wl_actions_free(&a);
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    if (!strstr(d, "patch-job {\"metadata\":{\"annotations\":null,"))
+        fail_msg("Job: remote-status annotation kept after the eviction:\n%s", d);
+    free(d);
+    wl_actions_free(&a);
+    json_decref(job);
+    json_decref(wl);
+}
+
+/* Every delete-copy names the uid of the copy the decision saw (a precondition). */
+static void test_delete_carries_copy_uid(void **state)
+{
+    (void)state;
+    struct wl_fx f = {.reserved = RES_FALSE_EVICTED, .state = "Pending", .assigned = true};
+    json_t *wl = make_wl(&f);
+    json_t *job = make_job(JOB_PLACED_C1);
+    json_t *copy = make_copy(job, COPY_STATUS_RUNNING);
+    jx_set_new(copy, "metadata.uid", json_string("copy-uid-1"), NULL);
+    struct wl_copy cp = {.cluster = "c1", .obj = copy};
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .copies = &cp,
+                            .n_copies = 1,
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    size_t n = 0;
+    for (size_t i = 0; i < a.n; i++) {
+        if (a.v[i].type != WL_ACT_DELETE_COPY)
+            continue;
+        n++;
+        assert_non_null(a.v[i].uid);
+        assert_string_equal(a.v[i].uid, "copy-uid-1");
+    }
+    assert_int_equal(n, 1);
+    wl_actions_free(&a);
+    json_decref(copy);
+    json_decref(job);
+    json_decref(wl);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_status_write_forms),
+        cmocka_unit_test(test_create_copy_object),
+        cmocka_unit_test(test_podset_labels),
+        cmocka_unit_test(test_gc_orphans),
+        cmocka_unit_test(test_generic_kind),
+        cmocka_unit_test(test_evicting_resets_mirrored_activity),
+        cmocka_unit_test(test_delete_carries_copy_uid),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

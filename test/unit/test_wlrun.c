@@ -1,0 +1,389 @@
+/*
+ * Unit tests for controllers/workload/wlrun against the scripted fakesrv,
+ * run by a real manager: start-up discovery (Kueue version, served job kinds,
+ * origin, with their fallbacks), the hub informers it then starts, the
+ * BindingPolicy it creates per cluster, the worker Secrets informer of the
+ * direct transport, and a clean stop.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "controllers/workload/wlrun.h"
+#include "pkg/manager/manager.h"
+#include "pkg/util/xalloc.h"
+#include "test/support/fakesrv.h"
+
+#define VERSION_JSON "{\"major\":\"1\",\"minor\":\"32\",\"gitVersion\":\"v1.32.0\"}"
+#define EMPTY_LIST   "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[]}"
+
+struct fixture {
+    char dir[64];
+    char kubeconfig[128];
+    struct fakesrv *srv;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = xcalloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/kks-wlrun-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->kubeconfig, sizeof f->kubeconfig, "%s/kubeconfig", f->dir);
+    f->srv = fakesrv_start(NULL);
+    FILE *fp = fopen(f->kubeconfig, "w");
+    assert_non_null(fp);
+    fprintf(fp,
+            "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+            "clusters:\n- name: c\n  cluster:\n    server: %s\n"
+            "contexts:\n- name: t\n  context: {cluster: c, user: u, namespace: ops}\n"
+            "users:\n- name: u\n  user: {token: secret-token}\n",
+            fakesrv_url(f->srv));
+    fclose(fp);
+    fakesrv_push(f->srv,
+                 &(struct fakesrv_resp){
+                     .method = "GET", .path = "/version", .body = VERSION_JSON, .times = -1});
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    fakesrv_stop(f->srv);
+    unlink(f->kubeconfig);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* The index of the first recorded request with this method and path (and a
+ * body containing `body_has`, when given), or -1. */
+static long find_req(struct fakesrv *s, const char *method, const char *path, const char *query_has,
+                     const char *body_has)
+{
+    size_t n = fakesrv_nreq(s);
+    for (size_t i = 0; i < n; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(s, i);
+        bool ok = strcmp(r->method, method) == 0 && strcmp(r->path, path) == 0 &&
+                  (!query_has || strstr(r->query, query_has)) &&
+                  (!body_has || strstr(r->body, body_has));
+        fakesrv_req_free(r);
+        if (ok)
+            return (long)i;
+    }
+    return -1;
+}
+
+struct run {
+    struct fixture *f;
+    struct mgr *m;
+    struct wlrun *r;
+    bool (*done)(struct run *);
+    ev_timer poll, guard;
+    bool timed_out;
+    int polls; /* for done() functions that wait a while */
+};
+
+static void on_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct run *x = w->data;
+    if (x->done(x))
+        mgr_shutdown(x->m, 0);
+}
+
+static void on_guard(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct run *x = w->data;
+    x->timed_out = true;
+    mgr_shutdown(x->m, 99);
+}
+
+/* Run the manager with the runner until done() or 10 s; fills *st. */
+static int run(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(struct run *),
+               struct wlrun_stats *st)
+{
+    struct ev_loop *loop = ev_default_loop(0);
+    struct run x = {.f = f, .done = done};
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(wlrun_new(cfg, &x.r, &e), 0);
+    struct mgr_options o = {.kubeconfig = f->kubeconfig, .metrics_bind = "0", .health_bind = "0"};
+    assert_int_equal(mgr_new(loop, &o, NULL, &x.m, &e), 0);
+    struct mgr_runnable rn;
+    wlrun_runnable(x.r, &rn);
+    mgr_add_runnable(x.m, &rn);
+    ev_timer_init(&x.poll, on_poll, 0.05, 0.05);
+    x.poll.data = &x;
+    ev_timer_start(loop, &x.poll);
+    ev_timer_init(&x.guard, on_guard, 10.0, 0);
+    x.guard.data = &x;
+    ev_timer_start(loop, &x.guard);
+    int code = mgr_run(x.m);
+    ev_timer_stop(loop, &x.poll);
+    ev_timer_stop(loop, &x.guard);
+    wlrun_get_stats(x.r, st);
+    /* copy what the stats borrow before freeing */
+    static char ver[32], origin[64];
+    snprintf(ver, sizeof ver, "%s", st->kueue_version ? st->kueue_version : "");
+    snprintf(origin, sizeof origin, "%s", st->origin ? st->origin : "");
+    st->kueue_version = ver;
+    st->origin = origin;
+    wlrun_release(x.r);
+    mgr_free(x.m);
+    wlrun_free(x.r);
+    assert_false(x.timed_out);
+    return code;
+}
+
+static bool v1beta1_started(struct run *x)
+{
+    return find_req(x->f->srv, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads", NULL, NULL) >= 0 &&
+           find_req(x->f->srv, "GET", "/apis/batch/v1/jobs", NULL, NULL) >= 0 &&
+           find_req(x->f->srv, "GET", "/api/v1/namespaces/ops/secrets", NULL, NULL) >= 0;
+}
+
+/* Only v1beta1 served, no kube-system namespace, no other job kinds: the
+ * fallbacks. Direct transport: the worker Secrets of the operator's namespace
+ * are watched. */
+static void test_discovery_fallbacks(void **state)
+{
+    struct fixture *f = *state;
+    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
+                      "{\"kind\":\"APIGroup\",\"name\":\"kueue.x-k8s.io\",\"versions\":"
+                      "[{\"groupVersion\":\"kueue.x-k8s.io/v1beta1\",\"version\":\"v1beta1\"}]}");
+    struct wlrun_config cfg = {0};
+    struct wlrun_stats st;
+    assert_int_equal(run(f, &cfg, v1beta1_started, &st), 0);
+    assert_true(st.started);
+    assert_string_equal(st.kueue_version, "v1beta1");
+    assert_string_equal(st.origin, "kueue-ks");
+    assert_int_equal(st.hub_kinds, 1);
+    assert_true(
+        find_req(f->srv, "GET", "/apis/kueue.x-k8s.io/v1beta1/admissionchecks", NULL, NULL) >= 0);
+    assert_true(
+        find_req(f->srv, "GET", "/apis/kueue.x-k8s.io/v1beta1/resourceflavors", NULL, NULL) >= 0);
+    assert_true(find_req(f->srv, "GET", "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics", NULL,
+                         NULL) >= 0);
+    assert_true(find_req(f->srv, "GET", "/api/v1/namespaces/kube-system", NULL, NULL) >= 0);
+    /* not served: never listed */
+    assert_int_equal(find_req(f->srv, "GET", "/apis/kubeflow.org/v1/pytorchjobs", NULL, NULL), -1);
+    assert_int_equal(find_req(f->srv, "GET", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, NULL),
+                     -1);
+    assert_true(find_req(f->srv, "GET", "/api/v1/namespaces/ops/secrets",
+                         "labelSelector=kueue-ks.io%2Fworker%3Dtrue", NULL) >= 0);
+}
+
+static bool v1beta2_started(struct run *x)
+{
+    return find_req(x->f->srv, "GET", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, NULL) >= 0;
+}
+
+static size_t count_req(struct fakesrv *s, const char *method, const char *path)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < fakesrv_nreq(s); k++) {
+        struct fakesrv_req *r = fakesrv_req_get(s, k);
+        n += strcmp(r->method, method) == 0 && strcmp(r->path, path) == 0;
+        fakesrv_req_free(r);
+    }
+    return n;
+}
+
+/* A transient error at start-up (403 while RBAC is applied, here on both
+ * the Kueue group and kube-system) is retried, not taken as the answer: the
+ * version and the origin come from the next, good answers. They used to be
+ * v1beta1 and "kueue-ks" for the life of the process (the origin hid every
+ * copy the previous instance made). */
+static void test_discovery_retries_transient_errors(void **state)
+{
+    struct fixture *f = *state;
+    fakesrv_push_status(f->srv, "GET", "/apis/kueue.x-k8s.io", 403, "Forbidden", "not yet allowed");
+    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
+                      "{\"kind\":\"APIGroup\",\"versions\":[{\"version\":\"v1beta2\"}]}");
+    fakesrv_push_status(f->srv, "GET", "/api/v1/namespaces/kube-system", 403, "Forbidden",
+                        "not yet allowed");
+    fakesrv_push_json(f->srv, "GET", "/api/v1/namespaces/kube-system", NULL, 200,
+                      "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"kube-system\","
+                      "\"uid\":\"ks-uid\"}}");
+    struct wlrun_config cfg = {.discovery_backoff_s = 0.05};
+    struct wlrun_stats st;
+    assert_int_equal(run(f, &cfg, v1beta2_started, &st), 0);
+    assert_string_equal(st.kueue_version, "v1beta2");
+    assert_string_equal(st.origin, "ks-uid");
+    assert_int_equal(count_req(f->srv, "GET", "/api/v1/namespaces/kube-system"), 2);
+    assert_int_equal(count_req(f->srv, "GET", "/apis/kueue.x-k8s.io"), 2);
+}
+
+static bool bp_posted(struct run *x)
+{
+    return find_req(x->f->srv, "POST", "/apis/control.kubestellar.io/v1alpha1/bindingpolicies",
+                    NULL, "kueue-ks-c1") >= 0 &&
+           find_req(x->f->srv, "GET", "/apis/kubeflow.org/v1/pytorchjobs", NULL, NULL) >= 0;
+}
+
+/* v1beta2 and PyTorchJobs served, kube-system's uid is the origin; with the
+ * kubestellar transport a cluster c1 in ClusterMetrics gets its
+ * BindingPolicy, and no worker Secrets are watched. */
+static void test_discovery_v1beta2_bp(void **state)
+{
+    struct fixture *f = *state;
+    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
+                      "{\"kind\":\"APIGroup\",\"versions\":[{\"version\":\"v1beta2\"},{\"version\":"
+                      "\"v1beta1\"}]}");
+    fakesrv_push_json(f->srv, "GET", "/api/v1/namespaces/kube-system", NULL, 200,
+                      "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"kube-system\","
+                      "\"uid\":\"0f0e-uid\"}}");
+    fakesrv_push_json(f->srv, "GET", "/apis/kubeflow.org/v1", "watch=", 200,
+                      "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"pytorchjobs\"},"
+                      "{\"name\":\"pytorchjobs/status\"}]}");
+    fakesrv_push(f->srv, &(struct fakesrv_resp){
+                             .method = "GET",
+                             .path = "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics",
+                             .query_lacks = "watch=",
+                             .body = "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"5\"},"
+                                     "\"items\":[{\"metadata\":{\"name\":\"c1\","
+                                     "\"resourceVersion\":\"5\"}}]}",
+                             .times = -1});
+    fakesrv_push(f->srv, &(struct fakesrv_resp){
+                             .method = "POST",
+                             .path = "/apis/control.kubestellar.io/v1alpha1/bindingpolicies",
+                             .status = 201,
+                             .body = "{\"kind\":\"BindingPolicy\"}",
+                             .times = -1});
+    struct wlrun_config cfg = {.transport = "kubestellar"};
+    struct wlrun_stats st;
+    assert_int_equal(run(f, &cfg, bp_posted, &st), 0);
+    assert_string_equal(st.kueue_version, "v1beta2");
+    assert_string_equal(st.origin, "0f0e-uid");
+    assert_int_equal(st.hub_kinds, 2);
+    assert_true(find_req(f->srv, "GET", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, NULL) >= 0);
+    assert_int_equal(find_req(f->srv, "GET", "/api/v1/namespaces/ops/secrets", NULL, NULL), -1);
+    long i = find_req(f->srv, "POST", "/apis/control.kubestellar.io/v1alpha1/bindingpolicies", NULL,
+                      "kueue-ks-c1");
+    assert_true(i >= 0);
+    struct fakesrv_req *req = fakesrv_req_get(f->srv, (size_t)i);
+    json_t *bp = json_loads(req->body, 0, NULL);
+    fakesrv_req_free(req);
+    assert_non_null(bp);
+    json_t *spec = json_object_get(bp, "spec");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(json_object_get(spec, "clusterSelectors"), 0),
+                            "matchLabels"),
+            "name")),
+        "c1");
+    json_t *ds = json_array_get(json_object_get(spec, "downsync"), 0);
+    assert_true(json_is_true(json_object_get(ds, "createOnly")));
+    assert_true(json_is_true(json_object_get(ds, "wantSingletonReportedState")));
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(json_object_get(ds, "objectSelectors"), 0),
+                            "matchLabels"),
+            "kubestellar.io/cluster")),
+        "c1");
+    json_decref(bp);
+    /* one BindingPolicy POST per cluster, not one per event */
+    size_t posts = 0;
+    for (size_t k = 0; k < fakesrv_nreq(f->srv); k++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->srv, k);
+        posts += strcmp(r->method, "POST") == 0 && strstr(r->path, "bindingpolicies") != NULL;
+        fakesrv_req_free(r);
+    }
+    assert_int_equal(posts, 1);
+}
+
+/* the widgets are listed, then 1 s more (5 periodic passes re-queue the Workload) */
+static bool widgets_listed(struct run *x)
+{
+    if (find_req(x->f->srv, "GET", "/apis/example.com/v1/widgets", NULL, NULL) < 0)
+        return false;
+    return ++x->polls >= 20;
+}
+
+/* A Workload owned by a kind outside the table: its group-version is
+ * discovered once and the kind is then watched on the hub (and, direct
+ * transport, on the workers). */
+static void dynamic_kind(void **state, bool forbidden)
+{
+    struct fixture *f = *state;
+    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
+                      "{\"kind\":\"APIGroup\",\"versions\":[{\"version\":\"v1beta1\"}]}");
+    const char *lists[] = {"/apis/kueue.x-k8s.io/v1beta1/admissionchecks",
+                           "/apis/kueue.x-k8s.io/v1beta1/resourceflavors",
+                           "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics",
+                           "/apis/batch/v1/jobs", "/apis/example.com/v1/widgets"};
+    size_t nl = sizeof lists / sizeof lists[0];
+    if (forbidden) { /* no RBAC for the new kind: its list fails */
+        fakesrv_push(f->srv, &(struct fakesrv_resp){
+                                 .method = "GET",
+                                 .path = "/apis/example.com/v1/widgets",
+                                 .status = 403,
+                                 .body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":"
+                                         "\"Forbidden\",\"code\":403}",
+                                 .times = -1});
+        nl--;
+    }
+    for (size_t i = 0; i < nl; i++)
+        fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                    .path = lists[i],
+                                                    .query_lacks = "watch=",
+                                                    .body = EMPTY_LIST,
+                                                    .times = -1});
+    fakesrv_push(
+        f->srv,
+        &(struct fakesrv_resp){
+            .method = "GET",
+            .path = "/apis/kueue.x-k8s.io/v1beta1/workloads",
+            .query_lacks = "watch=",
+            .body = "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"3\"},\"items\":[{"
+                    "\"metadata\":{\"name\":\"widget-w1-abcde\",\"namespace\":\"default\","
+                    "\"resourceVersion\":\"3\",\"uid\":\"wl-uid\",\"ownerReferences\":[{"
+                    "\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"name\":\"w1\","
+                    "\"uid\":\"w1-uid\",\"controller\":true}]},\"spec\":{\"queueName\":\"q\"}}]}",
+            .times = -1});
+    fakesrv_push(f->srv, &(struct fakesrv_resp){
+                             .method = "GET",
+                             .path = "/apis/example.com/v1",
+                             .body = "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":"
+                                     "\"widgets\",\"kind\":\"Widget\",\"namespaced\":true,"
+                                     "\"verbs\":[\"get\",\"list\",\"watch\",\"create\",\"patch\","
+                                     "\"delete\"]}]}",
+                             .times = -1});
+    struct wlrun_config cfg = {.gc_interval_s = 0.2};
+    struct wlrun_stats st;
+    assert_int_equal(run(f, &cfg, widgets_listed, &st), 0);
+    assert_int_equal(st.hub_kinds, 2);
+    assert_int_equal(count_req(f->srv, "GET", "/apis/example.com/v1"), 1);
+    /* a kind that cannot be listed does not hold the controller back */
+    assert_true(st.synced);
+}
+
+static void test_dynamic_kind_discovered(void **state)
+{
+    dynamic_kind(state, false);
+}
+
+static void test_dynamic_kind_forbidden(void **state)
+{
+    dynamic_kind(state, true);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_discovery_fallbacks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discovery_v1beta2_bp, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discovery_retries_transient_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dynamic_kind_discovered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dynamic_kind_forbidden, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
