@@ -248,7 +248,9 @@ static bool sch_true(const json_t *s, const char *k)
 
 static size_t prune_schema(const json_t *s, json_t *v, const char *path, json_t *paths);
 
-static size_t prune_schema_object(const json_t *s, json_t *obj, const char *path, json_t *paths)
+/* root: apiVersion, kind and metadata are known at the top of any custom resource. */
+static size_t prune_schema_object(const json_t *s, json_t *obj, const char *path, json_t *paths,
+                                  bool root)
 {
     const json_t *props = json_object_get(s, "properties");
     const json_t *addl = json_object_get(s, "additionalProperties");
@@ -264,7 +266,9 @@ static size_t prune_schema_object(const json_t *s, json_t *obj, const char *path
     {
         path_join(&p, path, k);
         const json_t *ps = json_object_get(props, k);
-        if (ps) {
+        if (root && (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata"))) {
+            continue;
+        } else if (ps) {
             n += prune_schema(ps, v, buf_str(&p), paths);
         } else if (embedded && (!strcmp(k, "apiVersion") || !strcmp(k, "kind"))) {
             continue;
@@ -290,7 +294,7 @@ static size_t prune_schema(const json_t *s, json_t *v, const char *path, json_t 
     if (!json_is_object(s))
         return 0;
     if (json_is_object(v))
-        return prune_schema_object(s, v, path, paths);
+        return prune_schema_object(s, v, path, paths, false);
     const json_t *items = json_object_get(s, "items");
     if (!json_is_array(v) || !json_is_object(items))
         return 0;
@@ -313,30 +317,8 @@ size_t fields_prune_schema(const json_t *schema, json_t *obj, json_t *paths)
     json_t *md = json_object_get(obj, "metadata");
     if (json_is_object(md))
         n += prune_type(find_type("ObjectMeta"), md, "metadata", paths);
-    if (!json_is_object(schema))
-        return n;
-    /* apiVersion, kind and metadata are always known at the root. */
-    const char *k;
-    json_t *v;
-    void *tmp;
-    const json_t *props = json_object_get(schema, "properties");
-    const json_t *addl = json_object_get(schema, "additionalProperties");
-    bool preserve = sch_true(schema, "x-kubernetes-preserve-unknown-fields");
-    json_object_foreach_safe(obj, tmp, k, v)
-    {
-        if (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata"))
-            continue;
-        const json_t *ps = json_object_get(props, k);
-        if (ps) {
-            n += prune_schema(ps, v, k, paths);
-        } else if (json_is_object(addl)) {
-            n += prune_schema(addl, v, k, paths);
-        } else if (!preserve && !json_is_true(addl)) {
-            json_array_append_new(paths, json_string(k));
-            json_object_del(obj, k);
-            n++;
-        }
-    }
+    if (json_is_object(schema))
+        n += prune_schema_object(schema, obj, "", paths, true);
     return n;
 }
 
