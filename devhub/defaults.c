@@ -353,6 +353,10 @@ int dflt_create(const char *group, const char *kind, json_t *obj, struct valid_r
         int rc = job_selector(obj, r);
         if (rc)
             return rc;
+        /* v1.34 stores the generated-selector case as manualSelector: false */
+        json_t *spec = json_object_get(obj, "spec");
+        if (json_is_object(spec) && !json_object_get(spec, "manualSelector"))
+            json_object_set_new(spec, "manualSelector", json_false());
     }
     job_labels_from_template(obj);
     /* JobStatus is a struct: a new Job reads back with status {} until its controller writes. */

@@ -133,7 +133,8 @@ declare -A KNOWN=(
   [describe-job]="no Events: the devhub's job controller records none (README: Job controller)"
   [describe-pod]="no kube-api-access volume, no Events (README: ServiceAccount admission; Job controller)"
   [sa-token-volume]="no kube-api-access token volume (README: ServiceAccount admission)"
-  [apply-typo-existing]="the strict PATCH error quotes the devhub's patched object (README: field tables)"
+  [selector-not-generated]="a chosen selector: the devhub reports the first cause only (README: selector errors)"
+  [bad-selector]="label-selector parse errors are worded differently (README: selector errors)"
   [ssa]="no server-side apply (README: No managedFields, no server-side apply)"
 )
 declare -A SEEN=()
