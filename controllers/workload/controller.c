@@ -396,12 +396,13 @@ static int collect_any_cluster(const char *key, json_t *obj, void *ud)
     bool reach;
     int64_t since;
     bool ok = cluster_usable(w->c, key, w->k, w->now, &reach, &since);
-    struct place_cluster pc;
-    if (place_cluster_from_json(obj, &pc, NULL, NULL) < 0)
+    /* borrowed from the parse cache, like collect_cluster's (clusters_free frees the array only) */
+    const struct place_cluster *pc = cluster_parsed(w->c, key, obj);
+    if (!pc)
         return 0;
     w->usable = xrealloc(w->usable, (w->out->n + 1) * sizeof(*w->usable));
     w->usable[w->out->n] = ok;
-    clusters_push(w->out, &pc);
+    clusters_push(w->out, pc);
     return 0;
 }
 
