@@ -447,6 +447,36 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
 }
 
 /* Compute the placement for the snapshot; fills *wp (strings borrowed from pr / msg). */
+/* The check message of a placement: per cluster, with the free amounts, when it
+ * does not place (what a user reads), and the cluster selector in use. */
+static void placement_message(struct wlc *c, const struct wl_snapshot *s, const char *pinned,
+                              const struct place_result *pr, const char *sel_text,
+                              const char *sel_from, const struct walk *w, char **msg,
+                              struct wl_placement *wp)
+{
+    if (!pinned && (pr->status == PLACE_NOT_NOW || pr->status == PLACE_NEVER)) {
+        bool never, unknown;
+        char *fit = compute_explain(c, s, true, &never, &unknown);
+        /* placement's own message first when it waits for a worker's
+         * metrics: that is what it waits for */
+        if (fit && unknown && pr->message)
+            *msg = xasprintf("%s; %s", pr->message, fit);
+        else
+            *msg = fit ? xstrdup(fit) : NULL;
+        free(fit);
+        if (*msg)
+            wp->message = *msg;
+    }
+    if (sel_text) {
+        char *with_sel =
+            xasprintf("%s (cluster selector \"%s\" from the %s: %zu of %zu clusters)",
+                      wp->message ? wp->message : "", sel_text, sel_from, w->n_selected, w->n_seen);
+        free(*msg);
+        *msg = with_sel;
+        wp->message = *msg;
+    }
+}
+
 static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const char *pinned,
                               struct place_result *pr, char **msg, struct wl_placement *wp)
 {
@@ -499,28 +529,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
             wp->status = map[pr->status];
             wp->cluster = pr->status == PLACE_PIN_UNKNOWN ? pinned : pr->cluster;
             wp->message = pr->message;
-            if (!pinned && (pr->status == PLACE_NOT_NOW || pr->status == PLACE_NEVER)) {
-                /* per cluster, with the free amounts: what a user reads */
-                bool never, unknown;
-                char *fit = compute_explain(c, s, true, &never, &unknown);
-                /* placement's own message first when it waits for a worker's
-                 * metrics: that is what it waits for */
-                if (fit && unknown && pr->message)
-                    *msg = xasprintf("%s; %s", pr->message, fit);
-                else
-                    *msg = fit ? xstrdup(fit) : NULL;
-                free(fit);
-                if (*msg)
-                    wp->message = *msg;
-            }
-            if (sel) {
-                char *with_sel = xasprintf(
-                    "%s (cluster selector \"%s\" from the %s: %zu of %zu clusters)",
-                    wp->message ? wp->message : "", sel_text, sel_from, w.n_selected, w.n_seen);
-                free(*msg);
-                *msg = with_sel;
-                wp->message = *msg;
-            }
+            placement_message(c, s, pinned, pr, sel ? sel_text : NULL, sel_from, &w, msg, wp);
             wp->left_to_worker = pr->left_to_worker;
         } else {
             *msg = xstrdup("placement failed: invalid arguments");

@@ -1085,6 +1085,27 @@ static int64_t preferred_ppm(const struct wview *v, const struct place_cluster *
 
 /* First-fit decreasing of the workload on cluster c. empty: ignore requests
  * and reservations (the "could it ever fit" question). */
+/* Free amounts less the sums held per node, less this workload's own reservation. */
+static void subtract_reserved(const struct wview *v, const struct place_cluster *c,
+                              const struct place_resv *resv, int64_t *free_v)
+{
+    size_t nn = c->n_nodes, nr = v->nres;
+    const struct resv_cluster *rc = strmap_get(&resv->by_cluster, c->name);
+    for (size_t i = 0; rc && i < nn; i++) {
+        const struct place_reslist *sum = strmap_get(&rc->nodes, c->nodes[i].name);
+        for (size_t r = 0; sum && r < nr; r++)
+            free_v[i * nr + r] = sat_add(free_v[i * nr + r], -place_reslist_get(sum, v->res[r]));
+    }
+    long own = rc ? resv_find(resv, v->wl->key) : -1;
+    const struct place_resv_entry *en = own >= 0 ? &resv->v[own] : NULL;
+    for (size_t k = 0; en && strcmp(en->cluster, c->name) == 0 && k < en->n_nodes; k++) {
+        int i = node_index(c, en->node_names[k]);
+        for (size_t r = 0; i >= 0 && r < nr; r++)
+            free_v[(size_t)i * nr + r] =
+                sat_add(free_v[(size_t)i * nr + r], place_reslist_get(&en->per_node[k], v->res[r]));
+    }
+}
+
 static void eval_cluster(const struct wview *v, const struct place_cluster *c,
                          const struct place_resv *resv, bool empty, struct ceval *ev)
 {
@@ -1109,24 +1130,8 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
                 f = sat_add(f, -rq);
             ev->free[i * nr + r] = f;
         }
-    if (!empty && resv) {
-        /* The sums held per node, less this workload's own reservation. */
-        const struct resv_cluster *rc = strmap_get(&resv->by_cluster, c->name);
-        for (size_t i = 0; rc && i < nn; i++) {
-            const struct place_reslist *sum = strmap_get(&rc->nodes, c->nodes[i].name);
-            for (size_t r = 0; sum && r < nr; r++)
-                ev->free[i * nr + r] =
-                    sat_add(ev->free[i * nr + r], -place_reslist_get(sum, v->res[r]));
-        }
-        long own = rc ? resv_find(resv, v->wl->key) : -1;
-        const struct place_resv_entry *en = own >= 0 ? &resv->v[own] : NULL;
-        for (size_t k = 0; en && strcmp(en->cluster, c->name) == 0 && k < en->n_nodes; k++) {
-            int i = node_index(c, en->node_names[k]);
-            for (size_t r = 0; i >= 0 && r < nr; r++)
-                ev->free[(size_t)i * nr + r] = sat_add(
-                    ev->free[(size_t)i * nr + r], place_reslist_get(&en->per_node[k], v->res[r]));
-        }
-    }
+    if (!empty && resv)
+        subtract_reserved(v, c, resv, ev->free);
     for (size_t oi = 0; oi < np; oi++) {
         size_t p = v->order[oi];
         int64_t remaining = v->wl->podsets[p].count;

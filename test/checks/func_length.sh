@@ -10,7 +10,6 @@ ALLOWED="
 controllers/quota/aggregate.c:parse_groups:81
 controllers/quota/aggregate.c:contrib_compute:92
 controllers/workload/placement.c:wview_build:88
-controllers/workload/placement.c:eval_cluster:92
 controllers/workload/placement.c:place_decide:145
 controllers/workload/wl.c:st_place:90
 controllers/workload/wlrun.c:set_up:110
