@@ -457,9 +457,10 @@ static void placement_message(struct wlc *c, const struct wl_snapshot *s, const 
     if (!pinned && (pr->status == PLACE_NOT_NOW || pr->status == PLACE_NEVER)) {
         bool never, unknown;
         char *fit = compute_explain(c, s, true, &never, &unknown);
-        /* placement's own message first when it waits for a worker's
-         * metrics: that is what it waits for */
-        if (fit && unknown && pr->message)
+        /* placement's own message first when it waits for a worker's metrics
+         * (that is what it waits for) or rejects (it names every filter, node
+         * affinity included, which the per-cluster fit does not judge) */
+        if (fit && (unknown || pr->status == PLACE_NEVER) && pr->message)
             *msg = xasprintf("%s; %s", pr->message, fit);
         else
             *msg = fit ? xstrdup(fit) : NULL;
@@ -778,10 +779,14 @@ static void process(struct wq *q, const char *key, void *ud)
     if (placed)
         s.placed.usable =
             cluster_usable(c, placed, k, now, &s.placed.reachable, &s.placed.unusable_since_ms);
-    /* our own placement write, not yet delivered by the job informer */
+    /* our own placement write, not yet delivered by the job informer: held until
+     * the job shows it (placed-for = the token) — not merely a newer version, which
+     * may be another writer's (the Job controller's Suspended condition) — with
+     * a 10 s backstop */
     json_t *pg = json_object_get(c->placing, key);
-    if (pg && (!job || !jx_resource_version(job) ||
-               strcmp(jx_resource_version(job), jx_str(pg, "rv", "")) != 0)) {
+    const char *pf_now = job ? jx_annotation(job, XF_ANN_PLACED_FOR) : NULL;
+    if (pg && (!job || (pf_now && strcmp(pf_now, jx_str(pg, "token", "")) == 0) ||
+               now - jx_int(pg, "at", 0) > 10000)) {
         json_object_del(c->placing, key);
         pg = NULL;
     }
@@ -821,7 +826,7 @@ static void process(struct wq *q, const char *key, void *ud)
         char *tok = wl_placement_token(wl);
         json_object_set_new(
             c->placing, key,
-            json_pack("{s:s, s:s}", "token", tok ? tok : "", "rv", jx_resource_version(job)));
+            json_pack("{s:s, s:I}", "token", tok ? tok : "", "at", (json_int_t)now));
         free(tok);
         break;
     }
