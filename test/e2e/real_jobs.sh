@@ -67,6 +67,10 @@ assert_one_life() {
   wait_until 20 "Workload of $ns/$n Finished" wl_finished "$n" "$ns"
   ev=$(created_events "$n" "$ns")
   [ "$ev" = 1 ] || die "job $ns/$n: $ev CreatedWorkload events, want 1"
+  # one line a user follows per step, even when the final status takes two writes
+  wait_until 10 "operator log: job $ns/$n finished" grep -q "msg=\"job finished\" job=$ns/$n " "$WORK/op.log"
+  ev=$(grep -c "msg=\"job finished\" job=$ns/$n " "$WORK/op.log")
+  [ "$ev" = 1 ] || die "job $ns/$n: $ev 'job finished' log lines, want 1"
 }
 
 real_up --v 1
