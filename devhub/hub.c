@@ -1312,7 +1312,14 @@ static int list_cb(const char *key, json_t *obj, void *userdata)
         c->more = true;
         return 1;
     }
-    set_type(obj, c->r);
+    /* As kube-apiserver: items of a built-in list carry no apiVersion/kind (the list does);
+     * custom resources, served as unstructured, keep theirs. */
+    if (c->r->crd) {
+        set_type(obj, c->r);
+    } else {
+        json_object_del(obj, "apiVersion");
+        json_object_del(obj, "kind");
+    }
     json_array_append(c->items, obj);
     free(c->last_key);
     c->last_key = xstrdup(key);
