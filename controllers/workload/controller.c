@@ -613,8 +613,8 @@ static bool relay_kueue_reason(struct wlc *c, struct wq *q, const char *key, con
     char *fit = jx_bool(s->workload, "spec.active", true)
                     ? compute_explain(c, s, false, &never, &unknown)
                     : NULL;
-    char *msg =
-        xasprintf("%s%sKueue has not admitted it: %s", fit ? fit : "", fit ? "; " : "", why);
+    char *msg = fit ? wl_not_admitted_message(fit, never, why)
+                    : xasprintf("Kueue has not admitted it: %s", why);
     const char *last = jx_str(c->relayed, key, NULL);
     if (!last || strcmp(last, msg) != 0) {
         json_object_set_new(c->relayed, key, json_string(msg));

@@ -129,7 +129,8 @@ pass "$(cut -c1-160 <<<"$msg")"
 # ---- 4: a missing LocalQueue: Kueue's reason on the job, once ----------------------
 next 4
 sed 's/generateName: sample-job-/name: noqueue/; s/user-queue-ks/no-such-queue/' examples/batch-job.yaml | k create -f - >/dev/null
-nolq() { ev noqueue NotAdmitted | grep -qF "LocalQueue no-such-queue doesn't exist"; }
+# Kueue's reason first: "fits now" leading it read as if the job were about to run
+nolq() { ev noqueue NotAdmitted | grep -qE "^1 Kueue has not admitted it: Inadmissible: LocalQueue no-such-queue doesn't exist; fits"; }
 wait_until 60 "NotAdmitted on job noqueue" nolq
 [ "$(ev noqueue NotAdmitted | wc -l)" = 1 ] || die "NotAdmitted repeated" "$(ev noqueue NotAdmitted)"
 [ "$(k get job noqueue -o jsonpath='{.spec.suspend}')" = true ] || die "noqueue is not suspended"
