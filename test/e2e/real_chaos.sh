@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Real-stack chaos (the short variant of test/e2e/chaos.sh): real kube-apiservers, Kueue and
-# kwok (scripts/realstack/stack.sh). 30 jobs are paced in while the operator is SIGKILLed 4
+# kwok (scripts/realstack/stack.sh). 20 jobs are paced in while the operator is SIGKILLed 4
 # times at random 3-8 s intervals (restarted at once, same arguments) and the hub's
 # kube-apiserver is restarted once. Then a bounded wait. Checks, from full change logs (a
 # watch on every worker's Jobs, kept for the whole run) rather than samples:
 #   - every hub Job Complete (0 lost), the operator never exited on its own;
 #   - 0 duplicates: no job ever had more than one worker copy (one cluster and one uid over
 #     the whole run), and each job kept one Workload uid (Kueue never recreated it).
-# Prints: real_chaos: jobs=30 complete=N lost=N duplicates=N kills=4 hub_restarts=1 seconds=S
+# Prints: real_chaos: jobs=20 complete=N lost=N duplicates=N kills=4 hub_restarts=1 seconds=S
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=test/e2e/lib/real_harness.sh
 . "$ROOT/test/e2e/lib/real_harness.sh"
-N=30
+N=20
 KILLS=4
 T0=$SECONDS
 WATCHERS=()
@@ -52,7 +52,7 @@ done
 
 op_alive() { kill -0 "$(cat "$WORK/kueue-ks.pid")" 2>/dev/null; }
 create() { # i
-  local cpu=$((1 + $1 % 2)) d=$((8 + $1 % 9))
+  local cpu=$((1 + $1 % 2)) d=$((5 + $1 % 8))
   rjob "job-c$1" "$cpu" "${d}s" | k hub create -f - >/dev/null 2>&1
 }
 kills=0
