@@ -299,7 +299,87 @@ static bool map_ok(const json_t *v)
     return !v || json_is_null(v) || json_is_object(v);
 }
 
-/* Compute cluster c's contribution from its kept object. */
+/* One node of status.nodes[], its maps as read (borrowed). */
+struct node_maps {
+    const char *name;
+    const json_t *labels, *alloc, *req, *mreq; /* mreq NULL: not reported */
+};
+
+/* Reads status.nodes[j] of cluster c into *nm; false when the node is skipped
+ * (warning recorded). A node without managedResourceRequests marks the
+ * cluster as not reporting them. */
+static bool node_read(struct cluster *c, size_t j, const json_t *n, struct node_maps *nm,
+                      struct place_warnings *w)
+{
+    nm->name = json_string_value(json_object_get(n, "name"));
+    if (!json_is_object(n) || !nm->name || !nm->name[0]) {
+        place_warnings_add(w, "cluster %s: status.nodes[%zu]: no name (node skipped)", c->name, j);
+        return false;
+    }
+    nm->labels = json_object_get(n, "labels");
+    nm->alloc = json_object_get(n, "allocatableResources");
+    nm->req = json_object_get(n, "allocatedResourceRequests");
+    nm->mreq = json_object_get(n, "managedResourceRequests");
+    bool bad = !map_ok(nm->labels) || !map_ok(nm->alloc) || !map_ok(nm->req);
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)nm->labels, k, v) if (!json_is_string(v)) bad = true;
+    if (bad) {
+        place_warnings_add(w,
+                           "cluster %s: node %s: labels/allocatableResources/"
+                           "allocatedResourceRequests malformed (node skipped)",
+                           c->name, nm->name);
+        return false;
+    }
+    if (!json_is_object(nm->mreq)) {
+        /* An agent from before the field (or another producer): the
+         * add-back cannot be exact for this cluster (see cell_target). */
+        if (nm->mreq && !json_is_null(nm->mreq))
+            place_warnings_add(w, "cluster %s: node %s: managedResourceRequests: not an object",
+                               c->name, nm->name);
+        c->reports_managed = false;
+        nm->mreq = NULL;
+    }
+    return true;
+}
+
+/* Adds node nm's amount of cell ci (allocatable, less requests when
+ * subtract_requests) to cluster c's contribution, and its managed requests. */
+static void cell_add(const struct agg *a, struct cluster *c, size_t ci, const struct node_maps *nm,
+                     struct place_warnings *w)
+{
+    const struct cell *cell = &a->cells[ci];
+    struct qty al, rq, avail;
+    if (node_amount(nm->alloc, "allocatableResources", cell->node_res, c->name, nm->name, &al, w) <=
+        0)
+        return;
+    avail = al;
+    if (a->subtract_requests) {
+        int rc = node_amount(nm->req, "allocatedResourceRequests", cell->node_res, c->name,
+                             nm->name, &rq, w);
+        if (rc < 0)
+            return;
+        if (rc > 0 && qty_sub(&al, &rq, &avail, NULL) < 0)
+            return;
+        if (qty_sign(&avail) < 0)
+            qzero(&avail);
+    }
+    struct qty sum;
+    if (qty_add(&c->contrib[ci], &avail, &sum, NULL) < 0) {
+        place_warnings_add(w, "cluster %s: node %s: %s: sum overflows (skipped)", c->name, nm->name,
+                           cell->node_res);
+        return;
+    }
+    c->contrib[ci] = sum;
+    if (a->subtract_requests && nm->mreq &&
+        node_amount(nm->mreq, "managedResourceRequests", cell->node_res, c->name, nm->name, &rq,
+                    w) > 0 &&
+        qty_add(&c->managed[ci], &rq, &sum, NULL) == 0)
+        c->managed[ci] = sum;
+}
+
+/* Compute cluster c's contribution from its kept object: each ready,
+ * schedulable node counts, in each group, for the flavor it matches. */
 static void contrib_compute(const struct agg *a, struct cluster *c, struct place_warnings *w)
 {
     for (size_t i = 0; i < a->ncells; i++) {
@@ -312,82 +392,27 @@ static void contrib_compute(const struct agg *a, struct cluster *c, struct place
     const json_t *n;
     json_array_foreach(nodes, j, n)
     {
-        const char *nname = json_string_value(json_object_get(n, "name"));
-        if (!json_is_object(n) || !nname || !nname[0]) {
-            place_warnings_add(w, "cluster %s: status.nodes[%zu]: no name (node skipped)", c->name,
-                               j);
+        struct node_maps nm;
+        if (!node_read(c, j, n, &nm, w))
             continue;
-        }
-        const json_t *labels = json_object_get(n, "labels");
-        const json_t *alloc = json_object_get(n, "allocatableResources");
-        const json_t *req = json_object_get(n, "allocatedResourceRequests");
-        const json_t *mreq = json_object_get(n, "managedResourceRequests");
-        const json_t *ready = json_object_get(n, "ready");
-        const json_t *unsched = json_object_get(n, "unschedulable");
-        bool bad = !map_ok(labels) || !map_ok(alloc) || !map_ok(req);
-        const char *k;
-        json_t *v;
-        json_object_foreach((json_t *)labels, k, v) if (!json_is_string(v)) bad = true;
-        if (bad) {
-            place_warnings_add(w,
-                               "cluster %s: node %s: labels/allocatableResources/"
-                               "allocatedResourceRequests malformed (node skipped)",
-                               c->name, nname);
-            continue;
-        }
-        if (!json_is_object(mreq)) {
-            /* An agent from before the field (or another producer): the
-             * add-back cannot be exact for this cluster (see cell_target). */
-            if (mreq && !json_is_null(mreq))
-                place_warnings_add(w, "cluster %s: node %s: managedResourceRequests: not an object",
-                                   c->name, nname);
-            c->reports_managed = false;
-            mreq = NULL;
-        }
-        if (json_is_false(ready) || json_is_true(unsched))
+        if (json_is_false(json_object_get(n, "ready")) ||
+            json_is_true(json_object_get(n, "unschedulable")))
             continue;
         struct place_taint *taints = NULL;
         size_t nt = 0;
         struct err e = {0};
         if (place_taints_from_json(json_object_get(n, "taints"), "taints", &taints, &nt, &e) < 0) {
-            place_warnings_add(w, "cluster %s: node %s: %s (node skipped)", c->name, nname, e.msg);
+            place_warnings_add(w, "cluster %s: node %s: %s (node skipped)", c->name, nm.name,
+                               e.msg);
             continue;
         }
         for (size_t g = 0; g < a->ngroups; g++) {
-            int f = pick_flavor(a, &a->groups[g], labels, taints, nt);
+            int f = pick_flavor(a, &a->groups[g], nm.labels, taints, nt);
             if (f < 0)
                 continue;
             const struct gflavor *gf = &a->groups[g].fl[f];
-            for (size_t ci = gf->first; ci < gf->first + gf->n; ci++) {
-                const struct cell *cell = &a->cells[ci];
-                struct qty al, rq, avail;
-                if (node_amount(alloc, "allocatableResources", cell->node_res, c->name, nname, &al,
-                                w) <= 0)
-                    continue;
-                avail = al;
-                if (a->subtract_requests) {
-                    int rc = node_amount(req, "allocatedResourceRequests", cell->node_res, c->name,
-                                         nname, &rq, w);
-                    if (rc < 0)
-                        continue;
-                    if (rc > 0 && qty_sub(&al, &rq, &avail, NULL) < 0)
-                        continue;
-                    if (qty_sign(&avail) < 0)
-                        qzero(&avail);
-                }
-                struct qty sum;
-                if (qty_add(&c->contrib[ci], &avail, &sum, NULL) < 0) {
-                    place_warnings_add(w, "cluster %s: node %s: %s: sum overflows (skipped)",
-                                       c->name, nname, cell->node_res);
-                    continue;
-                }
-                c->contrib[ci] = sum;
-                if (a->subtract_requests && mreq &&
-                    node_amount(mreq, "managedResourceRequests", cell->node_res, c->name, nname,
-                                &rq, w) > 0 &&
-                    qty_add(&c->managed[ci], &rq, &sum, NULL) == 0)
-                    c->managed[ci] = sum;
-            }
+            for (size_t ci = gf->first; ci < gf->first + gf->n; ci++)
+                cell_add(a, c, ci, &nm, w);
         }
         place_taints_free(taints, nt);
     }
@@ -580,6 +605,29 @@ static struct cell *cell_find(struct cell *cells, size_t n, const char *flavor, 
 }
 
 /* Parse spec.resourceGroups into cells + groups. 0 or -EINVAL. */
+/* Cell (flavor fname, resource rname, its spec `res`) at resourceGroups[at[0]]
+ * .flavors[at[1]].resources[at[2]], all sums zero, the current nominal quota read. */
+static void cell_init(const struct agg *a, struct cell *c, const char *fname, const char *rname,
+                      const json_t *res, const size_t at[3])
+{
+    memset(c, 0, sizeof *c);
+    c->flavor = xstrdup(fname);
+    c->resource = xstrdup(rname);
+    c->node_res = alias_of(a, c->resource);
+    c->g = at[0];
+    c->fi = at[1];
+    c->ri = at[2];
+    qzero(&c->total);
+    qzero(&c->counted);
+    qzero(&c->reserved);
+    qzero(&c->applied);
+    qzero(&c->pending_max);
+    const json_t *nq = json_object_get(res, "nominalQuota");
+    c->has_current = nq && qty_parse_json(nq, &c->current, NULL) == 0;
+    if (!c->has_current)
+        qzero(&c->current);
+}
+
 static int parse_groups(const struct agg *a, const json_t *rgs, struct cell **cells_out,
                         size_t *ncells_out, struct group **groups_out, size_t *ngroups_out,
                         struct err *e)
@@ -622,23 +670,7 @@ static int parse_groups(const struct agg *a, const json_t *rgs, struct cell **ce
                             r);
                     goto fail;
                 }
-                struct cell *c = &cells[ncells++];
-                memset(c, 0, sizeof *c);
-                c->flavor = xstrdup(fname);
-                c->resource = xstrdup(rname);
-                c->node_res = alias_of(a, c->resource);
-                c->g = g;
-                c->fi = f;
-                c->ri = r;
-                qzero(&c->total);
-                qzero(&c->counted);
-                qzero(&c->reserved);
-                qzero(&c->applied);
-                qzero(&c->pending_max);
-                const json_t *nq = json_object_get(res, "nominalQuota");
-                c->has_current = nq && qty_parse_json(nq, &c->current, NULL) == 0;
-                if (!c->has_current)
-                    qzero(&c->current);
+                cell_init(a, &cells[ncells++], fname, rname, res, (size_t[]){g, f, r});
             }
             groups[g].fl[f].n = nr;
             groups[g].fl[f].name = nr ? cells[groups[g].fl[f].first].flavor : NULL;

@@ -827,11 +827,10 @@ static void wview_free(struct wview *v)
     memset(v, 0, sizeof *v);
 }
 
-static void wview_build(struct wview *v, const struct place_workload *wl,
-                        const struct place_flavor *flavors, size_t n_flavors)
+/* The resources the pod sets request (PODS always among them, sorted) and
+ * each pod set's per-pod request of each (a pod counts 1 pod at least). */
+static void wview_resources(struct wview *v, const struct place_workload *wl)
 {
-    memset(v, 0, sizeof *v);
-    v->wl = wl;
     size_t np = wl->n_podsets;
     size_t cap = 2;
     for (size_t p = 0; p < np; p++)
@@ -867,6 +866,14 @@ static void wview_build(struct wview *v, const struct place_workload *wl,
     for (size_t p = 0; p < np; p++)
         if (v->req[p * v->nres + v->pods] <= 0)
             v->req[p * v->nres + v->pods] = 1000;
+}
+
+/* Each pod set's admitted flavors (NULL for an unknown one, the first such
+ * name kept) and the union of their tolerations. */
+static void wview_flavors(struct wview *v, const struct place_workload *wl,
+                          const struct place_flavor *flavors, size_t n_flavors)
+{
+    size_t np = wl->n_podsets;
     v->flav = xcalloc(np ? np : 1, sizeof *v->flav);
     v->ftol = xcalloc(np ? np : 1, sizeof *v->ftol);
     v->nftol = xcalloc(np ? np : 1, sizeof *v->nftol);
@@ -890,6 +897,12 @@ static void wview_build(struct wview *v, const struct place_workload *wl,
                 v->ftol[p][v->nftol[p]++] = fl->tolerations[t];
         }
     }
+}
+
+/* The order the pod sets are placed in (v->order). */
+static void wview_order(struct wview *v)
+{
+    size_t np = v->wl->n_podsets;
     /* Largest first: key = sum over resources of req / (largest req of that resource). */
     int64_t *key = xcalloc(np ? np : 1, sizeof *key);
     for (size_t r = 0; r < v->nres; r++) {
@@ -914,6 +927,16 @@ static void wview_build(struct wview *v, const struct place_workload *wl,
         v->order[j] = cur;
     }
     free(key);
+}
+
+static void wview_build(struct wview *v, const struct place_workload *wl,
+                        const struct place_flavor *flavors, size_t n_flavors)
+{
+    memset(v, 0, sizeof *v);
+    v->wl = wl;
+    wview_resources(v, wl);
+    wview_flavors(v, wl, flavors, n_flavors);
+    wview_order(v);
 }
 
 static bool node_usable(const struct place_node *n)
@@ -1259,52 +1282,39 @@ static bool ranks_before(const struct ceval *ea, const char *a, const struct cev
     return strcmp(a, b) < 0;
 }
 
-int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
-                 size_t n_clusters, const struct place_flavor *flavors, size_t n_flavors,
-                 const struct place_resv *resv, const struct place_opts *opts,
-                 struct place_result *out)
+/* The ready clusters placement may use (only the pinned one with a pin) into
+ * cand; *pin_seen: the pinned cluster is among `clusters`. Returns how many. */
+static size_t candidates(const struct place_cluster *clusters, size_t n, const char *pinned,
+                         const struct place_cluster **cand, bool *pin_seen)
 {
-    if (!wl || !out || (n_clusters && !clusters))
-        return -EINVAL;
-    memset(out, 0, sizeof *out);
-    static const struct place_opts defaults = {0};
-    if (!opts)
-        opts = &defaults;
-    if ((opts->n_others && !opts->others) || (opts->n_unknown && !opts->unknown))
-        return -EINVAL;
-    const struct place_cluster **cand = xcalloc(n_clusters ? n_clusters : 1, sizeof *cand);
     size_t nc = 0;
-    bool pin_seen = false;
-    for (size_t i = 0; i < n_clusters; i++) {
-        if (opts->pinned && strcmp(clusters[i].name, opts->pinned) != 0)
+    *pin_seen = false;
+    for (size_t i = 0; i < n; i++) {
+        if (pinned && strcmp(clusters[i].name, pinned) != 0)
             continue;
-        pin_seen = true;
+        *pin_seen = true;
         if (clusters[i].ready)
             cand[nc++] = &clusters[i];
     }
-    if (opts->pinned && nc == 0) {
-        out->status = pin_seen ? PLACE_NOT_NOW : PLACE_PIN_UNKNOWN;
-        out->message =
-            pin_seen ? xasprintf("pinned cluster %s is not ready", opts->pinned)
-                     : xasprintf("pinned cluster %s is not a known, usable cluster", opts->pinned);
-        free(cand);
-        return 0;
-    }
-    struct wview v;
-    wview_build(&v, wl, flavors, n_flavors);
-    /* Best feasible cluster now. */
+    return nc;
+}
+
+/* The best candidate that fits now, into out (PLACE_OK); false when none
+ * does: `why` then says why not, per candidate. */
+static bool fit_now(const struct wview *v, const struct place_cluster **cand, size_t nc,
+                    const struct place_resv *resv, const struct place_opts *opts, struct buf *why,
+                    struct place_result *out)
+{
     int best = -1;
     struct ceval best_ev = {0};
-    struct buf why;
-    buf_init(&why, 4096);
     size_t listed = 0;
     for (size_t i = 0; i < nc; i++) {
         struct ceval ev;
-        eval_cluster(&v, cand[i], resv, false, &ev);
-        ev.preferred_ppm = ev.feasible ? preferred_ppm(&v, cand[i], ev.placed) : 0;
+        eval_cluster(v, cand[i], resv, false, &ev);
+        ev.preferred_ppm = ev.feasible ? preferred_ppm(v, cand[i], ev.placed) : 0;
         if (!ev.feasible) {
             if (listed < MSG_MAX_CLUSTERS)
-                buf_printf(&why, "%s%s: %s", listed ? "; " : "", cand[i]->name, ev.why);
+                buf_printf(why, "%s%s: %s", listed ? "; " : "", cand[i]->name, ev.why);
             listed++;
             ceval_free(&ev);
             continue;
@@ -1319,55 +1329,75 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
             ceval_free(&ev);
         }
     }
-    if (best >= 0) {
-        fill_ok(&v, cand[best], &best_ev, opts->policy, out);
-        goto out;
-    }
-    if (listed > MSG_MAX_CLUSTERS)
-        buf_printf(&why, "; and %zu more", listed - MSG_MAX_CLUSTERS);
-    /* Nothing fits now: could anything fit when empty? */
+    if (best >= 0)
+        fill_ok(v, cand[best], &best_ev, opts->policy, out);
+    else if (listed > MSG_MAX_CLUSTERS)
+        buf_printf(why, "; and %zu more", listed - MSG_MAX_CLUSTERS);
+    ceval_free(&best_ev);
+    return best >= 0;
+}
+
+/* Adds cluster c, judged empty, to `never` unless it could fit; true when it could. */
+static bool fits_empty(const struct wview *v, const struct place_cluster *c, size_t *listed,
+                       struct buf *never)
+{
+    struct ceval ev;
+    eval_cluster(v, c, NULL, true, &ev);
+    bool feasible = ev.feasible;
+    if (!feasible && (*listed)++ < MSG_MAX_CLUSTERS)
+        buf_printf(never, "%s%s: %s", *listed > 1 ? "; " : "", c->name, ev.why);
+    ceval_free(&ev);
+    return feasible;
+}
+
+/* Nothing fits now: could anything fit when empty? The candidates, then the
+ * registered clusters that are not candidates (not with a pin: only the
+ * pinned cluster matters then). `never` says why not per cluster, *listed
+ * counts them. */
+static bool fit_ever(const struct wview *v, const struct place_cluster **cand, size_t nc,
+                     const struct place_opts *opts, size_t *listed, struct buf *never)
+{
     bool ever = false;
+    *listed = 0;
+    for (size_t i = 0; i < nc; i++)
+        ever = fits_empty(v, cand[i], listed, never) || ever;
+    size_t n_others = opts->pinned ? 0 : opts->n_others;
+    for (size_t i = 0; i < n_others && !ever; i++)
+        ever = fits_empty(v, &opts->others[i], listed, never);
+    if (*listed > MSG_MAX_CLUSTERS)
+        buf_printf(never, "; and %zu more", *listed - MSG_MAX_CLUSTERS);
+    return ever;
+}
+
+/* NOT_NOW while clusters of unknown capacity could still fit it: the message
+ * names them. */
+static void wait_unknown(const struct place_opts *opts, size_t listed, const char *never,
+                         struct place_result *out)
+{
+    struct buf names;
+    buf_init(&names, 1024);
+    for (size_t i = 0; i < opts->n_unknown && i < MSG_MAX_CLUSTERS; i++)
+        buf_printf(&names, "%s%s", i ? ", " : "", opts->unknown[i]);
+    if (opts->n_unknown > MSG_MAX_CLUSTERS)
+        buf_printf(&names, " and %zu more", opts->n_unknown - MSG_MAX_CLUSTERS);
+    out->status = PLACE_NOT_NOW;
+    out->message = xasprintf("no known cluster can fit it%s%s; waiting for the metrics of "
+                             "cluster(s) %s (not known yet: no status, stale or not ready)",
+                             listed ? ": " : "", never, buf_str(&names));
+    buf_free(&names);
+}
+
+/* Nothing fits now (nc candidates; `why` per candidate): NOT_NOW or NEVER with why. */
+static void no_fit(const struct wview *v, const struct place_cluster **cand, size_t nc,
+                   const struct place_opts *opts, const char *why, struct place_result *out)
+{
     struct buf never;
     buf_init(&never, 4096);
-    listed = 0;
-    for (size_t i = 0; i < nc; i++) {
-        struct ceval ev;
-        eval_cluster(&v, cand[i], NULL, true, &ev);
-        if (ev.feasible)
-            ever = true;
-        else if (listed++ < MSG_MAX_CLUSTERS)
-            buf_printf(&never, "%s%s: %s", listed > 1 ? "; " : "", cand[i]->name, ev.why);
-        ceval_free(&ev);
-    }
-    /* The registered clusters that are not candidates count for "ever" too
-     * (not with a pin: only the pinned cluster matters then). */
-    size_t n_others = opts->pinned ? 0 : opts->n_others;
-    for (size_t i = 0; i < n_others && !ever; i++) {
-        struct ceval ev;
-        eval_cluster(&v, &opts->others[i], NULL, true, &ev);
-        if (ev.feasible)
-            ever = true;
-        else if (listed++ < MSG_MAX_CLUSTERS)
-            buf_printf(&never, "%s%s: %s", listed > 1 ? "; " : "", opts->others[i].name, ev.why);
-        ceval_free(&ev);
-    }
-    if (listed > MSG_MAX_CLUSTERS)
-        buf_printf(&never, "; and %zu more", listed - MSG_MAX_CLUSTERS);
-    size_t n_unknown = opts->pinned ? 0 : opts->n_unknown;
-    if (!ever && n_unknown > 0) {
-        /* An incomplete view: never final. */
-        struct buf names;
-        buf_init(&names, 1024);
-        for (size_t i = 0; i < n_unknown && i < MSG_MAX_CLUSTERS; i++)
-            buf_printf(&names, "%s%s", i ? ", " : "", opts->unknown[i]);
-        if (n_unknown > MSG_MAX_CLUSTERS)
-            buf_printf(&names, " and %zu more", n_unknown - MSG_MAX_CLUSTERS);
-        out->status = PLACE_NOT_NOW;
-        out->message = xasprintf("no known cluster can fit it%s%s; waiting for the metrics of "
-                                 "cluster(s) %s (not known yet: no status, stale or not ready)",
-                                 listed ? ": " : "", buf_str(&never), buf_str(&names));
-        buf_free(&names);
-    } else if (nc == 0 && !ever && n_others > 0) {
+    size_t listed;
+    bool ever = fit_ever(v, cand, nc, opts, &listed, &never);
+    if (!ever && !opts->pinned && opts->n_unknown > 0) {
+        wait_unknown(opts, listed, buf_str(&never), out); /* an incomplete view: never final */
+    } else if (nc == 0 && !ever && !opts->pinned && opts->n_others > 0) {
         out->status = PLACE_NEVER;
         out->message = xasprintf("no cluster can ever fit it, even empty: %s", buf_str(&never));
     } else if (nc == 0) {
@@ -1378,8 +1408,8 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
         out->message =
             opts->pinned
                 ? xasprintf("pinned cluster %s cannot fit it now (waiting for capacity): %s",
-                            opts->pinned, buf_str(&why))
-                : xasprintf("no cluster fits it now (waiting for capacity): %s", buf_str(&why));
+                            opts->pinned, why)
+                : xasprintf("no cluster fits it now (waiting for capacity): %s", why);
     } else {
         out->status = PLACE_NEVER;
         out->message =
@@ -1388,8 +1418,38 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
                          : xasprintf("no cluster can ever fit it, even empty: %s", buf_str(&never));
     }
     buf_free(&never);
-out:
-    ceval_free(&best_ev);
+}
+
+int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
+                 size_t n_clusters, const struct place_flavor *flavors, size_t n_flavors,
+                 const struct place_resv *resv, const struct place_opts *opts,
+                 struct place_result *out)
+{
+    if (!wl || !out || (n_clusters && !clusters))
+        return -EINVAL;
+    memset(out, 0, sizeof *out);
+    static const struct place_opts defaults = {0};
+    if (!opts)
+        opts = &defaults;
+    if ((opts->n_others && !opts->others) || (opts->n_unknown && !opts->unknown))
+        return -EINVAL;
+    const struct place_cluster **cand = xcalloc(n_clusters ? n_clusters : 1, sizeof *cand);
+    bool pin_seen;
+    size_t nc = candidates(clusters, n_clusters, opts->pinned, cand, &pin_seen);
+    if (opts->pinned && nc == 0) {
+        out->status = pin_seen ? PLACE_NOT_NOW : PLACE_PIN_UNKNOWN;
+        out->message =
+            pin_seen ? xasprintf("pinned cluster %s is not ready", opts->pinned)
+                     : xasprintf("pinned cluster %s is not a known, usable cluster", opts->pinned);
+        free(cand);
+        return 0;
+    }
+    struct wview v;
+    wview_build(&v, wl, flavors, n_flavors);
+    struct buf why;
+    buf_init(&why, 4096);
+    if (!fit_now(&v, cand, nc, resv, opts, &why, out))
+        no_fit(&v, cand, nc, opts, buf_str(&why), out);
     buf_free(&why);
     wview_free(&v);
     free(cand);
