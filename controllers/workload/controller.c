@@ -364,7 +364,7 @@ static void clusters_free(struct clusters *cl)
 }
 
 struct flv {
-    struct place_flavor *v;
+    struct vocab_flavor *v;
     size_t n;
 };
 
@@ -372,8 +372,8 @@ static int collect_place_flavor(const char *key, json_t *obj, void *ud)
 {
     (void)key;
     struct flv *f = ud;
-    struct place_flavor pf;
-    if (place_flavor_from_json(obj, &pf, NULL) < 0)
+    struct vocab_flavor pf;
+    if (vocab_flavor_from_json(obj, &pf, NULL) < 0)
         return 0;
     f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
     f->v[f->n++] = pf;
@@ -438,7 +438,7 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
         explain_report_free(&r);
     }
     for (size_t i = 0; i < fl.n; i++)
-        place_flavor_free(&fl.v[i]);
+        vocab_flavor_free(&fl.v[i]);
     free(fl.v);
     clusters_free(&cl);
     free(w.usable);
@@ -537,7 +537,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
             *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};
         }
         for (size_t i = 0; i < fl.n; i++)
-            place_flavor_free(&fl.v[i]);
+            vocab_flavor_free(&fl.v[i]);
         free(fl.v);
     }
     clusters_free(&cl);

@@ -140,7 +140,7 @@ static void node_free(struct place_node *n)
     place_reslist_free(&n->alloc);
     place_reslist_free(&n->requested);
     json_decref(n->labels);
-    place_taints_free(n->taints, n->n_taints);
+    vocab_taints_free(n->taints, n->n_taints);
     free(n->alloc_v);
     free(n->req_v);
     memset(n, 0, sizeof *n);
@@ -191,7 +191,7 @@ static int node_from_json(const json_t *jn, struct place_node *n, struct err *e)
         rc = reslist_from_json(json_object_get(jn, "allocatedResourceRequests"),
                                "allocatedResourceRequests", &n->requested, e);
     if (rc == 0)
-        rc = place_taints_from_json(json_object_get(jn, "taints"), "taints", &n->taints,
+        rc = vocab_taints_from_json(json_object_get(jn, "taints"), "taints", &n->taints,
                                     &n->n_taints, e);
     if (rc < 0)
         goto fail;
@@ -285,7 +285,7 @@ static void cluster_index_resources(struct place_cluster *c)
     }
 }
 
-int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct place_warnings *w,
+int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct vocab_warnings *w,
                             struct err *e)
 {
     memset(out, 0, sizeof *out);
@@ -302,7 +302,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     if (nodes && !json_is_null(nodes) && !json_is_array(nodes))
         return err_set(e, -EINVAL, "ClusterMetrics %s: status.nodes is not an array", name);
     out->name = xstrdup(name);
-    out->reported = place_status_reported(st);
+    out->reported = vocab_status_reported(st);
     const char *lu = json_string_value(json_object_get(st, "lastUpdated"));
     if (lu) {
         struct timespec ts;
@@ -310,7 +310,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
             out->has_last_updated = true;
             out->last_updated_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
         } else {
-            place_warnings_add(w, "cluster %s: status.lastUpdated: not an RFC 3339 time", name);
+            vocab_warnings_add(w, "cluster %s: status.lastUpdated: not an RFC 3339 time", name);
         }
     }
     const json_t *conds = json_object_get(st, "conditions");
@@ -329,7 +329,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     for (size_t i = 0; i < cnt; i++) {
         struct err sub = {0};
         if (node_from_json(json_array_get(nodes, i), &tmp[ok].n, &sub) < 0) {
-            place_warnings_add(w, "cluster %s: status.nodes[%zu]: %s (node skipped)", name, i,
+            vocab_warnings_add(w, "cluster %s: status.nodes[%zu]: %s (node skipped)", name, i,
                                sub.msg);
             continue;
         }
@@ -342,7 +342,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     size_t keep = 0;
     for (size_t i = 0; i < ok; i++) {
         if (keep > 0 && strcmp(out->nodes[keep - 1].name, tmp[i].n.name) == 0) {
-            place_warnings_add(w, "cluster %s: node %s listed twice (duplicate skipped)", name,
+            vocab_warnings_add(w, "cluster %s: node %s listed twice (duplicate skipped)", name,
                                tmp[i].n.name);
             node_free(&tmp[i].n);
             continue;
@@ -368,8 +368,8 @@ static void podset_free(struct place_podset *p)
 {
     free(p->name);
     place_reslist_free(&p->per_pod);
-    place_kvs_free(p->node_selector, p->n_node_selector);
-    place_tolerations_free(p->tolerations, p->n_tolerations);
+    vocab_kvs_free(p->node_selector, p->n_node_selector);
+    vocab_tolerations_free(p->tolerations, p->n_tolerations);
     for (size_t i = 0; i < p->n_flavors; i++)
         free(p->flavors[i]);
     free(p->flavors);
@@ -450,11 +450,11 @@ static int podset_from_json(const json_t *ps, size_t idx, struct place_podset *p
     if (pod_requests(spec, what, &p->per_pod, e) < 0)
         goto fail;
     snprintf(what, sizeof what, "pod set %s: template.spec.nodeSelector", p->name);
-    if (place_kvs_from_json(json_object_get(spec, "nodeSelector"), what, &p->node_selector,
+    if (vocab_kvs_from_json(json_object_get(spec, "nodeSelector"), what, &p->node_selector,
                             &p->n_node_selector, e) < 0)
         goto fail;
     snprintf(what, sizeof what, "pod set %s: template.spec.tolerations", p->name);
-    if (place_tolerations_from_json(json_object_get(spec, "tolerations"), what, &p->tolerations,
+    if (vocab_tolerations_from_json(json_object_get(spec, "tolerations"), what, &p->tolerations,
                                     &p->n_tolerations, e) < 0)
         goto fail;
     struct err ae = {0};
@@ -793,14 +793,14 @@ struct wview {
     size_t nres;
     size_t pods;  /* index of "pods" in res: every pod takes one of the node's pod slots */
     int64_t *req; /* [podset * nres + res] per-pod request */
-    const struct place_flavor ***flav; /* [podset][flavor], NULL entry = unknown */
-    struct place_toleration **ftol;    /* [podset] flavors' tolerations (shallow copies) */
+    const struct vocab_flavor ***flav; /* [podset][flavor], NULL entry = unknown */
+    struct vocab_toleration **ftol;    /* [podset] flavors' tolerations (shallow copies) */
     size_t *nftol;
     const char **unknown_flavor; /* [podset] first unknown flavor name, or NULL */
     size_t *order;               /* pod sets, largest first */
 };
 
-static const struct place_flavor *flavor_find(const struct place_flavor *f, size_t n,
+static const struct vocab_flavor *flavor_find(const struct vocab_flavor *f, size_t n,
                                               const char *name)
 {
     for (size_t i = 0; i < n; i++)
@@ -871,7 +871,7 @@ static void wview_resources(struct wview *v, const struct place_workload *wl)
 /* Each pod set's admitted flavors (NULL for an unknown one, the first such
  * name kept) and the union of their tolerations. */
 static void wview_flavors(struct wview *v, const struct place_workload *wl,
-                          const struct place_flavor *flavors, size_t n_flavors)
+                          const struct vocab_flavor *flavors, size_t n_flavors)
 {
     size_t np = wl->n_podsets;
     v->flav = xcalloc(np ? np : 1, sizeof *v->flav);
@@ -883,7 +883,7 @@ static void wview_flavors(struct wview *v, const struct place_workload *wl,
         v->flav[p] = xcalloc(ps->n_flavors ? ps->n_flavors : 1, sizeof *v->flav[p]);
         size_t ntol = 0;
         for (size_t f = 0; f < ps->n_flavors; f++) {
-            const struct place_flavor *fl = flavor_find(flavors, n_flavors, ps->flavors[f]);
+            const struct vocab_flavor *fl = flavor_find(flavors, n_flavors, ps->flavors[f]);
             v->flav[p][f] = fl;
             if (!fl && !v->unknown_flavor[p])
                 v->unknown_flavor[p] = ps->flavors[f];
@@ -892,7 +892,7 @@ static void wview_flavors(struct wview *v, const struct place_workload *wl,
         }
         v->ftol[p] = xcalloc(ntol ? ntol : 1, sizeof *v->ftol[p]);
         for (size_t f = 0; f < ps->n_flavors; f++) {
-            const struct place_flavor *fl = v->flav[p][f];
+            const struct vocab_flavor *fl = v->flav[p][f];
             for (size_t t = 0; fl && t < fl->n_tolerations; t++)
                 v->ftol[p][v->nftol[p]++] = fl->tolerations[t];
         }
@@ -930,7 +930,7 @@ static void wview_order(struct wview *v)
 }
 
 static void wview_build(struct wview *v, const struct place_workload *wl,
-                        const struct place_flavor *flavors, size_t n_flavors)
+                        const struct vocab_flavor *flavors, size_t n_flavors)
 {
     memset(v, 0, sizeof *v);
     v->wl = wl;
@@ -953,14 +953,14 @@ static bool node_passes(const struct wview *v, size_t p, const struct place_node
     if (!node_usable(n) || v->unknown_flavor[p])
         return false;
     for (size_t f = 0; f < ps->n_flavors; f++) {
-        const struct place_flavor *fl = v->flav[p][f];
-        if (!place_labels_match(n->labels, fl->node_labels, fl->n_node_labels))
+        const struct vocab_flavor *fl = v->flav[p][f];
+        if (!vocab_labels_match(n->labels, fl->node_labels, fl->n_node_labels))
             return false;
     }
-    if (!place_labels_match(n->labels, ps->node_selector, ps->n_node_selector))
+    if (!vocab_labels_match(n->labels, ps->node_selector, ps->n_node_selector))
         return false;
     for (size_t t = 0; t < n->n_taints; t++)
-        if (!place_taint_tolerated(&n->taints[t], ps->tolerations, ps->n_tolerations, v->ftol[p],
+        if (!vocab_taint_tolerated(&n->taints[t], ps->tolerations, ps->n_tolerations, v->ftol[p],
                                    v->nftol[p]))
             return false;
     return !with_affinity || affinity_required_matches(ps->affinity, n->name, n->labels);
@@ -1421,7 +1421,7 @@ static void no_fit(const struct wview *v, const struct place_cluster **cand, siz
 }
 
 int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
-                 size_t n_clusters, const struct place_flavor *flavors, size_t n_flavors,
+                 size_t n_clusters, const struct vocab_flavor *flavors, size_t n_flavors,
                  const struct place_resv *resv, const struct place_opts *opts,
                  struct place_result *out)
 {
