@@ -462,8 +462,12 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
     if (strcmp(st, "Pending") != 0 || strcmp(jx_str(entry, "message", ""), msg) != 0) {
         const char *reason = s->explain_never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED;
         wlst_check(w, "Pending", msg);
-        act_event(a, WL_TGT_JOB, s->explain_never ? "Warning" : "Normal", reason, xstrdup(msg));
-        outcome_told(a, reason, msg);
+        /* A new Workload Kueue has not looked at yet is not news: an Event (and the log line)
+         * only once Kueue gives a reason, or when the job can never fit. */
+        if (kr || s->explain_never) {
+            act_event(a, WL_TGT_JOB, s->explain_never ? "Warning" : "Normal", reason, xstrdup(msg));
+            outcome_told(a, reason, msg);
+        }
     }
     if (s->explain)
         act_requeue(a, s->explain_unknown ? s->opts.no_fit_requeue_ms
@@ -647,7 +651,10 @@ static void mirror_status(const struct wl_snapshot *s, struct wlst *w, const cha
         json_decref(empty);
         if (json_object_size(d) > 0) {
             push(a, WL_ACT_PATCH_JOB_STATUS)->patch = json_pack("{s:o}", "status", d);
-            if (st.result != KIND_RUNNING) { /* the final status, written back once */
+            /* FINISHED on the first write of the final status only: a real Job controller
+             * amends the status we wrote, so the write can come twice (the hub job then
+             * already shows the result) */
+            if (st.result != KIND_RUNNING && kind_result(s->kind, s->job) == KIND_RUNNING) {
                 outcome(a, WL_OUT_FINISHED, cluster);
                 a->outcome.failed = st.result == KIND_FAILED;
             }

@@ -186,7 +186,7 @@ enum wl_outcome_kind {
     WL_OUT_NONE = 0,    /* nothing a user follows changed (not ours, Kueue acts, gone, finished) */
     WL_OUT_PLACED,      /* state 5 OK: the job is placed on `cluster` and reserved there */
     WL_OUT_DISPATCHED,  /* state 6: the copy is created on `cluster` */
-    WL_OUT_FINISHED,    /* state 6: the final status of the copy on `cluster` is written back */
+    WL_OUT_FINISHED,    /* state 6: the copy's final status is written back the first time */
     WL_OUT_EVICTED,     /* state 3: the placement on `cluster` is undone (Event Evicted) */
     WL_OUT_WORKER_LOST, /* state 6: `cluster` lost past the timeout, the reservation dropped */
     WL_OUT_REJECTED,    /* state 5 NEVER: the check goes Rejected */

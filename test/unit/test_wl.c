@@ -92,7 +92,7 @@ static json_t *make_wl(const struct wl_fx *f)
     return wl;
 }
 
-enum { JOB_FREE, JOB_PLACED_C1, JOB_PINNED_C1, JOB_STALE_C1, JOB_PIN_C3 };
+enum { JOB_FREE, JOB_PLACED_C1, JOB_PINNED_C1, JOB_STALE_C1, JOB_PIN_C3, JOB_PLACED_C1_DONE };
 
 static json_t *make_job(int how)
 {
@@ -116,6 +116,12 @@ static json_t *make_job(int how)
         break;
     case JOB_PIN_C3:
         jx_set_label(job, XF_LABEL_CLUSTER, "c3");
+        break;
+    case JOB_PLACED_C1_DONE: /* the final status written, then amended by the Job controller */
+        xf_place(k, job, "c1", labels, TOKEN, NULL);
+        json_object_set_new(job, "status",
+                            J("{\"succeeded\":3,\"conditions\":[{\"type\":\"Complete\","
+                              "\"status\":\"True\"}]}"));
         break;
     }
     json_decref(labels);
@@ -386,6 +392,14 @@ static const struct tcase cases[] = {
               "\"SuccessCriteriaMet\"},{\"status\":\"True\",\"type\":\"Complete\"}],\"ready\":0,"
               "\"startTime\":\"2026-11-22T10:01:00Z\",\"succeeded\":3,\"terminating\":0}}",
               "patch-job", "finished on cluster c1: succeeded"}},
+    {.name = "placed, copy complete, hub job already Complete (amended by the Job controller): "
+             "status written again, finished only once",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1_DONE,
+     .copy = COPY_COMPLETE,
+     .place = -1,
+     .want = {"patch-job-status", "patch-job", "finished on cluster c1: succeeded"}},
     {.name = "placed, copy failed: final hub status, the outcome says failed",
      .out = "finished c1 failed",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -650,6 +664,42 @@ static void test_unreserved_explained_once(void **state)
         json_decref(wl);
         json_decref(job);
     }
+}
+
+/* A new Workload Kueue has not looked at yet (no QuotaReserved condition) that fits: the
+ * check message says so, but no Event: on a real hub Kueue reserves within milliseconds, and
+ * a NotAdmitted Event plus a "job not placed" line for every new job was noise (seen on the
+ * real stack). */
+static void test_unreserved_fresh_no_event(void **state)
+{
+    (void)state;
+    const char *fit = "fits now: pod set main needs cpu 1 per pod; cluster1: fits now (spot)";
+    struct wl_fx f = {.state = "Pending", .msg = ""};
+    json_t *wl = make_wl(&f);
+    json_t *job = make_job(JOB_FREE);
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .explain = fit,
+                            .now = NOW,
+                            .opts = {.direct = true,
+                                     .origin = "hub",
+                                     .no_fit_requeue_ms = 5000,
+                                     .pin_unknown_requeue_ms = 30000}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    for (size_t i = 0; i < a.n; i++)
+        if (a.v[i].type == WL_ACT_EVENT)
+            fail_msg("an Event for a Workload Kueue has not judged yet: %s", d);
+    if (!strstr(d, "no quota reserved yet"))
+        fail_msg("the check message is not written: %s", d);
+    free(d);
+    wl_actions_free(&a);
+    json_decref(wl);
+    json_decref(job);
 }
 
 static void test_kueue_reason(void **state)
@@ -1063,6 +1113,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_unreserved_explained_once),
+        cmocka_unit_test(test_unreserved_fresh_no_event),
         cmocka_unit_test(test_kueue_reason),
         cmocka_unit_test(test_status_write_forms),
         cmocka_unit_test(test_create_copy_object),
