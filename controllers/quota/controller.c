@@ -27,6 +27,7 @@ struct qq {
     struct agg *agg;
     json_t *cq;        /* the newest ClusterQueue we know (store's, or a PATCH/GET answer) */
     char *config_warn; /* last configuration warnings emitted, or NULL */
+    bool written;      /* a quota write of ours succeeded since this process took the queue */
 };
 
 /* An in-flight write or refresh for one queue key. */
@@ -159,17 +160,23 @@ static const char *meta_str(const json_t *o, const char *field)
     return json_string_value(json_object_get(json_object_get(o, "metadata"), field));
 }
 
-static bool is_managed(const struct quota_ctl *q, const json_t *cq)
+/* Why kueue-ks manages this ClusterQueue's quota (static text), or NULL. */
+static const char *managed_by(const struct quota_ctl *q, const json_t *cq)
 {
     const char *name = meta_str(cq, "name");
     if (!name)
-        return false;
+        return NULL;
     for (size_t i = 0; i < q->n_names; i++)
         if (strcmp(q->names[i], name) == 0)
-            return true;
+            return "--cluster-queue";
     const char *l = json_string_value(json_object_get(
         json_object_get(json_object_get(cq, "metadata"), "labels"), QUOTA_MANAGED_LABEL));
-    return l && strcmp(l, "true") == 0;
+    return l && strcmp(l, "true") == 0 ? "label " QUOTA_MANAGED_LABEL "=true" : NULL;
+}
+
+static bool is_managed(const struct quota_ctl *q, const json_t *cq)
+{
+    return managed_by(q, cq) != NULL;
 }
 
 static struct qq *qq_find(const struct quota_ctl *q, const char *name, size_t *idx)
@@ -343,7 +350,10 @@ static void cq_set(struct quota_ctl *q, json_t *cq)
         }
         q->qs[q->nq++] = x;
         fresh = true;
-        log_info(q->lg, "managing ClusterQueue quota", "clusterqueue", name);
+        log_info(q->lg, "managing ClusterQueue quota", "clusterqueue", name, "by",
+                 managed_by(q, cq), "note",
+                 "its nominalQuota follows the workers' ClusterMetrics; values set by hand are "
+                 "replaced");
     }
     json_decref(x->cq);
     x->cq = json_incref(cq);
@@ -502,7 +512,14 @@ static void patch_done(void *ud, const struct kube_result *r)
     struct qq *x = qq_find(q, c->key, NULL);
     if (r->rc == 0) {
         q->st.patches++;
-        log_info(q->lg, "quota updated", "clusterqueue", c->key, "changes", c->message);
+        /* the first write replaces what the ClusterQueue was created with
+         * (examples/setup/'s 6 cpu became 16): said as such */
+        log_info(q->lg,
+                 x && !x->written ? "ClusterQueue quota replaced by the workers' capacity"
+                                  : "quota updated",
+                 "clusterqueue", c->key, "changes", c->message);
+        if (x)
+            x->written = true;
         if (x && json_is_object(r->body)) {
             json_t *p = project_cq(r->body, NULL);
             json_decref(x->cq);

@@ -45,6 +45,10 @@ struct wlc {
     /* key -> Kueue's reason last relayed as an Event on the job of a Workload
      * without our check (once per change, not once per pass) */
     json_t *relayed;
+    /* orphan copies (cluster/kind/ns/name/uid) whose "job deleted" line was logged; kept while
+     * the copy is still in the worker's store (the next GC pass may come
+     * before the delete is seen), so the line is written once */
+    json_t *gc_said;
 };
 
 static int64_t now_ms(const struct wlc *c);
@@ -182,10 +186,10 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
     pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
     if (r->apply_unsupported) {
+        /* normally found by the start-up probe (wlrun.c); once either way */
         if (c->cfg.ops.server_side_apply)
-            log_v(c->cfg.lg, 1,
-                  "the hub has no server-side apply: Workload status is written "
-                  "with resourceVersion-guarded merge patches");
+            log_info(c->cfg.lg, "the hub has no server-side apply: Workload status is written "
+                                "with resourceVersion-guarded merge patches");
         c->cfg.ops.server_side_apply = false;
         wq_forget(c->q, key);
         wq_add(c->q, key); /* again at once, in the merge form */
@@ -609,8 +613,8 @@ static bool relay_kueue_reason(struct wlc *c, struct wq *q, const char *key, con
     char *fit = jx_bool(s->workload, "spec.active", true)
                     ? compute_explain(c, s, false, &never, &unknown)
                     : NULL;
-    char *msg =
-        xasprintf("%s%sKueue has not admitted it: %s", fit ? fit : "", fit ? "; " : "", why);
+    char *msg = fit ? wl_not_admitted_message(fit, never, why)
+                    : xasprintf("Kueue has not admitted it: %s", why);
     const char *last = jx_str(c->relayed, key, NULL);
     if (!last || strcmp(last, msg) != 0) {
         json_object_set_new(c->relayed, key, json_string(msg));
@@ -982,6 +986,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->ac_retry.data = c;
     c->placing = json_object();
     c->relayed = json_object();
+    c->gc_said = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
@@ -1018,6 +1023,7 @@ void wlc_free(struct wlc *c)
     ev_timer_stop(c->cfg.loop, &c->ac_retry);
     json_decref(c->placing);
     json_decref(c->relayed);
+    json_decref(c->gc_said);
     free(c);
 }
 
@@ -1189,7 +1195,26 @@ static void on_gc_done(void *ud, const char *key, const struct wlx_result *r)
 struct gc_walk {
     struct wlc *c;
     size_t deleted;
+    json_t *said; /* the next c->gc_said: orphans seen in this pass */
 };
+
+/* One line per hub job deleted whose copy is removed, once per copy. */
+static void log_gc(struct gc_walk *g, const struct kind_def *kd, const struct wl_actions *acts)
+{
+    for (size_t i = 0; i < acts->n; i++) {
+        const struct wl_action *x = &acts->v[i];
+        if (x->type != WL_ACT_DELETE_COPY)
+            continue;
+        char *job = jx_key_make(x->ns, x->name);
+        char *id = xasprintf("%s/%s/%s/%s", x->cluster, kd->kind, job, x->uid ? x->uid : "");
+        if (!json_object_get(g->c->gc_said, id))
+            log_info(g->c->cfg.lg, "job deleted on the hub: removing its copy", "job", job, "kind",
+                     kd->kind, "cluster", x->cluster);
+        json_object_set_new(g->said, id, json_true());
+        free(id);
+        free(job);
+    }
+}
 
 static int gc_cluster(const char *cluster, json_t *cm, void *ud)
 {
@@ -1219,6 +1244,7 @@ static int gc_cluster(const char *cluster, json_t *cm, void *ud)
         size_t d = wl_gc_orphans(cluster, (const json_t *const *)v, n, c->cfg.opts.origin, uid_in,
                                  uids, &acts);
         if (d > 0) {
+            log_gc(g, kd, &acts);
             char *key = xasprintf("gc/%s/%s", cluster, kd->resource);
             struct wlx_ops ops = c->cfg.ops;
             ops.reserve = NULL;
@@ -1239,8 +1265,10 @@ size_t wlc_gc(struct wlc *c)
 {
     if (!c->cfg.opts.direct || (c->cfg.src.synced && !c->cfg.src.synced(c->cfg.src.ud)))
         return 0;
-    struct gc_walk g = {.c = c};
+    struct gc_walk g = {.c = c, .said = json_object()};
     store_foreach(c->cfg.src.cluster_metrics, gc_cluster, &g);
+    json_decref(c->gc_said);
+    c->gc_said = g.said;
     c->st.gc_deleted += g.deleted;
     return g.deleted;
 }

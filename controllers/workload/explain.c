@@ -106,6 +106,22 @@ static bool node_matches(const struct explain_input *in, const struct place_pods
     return ok;
 }
 
+/* The first admitted flavor of ps that no node of c carries (a copy), or NULL. */
+static char *missing_flavor(const struct explain_input *in, const struct place_cluster *c,
+                            const struct place_podset *ps)
+{
+    for (size_t f = 0; f < ps->n_flavors; f++) {
+        const struct place_flavor *fl = find_flavor(in, ps->flavors[f]);
+        size_t i = 0;
+        while (fl && i < c->n_nodes &&
+               !place_labels_match(c->nodes[i].labels, fl->node_labels, fl->n_node_labels))
+            i++;
+        if (!fl || i == c->n_nodes)
+            return xstrdup(ps->flavors[f]);
+    }
+    return NULL;
+}
+
 static void podset_numbers(const struct explain_input *in, const struct place_cluster *c,
                            const struct place_podset *ps, struct explain_podset *out)
 {
@@ -136,6 +152,8 @@ static void podset_numbers(const struct explain_input *in, const struct place_cl
                 er->alloc_max = al;
             if (fr > er->free_max)
                 er->free_max = fr;
+            er->alloc_sum += al;
+            er->free_sum += fr > 0 ? fr : 0;
             if (r == 0)
                 first_alloc = al;
         }
@@ -145,6 +163,10 @@ static void podset_numbers(const struct explain_input *in, const struct place_cl
             out->flavor = fname ? xstrdup(fname) : NULL;
         }
     }
+    if (out->matching == 0)
+        out->no_flavor_node = missing_flavor(in, c, ps);
+    if (!out->flavor && ps->n_flavors > 0)
+        out->flavor = xstrdup(ps->flavors[0]);
 }
 
 /* " (flavor)" or "". */
@@ -154,9 +176,21 @@ static void flavor_suffix(struct buf *b, const char *flavor)
         buf_printf(b, " (%s)", flavor);
 }
 
-/* The cluster's clause: what stops the first pod set that does not fit. */
-static char *cluster_why(const struct explain_cluster *ec, const char *unusable, bool now)
+/* "no node of flavor spot (instance=spot), the flavor Kueue reserved the quota in" */
+static void no_flavor_clause(struct buf *b, const struct explain_input *in, const char *flavor)
 {
+    const struct place_flavor *f = find_flavor(in, flavor);
+    buf_printf(b, "no node of flavor %s (", flavor);
+    for (size_t i = 0; f && i < f->n_node_labels; i++)
+        buf_printf(b, "%s%s=%s", i ? "," : "", f->node_labels[i].key, f->node_labels[i].value);
+    buf_printf(b, "%s), the flavor Kueue reserved the quota in", f ? "" : "no such ResourceFlavor");
+}
+
+/* The cluster's clause: what stops the first pod set that does not fit. */
+static char *cluster_why(const struct explain_input *in, const struct explain_cluster *ec,
+                         const char *unusable)
+{
+    bool now = in->now;
     struct buf b;
     buf_init(&b, 1024);
     char q1[QTY_STR_MAX], q2[QTY_STR_MAX];
@@ -172,6 +206,10 @@ static char *cluster_why(const struct explain_cluster *ec, const char *unusable,
     }
     for (size_t p = 0; p < ec->n_ps; p++) {
         const struct explain_podset *ps = &ec->ps[p];
+        if (ps->matching == 0 && ps->no_flavor_node) {
+            no_flavor_clause(&b, in, ps->no_flavor_node);
+            goto out;
+        }
         if (ps->matching == 0) {
             buf_printf(&b, "no node matches pod set %s (flavor nodeLabels, nodeSelector, taints)",
                        ps->name);
@@ -306,7 +344,7 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
             explain_report_free(out);
             return -EINVAL;
         }
-        ec->why = cluster_why(ec, unusable, in->now);
+        ec->why = cluster_why(in, ec, unusable);
         any_now |= ec->fit == EXPLAIN_FITS_NOW;
         any_empty |= ec->fit == EXPLAIN_FITS_EMPTY;
         any_unknown |= ec->fit == EXPLAIN_UNKNOWN;
@@ -332,6 +370,7 @@ void explain_report_free(struct explain_report *r)
             free(ec->ps[p].res);
             free(ec->ps[p].name);
             free(ec->ps[p].flavor);
+            free(ec->ps[p].no_flavor_node);
         }
         free(ec->ps);
         free(ec->name);

@@ -402,6 +402,14 @@ char *wl_kueue_reason(const json_t *workload)
     return xasprintf("%s%s%s", r, *r && *m ? ": " : "", m);
 }
 
+char *wl_not_admitted_message(const char *fit, bool never, const char *why)
+{
+    const char *f = fit ? fit : "waiting for a quota reservation";
+    const char *k = why ? "Kueue has not admitted it: " : "";
+    const char *w = why ? why : "no quota reserved yet";
+    return never ? xasprintf("%s; %s%s", f, k, w) : xasprintf("%s%s; %s", k, w, f);
+}
+
 /* ---- the states ---------------------------------------------------------------- */
 
 static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const json_t *entry,
@@ -455,10 +463,7 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
             wlst_check(w, "Pending", "waiting for a quota reservation");
         return;
     }
-    /* "<fit>; Kueue has not admitted it: <Kueue's reason>" */
-    char *msg =
-        xasprintf("%s; %s%s", s->explain ? s->explain : "waiting for a quota reservation",
-                  kr ? "Kueue has not admitted it: " : "", kr ? kr : "no quota reserved yet");
+    char *msg = wl_not_admitted_message(s->explain, s->explain_never, kr);
     if (strcmp(st, "Pending") != 0 || strcmp(jx_str(entry, "message", ""), msg) != 0) {
         const char *reason = s->explain_never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED;
         wlst_check(w, "Pending", msg);

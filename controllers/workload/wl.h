@@ -245,6 +245,13 @@ bool wl_wants_explain(const struct wl_snapshot *s);
  * "Inadmissible: LocalQueue q doesn't exist"). New string. */
 char *wl_kueue_reason(const json_t *workload);
 
+/* The message of a job Kueue holds: Kueue's reason first ("Kueue has not
+ * admitted it: <why>; <fit>": a fit alone reads as if it were about to run),
+ * except when no cluster can ever hold it ("<fit>; Kueue has not admitted it:
+ * <why>"). `fit` NULL = "waiting for a quota reservation"; `why` NULL = "no
+ * quota reserved yet". New string. */
+char *wl_not_admitted_message(const char *fit, bool never, const char *why);
+
 /* {"<pod set>": {node labels}} from status.admission.podSetAssignments[].flavors
  * and flavor_labels (union over the flavors of a pod set). New reference. */
 json_t *wl_podset_labels(const json_t *workload, const json_t *flavor_labels);

@@ -46,6 +46,9 @@ struct wlrun {
         struct disc *d;
     } disc[WLRUN_MAX_KINDS + 2];
     unsigned pending;
+    /* the start-up server-side apply probe (ssa_probe) and its answer */
+    struct kube_call *ssa_call;
+    bool no_ssa;
     char *kueue_version;
     char *origin;
     bool served[WLRUN_MAX_KINDS]; /* per kind_table() index */
@@ -845,8 +848,8 @@ static int new_controller(struct wlrun *r, struct err *e)
                 .worker = r->direct ? ops_worker : NULL,
                 .ud = r,
                 .kueue_version = r->kueue_version,
-                /* merge patches from the first 415 on (servers without SSA) */
-                .server_side_apply = true,
+                /* merge patches when the probe, or a later write, got 415 */
+                .server_side_apply = !r->no_ssa,
                 .lg = r->lg},
         .opts = {.direct = r->direct,
                  .delete_on_completion = r->cfg.delete_on_completion,
@@ -923,6 +926,56 @@ static int accept_kueue(void *ud, const json_t *body, struct err *e)
     return disc_kueue_version(body, &v, e);
 }
 
+/* One start-up answer is in: set up once all are. */
+static void start_step_done(struct wlrun *r)
+{
+    if (--r->pending > 0 || r->stopped)
+        return;
+    struct err e;
+    err_clear(&e);
+    if (set_up(r, &e) < 0) {
+        log_error(r->lg, "workload controller cannot start", "error", e.msg);
+        mgr_shutdown(r->m, 1);
+    }
+}
+
+static void ssa_probe_done(void *ud, const struct kube_result *res)
+{
+    struct wlrun *r = ud;
+    r->ssa_call = NULL;
+    /* only 415 is an answer; anything else (404 for the missing object,
+     * 403, a timeout) leaves SSA on, and a later 415 still switches */
+    if (res->status == 415) {
+        r->no_ssa = true;
+        log_info(r->lg, "the hub has no server-side apply: Workload status is written with "
+                        "resourceVersion-guarded merge patches");
+    }
+    start_step_done(r);
+}
+
+/* Whether the hub has server-side apply, asked once at start so the fact is
+ * logged once then, not at the first write: a dry-run apply to the status of
+ * a Workload that does not exist. An apiserver checks the patch type before
+ * anything else (415 when it has no apply), so nothing is written either way. */
+static void ssa_probe(struct wlrun *r)
+{
+    const char *ns = r->m && mgr_namespace(r->m) ? mgr_namespace(r->m) : "default";
+    char *path = kube_path(DISC_KUEUE_GROUP, r->kueue_version, "workloads", ns,
+                           "kueue-ks-ssa-probe", "status");
+    char *api = xasprintf(DISC_KUEUE_GROUP "/%s", r->kueue_version);
+    json_t *doc = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", api, "kind", "Workload",
+                            "metadata", "name", "kueue-ks-ssa-probe", "namespace", ns);
+    const char *const q[] = {"dryRun", "All", "fieldManager", "kueue-ks", NULL};
+    struct kube_request req = {
+        .method = "PATCH", .path = path, .query = q, .body = doc, .content_type = WLX_CT_APPLY};
+    r->pending++;
+    if (kube_client_do(r->hub, &req, ssa_probe_done, r, &r->ssa_call, NULL) < 0)
+        r->pending--;
+    json_decref(doc);
+    free(api);
+    free(path);
+}
+
 static void hubdisc_done(void *ud, int rc, const json_t *body)
 {
     struct wlrun_disc *slot = ud;
@@ -933,6 +986,8 @@ static void hubdisc_done(void *ud, int rc, const json_t *body)
         const char *v = "v1beta1";
         disc_kueue_version(body, &v, NULL);
         r->kueue_version = xstrdup(v);
+        if (!r->stopped)
+            ssa_probe(r);
     } else if (slot->what == -2) {
         /* 404: no kube-system namespace: not a real cluster: the fixed origin, the
          * same at every start */
@@ -943,14 +998,7 @@ static void hubdisc_done(void *ud, int rc, const json_t *body)
         const struct kind_def *tab = kind_table(&nk);
         r->served[slot->what] = rc == 0 && lists_resource(body, tab[slot->what].resource);
     }
-    if (--r->pending > 0 || r->stopped)
-        return;
-    struct err e;
-    err_clear(&e);
-    if (set_up(r, &e) < 0) {
-        log_error(r->lg, "workload controller cannot start", "error", e.msg);
-        mgr_shutdown(r->m, 1);
-    }
+    start_step_done(r);
 }
 
 static void hubdisc_retry(void *ud, const struct err *e, double delay_s)
@@ -1046,6 +1094,8 @@ static void run_stop(void *ud)
         return;
     r->stopped = true;
     hubdisc_stop_all(r);
+    kube_call_cancel(r->ssa_call);
+    r->ssa_call = NULL;
     if (!r->loop)
         return;
     ev_timer_stop(r->loop, &r->tick);
@@ -1115,4 +1165,5 @@ void wlrun_get_stats(const struct wlrun *r, struct wlrun_stats *out)
     out->origin = r->origin;
     out->hub_kinds = r->n_jobs;
     out->binding_policies = r->bp_count;
+    out->server_side_apply = r->set_up && !r->no_ssa;
 }

@@ -145,9 +145,14 @@ static void test_waiting_with_free_amounts(void **state)
     assert_int_equal(x.r.v[0].fit, EXPLAIN_NEVER);
     assert_int_equal(x.r.v[1].fit, EXPLAIN_FITS_EMPTY);
     assert_msg(&x, "waiting for capacity: pod set main needs cpu 4, nvidia.com/gpu 1 per pod; "
-                   "cluster1: no node matches pod set main (flavor nodeLabels, nodeSelector, "
-                   "taints); cluster2: 3 of 4 cpu free on a matching node (h100)");
+                   "cluster1: no node of flavor h100 (instance=h100), the flavor Kueue reserved "
+                   "the quota in; cluster2: 3 of 4 cpu free on a matching node (h100)");
+    assert_string_equal(x.r.v[0].ps[0].no_flavor_node, "h100");
+    assert_null(x.r.v[1].ps[0].no_flavor_node);
     assert_int_equal(x.r.v[1].ps[0].res[0].free_max, 3000);
+    /* both nodes of cluster2 counted: 3 + 3 of 8 + 8 */
+    assert_int_equal(x.r.v[1].ps[0].res[0].free_sum, 6000);
+    assert_int_equal(x.r.v[1].ps[0].res[0].alloc_sum, 16000);
     fx_free(&x);
 }
 

@@ -606,6 +606,27 @@ static void test_table(void **state)
 /* Unreserved, Kueue says why and the fit says never: the check message and ONE
  * Warning NoClusterFits on the job, with both; the same state again (the
  * message already written): no Event, so periodic passes do not storm. */
+/* Kueue's reason first, unless no cluster can ever hold the job: "fits now"
+ * leading the message of a job Kueue holds read as if it were about to run. */
+static void test_not_admitted_message_order(void **state)
+{
+    (void)state;
+    char *m = wl_not_admitted_message("fits now: pod set main needs cpu 1 per pod; cluster1: "
+                                      "fits now (spot)",
+                                      false, "Inadmissible: LocalQueue q doesn't exist");
+    assert_string_equal(m, "Kueue has not admitted it: Inadmissible: LocalQueue q doesn't exist; "
+                           "fits now: pod set main needs cpu 1 per pod; cluster1: fits now (spot)");
+    free(m);
+    m = wl_not_admitted_message("never fits: cluster1: largest node 8 cpu (spot)", true,
+                                "Pending: insufficient unused quota");
+    assert_string_equal(m, "never fits: cluster1: largest node 8 cpu (spot); Kueue has not "
+                           "admitted it: Pending: insufficient unused quota");
+    free(m);
+    m = wl_not_admitted_message(NULL, false, NULL);
+    assert_string_equal(m, "no quota reserved yet; waiting for a quota reservation");
+    free(m);
+}
+
 static void test_unreserved_explained_once(void **state)
 {
     (void)state;
@@ -1112,6 +1133,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_not_admitted_message_order),
         cmocka_unit_test(test_unreserved_explained_once),
         cmocka_unit_test(test_unreserved_fresh_no_event),
         cmocka_unit_test(test_kueue_reason),
