@@ -111,10 +111,10 @@ static char *missing_flavor(const struct explain_input *in, const struct place_c
                             const struct place_podset *ps)
 {
     for (size_t f = 0; f < ps->n_flavors; f++) {
-        const struct place_flavor *fl = find_flavor(in, ps->flavors[f]);
+        const struct vocab_flavor *fl = find_flavor(in, ps->flavors[f]);
         size_t i = 0;
         while (fl && i < c->n_nodes &&
-               !place_labels_match(c->nodes[i].labels, fl->node_labels, fl->n_node_labels))
+               !vocab_labels_match(c->nodes[i].labels, fl->node_labels, fl->n_node_labels))
             i++;
         if (!fl || i == c->n_nodes)
             return xstrdup(ps->flavors[f]);
@@ -179,7 +179,7 @@ static void flavor_suffix(struct buf *b, const char *flavor)
 /* "no node of flavor spot (instance=spot), the flavor Kueue reserved the quota in" */
 static void no_flavor_clause(struct buf *b, const struct explain_input *in, const char *flavor)
 {
-    const struct place_flavor *f = find_flavor(in, flavor);
+    const struct vocab_flavor *f = find_flavor(in, flavor);
     buf_printf(b, "no node of flavor %s (", flavor);
     for (size_t i = 0; f && i < f->n_node_labels; i++)
         buf_printf(b, "%s%s=%s", i ? "," : "", f->node_labels[i].key, f->node_labels[i].value);
