@@ -226,7 +226,7 @@ static void event(struct quota_ctl *q, const json_t *cq, const char *type, const
     json_decref(inv);
 }
 
-static void warnings_to_events(struct quota_ctl *q, struct qq *x, struct place_warnings *w)
+static void warnings_to_events(struct quota_ctl *q, struct qq *x, struct vocab_warnings *w)
 {
     for (size_t i = 0; i < w->n; i++) {
         log_warn(q->lg, "bad ClusterMetrics data skipped", "clusterqueue", x->name, "warning",
@@ -287,10 +287,10 @@ static int feed_cluster(const char *key, json_t *obj, void *ud)
 {
     (void)key;
     struct feed_ctx *c = ud;
-    struct place_warnings w = {0};
+    struct vocab_warnings w = {0};
     agg_update_cluster(c->x->agg, obj, &w, NULL);
     warnings_to_events(c->q, c->x, &w);
-    place_warnings_free(&w);
+    vocab_warnings_free(&w);
     return 0;
 }
 
@@ -419,17 +419,17 @@ static void cm_set(void *ud, json_t *obj)
 {
     struct quota_ctl *q = ud;
     for (size_t i = 0; i < q->nq; i++) {
-        struct place_warnings w = {0};
+        struct vocab_warnings w = {0};
         struct err e;
         err_clear(&e);
         if (agg_update_cluster(q->qs[i]->agg, obj, &w, &e) < 0) {
             char *m = xasprintf("ClusterMetrics %s ignored (previous contribution kept): %s",
                                 meta_str(obj, "name") ? meta_str(obj, "name") : "?", e.msg);
-            place_warnings_add(&w, "%s", m);
+            vocab_warnings_add(&w, "%s", m);
             free(m);
         }
         warnings_to_events(q, q->qs[i], &w);
-        place_warnings_free(&w);
+        vocab_warnings_free(&w);
         wq_add(q->wq, q->qs[i]->name);
     }
 }
@@ -606,7 +606,7 @@ static char *change_message(const json_t *cq, const struct agg_result *r)
     return buf_detach(&b);
 }
 
-static void config_warnings(struct quota_ctl *q, struct qq *x, const struct place_warnings *w)
+static void config_warnings(struct quota_ctl *q, struct qq *x, const struct vocab_warnings *w)
 {
     struct buf b;
     buf_init(&b, QUOTA_MSG_MAX);

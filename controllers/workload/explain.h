@@ -92,7 +92,7 @@ struct explain_input {
     const struct place_cluster *clusters;
     size_t n_clusters;
     const bool *usable; /* parallel to clusters; NULL = all usable */
-    const struct place_flavor *flavors;
+    const struct vocab_flavor *flavors;
     size_t n_flavors;
     const struct place_resv *resv; /* may be NULL */
     bool now;                      /* put the free amounts in the message */

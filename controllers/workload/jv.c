@@ -277,9 +277,9 @@ static void fit_part(const struct jv_input *in, struct buf *out)
     }
     const json_t *fitems = jx_arr(in->flavors, "items");
     size_t nf = 0, fn = json_array_size(fitems);
-    struct place_flavor *fl = xcalloc(fn ? fn : 1, sizeof *fl);
+    struct vocab_flavor *fl = xcalloc(fn ? fn : 1, sizeof *fl);
     for (size_t i = 0; i < fn; i++)
-        if (place_flavor_from_json(json_array_get(fitems, i), &fl[nf], NULL) == 0)
+        if (vocab_flavor_from_json(json_array_get(fitems, i), &fl[nf], NULL) == 0)
             nf++;
     struct explain_input ei = {.wl = &pw,
                                .clusters = cl,
@@ -297,7 +297,7 @@ static void fit_part(const struct jv_input *in, struct buf *out)
         explain_report_free(&r);
     }
     for (size_t i = 0; i < nf; i++)
-        place_flavor_free(&fl[i]);
+        vocab_flavor_free(&fl[i]);
     free(fl);
     for (size_t i = 0; i < nc; i++)
         place_cluster_free(&cl[i]);

@@ -780,13 +780,12 @@ static int add_fixed(struct wlrun *r, struct err *e)
     return 0;
 }
 
-static int set_up(struct wlrun *r, struct err *e)
+/* The hub informers of the served job kinds (r->jobs, r->job_kinds). */
+static int add_job_informers(struct wlrun *r, struct err *e)
 {
     int rc;
     struct informer_handlers hjob;
     job_handlers(r, &hjob);
-    if ((rc = add_fixed(r, e)) < 0)
-        return rc;
     size_t nk = 0;
     const struct kind_def *tab = kind_table(&nk);
     for (size_t i = 0; i < nk && i < WLRUN_MAX_KINDS; i++) {
@@ -799,32 +798,37 @@ static int set_up(struct wlrun *r, struct err *e)
             return rc;
         r->job_kinds[r->n_jobs++] = &tab[i];
     }
+    return 0;
+}
 
-    struct evrec_config ec = {.component = "kueue-ks"};
-    if ((rc = evrec_new(r->hub, &ec, r->lg, &r->events, e)) < 0)
+/* Direct transport: the worker clusters (connections, in-process agents). */
+static int add_workers(struct wlrun *r, struct err *e)
+{
+    int rc;
+    struct workers_config wc = {.hub = r->hub,
+                                .ns = mgr_namespace(r->m),
+                                .origin = r->origin,
+                                .allow_insecure = r->cfg.allow_insecure_workers,
+                                .run_agents = true,
+                                .probe_interval_s = r->cfg.probe_interval_s,
+                                .agent_min_interval_s = r->cfg.agent_min_interval_s,
+                                .kinds = r->job_kinds,
+                                .n_kinds = r->n_jobs,
+                                .on_change = worker_changed,
+                                .on_copy = copy_event,
+                                .ud = r,
+                                .lg = r->lg};
+    if ((rc = workers_new(&wc, &r->workers, e)) < 0)
         return rc;
-
-    if (r->direct) {
-        struct workers_config wc = {.hub = r->hub,
-                                    .ns = mgr_namespace(r->m),
-                                    .origin = r->origin,
-                                    .allow_insecure = r->cfg.allow_insecure_workers,
-                                    .run_agents = true,
-                                    .probe_interval_s = r->cfg.probe_interval_s,
-                                    .agent_min_interval_s = r->cfg.agent_min_interval_s,
-                                    .kinds = r->job_kinds,
-                                    .n_kinds = r->n_jobs,
-                                    .on_change = worker_changed,
-                                    .on_copy = copy_event,
-                                    .ud = r,
-                                    .lg = r->lg};
-        if ((rc = workers_new(&wc, &r->workers, e)) < 0)
+    for (size_t i = 0; i < r->cfg.n_workers; i++)
+        if ((rc = workers_add_file(r->workers, r->cfg.workers[i], e)) < 0)
             return rc;
-        for (size_t i = 0; i < r->cfg.n_workers; i++)
-            if ((rc = workers_add_file(r->workers, r->cfg.workers[i], e)) < 0)
-                return rc;
-    }
+    return 0;
+}
 
+/* The workload controller over the informers' stores. */
+static int new_controller(struct wlrun *r, struct err *e)
+{
     struct wlc_config cc = {
         .loop = r->loop,
         .src = {.workloads = informer_store(r->fixed[HUB_WL]),
@@ -856,10 +860,13 @@ static int set_up(struct wlrun *r, struct err *e)
         .lg = r->lg,
         .metrics = r->m ? mgr_metrics(r->m) : NULL,
     };
-    if ((rc = wlc_new(&cc, &r->wlc, e)) < 0)
-        return rc;
-    r->set_up = true;
+    return wlc_new(&cc, &r->wlc, e);
+}
 
+/* Starts the informers, the workers, the GC tick. */
+static int start_all(struct wlrun *r, struct err *e)
+{
+    int rc;
     for (int i = 0; i < HUB_FIXED; i++)
         if ((rc = r->shared[i] ? cache_start(r->shared[i], e) : informer_start(r->fixed[i], e)) < 0)
             return rc;
@@ -877,6 +884,22 @@ static int set_up(struct wlrun *r, struct err *e)
              r->direct ? "direct" : "kubestellar", "kueue", r->kueue_version, "origin", r->origin,
              "kinds", LOG_INT((long long)r->n_jobs));
     return 0;
+}
+
+static int set_up(struct wlrun *r, struct err *e)
+{
+    int rc;
+    if ((rc = add_fixed(r, e)) < 0 || (rc = add_job_informers(r, e)) < 0)
+        return rc;
+    struct evrec_config ec = {.component = "kueue-ks"};
+    if ((rc = evrec_new(r->hub, &ec, r->lg, &r->events, e)) < 0)
+        return rc;
+    if (r->direct && (rc = add_workers(r, e)) < 0)
+        return rc;
+    if ((rc = new_controller(r, e)) < 0)
+        return rc;
+    r->set_up = true;
+    return start_all(r, e);
 }
 
 /* ---- discovery -------------------------------------------------------------------- */

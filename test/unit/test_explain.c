@@ -45,14 +45,14 @@ static void clusters_init(struct place_cluster c[2], const char *req1, const cha
     free(s2);
 }
 
-static void flavors_init(struct place_flavor f[2])
+static void flavors_init(struct vocab_flavor f[2])
 {
     const char *src[2] = {"{'metadata':{'name':'spot'},'spec':{'nodeLabels':{'instance':'spot'}}}",
                           "{'metadata':{'name':'h100'},'spec':{'nodeLabels':{'instance':'h100'}}}"};
     for (int i = 0; i < 2; i++) {
         json_t *j = J(src[i]);
         struct err e = {0};
-        assert_int_equal(place_flavor_from_json(j, &f[i], &e), 0);
+        assert_int_equal(vocab_flavor_from_json(j, &f[i], &e), 0);
         json_decref(j);
     }
 }
@@ -81,7 +81,7 @@ static void workload_init(struct place_workload *w, int count, const char *reque
 
 struct fx {
     struct place_cluster c[2];
-    struct place_flavor f[2];
+    struct vocab_flavor f[2];
     struct place_workload w;
     struct explain_report r;
 };
@@ -108,7 +108,7 @@ static void fx_free(struct fx *x)
     place_workload_free(&x->w);
     for (int i = 0; i < 2; i++) {
         place_cluster_free(&x->c[i]);
-        place_flavor_free(&x->f[i]);
+        vocab_flavor_free(&x->f[i]);
     }
 }
 
