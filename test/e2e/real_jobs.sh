@@ -17,6 +17,7 @@
 #   r  priority preemption by real Kueue: two low-priority GPU jobs fill h100, a
 #      sample-priority GPU job preempts one, whose worker copy is deleted; the high job
 #      completes, then the preempted job is admitted again and completes
+#   d  stack.sh down (make real-down) leaves no process and no port behind
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=test/e2e/lib/real_harness.sh
@@ -171,4 +172,15 @@ for j in low-1 low-2; do
 done
 pass "high preempted $victim (worker copy deleted), high completed on cluster2, then low-1 and low-2 completed"
 
+# ---- d: stack.sh down (make real-down) leaves no process and no port behind ---------------------
+next d
+pids=$(cat "$WORK"/*.pid)
+# shellcheck disable=SC1091
+. "$WORK/ports.env"
+"$ROOT/scripts/realstack/stack.sh" down >/dev/null 2>&1 || die "stack.sh down failed"
+for p in $pids; do kill -0 "$p" 2>/dev/null && die "process $p still runs after stack.sh down"; done
+for port in "$HUB_API" "$CLUSTER1_API" "$CLUSTER2_API" "$KUEUE_WEBHOOK" "$KUEUE_HEALTH"; do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && die "port $port still open after stack.sh down"
+done
+pass "stack.sh down: $(echo "$pids" | wc -w) processes gone, apiserver and Kueue ports closed"
 echo "ok   real_jobs passed"
