@@ -8,6 +8,7 @@
 
 #include "controllers/workload/acc.h"
 #include "controllers/workload/clustersel.h"
+#include "controllers/workload/excl.h"
 #include "controllers/workload/explain.h"
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
@@ -304,7 +305,8 @@ struct walk {
     const char **unknown;    /* borrowed names: capacity not known (no status, stale...) */
     size_t n_unknown;
     const struct sel *sel; /* the job's cluster selector, NULL = every cluster */
-    size_t n_seen, n_selected;
+    const char *excluded;  /* the job's kueue-ks.io/excluded-clusters (excl.h), may be NULL */
+    size_t n_seen, n_selected, n_excluded;
 };
 
 /* The cluster selector admits cluster `key` (ClusterMetrics `cm`). */
@@ -346,7 +348,10 @@ static int collect_cluster(const char *key, json_t *obj, void *ud)
         return 0;
     }
     place_resv_sync(&w->c->resv, pc, w->now);
-    if (usable) {
+    /* excluded for a while: known capacity, not a candidate now */
+    bool excl = excl_until(w->excluded, key, w->now) > 0;
+    w->n_excluded += excl;
+    if (usable && !excl) {
         clusters_push(w->out, pc);
     } else if (place_cluster_usable(pc, w->now, w->c->cfg.metrics_stale_after_ms)) {
         clusters_push(w->others, pc);
@@ -502,14 +507,23 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
         return;
     }
     struct clusters cl = {0}, others = {0};
-    struct walk w = {
-        .c = c, .k = s->kind, .now = s->now_ms, .out = &cl, .others = &others, .sel = sel};
+    struct walk w = {.c = c,
+                     .k = s->kind,
+                     .now = s->now_ms,
+                     .out = &cl,
+                     .others = &others,
+                     .sel = sel,
+                     .excluded = jx_annotation(s->job, EXCL_ANNOTATION)};
     store_foreach(c->cfg.src.cluster_metrics, collect_cluster, &w);
     bool pin_usable = false;
     for (size_t i = 0; pinned && i < cl.n; i++)
         pin_usable = pin_usable || strcmp(cl.v[i].name, pinned) == 0;
     if (pinned && !pin_usable && store_get(c->cfg.src.cluster_metrics, pinned)) {
-        *msg = xasprintf("pinned cluster %s is not usable now", pinned);
+        char t[40];
+        int64_t until = excl_until(w.excluded, pinned, s->now_ms);
+        *msg = until ? xasprintf("pinned cluster %s is excluded until %s (%s)", pinned,
+                                 excl_fmt_time(t, sizeof t, until), EXCL_ANNOTATION)
+                     : xasprintf("pinned cluster %s is not usable now", pinned);
         *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};
     } else {
         struct flv fl = {0};
@@ -545,6 +559,31 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
     free(w.unknown);
     sel_free(sel);
     place_workload_free(&pw);
+}
+
+/* What worker `cluster`'s ClusterMetrics says about the job's copy there
+ * (status.unschedulableJobs, agent.h): fills *u (strings borrowed from the
+ * store) and returns it, or NULL when its pods are not reported unschedulable. */
+static const struct wl_unsched *unsched_of(struct wlc *c, const char *cluster, const json_t *job,
+                                           struct wl_unsched *u)
+{
+    json_t *cm = store_get(c->cfg.src.cluster_metrics, cluster);
+    size_t i;
+    json_t *v;
+    json_array_foreach(jx_arr(cm, "status.unschedulableJobs"), i, v)
+    {
+        const char *ns = jx_str(v, "namespace", NULL), *name = jx_str(v, "name", NULL);
+        int64_t since = time_ms(jx_str(v, "since", NULL));
+        if (!ns || !name || since <= 0 || !jx_namespace(job) || !jx_name(job) ||
+            strcmp(ns, jx_namespace(job)) != 0 || strcmp(name, jx_name(job)) != 0)
+            continue;
+        *u = (struct wl_unsched){.uid = jx_str(v, "uid", NULL),
+                                 .reason = jx_str(v, "reason", NULL),
+                                 .message = jx_str(v, "message", NULL),
+                                 .since_ms = since};
+        return u;
+    }
+    return NULL;
 }
 
 struct copy_walk {
@@ -776,9 +815,12 @@ static void process(struct wq *q, const char *key, void *ud)
                               ? compute_explain(c, &s, false, &s.explain_never, &s.explain_unknown)
                               : NULL;
     const char *placed = job ? xf_placed_cluster(job) : NULL;
-    if (placed)
+    struct wl_unsched us;
+    if (placed) {
         s.placed.usable =
             cluster_usable(c, placed, k, now, &s.placed.reachable, &s.placed.unusable_since_ms);
+        s.unsched = unsched_of(c, placed, job, &us);
+    }
     /* our own placement write, not yet delivered by the job informer: held until
      * the job shows it (placed-for = the token) — not merely a newer version, which
      * may be another writer's (the Job controller's Suspended condition) — with
@@ -927,6 +969,10 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
         c->cfg.opts.worker_lost_timeout_ms = 300000;
+    if (c->cfg.opts.unschedulable_timeout_ms <= 0)
+        c->cfg.opts.unschedulable_timeout_ms = 300000;
+    if (c->cfg.opts.exclusion_ms <= 0)
+        c->cfg.opts.exclusion_ms = 600000;
     if (c->cfg.opts.no_fit_requeue_ms <= 0)
         c->cfg.opts.no_fit_requeue_ms = 5000;
     if (c->cfg.opts.pin_unknown_requeue_ms <= 0)

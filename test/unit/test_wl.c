@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controllers/workload/excl.h"
 #include "controllers/workload/wl.h"
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
@@ -164,7 +165,10 @@ struct tcase {
     int64_t lost_ms;
     bool delete_on_completion;
     bool want_placement;
-    const char *want[12]; /* substrings, one per action line, in order; NULL-terminated */
+    const char *excl;        /* the job's kueue-ks.io/excluded-clusters, or NULL */
+    int64_t unsched_ms;      /* > 0: the copy's pods reported unschedulable for that long */
+    const char *unsched_uid; /* the copy uid the report names (NULL: none) */
+    const char *want[12];    /* substrings, one per action line, in order; NULL-terminated */
 };
 
 /* the job patch that undoes JOB_PLACED_C1 */
@@ -330,12 +334,17 @@ static const struct tcase cases[] = {
      .place = -1,
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":",
               "\"reason\":\"ClusterAssigned\""}},
-    {.name = "placed on c1, old copy on c2: deleted, c1 copy created",
+    {.name = "placed on c1, old copy on c2: deleted first, the c1 copy waits (one at a time)",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_OLD_C2,
      .place = -1,
-     .want = {"delete-copy c2 default/sample", "create-copy c1", "Dispatched"}},
+     .want = {"delete-copy c2 default/sample", "requeue 1000"}},
+    {.name = "placed on c1, no copy anywhere: c1 copy created",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .want = {"create-copy c1", "Dispatched"}},
     {.name = "placed, copy running: remote-status annotation and progress message",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
@@ -372,6 +381,95 @@ static const struct tcase cases[] = {
      .lost_ms = 300000,
      .want = {"event workload Warning WorkerLost: worker cluster c1 lost for 300s (timeout 300s)",
               "event job Warning WorkerLost", "unreserve", "\"state\":\"Retry\""}},
+    /* ---- unschedulable on the worker (--unschedulable-timeout 300s, exclusion 600s) ---- */
+    {.name = "unschedulable on c1, not yet timed out: mirrored, requeue at the deadline",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .unsched_ms = 60000,
+     .want = {"requeue 240000", "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
+              "running on cluster c1"}},
+    {.name = "unschedulable on c1, timed out: the exclusion is recorded on the hub job first",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .unsched_ms = 300000,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/excluded-clusters\":"
+              "\"c1=1970-01-01T00:26:40Z\"},\"resourceVersion\":\"5\"}}"}},
+    {.name = "timed out, other clusters' exclusions kept, expired ones dropped",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .unsched_ms = 400000,
+     .excl = "c2=1970-01-01T00:20:00Z,c3=1970-01-01T00:10:00Z",
+     .want = {"\"kueue-ks.io/excluded-clusters\":\"c2=1970-01-01T00:20:00Z,"
+              "c1=1970-01-01T00:26:40Z\""}},
+    {.name = "exclusion recorded (read from the hub job, so a restart keeps it): Retry naming "
+             "the worker's reason, copy deleted, reservation dropped",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .unsched_ms = 300000,
+     .excl = "c1=1970-01-01T00:26:40Z",
+     .want = {"event workload Warning UnschedulableOnWorker: cannot run on cluster c1: pods "
+              "unschedulable there: Unschedulable: 0/2 nodes are available: 2 node(s) didn't "
+              "match Pod's node affinity/selector; re-placing with cluster c1 excluded until "
+              "1970-01-01T00:26:40Z",
+              "event job Warning UnschedulableOnWorker", "delete-copy c1 default/sample",
+              "unreserve", "\"state\":\"Retry\""}},
+    {.name = "placed on an excluded cluster without a report (set by hand): Retry as well",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .excl = "c1=1970-01-01T00:26:40Z",
+     .want = {"cannot run on cluster c1 (excluded by kueue-ks.io/excluded-clusters); re-placing "
+              "with cluster c1 excluded until 1970-01-01T00:26:40Z",
+              "event job", "delete-copy c1", "unreserve", "\"state\":\"Retry\""}},
+    {.name = "exclusion expired, pods running: c1 usable again, status mirrored",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .excl = "c1=1970-01-01T00:16:00Z",
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
+              "running on cluster c1"}},
+    {.name = "report names another copy (uid): not this one, ignored",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .unsched_ms = 900000,
+     .unsched_uid = "an-old-copy",
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
+              "running on cluster c1"}},
+    {.name = "report, but the copy on c1 is not there (yet): nothing decided on it",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .unsched_ms = 900000,
+     .want = {"create-copy c1", "Dispatched"}},
+    {.name = "kubestellar transport, unschedulable past the timeout: exclusion recorded",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .direct_off = true,
+     .unsched_ms = 300000,
+     .want = {"\"kueue-ks.io/excluded-clusters\":\"c1=1970-01-01T00:26:40Z\""}},
+    {.name = "kubestellar transport, excluded: Retry (KubeStellar removes the copy once the "
+             "label goes)",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .direct_off = true,
+     .unsched_ms = 300000,
+     .excl = "c1=1970-01-01T00:26:40Z",
+     .want = {"event workload Warning UnschedulableOnWorker", "event job", "unreserve",
+              "\"state\":\"Retry\""}},
     {.name = "kubestellar transport, placed: nothing to move",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
@@ -427,6 +525,13 @@ static void run_case(const struct tcase *c)
 {
     json_t *wl = c->no_wl ? NULL : make_wl(&c->wl);
     json_t *job = c->no_job ? NULL : make_job(c->job);
+    if (job && c->excl)
+        jx_setv_new(job, json_string(c->excl), "metadata", "annotations", EXCL_ANNOTATION);
+    struct wl_unsched us = {.uid = c->unsched_uid,
+                            .reason = "Unschedulable",
+                            .message = "0/2 nodes are available: 2 node(s) didn't match Pod's "
+                                       "node affinity/selector",
+                            .since_ms = 1000000 - c->unsched_ms};
     json_t *ref = make_job(JOB_PLACED_C1);
     json_t *c1 = NULL, *c2 = NULL;
     struct wl_copy copies[2];
@@ -476,11 +581,14 @@ static void run_case(const struct tcase *c)
         .placed = {.reachable = !c->unreachable,
                    .usable = !c->unusable,
                    .unusable_since_ms = 1000000 - c->lost_ms},
+        .unsched = c->unsched_ms > 0 ? &us : NULL,
         .now_ms = 1000000,
         .now = NOW,
         .opts = {.direct = !c->direct_off,
                  .delete_on_completion = c->delete_on_completion,
                  .worker_lost_timeout_ms = 300000,
+                 .unschedulable_timeout_ms = 300000,
+                 .exclusion_ms = 600000,
                  .no_fit_requeue_ms = 5000,
                  .pin_unknown_requeue_ms = 30000,
                  .origin = "hub"},
