@@ -393,6 +393,10 @@ struct all_walk {
     int64_t now;
     struct clusters *out;
     bool *usable;
+    /* why a cluster is not a candidate (excl_explain), parallel to out */
+    const struct sel *sel;
+    const char *sel_text, *sel_from, *excluded;
+    struct explain_excl *excl; /* the why strings are owned */
 };
 
 static int collect_any_cluster(const char *key, json_t *obj, void *ud)
@@ -407,8 +411,29 @@ static int collect_any_cluster(const char *key, json_t *obj, void *ud)
         return 0;
     w->usable = xrealloc(w->usable, (w->out->n + 1) * sizeof(*w->usable));
     w->usable[w->out->n] = ok;
+    const struct wlc_sources *src = &w->c->cfg.src;
+    json_t *extra = src->cluster_labels ? src->cluster_labels(src->ud, key) : NULL;
+    json_t *labels = clsel_cluster_labels(key, obj, extra);
+    struct explain_excl x = {0};
+    x.why = excl_explain(w->excluded, w->sel, w->sel_text, w->sel_from, key, labels, w->now,
+                         &x.temporary);
+    json_decref(labels);
+    json_decref(extra);
+    w->excl = xrealloc(w->excl, (w->out->n + 1) * sizeof(*w->excl));
+    w->excl[w->out->n] = x;
     clusters_push(w->out, pc);
     return 0;
+}
+
+/* The cluster selector in force for the snapshot's job (clustersel.h). */
+static int job_selector(struct wlc *c, const struct wl_snapshot *s, struct sel **sel,
+                        const char **text, const char **from, struct err *e)
+{
+    const json_t *cq = NULL;
+    const char *cq_name = jx_str(s->workload, "status.admission.clusterQueue", NULL);
+    if (c->cfg.src.cluster_queues && cq_name)
+        cq = store_get(c->cfg.src.cluster_queues, cq_name);
+    return clsel_for(s->job, cq, sel, text, from, e);
 }
 
 /* The per-cluster fit of the snapshot's workload (explain.h); NULL when its
@@ -422,7 +447,14 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
     if (place_workload_from_json(s->workload, &pw, &e) < 0)
         return NULL;
     struct clusters cl = {0};
-    struct all_walk w = {.c = c, .k = s->kind, .now = s->now_ms, .out = &cl};
+    struct sel *sel = NULL;
+    struct all_walk w = {.c = c,
+                         .k = s->kind,
+                         .now = s->now_ms,
+                         .out = &cl,
+                         .excluded = jx_annotation(s->job, EXCL_ANNOTATION)};
+    if (job_selector(c, s, &sel, &w.sel_text, &w.sel_from, NULL) == 0)
+        w.sel = sel; /* an invalid one is the check message's subject, not the fit's */
     store_foreach(c->cfg.src.cluster_metrics, collect_any_cluster, &w);
     struct flv fl = {0};
     store_foreach(c->cfg.src.flavors, collect_place_flavor, &fl);
@@ -430,6 +462,7 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
                                .clusters = cl.v,
                                .n_clusters = cl.n,
                                .usable = w.usable,
+                               .excluded = w.excl,
                                .flavors = fl.v,
                                .n_flavors = fl.n,
                                .resv = &c->resv,
@@ -447,6 +480,10 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
     free(fl.v);
     clusters_free(&cl);
     free(w.usable);
+    for (size_t i = 0; i < cl.n; i++)
+        free((char *)w.excl[i].why);
+    free(w.excl);
+    sel_free(sel);
     place_workload_free(&pw);
     return msg;
 }
@@ -496,11 +533,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
     }
     struct sel *sel = NULL;
     const char *sel_text = NULL, *sel_from = NULL;
-    const json_t *cq = NULL;
-    const char *cq_name = jx_str(s->workload, "status.admission.clusterQueue", NULL);
-    if (c->cfg.src.cluster_queues && cq_name)
-        cq = store_get(c->cfg.src.cluster_queues, cq_name);
-    if (clsel_for(s->job, cq, &sel, &sel_text, &sel_from, &e) < 0) {
+    if (job_selector(c, s, &sel, &sel_text, &sel_from, &e) < 0) {
         *msg = xasprintf("invalid cluster selector: %s", e.msg);
         *wp = (struct wl_placement){.status = WL_PLACE_INVALID, .message = *msg};
         place_workload_free(&pw);

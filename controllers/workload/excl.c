@@ -122,3 +122,20 @@ char *excl_with(const char *v, const char *cluster, int64_t until_ms, int64_t no
     buf_free(&b);
     return s;
 }
+
+char *excl_explain(const char *excl_value, const struct sel *sel, const char *sel_text,
+                   const char *sel_from, const char *cluster, const json_t *labels, int64_t now_ms,
+                   bool *temporary)
+{
+    *temporary = false;
+    if (sel && !sel_matches(sel, labels))
+        return xasprintf("excluded by the cluster selector \"%s\" (from the %s)",
+                         sel_text ? sel_text : "", sel_from ? sel_from : "job");
+    int64_t until = excl_until(excl_value, cluster, now_ms);
+    if (!until)
+        return NULL;
+    *temporary = true;
+    char t[40];
+    return xasprintf("excluded until %s: its pods could not be scheduled there (%s)",
+                     excl_fmt_time(t, sizeof t, until), EXCL_ANNOTATION);
+}

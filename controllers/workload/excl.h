@@ -14,8 +14,12 @@
 #ifndef KKS_CONTROLLERS_WORKLOAD_EXCL_H
 #define KKS_CONTROLLERS_WORKLOAD_EXCL_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "pkg/labels/sel.h"
 
 #define EXCL_ANNOTATION "kueue-ks.io/excluded-clusters"
 #define EXCL_MAX_VALUE  8192 /* longer values are read up to here */
@@ -30,6 +34,18 @@ int64_t excl_until(const char *v, const char *cluster, int64_t now_ms);
  * (expired, unparseable and older entries of `cluster` are dropped). New
  * string. */
 char *excl_with(const char *v, const char *cluster, int64_t until_ms, int64_t now_ms);
+
+/* Why `cluster` (labels: clsel_cluster_labels, borrowed) is not a candidate
+ * for a job, as `kueue-ks explain` and the check message say it, or NULL when
+ * it is one. `sel` (may be NULL: every cluster) is the job's cluster selector,
+ * `sel_text` / `sel_from` as clsel_for() returns them; `excl_value` the job's
+ * EXCL_ANNOTATION (may be NULL). The selector first:
+ *   excluded by the cluster selector "<text>" (from the <from>)
+ *   excluded until <RFC 3339>: its pods could not be scheduled there
+ * (kueue-ks.io/excluded-clusters) *temporary: the second form. New string. */
+char *excl_explain(const char *excl_value, const struct sel *sel, const char *sel_text,
+                   const char *sel_from, const char *cluster, const json_t *labels, int64_t now_ms,
+                   bool *temporary);
 
 /* RFC 3339 (UTC, seconds) of ms since the epoch into buf (>= 32 bytes). */
 const char *excl_fmt_time(char *buf, size_t n, int64_t ms);

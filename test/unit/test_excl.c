@@ -4,6 +4,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -55,11 +57,40 @@ static void test_with(void **state)
     free(s);
 }
 
+static void test_explain(void **state)
+{
+    (void)state;
+    struct sel *sel = NULL;
+    assert_int_equal(sel_parse("location-group=eu", &sel, NULL), 0);
+    json_t *eu = json_pack("{s:s, s:s}", "name", "cluster2", "location-group", "eu");
+    json_t *us = json_pack("{s:s, s:s}", "name", "cluster1", "location-group", "us");
+    const char *v = "cluster2=2026-11-24T10:05:00Z";
+    bool tmp = true;
+    char *s =
+        excl_explain(v, sel, "location-group=eu", "ClusterQueue cq", "cluster1", us, T0, &tmp);
+    assert_string_equal(s, "excluded by the cluster selector \"location-group=eu\" (from the "
+                           "ClusterQueue cq)");
+    assert_false(tmp);
+    free(s);
+    s = excl_explain(v, sel, "location-group=eu", "job", "cluster2", eu, T0, &tmp);
+    assert_string_equal(s, "excluded until 2026-11-24T10:05:00Z: its pods could not be scheduled "
+                           "there (kueue-ks.io/excluded-clusters)");
+    assert_true(tmp);
+    free(s);
+    /* expired, no selector: a candidate */
+    assert_null(excl_explain(v, NULL, NULL, NULL, "cluster2", eu, T0 + 300000, &tmp));
+    assert_false(tmp);
+    json_decref(eu);
+    json_decref(us);
+    sel_free(sel);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_until),
         cmocka_unit_test(test_with),
+        cmocka_unit_test(test_explain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
