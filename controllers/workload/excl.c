@@ -115,10 +115,12 @@ char *excl_with(const char *v, const char *cluster, int64_t until_ms, int64_t no
     struct buf b;
     buf_init(&b, 2 * EXCL_MAX_VALUE);
     struct with_walk w = {.cluster = cluster, .now_ms = now_ms, .b = &b};
-    each(v, keep_one, &w);
     char t[40];
-    buf_printf(&b, "%s=%s", cluster, excl_fmt_time(t, sizeof t, until_ms));
+    /* first: whatever follows, a reader that stops at EXCL_MAX_VALUE sees it */
+    buf_printf(&b, "%s=%s,", cluster, excl_fmt_time(t, sizeof t, until_ms));
+    each(v, keep_one, &w);
     char *s = buf_detach(&b);
+    s[strlen(s) - 1] = '\0'; /* the last comma */
     buf_free(&b);
     return s;
 }

@@ -29,10 +29,10 @@
  * several entries for the cluster, the latest time counts. */
 int64_t excl_until(const char *v, const char *cluster, int64_t now_ms);
 
-/* The annotation value after excluding `cluster` until until_ms: the entries
- * of v still in force for other clusters, in their order, then the new one
- * (expired, unparseable and older entries of `cluster` are dropped). New
- * string. */
+/* The annotation value after excluding `cluster` until until_ms: the new
+ * entry first, then the entries of v still in force for other clusters, in
+ * their order (expired, unparseable and older entries of `cluster` are
+ * dropped). New string. */
 char *excl_with(const char *v, const char *cluster, int64_t until_ms, int64_t now_ms);
 
 /* Why `cluster` (labels: clsel_cluster_labels, borrowed) is not a candidate

@@ -51,7 +51,7 @@ static void test_with(void **state)
     s = excl_with("old=2026-11-24T09:00:00Z,junk,cluster2=2026-11-24T10:20:00Z,"
                   "cluster1=2026-11-24T10:01:00Z",
                   "cluster1", T0 + 600000, T0);
-    assert_string_equal(s, "cluster2=2026-11-24T10:20:00Z,cluster1=2026-11-24T10:10:00Z");
+    assert_string_equal(s, "cluster1=2026-11-24T10:10:00Z,cluster2=2026-11-24T10:20:00Z");
     assert_int_equal(excl_until(s, "cluster1", T0), T0 + 600000);
     assert_int_equal(excl_until(s, "cluster2", T0), T0 + 1200000);
     free(s);

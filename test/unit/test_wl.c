@@ -405,8 +405,8 @@ static const struct tcase cases[] = {
      .place = -1,
      .unsched_ms = 400000,
      .excl = "c2=1970-01-01T00:20:00Z,c3=1970-01-01T00:10:00Z",
-     .want = {"\"kueue-ks.io/excluded-clusters\":\"c2=1970-01-01T00:20:00Z,"
-              "c1=1970-01-01T00:26:40Z\""}},
+     .want = {"\"kueue-ks.io/excluded-clusters\":\"c1=1970-01-01T00:26:40Z,"
+              "c2=1970-01-01T00:20:00Z\""}},
     {.name = "exclusion recorded (read from the hub job, so a restart keeps it): Retry naming "
              "the worker's reason, copy deleted, reservation dropped",
      .wl = RESERVED_ASSIGNED("Pending"),
