@@ -625,7 +625,9 @@ static bool unsched_applies(const struct wl_snapshot *s, const json_t *copy, con
     if (!s->opts.direct)
         return true; /* KubeStellar's copy: matched by namespace/name */
     const char *pf = copy ? jx_annotation(copy, XF_ANN_PLACED_FOR) : NULL;
-    return copy && pf && strcmp(pf, token) == 0 &&
+    /* some pods run or ran: the rest waits for them (waves), not moved */
+    bool progress = jx_int(copy, "status.ready", 0) > 0 || jx_int(copy, "status.succeeded", 0) > 0;
+    return copy && pf && strcmp(pf, token) == 0 && !progress &&
            (!s->unsched->uid || (jx_uid(copy) && strcmp(s->unsched->uid, jx_uid(copy)) == 0));
 }
 

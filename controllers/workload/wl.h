@@ -57,8 +57,8 @@
  *     c waits (requeue).
  *     Unschedulable on the worker (s->unsched, both transports; with the
  *     direct transport only for the copy on c made for this admission, its
- *     uid matching): once now - since >= unschedulable_timeout_ms, check
- *     Retry naming the worker's reason, Warning Events
+ *     uid matching, none of its pods ready or succeeded): once now - since >=
+ * unschedulable_timeout_ms, check Retry naming the worker's reason, Warning Events
  *     REASON_UNSCHEDULABLE_ON_WORKER, the job annotated
  *     kueue-ks.io/excluded-clusters (excl.h) with c until now +
  *     exclusion_ms, the copy deleted, the reservation dropped; Kueue then

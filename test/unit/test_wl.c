@@ -130,7 +130,8 @@ enum {
     COPY_COMPLETE,
     COPY_OLD_C2,
     COPY_BOTH,
-    COPY_STALE_COMPLETE /* on c1, created for an earlier admission (older placed-for) */
+    COPY_STALE_COMPLETE, /* on c1, created for an earlier admission (older placed-for) */
+    COPY_PENDING         /* on c1, its pods not ready: {active 3} */
 };
 
 static const char *COPY_STATUS_RUNNING =
@@ -385,15 +386,15 @@ static const struct tcase cases[] = {
     {.name = "unschedulable on c1, not yet timed out: mirrored, requeue at the deadline",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
-     .copy = COPY_RUNNING,
+     .copy = COPY_PENDING,
      .place = -1,
      .unsched_ms = 60000,
      .want = {"requeue 240000", "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
-              "running on cluster c1"}},
+              "running on cluster c1: active 3, ready 0"}},
     {.name = "unschedulable on c1, timed out: the exclusion is recorded on the hub job first",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
-     .copy = COPY_RUNNING,
+     .copy = COPY_PENDING,
      .place = -1,
      .unsched_ms = 300000,
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/excluded-clusters\":"
@@ -401,7 +402,7 @@ static const struct tcase cases[] = {
     {.name = "timed out, other clusters' exclusions kept, expired ones dropped",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
-     .copy = COPY_RUNNING,
+     .copy = COPY_PENDING,
      .place = -1,
      .unsched_ms = 400000,
      .excl = "c2=1970-01-01T00:20:00Z,c3=1970-01-01T00:10:00Z",
@@ -411,7 +412,7 @@ static const struct tcase cases[] = {
              "the worker's reason, copy deleted, reservation dropped",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
-     .copy = COPY_RUNNING,
+     .copy = COPY_PENDING,
      .place = -1,
      .unsched_ms = 300000,
      .excl = "c1=1970-01-01T00:26:40Z",
@@ -424,29 +425,37 @@ static const struct tcase cases[] = {
     {.name = "placed on an excluded cluster without a report (set by hand): Retry as well",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
-     .copy = COPY_RUNNING,
+     .copy = COPY_PENDING,
      .place = -1,
      .excl = "c1=1970-01-01T00:26:40Z",
      .want = {"cannot run on cluster c1 (excluded by kueue-ks.io/excluded-clusters); re-placing "
               "with cluster c1 excluded until 1970-01-01T00:26:40Z",
               "event job", "delete-copy c1", "unreserve", "\"state\":\"Retry\""}},
-    {.name = "exclusion expired, pods running: c1 usable again, status mirrored",
+    {.name = "exclusion expired, no report: c1 usable again, status mirrored",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
-     .copy = COPY_RUNNING,
+     .copy = COPY_PENDING,
      .place = -1,
      .excl = "c1=1970-01-01T00:16:00Z",
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
-              "running on cluster c1"}},
+              "running on cluster c1: active 3, ready 0"}},
     {.name = "report names another copy (uid): not this one, ignored",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .unsched_ms = 900000,
+     .unsched_uid = "an-old-copy",
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
+              "running on cluster c1: active 3, ready 0"}},
+    {.name = "unschedulable past the timeout, but some pods run (waves): not moved",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
      .place = -1,
      .unsched_ms = 900000,
-     .unsched_uid = "an-old-copy",
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
-              "running on cluster c1"}},
+              "running on cluster c1: active 2, ready 2"}},
     {.name = "report, but the copy on c1 is not there (yet): nothing decided on it",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
@@ -545,6 +554,9 @@ static void run_case(const struct tcase *c)
         break;
     case COPY_COMPLETE:
         c1 = make_copy(ref, COPY_STATUS_COMPLETE);
+        break;
+    case COPY_PENDING:
+        c1 = make_copy(ref, "{\"active\":3,\"ready\":0}");
         break;
     case COPY_OLD_C2:
         c2 = make_copy(ref, COPY_STATUS_RUNNING);
