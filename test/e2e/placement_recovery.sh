@@ -39,7 +39,6 @@ trap cleanup EXIT
 . "$ROOT/test/e2e/lib/workload_harness.sh"
 
 TIMEOUT_S=8
-hub_job_complete() { jq_ok hub '[.status.conditions[]?|select(.type=="Complete" and .status=="True")]|length==1' job "$1" -n default; }
 
 start_devhub hub --kueue
 start_devhub cluster1 --run-jobs --time-scale $SCALE --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
