@@ -93,7 +93,7 @@ static json_t *make_wl(const struct wl_fx *f)
     return wl;
 }
 
-enum { JOB_FREE, JOB_PLACED_C1, JOB_PINNED_C1, JOB_STALE_C1, JOB_PIN_C3 };
+enum { JOB_FREE, JOB_PLACED_C1, JOB_PINNED_C1, JOB_STALE_C1, JOB_PIN_C3, JOB_PLACED_C1_DONE };
 
 static json_t *make_job(int how)
 {
@@ -118,6 +118,12 @@ static json_t *make_job(int how)
     case JOB_PIN_C3:
         jx_set_label(job, XF_LABEL_CLUSTER, "c3");
         break;
+    case JOB_PLACED_C1_DONE: /* the final status written, then amended by the Job controller */
+        xf_place(k, job, "c1", labels, TOKEN, NULL);
+        json_object_set_new(job, "status",
+                            J("{\"succeeded\":3,\"conditions\":[{\"type\":\"Complete\","
+                              "\"status\":\"True\"}]}"));
+        break;
     }
     json_decref(labels);
     return job;
@@ -131,7 +137,8 @@ enum {
     COPY_OLD_C2,
     COPY_BOTH,
     COPY_STALE_COMPLETE, /* on c1, created for an earlier admission (older placed-for) */
-    COPY_PENDING         /* on c1, its pods not ready: {active 3} */
+    COPY_PENDING,        /* on c1, its pods not ready: {active 3} */
+    COPY_FAILED
 };
 
 static const char *COPY_STATUS_RUNNING =
@@ -140,6 +147,11 @@ static const char *COPY_STATUS_COMPLETE =
     "{\"succeeded\":3,\"startTime\":\"2026-11-22T10:01:00Z\",\"completionTime\":"
     "\"2026-11-22T10:04:00Z\",\"conditions\":[{\"type\":\"SuccessCriteriaMet\",\"status\":"
     "\"True\"},{\"type\":\"Complete\",\"status\":\"True\"}]}";
+
+static const char *COPY_STATUS_FAILED =
+    "{\"failed\":1,\"startTime\":\"2026-11-22T10:01:00Z\",\"conditions\":[{\"type\":"
+    "\"FailureTarget\",\"status\":\"True\"},{\"type\":\"Failed\",\"status\":\"True\","
+    "\"reason\":\"BackoffLimitExceeded\"}]}";
 
 static json_t *make_copy(const json_t *job, const char *status)
 {
@@ -170,6 +182,7 @@ struct tcase {
     int64_t unsched_ms;      /* > 0: the copy's pods reported unschedulable for that long */
     const char *unsched_uid; /* the copy uid the report names (NULL: none) */
     const char *want[12];    /* substrings, one per action line, in order; NULL-terminated */
+    const char *out;         /* the outcome, as wl_outcome_describe() says it */
 };
 
 /* the job patch that undoes JOB_PLACED_C1 */
@@ -188,26 +201,31 @@ struct tcase {
 
 static const struct tcase cases[] = {
     {.name = "hub job deleted: copies deleted, reservation dropped",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .no_job = true,
      .copy = COPY_BOTH,
      .place = -1,
      .want = {"delete-copy c1 default/sample", "delete-copy c2 default/sample", "unreserve"}},
     {.name = "workload deleted",
+     .out = "none",
      .no_wl = true,
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
      .place = -1,
      .want = {"delete-copy c1 default/sample", "unreserve"}},
     {.name = "not our workload (check absent)",
+     .out = "none",
      .wl = {.reserved = RES_TRUE},
      .place = -1,
      .want = {NULL}},
     {.name = "new, no reservation: nothing to undo",
+     .out = "waiting",
      .wl = {.state = "Pending"},
      .place = -1,
      .want = {"unreserve"}},
     {.name = "evicted (preempted) while placed: undo, delete copy, ClusterAssigned False",
+     .out = "evicted c1",
      .wl = {.reserved = RES_FALSE_EVICTED, .state = "Pending", .assigned = true},
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
@@ -217,10 +235,12 @@ static const struct tcase cases[] = {
               "placement on cluster c1 undone",
               "\"reason\":\"NoReservation\""}},
     {.name = "requeued after Retry: check back to Pending",
+     .out = "waiting",
      .wl = {.reserved = RES_FALSE_EVICTED, .state = "Retry"},
      .place = -1,
      .want = {"unreserve", "\"state\":\"Pending\""}},
     {.name = "evicted, user pin: the label stays, injected keys go",
+     .out = "evicted c1",
      .wl = {.reserved = RES_FALSE_EVICTED, .state = "Pending"},
      .job = JOB_PINNED_C1,
      .place = -1,
@@ -228,6 +248,7 @@ static const struct tcase cases[] = {
               "\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":null}}}}",
               "unreserve", "event job Normal Evicted"}},
     {.name = "deactivated after Rejected: undo, check left Rejected",
+     .out = "evicted c1",
      .wl = {.reserved = RES_TRUE, .inactive = true, .state = "Rejected"},
      .job = JOB_PLACED_C1,
      .place = -1,
@@ -235,11 +256,13 @@ static const struct tcase cases[] = {
               "event job Normal Evicted: Workload job-sample-1a2b3 "
               "deactivated"}},
     {.name = "reserved, placement not computed yet: requeue",
+     .out = "waiting",
      .wl = RESERVED("Pending"),
      .place = -1,
      .want_placement = true,
      .want = {"requeue 1000"}},
     {.name = "reserved: placed on c2 with flavor labels",
+     .out = "placed c2",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_OK,
      .place_cluster = "c2",
@@ -255,6 +278,7 @@ static const struct tcase cases[] = {
               "\"message\":\"placed on cluster c2: most free\",\"name\":\"ks-check\","
               "\"state\":\"Pending\""}},
     {.name = "reserved: placed with constraints left to the worker: an Event says which",
+     .out = "placed c2",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_OK,
      .place_cluster = "c2",
@@ -266,6 +290,7 @@ static const struct tcase cases[] = {
               "(topologyKey zone)",
               "AssignedFlavor", "wl-status"}},
     {.name = "reserved, user pinned c3: placed there, label untouched",
+     .out = "placed c3",
      .wl = RESERVED("Pending"),
      .job = JOB_PIN_C3,
      .place = WL_PLACE_OK,
@@ -274,17 +299,20 @@ static const struct tcase cases[] = {
      .want = {"\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"resourceVersion\":\"5\"}", "reserve c3",
               "AssignedCluster", "AssignedCluster", "AssignedFlavor", "wl-status"}},
     {.name = "reserved, nothing fits now: message, event, requeue",
+     .out = "waiting",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_NOT_NOW,
      .want_placement = true,
      .want = {"event workload Warning NoClusterFits: no cluster fits now: full", "requeue 5000",
               "\"message\":\"no cluster fits now: full\""}},
     {.name = "reserved, nothing fits now, already said so: only requeue",
+     .out = "waiting",
      .wl = {.reserved = RES_TRUE, .state = "Pending", .msg = "no cluster fits now: full"},
      .place = WL_PLACE_NOT_NOW,
      .want_placement = true,
      .want = {"requeue 5000"}},
     {.name = "reserved, invalid cluster selector: Pending, Warning Events, requeue",
+     .out = "waiting",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_INVALID,
      .want_placement = true,
@@ -292,12 +320,14 @@ static const struct tcase cases[] = {
               "event workload Warning InvalidClusterSelector: cannot place: full", "requeue 30000",
               "\"message\":\"cannot place: full\""}},
     {.name = "reserved, never fits: Rejected",
+     .out = "rejected told NoClusterFits",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_NEVER,
      .want_placement = true,
      .want = {"event workload Warning NoClusterFits: the workload fits no cluster: full",
               "event job Warning NoClusterFits", "\"state\":\"Rejected\""}},
     {.name = "reserved, pin to an unknown cluster: wait",
+     .out = "waiting",
      .wl = RESERVED("Pending"),
      .job = JOB_PIN_C3,
      .place = WL_PLACE_PIN_UNKNOWN,
@@ -306,6 +336,7 @@ static const struct tcase cases[] = {
      .want = {"NoClusterFits: pinned cluster c3 is not a registered worker", "requeue 30000",
               "wl-status"}},
     {.name = "stale placement from an earlier admission: undone, copies removed, re-placed",
+     .out = "placed c2",
      .wl = RESERVED("Pending"),
      .job = JOB_STALE_C1,
      .copy = COPY_RUNNING,
@@ -317,18 +348,21 @@ static const struct tcase cases[] = {
               "\"},\"labels\":{\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
               "reserve c2", "AssignedCluster", "AssignedCluster", "AssignedFlavor", "wl-status"}},
     {.name = "reserved, check Retry: wait for Kueue",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Retry"),
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
      .place = -1,
      .want = {NULL}},
     {.name = "placed, no copy yet: create it (ClusterAssigned already set)",
+     .out = "dispatched c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
      .want = {"create-copy c1 default/sample",
               "event job Normal Dispatched: Created on cluster c1"}},
     {.name = "placed, ClusterAssigned missing (crash after the job patch): set it",
+     .out = "none",
      .wl = RESERVED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_NEW,
@@ -336,17 +370,20 @@ static const struct tcase cases[] = {
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":",
               "\"reason\":\"ClusterAssigned\""}},
     {.name = "placed on c1, old copy on c2: deleted first, the c1 copy waits (one at a time)",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_OLD_C2,
      .place = -1,
      .want = {"delete-copy c2 default/sample", "requeue 1000"}},
     {.name = "placed on c1, no copy anywhere: c1 copy created",
+     .out = "dispatched c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
      .want = {"create-copy c1", "Dispatched"}},
     {.name = "placed, copy running: remote-status annotation and progress message",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
@@ -356,6 +393,7 @@ static const struct tcase cases[] = {
               "\\\"succeeded\\\":1}\"}}}",
               "\"message\":\"running on cluster c1: active 2, ready 2, succeeded 1, failed 0\""}},
     {.name = "placed, copy complete: final hub status",
+     .out = "finished c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_COMPLETE,
@@ -365,7 +403,26 @@ static const struct tcase cases[] = {
               "\"SuccessCriteriaMet\"},{\"status\":\"True\",\"type\":\"Complete\"}],\"ready\":0,"
               "\"startTime\":\"2026-11-22T10:01:00Z\",\"succeeded\":3,\"terminating\":0}}",
               "patch-job", "finished on cluster c1: succeeded"}},
+    {.name = "placed, copy complete, hub job already Complete (amended by the Job controller): "
+             "status written again, finished only once",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1_DONE,
+     .copy = COPY_COMPLETE,
+     .place = -1,
+     .want = {"patch-job-status", "patch-job", "finished on cluster c1: succeeded"}},
+    {.name = "placed, copy failed: final hub status, the outcome says failed",
+     .out = "finished c1 failed",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_FAILED,
+     .place = -1,
+     .want = {"patch-job-status {\"status\":{\"active\":0,\"conditions\":[{\"status\":"
+              "\"True\",\"type\":\"FailureTarget\"},{\"reason\":\"BackoffLimitExceeded\","
+              "\"status\":\"True\",\"type\":\"Failed\"}],\"failed\":1",
+              "patch-job", "finished on cluster c1: failed"}},
     {.name = "placed, worker unreachable within the timeout: requeue at the deadline",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
@@ -374,6 +431,7 @@ static const struct tcase cases[] = {
      .lost_ms = 60000,
      .want = {"requeue 240000"}},
     {.name = "placed, worker lost past the timeout: Retry",
+     .out = "worker-lost c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
@@ -384,6 +442,7 @@ static const struct tcase cases[] = {
               "event job Warning WorkerLost", "unreserve", "\"state\":\"Retry\""}},
     /* ---- unschedulable on the worker (--unschedulable-timeout 300s, exclusion 600s) ---- */
     {.name = "unschedulable on c1, not yet timed out: mirrored, requeue at the deadline",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_PENDING,
@@ -392,6 +451,7 @@ static const struct tcase cases[] = {
      .want = {"requeue 240000", "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
               "running on cluster c1: active 3, ready 0"}},
     {.name = "unschedulable on c1, timed out: the exclusion is recorded on the hub job first",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_PENDING,
@@ -400,6 +460,7 @@ static const struct tcase cases[] = {
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/excluded-clusters\":"
               "\"c1=1970-01-01T00:26:40Z\"},\"resourceVersion\":\"5\"}}"}},
     {.name = "timed out, other clusters' exclusions kept, expired ones dropped",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_PENDING,
@@ -410,6 +471,7 @@ static const struct tcase cases[] = {
               "c2=1970-01-01T00:20:00Z\""}},
     {.name = "exclusion recorded (read from the hub job, so a restart keeps it): Retry naming "
              "the worker's reason, copy deleted, reservation dropped",
+     .out = "unschedulable c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_PENDING,
@@ -423,6 +485,7 @@ static const struct tcase cases[] = {
               "event job Warning UnschedulableOnWorker", "delete-copy c1 default/sample",
               "unreserve", "\"state\":\"Retry\""}},
     {.name = "placed on an excluded cluster without a report (set by hand): Retry as well",
+     .out = "unschedulable c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_PENDING,
@@ -432,6 +495,7 @@ static const struct tcase cases[] = {
               "with cluster c1 excluded until 1970-01-01T00:26:40Z",
               "event job", "delete-copy c1", "unreserve", "\"state\":\"Retry\""}},
     {.name = "exclusion expired, no report: c1 usable again, status mirrored",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_PENDING,
@@ -440,6 +504,7 @@ static const struct tcase cases[] = {
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
               "running on cluster c1: active 3, ready 0"}},
     {.name = "report names another copy (uid): not this one, ignored",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_PENDING,
@@ -449,6 +514,7 @@ static const struct tcase cases[] = {
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
               "running on cluster c1: active 3, ready 0"}},
     {.name = "unschedulable past the timeout, but some pods run (waves): not moved",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
@@ -457,12 +523,14 @@ static const struct tcase cases[] = {
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
               "running on cluster c1: active 2, ready 2"}},
     {.name = "report, but the copy on c1 is not there (yet): nothing decided on it",
+     .out = "dispatched c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
      .unsched_ms = 900000,
      .want = {"create-copy c1", "Dispatched"}},
     {.name = "kubestellar transport, unschedulable past the timeout: exclusion recorded",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
@@ -471,6 +539,7 @@ static const struct tcase cases[] = {
      .want = {"\"kueue-ks.io/excluded-clusters\":\"c1=1970-01-01T00:26:40Z\""}},
     {.name = "kubestellar transport, excluded: Retry (KubeStellar removes the copy once the "
              "label goes)",
+     .out = "unschedulable c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
@@ -480,12 +549,14 @@ static const struct tcase cases[] = {
      .want = {"event workload Warning UnschedulableOnWorker", "event job", "unreserve",
               "\"state\":\"Retry\""}},
     {.name = "kubestellar transport, placed: nothing to move",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
      .direct_off = true,
      .want = {NULL}},
     {.name = "finished, delete on completion",
+     .out = "none",
      .wl = {.reserved = RES_TRUE, .finished = true, .state = "Pending", .assigned = true},
      .job = JOB_PLACED_C1,
      .copy = COPY_COMPLETE,
@@ -493,24 +564,28 @@ static const struct tcase cases[] = {
      .delete_on_completion = true,
      .want = {"unreserve", "delete-copy c1 default/sample"}},
     {.name = "finished, copies kept",
+     .out = "none",
      .wl = {.reserved = RES_TRUE, .finished = true, .state = "Pending", .assigned = true},
      .job = JOB_PLACED_C1,
      .copy = COPY_COMPLETE,
      .place = -1,
      .want = {"unreserve"}},
     {.name = "finished on c1, stale copy on c2 (lost worker came back): c2 copy deleted",
+     .out = "none",
      .wl = {.reserved = RES_TRUE, .finished = true, .state = "Pending", .assigned = true},
      .job = JOB_PLACED_C1,
      .copy = COPY_OLD_C2,
      .place = -1,
      .want = {"unreserve", "delete-copy c2 default/sample"}},
     {.name = "placed, the copy on c1 is from an earlier admission: deleted, not mirrored",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_STALE_COMPLETE,
      .place = -1,
      .want = {"delete-copy c1 default/sample"}},
     {.name = "being evicted (Evicted=True, QuotaReserved still True): undo, delete copy",
+     .out = "evicted c1",
      .wl = {.reserved = RES_TRUE_EVICTING, .state = "Pending", .assigned = true},
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
@@ -520,6 +595,7 @@ static const struct tcase cases[] = {
               "placement on cluster c1 undone",
               "\"reason\":\"NoReservation\""}},
     {.name = "being evicted after a worker-lost Retry: undo, check left to Kueue",
+     .out = "evicted c1",
      .wl = {.reserved = RES_TRUE_EVICTING, .state = "Retry", .assigned = true},
      .job = JOB_PLACED_C1,
      .place = -1,
@@ -557,6 +633,9 @@ static void run_case(const struct tcase *c)
         break;
     case COPY_PENDING:
         c1 = make_copy(ref, "{\"active\":3,\"ready\":0}");
+        break;
+    case COPY_FAILED:
+        c1 = make_copy(ref, COPY_STATUS_FAILED);
         break;
     case COPY_OLD_C2:
         c2 = make_copy(ref, COPY_STATUS_RUNNING);
@@ -634,6 +713,12 @@ static void run_case(const struct tcase *c)
         fail();
     }
     free(d);
+    d = wl_outcome_describe(&a.outcome);
+    if (strcmp(d, c->out) != 0) {
+        print_error("case \"%s\": outcome \"%s\", want \"%s\"\n", c->name, d, c->out);
+        fail();
+    }
+    free(d);
     wl_actions_free(&a);
     json_decref(wl);
     json_decref(job);
@@ -653,6 +738,27 @@ static void test_table(void **state)
 /* Unreserved, Kueue says why and the fit says never: the check message and ONE
  * Warning NoClusterFits on the job, with both; the same state again (the
  * message already written): no Event, so periodic passes do not storm. */
+/* Kueue's reason first, unless no cluster can ever hold the job: "fits now"
+ * leading the message of a job Kueue holds read as if it were about to run. */
+static void test_not_admitted_message_order(void **state)
+{
+    (void)state;
+    char *m = wl_not_admitted_message("fits now: pod set main needs cpu 1 per pod; cluster1: "
+                                      "fits now (spot)",
+                                      false, "Inadmissible: LocalQueue q doesn't exist");
+    assert_string_equal(m, "Kueue has not admitted it: Inadmissible: LocalQueue q doesn't exist; "
+                           "fits now: pod set main needs cpu 1 per pod; cluster1: fits now (spot)");
+    free(m);
+    m = wl_not_admitted_message("never fits: cluster1: largest node 8 cpu (spot)", true,
+                                "Pending: insufficient unused quota");
+    assert_string_equal(m, "never fits: cluster1: largest node 8 cpu (spot); Kueue has not "
+                           "admitted it: Pending: insufficient unused quota");
+    free(m);
+    m = wl_not_admitted_message(NULL, false, NULL);
+    assert_string_equal(m, "no quota reserved yet; waiting for a quota reservation");
+    free(m);
+}
+
 static void test_unreserved_explained_once(void **state)
 {
     (void)state;
@@ -695,6 +801,14 @@ static void test_unreserved_explained_once(void **state)
                 assert_string_equal(a.v[i].message, want);
             }
         assert_int_equal(events, round ? 0 : 1);
+        /* the outcome tells the job once too (the driver logs it) */
+        assert_int_equal(a.outcome.kind, WL_OUT_WAITING);
+        if (round == 0) {
+            assert_string_equal(a.outcome.told_reason, REASON_NO_CLUSTER_FITS);
+            assert_string_equal(a.outcome.told, want);
+        } else {
+            assert_null(a.outcome.told_reason);
+        }
         if (round == 0 && !strstr(d, want))
             fail_msg("the check message is not written: %s", d);
         assert_non_null(strstr(d, "requeue 30000"));
@@ -1151,6 +1265,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_not_admitted_message_order),
         cmocka_unit_test(test_unreserved_explained_once),
         cmocka_unit_test(test_unreserved_fresh_no_event),
         cmocka_unit_test(test_kueue_reason),
