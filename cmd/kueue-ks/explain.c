@@ -26,7 +26,7 @@
 
 #define XP_NFLAGS 4
 
-enum { G_JOB, G_DISC, G_CM, G_WL, G_LQ, G_RF, G_AC, G_N };
+enum { G_JOB, G_DISC, G_CM, G_WL, G_LQ, G_RF, G_AC, G_CQ, G_N };
 
 struct xp {
     struct ev_loop *loop;
@@ -239,6 +239,9 @@ int cmd_explain(int argc, char **argv)
     p = kube_path("kueue.x-k8s.io", ver, "admissionchecks", NULL, NULL, NULL);
     get(&x, G_AC, p);
     free(p);
+    p = kube_path("kueue.x-k8s.io", ver, "clusterqueues", NULL, NULL, NULL);
+    get(&x, G_CQ, p);
+    free(p);
     if (!wait_all(&x)) {
         fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");
         goto out;
@@ -258,6 +261,7 @@ int cmd_explain(int argc, char **argv)
                           .cluster_metrics = x.body[G_CM],
                           .flavors = x.body[G_RF],
                           .admission_checks = x.body[G_AC],
+                          .cluster_queues = x.body[G_CQ],
                           .now_ms = wall_ms()};
     struct buf b;
     buf_init(&b, (size_t)16 << 20);

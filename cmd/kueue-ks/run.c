@@ -22,6 +22,7 @@ struct run_opts {
     char *origin;
     bool delete_on_completion;
     double worker_lost_timeout;
+    double unschedulable_timeout, unschedulable_exclusion;
     char *placement;
     bool allow_insecure_workers;
     char *ac_controller;
@@ -29,7 +30,7 @@ struct run_opts {
     struct quota_options quota; /* --metrics-stale-after is shared with placement */
 };
 
-#define RUN_NFLAGS 8
+#define RUN_NFLAGS 10
 #define ALL_NFLAGS (MGR_FLAGS_MAX + RUN_NFLAGS + QUOTA_NFLAGS)
 
 /* The table: the manager's flags, run's own, the quota controller's. Returns its size. */
@@ -49,6 +50,12 @@ static size_t run_flags(struct run_opts *o, struct flag *fl)
          "Delete a job's worker copy once its final status is on the hub", "false"},
         {"worker-lost-timeout", FLAG_DURATION, &o->worker_lost_timeout,
          "How long a worker may be unusable before its jobs are evicted and placed again", "5m"},
+        {"unschedulable-timeout", FLAG_DURATION, &o->unschedulable_timeout,
+         "How long a copy's pods may stay unschedulable on its worker before the job is placed "
+         "again elsewhere",
+         "5m"},
+        {"unschedulable-exclusion", FLAG_DURATION, &o->unschedulable_exclusion,
+         "How long a job is kept off a worker that could not schedule its pods", "10m"},
         {"placement", FLAG_STRING, &o->placement,
          "Cluster choice: spread (most free) or binpack (least free that fits)", "spread"},
         {"allow-insecure-workers", FLAG_BOOL, &o->allow_insecure_workers,
@@ -93,6 +100,8 @@ int cmd_run(int argc, char **argv)
         .origin = o.origin,
         .delete_on_completion = o.delete_on_completion,
         .worker_lost_timeout_s = o.worker_lost_timeout,
+        .unschedulable_timeout_s = o.unschedulable_timeout,
+        .unschedulable_exclusion_s = o.unschedulable_exclusion,
         .placement = o.placement,
         .allow_insecure_workers = o.allow_insecure_workers,
         .ac_controller = o.ac_controller,

@@ -12,13 +12,15 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
-#define KKS_KEY          "kks" /* computed fields added by the projections */
-#define RETRY_INITIAL_S  1.0
-#define RETRY_MAX_S      30.0
-#define SYNC_POLL_S      0.05
-#define JOBS_GRACE_S     5.0  /* how long the first write waits for the Job list */
-#define JOBS_POLL_S      0.25 /* checks whether the Job list arrived, until it does */
-#define MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
+#define KKS_KEY           "kks" /* computed fields added by the projections */
+#define RETRY_INITIAL_S   1.0
+#define RETRY_MAX_S       30.0
+#define SYNC_POLL_S       0.05
+#define JOBS_GRACE_S      5.0  /* how long the first write waits for the Job list */
+#define JOBS_POLL_S       0.25 /* checks whether the Job list arrived, until it does */
+#define MANAGED_BY_LABEL  "app.kubernetes.io/managed-by"
+#define AGENT_MESSAGE_MAX 1024 /* of a scheduler message carried in unschedulableJobs */
+#define AGENT_UNSCHED_MAX 256  /* unschedulableJobs entries (the first by namespace/name) */
 
 /* Where projection problems go: the logger, and for agent_compute_nodes() a
  * JSON array of lines. */
@@ -54,8 +56,8 @@ struct agent {
     double last_t;  /* monotonic time of the last write (or change, without hub) */
     double retry_s; /* current retry backoff */
 
-    json_t *computed; /* last computed status.nodes */
-    json_t *written;  /* status.nodes of the last successful write */
+    json_t *computed; /* last computed {nodes, unschedulableJobs} of the status */
+    json_t *written;  /* the same, of the last successful write */
     char ready_since[40];
 
     /* The write in flight. */
@@ -133,8 +135,8 @@ static json_t *project_node(json_t *obj, void *ud)
     return p;
 }
 
-/* The uid of the pod's controller when it is a batch/v1 Job, else NULL (borrowed). */
-static const char *controller_job_uid(json_t *obj)
+/* The pod's controller reference when it is a batch/v1 Job, else NULL (borrowed). */
+static json_t *controller_job(json_t *obj)
 {
     json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
     for (size_t i = 0; i < json_array_size(refs); i++) {
@@ -143,7 +145,38 @@ static const char *controller_job_uid(json_t *obj)
         const char *av = json_string_value(json_object_get(r, "apiVersion"));
         if (json_is_true(json_object_get(r, "controller")) && kind && !strcmp(kind, "Job") && av &&
             !strcmp(av, "batch/v1"))
-            return json_string_value(json_object_get(r, "uid"));
+            return r;
+    }
+    return NULL;
+}
+
+/* An unbound pod the scheduler could not place (PodScheduled=False, reason
+ * Unschedulable, as kube-scheduler writes it): {reason, message, since}, or
+ * NULL. Only string fields of the condition are taken (hostile objects). */
+static json_t *pod_unschedulable(json_t *obj)
+{
+    json_t *spec = json_object_get(obj, "spec"), *st = json_object_get(obj, "status");
+    const char *node = json_string_value(json_object_get(spec, "nodeName"));
+    const char *phase = json_string_value(json_object_get(st, "phase"));
+    if ((node && *node) || (phase && strcmp(phase, "Pending") != 0))
+        return NULL;
+    json_t *conds = json_object_get(st, "conditions");
+    for (size_t i = 0; i < json_array_size(conds); i++) {
+        json_t *c = json_array_get(conds, i);
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *cst = json_string_value(json_object_get(c, "status"));
+        const char *reason = json_string_value(json_object_get(c, "reason"));
+        const char *since = json_string_value(json_object_get(c, "lastTransitionTime"));
+        if (!type || strcmp(type, "PodScheduled") != 0 || !cst || strcmp(cst, "False") != 0 ||
+            !reason || strcmp(reason, "Unschedulable") != 0 || !since)
+            continue;
+        const char *msg = json_string_value(json_object_get(c, "message"));
+        size_t len = msg ? strnlen(msg, AGENT_MESSAGE_MAX) : 0;
+        /* cut on a UTF-8 character boundary */
+        while (msg && len > 0 && msg[len] && ((unsigned char)msg[len] & 0xC0) == 0x80)
+            len--;
+        return json_pack("{s:s, s:s%, s:s}", "reason", reason, "message", msg ? msg : "", len,
+                         "since", since);
     }
     return NULL;
 }
@@ -158,7 +191,8 @@ static bool pod_of_unresolved_kind(json_t *obj)
 }
 
 /* Pod: node, phase, plus kks.requests / kks.limits (canonical), kks.job (the
- * controller Job's uid) and kks.assumed (see pod_of_unresolved_kind). */
+ * controller Job's uid), kks.unsched (pod_unschedulable plus the Job's name)
+ * and kks.assumed (see pod_of_unresolved_kind). */
 static json_t *project_pod(json_t *obj, void *ud)
 {
     static const char *const paths[] = {"spec.nodeName", "status.phase", NULL};
@@ -176,9 +210,16 @@ static json_t *project_pod(json_t *obj, void *ud)
     }
     json_object_set_new(kks, "requests", podres_to_json(&req));
     json_object_set_new(kks, "limits", podres_to_json(&lim));
-    const char *job = controller_job_uid(obj);
+    json_t *ref = controller_job(obj);
+    const char *job = json_string_value(json_object_get(ref, "uid"));
+    const char *jname = json_string_value(json_object_get(ref, "name"));
     if (job)
         json_object_set_new(kks, "job", json_string(job));
+    json_t *unsched = job && jname ? pod_unschedulable(obj) : NULL;
+    if (unsched) {
+        json_object_set_new(unsched, "job", json_string(jname));
+        json_object_set_new(kks, "unsched", unsched);
+    }
     if (pod_of_unresolved_kind(obj))
         json_object_set_new(kks, "assumed", json_true());
     json_object_set_new(p, KKS_KEY, kks);
@@ -193,6 +234,11 @@ static const char *node_name(const json_t *n)
 {
     const char *s = json_string_value(json_object_get(json_object_get(n, "metadata"), "name"));
     return s ? s : "";
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static int cmp_node(const void *a, const void *b)
@@ -287,6 +333,53 @@ static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
     return out;
 }
 
+/* status.unschedulableJobs from projected pods (array, borrowed) and the uids
+ * of the worker copies of hub Jobs (object keyed by uid; NULL = unknown:
+ * nothing reported): per copy, its earliest unschedulable pod. */
+static json_t *compute_unsched(json_t *pods, json_t *job_uids)
+{
+    json_t *by = json_object(); /* "<ns>/<name>" -> entry */
+    for (size_t i = 0; job_uids && i < json_array_size(pods); i++) {
+        json_t *p = json_array_get(pods, i);
+        json_t *kks = json_object_get(p, KKS_KEY);
+        json_t *u = json_object_get(kks, "unsched");
+        const char *uid = json_string_value(json_object_get(kks, "job"));
+        const char *ns =
+            json_string_value(json_object_get(json_object_get(p, "metadata"), "namespace"));
+        if (!u || !uid || !ns || !json_object_get(job_uids, uid))
+            continue;
+        const char *name = json_string_value(json_object_get(u, "job"));
+        const char *since = json_string_value(json_object_get(u, "since"));
+        char *key = xasprintf("%s/%s", ns, name);
+        json_t *cur = json_object_get(by, key);
+        int64_t n = cur ? json_integer_value(json_object_get(cur, "pods")) : 0;
+        /* RFC 3339 in UTC from one writer: the string order is the time order;
+         * the message breaks ties, so the result does not depend on store order */
+        int c = cur ? strcmp(since, json_string_value(json_object_get(cur, "since"))) : -1;
+        if (c < 0 || (c == 0 && strcmp(json_string_value(json_object_get(u, "message")),
+                                       json_string_value(json_object_get(cur, "message"))) < 0)) {
+            cur = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "namespace", ns, "name", name, "uid",
+                            uid, "reason", json_object_get(u, "reason"), "message",
+                            json_object_get(u, "message"), "since", json_object_get(u, "since"));
+            json_object_set_new(by, key, cur);
+        }
+        json_object_set_new(cur, "pods", json_integer(n + 1));
+        free(key);
+    }
+    json_t *out = json_array();
+    const char **keys = xcalloc(json_object_size(by) + 1, sizeof *keys);
+    size_t nk = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(by, k, v) keys[nk++] = k;
+    qsort(keys, nk, sizeof *keys, cmp_str);
+    for (size_t i = 0; i < nk && i < AGENT_UNSCHED_MAX; i++)
+        json_array_append(out, json_object_get(by, keys[i]));
+    free(keys);
+    json_decref(by);
+    return out;
+}
+
 /* Add the uid of a (projected) Job to the set `ud`. */
 static int collect_uid(const char *key, json_t *obj, void *ud)
 {
@@ -319,6 +412,24 @@ json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json
     return out;
 }
 
+json_t *agent_compute_unschedulable(json_t *pods, json_t *jobs)
+{
+    struct sink s = {0};
+    json_t *pp = json_array(), *uids = json_object();
+    for (size_t i = 0; i < json_array_size(pods); i++)
+        json_array_append_new(pp, project_pod(json_array_get(pods, i), &s));
+    for (size_t i = 0; i < json_array_size(jobs); i++) {
+        json_t *j = json_array_get(jobs, i);
+        if (json_object_get(json_object_get(json_object_get(j, "metadata"), "labels"),
+                            AGENT_HUB_WORK_LABEL))
+            collect_uid(NULL, j, uids);
+    }
+    json_t *out = compute_unsched(pp, uids);
+    json_decref(pp);
+    json_decref(uids);
+    return out;
+}
+
 json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings)
 {
     json_t *none = json_array();
@@ -343,7 +454,9 @@ static json_t *compute_from_stores(struct agent *a)
     /* Before the Job list (or when it is refused) nothing says which pods are
      * hub work: managedResourceRequests is left out (the controller then adds
      * back whole reservations, as for an older agent). */
-    json_t *out = compute_projected(pn, pp, informer_has_synced(a->jobs) ? uids : NULL);
+    json_t *known = informer_has_synced(a->jobs) ? uids : NULL;
+    json_t *out = json_pack("{s:o, s:o}", "nodes", compute_projected(pn, pp, known),
+                            "unschedulableJobs", compute_unsched(pp, known));
     json_decref(pn);
     json_decref(pp);
     json_decref(uids);
@@ -362,11 +475,14 @@ static json_t *ready_condition(struct agent *a, size_t n_nodes)
         "lastTransitionTime", a->ready_since);
 }
 
-static json_t *full_status(struct agent *a, json_t *nodes, const char *now)
+/* data: {nodes, unschedulableJobs} as compute_from_stores makes it. */
+static json_t *full_status(struct agent *a, json_t *data, const char *now)
 {
     if (!a->ready_since[0])
         snprintf(a->ready_since, sizeof a->ready_since, "%s", now);
-    return json_pack("{s:O, s:I, s:s, s:o}", "nodes", nodes, "nodeCount",
+    json_t *nodes = json_object_get(data, "nodes");
+    return json_pack("{s:O, s:O, s:I, s:s, s:o}", "nodes", nodes, "unschedulableJobs",
+                     json_object_get(data, "unschedulableJobs"), "nodeCount",
                      (json_int_t)json_array_size(nodes), "lastUpdated", now, "conditions",
                      ready_condition(a, json_array_size(nodes)));
 }
@@ -517,7 +633,8 @@ static void patch_done(void *ud, const struct kube_result *r)
     json_t *rs = json_object_get(r->body, "status");
     json_t *mine = a->pending_nodes ? a->pending_nodes : a->written;
     if (json_is_object(rs) && mine &&
-        json_array_size(json_object_get(rs, "nodes")) != json_array_size(mine)) {
+        json_array_size(json_object_get(rs, "nodes")) !=
+            json_array_size(json_object_get(mine, "nodes"))) {
         log_warn(a->lg, "ClusterMetrics status was changed by someone else; rewriting it",
                  "cluster", a->cluster);
         json_decref(a->written);
@@ -531,7 +648,7 @@ static void patch_done(void *ud, const struct kube_result *r)
         json_decref(a->written);
         a->written = json_incref(a->pending_nodes);
         log_v(a->lg, 2, "wrote ClusterMetrics", "cluster", a->cluster, "nodes",
-              LOG_UINT(json_array_size(a->written)));
+              LOG_UINT(json_array_size(json_object_get(a->written, "nodes"))));
     } else {
         a->stats.heartbeats++;
     }

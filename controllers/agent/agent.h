@@ -32,6 +32,19 @@
  *                     older RBAC role, leaves it out for good, and the
  *                     controller then adds back whole reservations). Every
  *                     other key is always present ({} / [] / false when empty);
+ *   status.unschedulableJobs[]  per worker copy of a hub Job (a Job carrying
+ *                     AGENT_HUB_WORK_LABEL) with pods the scheduler could not
+ *                     place: {namespace, name, uid (the copy's), reason,
+ *                     message, since, pods}, sorted by namespace/name (at
+ *                     most 256). A pod counts while it is Pending, unbound,
+ *                     and its PodScheduled condition is False with reason
+ *                     Unschedulable (what kube-scheduler writes); reason,
+ *                     message (first 1024 bytes) and since
+ *                     (lastTransitionTime) are those of the copy's earliest
+ *                     such pod, pods how many there are. The workload
+ *                     controller moves a copy that stays there past
+ *                     --unschedulable-timeout (controllers/workload/wl.h).
+ *                     Empty while the Job list is not known;
  *   status.nodeCount  number of nodes;
  *   status.lastUpdated  RFC 3339 time of the write;
  *   status.conditions  [{type: Ready, status: "True", reason: AgentReporting,
@@ -164,5 +177,8 @@ json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings);
  * in managedResourceRequests. jobs NULL = not known: the field is left out.
  * agent_compute_nodes() is this with an empty array. */
 json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings);
+/* status.unschedulableJobs for the given pods and the worker's Jobs (as
+ * above; borrowed), computed as the agent does. New reference. */
+json_t *agent_compute_unschedulable(json_t *pods, json_t *jobs);
 
 #endif

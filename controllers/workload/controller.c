@@ -8,6 +8,7 @@
 
 #include "controllers/workload/acc.h"
 #include "controllers/workload/clustersel.h"
+#include "controllers/workload/excl.h"
 #include "controllers/workload/explain.h"
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
@@ -308,7 +309,8 @@ struct walk {
     const char **unknown;    /* borrowed names: capacity not known (no status, stale...) */
     size_t n_unknown;
     const struct sel *sel; /* the job's cluster selector, NULL = every cluster */
-    size_t n_seen, n_selected;
+    const char *excluded;  /* the job's kueue-ks.io/excluded-clusters (excl.h), may be NULL */
+    size_t n_seen, n_selected, n_excluded;
 };
 
 /* The cluster selector admits cluster `key` (ClusterMetrics `cm`). */
@@ -350,7 +352,10 @@ static int collect_cluster(const char *key, json_t *obj, void *ud)
         return 0;
     }
     place_resv_sync(&w->c->resv, pc, w->now);
-    if (usable) {
+    /* excluded for a while: known capacity, not a candidate now */
+    bool excl = excl_until(w->excluded, key, w->now) > 0;
+    w->n_excluded += excl;
+    if (usable && !excl) {
         clusters_push(w->out, pc);
     } else if (place_cluster_usable(pc, w->now, w->c->cfg.metrics_stale_after_ms)) {
         clusters_push(w->others, pc);
@@ -392,6 +397,10 @@ struct all_walk {
     int64_t now;
     struct clusters *out;
     bool *usable;
+    /* why a cluster is not a candidate (excl_explain), parallel to out */
+    const struct sel *sel;
+    const char *sel_text, *sel_from, *excluded;
+    struct explain_excl *excl; /* the why strings are owned */
 };
 
 static int collect_any_cluster(const char *key, json_t *obj, void *ud)
@@ -406,8 +415,29 @@ static int collect_any_cluster(const char *key, json_t *obj, void *ud)
         return 0;
     w->usable = xrealloc(w->usable, (w->out->n + 1) * sizeof(*w->usable));
     w->usable[w->out->n] = ok;
+    const struct wlc_sources *src = &w->c->cfg.src;
+    json_t *extra = src->cluster_labels ? src->cluster_labels(src->ud, key) : NULL;
+    json_t *labels = clsel_cluster_labels(key, obj, extra);
+    struct explain_excl x = {0};
+    x.why = excl_explain(w->excluded, w->sel, w->sel_text, w->sel_from, key, labels, w->now,
+                         &x.temporary);
+    json_decref(labels);
+    json_decref(extra);
+    w->excl = xrealloc(w->excl, (w->out->n + 1) * sizeof(*w->excl));
+    w->excl[w->out->n] = x;
     clusters_push(w->out, pc);
     return 0;
+}
+
+/* The cluster selector in force for the snapshot's job (clustersel.h). */
+static int job_selector(struct wlc *c, const struct wl_snapshot *s, struct sel **sel,
+                        const char **text, const char **from, struct err *e)
+{
+    const json_t *cq = NULL;
+    const char *cq_name = jx_str(s->workload, "status.admission.clusterQueue", NULL);
+    if (c->cfg.src.cluster_queues && cq_name)
+        cq = store_get(c->cfg.src.cluster_queues, cq_name);
+    return clsel_for(s->job, cq, sel, text, from, e);
 }
 
 /* The per-cluster fit of the snapshot's workload (explain.h); NULL when its
@@ -421,7 +451,14 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
     if (place_workload_from_json(s->workload, &pw, &e) < 0)
         return NULL;
     struct clusters cl = {0};
-    struct all_walk w = {.c = c, .k = s->kind, .now = s->now_ms, .out = &cl};
+    struct sel *sel = NULL;
+    struct all_walk w = {.c = c,
+                         .k = s->kind,
+                         .now = s->now_ms,
+                         .out = &cl,
+                         .excluded = jx_annotation(s->job, EXCL_ANNOTATION)};
+    if (job_selector(c, s, &sel, &w.sel_text, &w.sel_from, NULL) == 0)
+        w.sel = sel; /* an invalid one is the check message's subject, not the fit's */
     store_foreach(c->cfg.src.cluster_metrics, collect_any_cluster, &w);
     struct flv fl = {0};
     store_foreach(c->cfg.src.flavors, collect_place_flavor, &fl);
@@ -429,6 +466,7 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
                                .clusters = cl.v,
                                .n_clusters = cl.n,
                                .usable = w.usable,
+                               .excluded = w.excl,
                                .flavors = fl.v,
                                .n_flavors = fl.n,
                                .resv = &c->resv,
@@ -446,6 +484,10 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
     free(fl.v);
     clusters_free(&cl);
     free(w.usable);
+    for (size_t i = 0; i < cl.n; i++)
+        free((char *)w.excl[i].why);
+    free(w.excl);
+    sel_free(sel);
     place_workload_free(&pw);
     return msg;
 }
@@ -495,25 +537,30 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
     }
     struct sel *sel = NULL;
     const char *sel_text = NULL, *sel_from = NULL;
-    const json_t *cq = NULL;
-    const char *cq_name = jx_str(s->workload, "status.admission.clusterQueue", NULL);
-    if (c->cfg.src.cluster_queues && cq_name)
-        cq = store_get(c->cfg.src.cluster_queues, cq_name);
-    if (clsel_for(s->job, cq, &sel, &sel_text, &sel_from, &e) < 0) {
+    if (job_selector(c, s, &sel, &sel_text, &sel_from, &e) < 0) {
         *msg = xasprintf("invalid cluster selector: %s", e.msg);
         *wp = (struct wl_placement){.status = WL_PLACE_INVALID, .message = *msg};
         place_workload_free(&pw);
         return;
     }
     struct clusters cl = {0}, others = {0};
-    struct walk w = {
-        .c = c, .k = s->kind, .now = s->now_ms, .out = &cl, .others = &others, .sel = sel};
+    struct walk w = {.c = c,
+                     .k = s->kind,
+                     .now = s->now_ms,
+                     .out = &cl,
+                     .others = &others,
+                     .sel = sel,
+                     .excluded = jx_annotation(s->job, EXCL_ANNOTATION)};
     store_foreach(c->cfg.src.cluster_metrics, collect_cluster, &w);
     bool pin_usable = false;
     for (size_t i = 0; pinned && i < cl.n; i++)
         pin_usable = pin_usable || strcmp(cl.v[i].name, pinned) == 0;
     if (pinned && !pin_usable && store_get(c->cfg.src.cluster_metrics, pinned)) {
-        *msg = xasprintf("pinned cluster %s is not usable now", pinned);
+        char t[40];
+        int64_t until = excl_until(w.excluded, pinned, s->now_ms);
+        *msg = until ? xasprintf("pinned cluster %s is excluded until %s (%s)", pinned,
+                                 excl_fmt_time(t, sizeof t, until), EXCL_ANNOTATION)
+                     : xasprintf("pinned cluster %s is not usable now", pinned);
         *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};
     } else {
         struct flv fl = {0};
@@ -549,6 +596,31 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
     free(w.unknown);
     sel_free(sel);
     place_workload_free(&pw);
+}
+
+/* What worker `cluster`'s ClusterMetrics says about the job's copy there
+ * (status.unschedulableJobs, agent.h): fills *u (strings borrowed from the
+ * store) and returns it, or NULL when its pods are not reported unschedulable. */
+static const struct wl_unsched *unsched_of(struct wlc *c, const char *cluster, const json_t *job,
+                                           struct wl_unsched *u)
+{
+    json_t *cm = store_get(c->cfg.src.cluster_metrics, cluster);
+    size_t i;
+    json_t *v;
+    json_array_foreach(jx_arr(cm, "status.unschedulableJobs"), i, v)
+    {
+        const char *ns = jx_str(v, "namespace", NULL), *name = jx_str(v, "name", NULL);
+        int64_t since = time_ms(jx_str(v, "since", NULL));
+        if (!ns || !name || since <= 0 || !jx_namespace(job) || !jx_name(job) ||
+            strcmp(ns, jx_namespace(job)) != 0 || strcmp(name, jx_name(job)) != 0)
+            continue;
+        *u = (struct wl_unsched){.uid = jx_str(v, "uid", NULL),
+                                 .reason = jx_str(v, "reason", NULL),
+                                 .message = jx_str(v, "message", NULL),
+                                 .since_ms = since};
+        return u;
+    }
+    return NULL;
 }
 
 struct copy_walk {
@@ -656,8 +728,8 @@ static void admitted_flavors(const json_t *wl, char *buf, size_t n)
 }
 
 /* One info line per step a user follows: placed (where, which flavor, why),
- * finished, evicted, worker lost, cannot be placed — from the decision's
- * outcome, which the decision sets once per transition, so are these lines. */
+ * finished, evicted, worker lost, unschedulable on its worker, cannot be placed — from the
+ * decision's outcome, which the decision sets once per transition, so are these lines. */
 static void log_outcome(struct wlc *c, const char *key, const json_t *wl, const char *jkey,
                         const struct place_result *pr, const struct wl_outcome *o)
 {
@@ -678,6 +750,10 @@ static void log_outcome(struct wlc *c, const char *key, const json_t *wl, const 
     case WL_OUT_WORKER_LOST:
         log_info(c->cfg.lg, "job's worker lost", "job", jkey, "reason", REASON_WORKER_LOST, "why",
                  o->why);
+        break;
+    case WL_OUT_UNSCHEDULABLE:
+        log_info(c->cfg.lg, "job unschedulable on its worker", "job", jkey, "reason",
+                 REASON_UNSCHEDULABLE_ON_WORKER, "why", o->why);
         break;
     default:
         break;
@@ -737,6 +813,7 @@ struct recon {
     char *explain, *pmsg;
     struct place_result pr;
     struct wl_placement wp;
+    struct wl_unsched us; /* s.unsched points here */
     struct wl_snapshot s;
     struct wl_actions acts;
 };
@@ -803,9 +880,11 @@ static void snapshot_ours(struct wlc *c, struct recon *r)
         s->explain = r->explain =
             compute_explain(c, s, false, &s->explain_never, &s->explain_unknown);
     const char *placed = r->job ? xf_placed_cluster(r->job) : NULL;
-    if (placed)
+    if (placed) {
         s->placed.usable = cluster_usable(c, placed, r->k, s->now_ms, &s->placed.reachable,
                                           &s->placed.unusable_since_ms);
+        s->unsched = unsched_of(c, placed, r->job, &r->us);
+    }
 }
 
 /* Our own placement write, not yet delivered by the job informer, is held
@@ -991,6 +1070,10 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
         c->cfg.opts.worker_lost_timeout_ms = 300000;
+    if (c->cfg.opts.unschedulable_timeout_ms <= 0)
+        c->cfg.opts.unschedulable_timeout_ms = 300000;
+    if (c->cfg.opts.exclusion_ms <= 0)
+        c->cfg.opts.exclusion_ms = 600000;
     if (c->cfg.opts.no_fit_requeue_ms <= 0)
         c->cfg.opts.no_fit_requeue_ms = 5000;
     if (c->cfg.opts.pin_unknown_requeue_ms <= 0)

@@ -20,6 +20,8 @@ const char *explain_fit_name(enum explain_fit f)
         return "fits when empty";
     case EXPLAIN_NEVER:
         return "never";
+    case EXPLAIN_EXCLUDED:
+        return "excluded";
     case EXPLAIN_UNKNOWN:
         break;
     }
@@ -69,8 +71,8 @@ static bool tolerated(const struct vocab_taint *t, const struct place_podset *ps
     return false;
 }
 
-/* Same node rule as placement (placement.h, Feasibility). *flavor: the name to
- * show for the node (borrowed). */
+/* Same node rule as placement (placement.h, Feasibility) but the required
+ * node affinity. *flavor: the name to show for the node (borrowed). */
 static bool node_matches(const struct explain_input *in, const struct place_podset *ps,
                          const struct place_node *n, const char **flavor)
 {
@@ -127,6 +129,8 @@ static void podset_numbers(const struct explain_input *in, const struct place_cl
 {
     out->name = xstrdup(ps->name);
     out->count = ps->count;
+    out->affinity =
+        affinity_has_required(ps->affinity) ? affinity_required_text(ps->affinity) : NULL;
     out->res = xcalloc(ps->per_pod.n ? ps->per_pod.n : 1, sizeof *out->res);
     for (size_t r = 0; r < ps->per_pod.n; r++) {
         if (strcmp(ps->per_pod.v[r].name, "pods") == 0)
@@ -141,6 +145,10 @@ static void podset_numbers(const struct explain_input *in, const struct place_cl
         const char *fname;
         if (!node_matches(in, ps, n, &fname))
             continue;
+        if (!affinity_required_matches(ps->affinity, n->name, n->labels)) {
+            out->by_affinity++;
+            continue;
+        }
         out->matching++;
         int64_t first_alloc = 0;
         for (size_t r = 0; r < out->n_res; r++) {
@@ -195,7 +203,7 @@ static char *cluster_why(const struct explain_input *in, const struct explain_cl
     buf_init(&b, 1024);
     char q1[QTY_STR_MAX], q2[QTY_STR_MAX];
     buf_printf(&b, "%s: ", ec->name);
-    if (ec->fit == EXPLAIN_UNKNOWN) {
+    if (ec->fit == EXPLAIN_UNKNOWN || ec->fit == EXPLAIN_EXCLUDED) {
         buf_printf(&b, "%s", unusable);
         goto out;
     }
@@ -208,6 +216,11 @@ static char *cluster_why(const struct explain_input *in, const struct explain_cl
         const struct explain_podset *ps = &ec->ps[p];
         if (ps->matching == 0 && ps->no_flavor_node) {
             no_flavor_clause(&b, in, ps->no_flavor_node);
+            goto out;
+        }
+        if (ps->matching == 0 && ps->by_affinity > 0) {
+            buf_printf(&b, "never: no node matches the required node affinity %s of pod set %s",
+                       ps->affinity ? ps->affinity : "", ps->name);
             goto out;
         }
         if (ps->matching == 0) {
@@ -258,6 +271,11 @@ static int eval_one(const struct explain_input *in, size_t i, struct explain_clu
     for (size_t p = 0; p < ec->n_ps; p++)
         podset_numbers(in, c, &in->wl->podsets[p], &ec->ps[p]);
     *unusable = NULL;
+    if (in->excluded && in->excluded[i].why) {
+        *unusable = in->excluded[i].why;
+        ec->fit = EXPLAIN_EXCLUDED;
+        return 0;
+    }
     if (in->usable && !in->usable[i])
         *unusable = "no fresh metrics (stale or unreachable): cannot tell";
     else if (!c->ready)
@@ -293,6 +311,7 @@ static char *report_message(const struct explain_input *in, const struct explain
         buf_printf(&b, "never fits");
         break;
     case EXPLAIN_UNKNOWN:
+    case EXPLAIN_EXCLUDED: /* not an overall verdict */
         buf_printf(&b, in->n_clusters ? "no cluster fits among those with fresh metrics"
                                       : "no worker cluster reports metrics yet");
         break;
@@ -347,7 +366,8 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
         ec->why = cluster_why(in, ec, unusable);
         any_now |= ec->fit == EXPLAIN_FITS_NOW;
         any_empty |= ec->fit == EXPLAIN_FITS_EMPTY;
-        any_unknown |= ec->fit == EXPLAIN_UNKNOWN;
+        any_unknown |= ec->fit == EXPLAIN_UNKNOWN ||
+                       (ec->fit == EXPLAIN_EXCLUDED && in->excluded[i].temporary);
     }
     free(order);
     out->overall = any_now       ? EXPLAIN_FITS_NOW

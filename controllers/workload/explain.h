@@ -10,11 +10,16 @@
  * cluster the caller marks unusable (stale metrics, unreachable) is
  * EXPLAIN_UNKNOWN: nothing can be said about it, so the workload as a whole
  * is "never fits" only when every cluster was judged and none can ever hold it.
+ * A cluster the caller excludes (explain_input.excluded) is EXPLAIN_EXCLUDED
+ * with the caller's clause: one outside the job's cluster selector does not
+ * count for the whole, one excluded for a while counts as unknown.
  *
  * The numbers, per pod set and requested resource, are taken over the nodes
  * that match the pod set: ready, schedulable, carrying the admitted flavors'
  * nodeLabels and the nodeSelector, with every NoSchedule/NoExecute taint
- * tolerated (pod set + flavor tolerations). A workload Kueue has not admitted
+ * tolerated (pod set + flavor tolerations) and the required node affinity
+ * satisfied; when the affinity alone leaves no node, the clause says "never: no
+ * node matches the required node affinity (...) of pod set <p>". A workload Kueue has not admitted
  * yet has no flavors: then a node matches on nodeSelector and tolerations
  * alone (plus the tolerations of the flavor whose nodeLabels it carries), and
  * that flavor names the node in the message.
@@ -47,7 +52,16 @@ enum explain_fit {
     EXPLAIN_FITS_NOW = 0,
     EXPLAIN_FITS_EMPTY = 1, /* fits once the cluster drains */
     EXPLAIN_NEVER = 2,      /* not even on the empty cluster */
-    EXPLAIN_UNKNOWN = 3     /* unusable cluster (stale metrics, unreachable) / no cluster */
+    EXPLAIN_UNKNOWN = 3,    /* unusable cluster (stale metrics, unreachable) / no cluster */
+    EXPLAIN_EXCLUDED = 4    /* not a candidate for this job (explain_input.excluded) */
+};
+
+/* Why the caller keeps a cluster from the job (the cluster selector, an
+ * exclusion after its pods could not be scheduled there: excl.h). */
+struct explain_excl {
+    const char *why; /* the cluster's clause, e.g. "excluded by the cluster selector ..."; NULL =
+                        a candidate */
+    bool temporary;  /* the exclusion ends: the workload as a whole is not "never" for it */
 };
 
 /* One requested resource of one pod set on one cluster. */
@@ -61,10 +75,12 @@ struct explain_res {
 };
 
 struct explain_podset {
-    char *name;      /* owned */
-    int64_t count;   /* pods */
-    size_t matching; /* matching nodes */
-    char *flavor;    /* owned: flavor of the largest matching node, or NULL */
+    char *name;           /* owned */
+    int64_t count;        /* pods */
+    size_t matching;      /* matching nodes */
+    size_t by_affinity;   /* nodes that match but for the required node affinity */
+    const char *affinity; /* the required node affinity as text (borrowed), or NULL */
+    char *flavor;         /* owned: flavor of the largest matching node, or NULL */
     /* owned: an admitted flavor whose nodeLabels no node of the cluster
      * carries (Kueue reserved the quota in a flavor the cluster lacks), or NULL */
     char *no_flavor_node;
@@ -91,7 +107,8 @@ struct explain_input {
     const struct place_workload *wl;
     const struct place_cluster *clusters;
     size_t n_clusters;
-    const bool *usable; /* parallel to clusters; NULL = all usable */
+    const bool *usable;                  /* parallel to clusters; NULL = all usable */
+    const struct explain_excl *excluded; /* parallel to clusters; NULL = none excluded */
     const struct vocab_flavor *flavors;
     size_t n_flavors;
     const struct place_resv *resv; /* may be NULL */
@@ -104,7 +121,7 @@ void explain_report_free(struct explain_report *r);
 /* An amount of `res` for messages: bytes (memory, storage) in binary units
  * ("200Mi"), the rest in decimal ("500m"); into b (QTY_STR_MAX bytes). */
 const char *explain_fmt_amount(char *b, const char *res, int64_t milli);
-/* "fits now" / "fits when empty" / "never" / "unknown". */
+/* "fits now" / "fits when empty" / "never" / "unknown" / "excluded". */
 const char *explain_fit_name(enum explain_fit f);
 
 #endif

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "controllers/workload/acc.h"
+#include "controllers/workload/clustersel.h"
+#include "controllers/workload/excl.h"
 #include "controllers/workload/explain.h"
 #include "controllers/workload/wl.h"
 #include "controllers/workload/xf.h"
@@ -231,6 +233,45 @@ static void fit_table(const struct explain_report *rp, struct buf *out)
         free(t.rows);
 }
 
+/* The item of list `list` ({"items":[...]}) named `name`, or NULL (borrowed). */
+static const json_t *item_named(const json_t *list, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(jx_arr(list, "items"), i, v)
+    {
+        if (name && jx_name(v) && strcmp(jx_name(v), name) == 0)
+            return v;
+    }
+    return NULL;
+}
+
+/* Why each cluster is not a candidate for the job (excl_explain), parallel to
+ * cl; the cluster labels are the ClusterMetrics' own (a worker Secret's labels
+ * are not read here). New array; the why strings are owned. */
+static struct explain_excl *exclusions(const struct jv_input *in, const struct place_cluster *cl,
+                                       size_t nc)
+{
+    const char *cq_name = jx_str(in->workload, "status.admission.clusterQueue", NULL);
+    if (!cq_name)
+        cq_name = jx_str(in->local_queue, "spec.clusterQueue", NULL);
+    const json_t *cq = item_named(in->cluster_queues, cq_name);
+    struct sel *sel = NULL;
+    const char *text = NULL, *from = NULL;
+    if (clsel_for(in->job, cq, &sel, &text, &from, NULL) < 0)
+        sel = NULL; /* the check message says it */
+    struct explain_excl *x = xcalloc(nc ? nc : 1, sizeof *x);
+    for (size_t i = 0; i < nc; i++) {
+        const json_t *cm = item_named(in->cluster_metrics, cl[i].name);
+        json_t *labels = clsel_cluster_labels(cl[i].name, cm, NULL);
+        x[i].why = excl_explain(jx_annotation(in->job, EXCL_ANNOTATION), sel, text, from,
+                                cl[i].name, labels, in->now_ms, &x[i].temporary);
+        json_decref(labels);
+    }
+    sel_free(sel);
+    return x;
+}
+
 /* The last line(s). A Workload Kueue holds is not placed whatever the
  * capacity: Kueue's reason comes first, unless no cluster can ever hold it. */
 static void verdict(const json_t *wl, const struct explain_report *r, struct buf *out)
@@ -281,10 +322,12 @@ static void fit_part(const struct jv_input *in, struct buf *out)
     for (size_t i = 0; i < fn; i++)
         if (vocab_flavor_from_json(json_array_get(fitems, i), &fl[nf], NULL) == 0)
             nf++;
+    struct explain_excl *excl = exclusions(in, cl, nc);
     struct explain_input ei = {.wl = &pw,
                                .clusters = cl,
                                .n_clusters = nc,
                                .usable = usable,
+                               .excluded = excl,
                                .flavors = fl,
                                .n_flavors = nf,
                                .now = true};
@@ -299,8 +342,11 @@ static void fit_part(const struct jv_input *in, struct buf *out)
     for (size_t i = 0; i < nf; i++)
         vocab_flavor_free(&fl[i]);
     free(fl);
-    for (size_t i = 0; i < nc; i++)
+    for (size_t i = 0; i < nc; i++) {
         place_cluster_free(&cl[i]);
+        free((char *)excl[i].why);
+    }
+    free(excl);
     free(cl);
     free(usable);
     place_workload_free(&pw);

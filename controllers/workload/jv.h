@@ -23,8 +23,10 @@ struct jv_input {
     const json_t *cluster_metrics;  /* ClusterMetrics list ({"items":[...]}), NULL = none */
     const json_t *flavors;          /* ResourceFlavor list, NULL = none */
     const json_t *admission_checks; /* AdmissionCheck list, NULL = none */
-    int64_t now_ms;                 /* wall clock, for metrics freshness */
-    int64_t stale_after_ms;         /* metrics older than this: cannot judge (0 = 60000) */
+    /* ClusterQueue list, NULL = none: the default cluster selector (clustersel.h) */
+    const json_t *cluster_queues;
+    int64_t now_ms;         /* wall clock, for metrics freshness */
+    int64_t stale_after_ms; /* metrics older than this: cannot judge (0 = 60000) */
 };
 
 /* Render into `out`. 0, or -EINVAL without a job. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controllers/workload/excl.h"
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/reasons/reasons.h"
@@ -150,6 +151,7 @@ char *wl_outcome_describe(const struct wl_outcome *o)
         [WL_OUT_WORKER_LOST] = "worker-lost",
         [WL_OUT_REJECTED] = "rejected",
         [WL_OUT_WAITING] = "waiting",
+        [WL_OUT_UNSCHEDULABLE] = "unschedulable",
     };
     const char *name = (size_t)o->kind < sizeof names / sizeof names[0] ? names[o->kind] : "?";
     return xasprintf("%s%s%s%s%s%s", name, o->cluster ? " " : "", o->cluster ? o->cluster : "",
@@ -694,6 +696,74 @@ static void mirror_status(const struct wl_snapshot *s, struct wlst *w, const cha
     xf_status_release(&st);
 }
 
+/* The worker's reason, for messages: "<reason>: <message>" (new string). */
+static char *unsched_text(const struct wl_unsched *u)
+{
+    if (!u)
+        return xstrdup("");
+    const char *r = u->reason ? u->reason : "", *m = u->message ? u->message : "";
+    return xasprintf("%s%s%s", r, *r && *m ? ": " : "", m);
+}
+
+/* The copy on `cluster` (may be NULL) is the one the worker reports unschedulable. */
+static bool unsched_applies(const struct wl_snapshot *s, const json_t *copy, const char *token)
+{
+    if (!s->unsched || s->opts.unschedulable_timeout_ms <= 0)
+        return false;
+    if (!s->opts.direct)
+        return true; /* KubeStellar's copy: matched by namespace/name */
+    const char *pf = copy ? jx_annotation(copy, XF_ANN_PLACED_FOR) : NULL;
+    /* some pods run or ran: the rest waits for them (waves), not moved */
+    bool progress = jx_int(copy, "status.ready", 0) > 0 || jx_int(copy, "status.succeeded", 0) > 0;
+    return copy && pf && strcmp(pf, token) == 0 && !progress &&
+           (!s->unsched->uid || (jx_uid(copy) && strcmp(s->unsched->uid, jx_uid(copy)) == 0));
+}
+
+/* Unschedulable on the worker (wl.h, state 6). First pass past the timeout:
+ * record the exclusion on the hub job (it must be there before Kueue places
+ * the job again). A pass that sees the placed cluster excluded: Retry, delete
+ * the copy, drop the reservation. Returns true when the pass ends here. */
+static bool st_unschedulable(const struct wl_snapshot *s, struct wlst *w, const char *cluster,
+                             const json_t *copy, const char *token, struct wl_actions *a)
+{
+    int64_t until = excl_until(jx_annotation(s->job, EXCL_ANNOTATION), cluster, s->now_ms);
+    bool applies = unsched_applies(s, copy, token);
+    if (!until && !applies)
+        return false;
+    int64_t stuck = applies ? s->now_ms - s->unsched->since_ms : 0;
+    if (!until && stuck < s->opts.unschedulable_timeout_ms) {
+        act_requeue(a, s->opts.unschedulable_timeout_ms - stuck);
+        return false;
+    }
+    char t[40];
+    if (!until) {
+        char *v = excl_with(jx_annotation(s->job, EXCL_ANNOTATION), cluster,
+                            s->now_ms + s->opts.exclusion_ms, s->now_ms);
+        json_t *to = json_deep_copy(s->job);
+        jx_setv_new(to, json_string(v), "metadata", "annotations", EXCL_ANNOTATION);
+        act_patch_job(a, s->job, to);
+        json_decref(to);
+        free(v);
+        return true;
+    }
+    char *why = unsched_text(applies ? s->unsched : NULL);
+    char *msg =
+        xasprintf("cannot run on cluster %s%s%s%s; re-placing with cluster %s excluded "
+                  "until %s",
+                  cluster, applies ? ": pods unschedulable there: " : "", applies ? why : "",
+                  applies ? "" : " (excluded by kueue-ks.io/excluded-clusters)", cluster,
+                  excl_fmt_time(t, sizeof t, until));
+    wlst_check(w, "Retry", msg);
+    outcome(a, WL_OUT_UNSCHEDULABLE, cluster);
+    a->outcome.why = xstrdup(msg);
+    act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_UNSCHEDULABLE_ON_WORKER, xstrdup(msg));
+    act_event(a, WL_TGT_JOB, "Warning", REASON_UNSCHEDULABLE_ON_WORKER, msg);
+    delete_all_copies(s, a, NULL);
+    push(a, WL_ACT_UNRESERVE);
+    free(why);
+    return true;
+}
+
 static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *cluster,
                       const char *token, struct wl_actions *a)
 {
@@ -718,10 +788,10 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
         if (!s->placed.reachable)
             return;
     }
-    if (!s->opts.direct)
+    const json_t *copy = s->opts.direct ? copy_on(s, cluster) : NULL;
+    if (st_unschedulable(s, w, cluster, copy, token, a) || !s->opts.direct)
         return;
     delete_all_copies(s, a, cluster);
-    const json_t *copy = copy_on(s, cluster);
     const char *copy_for = copy ? jx_annotation(copy, XF_ANN_PLACED_FOR) : NULL;
     if (copy_for && strcmp(copy_for, token) != 0) {
         /* left from an earlier admission (its deletion was missed or is not
@@ -733,6 +803,12 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
     if (!copy) {
         if (!s->placed.reachable)
             return;
+        if (s->n_copies > 0) {
+            /* one copy at a time: the one elsewhere (deleted above) goes first;
+             * its deletion event queues the key again, the timer is a backstop */
+            act_requeue(a, 1000);
+            return;
+        }
         struct xf_origin o = {.origin = s->opts.origin, .origin_uid = jx_uid(s->job)};
         struct err e;
         json_t *obj = xf_downsync(s->kind, s->job, &o, &e);

@@ -52,7 +52,18 @@
  *     state 5, so a crash never yields two copies); when present its status
  *     comes back (xf.h (d)): hub job status patch (status subresource)
  *     when the final/mirrored status differs, kueue-ks.io/remote-status
- *     annotation, progress in the check message.
+ *     annotation, progress in the check message. One copy at a time: while
+ *     a copy on another cluster is still seen, it is deleted and the copy on
+ *     c waits (requeue).
+ *     Unschedulable on the worker (s->unsched, both transports; with the
+ *     direct transport only for the copy on c made for this admission, its
+ *     uid matching, none of its pods ready or succeeded): once now - since >=
+ * unschedulable_timeout_ms, check Retry naming the worker's reason, Warning Events
+ *     REASON_UNSCHEDULABLE_ON_WORKER, the job annotated
+ *     kueue-ks.io/excluded-clusters (excl.h) with c until now +
+ *     exclusion_ms, the copy deleted, the reservation dropped; Kueue then
+ *     requeues the job and placement skips c until then. Before the
+ *     timeout: requeue at the deadline.
  *
  * The check is never set Ready: it stays Pending while the job runs remotely
  * so Kueue keeps the hub copy suspended (docs/design.md §4).
@@ -114,6 +125,15 @@ struct wl_copy {
     const json_t *obj;
 };
 
+/* The copy's pods on the placed cluster cannot be scheduled there, as the
+ * worker's ClusterMetrics says (status.unschedulableJobs, agent.h). */
+struct wl_unsched {
+    const char *uid;     /* the copy's uid the entry is for (may be NULL) */
+    const char *reason;  /* PodScheduled reason, e.g. "Unschedulable" */
+    const char *message; /* the scheduler's message */
+    int64_t since_ms;    /* since when (earliest PodScheduled=False), ms since the epoch */
+};
+
 /* What the driver knows about the cluster the job is placed on. */
 struct wl_cluster_state {
     bool reachable;            /* its informer is connected and synced: absence of a copy is real */
@@ -122,12 +142,14 @@ struct wl_cluster_state {
 };
 
 struct wl_opts {
-    bool direct;                    /* --transport=direct: copies and status are ours to move */
-    bool delete_on_completion;      /* --delete-on-completion */
-    int64_t worker_lost_timeout_ms; /* --worker-lost-timeout (default 300000) */
-    int64_t no_fit_requeue_ms;      /* requeue delay when nothing fits now (default 5000) */
-    int64_t pin_unknown_requeue_ms; /* requeue delay for a pin to an unknown cluster (30000) */
-    const char *origin;             /* kueue-ks.io/origin value */
+    bool direct;                      /* --transport=direct: copies and status are ours to move */
+    bool delete_on_completion;        /* --delete-on-completion */
+    int64_t worker_lost_timeout_ms;   /* --worker-lost-timeout (default 300000) */
+    int64_t no_fit_requeue_ms;        /* requeue delay when nothing fits now (default 5000) */
+    int64_t pin_unknown_requeue_ms;   /* requeue delay for a pin to an unknown cluster (30000) */
+    int64_t unschedulable_timeout_ms; /* --unschedulable-timeout (wlc default 300000; 0 = off) */
+    int64_t exclusion_ms;             /* --unschedulable-exclusion (wlc default 600000) */
+    const char *origin;               /* kueue-ks.io/origin value */
 };
 
 struct wl_snapshot {
@@ -139,14 +161,15 @@ struct wl_snapshot {
     const struct wl_placement *placement; /* NULL: not computed */
     const struct wl_copy *copies;         /* worker copies found on reachable clusters */
     size_t n_copies;
-    struct wl_cluster_state placed; /* state of the cluster the job is placed on */
+    struct wl_cluster_state placed;   /* state of the cluster the job is placed on */
+    const struct wl_unsched *unsched; /* placed copy unschedulable on its worker, NULL = no */
     /* State 3, active and not evicting (wl_wants_explain): the per-cluster fit
      * without free amounts (explain.h, now=false), NULL = not computed; and
      * whether it says the workload can never fit / cannot be judged yet. */
     const char *explain;
     bool explain_never;
     bool explain_unknown;
-    int64_t now_ms;
+    int64_t now_ms;  /* wall clock, ms since the epoch */
     const char *now; /* RFC 3339, for lastTransitionTime */
     struct wl_opts opts;
 };
@@ -190,14 +213,18 @@ enum wl_outcome_kind {
     WL_OUT_EVICTED,     /* state 3: the placement on `cluster` is undone (Event Evicted) */
     WL_OUT_WORKER_LOST, /* state 6: `cluster` lost past the timeout, the reservation dropped */
     WL_OUT_REJECTED,    /* state 5 NEVER: the check goes Rejected */
-    WL_OUT_WAITING      /* states 3 and 5: not placed, and not placeable yet */
+    WL_OUT_WAITING,     /* states 3 and 5: not placed, and not placeable yet */
+    /* state 6: the copy's pods unschedulable on `cluster` past the timeout (or
+     * `cluster` excluded): Retry, the copy deleted, the reservation dropped */
+    WL_OUT_UNSCHEDULABLE
 };
 
 struct wl_outcome {
     enum wl_outcome_kind kind;
-    char *cluster; /* PLACED, DISPATCHED, FINISHED, EVICTED, WORKER_LOST (owned) */
-    char *why;     /* EVICTED, WORKER_LOST: the message of the Event on the job (owned) */
-    bool failed;   /* FINISHED: the job failed */
+    char *cluster; /* PLACED, DISPATCHED, FINISHED, EVICTED, WORKER_LOST, UNSCHEDULABLE (owned) */
+    char
+        *why; /* EVICTED, WORKER_LOST, UNSCHEDULABLE: the message of the Event on the job (owned) */
+    bool failed; /* FINISHED: the job failed */
     /* The Event on the job telling why it is not placed (REASON_NO_CLUSTER_FITS
      * or REASON_NOT_ADMITTED; REJECTED, WAITING and EVICTED in state 3): its
      * reason and message (owned); NULL when this pass does not tell the job. */

@@ -854,6 +854,8 @@ static int new_controller(struct wlrun *r, struct err *e)
         .opts = {.direct = r->direct,
                  .delete_on_completion = r->cfg.delete_on_completion,
                  .worker_lost_timeout_ms = (int64_t)(r->cfg.worker_lost_timeout_s * 1000),
+                 .unschedulable_timeout_ms = (int64_t)(r->cfg.unschedulable_timeout_s * 1000),
+                 .exclusion_ms = (int64_t)(r->cfg.unschedulable_exclusion_s * 1000),
                  .origin = r->origin},
         .policy = r->policy,
         .metrics_stale_after_ms = (int64_t)(r->cfg.metrics_stale_after_s * 1000),

@@ -55,8 +55,10 @@ struct wlrun_config {
     const char *transport; /* "direct" (default when NULL) or "kubestellar" */
     const char *origin;    /* NULL/"" = the hub's kube-system uid, else "kueue-ks" */
     bool delete_on_completion;
-    double worker_lost_timeout_s; /* 0 = 300 */
-    const char *placement;        /* "spread" (default when NULL) or "binpack" */
+    double worker_lost_timeout_s;     /* 0 = 300 */
+    double unschedulable_timeout_s;   /* 0 = 300 */
+    double unschedulable_exclusion_s; /* 0 = 600 */
+    const char *placement;            /* "spread" (default when NULL) or "binpack" */
     bool allow_insecure_workers;
     const char *ac_controller;  /* must be ACC_CONTROLLER_NAME (NULL = it) */
     const char *const *workers; /* "NAME=KUBECONFIG_PATH" entries (borrowed) */

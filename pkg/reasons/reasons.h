@@ -17,8 +17,11 @@
 #define REASON_UNKNOWN_JOB_KIND "UnknownJobKind"  /* the owner's kind cannot be placed */
 #define REASON_NO_CLUSTER_FITS  "NoClusterFits"   /* fits no cluster even empty: rejected */
 #define REASON_WORKER_LOST      "WorkerLost"      /* the placed cluster is gone: retry */
-#define REASON_DISPATCHED       "Dispatched"      /* the worker copy exists */
-#define REASON_COPY_CONFLICT    "CopyConflict"    /* a foreign object holds the copy's name */
+/* the copy's pods stayed unschedulable on the worker past --unschedulable-timeout: retry
+ * elsewhere, the cluster excluded for a while (kueue-ks.io/excluded-clusters) */
+#define REASON_UNSCHEDULABLE_ON_WORKER "UnschedulableOnWorker"
+#define REASON_DISPATCHED              "Dispatched"   /* the worker copy exists */
+#define REASON_COPY_CONFLICT           "CopyConflict" /* a foreign object holds the copy's name */
 /* Kueue holds the job (no reservation, missing queue, deactivated): Kueue's
  * reason and the per-cluster fit (docs/design.md §9) */
 #define REASON_NOT_ADMITTED "NotAdmitted"

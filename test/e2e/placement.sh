@@ -83,7 +83,6 @@ affinity() { # KEY VALUE: required node affinity KEY In [VALUE], pod spec lines
                 values: ["$2"]
 YAML
 }
-hub_job_complete() { jq_ok hub '[.status.conditions[]?|select(.type=="Complete" and .status=="True")]|length==1' job "$1" -n default; }
 wl_of() { k hub get workloads -n default -o json | jq -r --arg n "$1" '.items[]|select(.metadata.ownerReferences[0].name==$n)|.metadata.name'; }
 check_is() { # JOB STATE REGEX: our check entry in that state with a matching message
   local w

@@ -86,7 +86,6 @@ job_status_is() {
   k "$1" get job "$2" -n default -o yaml
   return 1
 }
-hub_job_complete() { jq_ok hub '[.status.conditions[]?|select(.type=="Complete" and .status=="True")]|length==1' job "$1" -n default; }
 wl_of() { k hub get workloads -n default -o json | jq -r --arg n "$1" '.items[]|select(.metadata.ownerReferences[0].name==$n)|.metadata.name'; }
 start_op() {
   "$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 0 \

@@ -267,6 +267,66 @@ static void test_compute_managed(void **state)
         free(p[i]);
 }
 
+/* A pod of Job `job` (uid `uid`) in ns, unbound, with the given PodScheduled condition. */
+static char *sched_pod(const char *name, const char *job, const char *uid, const char *cond)
+{
+    return xasprintf("{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"ownerReferences\":[{"
+                     "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"%s\",\"uid\":\"%s\","
+                     "\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
+                     "\"status\":{\"phase\":\"Pending\",\"conditions\":[%s]}}",
+                     name, job, uid, cond);
+}
+
+static void test_compute_unschedulable(void **state)
+{
+    (void)state;
+    /* Per hub-work copy, its earliest unschedulable pod (PodScheduled=False,
+     * Unschedulable, unbound, Pending), with the pod count; not a local
+     * Job's pods, not a pod waiting for another reason (SchedulingGated). */
+#define UNSCHED(t, m)                                                                              \
+    "{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","                \
+    "\"message\":\"" m "\",\"lastTransitionTime\":\"" t "\"}"
+    char *p[6] = {
+        sched_pod("a-1", "a", "uid-a", UNSCHED("2026-11-24T10:00:05Z", "0/2 nodes: affinity")),
+        sched_pod("a-2", "a", "uid-a", UNSCHED("2026-11-24T10:00:01Z", "0/2 nodes: cpu")),
+        sched_pod("b-1", "b", "uid-b", UNSCHED("2026-11-24T10:00:00Z", "local job")),
+        sched_pod("c-1", "c", "uid-c",
+                  "{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+                  "\"SchedulingGated\",\"lastTransitionTime\":\"2026-11-24T10:00:00Z\"}"),
+        sched_pod("c-2", "c", "uid-c", "{\"type\":\"PodScheduled\",\"status\":\"True\"}"),
+        sched_pod("c-3", "c", "uid-c", "{\"type\":\"PodScheduled\",\"status\":false}"),
+    };
+#undef UNSCHED
+    char *pl = xasprintf("[%s,%s,%s,%s,%s,%s]", p[0], p[1], p[2], p[3], p[4], p[5]);
+    json_t *pods = load(pl);
+    json_t *jobs = load("[{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":"
+                        "\"uid-a\",\"labels\":{\"kubestellar.io/cluster\":\"c1\"}}},"
+                        "{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"uid\":\"uid-b\"}},"
+                        "{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"uid\":"
+                        "\"uid-c\",\"labels\":{\"kubestellar.io/cluster\":\"c1\"}}}]");
+    json_t *got = agent_compute_unschedulable(pods, jobs);
+    assert_json_eq(got, "[{\"namespace\":\"ns\",\"name\":\"a\",\"uid\":\"uid-a\",\"reason\":"
+                        "\"Unschedulable\",\"message\":\"0/2 nodes: cpu\",\"since\":"
+                        "\"2026-11-24T10:00:01Z\",\"pods\":2}]");
+    json_decref(got);
+    /* a bound pod is being started, not unschedulable */
+    json_t *bound = load("[{\"metadata\":{\"name\":\"x\",\"namespace\":\"ns\","
+                         "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+                         "\"name\":\"a\",\"uid\":\"uid-a\",\"controller\":true}]},\"spec\":{"
+                         "\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Pending\",\"conditions\":"
+                         "[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+                         "\"Unschedulable\",\"lastTransitionTime\":\"2026-11-24T10:00:00Z\"}]}}]");
+    got = agent_compute_unschedulable(bound, jobs);
+    assert_json_eq(got, "[]");
+    json_decref(got);
+    json_decref(bound);
+    json_decref(jobs);
+    json_decref(pods);
+    free(pl);
+    for (size_t i = 0; i < 6; i++)
+        free(p[i]);
+}
+
 /* ---- against fakesrv ----------------------------------------------------------------- */
 
 struct fx {
@@ -470,6 +530,7 @@ static void check_full_status(json_t *st, size_t n_nodes)
 {
     assert_int_equal(json_integer_value(json_object_get(st, "nodeCount")), n_nodes);
     assert_int_equal(json_array_size(json_object_get(st, "nodes")), n_nodes);
+    assert_true(json_is_array(json_object_get(st, "unschedulableJobs")));
     struct timespec ts;
     assert_int_equal(
         clock_parse_rfc3339(json_string_value(json_object_get(st, "lastUpdated")), &ts), 0);
@@ -1073,6 +1134,7 @@ int main(void)
         cmocka_unit_test(test_compute_bad_data),
         cmocka_unit_test(test_bad_data_longest_key),
         cmocka_unit_test(test_compute_managed),
+        cmocka_unit_test(test_compute_unschedulable),
         cmocka_unit_test(test_writes_exact_status_once),
         cmocka_unit_test(test_writes_managed_requests),
         cmocka_unit_test(test_jobs_refused),

@@ -665,6 +665,45 @@ static json_t *check_after_pass(struct fx *f, const char *cpu)
     return chk;
 }
 
+/* The job's kueue-ks.io/excluded-clusters (point 4's memory, read from the hub
+ * job: it holds across restarts) keeps c1 from placement while in force: the
+ * job waits (not Rejected: c1 is known capacity) and the message says until
+ * when; once the time has passed c1 is a candidate again. */
+static void test_excluded_cluster_skipped_until_expiry(void **state)
+{
+    struct fx *f = *state;
+    json_t *job = J(JOB);
+    jx_setv_new(job, json_string("c1=2026-11-22T10:05:00Z"), "metadata", "annotations",
+                "kueue-ks.io/excluded-clusters");
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_t *chk = check_after_pass(f, "1");
+    assert_string_equal(jx_str(chk, "state", ""), "Pending");
+    const char *m = jx_str(chk, "message", "");
+    if (!strstr(m, "no cluster fits now: ") ||
+        !strstr(m, "c1: excluded until 2026-11-22T10:05:00Z: its pods could not be scheduled "
+                   "there (kueue-ks.io/excluded-clusters)"))
+        fail_msg("message: %s", m);
+    json_decref(chk);
+    assert_metric(f, "kueue_ks_workloads_rejected_total 0");
+    json_decref(job);
+}
+
+/* The exclusion has expired (10:00 is now): c1 is a candidate again. */
+static void test_expired_exclusion_placed(void **state)
+{
+    struct fx *f = *state;
+    json_t *job = J(JOB);
+    jx_setv_new(job, json_string("c1=2026-11-22T10:00:00Z"), "metadata", "annotations",
+                "kueue-ks.io/excluded-clusters");
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_decref(job);
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    assert_string_equal(jx_str(jp, "metadata.labels.kubestellar\\.io/cluster", ""), "c1");
+    json_decref(jp);
+    json_decref(wp);
+}
+
 /* Right after a restart: c1 usable, c3 (big enough) registered with fresh
  * metrics but not connected yet. A job too big for c1 waits; it used to be
  * Rejected (and lost) from that incomplete view. */
@@ -1035,6 +1074,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_rejected_while_a_worker_is_unusable, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_excluded_cluster_skipped_until_expiry, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_expired_exclusion_placed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_rejected_while_metrics_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_rejected_by_metrics_without_status, setup,
                                         teardown),

@@ -212,6 +212,100 @@ static void test_name_order_and_memory_units(void **state)
     fx_free(&x);
 }
 
+/* A pod set of one pod with 1 cpu and the required node affinity `key` In [`value`]. */
+static void affinity_workload_init(struct place_workload *w, const char *key, const char *value)
+{
+    char *s = xasprintf(
+        "{'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'name':'main','count':1,"
+        "'template':{'spec':{'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuring"
+        "Execution':{'nodeSelectorTerms':[{'matchExpressions':[{'key':'%s','operator':'In',"
+        "'values':['%s']}]}]}}},'containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}]}}"
+        "}]}}",
+        key, value);
+    json_t *j = J(s);
+    struct err e = {0};
+    if (place_workload_from_json(j, w, &e) != 0)
+        fail_msg("workload: %s", e.msg);
+    json_decref(j);
+    free(s);
+}
+
+/* The required node affinity is judged per cluster and named when it alone
+ * leaves no node. */
+static void test_affinity_verdict(void **state)
+{
+    (void)state;
+    struct fx x = {0};
+    clusters_init(x.c, "", "");
+    flavors_init(x.f);
+    affinity_workload_init(&x.w, "instance", "h100");
+    struct explain_input in = {
+        .wl = &x.w, .clusters = x.c, .n_clusters = 2, .flavors = x.f, .n_flavors = 2, .now = true};
+    assert_int_equal(explain_fit(&in, &x.r), 0);
+    assert_int_equal(x.r.v[0].fit, EXPLAIN_NEVER);
+    assert_int_equal(x.r.v[0].ps[0].by_affinity, 2);
+    assert_int_equal(x.r.v[1].fit, EXPLAIN_FITS_NOW);
+    assert_msg(&x, "fits now: pod set main needs cpu 1 per pod; cluster1: never: no node matches "
+                   "the required node affinity (instance In [h100]) of pod set main; cluster2: "
+                   "fits now (h100)");
+    explain_report_free(&x.r);
+    place_workload_free(&x.w);
+    /* matching no node anywhere: never fits, both clusters say why */
+    affinity_workload_init(&x.w, "no-such-label", "x");
+    assert_int_equal(explain_fit(&in, &x.r), 0);
+    assert_int_equal(x.r.overall, EXPLAIN_NEVER);
+    assert_msg(&x, "never fits: pod set main needs cpu 1 per pod; cluster1: never: no node matches "
+                   "the required node affinity (no-such-label In [x]) of pod set main; cluster2: "
+                   "never: no node matches the required node affinity (no-such-label In [x]) of "
+                   "pod set main");
+    fx_free(&x);
+}
+
+/* Clusters the caller excludes say why; outside the selector does not count
+ * for the whole, an exclusion for a while does (not "never"). */
+static void test_excluded_clusters(void **state)
+{
+    (void)state;
+    struct fx x = {0};
+    clusters_init(x.c, "", "");
+    flavors_init(x.f);
+    workload_init(&x.w, 1, "'nvidia.com/gpu':'1'", NULL);
+    struct explain_excl ex[2] = {
+        {.why = "excluded by the cluster selector \"location-group=eu\" (from the job)"}, {0}};
+    struct explain_input in = {.wl = &x.w,
+                               .clusters = x.c,
+                               .n_clusters = 2,
+                               .excluded = ex,
+                               .flavors = x.f,
+                               .n_flavors = 2,
+                               .now = true};
+    assert_int_equal(explain_fit(&in, &x.r), 0);
+    assert_int_equal(x.r.v[0].fit, EXPLAIN_EXCLUDED);
+    assert_string_equal(explain_fit_name(x.r.v[0].fit), "excluded");
+    assert_int_equal(x.r.overall, EXPLAIN_FITS_NOW);
+    assert_msg(&x, "fits now: pod set main needs nvidia.com/gpu 1 per pod; cluster1: excluded by "
+                   "the cluster selector \"location-group=eu\" (from the job); cluster2: fits now "
+                   "(h100)");
+    explain_report_free(&x.r);
+    /* cluster2 excluded for a while, cluster1 outside the selector: not never */
+    ex[1] = (struct explain_excl){.why = "excluded until 2026-11-24T10:10:00Z: its pods could not "
+                                         "be scheduled there (kueue-ks.io/excluded-clusters)",
+                                  .temporary = true};
+    assert_int_equal(explain_fit(&in, &x.r), 0);
+    assert_int_equal(x.r.overall, EXPLAIN_UNKNOWN);
+    assert_msg(&x, "no cluster fits among those with fresh metrics: pod set main needs "
+                   "nvidia.com/gpu 1 per pod; cluster1: excluded by the cluster selector "
+                   "\"location-group=eu\" (from the job); cluster2: excluded until "
+                   "2026-11-24T10:10:00Z: its pods could not be scheduled there "
+                   "(kueue-ks.io/excluded-clusters)");
+    explain_report_free(&x.r);
+    /* both outside the selector: never */
+    ex[1] = ex[0];
+    assert_int_equal(explain_fit(&in, &x.r), 0);
+    assert_int_equal(x.r.overall, EXPLAIN_NEVER);
+    fx_free(&x);
+}
+
 static void test_no_clusters(void **state)
 {
     (void)state;
@@ -239,6 +333,8 @@ int main(void)
         cmocka_unit_test(test_unusable_cluster_is_not_never),
         cmocka_unit_test(test_name_order_and_memory_units),
         cmocka_unit_test(test_no_clusters),
+        cmocka_unit_test(test_affinity_verdict),
+        cmocka_unit_test(test_excluded_clusters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,6 +177,74 @@ static void test_placed_running(void **state)
     json_decref(acs);
 }
 
+/* The ClusterQueue's cluster selector leaves cluster3 out, cluster1 is excluded
+ * for a while after its pods could not be scheduled there (point 4), cluster2's
+ * nodes do not match the job's required node affinity: each says so. */
+static void test_selector_affinity_exclusion(void **state)
+{
+    (void)state;
+    json_t *job = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'moved','namespace':"
+                    "'default','uid':'u3','labels':{'kueue.x-k8s.io/queue-name':'user-queue'},"
+                    "'annotations':{'kueue-ks.io/excluded-clusters':"
+                    "'cluster1=2026-11-22T10:10:00Z,cluster2=2026-11-22T09:00:00Z'}}}");
+    json_t *wl = J("{'metadata':{'name':'job-moved-1'},'spec':{'queueName':'user-queue',"
+                   "'podSets':[{'name':'main','count':1,'template':{'spec':{'affinity':{"
+                   "'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
+                   "'nodeSelectorTerms':[{'matchExpressions':[{'key':'instance','operator':'In',"
+                   "'values':['spot']}]}]}}},'containers':[{'name':'c','resources':{'requests':"
+                   "{'cpu':'1'}}}]}}}]}}");
+    json_t *lq = J("{'metadata':{'name':'user-queue'},'spec':{'clusterQueue':'cq'}}");
+    json_t *cqs = J("{'items':[{'metadata':{'name':'other'}},{'metadata':{'name':'cq',"
+                    "'annotations':{'kueue-ks.io/cluster-selector':'name!=cluster3'}}}]}");
+    json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
+    struct jv_input in = {.job = job,
+                          .workload = wl,
+                          .local_queue = lq,
+                          .cluster_metrics = cms,
+                          .flavors = fl,
+                          .admission_checks = acs,
+                          .cluster_queues = cqs,
+                          .now_ms = T0};
+    assert_render(
+        &in,
+        "Job default/moved (batch/v1)\n"
+        "\n"
+        "Kueue\n"
+        "  Queue:        user-queue (ClusterQueue cq)\n"
+        "  Workload:     job-moved-1\n"
+        "  Priority:     0\n"
+        "  Reservation:  no\n"
+        "\n"
+        "kueue-ks\n"
+        "  Check:        kubestellar-admc: not on the Workload yet (Kueue adds it with the quota "
+        "reservation)\n"
+        "  Placed on:    not placed\n"
+        "  Worker copy:  none\n"
+        "\n"
+        "Fit per cluster\n"
+        "  CLUSTER   FLAVOR  FIT       POD SET  RESOURCE  NEEDED/POD  BEST NODE FREE/ALLOC  ALL "
+        "MATCHING NODES FREE/ALLOC\n"
+        "  cluster1  spot    excluded  main     cpu       1           7 / 8                 7 / "
+        "16\n"
+        "  cluster2  -       never     main     cpu       1           no matching node\n"
+        "  cluster3  -       excluded  main     cpu       1           no matching node\n" FREE_NOTE
+        "\n"
+        "not placed: Kueue has not admitted it: no quota reserved yet; kueue-ks places a job only "
+        "once Kueue has reserved its quota\n"
+        "capacity once admitted: no cluster fits among those with fresh metrics: pod set main "
+        "needs cpu 1 per pod; cluster1: excluded until 2026-11-22T10:10:00Z: its pods could not be "
+        "scheduled there (kueue-ks.io/excluded-clusters); cluster2: never: no node matches the "
+        "required node affinity (instance In [spot]) of pod set main; cluster3: excluded by the "
+        "cluster selector \"name!=cluster3\" (from the ClusterQueue)\n");
+    json_decref(job);
+    json_decref(wl);
+    json_decref(lq);
+    json_decref(cqs);
+    json_decref(cms);
+    json_decref(fl);
+    json_decref(acs);
+}
+
 /* A namespace without the LocalQueue: the capacity would do, Kueue's reason
  * is the verdict; a job no cluster can ever hold leads with "never fits". */
 static void test_no_local_queue(void **state)
@@ -283,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_placed_running),
         cmocka_unit_test(test_no_local_queue),
         cmocka_unit_test(test_no_workload_no_queue),
+        cmocka_unit_test(test_selector_affinity_exclusion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

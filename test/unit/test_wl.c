@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controllers/workload/excl.h"
 #include "controllers/workload/wl.h"
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
@@ -136,6 +137,7 @@ enum {
     COPY_OLD_C2,
     COPY_BOTH,
     COPY_STALE_COMPLETE, /* on c1, created for an earlier admission (older placed-for) */
+    COPY_PENDING,        /* on c1, its pods not ready: {active 3} */
     COPY_FAILED
 };
 
@@ -176,8 +178,11 @@ struct tcase {
     int64_t lost_ms;
     bool delete_on_completion;
     bool want_placement;
-    const char *want[12]; /* substrings, one per action line, in order; NULL-terminated */
-    const char *out;      /* the outcome, as wl_outcome_describe() says it */
+    const char *excl;        /* the job's kueue-ks.io/excluded-clusters, or NULL */
+    int64_t unsched_ms;      /* > 0: the copy's pods reported unschedulable for that long */
+    const char *unsched_uid; /* the copy uid the report names (NULL: none) */
+    const char *want[12];    /* substrings, one per action line, in order; NULL-terminated */
+    const char *out;         /* the outcome, as wl_outcome_describe() says it */
 };
 
 /* the job patch that undoes JOB_PLACED_C1 */
@@ -364,13 +369,19 @@ static const struct tcase cases[] = {
      .place = -1,
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":",
               "\"reason\":\"ClusterAssigned\""}},
-    {.name = "placed on c1, old copy on c2: deleted, c1 copy created",
-     .out = "dispatched c1",
+    {.name = "placed on c1, old copy on c2: deleted first, the c1 copy waits (one at a time)",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_OLD_C2,
      .place = -1,
-     .want = {"delete-copy c2 default/sample", "create-copy c1", "Dispatched"}},
+     .want = {"delete-copy c2 default/sample", "requeue 1000"}},
+    {.name = "placed on c1, no copy anywhere: c1 copy created",
+     .out = "dispatched c1",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .want = {"create-copy c1", "Dispatched"}},
     {.name = "placed, copy running: remote-status annotation and progress message",
      .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -429,6 +440,114 @@ static const struct tcase cases[] = {
      .lost_ms = 300000,
      .want = {"event workload Warning WorkerLost: worker cluster c1 lost for 300s (timeout 300s)",
               "event job Warning WorkerLost", "unreserve", "\"state\":\"Retry\""}},
+    /* ---- unschedulable on the worker (--unschedulable-timeout 300s, exclusion 600s) ---- */
+    {.name = "unschedulable on c1, not yet timed out: mirrored, requeue at the deadline",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .unsched_ms = 60000,
+     .want = {"requeue 240000", "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
+              "running on cluster c1: active 3, ready 0"}},
+    {.name = "unschedulable on c1, timed out: the exclusion is recorded on the hub job first",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .unsched_ms = 300000,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/excluded-clusters\":"
+              "\"c1=1970-01-01T00:26:40Z\"},\"resourceVersion\":\"5\"}}"}},
+    {.name = "timed out, other clusters' exclusions kept, expired ones dropped",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .unsched_ms = 400000,
+     .excl = "c2=1970-01-01T00:20:00Z,c3=1970-01-01T00:10:00Z",
+     .want = {"\"kueue-ks.io/excluded-clusters\":\"c1=1970-01-01T00:26:40Z,"
+              "c2=1970-01-01T00:20:00Z\""}},
+    {.name = "exclusion recorded (read from the hub job, so a restart keeps it): Retry naming "
+             "the worker's reason, copy deleted, reservation dropped",
+     .out = "unschedulable c1",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .unsched_ms = 300000,
+     .excl = "c1=1970-01-01T00:26:40Z",
+     .want = {"event workload Warning UnschedulableOnWorker: cannot run on cluster c1: pods "
+              "unschedulable there: Unschedulable: 0/2 nodes are available: 2 node(s) didn't "
+              "match Pod's node affinity/selector; re-placing with cluster c1 excluded until "
+              "1970-01-01T00:26:40Z",
+              "event job Warning UnschedulableOnWorker", "delete-copy c1 default/sample",
+              "unreserve", "\"state\":\"Retry\""}},
+    {.name = "placed on an excluded cluster without a report (set by hand): Retry as well",
+     .out = "unschedulable c1",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .excl = "c1=1970-01-01T00:26:40Z",
+     .want = {"cannot run on cluster c1 (excluded by kueue-ks.io/excluded-clusters); re-placing "
+              "with cluster c1 excluded until 1970-01-01T00:26:40Z",
+              "event job", "delete-copy c1", "unreserve", "\"state\":\"Retry\""}},
+    {.name = "exclusion expired, no report: c1 usable again, status mirrored",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .excl = "c1=1970-01-01T00:16:00Z",
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
+              "running on cluster c1: active 3, ready 0"}},
+    {.name = "report names another copy (uid): not this one, ignored",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .unsched_ms = 900000,
+     .unsched_uid = "an-old-copy",
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
+              "running on cluster c1: active 3, ready 0"}},
+    {.name = "unschedulable past the timeout, but some pods run (waves): not moved",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .unsched_ms = 900000,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
+              "running on cluster c1: active 2, ready 2"}},
+    {.name = "report, but the copy on c1 is not there (yet): nothing decided on it",
+     .out = "dispatched c1",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .unsched_ms = 900000,
+     .want = {"create-copy c1", "Dispatched"}},
+    {.name = "kubestellar transport, unschedulable past the timeout: exclusion recorded",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .direct_off = true,
+     .unsched_ms = 300000,
+     .want = {"\"kueue-ks.io/excluded-clusters\":\"c1=1970-01-01T00:26:40Z\""}},
+    {.name = "kubestellar transport, excluded: Retry (KubeStellar removes the copy once the "
+             "label goes)",
+     .out = "unschedulable c1",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .direct_off = true,
+     .unsched_ms = 300000,
+     .excl = "c1=1970-01-01T00:26:40Z",
+     .want = {"event workload Warning UnschedulableOnWorker", "event job", "unreserve",
+              "\"state\":\"Retry\""}},
     {.name = "kubestellar transport, placed: nothing to move",
      .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -491,6 +610,13 @@ static void run_case(const struct tcase *c)
 {
     json_t *wl = c->no_wl ? NULL : make_wl(&c->wl);
     json_t *job = c->no_job ? NULL : make_job(c->job);
+    if (job && c->excl)
+        jx_setv_new(job, json_string(c->excl), "metadata", "annotations", EXCL_ANNOTATION);
+    struct wl_unsched us = {.uid = c->unsched_uid,
+                            .reason = "Unschedulable",
+                            .message = "0/2 nodes are available: 2 node(s) didn't match Pod's "
+                                       "node affinity/selector",
+                            .since_ms = 1000000 - c->unsched_ms};
     json_t *ref = make_job(JOB_PLACED_C1);
     json_t *c1 = NULL, *c2 = NULL;
     struct wl_copy copies[2];
@@ -504,6 +630,9 @@ static void run_case(const struct tcase *c)
         break;
     case COPY_COMPLETE:
         c1 = make_copy(ref, COPY_STATUS_COMPLETE);
+        break;
+    case COPY_PENDING:
+        c1 = make_copy(ref, "{\"active\":3,\"ready\":0}");
         break;
     case COPY_FAILED:
         c1 = make_copy(ref, COPY_STATUS_FAILED);
@@ -543,11 +672,14 @@ static void run_case(const struct tcase *c)
         .placed = {.reachable = !c->unreachable,
                    .usable = !c->unusable,
                    .unusable_since_ms = 1000000 - c->lost_ms},
+        .unsched = c->unsched_ms > 0 ? &us : NULL,
         .now_ms = 1000000,
         .now = NOW,
         .opts = {.direct = !c->direct_off,
                  .delete_on_completion = c->delete_on_completion,
                  .worker_lost_timeout_ms = 300000,
+                 .unschedulable_timeout_ms = 300000,
+                 .exclusion_ms = 600000,
                  .no_fit_requeue_ms = 5000,
                  .pin_unknown_requeue_ms = 30000,
                  .origin = "hub"},

@@ -74,6 +74,8 @@ copies() {
   b=$(k cluster2 get jobs -n "$ns" -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
   echo "$a $b"
 }
+# hub_job_complete NAME: the hub Job NAME (namespace default) is Complete.
+hub_job_complete() { jq_ok hub '[.status.conditions[]?|select(.type=="Complete" and .status=="True")]|length==1' job "$1" -n default; }
 one_copy() { local c; c=$(copies "$@"); [ "$c" = "1 0" ] || [ "$c" = "0 1" ]; }
 no_copy() { [ "$(copies "$@")" = "0 0" ]; }
 # rejected_msg JOB [NS]: the message our check rejected hub job JOB's Workload with, or nothing.
