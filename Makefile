@@ -1,8 +1,8 @@
 # kueue-ks — hand-written GNU Makefile.
 #
 #   make            build bin/kueue-ks (and every other binary under cmd/)
-#   make test       everything CI checks: format, cppcheck, unit tests under ASan+UBSan, fuzz smoke,
-#                   checks, e2e (the real-stack tier is make real-test, not yet in make test)
+#   make test       everything CI checks: format, cppcheck, the real-stack build (Go), unit tests
+#                   under ASan+UBSan, fuzz smoke, checks, e2e on the devhub, the real-stack tier
 #   make run        build and start the operator (see README); REAL=1: on the real stack
 #   make real-up / real-down   the real stack (real Kubernetes, Kueue, kwok) in the background
 #   make bench      build and run the benchmarks
@@ -150,12 +150,14 @@ fuzz-bins: $(FUZZ_BINS)
 # the checks of test/checks/, then the end-to-end scenarios against release binaries.
 test:
 	$(Q)$(MAKE) --no-print-directory lint
+	$(Q)scripts/realstack/tier.sh --build
 	$(Q)$(MAKE) --no-print-directory MODE=san unit-bins
 	$(Q)$(MAKE) --no-print-directory MODE=rel bins
 	$(Q)scripts/run-tests.sh unit build/san/test
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)scripts/run-tests.sh checks test/checks
 	$(Q)scripts/run-tests.sh e2e test/e2e
+	$(Q)scripts/realstack/tier.sh
 
 unit:
 	$(Q)$(MAKE) --no-print-directory MODE=san unit-bins

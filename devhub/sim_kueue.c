@@ -737,12 +737,18 @@ static void edit_commit(struct simkueue *k, struct wl_edit *ed, const json_t *wl
 }
 
 /* Evict a reserved workload: release quota, stop its job. */
+/* How evict() treats the admission checks: kept, reset to Pending (a Retry: counted), or
+ * reset without a count (deactivation after a Rejected check, as Kueue v0.15 does). */
+enum reset_checks { KEEP_CHECKS, RESET_CHECKS, RESET_CHECKS_UNCOUNTED };
+
 static void evict(struct simkueue *k, struct pass *ps, const json_t *wl, const char *reason,
-                  const char *msg, bool reset_checks, const char *preempted)
+                  const char *msg, enum reset_checks reset_checks, const char *preempted)
 {
     struct wl_edit ed;
     edit_begin(&ed, wl);
     edit_cond(&ed, "Evicted", "True", reason, msg);
+    if (reset_checks == RESET_CHECKS_UNCOUNTED)
+        edit_cond(&ed, "Requeued", "False", reason, msg);
     if (preempted)
         edit_cond(&ed, "Preempted", "True", "InClusterQueue", preempted);
     edit_cond(&ed, "QuotaReserved", "False", "Pending", msg);
@@ -760,7 +766,8 @@ static void evict(struct simkueue *k, struct pass *ps, const json_t *wl, const c
             json_object_set_new(c, "state", json_string("Pending"));
             json_object_set_new(c, "message", json_string(m));
             json_object_set_new(c, "lastTransitionTime", json_string(ed.now));
-            json_object_set_new(c, "retryCount", json_integer(jx_int(c, "retryCount", 0) + 1));
+            if (reset_checks == RESET_CHECKS)
+                json_object_set_new(c, "retryCount", json_integer(jx_int(c, "retryCount", 0) + 1));
             free(m);
         }
     }
@@ -833,9 +840,16 @@ static void sync_reserved(struct simkueue *k, struct pass *ps, const json_t *wl)
     bool rejected = false, retry = false, all_ready = true;
     size_t i;
     json_t *c;
+    char names[512] = "";
+    size_t off = 0;
     json_array_foreach(jx_arr(wl, "status.admissionChecks"), i, c)
     {
         const char *s = jx_str(c, "state", "Pending");
+        if (!strcmp(s, "Rejected") && off < sizeof names) {
+            int w = snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "",
+                             jx_str(c, "name", ""));
+            off += w > 0 ? (size_t)w : 0;
+        }
         rejected |= !strcmp(s, "Rejected");
         retry |= !strcmp(s, "Retry");
         all_ready &= !strcmp(s, "Ready");
@@ -848,14 +862,21 @@ static void sync_reserved(struct simkueue *k, struct pass *ps, const json_t *wl)
             free(path);
             json_decref(p);
         }
-        evict(k, ps, wl, "Deactivated",
-              rejected ? "The workload is deactivated due to a rejected AdmissionCheck"
-                       : "The workload is deactivated",
-              false, NULL);
+        /* Kueue v0.15: the rejected check is reset to Pending ("Previously: Rejected"); the
+         * reason stays on the Workload's conditions and in the check owner's Events. */
+        if (rejected) {
+            char *m = xasprintf(
+                "The workload is deactivated due to Admission check(s): %s, were rejected", names);
+            evict(k, ps, wl, "DeactivatedDueToAdmissionCheck", m, RESET_CHECKS_UNCOUNTED, NULL);
+            free(m);
+        } else {
+            evict(k, ps, wl, "Deactivated", "The workload is deactivated", KEEP_CHECKS, NULL);
+        }
         return;
     }
     if (retry) {
-        evict(k, ps, wl, "AdmissionCheck", "At least one admission check is false", true, NULL);
+        evict(k, ps, wl, "AdmissionCheck", "At least one admission check is false", RESET_CHECKS,
+              NULL);
         return;
     }
     char *key = jx_obj_key(wl);
@@ -981,7 +1002,7 @@ static void sync_cq(struct simkueue *k, struct pass *ps, const json_t *cq)
                                   jx_label(w, L_JOBUID) ? jx_label(w, L_JOBUID) : "");
             json_array_foreach(victims, j, v)
             {
-                evict(k, ps, v, "Preempted", msg, false, msg);
+                evict(k, ps, v, "Preempted", msg, KEEP_CHECKS, msg);
                 reserving--;
             }
             free(msg);

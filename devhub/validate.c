@@ -384,6 +384,45 @@ static void check_string_map(const json_t *m, const char *field, bool values_are
 }
 
 /* Containers of a pod spec at `prefix` ("spec" / "spec.template.spec"). */
+/* Overcommit is allowed for native resources (no "/" or a kubernetes.io/ prefix) except
+ * hugepages; extended resources such as nvidia.com/gpu need limit == request. */
+static bool overcommit_allowed(const char *name)
+{
+    return (!strchr(name, '/') || strstr(name, "kubernetes.io/")) &&
+           strncmp(name, "hugepages-", 10) != 0;
+}
+
+/* The apiserver's resource rules of one container (quantities parse: checked before). */
+static void check_resources(const json_t *res, const char *cf, struct valid_result *r)
+{
+    json_t *req = json_object_get(res, "requests"), *lim = json_object_get(res, "limits");
+    const char *k;
+    json_t *v;
+    char f[256];
+    json_object_foreach(req, k, v)
+    {
+        struct qty qr, ql;
+        json_t *lv = json_object_get(lim, k);
+        if (!json_is_string(v) || qty_parse(json_string_value(v), &qr, NULL))
+            continue;
+        bool has_lim = json_is_string(lv) && qty_parse(json_string_value(lv), &ql, NULL) == 0;
+        snprintf(f, sizeof f, "%s.resources.requests[%.100s]", cf, k);
+        if (has_lim && qty_cmp(&qr, &ql) > 0) {
+            add_cause(
+                r, "FieldValueInvalid", f,
+                "Invalid value: \"%.60s\": must be less than or equal to %.100s limit of %.60s",
+                json_string_value(v), k, json_string_value(lv));
+        } else if (!overcommit_allowed(k) && !has_lim) {
+            snprintf(f, sizeof f, "%s.resources.limits", cf);
+            required(r, f, "Limit must be set for non overcommitable resources");
+        } else if (!overcommit_allowed(k) && qty_cmp(&qr, &ql) != 0) {
+            add_cause(r, "FieldValueInvalid", f,
+                      "Invalid value: \"%.60s\": must be equal to %.100s limit of %.60s",
+                      json_string_value(v), k, json_string_value(lv));
+        }
+    }
+}
+
 static void check_pod_spec(const json_t *spec, const char *prefix, struct valid_result *r)
 {
     char f[160];
@@ -417,6 +456,13 @@ static void check_pod_spec(const json_t *spec, const char *prefix, struct valid_
             snprintf(f, sizeof f, "%s.containers[%zu].image", prefix, i);
             required(r, f, NULL);
         }
+        snprintf(f, sizeof f, "%s.containers[%zu]", prefix, i);
+        check_resources(json_object_get(c, "resources"), f, r);
+    }
+    json_t *ics = json_object_get(spec, "initContainers");
+    for (size_t i = 0; i < json_array_size(ics); i++) {
+        snprintf(f, sizeof f, "%s.initContainers[%zu]", prefix, i);
+        check_resources(json_object_get(json_array_get(ics, i), "resources"), f, r);
     }
 }
 

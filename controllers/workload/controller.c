@@ -748,9 +748,14 @@ static void admitted_flavors(const json_t *wl, char *buf, size_t n)
  * finished, evicted, worker lost, cannot be placed. The decision's Events
  * are written once per transition, so are these lines. */
 static void log_transitions(struct wlc *c, const char *key, const json_t *wl, const char *jkey,
-                            const struct place_result *pr, const struct wl_actions *acts,
-                            const struct copy_walk *cw, const char *placed)
+                            const json_t *job, const struct place_result *pr,
+                            const struct wl_actions *acts, const struct copy_walk *cw,
+                            const char *placed)
 {
+    /* the final status may take more than one write (a real Job controller amends the
+     * status we wrote): "finished" once, while the hub job is not terminal yet */
+    bool hub_done = job && (jx_cond_is_true(job, "Complete") || jx_cond_is_true(job, "Failed") ||
+                            jx_cond_is_true(job, "Succeeded"));
     char flv[256];
     for (size_t i = 0; i < acts->n; i++) {
         const struct wl_action *x = &acts->v[i];
@@ -758,7 +763,7 @@ static void log_transitions(struct wlc *c, const char *key, const json_t *wl, co
             admitted_flavors(wl, flv, sizeof flv);
             log_info(c->cfg.lg, "job placed", "job", jkey, "workload", key, "cluster", pr->cluster,
                      "flavor", flv, "why", pr->message ? pr->message : "");
-        } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed) {
+        } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed && !hub_done) {
             for (size_t j = 0; j < cw->n; j++)
                 if (strcmp(cw->v[j].cluster, placed) == 0 && copy_terminal_ms(cw->v[j].obj) > 0)
                     log_info(c->cfg.lg, "job finished", "job", jkey, "cluster", placed, "result",
@@ -907,7 +912,7 @@ static void process(struct wq *q, const char *key, void *ud)
         log_warn(c->cfg.lg, "workload reconcile", "workload", key, "error", e.msg);
         goto skip;
     }
-    log_transitions(c, key, wl, okey, &pr, &acts, &cw, placed);
+    log_transitions(c, key, wl, okey, job, &pr, &acts, &cw, placed);
     struct wlx_ops ops = c->cfg.ops;
     ops.reserve = on_reserve;
     ops.unreserve = on_unreserve;

@@ -921,13 +921,29 @@ static bool node_usable(const struct place_node *n)
     return n->ready && !n->unschedulable;
 }
 
+/* Taints the node lifecycle controller, the TaintNodesByCondition admission plugin, kubectl
+ * cordon or a cloud provider put on and take off as a node's state changes (a node starts
+ * not-ready, is cordoned for maintenance, is under pressure). They make a node unusable now,
+ * never for good: "ever fits" ignores them, like readiness and cordoning, so a job is not
+ * Rejected (and lost) while a worker's nodes come up. */
+static bool taint_is_transient(const struct place_taint *t)
+{
+    static const char *const prefixes[] = {"node.kubernetes.io/",
+                                           "node.cloudprovider.kubernetes.io/uninitialized"};
+    for (size_t i = 0; t->key && i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(t->key, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
 /* with_affinity false: every filter but the required node affinity (for the
- * "why not" message). */
+ * "why not" message). empty: the cluster as it could become (the "ever fits" question):
+ * readiness, cordoning and transient taints do not exclude a node. */
 static bool node_passes(const struct wview *v, size_t p, const struct place_node *n,
-                        bool with_affinity)
+                        bool with_affinity, bool empty)
 {
     const struct place_podset *ps = &v->wl->podsets[p];
-    if (!node_usable(n) || v->unknown_flavor[p])
+    if ((!empty && !node_usable(n)) || v->unknown_flavor[p])
         return false;
     for (size_t f = 0; f < ps->n_flavors; f++) {
         const struct place_flavor *fl = v->flav[p][f];
@@ -936,22 +952,26 @@ static bool node_passes(const struct wview *v, size_t p, const struct place_node
     }
     if (!place_labels_match(n->labels, ps->node_selector, ps->n_node_selector))
         return false;
-    for (size_t t = 0; t < n->n_taints; t++)
+    for (size_t t = 0; t < n->n_taints; t++) {
+        if (empty && taint_is_transient(&n->taints[t]))
+            continue;
         if (!place_taint_tolerated(&n->taints[t], ps->tolerations, ps->n_tolerations, v->ftol[p],
                                    v->nftol[p]))
             return false;
+    }
     return !with_affinity || affinity_required_matches(ps->affinity, n->name, n->labels);
 }
 
-static bool node_eligible(const struct wview *v, size_t p, const struct place_node *n)
+static bool node_eligible(const struct wview *v, size_t p, const struct place_node *n, bool empty)
 {
-    return node_passes(v, p, n, true);
+    return node_passes(v, p, n, true, empty);
 }
 
 /* The node passes every filter but the required node affinity. */
-static bool node_excluded_by_affinity(const struct wview *v, size_t p, const struct place_node *n)
+static bool node_excluded_by_affinity(const struct wview *v, size_t p, const struct place_node *n,
+                                      bool empty)
 {
-    return node_passes(v, p, n, false) && !node_passes(v, p, n, true);
+    return node_passes(v, p, n, false, empty) && !node_passes(v, p, n, true, empty);
 }
 
 /* Evaluation of one cluster. */
@@ -987,6 +1007,40 @@ static int node_index(const struct place_cluster *c, const char *name)
     return -1;
 }
 
+/* Why no node of c is eligible for pod set p: the node affinity, or nodes that match but
+ * are not usable now (not ready, cordoned, a transient taint), or nothing matches at all. */
+static void explain_no_node(const struct wview *v, const struct place_cluster *c, size_t p,
+                            bool empty, char *why, size_t n)
+{
+    const struct place_podset *ps = &v->wl->podsets[p];
+    size_t by_aff = 0, later = 0;
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        by_aff += node_excluded_by_affinity(v, p, &c->nodes[i], empty);
+        later += !empty && node_eligible(v, p, &c->nodes[i], true);
+    }
+    const char *errs = affinity_errors(ps->affinity);
+    if (by_aff > 0)
+        snprintf(why, n,
+                 "pod set %s: the required node affinity %s excludes the %zu %snode(s) that match "
+                 "the flavor's nodeLabels, the nodeSelector and the tolerations%s%s",
+                 ps->name, affinity_required_text(ps->affinity), by_aff,
+                 empty ? "" : "ready, schedulable ", errs ? "; invalid node affinity: " : "",
+                 errs ? errs : "");
+    else if (later > 0)
+        snprintf(why, n,
+                 "pod set %s: the %zu node(s) that match the flavor's nodeLabels, the "
+                 "nodeSelector%s and the tolerations are not usable now (not ready, cordoned or "
+                 "tainted node.kubernetes.io/...)",
+                 ps->name, later, affinity_has_required(ps->affinity) ? ", the node affinity" : "");
+    else
+        snprintf(
+            why, n,
+            "pod set %s: no %snode matches the flavor's nodeLabels, the nodeSelector%s and the "
+            "tolerations",
+            ps->name, empty ? "" : "ready, schedulable ",
+            affinity_has_required(ps->affinity) ? ", the node affinity" : "");
+}
+
 /* Explain why pod set p could not be placed completely. */
 static void explain(const struct wview *v, const struct place_cluster *c, size_t p, int64_t fitted,
                     const int64_t *free, bool empty, char *why, size_t n)
@@ -1012,25 +1066,10 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
     }
     size_t eligible = 0;
     for (size_t i = 0; i < c->n_nodes; i++)
-        if (node_eligible(v, p, &c->nodes[i]))
+        if (node_eligible(v, p, &c->nodes[i], empty))
             eligible++;
     if (eligible == 0) {
-        size_t by_aff = 0;
-        for (size_t i = 0; i < c->n_nodes; i++)
-            by_aff += node_excluded_by_affinity(v, p, &c->nodes[i]);
-        const char *errs = affinity_errors(ps->affinity);
-        if (by_aff > 0)
-            snprintf(why, n,
-                     "pod set %s: the required node affinity %s excludes the %zu ready, "
-                     "schedulable node(s) that match the flavor's nodeLabels, the nodeSelector "
-                     "and the tolerations%s%s",
-                     ps->name, affinity_required_text(ps->affinity), by_aff,
-                     errs ? "; invalid node affinity: " : "", errs ? errs : "");
-        else
-            snprintf(why, n,
-                     "pod set %s: no ready, schedulable node matches the flavor's nodeLabels, the "
-                     "nodeSelector%s and the tolerations",
-                     ps->name, affinity_has_required(ps->affinity) ? ", the node affinity" : "");
+        explain_no_node(v, c, p, empty, why, n);
         return;
     }
     /* The resource whose largest free amount on a matching node is below one pod's request. */
@@ -1040,7 +1079,7 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
             continue;
         int64_t best = INT64_MIN;
         for (size_t i = 0; i < c->n_nodes; i++)
-            if (node_eligible(v, p, &c->nodes[i]) && free[i * nr + r] > best)
+            if (node_eligible(v, p, &c->nodes[i], empty) && free[i * nr + r] > best)
                 best = free[i * nr + r];
         if (best < req) {
             char q1[48], q2[48];
@@ -1136,7 +1175,7 @@ static void eval_cluster(const struct wview *v, const struct place_cluster *c,
         size_t p = v->order[oi];
         int64_t remaining = v->wl->podsets[p].count;
         for (size_t i = 0; i < nn && remaining > 0; i++) {
-            if (!node_eligible(v, p, &c->nodes[i]))
+            if (!node_eligible(v, p, &c->nodes[i], empty))
                 continue;
             int64_t k = v->wl->podsets[p].one_per_node ? 1 : remaining; /* repel: 1/node */
             for (size_t r = 0; r < nr; r++) {

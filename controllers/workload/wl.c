@@ -420,8 +420,12 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
                   kr ? "Kueue has not admitted it: " : "", kr ? kr : "no quota reserved yet");
     if (strcmp(st, "Pending") != 0 || strcmp(jx_str(entry, "message", ""), msg) != 0) {
         wlst_check(w, "Pending", msg);
-        act_event(a, WL_TGT_JOB, s->explain_never ? "Warning" : "Normal",
-                  s->explain_never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED, xstrdup(msg));
+        /* A new Workload Kueue has not looked at yet is not news: an Event (and the log line)
+         * only once Kueue gives a reason, or when the job can never fit. */
+        if (kr || s->explain_never)
+            act_event(a, WL_TGT_JOB, s->explain_never ? "Warning" : "Normal",
+                      s->explain_never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED,
+                      xstrdup(msg));
     }
     if (s->explain)
         act_requeue(a, s->explain_unknown ? s->opts.no_fit_requeue_ms

@@ -232,7 +232,14 @@ static void bp_done_cb(void *ud, const struct kube_result *res)
         }
     } else if (res->rc != -ECANCELED && res->rc != -ESHUTDOWN) {
         json_object_del(r->bp_done, bc->cluster); /* retried on the next pass */
-        if (res->rc != -ENOENT || !r->bp_missing_logged)
+        if (res->rc == -ENOENT && r->workers && !r->bp_missing_logged)
+            /* direct transport: the built-in syncer delivers; a hub without KubeStellar is
+             * the usual case, not a problem (a real hub has no BindingPolicy CRD) */
+            log_v(r->lg, 1,
+                  "no BindingPolicy API on the hub (no KubeStellar): not needed by "
+                  "the direct transport",
+                  "cluster", bc->cluster);
+        else if (res->rc != -ENOENT || !r->bp_missing_logged)
             log_warn(r->lg, "cannot create BindingPolicy (retried periodically)", "cluster",
                      bc->cluster, "error", res->err->msg, "hint",
                      res->rc == -ENOENT ? "install the KubeStellar BindingPolicy CRD on the hub"
@@ -295,9 +302,11 @@ static void ns_done_cb(void *ud, const struct kube_result *res)
     struct ns_call *nc = ud;
     if (res->rc == 0 || res->rc == -EEXIST)
         json_object_set_new(nc->r->ns_done, nc->key, json_true());
-    else if (res->rc != -ECANCELED && res->rc != -ESHUTDOWN)
+    else if (res->rc != -ECANCELED && res->rc != -ESHUTDOWN) {
+        json_object_del(nc->r->ns_done, nc->key); /* not "in flight" forever: retried */
         log_warn(nc->r->lg, "cannot create the job's namespace on a worker", "namespace", nc->key,
                  "error", res->err->msg);
+    }
     free(nc->key);
     free(nc);
 }
@@ -336,6 +345,26 @@ static void ensure_ns(struct wlrun *r, const char *ns)
     json_decref(names);
 }
 
+/* A worker without Kueue answers the LocalQueue POST with 404: nothing to create there, and
+ * nothing to retry (the copy then runs as the plain Job it is). */
+static void lq_done_cb(void *ud, const struct kube_result *res)
+{
+    struct ns_call *nc = ud;
+    if (res->rc == 0 || res->rc == -EEXIST) {
+        json_object_set_new(nc->r->ns_done, nc->key, json_true());
+    } else if (res->rc == -ENOENT) {
+        json_object_set_new(nc->r->ns_done, nc->key, json_true());
+        log_v(nc->r->lg, 1, "worker has no LocalQueue API (no Kueue there): copies run without one",
+              "localqueue", nc->key);
+    } else if (res->rc != -ECANCELED && res->rc != -ESHUTDOWN) {
+        json_object_del(nc->r->ns_done, nc->key); /* the next event of the job retries */
+        log_warn(nc->r->lg, "cannot create the job's LocalQueue on a worker", "localqueue", nc->key,
+                 "error", res->err->msg);
+    }
+    free(nc->key);
+    free(nc);
+}
+
 /* The job's LocalQueue on every reachable worker (once per worker), copied from
  * the hub: a worker that runs Kueue needs it to admit the unsuspended copy
  * (xf.h, SUSPEND RULE). A worker without the LocalQueue API (404) is
@@ -371,7 +400,7 @@ static void lq_post(struct wlrun *r, const char *cluster, const json_t *hub_lq, 
     nc->key = key;
     struct err e;
     err_clear(&e);
-    if (kube_client_post(workers_client(r->workers, cluster), path, obj, ns_done_cb, nc, NULL, &e) <
+    if (kube_client_post(workers_client(r->workers, cluster), path, obj, lq_done_cb, nc, NULL, &e) <
         0) {
         json_object_del(r->ns_done, key);
         free(nc->key);

@@ -155,10 +155,12 @@ wait_ready() { # cluster timeout-seconds
 
 start_controllers() { # name extra-controllers
   local name=$1 kc=$REAL/$1.kubeconfig
-  # Only the controllers the scenarios exercise: fewer informers, less CPU.
+  # Only the controllers the scenarios exercise: fewer informers, less CPU. The node lifecycle
+  # controller takes off the node.kubernetes.io/not-ready taint the API server puts on every
+  # new node (TaintNodesByCondition) once kwok reports it Ready.
   spawn "$name-controller-manager" "$BIN/kube-controller-manager" --kubeconfig "$kc" \
     --secure-port 0 --leader-elect=false --profiling=false \
-    --controllers "job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,pod-garbage-collector-controller,ttl-after-finished-controller" \
+    --controllers "job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,pod-garbage-collector-controller,ttl-after-finished-controller,node-lifecycle-controller" \
     --v=1
   spawn "$name-scheduler" "$BIN/kube-scheduler" --kubeconfig "$kc" --secure-port 0 \
     --leader-elect=false --profiling=false --v=1

@@ -145,10 +145,10 @@ pass "job-a (disk In [ssd]) placed on cluster2 only and completed"
 # ---- n: no node anywhere matches: Rejected, the affinity named --------------------------
 next n
 job_yaml job-n "" "$(affinity no-such-label x)" | k hub create -f - >/dev/null || die "job-n not created"
-wait_until 20 "job-n Rejected naming the affinity" check_is job-n Rejected \
-  'required node affinity \\(no-such-label In \\[x\\]\\) excludes'
+wait_until 20 "job-n Rejected naming the affinity" rejected_with job-n \
+  'required node affinity \(no-such-label In \[x\]\) excludes'
 no_copy job-n || die "job-n has copies: $(copies job-n)"
-pass "job-n rejected: $(k hub get workloads "$(wl_of job-n)" -n default -o json | jq -r '.status.admissionChecks[]|select(.name=="kubestellar-admc")|.message' | cut -c1-160)"
+pass "job-n rejected: $(rejected_msg job-n | cut -c1-160)"
 
 # ---- s: a cluster selector is never left ----------------------------------------------
 next s

@@ -109,6 +109,7 @@ spec:
         args: ["600s"]
         resources:
           requests: {cpu: "2", memory: 1Gi, nvidia.com/gpu: "1"}
+          limits: {nvidia.com/gpu: "1"}
 YAML
 k hub create -f "$WORK/gpu.yaml" >/dev/null
 # The h100 cpu quota is sampled from the reservation on: it must never exceed

@@ -67,6 +67,10 @@ assert_one_life() {
   wait_until 20 "Workload of $ns/$n Finished" wl_finished "$n" "$ns"
   ev=$(created_events "$n" "$ns")
   [ "$ev" = 1 ] || die "job $ns/$n: $ev CreatedWorkload events, want 1"
+  # one line a user follows per step, even when the final status takes two writes
+  wait_until 10 "operator log: job $ns/$n finished" grep -q "msg=\"job finished\" job=$ns/$n " "$WORK/op.log"
+  ev=$(grep -c "msg=\"job finished\" job=$ns/$n " "$WORK/op.log")
+  [ "$ev" = 1 ] || die "job $ns/$n: $ev 'job finished' log lines, want 1"
 }
 
 real_up --v 1
@@ -122,10 +126,9 @@ PAR=1 rjob job-big 12 5s | k hub create -f - >/dev/null || die "job-big not crea
 follow job-gpu default 90
 assert_one_life job-gpu default
 [ "$(copies job-gpu)" = "0 1" ] || die "job-gpu copies: $(copies job-gpu), want 0 1"
-big_rejected() { case $(check_entry job-big default) in Rejected\ ?*) return 0 ;; esac; return 1; }
-wait_until 30 "job-big check Rejected with a message" big_rejected
+wait_until 30 "job-big check Rejected with a message" rejected_with job-big "even empty"
 no_copy job-big || die "job-big has copies: $(copies job-big)"
-pass "job-gpu ran on cluster2 only; job-big (12 cpu pod) Rejected: $(check_entry job-big default | cut -c1-100)"
+pass "job-gpu ran on cluster2 only; job-big (12 cpu pod) Rejected: $(rejected_msg job-big | cut -c1-100)"
 k hub delete job job-big >/dev/null
 
 # ---- q: quota follows the workers ---------------------------------------------------------------------

@@ -72,6 +72,8 @@ spec:
           requests:
             cpu: "$2"
             memory: 100Mi${GPU:+
+            nvidia.com/gpu: "$GPU"}${GPU:+
+          limits:
             nvidia.com/gpu: "$GPU"}
 YAML
 }
@@ -165,12 +167,8 @@ wait_until 20 "hub job-c Complete" hub_job_complete job-c
 [ "$(copies job-c)" = "0 1" ] || die "job-c copies after completion: $(copies job-c)"
 pass "job-c pinned to cluster2 ran there only and completed"
 job_yaml job-c2 1 20s '    kubestellar.io/cluster: cluster2' | k hub create -f - >/dev/null || die "job-c2 not created"
-rejected_c2() {
-  local w
-  w=$(wl_of job-c2)
-  [ -n "$w" ] && jq_ok hub '[.status.admissionChecks[]?|select(.name=="kubestellar-admc" and .state=="Rejected" and (.message|test("pinned cluster cluster2")))]|length==1' workloads "$w" -n default
-}
-wait_until 15 "job-c2 (pinned to cluster2, flavor spot) Rejected naming the pin" rejected_c2
+wait_until 15 "job-c2 (pinned to cluster2, flavor spot) Rejected naming the pin" \
+  rejected_with job-c2 "pinned cluster cluster2"
 no_copy job-c2 || die "job-c2 has copies: $(copies job-c2)"
 pass "job-c2 pinned to cluster2 with a flavor cluster2 lacks: Rejected, message names the pin"
 
@@ -178,13 +176,8 @@ pass "job-c2 pinned to cluster2 with a flavor cluster2 lacks: Rejected, message 
 next f
 # one pod of 12 CPUs: within the quota (16), larger than any node (8)
 PAR=1 job_yaml job-f 12 20s | k hub create -f - >/dev/null || die "job-f not created"
-rejected() {
-  local w
-  w=$(wl_of job-f)
-  [ -n "$w" ] && jq_ok hub '[.status.admissionChecks[]?|select(.name=="kubestellar-admc" and .state=="Rejected" and (.message|length)>0)]|length==1' workloads "$w" -n default
-}
-wait_until 15 "job-f check Rejected" rejected
-msg=$(k hub get workloads "$(wl_of job-f)" -n default -o json | jq -r '.status.admissionChecks[]|select(.name=="kubestellar-admc")|.message')
+wait_until 15 "job-f check Rejected" rejected_with job-f "even empty"
+msg=$(rejected_msg job-f)
 no_copy job-f || die "job-f has copies: $(copies job-f)"
 # The hub's job controller marks the held job Suspended, as kubectl shows it.
 wait_until 5 "hub job-f shows Suspended" job_status_is hub job-f Suspended

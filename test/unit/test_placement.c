@@ -258,7 +258,8 @@ static void test_taints_in_placement(void **state)
     struct place_result r;
     assert_int_equal(place_decide(&w, &c, 1, &fl, 1, NULL, NULL, &r), 0);
     assert_int_equal(r.status, PLACE_NEVER);
-    assert_non_null(strstr(r.message, "no ready, schedulable node matches"));
+    /* "Never" judges the cluster as it could become: no readiness words. */
+    assert_non_null(strstr(r.message, "no node matches the flavor's nodeLabels"));
     place_result_free(&r);
     place_flavor_free(&fl);
     flavor_init(&fl, "{'metadata':{'name':'gpu-flavor'},'spec':{'tolerations':[{'key':'gpu',"
@@ -338,7 +339,15 @@ static void test_unready_unschedulable_skipped(void **state)
     assert_true(c.nodes[2].ready);
     struct place_workload w;
     struct place_result r;
+    /* 4 cpu fits only on the unready or the cordoned node: not now, but not never either
+     * (both states pass; a Rejected check would lose the job for good). */
     workload_init(&w, "w", 1, "'cpu':'4'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* Larger than every node, usable or not: never. */
+    workload_init(&w, "w", 1, "'cpu':'9'", NULL, NULL);
     assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
     assert_int_equal(r.status, PLACE_NEVER);
     place_result_free(&r);
@@ -347,6 +356,58 @@ static void test_unready_unschedulable_skipped(void **state)
     assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
     assert_int_equal(r.status, PLACE_OK);
     assert_int_equal(replicas_on(&r, "c"), 1);
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&c);
+}
+
+/* Nodes as a real API server creates them carry node.kubernetes.io/not-ready:NoSchedule
+ * (TaintNodesByCondition) until the node lifecycle controller sees them Ready: placement waits,
+ * says why, and never Rejects because of it. A taint of the admin's stays final. */
+static void test_transient_taints_wait(void **state)
+{
+    (void)state;
+    struct place_cluster c;
+    cluster_init(&c, "c1", 2, "'cpu':'8'", NULL,
+                 "'taints':[{'key':'node.kubernetes.io/not-ready','effect':'NoSchedule'}]");
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'1'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    assert_non_null(strstr(r.message, "the 2 node(s) that match"));
+    assert_non_null(strstr(r.message, "not usable now"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* Too large even without the taint: never, and the message says so plainly. */
+    workload_init(&w, "w", 1, "'cpu':'9'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "even with the cluster empty"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&c);
+    const char *transient[] = {"node.kubernetes.io/unreachable", "node.kubernetes.io/unschedulable",
+                               "node.kubernetes.io/disk-pressure",
+                               "node.cloudprovider.kubernetes.io/uninitialized"};
+    for (size_t i = 0; i < sizeof transient / sizeof transient[0]; i++) {
+        char *extra = xasprintf("'taints':[{'key':'%s','effect':'NoSchedule'}]", transient[i]);
+        cluster_init(&c, "c1", 1, "'cpu':'8'", NULL, extra);
+        workload_init(&w, "w", 1, "'cpu':'1'", NULL, NULL);
+        assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+        if (r.status != PLACE_NOT_NOW)
+            fail_msg("taint %s: status %d, want not now", transient[i], (int)r.status);
+        place_result_free(&r);
+        place_workload_free(&w);
+        place_cluster_free(&c);
+        free(extra);
+    }
+    /* Not a kube-managed key: the admin's taint excludes the node for good. */
+    cluster_init(&c, "c1", 1, "'cpu':'8'", NULL,
+                 "'taints':[{'key':'node.kubernetes.io-like/dedicated','effect':'NoSchedule'}]");
+    workload_init(&w, "w", 1, "'cpu':'1'", NULL, NULL);
+    assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
     place_result_free(&r);
     place_workload_free(&w);
     place_cluster_free(&c);
@@ -982,8 +1043,7 @@ static void test_node_affinity(void **state)
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
     assert_int_equal(r.status, PLACE_NEVER);
     assert_non_null(strstr(r.message, "c1: pod set main: the required node affinity "
-                                      "(no-such-label In [x]) excludes the 2 ready, schedulable "
-                                      "node(s)"));
+                                      "(no-such-label In [x]) excludes the 2 node(s)"));
     assert_non_null(strstr(r.message, "c2: pod set main: the required node affinity"));
     place_result_free(&r);
     place_workload_free(&w);
@@ -1112,6 +1172,7 @@ int main(void)
         cmocka_unit_test(test_taints_in_placement),
         cmocka_unit_test(test_labels_and_selector),
         cmocka_unit_test(test_unready_unschedulable_skipped),
+        cmocka_unit_test(test_transient_taints_wait),
         cmocka_unit_test(test_burst_spread_and_binpack),
         cmocka_unit_test(test_deterministic_ties),
         cmocka_unit_test(test_never_vs_not_now),

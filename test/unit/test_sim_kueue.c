@@ -486,7 +486,7 @@ static bool wl_deactivated(const json_t *w)
 {
     json_t *c = jx_cond_find(w, "Evicted");
     return !jx_bool(w, "spec.active", true) && c &&
-           !strcmp(jx_str(c, "reason", ""), "Deactivated") && !jx_get(w, "status.admission");
+           !strncmp(jx_str(c, "reason", ""), "Deactivated", 11) && !jx_get(w, "status.admission");
 }
 
 static void test_retry_and_reject(void **state)
@@ -520,6 +520,16 @@ static void test_retry_and_reject(void **state)
     set_check(f, wp, "Rejected");
     w = wait_for(f, wp, wl_deactivated);
     assert_string_equal(jx_cond_status(w, "QuotaReserved"), "False");
+    /* As Kueue v0.15.2 on the real stack: the reason on Evicted/Requeued, the check reset to
+     * Pending without a retry count. */
+    ev = jx_cond_find(w, "Evicted");
+    assert_string_equal(jx_str(ev, "reason", ""), "DeactivatedDueToAdmissionCheck");
+    assert_string_equal(jx_str(ev, "message", ""), "The workload is deactivated due to Admission "
+                                                   "check(s): ac, were rejected");
+    assert_string_equal(jx_str(jx_cond_find(w, "Requeued"), "status", ""), "False");
+    assert_string_equal(jx_str(w, "status.admissionChecks[0].state", ""), "Pending");
+    assert_string_equal(jx_str(w, "status.admissionChecks[0].message", ""),
+                        "Reset to Pending after eviction. Previously: Rejected");
     json_decref(w);
     json_t *cq = wait_for(f, KQ "/clusterqueues/cq", cq_idle);
     json_decref(cq);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "devhub/validate.h"
+#include "pkg/util/xalloc.h"
 
 static json_t *J(const char *s)
 {
@@ -396,9 +397,63 @@ static void test_quantities(void **state)
     /* Valid forms: suffixes, exponents, plain numbers. */
     pod = J("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
             "\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":"
-            "\"1.5Gi\",\"x/y\":\"1e3\",\"pods\":2}}}],\"overhead\":{\"cpu\":0.5}}}");
+            "\"1.5Gi\",\"x/y\":\"1e3\",\"pods\":2},\"limits\":{\"x/y\":\"1000\"}}}],"
+            "\"overhead\":{\"cpu\":0.5}}}");
     assert_int_equal(valid_check(&pods, VALID_CREATE, pod, &r), 0);
     json_decref(pod);
+}
+
+/* Extended resources (a domain other than kubernetes.io, hugepages) cannot be overcommitted:
+ * the limit is required and equal to the request; any request above its limit is invalid.
+ * Messages as kube-apiserver v1.34.4 answered the real-stack e2e. */
+static void test_extended_resources(void **state)
+{
+    (void)state;
+    struct valid_result r;
+    const char *pre = "{\"metadata\":{\"name\":\"job-gpu\"},\"spec\":{\"template\":{\"spec\":{"
+                      "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":"
+                      "\"i\",\"resources\":";
+    struct {
+        const char *res, *msg;
+    } cases[] = {
+        {"{\"requests\":{\"cpu\":\"1\",\"nvidia.com/gpu\":\"1\"}}",
+         "Job.batch \"job-gpu\" is invalid: spec.template.spec.containers[0].resources.limits: "
+         "Required value: Limit must be set for non overcommitable resources"},
+        {"{\"requests\":{\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"2\"}}",
+         "Job.batch \"job-gpu\" is invalid: "
+         "spec.template.spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "
+         "\"1\": must be equal to nvidia.com/gpu limit of 2"},
+        {"{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"cpu\":\"1\"}}",
+         "Job.batch \"job-gpu\" is invalid: "
+         "spec.template.spec.containers[0].resources.requests[cpu]: "
+         "Invalid value: \"2\": must be less than or equal to cpu limit of 1"},
+        {"{\"requests\":{\"hugepages-2Mi\":\"2Mi\"}}",
+         "Job.batch \"job-gpu\" is invalid: spec.template.spec.containers[0].resources.limits: "
+         "Required value: Limit must be set for non overcommitable resources"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *doc = xasprintf("%s%s}]}}}}", pre, cases[i].res);
+        json_t *o = J(doc);
+        assert_int_equal(valid_check(&jobs, VALID_CREATE, o, &r), -EINVAL);
+        assert_int_equal(r.code, 422);
+        assert_string_equal(r.message, cases[i].msg);
+        json_decref(o);
+        free(doc);
+    }
+    /* Valid: limit equal to the request (1 == 1000m), a limit alone, native overcommit. */
+    const char *ok[] = {
+        "{\"requests\":{\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"1000m\"}}",
+        "{\"limits\":{\"nvidia.com/gpu\":\"2\"}}",
+        "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\",\"example.kubernetes.io/x\":\"3\"}}",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char *doc = xasprintf("%s%s}]}}}}", pre, ok[i]);
+        json_t *o = J(doc);
+        if (valid_check(&jobs, VALID_CREATE, o, &r) != 0)
+            fail_msg("case %zu refused: %s", i, r.message);
+        json_decref(o);
+        free(doc);
+    }
 }
 
 /* valid_fail_field: one cause, the apiserver's 422 message. */
@@ -443,10 +498,15 @@ static void test_normalize(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),        cmocka_unit_test(test_parse_body),
-        cmocka_unit_test(test_bad_request),  cmocka_unit_test(test_invalid_job),
-        cmocka_unit_test(test_invalid_meta), cmocka_unit_test(test_other_builtins),
-        cmocka_unit_test(test_normalize),    cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_parse_body),
+        cmocka_unit_test(test_bad_request),
+        cmocka_unit_test(test_invalid_job),
+        cmocka_unit_test(test_invalid_meta),
+        cmocka_unit_test(test_other_builtins),
+        cmocka_unit_test(test_normalize),
+        cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_extended_resources),
         cmocka_unit_test(test_fail_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

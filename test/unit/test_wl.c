@@ -585,6 +585,42 @@ static void test_unreserved_explained_once(void **state)
     }
 }
 
+/* A new Workload Kueue has not looked at yet (no QuotaReserved condition) that fits: the
+ * check message says so, but no Event: on a real hub Kueue reserves within milliseconds, and
+ * a NotAdmitted Event plus a "job not placed" line for every new job was noise (seen on the
+ * real stack). */
+static void test_unreserved_fresh_no_event(void **state)
+{
+    (void)state;
+    const char *fit = "fits now: pod set main needs cpu 1 per pod; cluster1: fits now (spot)";
+    struct wl_fx f = {.state = "Pending", .msg = ""};
+    json_t *wl = make_wl(&f);
+    json_t *job = make_job(JOB_FREE);
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .explain = fit,
+                            .now = NOW,
+                            .opts = {.direct = true,
+                                     .origin = "hub",
+                                     .no_fit_requeue_ms = 5000,
+                                     .pin_unknown_requeue_ms = 30000}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    for (size_t i = 0; i < a.n; i++)
+        if (a.v[i].type == WL_ACT_EVENT)
+            fail_msg("an Event for a Workload Kueue has not judged yet: %s", d);
+    if (!strstr(d, "no quota reserved yet"))
+        fail_msg("the check message is not written: %s", d);
+    free(d);
+    wl_actions_free(&a);
+    json_decref(wl);
+    json_decref(job);
+}
+
 static void test_kueue_reason(void **state)
 {
     (void)state;
@@ -996,6 +1032,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_unreserved_explained_once),
+        cmocka_unit_test(test_unreserved_fresh_no_event),
         cmocka_unit_test(test_kueue_reason),
         cmocka_unit_test(test_status_write_forms),
         cmocka_unit_test(test_create_copy_object),

@@ -74,6 +74,8 @@ spec:
           requests:
             cpu: "$2"
             memory: 100Mi${GPU:+
+            nvidia.com/gpu: "$GPU"}${GPU:+
+          limits:
             nvidia.com/gpu: "$GPU"}
 YAML
 }

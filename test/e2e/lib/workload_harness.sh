@@ -76,3 +76,25 @@ copies() {
 }
 one_copy() { local c; c=$(copies "$@"); [ "$c" = "1 0" ] || [ "$c" = "0 1" ]; }
 no_copy() { [ "$(copies "$@")" = "0 0" ]; }
+# rejected_msg JOB [NS]: the message our check rejected hub job JOB's Workload with, or nothing.
+# Real Kueue (v0.15) deactivates such a Workload and resets the check to Pending ("Reset to
+# Pending after eviction. Previously: Rejected"), so the durable record is the Workload's
+# Evicted condition (DeactivatedDueToAdmissionCheck) plus our Warning NoClusterFits Event on
+# the job; the Rejected entry itself is seen only while it lasts.
+rejected_msg() {
+  local ns=${2:-default} w
+  w=$(k hub get workloads -n "$ns" -o json |
+    jq -c --arg n "$1" '[.items[]|select(.metadata.ownerReferences[0].name==$n)][0] // empty')
+  [ -n "$w" ] || return 1
+  local m
+  m=$(jq -r '.status.admissionChecks[]?|select(.name=="kubestellar-admc" and .state=="Rejected")|.message' <<<"$w")
+  if [ -z "$m" ]; then
+    jq -e '(.spec.active==false) and ([.status.conditions[]?|select(.type=="Evicted" and .status=="True" and .reason=="DeactivatedDueToAdmissionCheck")]|length==1) and ([.status.admissionChecks[]?|select(.name=="kubestellar-admc" and (.message|test("Previously: Rejected")))]|length==1)' <<<"$w" >/dev/null || return 1
+    m=$(k hub get events -n "$ns" -o json | jq -r --arg n "$1" \
+      '[.items[]|select(.involvedObject.kind=="Job" and .involvedObject.name==$n and .reason=="NoClusterFits" and .type=="Warning")]|last|.message // empty')
+  fi
+  [ -n "$m" ] || return 1
+  echo "$m"
+}
+# rejected_with JOB REGEX [NS]: our check rejected JOB with a message matching REGEX.
+rejected_with() { local m; m=$(rejected_msg "$1" "${3:-default}") && grep -Eq -- "$2" <<<"$m"; }
