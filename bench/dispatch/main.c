@@ -103,6 +103,20 @@ static void die_msg(const char *what, const char *detail)
 
 /* ---- child processes -------------------------------------------------- */
 
+/* In a forked child: stdout and stderr to `out` (appended), then exec argv. */
+static void child_exec(const char *out, char *const argv[])
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    execv(argv[0], argv);
+    _exit(127);
+}
+
 static int spawn(struct bench *b, const char *log, char *const argv[])
 {
     char *logpath = xasprintf("%s/%s", b->work, log);
@@ -111,17 +125,8 @@ static int spawn(struct bench *b, const char *log, char *const argv[])
         free(logpath);
         return -errno;
     }
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        execv(argv[0], argv);
-        _exit(127);
-    }
+    if (pid == 0)
+        child_exec(logpath, argv);
     free(logpath);
     b->pids[b->npids++] = pid;
     return 0;
@@ -630,16 +635,8 @@ static void cg_control(struct bench *b, const char *op, const char *arg)
     char *argv[] = {"/usr/bin/callgrind_control", (char *)op, (char *)(arg ? arg : pid),
                     arg ? pid : NULL, NULL};
     pid_t p = fork();
-    if (p == 0) {
-        int fd = open("/dev/null", O_WRONLY);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        execv(argv[0], argv);
-        _exit(127);
-    }
+    if (p == 0)
+        child_exec("/dev/null", argv);
     int st = 0;
     if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
         die_msg("callgrind_control failed", op);

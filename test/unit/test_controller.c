@@ -915,16 +915,22 @@ static void test_evicted_counted(void **state)
     assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 0");
 }
 
-static void test_gc(void **state)
+/* On c1: our copy of the live hub job (default/sample) and an orphan (default/old). */
+static void put_copy_and_orphan(struct fx *f)
 {
-    struct fx *f = *state;
-    /* on c1: a copy of the live hub job, an orphan, and a foreign object */
     put(f->copies_c1, "{\"metadata\":{\"name\":\"sample\",\"namespace\":\"default\",\"labels\":{"
                       "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
                       "\"hub-a\",\"kueue-ks.io/origin-uid\":\"job-uid\"}}}");
     put(f->copies_c1, "{\"metadata\":{\"name\":\"old\",\"namespace\":\"default\",\"labels\":{"
                       "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
                       "\"hub-a\",\"kueue-ks.io/origin-uid\":\"deleted-uid\"}}}");
+}
+
+static void test_gc(void **state)
+{
+    struct fx *f = *state;
+    /* on c1: a copy of the live hub job, an orphan, and a foreign object */
+    put_copy_and_orphan(f);
     put(f->copies_c1, "{\"metadata\":{\"name\":\"users\",\"namespace\":\"default\"}}");
     fakesrv_push_json(f->w_srv, "DELETE", "/apis/batch/v1/namespaces/default/jobs/old", NULL, 200,
                       "{}");
@@ -949,12 +955,7 @@ static void test_gc(void **state)
 static void test_gc_key(void **state)
 {
     struct fx *f = *state;
-    put(f->copies_c1, "{\"metadata\":{\"name\":\"sample\",\"namespace\":\"default\",\"labels\":{"
-                      "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
-                      "\"hub-a\",\"kueue-ks.io/origin-uid\":\"job-uid\"}}}");
-    put(f->copies_c1, "{\"metadata\":{\"name\":\"old\",\"namespace\":\"default\",\"labels\":{"
-                      "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
-                      "\"hub-a\",\"kueue-ks.io/origin-uid\":\"deleted-uid\"}}}");
+    put_copy_and_orphan(f);
     fakesrv_push_json(f->w_srv, "DELETE", "/apis/batch/v1/namespaces/default/jobs/old", NULL, 200,
                       "{}");
     f->unsynced = true;
