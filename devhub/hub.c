@@ -1312,7 +1312,14 @@ static int list_cb(const char *key, json_t *obj, void *userdata)
         c->more = true;
         return 1;
     }
-    set_type(obj, c->r);
+    /* As kube-apiserver: items of a built-in list carry no apiVersion/kind (the list does);
+     * custom resources, served as unstructured, keep theirs. */
+    if (c->r->crd) {
+        set_type(obj, c->r);
+    } else {
+        json_object_del(obj, "apiVersion");
+        json_object_del(obj, "kind");
+    }
     json_array_append(c->items, obj);
     free(c->last_key);
     c->last_key = xstrdup(key);
@@ -1626,6 +1633,24 @@ static void patch_error(struct hub_resp *resp, struct err *e)
     set_status(resp, kstatus_new(code, reason, e->msg, NULL));
 }
 
+/* The request's patch type, or false + resp when the devhub does not take it
+ * (415 for server-side apply). */
+static bool patch_type_of(const struct hub_req *req, enum patch_type *pt, struct hub_resp *resp)
+{
+    struct err e = {0};
+    if (patch_type_from_content_type(req->content_type, pt, &e)) {
+        patch_error(resp, &e);
+        return false;
+    }
+    if (*pt == PATCH_TYPE_APPLY) {
+        fail(resp, 415, "UnsupportedMediaType", NULL,
+             "server-side apply (application/apply-patch+yaml) is not supported by the devhub; "
+             "use client-side kubectl apply (--server-side=false) or a merge patch");
+        return false;
+    }
+    return true;
+}
+
 /* Apply the request's patch to target (borrowed); NULL + resp on error. */
 static json_t *apply_patch(const struct reg_resource *r, const char *kind, json_t *target,
                            const struct hub_req *req, struct hub_resp *resp)
@@ -1633,16 +1658,8 @@ static json_t *apply_patch(const struct reg_resource *r, const char *kind, json_
     struct err e = {0};
     enum patch_type pt;
     json_t *out = NULL;
-    if (patch_type_from_content_type(req->content_type, &pt, &e)) {
-        patch_error(resp, &e);
+    if (!patch_type_of(req, &pt, resp))
         return NULL;
-    }
-    if (pt == PATCH_TYPE_APPLY) {
-        fail(resp, 415, "UnsupportedMediaType", NULL,
-             "server-side apply (application/apply-patch+yaml) is not supported by the devhub; "
-             "use client-side kubectl apply (--server-side=false) or a merge patch");
-        return NULL;
-    }
     if (patch_apply(pt, kind, r->crd == NULL, target, req->body ? req->body : "", req->body_len,
                     &out, &e)) {
         patch_error(resp, &e);
@@ -1724,6 +1741,11 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
         fail(resp, 404, "NotFound", NULL, "the server could not find the requested resource");
         goto out;
     }
+    /* the patch type before the object, as the apiserver checks it: an apply
+     * to a missing object is 415 too (the operator's start-up SSA probe) */
+    enum patch_type pt;
+    if (!strcmp(m, "PATCH") && !patch_type_of(req, &pt, resp))
+        goto out;
     if (hstore_get(h->st, key, &cur, NULL)) {
         if (!strcmp(m, "PUT") && !*rt->sub) {
             /* Update of a missing object: 404 like the apiserver (no create-on-update). */

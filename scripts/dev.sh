@@ -136,6 +136,21 @@ ready_block() { # how-to-stop
 MSG
 }
 
+# Wait (at most 10 s) for the quota controller's first write, so its line
+# (examples/setup/'s quotas replaced by the workers' capacity) comes before the
+# READY block, not under it, and the first job meets the real quotas.
+wait_quota() {
+  [ -d examples/setup ] || return 0
+  local kc=$DEV/hub.kubeconfig
+  for _ in $(seq 1 100); do
+    if [ -n "$(kubectl --kubeconfig "$kc" get clusterqueues -o jsonpath='{.items[*].metadata.annotations.kueue-ks\.io/quota-source}' 2>/dev/null)" ]; then
+      sleep 0.3 # the write is seen; its log line follows the response
+      return 0
+    fi
+    sleep 0.1
+  done
+}
+
 # `make run` in a shell that still exports the dev hub's kubeconfig: that hub
 # is ours, so say what to do instead of running the operator against it.
 check_exported_kubeconfig() {
@@ -171,6 +186,7 @@ run)
     curl -sf "http://$HEALTH_ADDR/readyz" >/dev/null 2>&1 && break
     sleep 0.1
   done
+  wait_quota
   ready_block "Ctrl-C stops everything." " (the operator logs to this terminal)"
   wait "$op"
   ;;
@@ -188,6 +204,7 @@ up)
     stop_all
     exit 1
   fi
+  wait_quota
   ready_block "Ctrl-C does not stop it: 'make dev-down' stops everything." " $(cd "$DEV" && pwd)/kueue-ks.log (operator)"
   ;;
 down)

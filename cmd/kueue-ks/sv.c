@@ -492,12 +492,17 @@ static int render_workloads(const struct sv_input *in, struct buf *out)
                       "admitted", (json_int_t)admitted, "finished", (json_int_t)finished));
         return 0;
     }
-    return buf_printf(out,
-                      "WORKLOADS: %zu (pending %zu, quota-reserved %zu, admitted %zu, finished "
-                      "%zu)\n",
-                      json_array_size(items), pending, reserved, admitted, finished) < 0
-               ? -E2BIG
-               : 0;
+    if (buf_printf(out,
+                   "WORKLOADS: %zu (pending %zu, quota-reserved %zu, admitted %zu, finished %zu)\n",
+                   json_array_size(items), pending, reserved, admitted, finished) < 0)
+        return -E2BIG;
+    /* a Kueue user expects "admitted" to count the running jobs */
+    if (reserved > 0 &&
+        buf_puts(out, "  (a job kueue-ks places stays quota-reserved, never Admitted: its check "
+                      "stays Pending and its hub Job suspended while a worker runs it; JOBS above "
+                      "counts them)\n") < 0)
+        return -E2BIG;
+    return 0;
 }
 
 json_t *sv_render_json(const struct sv_input *in)

@@ -58,7 +58,7 @@ struct cluster {
 };
 
 struct flavor {
-    struct place_flavor f;
+    struct vocab_flavor f;
     json_t *spec; /* for change detection; may be NULL */
 };
 
@@ -189,7 +189,7 @@ void agg_free(struct agg *a)
     cells_free(a->cells, a->ncells);
     groups_free(a->groups, a->ngroups);
     for (size_t i = 0; i < a->nflavors; i++) {
-        place_flavor_free(&a->flavors[i].f);
+        vocab_flavor_free(&a->flavors[i].f);
         json_decref(a->flavors[i].spec);
     }
     free(a->flavors);
@@ -211,7 +211,7 @@ static const char *alias_of(const struct agg *a, const char *res)
     return res;
 }
 
-static const struct place_flavor *flavor_get(const struct agg *a, const char *name)
+static const struct vocab_flavor *flavor_get(const struct agg *a, const char *name)
 {
     for (size_t i = 0; i < a->nflavors; i++)
         if (strcmp(a->flavors[i].f.name, name) == 0)
@@ -223,15 +223,15 @@ static const struct place_flavor *flavor_get(const struct agg *a, const char *na
 
 /* Every blocking taint of the node is tolerated by flavor f (NULL: no tolerations)
  * or is one of f's own nodeTaints. */
-static bool flavor_tolerates(const struct place_flavor *f, const struct place_taint *t, size_t nt)
+static bool flavor_tolerates(const struct vocab_flavor *f, const struct vocab_taint *t, size_t nt)
 {
     for (size_t i = 0; i < nt; i++) {
-        if (place_taint_tolerated(&t[i], f ? f->tolerations : NULL, f ? f->n_tolerations : 0, NULL,
+        if (vocab_taint_tolerated(&t[i], f ? f->tolerations : NULL, f ? f->n_tolerations : 0, NULL,
                                   0))
             continue;
         bool own = false;
         for (size_t k = 0; f && k < f->n_node_taints; k++) {
-            const struct place_taint *o = &f->node_taints[k];
+            const struct vocab_taint *o = &f->node_taints[k];
             if (strcmp(o->key, t[i].key) == 0 && strcmp(o->value, t[i].value) == 0 &&
                 strcmp(o->effect, t[i].effect) == 0)
                 own = true;
@@ -244,13 +244,13 @@ static bool flavor_tolerates(const struct place_flavor *f, const struct place_ta
 
 /* The flavor index in group g that node counts for, or -1. */
 static int pick_flavor(const struct agg *a, const struct group *g, const json_t *labels,
-                       const struct place_taint *t, size_t nt)
+                       const struct vocab_taint *t, size_t nt)
 {
     for (size_t f = 0; f < g->nfl; f++) {
-        const struct place_flavor *pf = flavor_get(a, g->fl[f].name);
+        const struct vocab_flavor *pf = flavor_get(a, g->fl[f].name);
         if (!pf || pf->n_node_labels == 0)
             continue;
-        if (place_labels_match(labels, pf->node_labels, pf->n_node_labels) &&
+        if (vocab_labels_match(labels, pf->node_labels, pf->n_node_labels) &&
             flavor_tolerates(pf, t, nt))
             return (int)f;
     }
@@ -269,25 +269,25 @@ static int pick_flavor(const struct agg *a, const struct group *g, const json_t 
 /* Amount of one resource of one node; 1 = present (in *out), 0 = absent,
  * -1 = bad (warning recorded). */
 static int node_amount(const json_t *map, const char *field, const char *res, const char *cl,
-                       const char *node, struct qty *out, struct place_warnings *w)
+                       const char *node, struct qty *out, struct vocab_warnings *w)
 {
     const json_t *v = json_object_get(map, res);
     if (!v || json_is_null(v))
         return 0;
     struct err e = {0};
     if (qty_parse_json(v, out, &e) < 0) {
-        place_warnings_add(w, "cluster %s: node %s: %s.%s: %s (skipped)", cl, node, field, res,
+        vocab_warnings_add(w, "cluster %s: node %s: %s.%s: %s (skipped)", cl, node, field, res,
                            e.msg);
         return -1;
     }
     if (qty_sign(out) < 0) {
-        place_warnings_add(w, "cluster %s: node %s: %s.%s: negative (skipped)", cl, node, field,
+        vocab_warnings_add(w, "cluster %s: node %s: %s.%s: negative (skipped)", cl, node, field,
                            res);
         return -1;
     }
     int64_t m;
     if (qty_milli_value(out, &m, NULL) < 0) {
-        place_warnings_add(w, "cluster %s: node %s: %s.%s: implausibly large (skipped)", cl, node,
+        vocab_warnings_add(w, "cluster %s: node %s: %s.%s: implausibly large (skipped)", cl, node,
                            field, res);
         return -1;
     }
@@ -299,8 +299,88 @@ static bool map_ok(const json_t *v)
     return !v || json_is_null(v) || json_is_object(v);
 }
 
-/* Compute cluster c's contribution from its kept object. */
-static void contrib_compute(const struct agg *a, struct cluster *c, struct place_warnings *w)
+/* One node of status.nodes[], its maps as read (borrowed). */
+struct node_maps {
+    const char *name;
+    const json_t *labels, *alloc, *req, *mreq; /* mreq NULL: not reported */
+};
+
+/* Reads status.nodes[j] of cluster c into *nm; false when the node is skipped
+ * (warning recorded). A node without managedResourceRequests marks the
+ * cluster as not reporting them. */
+static bool node_read(struct cluster *c, size_t j, const json_t *n, struct node_maps *nm,
+                      struct vocab_warnings *w)
+{
+    nm->name = json_string_value(json_object_get(n, "name"));
+    if (!json_is_object(n) || !nm->name || !nm->name[0]) {
+        vocab_warnings_add(w, "cluster %s: status.nodes[%zu]: no name (node skipped)", c->name, j);
+        return false;
+    }
+    nm->labels = json_object_get(n, "labels");
+    nm->alloc = json_object_get(n, "allocatableResources");
+    nm->req = json_object_get(n, "allocatedResourceRequests");
+    nm->mreq = json_object_get(n, "managedResourceRequests");
+    bool bad = !map_ok(nm->labels) || !map_ok(nm->alloc) || !map_ok(nm->req);
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)nm->labels, k, v) if (!json_is_string(v)) bad = true;
+    if (bad) {
+        vocab_warnings_add(w,
+                           "cluster %s: node %s: labels/allocatableResources/"
+                           "allocatedResourceRequests malformed (node skipped)",
+                           c->name, nm->name);
+        return false;
+    }
+    if (!json_is_object(nm->mreq)) {
+        /* An agent from before the field (or another producer): the
+         * add-back cannot be exact for this cluster (see cell_target). */
+        if (nm->mreq && !json_is_null(nm->mreq))
+            vocab_warnings_add(w, "cluster %s: node %s: managedResourceRequests: not an object",
+                               c->name, nm->name);
+        c->reports_managed = false;
+        nm->mreq = NULL;
+    }
+    return true;
+}
+
+/* Adds node nm's amount of cell ci (allocatable, less requests when
+ * subtract_requests) to cluster c's contribution, and its managed requests. */
+static void cell_add(const struct agg *a, struct cluster *c, size_t ci, const struct node_maps *nm,
+                     struct vocab_warnings *w)
+{
+    const struct cell *cell = &a->cells[ci];
+    struct qty al, rq, avail;
+    if (node_amount(nm->alloc, "allocatableResources", cell->node_res, c->name, nm->name, &al, w) <=
+        0)
+        return;
+    avail = al;
+    if (a->subtract_requests) {
+        int rc = node_amount(nm->req, "allocatedResourceRequests", cell->node_res, c->name,
+                             nm->name, &rq, w);
+        if (rc < 0)
+            return;
+        if (rc > 0 && qty_sub(&al, &rq, &avail, NULL) < 0)
+            return;
+        if (qty_sign(&avail) < 0)
+            qzero(&avail);
+    }
+    struct qty sum;
+    if (qty_add(&c->contrib[ci], &avail, &sum, NULL) < 0) {
+        vocab_warnings_add(w, "cluster %s: node %s: %s: sum overflows (skipped)", c->name, nm->name,
+                           cell->node_res);
+        return;
+    }
+    c->contrib[ci] = sum;
+    if (a->subtract_requests && nm->mreq &&
+        node_amount(nm->mreq, "managedResourceRequests", cell->node_res, c->name, nm->name, &rq,
+                    w) > 0 &&
+        qty_add(&c->managed[ci], &rq, &sum, NULL) == 0)
+        c->managed[ci] = sum;
+}
+
+/* Compute cluster c's contribution from its kept object: each ready,
+ * schedulable node counts, in each group, for the flavor it matches. */
+static void contrib_compute(const struct agg *a, struct cluster *c, struct vocab_warnings *w)
 {
     for (size_t i = 0; i < a->ncells; i++) {
         qzero(&c->contrib[i]);
@@ -312,84 +392,29 @@ static void contrib_compute(const struct agg *a, struct cluster *c, struct place
     const json_t *n;
     json_array_foreach(nodes, j, n)
     {
-        const char *nname = json_string_value(json_object_get(n, "name"));
-        if (!json_is_object(n) || !nname || !nname[0]) {
-            place_warnings_add(w, "cluster %s: status.nodes[%zu]: no name (node skipped)", c->name,
-                               j);
+        struct node_maps nm;
+        if (!node_read(c, j, n, &nm, w))
             continue;
-        }
-        const json_t *labels = json_object_get(n, "labels");
-        const json_t *alloc = json_object_get(n, "allocatableResources");
-        const json_t *req = json_object_get(n, "allocatedResourceRequests");
-        const json_t *mreq = json_object_get(n, "managedResourceRequests");
-        const json_t *ready = json_object_get(n, "ready");
-        const json_t *unsched = json_object_get(n, "unschedulable");
-        bool bad = !map_ok(labels) || !map_ok(alloc) || !map_ok(req);
-        const char *k;
-        json_t *v;
-        json_object_foreach((json_t *)labels, k, v) if (!json_is_string(v)) bad = true;
-        if (bad) {
-            place_warnings_add(w,
-                               "cluster %s: node %s: labels/allocatableResources/"
-                               "allocatedResourceRequests malformed (node skipped)",
-                               c->name, nname);
+        if (json_is_false(json_object_get(n, "ready")) ||
+            json_is_true(json_object_get(n, "unschedulable")))
             continue;
-        }
-        if (!json_is_object(mreq)) {
-            /* An agent from before the field (or another producer): the
-             * add-back cannot be exact for this cluster (see cell_target). */
-            if (mreq && !json_is_null(mreq))
-                place_warnings_add(w, "cluster %s: node %s: managedResourceRequests: not an object",
-                                   c->name, nname);
-            c->reports_managed = false;
-            mreq = NULL;
-        }
-        if (json_is_false(ready) || json_is_true(unsched))
-            continue;
-        struct place_taint *taints = NULL;
+        struct vocab_taint *taints = NULL;
         size_t nt = 0;
         struct err e = {0};
-        if (place_taints_from_json(json_object_get(n, "taints"), "taints", &taints, &nt, &e) < 0) {
-            place_warnings_add(w, "cluster %s: node %s: %s (node skipped)", c->name, nname, e.msg);
+        if (vocab_taints_from_json(json_object_get(n, "taints"), "taints", &taints, &nt, &e) < 0) {
+            vocab_warnings_add(w, "cluster %s: node %s: %s (node skipped)", c->name, nm.name,
+                               e.msg);
             continue;
         }
         for (size_t g = 0; g < a->ngroups; g++) {
-            int f = pick_flavor(a, &a->groups[g], labels, taints, nt);
+            int f = pick_flavor(a, &a->groups[g], nm.labels, taints, nt);
             if (f < 0)
                 continue;
             const struct gflavor *gf = &a->groups[g].fl[f];
-            for (size_t ci = gf->first; ci < gf->first + gf->n; ci++) {
-                const struct cell *cell = &a->cells[ci];
-                struct qty al, rq, avail;
-                if (node_amount(alloc, "allocatableResources", cell->node_res, c->name, nname, &al,
-                                w) <= 0)
-                    continue;
-                avail = al;
-                if (a->subtract_requests) {
-                    int rc = node_amount(req, "allocatedResourceRequests", cell->node_res, c->name,
-                                         nname, &rq, w);
-                    if (rc < 0)
-                        continue;
-                    if (rc > 0 && qty_sub(&al, &rq, &avail, NULL) < 0)
-                        continue;
-                    if (qty_sign(&avail) < 0)
-                        qzero(&avail);
-                }
-                struct qty sum;
-                if (qty_add(&c->contrib[ci], &avail, &sum, NULL) < 0) {
-                    place_warnings_add(w, "cluster %s: node %s: %s: sum overflows (skipped)",
-                                       c->name, nname, cell->node_res);
-                    continue;
-                }
-                c->contrib[ci] = sum;
-                if (a->subtract_requests && mreq &&
-                    node_amount(mreq, "managedResourceRequests", cell->node_res, c->name, nname,
-                                &rq, w) > 0 &&
-                    qty_add(&c->managed[ci], &rq, &sum, NULL) == 0)
-                    c->managed[ci] = sum;
-            }
+            for (size_t ci = gf->first; ci < gf->first + gf->n; ci++)
+                cell_add(a, c, ci, &nm, w);
         }
-        place_taints_free(taints, nt);
+        vocab_taints_free(taints, nt);
     }
 }
 
@@ -442,7 +467,7 @@ static struct cluster *cluster_find(struct agg *a, const char *name)
     return NULL;
 }
 
-int agg_update_cluster(struct agg *a, const json_t *cm, struct place_warnings *w, struct err *e)
+int agg_update_cluster(struct agg *a, const json_t *cm, struct vocab_warnings *w, struct err *e)
 {
     const char *name = json_string_value(json_object_get(json_object_get(cm, "metadata"), "name"));
     if (!json_is_object(cm) || !name || !name[0])
@@ -478,11 +503,11 @@ int agg_update_cluster(struct agg *a, const json_t *cm, struct place_warnings *w
         c->has_lu = true;
         c->lu_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     } else if (lu) {
-        place_warnings_add(w, "cluster %s: status.lastUpdated: not an RFC 3339 time", name);
+        vocab_warnings_add(w, "cluster %s: status.lastUpdated: not an RFC 3339 time", name);
     }
     /* No status yet (its producer's first status write pending) is not a
      * cluster with 0 nodes: it is not counted until it reports. */
-    c->ready = place_status_reported(st);
+    c->ready = vocab_status_reported(st);
     size_t i;
     const json_t *cond;
     json_array_foreach(json_object_get(st, "conditions"), i, cond)
@@ -526,8 +551,8 @@ static bool flavor_used(const struct agg *a, const char *name)
 
 int agg_set_flavor(struct agg *a, const json_t *rf, struct err *e)
 {
-    struct place_flavor f;
-    int rc = place_flavor_from_json(rf, &f, e);
+    struct vocab_flavor f;
+    int rc = vocab_flavor_from_json(rf, &f, e);
     if (rc < 0)
         return rc;
     const json_t *spec = json_object_get(rf, "spec");
@@ -538,10 +563,10 @@ int agg_set_flavor(struct agg *a, const json_t *rf, struct err *e)
     if (slot) {
         bool same = (!slot->spec && !spec) || (slot->spec && spec && json_equal(slot->spec, spec));
         if (same) {
-            place_flavor_free(&f);
+            vocab_flavor_free(&f);
             return 0;
         }
-        place_flavor_free(&slot->f);
+        vocab_flavor_free(&slot->f);
         json_decref(slot->spec);
     } else {
         a->flavors = xrealloc(a->flavors, (a->nflavors + 1) * sizeof *a->flavors);
@@ -559,7 +584,7 @@ void agg_remove_flavor(struct agg *a, const char *name)
     for (size_t i = 0; i < a->nflavors; i++) {
         if (strcmp(a->flavors[i].f.name, name) != 0)
             continue;
-        place_flavor_free(&a->flavors[i].f);
+        vocab_flavor_free(&a->flavors[i].f);
         json_decref(a->flavors[i].spec);
         memmove(&a->flavors[i], &a->flavors[i + 1], (a->nflavors - i - 1) * sizeof *a->flavors);
         a->nflavors--;
@@ -580,6 +605,29 @@ static struct cell *cell_find(struct cell *cells, size_t n, const char *flavor, 
 }
 
 /* Parse spec.resourceGroups into cells + groups. 0 or -EINVAL. */
+/* Cell (flavor fname, resource rname, its spec `res`) at resourceGroups[at[0]]
+ * .flavors[at[1]].resources[at[2]], all sums zero, the current nominal quota read. */
+static void cell_init(const struct agg *a, struct cell *c, const char *fname, const char *rname,
+                      const json_t *res, const size_t at[3])
+{
+    memset(c, 0, sizeof *c);
+    c->flavor = xstrdup(fname);
+    c->resource = xstrdup(rname);
+    c->node_res = alias_of(a, c->resource);
+    c->g = at[0];
+    c->fi = at[1];
+    c->ri = at[2];
+    qzero(&c->total);
+    qzero(&c->counted);
+    qzero(&c->reserved);
+    qzero(&c->applied);
+    qzero(&c->pending_max);
+    const json_t *nq = json_object_get(res, "nominalQuota");
+    c->has_current = nq && qty_parse_json(nq, &c->current, NULL) == 0;
+    if (!c->has_current)
+        qzero(&c->current);
+}
+
 static int parse_groups(const struct agg *a, const json_t *rgs, struct cell **cells_out,
                         size_t *ncells_out, struct group **groups_out, size_t *ngroups_out,
                         struct err *e)
@@ -622,23 +670,7 @@ static int parse_groups(const struct agg *a, const json_t *rgs, struct cell **ce
                             r);
                     goto fail;
                 }
-                struct cell *c = &cells[ncells++];
-                memset(c, 0, sizeof *c);
-                c->flavor = xstrdup(fname);
-                c->resource = xstrdup(rname);
-                c->node_res = alias_of(a, c->resource);
-                c->g = g;
-                c->fi = f;
-                c->ri = r;
-                qzero(&c->total);
-                qzero(&c->counted);
-                qzero(&c->reserved);
-                qzero(&c->applied);
-                qzero(&c->pending_max);
-                const json_t *nq = json_object_get(res, "nominalQuota");
-                c->has_current = nq && qty_parse_json(nq, &c->current, NULL) == 0;
-                if (!c->has_current)
-                    qzero(&c->current);
+                cell_init(a, &cells[ncells++], fname, rname, res, (size_t[]){g, f, r});
             }
             groups[g].fl[f].n = nr;
             groups[g].fl[f].name = nr ? cells[groups[g].fl[f].first].flavor : NULL;
@@ -746,7 +778,7 @@ void agg_result_free(struct agg_result *r)
     }
     free(r->changes);
     free(r->breakdown);
-    place_warnings_free(&r->warnings);
+    vocab_warnings_free(&r->warnings);
     memset(r, 0, sizeof *r);
 }
 
@@ -914,14 +946,14 @@ int agg_compute(struct agg *a, int64_t now_ms, struct agg_result *out)
         for (size_t f = 0; f < a->groups[g].nfl; f++) {
             const char *name = a->groups[g].fl[f].name;
             bool is_default = a->default_flavor && strcmp(name, a->default_flavor) == 0;
-            const struct place_flavor *pf = flavor_get(a, name);
+            const struct vocab_flavor *pf = flavor_get(a, name);
             if (!pf && !is_default)
-                place_warnings_add(&out->warnings,
+                vocab_warnings_add(&out->warnings,
                                    "flavor %s: no such ResourceFlavor: its nodes cannot be "
                                    "identified, its quota counts no node",
                                    name);
             else if (pf && pf->n_node_labels == 0 && !is_default)
-                place_warnings_add(&out->warnings,
+                vocab_warnings_add(&out->warnings,
                                    "flavor %s has no nodeLabels and is not the default flavor "
                                    "(%s): its quota counts no node",
                                    name, a->default_flavor ? a->default_flavor : "none");

@@ -53,7 +53,7 @@
  * - Values print canonically, in binary SI for memory, ephemeral-storage and
  *   hugepages-* ("2Gi") and decimal SI otherwise ("1500m"), whatever the
  *   order the clusters were added in.
- * - Fresh cluster: it has reported a status (place_status_reported), its
+ * - Fresh cluster: it has reported a status (vocab_status_reported), its
  *   status.lastUpdated is at most cfg.stale_after_ms old and its Ready
  *   condition is not False. A cluster without lastUpdated
  *   (galaxy format) cannot be judged and stays counted while it exists.
@@ -79,7 +79,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pkg/sched/place.h"
+#include "pkg/sched/vocab.h"
 #include "pkg/util/err.h"
 
 #define AGG_SOURCE_ANNOTATION "kueue-ks.io/quota-source"
@@ -137,7 +137,7 @@ void agg_remove_flavor(struct agg *a, const char *name);
  * -EINVAL when the object is unusable (no name, status.nodes not an array):
  * the cluster's previous contribution is then kept unchanged.
  */
-int agg_update_cluster(struct agg *a, const json_t *cm, struct place_warnings *w, struct err *e);
+int agg_update_cluster(struct agg *a, const json_t *cm, struct vocab_warnings *w, struct err *e);
 /* A ClusterMetrics deleted: its contribution leaves the totals. */
 void agg_remove_cluster(struct agg *a, const char *name);
 /* Recompute every cluster from the kept objects (done automatically when the
@@ -160,7 +160,7 @@ struct agg_result {
     char *breakdown;                /* owned: for the AGG_SOURCE_ANNOTATION annotation */
     int64_t next_check_ms;          /* when to compute again (a pending shrink matures or a
                                        cluster goes stale); INT64_MAX = nothing pending */
-    struct place_warnings warnings; /* configuration warnings (unknown flavor...) */
+    struct vocab_warnings warnings; /* configuration warnings (unknown flavor...) */
 };
 
 /*

@@ -27,6 +27,7 @@ struct qq {
     struct agg *agg;
     json_t *cq;        /* the newest ClusterQueue we know (store's, or a PATCH/GET answer) */
     char *config_warn; /* last configuration warnings emitted, or NULL */
+    bool written;      /* a quota write of ours succeeded since this process took the queue */
 };
 
 /* An in-flight write or refresh for one queue key. */
@@ -159,17 +160,23 @@ static const char *meta_str(const json_t *o, const char *field)
     return json_string_value(json_object_get(json_object_get(o, "metadata"), field));
 }
 
-static bool is_managed(const struct quota_ctl *q, const json_t *cq)
+/* Why kueue-ks manages this ClusterQueue's quota (static text), or NULL. */
+static const char *managed_by(const struct quota_ctl *q, const json_t *cq)
 {
     const char *name = meta_str(cq, "name");
     if (!name)
-        return false;
+        return NULL;
     for (size_t i = 0; i < q->n_names; i++)
         if (strcmp(q->names[i], name) == 0)
-            return true;
+            return "--cluster-queue";
     const char *l = json_string_value(json_object_get(
         json_object_get(json_object_get(cq, "metadata"), "labels"), QUOTA_MANAGED_LABEL));
-    return l && strcmp(l, "true") == 0;
+    return l && strcmp(l, "true") == 0 ? "label " QUOTA_MANAGED_LABEL "=true" : NULL;
+}
+
+static bool is_managed(const struct quota_ctl *q, const json_t *cq)
+{
+    return managed_by(q, cq) != NULL;
 }
 
 static struct qq *qq_find(const struct quota_ctl *q, const char *name, size_t *idx)
@@ -219,7 +226,7 @@ static void event(struct quota_ctl *q, const json_t *cq, const char *type, const
     json_decref(inv);
 }
 
-static void warnings_to_events(struct quota_ctl *q, struct qq *x, struct place_warnings *w)
+static void warnings_to_events(struct quota_ctl *q, struct qq *x, struct vocab_warnings *w)
 {
     for (size_t i = 0; i < w->n; i++) {
         log_warn(q->lg, "bad ClusterMetrics data skipped", "clusterqueue", x->name, "warning",
@@ -280,10 +287,10 @@ static int feed_cluster(const char *key, json_t *obj, void *ud)
 {
     (void)key;
     struct feed_ctx *c = ud;
-    struct place_warnings w = {0};
+    struct vocab_warnings w = {0};
     agg_update_cluster(c->x->agg, obj, &w, NULL);
     warnings_to_events(c->q, c->x, &w);
-    place_warnings_free(&w);
+    vocab_warnings_free(&w);
     return 0;
 }
 
@@ -343,7 +350,10 @@ static void cq_set(struct quota_ctl *q, json_t *cq)
         }
         q->qs[q->nq++] = x;
         fresh = true;
-        log_info(q->lg, "managing ClusterQueue quota", "clusterqueue", name);
+        log_info(q->lg, "managing ClusterQueue quota", "clusterqueue", name, "by",
+                 managed_by(q, cq), "note",
+                 "its nominalQuota follows the workers' ClusterMetrics; values set by hand are "
+                 "replaced");
     }
     json_decref(x->cq);
     x->cq = json_incref(cq);
@@ -409,17 +419,17 @@ static void cm_set(void *ud, json_t *obj)
 {
     struct quota_ctl *q = ud;
     for (size_t i = 0; i < q->nq; i++) {
-        struct place_warnings w = {0};
+        struct vocab_warnings w = {0};
         struct err e;
         err_clear(&e);
         if (agg_update_cluster(q->qs[i]->agg, obj, &w, &e) < 0) {
             char *m = xasprintf("ClusterMetrics %s ignored (previous contribution kept): %s",
                                 meta_str(obj, "name") ? meta_str(obj, "name") : "?", e.msg);
-            place_warnings_add(&w, "%s", m);
+            vocab_warnings_add(&w, "%s", m);
             free(m);
         }
         warnings_to_events(q, q->qs[i], &w);
-        place_warnings_free(&w);
+        vocab_warnings_free(&w);
         wq_add(q->wq, q->qs[i]->name);
     }
 }
@@ -502,7 +512,14 @@ static void patch_done(void *ud, const struct kube_result *r)
     struct qq *x = qq_find(q, c->key, NULL);
     if (r->rc == 0) {
         q->st.patches++;
-        log_info(q->lg, "quota updated", "clusterqueue", c->key, "changes", c->message);
+        /* the first write replaces what the ClusterQueue was created with
+         * (examples/setup/'s 6 cpu became 16): said as such */
+        log_info(q->lg,
+                 x && !x->written ? "ClusterQueue quota replaced by the workers' capacity"
+                                  : "quota updated",
+                 "clusterqueue", c->key, "changes", c->message);
+        if (x)
+            x->written = true;
         if (x && json_is_object(r->body)) {
             json_t *p = project_cq(r->body, NULL);
             json_decref(x->cq);
@@ -589,7 +606,7 @@ static char *change_message(const json_t *cq, const struct agg_result *r)
     return buf_detach(&b);
 }
 
-static void config_warnings(struct quota_ctl *q, struct qq *x, const struct place_warnings *w)
+static void config_warnings(struct quota_ctl *q, struct qq *x, const struct vocab_warnings *w)
 {
     struct buf b;
     buf_init(&b, QUOTA_MSG_MAX);

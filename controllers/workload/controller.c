@@ -45,6 +45,10 @@ struct wlc {
     /* key -> Kueue's reason last relayed as an Event on the job of a Workload
      * without our check (once per change, not once per pass) */
     json_t *relayed;
+    /* orphan copies (cluster/kind/ns/name/uid) whose "job deleted" line was logged; kept while
+     * the copy is still in the worker's store (the next GC pass may come
+     * before the delete is seen), so the line is written once */
+    json_t *gc_said;
     /* What each Workload's last pass depended on, so that a cluster change
      * queues only the Workloads it can affect (not all of them): */
     struct strmap waiting;     /* key -> DEP_MARK: the pass read every cluster's capacity */
@@ -196,10 +200,10 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
     pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
     if (r->apply_unsupported) {
+        /* normally found by the start-up probe (wlrun.c); once either way */
         if (c->cfg.ops.server_side_apply)
-            log_v(c->cfg.lg, 1,
-                  "the hub has no server-side apply: Workload status is written "
-                  "with resourceVersion-guarded merge patches");
+            log_info(c->cfg.lg, "the hub has no server-side apply: Workload status is written "
+                                "with resourceVersion-guarded merge patches");
         c->cfg.ops.server_side_apply = false;
         wq_forget(c->q, key);
         wq_add(c->q, key); /* again at once, in the merge form */
@@ -454,7 +458,7 @@ static void clusters_free(struct clusters *cl)
 }
 
 struct flv {
-    struct place_flavor *v;
+    struct vocab_flavor *v;
     size_t n;
 };
 
@@ -462,8 +466,8 @@ static int collect_place_flavor(const char *key, json_t *obj, void *ud)
 {
     (void)key;
     struct flv *f = ud;
-    struct place_flavor pf;
-    if (place_flavor_from_json(obj, &pf, NULL) < 0)
+    struct vocab_flavor pf;
+    if (vocab_flavor_from_json(obj, &pf, NULL) < 0)
         return 0;
     f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
     f->v[f->n++] = pf;
@@ -529,7 +533,7 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
         explain_report_free(&r);
     }
     for (size_t i = 0; i < fl.n; i++)
-        place_flavor_free(&fl.v[i]);
+        vocab_flavor_free(&fl.v[i]);
     free(fl.v);
     clusters_free(&cl);
     free(w.usable);
@@ -628,7 +632,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
             *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};
         }
         for (size_t i = 0; i < fl.n; i++)
-            place_flavor_free(&fl.v[i]);
+            vocab_flavor_free(&fl.v[i]);
         free(fl.v);
     }
     /* a placement that did not succeed may once another cluster's capacity changes */
@@ -702,8 +706,8 @@ static bool relay_kueue_reason(struct wlc *c, struct wq *q, const char *key, con
     char *fit = jx_bool(s->workload, "spec.active", true)
                     ? compute_explain(c, s, false, &never, &unknown)
                     : NULL;
-    char *msg =
-        xasprintf("%s%sKueue has not admitted it: %s", fit ? fit : "", fit ? "; " : "", why);
+    char *msg = fit ? wl_not_admitted_message(fit, never, why)
+                    : xasprintf("Kueue has not admitted it: %s", why);
     const char *last = jx_str(c->relayed, key, NULL);
     if (!last || strcmp(last, msg) != 0) {
         json_object_set_new(c->relayed, key, json_string(msg));
@@ -745,71 +749,245 @@ static void admitted_flavors(const json_t *wl, char *buf, size_t n)
 }
 
 /* One info line per step a user follows: placed (where, which flavor, why),
- * finished, evicted, worker lost, cannot be placed. The decision's Events
- * are written once per transition, so are these lines. */
-static void log_transitions(struct wlc *c, const char *key, const json_t *wl, const char *jkey,
-                            const json_t *job, const struct place_result *pr,
-                            const struct wl_actions *acts, const struct copy_walk *cw,
-                            const char *placed)
+ * finished, evicted, worker lost, cannot be placed — from the decision's
+ * outcome, which the decision sets once per transition, so are these lines. */
+static void log_outcome(struct wlc *c, const char *key, const json_t *wl, const char *jkey,
+                        const struct place_result *pr, const struct wl_outcome *o)
 {
-    /* the final status may take more than one write (a real Job controller amends the
-     * status we wrote): "finished" once, while the hub job is not terminal yet */
-    bool hub_done = job && (jx_cond_is_true(job, "Complete") || jx_cond_is_true(job, "Failed") ||
-                            jx_cond_is_true(job, "Succeeded"));
     char flv[256];
-    for (size_t i = 0; i < acts->n; i++) {
-        const struct wl_action *x = &acts->v[i];
-        if (x->type == WL_ACT_RESERVE && pr->cluster) {
-            admitted_flavors(wl, flv, sizeof flv);
-            log_info(c->cfg.lg, "job placed", "job", jkey, "workload", key, "cluster", pr->cluster,
-                     "flavor", flv, "why", pr->message ? pr->message : "");
-        } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed && !hub_done) {
-            for (size_t j = 0; j < cw->n; j++)
-                if (strcmp(cw->v[j].cluster, placed) == 0 && copy_terminal_ms(cw->v[j].obj) > 0)
-                    log_info(c->cfg.lg, "job finished", "job", jkey, "cluster", placed, "result",
-                             jx_cond_is_true(cw->v[j].obj, "Failed") ? "Failed" : "Succeeded");
-        } else if (x->type == WL_ACT_EVENT && x->target == WL_TGT_JOB && x->reason &&
-                   (strcmp(x->reason, REASON_EVICTED) == 0 ||
-                    strcmp(x->reason, REASON_WORKER_LOST) == 0 ||
-                    strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0 ||
-                    strcmp(x->reason, REASON_NOT_ADMITTED) == 0)) {
-            log_info(c->cfg.lg,
-                     strcmp(x->reason, REASON_EVICTED) == 0       ? "job evicted"
-                     : strcmp(x->reason, REASON_WORKER_LOST) == 0 ? "job's worker lost"
-                                                                  : "job not placed",
-                     "job", jkey, "reason", x->reason, "why", x->message);
-        }
+    switch (o->kind) {
+    case WL_OUT_PLACED:
+        admitted_flavors(wl, flv, sizeof flv);
+        log_info(c->cfg.lg, "job placed", "job", jkey, "workload", key, "cluster", o->cluster,
+                 "flavor", flv, "why", pr->message ? pr->message : "");
+        break;
+    case WL_OUT_FINISHED:
+        log_info(c->cfg.lg, "job finished", "job", jkey, "cluster", o->cluster, "result",
+                 o->failed ? "Failed" : "Succeeded");
+        break;
+    case WL_OUT_EVICTED:
+        log_info(c->cfg.lg, "job evicted", "job", jkey, "reason", REASON_EVICTED, "why", o->why);
+        break;
+    case WL_OUT_WORKER_LOST:
+        log_info(c->cfg.lg, "job's worker lost", "job", jkey, "reason", REASON_WORKER_LOST, "why",
+                 o->why);
+        break;
+    default:
+        break;
     }
+    if (o->told_reason)
+        log_info(c->cfg.lg, "job not placed", "job", jkey, "reason", o->told_reason, "why",
+                 o->told);
 }
 
-/* What the pass's actions will have done, for the metrics once they succeed. */
-static void pass_note(struct pass *ps, const struct wl_actions *acts, const json_t *wl,
-                      const char *placed, const struct copy_walk *cw)
+static const json_t *copy_on_cluster(const struct copy_walk *cw, const char *cluster)
 {
-    bool fits_job = false, fits_wl = false;
-    for (size_t i = 0; i < acts->n; i++) {
-        const struct wl_action *x = &acts->v[i];
-        bool no_fit =
-            x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0;
-        if (x->type == WL_ACT_CREATE_COPY && x->cluster && !ps->placed) {
-            ps->placed = xstrdup(x->cluster);
-            json_t *qr = jx_cond_find(wl, "QuotaReserved");
-            ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
-        } else if (x->type == WL_ACT_EVENT && x->reason && strcmp(x->reason, REASON_EVICTED) == 0 &&
-                   placed && !ps->evicted) {
-            ps->evicted = xstrdup(placed);
-        } else if (no_fit) {
-            fits_job |= x->target == WL_TGT_JOB;
-            fits_wl |= x->target == WL_TGT_WORKLOAD;
-        } else if (x->type == WL_ACT_PATCH_JOB_STATUS && placed) {
-            for (size_t j = 0; j < cw->n; j++)
-                if (strcmp(cw->v[j].cluster, placed) == 0)
-                    ps->terminal_ms = copy_terminal_ms(cw->v[j].obj);
-        }
+    for (size_t j = 0; cluster && j < cw->n; j++)
+        if (strcmp(cw->v[j].cluster, cluster) == 0)
+            return cw->v[j].obj;
+    return NULL;
+}
+
+/* What the pass will have done once its writes succeed, for the metrics:
+ * from the decision's outcome, plus a copy an earlier, partly failed pass
+ * created (pending_placed) that this pass sees. */
+static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_outcome *o,
+                             const json_t *wl, const struct copy_walk *cw)
+{
+    struct pass *ps = xcalloc(1, sizeof *ps);
+    ps->c = c;
+    ps->key = xstrdup(key);
+    if (o->kind == WL_OUT_DISPATCHED) {
+        ps->placed = xstrdup(o->cluster);
+        json_t *qr = jx_cond_find(wl, "QuotaReserved");
+        ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
+    } else if (o->kind == WL_OUT_EVICTED) {
+        ps->evicted = xstrdup(o->cluster);
+    } else if (o->kind == WL_OUT_FINISHED) {
+        const json_t *copy = copy_on_cluster(cw, o->cluster);
+        ps->terminal_ms = copy ? copy_terminal_ms(copy) : 0;
     }
-    /* Rejected: NoClusterFits on both (a held job that can never fit gets it
-     * on the job only, and is not rejected) */
-    ps->rejected = fits_job && fits_wl;
+    ps->rejected = o->kind == WL_OUT_REJECTED;
+    json_t *pend = json_object_get(c->pending_placed, key);
+    const char *pend_c = pend ? jx_str(pend, "cluster", NULL) : NULL;
+    if (pend_c && !ps->placed && copy_on_cluster(cw, pend_c)) {
+        /* the earlier create did happen */
+        ps->placed = xstrdup(pend_c);
+        ps->reserved_ms = jx_int(pend, "reserved_ms", 0);
+    }
+    return ps;
+}
+
+/* One reconcile pass of a Workload: its snapshot and what the pass owns. */
+struct recon {
+    const char *key;
+    json_t *wl, *job; /* borrowed from the stores */
+    const struct kind_def *k;
+    char *okey; /* the hub job's namespace/name */
+    char now[40];
+    json_t *flavor_labels;
+    struct copy_walk cw;
+    char *explain, *pmsg;
+    struct place_result pr;
+    struct wl_placement wp;
+    struct wl_snapshot s;
+    struct wl_actions acts;
+};
+
+static void recon_release(struct recon *r)
+{
+    wl_actions_free(&r->acts);
+    place_result_free(&r->pr);
+    free(r->pmsg);
+    free(r->explain);
+    free(r->okey);
+    free(r->cw.v);
+    json_decref(r->flavor_labels);
+}
+
+/* The snapshot of Workload `key` from the stores. False when there is nothing
+ * to reconcile: the Workload is gone (copies of deleted jobs are the orphan
+ * GC's), has no owner, or its owner's kind is not watched. */
+static bool snapshot_take(struct wlc *c, const char *key, struct recon *r)
+{
+    *r = (struct recon){.key = key};
+    r->wl = store_get(c->cfg.src.workloads, key);
+    json_t *owner = r->wl ? jx_owner_controller(r->wl) : NULL;
+    r->k = owner ? owner_kind(c, r->wl, owner) : NULL;
+    struct store *js = r->k && c->cfg.src.jobs ? c->cfg.src.jobs(c->cfg.src.ud, r->k) : NULL;
+    if (!r->wl || !js || !jx_str(owner, "name", NULL))
+        return false;
+    r->okey = jx_key_make(jx_namespace(r->wl), jx_str(owner, "name", ""));
+    r->job = store_get(js, r->okey);
+    const char *owner_uid = jx_str(owner, "uid", NULL);
+    if (r->job && owner_uid && jx_uid(r->job) && strcmp(owner_uid, jx_uid(r->job)) != 0)
+        r->job = NULL; /* a new job with the same name: not this workload's */
+    int64_t now = now_ms(c);
+    fmt_time(now, r->now, sizeof r->now);
+    r->flavor_labels = json_object();
+    store_foreach(c->cfg.src.flavors, collect_flavor, r->flavor_labels);
+    r->cw = (struct copy_walk){.c = c,
+                               .k = r->k,
+                               .okey = r->okey,
+                               .o = {.origin = c->cfg.opts.origin, .origin_uid = owner_uid}};
+    if (c->cfg.opts.direct && owner_uid)
+        store_foreach(c->cfg.src.cluster_metrics, collect_copy, &r->cw);
+    r->s = (struct wl_snapshot){
+        .workload = r->wl,
+        .job = r->job,
+        .kind = r->k,
+        .check_name = our_check(c, r->wl),
+        .flavor_labels = r->flavor_labels,
+        .copies = r->cw.v,
+        .n_copies = r->cw.n,
+        .now_ms = now,
+        .now = r->now,
+        .opts = c->cfg.opts,
+    };
+    return true;
+}
+
+/* The parts of the snapshot only a Workload with our check needs: the
+ * per-cluster fit, and the state of the cluster the job is placed on. */
+static void snapshot_ours(struct wlc *c, struct recon *r)
+{
+    struct wl_snapshot *s = &r->s;
+    if (wl_wants_explain(s))
+        s->explain = r->explain =
+            compute_explain(c, s, false, &s->explain_never, &s->explain_unknown);
+    const char *placed = r->job ? xf_placed_cluster(r->job) : NULL;
+    if (placed)
+        s->placed.usable = cluster_usable(c, placed, r->k, s->now_ms, &s->placed.reachable,
+                                          &s->placed.unusable_since_ms);
+}
+
+/* Our own placement write, not yet delivered by the job informer, is held
+ * (c->placing) until the job shows it (placed-for = the token) — not merely
+ * a newer version, which may be another writer's (the Job controller's
+ * Suspended condition) — with a 10 s backstop. Drops the hold once over. */
+static void placing_expire(struct wlc *c, const char *key, const json_t *job, int64_t now)
+{
+    json_t *pg = json_object_get(c->placing, key);
+    const char *pf_now = job ? jx_annotation(job, XF_ANN_PLACED_FOR) : NULL;
+    if (pg && (!job || (pf_now && strcmp(pf_now, jx_str(pg, "token", "")) == 0) ||
+               now - jx_int(pg, "at", 0) > 10000))
+        json_object_del(c->placing, key);
+}
+
+/* True while a placement of the Workload's current admission is held. */
+static bool placing_held(struct wlc *c, const char *key, const json_t *wl)
+{
+    json_t *pg = json_object_get(c->placing, key);
+    if (!pg)
+        return false;
+    char *tok = wl_placement_token(wl);
+    bool held = tok && strcmp(jx_str(pg, "token", ""), tok) == 0;
+    free(tok);
+    return held;
+}
+
+/* The pass places the job: hold further placements of this admission until
+ * the job store shows it (placing_expire). */
+static void placing_hold(struct wlc *c, const struct recon *r)
+{
+    if (r->acts.outcome.kind != WL_OUT_PLACED || !r->job || !jx_resource_version(r->job))
+        return;
+    char *tok = wl_placement_token(r->wl);
+    json_object_set_new(
+        c->placing, r->key,
+        json_pack("{s:s, s:I}", "token", tok ? tok : "", "at", (json_int_t)r->s.now_ms));
+    free(tok);
+}
+
+/* Carries out the decision; false when nothing could be started (the key is
+ * to be forgotten), else on_done finishes the key. */
+static bool pass_perform(struct wlc *c, struct recon *r)
+{
+    struct wlx_ops ops = c->cfg.ops;
+    ops.reserve = on_reserve;
+    ops.unreserve = on_unreserve;
+    ops.resv_ud = c;
+    struct pass *ps = pass_new(c, r->key, &r->acts.outcome, r->wl, &r->cw);
+    placing_hold(c, r);
+    struct err e = {0};
+    c->cur = &r->pr;
+    int rc = wlx_perform(&ops, r->key, r->wl, r->job, r->k, &r->acts, on_done, ps, &e);
+    c->cur = NULL;
+    if (rc < 0) {
+        json_object_del(c->placing, r->key);
+        pass_free(ps);
+        log_warn(c->cfg.lg, "workload reconcile", "workload", r->key, "error", e.msg);
+        return false;
+    }
+    return true;
+}
+
+/* Placement (when the decision needs one), decision, logs, perform, for a
+ * Workload with our check. True when the key is taken care of (requeued, or
+ * writes under way); false when it is to be forgotten. */
+static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
+{
+    snapshot_ours(c, r);
+    placing_expire(c, r->key, r->job, r->s.now_ms);
+    const char *pinned = NULL;
+    if (wl_wants_placement(&r->s, &pinned)) {
+        if (placing_held(c, r->key, r->wl)) {
+            /* the job's update event queues the key again; the timer is a backstop */
+            wq_forget(q, r->key);
+            wq_add_after(q, r->key, 1.0);
+            wq_done(q, r->key);
+            return true;
+        }
+        compute_placement(c, &r->s, pinned, &r->pr, &r->pmsg, &r->wp);
+        r->s.placement = &r->wp;
+    }
+    struct err e = {0};
+    if (wl_decide(&r->s, &r->acts, &e) < 0) {
+        log_warn(c->cfg.lg, "workload reconcile", "workload", r->key, "error", e.msg);
+        return false;
+    }
+    log_outcome(c, r->key, r->wl, r->okey, &r->pr, &r->acts.outcome);
+    return pass_perform(c, r);
 }
 
 static void process(struct wq *q, const char *key, void *ud)
@@ -823,145 +1001,24 @@ static void process(struct wq *q, const char *key, void *ud)
     }
     c->pass_read = false;
     char *dkey = xstrdup(key); /* `key` is the queue's: wq_done may free it before the end */
-    struct wl_actions acts;
-    wl_actions_init(&acts);
-    struct place_result pr = {0};
-    char *pmsg = NULL, *okey = NULL, *explain = NULL;
-    json_t *flavor_labels = NULL;
-    struct copy_walk cw = {0};
-    struct err e = {0};
-    json_t *wl = store_get(c->cfg.src.workloads, key);
-    json_t *owner = wl ? jx_owner_controller(wl) : NULL;
-    const struct kind_def *k = owner ? owner_kind(c, wl, owner) : NULL;
-    struct store *js = k && c->cfg.src.jobs ? c->cfg.src.jobs(c->cfg.src.ud, k) : NULL;
-    if (!wl || !js || !jx_str(owner, "name", NULL)) {
-        /* gone (copies of deleted jobs are the orphan GC's), no owner, or a kind not watched */
+    struct recon r;
+    bool handled;
+    bool taken = snapshot_take(c, key, &r);
+    if (!taken) {
         json_object_del(c->placing, key);
         json_object_del(c->relayed, key);
-        deps_note(c, key, false, NULL);
-        free(dkey);
+        handled = false;
+    } else {
+        handled =
+            relay_kueue_reason(c, q, key, r.okey, &r.s) || (r.s.check_name && reconcile(c, q, &r));
+    }
+    if (!handled) {
         wq_forget(q, key);
         wq_done(q, key);
-        return;
     }
-    okey = jx_key_make(jx_namespace(wl), jx_str(owner, "name", ""));
-    json_t *job = store_get(js, okey);
-    const char *owner_uid = jx_str(owner, "uid", NULL);
-    if (job && owner_uid && jx_uid(job) && strcmp(owner_uid, jx_uid(job)) != 0)
-        job = NULL; /* a new job with the same name: not this workload's */
-    int64_t now = now_ms(c);
-    char nowbuf[40];
-    fmt_time(now, nowbuf, sizeof nowbuf);
-    flavor_labels = json_object();
-    store_foreach(c->cfg.src.flavors, collect_flavor, flavor_labels);
-    cw = (struct copy_walk){
-        .c = c, .k = k, .okey = okey, .o = {.origin = c->cfg.opts.origin, .origin_uid = owner_uid}};
-    if (c->cfg.opts.direct && owner_uid)
-        store_foreach(c->cfg.src.cluster_metrics, collect_copy, &cw);
-    struct wl_snapshot s = {
-        .workload = wl,
-        .job = job,
-        .kind = k,
-        .check_name = our_check(c, wl),
-        .flavor_labels = flavor_labels,
-        .copies = cw.v,
-        .n_copies = cw.n,
-        .now_ms = now,
-        .now = nowbuf,
-        .opts = c->cfg.opts,
-    };
-    if (relay_kueue_reason(c, q, key, okey, &s))
-        goto out;
-    if (!s.check_name)
-        goto skip;
-    s.explain = explain = wl_wants_explain(&s)
-                              ? compute_explain(c, &s, false, &s.explain_never, &s.explain_unknown)
-                              : NULL;
-    const char *placed = job ? xf_placed_cluster(job) : NULL;
-    if (placed)
-        s.placed.usable =
-            cluster_usable(c, placed, k, now, &s.placed.reachable, &s.placed.unusable_since_ms);
-    /* our own placement write, not yet delivered by the job informer: held until
-     * the job shows it (placed-for = the token) — not merely a newer version, which
-     * may be another writer's (the Job controller's Suspended condition) — with
-     * a 10 s backstop */
-    json_t *pg = json_object_get(c->placing, key);
-    const char *pf_now = job ? jx_annotation(job, XF_ANN_PLACED_FOR) : NULL;
-    if (pg && (!job || (pf_now && strcmp(pf_now, jx_str(pg, "token", "")) == 0) ||
-               now - jx_int(pg, "at", 0) > 10000)) {
-        json_object_del(c->placing, key);
-        pg = NULL;
-    }
-    const char *pinned = NULL;
-    struct wl_placement wp;
-    if (wl_wants_placement(&s, &pinned)) {
-        char *tok = wl_placement_token(wl);
-        bool wait = pg && tok && strcmp(jx_str(pg, "token", ""), tok) == 0;
-        free(tok);
-        if (wait) {
-            /* the job's update event queues the key again; the timer is a backstop */
-            wq_forget(q, key);
-            wq_add_after(q, key, 1.0);
-            wq_done(q, key);
-            goto out;
-        }
-        compute_placement(c, &s, pinned, &pr, &pmsg, &wp);
-        s.placement = &wp;
-    }
-    if (wl_decide(&s, &acts, &e) < 0) {
-        log_warn(c->cfg.lg, "workload reconcile", "workload", key, "error", e.msg);
-        goto skip;
-    }
-    log_transitions(c, key, wl, okey, job, &pr, &acts, &cw, placed);
-    struct wlx_ops ops = c->cfg.ops;
-    ops.reserve = on_reserve;
-    ops.unreserve = on_unreserve;
-    ops.resv_ud = c;
-    c->cur = &pr;
-    struct pass *ps = xcalloc(1, sizeof *ps);
-    ps->c = c;
-    ps->key = xstrdup(key);
-    pass_note(ps, &acts, wl, placed, &cw);
-    for (size_t i = 0; job && jx_resource_version(job) && i < acts.n; i++) {
-        if (acts.v[i].type != WL_ACT_RESERVE)
-            continue;
-        char *tok = wl_placement_token(wl);
-        json_object_set_new(
-            c->placing, key,
-            json_pack("{s:s, s:I}", "token", tok ? tok : "", "at", (json_int_t)now));
-        free(tok);
-        break;
-    }
-    json_t *pend = c->pending_placed ? json_object_get(c->pending_placed, key) : NULL;
-    const char *pend_c = pend ? jx_str(pend, "cluster", NULL) : NULL;
-    for (size_t j = 0; pend_c && !ps->placed && j < cw.n; j++) {
-        if (strcmp(cw.v[j].cluster, pend_c) == 0) { /* the earlier create did happen */
-            ps->placed = xstrdup(pend_c);
-            ps->reserved_ms = jx_int(pend, "reserved_ms", 0);
-        }
-    }
-    if (wlx_perform(&ops, key, wl, job, k, &acts, on_done, ps, &e) < 0) {
-        json_object_del(c->placing, key);
-        pass_free(ps);
-        c->cur = NULL;
-        log_warn(c->cfg.lg, "workload reconcile", "workload", key, "error", e.msg);
-        goto skip;
-    }
-    c->cur = NULL;
-    goto out;
-skip:
-    wq_forget(q, key);
-    wq_done(q, key);
-out:
-    deps_note(c, dkey, c->pass_read, job ? xf_placed_cluster(job) : NULL);
+    deps_note(c, dkey, taken && c->pass_read, taken && r.job ? xf_placed_cluster(r.job) : NULL);
     free(dkey);
-    wl_actions_free(&acts);
-    place_result_free(&pr);
-    free(pmsg);
-    free(explain);
-    free(okey);
-    free(cw.v);
-    json_decref(flavor_labels);
+    recon_release(&r);
 }
 
 /* ---- public --------------------------------------------------------------- */
@@ -1027,6 +1084,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->ac_retry.data = c;
     c->placing = json_object();
     c->relayed = json_object();
+    c->gc_said = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
@@ -1067,6 +1125,7 @@ void wlc_free(struct wlc *c)
     ev_timer_stop(c->cfg.loop, &c->ac_retry);
     json_decref(c->placing);
     json_decref(c->relayed);
+    json_decref(c->gc_said);
     free(c);
 }
 
@@ -1275,15 +1334,42 @@ static const struct kind_def *gc_kind(const struct wlc *c, size_t i, size_t *n)
     return i < *n ? &tab[i] : NULL;
 }
 
+struct gc_walk {
+    struct wlc *c;
+    const char *key; /* wlc_gc_key: the one key looked at; NULL = every copy */
+    size_t deleted;
+    json_t *said; /* where the orphans seen go: the next c->gc_said (sweep), or c->gc_said */
+};
+
+/* One line per hub job deleted whose copy is removed, once per copy. */
+static void log_gc(struct gc_walk *g, const struct kind_def *kd, const struct wl_actions *acts)
+{
+    for (size_t i = 0; i < acts->n; i++) {
+        const struct wl_action *x = &acts->v[i];
+        if (x->type != WL_ACT_DELETE_COPY)
+            continue;
+        char *job = jx_key_make(x->ns, x->name);
+        char *id = xasprintf("%s/%s/%s/%s", x->cluster, kd->kind, job, x->uid ? x->uid : "");
+        if (!json_object_get(g->c->gc_said, id))
+            log_info(g->c->cfg.lg, "job deleted on the hub: removing its copy", "job", job, "kind",
+                     kd->kind, "cluster", x->cluster);
+        json_object_set_new(g->said, id, json_true());
+        free(id);
+        free(job);
+    }
+}
+
 /* Delete the orphans among v[0..n) (copies of kind kd on `cluster`). */
-static size_t gc_delete(struct wlc *c, const char *cluster, const struct kind_def *kd,
+static size_t gc_delete(struct gc_walk *g, const char *cluster, const struct kind_def *kd,
                         const json_t *const *v, size_t n, bool (*hub_has)(void *, const char *),
                         void *ud)
 {
+    struct wlc *c = g->c;
     struct wl_actions acts;
     wl_actions_init(&acts);
     size_t d = wl_gc_orphans(cluster, v, n, c->cfg.opts.origin, hub_has, ud, &acts);
     if (d > 0) {
+        log_gc(g, kd, &acts);
         char *key = xasprintf("gc/%s/%s", cluster, kd->resource);
         struct wlx_ops ops = c->cfg.ops;
         ops.reserve = NULL;
@@ -1295,12 +1381,6 @@ static size_t gc_delete(struct wlc *c, const char *cluster, const struct kind_de
     wl_actions_free(&acts);
     return d;
 }
-
-struct gc_walk {
-    struct wlc *c;
-    const char *key; /* wlc_gc_key: the one key looked at; NULL = every copy */
-    size_t deleted;
-};
 
 static int gc_cluster(const char *cluster, json_t *cm, void *ud)
 {
@@ -1322,7 +1402,7 @@ static int gc_cluster(const char *cluster, json_t *cm, void *ud)
         const json_t **v = xcalloc(n ? n : 1, sizeof(*v));
         for (size_t j = 0; j < n; j++)
             v[j] = json_array_get(objs, j);
-        g->deleted += gc_delete(c, cluster, kd, v, n, uid_in, uids);
+        g->deleted += gc_delete(g, cluster, kd, v, n, uid_in, uids);
         free(v);
         json_decref(objs);
         json_decref(uids);
@@ -1335,8 +1415,10 @@ size_t wlc_gc(struct wlc *c)
     if (!c->cfg.opts.direct || (c->cfg.src.synced && !c->cfg.src.synced(c->cfg.src.ud)))
         return 0;
     c->gc_pending = false;
-    struct gc_walk g = {.c = c};
+    struct gc_walk g = {.c = c, .said = json_object()};
     store_foreach(c->cfg.src.cluster_metrics, gc_cluster, &g);
+    json_decref(c->gc_said);
+    c->gc_said = g.said;
     c->st.gc_deleted += g.deleted;
     return g.deleted;
 }
@@ -1362,7 +1444,7 @@ static int gc_key_cluster(const char *cluster, json_t *cm, void *ud)
         struct store *cs = copies_store(g->c, cluster, kd);
         const json_t *copy = js && cs ? store_get(cs, g->key) : NULL;
         if (copy)
-            g->deleted += gc_delete(g->c, cluster, kd, &copy, 1, uid_indexed, js);
+            g->deleted += gc_delete(g, cluster, kd, &copy, 1, uid_indexed, js);
     }
     return 0;
 }
@@ -1375,7 +1457,8 @@ size_t wlc_gc_key(struct wlc *c, const char *key)
         c->gc_pending = true; /* a missing hub job would look deleted: the sweep judges later */
         return 0;
     }
-    struct gc_walk g = {.c = c, .key = key};
+    /* the line for a copy is logged once: this check adds to what the sweeps saw */
+    struct gc_walk g = {.c = c, .key = key, .said = c->gc_said};
     store_foreach(c->cfg.src.cluster_metrics, gc_key_cluster, &g);
     c->st.gc_deleted += g.deleted;
     return g.deleted;

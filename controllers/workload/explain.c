@@ -33,7 +33,7 @@ const char *explain_fmt_amount(char *b, const char *res, int64_t milli)
     return qty_fmt(&q, b);
 }
 
-static const struct place_flavor *find_flavor(const struct explain_input *in, const char *name)
+static const struct vocab_flavor *find_flavor(const struct explain_input *in, const char *name)
 {
     for (size_t i = 0; i < in->n_flavors; i++)
         if (strcmp(in->flavors[i].name, name) == 0)
@@ -43,14 +43,14 @@ static const struct place_flavor *find_flavor(const struct explain_input *in, co
 
 /* The flavor a node of an unadmitted pod set is named by: the first (by name)
  * with nodeLabels that the node carries. */
-static const struct place_flavor *node_flavor(const struct explain_input *in,
+static const struct vocab_flavor *node_flavor(const struct explain_input *in,
                                               const struct place_node *n)
 {
-    const struct place_flavor *best = NULL;
+    const struct vocab_flavor *best = NULL;
     for (size_t i = 0; i < in->n_flavors; i++) {
-        const struct place_flavor *f = &in->flavors[i];
+        const struct vocab_flavor *f = &in->flavors[i];
         if (f->n_node_labels == 0 ||
-            !place_labels_match(n->labels, f->node_labels, f->n_node_labels))
+            !vocab_labels_match(n->labels, f->node_labels, f->n_node_labels))
             continue;
         if (!best || strcmp(f->name, best->name) < 0)
             best = f;
@@ -58,13 +58,13 @@ static const struct place_flavor *node_flavor(const struct explain_input *in,
     return best;
 }
 
-static bool tolerated(const struct place_taint *t, const struct place_podset *ps,
-                      const struct place_flavor *const *fl, size_t nfl)
+static bool tolerated(const struct vocab_taint *t, const struct place_podset *ps,
+                      const struct vocab_flavor *const *fl, size_t nfl)
 {
-    if (place_taint_tolerated(t, ps->tolerations, ps->n_tolerations, NULL, 0))
+    if (vocab_taint_tolerated(t, ps->tolerations, ps->n_tolerations, NULL, 0))
         return true;
     for (size_t f = 0; f < nfl; f++)
-        if (fl[f] && place_taint_tolerated(t, NULL, 0, fl[f]->tolerations, fl[f]->n_tolerations))
+        if (fl[f] && vocab_taint_tolerated(t, NULL, 0, fl[f]->tolerations, fl[f]->n_tolerations))
             return true;
     return false;
 }
@@ -77,17 +77,17 @@ static bool node_matches(const struct explain_input *in, const struct place_pods
     *flavor = NULL;
     if (!n->ready || n->unschedulable)
         return false;
-    const struct place_flavor *one = NULL;
-    const struct place_flavor *const *fl = &one;
+    const struct vocab_flavor *one = NULL;
+    const struct vocab_flavor *const *fl = &one;
     size_t nfl = 1;
-    const struct place_flavor **adm = NULL;
+    const struct vocab_flavor **adm = NULL;
     bool ok = true;
     if (ps->n_flavors > 0) {
         adm = xcalloc(ps->n_flavors, sizeof *adm);
         for (size_t f = 0; f < ps->n_flavors; f++) {
             adm[f] = find_flavor(in, ps->flavors[f]);
             if (!adm[f] ||
-                !place_labels_match(n->labels, adm[f]->node_labels, adm[f]->n_node_labels))
+                !vocab_labels_match(n->labels, adm[f]->node_labels, adm[f]->n_node_labels))
                 ok = false;
         }
         fl = adm;
@@ -97,13 +97,29 @@ static bool node_matches(const struct explain_input *in, const struct place_pods
         one = node_flavor(in, n);
         *flavor = one ? one->name : NULL;
     }
-    if (ok && !place_labels_match(n->labels, ps->node_selector, ps->n_node_selector))
+    if (ok && !vocab_labels_match(n->labels, ps->node_selector, ps->n_node_selector))
         ok = false;
     for (size_t t = 0; ok && t < n->n_taints; t++)
         if (!tolerated(&n->taints[t], ps, fl, nfl))
             ok = false;
     free(adm);
     return ok;
+}
+
+/* The first admitted flavor of ps that no node of c carries (a copy), or NULL. */
+static char *missing_flavor(const struct explain_input *in, const struct place_cluster *c,
+                            const struct place_podset *ps)
+{
+    for (size_t f = 0; f < ps->n_flavors; f++) {
+        const struct vocab_flavor *fl = find_flavor(in, ps->flavors[f]);
+        size_t i = 0;
+        while (fl && i < c->n_nodes &&
+               !vocab_labels_match(c->nodes[i].labels, fl->node_labels, fl->n_node_labels))
+            i++;
+        if (!fl || i == c->n_nodes)
+            return xstrdup(ps->flavors[f]);
+    }
+    return NULL;
 }
 
 static void podset_numbers(const struct explain_input *in, const struct place_cluster *c,
@@ -136,6 +152,8 @@ static void podset_numbers(const struct explain_input *in, const struct place_cl
                 er->alloc_max = al;
             if (fr > er->free_max)
                 er->free_max = fr;
+            er->alloc_sum += al;
+            er->free_sum += fr > 0 ? fr : 0;
             if (r == 0)
                 first_alloc = al;
         }
@@ -145,6 +163,10 @@ static void podset_numbers(const struct explain_input *in, const struct place_cl
             out->flavor = fname ? xstrdup(fname) : NULL;
         }
     }
+    if (out->matching == 0)
+        out->no_flavor_node = missing_flavor(in, c, ps);
+    if (!out->flavor && ps->n_flavors > 0)
+        out->flavor = xstrdup(ps->flavors[0]);
 }
 
 /* " (flavor)" or "". */
@@ -154,9 +176,21 @@ static void flavor_suffix(struct buf *b, const char *flavor)
         buf_printf(b, " (%s)", flavor);
 }
 
-/* The cluster's clause: what stops the first pod set that does not fit. */
-static char *cluster_why(const struct explain_cluster *ec, const char *unusable, bool now)
+/* "no node of flavor spot (instance=spot), the flavor Kueue reserved the quota in" */
+static void no_flavor_clause(struct buf *b, const struct explain_input *in, const char *flavor)
 {
+    const struct vocab_flavor *f = find_flavor(in, flavor);
+    buf_printf(b, "no node of flavor %s (", flavor);
+    for (size_t i = 0; f && i < f->n_node_labels; i++)
+        buf_printf(b, "%s%s=%s", i ? "," : "", f->node_labels[i].key, f->node_labels[i].value);
+    buf_printf(b, "%s), the flavor Kueue reserved the quota in", f ? "" : "no such ResourceFlavor");
+}
+
+/* The cluster's clause: what stops the first pod set that does not fit. */
+static char *cluster_why(const struct explain_input *in, const struct explain_cluster *ec,
+                         const char *unusable)
+{
+    bool now = in->now;
     struct buf b;
     buf_init(&b, 1024);
     char q1[QTY_STR_MAX], q2[QTY_STR_MAX];
@@ -172,6 +206,10 @@ static char *cluster_why(const struct explain_cluster *ec, const char *unusable,
     }
     for (size_t p = 0; p < ec->n_ps; p++) {
         const struct explain_podset *ps = &ec->ps[p];
+        if (ps->matching == 0 && ps->no_flavor_node) {
+            no_flavor_clause(&b, in, ps->no_flavor_node);
+            goto out;
+        }
         if (ps->matching == 0) {
             buf_printf(&b, "no node matches pod set %s (flavor nodeLabels, nodeSelector, taints)",
                        ps->name);
@@ -306,7 +344,7 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
             explain_report_free(out);
             return -EINVAL;
         }
-        ec->why = cluster_why(ec, unusable, in->now);
+        ec->why = cluster_why(in, ec, unusable);
         any_now |= ec->fit == EXPLAIN_FITS_NOW;
         any_empty |= ec->fit == EXPLAIN_FITS_EMPTY;
         any_unknown |= ec->fit == EXPLAIN_UNKNOWN;
@@ -332,6 +370,7 @@ void explain_report_free(struct explain_report *r)
             free(ec->ps[p].res);
             free(ec->ps[p].name);
             free(ec->ps[p].flavor);
+            free(ec->ps[p].no_flavor_node);
         }
         free(ec->ps);
         free(ec->name);

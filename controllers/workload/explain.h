@@ -25,6 +25,10 @@
  *     matching node (spot); cluster2: no node matches pod set main (flavor nodeLabels,
  *     nodeSelector, taints)
  *   fits now: cluster1 (spot); cluster2: ...
+ * A cluster without a node of the flavor Kueue reserved the quota in says so:
+ *   cluster2: no node of flavor spot (instance=spot), the flavor Kueue reserved the quota in
+ * Free amounts are allocatable minus the requests ClusterMetrics reports on
+ * the node minus the caller's reservations (placements not in the metrics yet).
  * With `now` false the free amounts are left out (a cluster that can hold the
  * workload reads "fits when capacity frees" or "fits now" without numbers):
  * for a workload still waiting for Kueue, so the text changes only when the
@@ -52,13 +56,18 @@ struct explain_res {
     int64_t need;      /* one pod, milli-units */
     int64_t free_max;  /* largest free amount on a matching node now (0 when none) */
     int64_t alloc_max; /* largest allocatable amount on a matching node (0 when none) */
+    int64_t free_sum;  /* summed over the matching nodes: what is free in all of them */
+    int64_t alloc_sum; /* and allocatable (alloc_sum - free_sum is in use or reserved) */
 };
 
 struct explain_podset {
-    char *name;              /* owned */
-    int64_t count;           /* pods */
-    size_t matching;         /* matching nodes */
-    char *flavor;            /* owned: flavor of the largest matching node, or NULL */
+    char *name;      /* owned */
+    int64_t count;   /* pods */
+    size_t matching; /* matching nodes */
+    char *flavor;    /* owned: flavor of the largest matching node, or NULL */
+    /* owned: an admitted flavor whose nodeLabels no node of the cluster
+     * carries (Kueue reserved the quota in a flavor the cluster lacks), or NULL */
+    char *no_flavor_node;
     struct explain_res *res; /* owned, in the pod set's resource order ("pods" left out) */
     size_t n_res;
 };
@@ -83,7 +92,7 @@ struct explain_input {
     const struct place_cluster *clusters;
     size_t n_clusters;
     const bool *usable; /* parallel to clusters; NULL = all usable */
-    const struct place_flavor *flavors;
+    const struct vocab_flavor *flavors;
     size_t n_flavors;
     const struct place_resv *resv; /* may be NULL */
     bool now;                      /* put the free amounts in the message */

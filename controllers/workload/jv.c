@@ -9,6 +9,7 @@
 
 #include "controllers/workload/acc.h"
 #include "controllers/workload/explain.h"
+#include "controllers/workload/wl.h"
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/quantity/quantity.h"
@@ -98,8 +99,10 @@ static void kueue_part(const struct jv_input *in, struct buf *out)
     if (cq)
         buf_printf(out, "  Queue:        %s (ClusterQueue %s)\n", queue, cq);
     else
-        buf_printf(out, "  Queue:        %s (no such LocalQueue in namespace %s)\n", queue,
-                   jx_namespace(in->job) ? jx_namespace(in->job) : "default");
+        buf_printf(out,
+                   "  Queue:        %s (no such LocalQueue in namespace %s; kubectl get "
+                   "localqueues -A lists them)\n",
+                   queue, jx_namespace(in->job) ? jx_namespace(in->job) : "default");
     if (!wl) {
         buf_puts(out, "  Workload:     none yet (Kueue has not picked the job up)\n");
         return;
@@ -175,14 +178,15 @@ static void ours_part(const struct jv_input *in, struct buf *out)
 /* One row per cluster, pod set and resource of the report. */
 static void fit_table(const struct explain_report *rp, struct buf *out)
 {
-    struct jv_table t = {.ncols = 7};
+    struct jv_table t = {.ncols = 8};
     const char *head[] = {"CLUSTER",
                           "FLAVOR",
                           "FIT",
                           "POD SET",
                           "RESOURCE",
                           "NEEDED/POD",
-                          "FREE/ALLOCATABLE (best matching node)"};
+                          "BEST NODE FREE/ALLOC",
+                          "ALL MATCHING NODES FREE/ALLOC"};
     tab_row(&t, head);
     for (size_t i = 0; i < rp->n; i++) {
         const struct explain_cluster *ec = &rp->v[i];
@@ -191,16 +195,22 @@ static void fit_table(const struct explain_report *rp, struct buf *out)
             const struct explain_podset *ps = &ec->ps[p];
             for (size_t k = 0; k < ps->n_res || (k == 0 && ps->n_res == 0); k++) {
                 char need[QTY_STR_MAX] = "", fr[QTY_STR_MAX], al[QTY_STR_MAX];
-                char both[2 * QTY_STR_MAX + 8] = "";
+                char both[2 * QTY_STR_MAX + 8] = "", sum[2 * QTY_STR_MAX + 8] = "";
                 const struct explain_res *er = k < ps->n_res ? &ps->res[k] : NULL;
                 if (er) {
                     explain_fmt_amount(need, er->name, er->need);
-                    if (ps->matching)
+                    if (ps->matching) {
                         snprintf(both, sizeof both, "%s / %s",
                                  explain_fmt_amount(fr, er->name, er->free_max),
                                  explain_fmt_amount(al, er->name, er->alloc_max));
-                    else
+                        snprintf(sum, sizeof sum, "%s / %s",
+                                 explain_fmt_amount(fr, er->name, er->free_sum),
+                                 explain_fmt_amount(al, er->name, er->alloc_sum));
+                    } else if (ps->no_flavor_node) {
+                        snprintf(both, sizeof both, "no %s node", ps->no_flavor_node);
+                    } else {
                         snprintf(both, sizeof both, "no matching node");
+                    }
                 }
                 const char *row[] = {first ? ec->name : "",
                                      first ? (ps->flavor ? ps->flavor : "-") : "",
@@ -208,7 +218,8 @@ static void fit_table(const struct explain_report *rp, struct buf *out)
                                      k == 0 ? ps->name : "",
                                      er ? er->name : "-",
                                      need,
-                                     both};
+                                     both,
+                                     sum};
                 tab_row(&t, row);
                 first = false;
             }
@@ -218,6 +229,26 @@ static void fit_table(const struct explain_report *rp, struct buf *out)
         tab_print(&t, out);
     else
         free(t.rows);
+}
+
+/* The last line(s). A Workload Kueue holds is not placed whatever the
+ * capacity: Kueue's reason comes first, unless no cluster can ever hold it. */
+static void verdict(const json_t *wl, const struct explain_report *r, struct buf *out)
+{
+    if (jx_cond_is_true(wl, "QuotaReserved") || jx_cond_is_true(wl, "Finished")) {
+        buf_printf(out, "\n%s\n", r->message);
+        return;
+    }
+    char *kr = wl_kueue_reason(wl);
+    const char *why = kr ? kr : "no quota reserved yet";
+    if (r->overall == EXPLAIN_NEVER)
+        buf_printf(out, "\n%s\nKueue has not admitted it either: %s\n", r->message, why);
+    else
+        buf_printf(out,
+                   "\nnot placed: Kueue has not admitted it: %s; kueue-ks places a job only once "
+                   "Kueue has reserved its quota\ncapacity once admitted: %s\n",
+                   why, r->message);
+    free(kr);
 }
 
 static void fit_part(const struct jv_input *in, struct buf *out)
@@ -246,9 +277,9 @@ static void fit_part(const struct jv_input *in, struct buf *out)
     }
     const json_t *fitems = jx_arr(in->flavors, "items");
     size_t nf = 0, fn = json_array_size(fitems);
-    struct place_flavor *fl = xcalloc(fn ? fn : 1, sizeof *fl);
+    struct vocab_flavor *fl = xcalloc(fn ? fn : 1, sizeof *fl);
     for (size_t i = 0; i < fn; i++)
-        if (place_flavor_from_json(json_array_get(fitems, i), &fl[nf], NULL) == 0)
+        if (vocab_flavor_from_json(json_array_get(fitems, i), &fl[nf], NULL) == 0)
             nf++;
     struct explain_input ei = {.wl = &pw,
                                .clusters = cl,
@@ -260,11 +291,13 @@ static void fit_part(const struct jv_input *in, struct buf *out)
     struct explain_report r;
     if (explain_fit(&ei, &r) == 0) {
         fit_table(&r, out);
-        buf_printf(out, "\n%s\n", r.message);
+        buf_puts(out, "  (free: allocatable minus the requests ClusterMetrics reports on the node; "
+                      "jobs placed since its last report are not subtracted)\n");
+        verdict(in->workload, &r, out);
         explain_report_free(&r);
     }
     for (size_t i = 0; i < nf; i++)
-        place_flavor_free(&fl[i]);
+        vocab_flavor_free(&fl[i]);
     free(fl);
     for (size_t i = 0; i < nc; i++)
         place_cluster_free(&cl[i]);

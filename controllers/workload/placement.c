@@ -140,7 +140,7 @@ static void node_free(struct place_node *n)
     place_reslist_free(&n->alloc);
     place_reslist_free(&n->requested);
     json_decref(n->labels);
-    place_taints_free(n->taints, n->n_taints);
+    vocab_taints_free(n->taints, n->n_taints);
     free(n->alloc_v);
     free(n->req_v);
     memset(n, 0, sizeof *n);
@@ -191,7 +191,7 @@ static int node_from_json(const json_t *jn, struct place_node *n, struct err *e)
         rc = reslist_from_json(json_object_get(jn, "allocatedResourceRequests"),
                                "allocatedResourceRequests", &n->requested, e);
     if (rc == 0)
-        rc = place_taints_from_json(json_object_get(jn, "taints"), "taints", &n->taints,
+        rc = vocab_taints_from_json(json_object_get(jn, "taints"), "taints", &n->taints,
                                     &n->n_taints, e);
     if (rc < 0)
         goto fail;
@@ -285,7 +285,7 @@ static void cluster_index_resources(struct place_cluster *c)
     }
 }
 
-int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct place_warnings *w,
+int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct vocab_warnings *w,
                             struct err *e)
 {
     memset(out, 0, sizeof *out);
@@ -302,7 +302,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     if (nodes && !json_is_null(nodes) && !json_is_array(nodes))
         return err_set(e, -EINVAL, "ClusterMetrics %s: status.nodes is not an array", name);
     out->name = xstrdup(name);
-    out->reported = place_status_reported(st);
+    out->reported = vocab_status_reported(st);
     const char *lu = json_string_value(json_object_get(st, "lastUpdated"));
     if (lu) {
         struct timespec ts;
@@ -310,7 +310,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
             out->has_last_updated = true;
             out->last_updated_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
         } else {
-            place_warnings_add(w, "cluster %s: status.lastUpdated: not an RFC 3339 time", name);
+            vocab_warnings_add(w, "cluster %s: status.lastUpdated: not an RFC 3339 time", name);
         }
     }
     const json_t *conds = json_object_get(st, "conditions");
@@ -329,7 +329,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     for (size_t i = 0; i < cnt; i++) {
         struct err sub = {0};
         if (node_from_json(json_array_get(nodes, i), &tmp[ok].n, &sub) < 0) {
-            place_warnings_add(w, "cluster %s: status.nodes[%zu]: %s (node skipped)", name, i,
+            vocab_warnings_add(w, "cluster %s: status.nodes[%zu]: %s (node skipped)", name, i,
                                sub.msg);
             continue;
         }
@@ -342,7 +342,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     size_t keep = 0;
     for (size_t i = 0; i < ok; i++) {
         if (keep > 0 && strcmp(out->nodes[keep - 1].name, tmp[i].n.name) == 0) {
-            place_warnings_add(w, "cluster %s: node %s listed twice (duplicate skipped)", name,
+            vocab_warnings_add(w, "cluster %s: node %s listed twice (duplicate skipped)", name,
                                tmp[i].n.name);
             node_free(&tmp[i].n);
             continue;
@@ -368,8 +368,8 @@ static void podset_free(struct place_podset *p)
 {
     free(p->name);
     place_reslist_free(&p->per_pod);
-    place_kvs_free(p->node_selector, p->n_node_selector);
-    place_tolerations_free(p->tolerations, p->n_tolerations);
+    vocab_kvs_free(p->node_selector, p->n_node_selector);
+    vocab_tolerations_free(p->tolerations, p->n_tolerations);
     for (size_t i = 0; i < p->n_flavors; i++)
         free(p->flavors[i]);
     free(p->flavors);
@@ -450,11 +450,11 @@ static int podset_from_json(const json_t *ps, size_t idx, struct place_podset *p
     if (pod_requests(spec, what, &p->per_pod, e) < 0)
         goto fail;
     snprintf(what, sizeof what, "pod set %s: template.spec.nodeSelector", p->name);
-    if (place_kvs_from_json(json_object_get(spec, "nodeSelector"), what, &p->node_selector,
+    if (vocab_kvs_from_json(json_object_get(spec, "nodeSelector"), what, &p->node_selector,
                             &p->n_node_selector, e) < 0)
         goto fail;
     snprintf(what, sizeof what, "pod set %s: template.spec.tolerations", p->name);
-    if (place_tolerations_from_json(json_object_get(spec, "tolerations"), what, &p->tolerations,
+    if (vocab_tolerations_from_json(json_object_get(spec, "tolerations"), what, &p->tolerations,
                                     &p->n_tolerations, e) < 0)
         goto fail;
     struct err ae = {0};
@@ -793,14 +793,14 @@ struct wview {
     size_t nres;
     size_t pods;  /* index of "pods" in res: every pod takes one of the node's pod slots */
     int64_t *req; /* [podset * nres + res] per-pod request */
-    const struct place_flavor ***flav; /* [podset][flavor], NULL entry = unknown */
-    struct place_toleration **ftol;    /* [podset] flavors' tolerations (shallow copies) */
+    const struct vocab_flavor ***flav; /* [podset][flavor], NULL entry = unknown */
+    struct vocab_toleration **ftol;    /* [podset] flavors' tolerations (shallow copies) */
     size_t *nftol;
     const char **unknown_flavor; /* [podset] first unknown flavor name, or NULL */
     size_t *order;               /* pod sets, largest first */
 };
 
-static const struct place_flavor *flavor_find(const struct place_flavor *f, size_t n,
+static const struct vocab_flavor *flavor_find(const struct vocab_flavor *f, size_t n,
                                               const char *name)
 {
     for (size_t i = 0; i < n; i++)
@@ -827,11 +827,10 @@ static void wview_free(struct wview *v)
     memset(v, 0, sizeof *v);
 }
 
-static void wview_build(struct wview *v, const struct place_workload *wl,
-                        const struct place_flavor *flavors, size_t n_flavors)
+/* The resources the pod sets request (PODS always among them, sorted) and
+ * each pod set's per-pod request of each (a pod counts 1 pod at least). */
+static void wview_resources(struct wview *v, const struct place_workload *wl)
 {
-    memset(v, 0, sizeof *v);
-    v->wl = wl;
     size_t np = wl->n_podsets;
     size_t cap = 2;
     for (size_t p = 0; p < np; p++)
@@ -867,6 +866,14 @@ static void wview_build(struct wview *v, const struct place_workload *wl,
     for (size_t p = 0; p < np; p++)
         if (v->req[p * v->nres + v->pods] <= 0)
             v->req[p * v->nres + v->pods] = 1000;
+}
+
+/* Each pod set's admitted flavors (NULL for an unknown one, the first such
+ * name kept) and the union of their tolerations. */
+static void wview_flavors(struct wview *v, const struct place_workload *wl,
+                          const struct vocab_flavor *flavors, size_t n_flavors)
+{
+    size_t np = wl->n_podsets;
     v->flav = xcalloc(np ? np : 1, sizeof *v->flav);
     v->ftol = xcalloc(np ? np : 1, sizeof *v->ftol);
     v->nftol = xcalloc(np ? np : 1, sizeof *v->nftol);
@@ -876,7 +883,7 @@ static void wview_build(struct wview *v, const struct place_workload *wl,
         v->flav[p] = xcalloc(ps->n_flavors ? ps->n_flavors : 1, sizeof *v->flav[p]);
         size_t ntol = 0;
         for (size_t f = 0; f < ps->n_flavors; f++) {
-            const struct place_flavor *fl = flavor_find(flavors, n_flavors, ps->flavors[f]);
+            const struct vocab_flavor *fl = flavor_find(flavors, n_flavors, ps->flavors[f]);
             v->flav[p][f] = fl;
             if (!fl && !v->unknown_flavor[p])
                 v->unknown_flavor[p] = ps->flavors[f];
@@ -885,11 +892,17 @@ static void wview_build(struct wview *v, const struct place_workload *wl,
         }
         v->ftol[p] = xcalloc(ntol ? ntol : 1, sizeof *v->ftol[p]);
         for (size_t f = 0; f < ps->n_flavors; f++) {
-            const struct place_flavor *fl = v->flav[p][f];
+            const struct vocab_flavor *fl = v->flav[p][f];
             for (size_t t = 0; fl && t < fl->n_tolerations; t++)
                 v->ftol[p][v->nftol[p]++] = fl->tolerations[t];
         }
     }
+}
+
+/* The order the pod sets are placed in (v->order). */
+static void wview_order(struct wview *v)
+{
+    size_t np = v->wl->n_podsets;
     /* Largest first: key = sum over resources of req / (largest req of that resource). */
     int64_t *key = xcalloc(np ? np : 1, sizeof *key);
     for (size_t r = 0; r < v->nres; r++) {
@@ -916,6 +929,16 @@ static void wview_build(struct wview *v, const struct place_workload *wl,
     free(key);
 }
 
+static void wview_build(struct wview *v, const struct place_workload *wl,
+                        const struct vocab_flavor *flavors, size_t n_flavors)
+{
+    memset(v, 0, sizeof *v);
+    v->wl = wl;
+    wview_resources(v, wl);
+    wview_flavors(v, wl, flavors, n_flavors);
+    wview_order(v);
+}
+
 static bool node_usable(const struct place_node *n)
 {
     return n->ready && !n->unschedulable;
@@ -926,7 +949,7 @@ static bool node_usable(const struct place_node *n)
  * not-ready, is cordoned for maintenance, is under pressure). They make a node unusable now,
  * never for good: "ever fits" ignores them, like readiness and cordoning, so a job is not
  * Rejected (and lost) while a worker's nodes come up. */
-static bool taint_is_transient(const struct place_taint *t)
+static bool taint_is_transient(const struct vocab_taint *t)
 {
     static const char *const prefixes[] = {"node.kubernetes.io/",
                                            "node.cloudprovider.kubernetes.io/uninitialized"};
@@ -946,16 +969,16 @@ static bool node_passes(const struct wview *v, size_t p, const struct place_node
     if ((!empty && !node_usable(n)) || v->unknown_flavor[p])
         return false;
     for (size_t f = 0; f < ps->n_flavors; f++) {
-        const struct place_flavor *fl = v->flav[p][f];
-        if (!place_labels_match(n->labels, fl->node_labels, fl->n_node_labels))
+        const struct vocab_flavor *fl = v->flav[p][f];
+        if (!vocab_labels_match(n->labels, fl->node_labels, fl->n_node_labels))
             return false;
     }
-    if (!place_labels_match(n->labels, ps->node_selector, ps->n_node_selector))
+    if (!vocab_labels_match(n->labels, ps->node_selector, ps->n_node_selector))
         return false;
     for (size_t t = 0; t < n->n_taints; t++) {
         if (empty && taint_is_transient(&n->taints[t]))
             continue;
-        if (!place_taint_tolerated(&n->taints[t], ps->tolerations, ps->n_tolerations, v->ftol[p],
+        if (!vocab_taint_tolerated(&n->taints[t], ps->tolerations, ps->n_tolerations, v->ftol[p],
                                    v->nftol[p]))
             return false;
     }
@@ -1298,52 +1321,39 @@ static bool ranks_before(const struct ceval *ea, const char *a, const struct cev
     return strcmp(a, b) < 0;
 }
 
-int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
-                 size_t n_clusters, const struct place_flavor *flavors, size_t n_flavors,
-                 const struct place_resv *resv, const struct place_opts *opts,
-                 struct place_result *out)
+/* The ready clusters placement may use (only the pinned one with a pin) into
+ * cand; *pin_seen: the pinned cluster is among `clusters`. Returns how many. */
+static size_t candidates(const struct place_cluster *clusters, size_t n, const char *pinned,
+                         const struct place_cluster **cand, bool *pin_seen)
 {
-    if (!wl || !out || (n_clusters && !clusters))
-        return -EINVAL;
-    memset(out, 0, sizeof *out);
-    static const struct place_opts defaults = {0};
-    if (!opts)
-        opts = &defaults;
-    if ((opts->n_others && !opts->others) || (opts->n_unknown && !opts->unknown))
-        return -EINVAL;
-    const struct place_cluster **cand = xcalloc(n_clusters ? n_clusters : 1, sizeof *cand);
     size_t nc = 0;
-    bool pin_seen = false;
-    for (size_t i = 0; i < n_clusters; i++) {
-        if (opts->pinned && strcmp(clusters[i].name, opts->pinned) != 0)
+    *pin_seen = false;
+    for (size_t i = 0; i < n; i++) {
+        if (pinned && strcmp(clusters[i].name, pinned) != 0)
             continue;
-        pin_seen = true;
+        *pin_seen = true;
         if (clusters[i].ready)
             cand[nc++] = &clusters[i];
     }
-    if (opts->pinned && nc == 0) {
-        out->status = pin_seen ? PLACE_NOT_NOW : PLACE_PIN_UNKNOWN;
-        out->message =
-            pin_seen ? xasprintf("pinned cluster %s is not ready", opts->pinned)
-                     : xasprintf("pinned cluster %s is not a known, usable cluster", opts->pinned);
-        free(cand);
-        return 0;
-    }
-    struct wview v;
-    wview_build(&v, wl, flavors, n_flavors);
-    /* Best feasible cluster now. */
+    return nc;
+}
+
+/* The best candidate that fits now, into out (PLACE_OK); false when none
+ * does: `why` then says why not, per candidate. */
+static bool fit_now(const struct wview *v, const struct place_cluster **cand, size_t nc,
+                    const struct place_resv *resv, const struct place_opts *opts, struct buf *why,
+                    struct place_result *out)
+{
     int best = -1;
     struct ceval best_ev = {0};
-    struct buf why;
-    buf_init(&why, 4096);
     size_t listed = 0;
     for (size_t i = 0; i < nc; i++) {
         struct ceval ev;
-        eval_cluster(&v, cand[i], resv, false, &ev);
-        ev.preferred_ppm = ev.feasible ? preferred_ppm(&v, cand[i], ev.placed) : 0;
+        eval_cluster(v, cand[i], resv, false, &ev);
+        ev.preferred_ppm = ev.feasible ? preferred_ppm(v, cand[i], ev.placed) : 0;
         if (!ev.feasible) {
             if (listed < MSG_MAX_CLUSTERS)
-                buf_printf(&why, "%s%s: %s", listed ? "; " : "", cand[i]->name, ev.why);
+                buf_printf(why, "%s%s: %s", listed ? "; " : "", cand[i]->name, ev.why);
             listed++;
             ceval_free(&ev);
             continue;
@@ -1358,55 +1368,75 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
             ceval_free(&ev);
         }
     }
-    if (best >= 0) {
-        fill_ok(&v, cand[best], &best_ev, opts->policy, out);
-        goto out;
-    }
-    if (listed > MSG_MAX_CLUSTERS)
-        buf_printf(&why, "; and %zu more", listed - MSG_MAX_CLUSTERS);
-    /* Nothing fits now: could anything fit when empty? */
+    if (best >= 0)
+        fill_ok(v, cand[best], &best_ev, opts->policy, out);
+    else if (listed > MSG_MAX_CLUSTERS)
+        buf_printf(why, "; and %zu more", listed - MSG_MAX_CLUSTERS);
+    ceval_free(&best_ev);
+    return best >= 0;
+}
+
+/* Adds cluster c, judged empty, to `never` unless it could fit; true when it could. */
+static bool fits_empty(const struct wview *v, const struct place_cluster *c, size_t *listed,
+                       struct buf *never)
+{
+    struct ceval ev;
+    eval_cluster(v, c, NULL, true, &ev);
+    bool feasible = ev.feasible;
+    if (!feasible && (*listed)++ < MSG_MAX_CLUSTERS)
+        buf_printf(never, "%s%s: %s", *listed > 1 ? "; " : "", c->name, ev.why);
+    ceval_free(&ev);
+    return feasible;
+}
+
+/* Nothing fits now: could anything fit when empty? The candidates, then the
+ * registered clusters that are not candidates (not with a pin: only the
+ * pinned cluster matters then). `never` says why not per cluster, *listed
+ * counts them. */
+static bool fit_ever(const struct wview *v, const struct place_cluster **cand, size_t nc,
+                     const struct place_opts *opts, size_t *listed, struct buf *never)
+{
     bool ever = false;
+    *listed = 0;
+    for (size_t i = 0; i < nc; i++)
+        ever = fits_empty(v, cand[i], listed, never) || ever;
+    size_t n_others = opts->pinned ? 0 : opts->n_others;
+    for (size_t i = 0; i < n_others && !ever; i++)
+        ever = fits_empty(v, &opts->others[i], listed, never);
+    if (*listed > MSG_MAX_CLUSTERS)
+        buf_printf(never, "; and %zu more", *listed - MSG_MAX_CLUSTERS);
+    return ever;
+}
+
+/* NOT_NOW while clusters of unknown capacity could still fit it: the message
+ * names them. */
+static void wait_unknown(const struct place_opts *opts, size_t listed, const char *never,
+                         struct place_result *out)
+{
+    struct buf names;
+    buf_init(&names, 1024);
+    for (size_t i = 0; i < opts->n_unknown && i < MSG_MAX_CLUSTERS; i++)
+        buf_printf(&names, "%s%s", i ? ", " : "", opts->unknown[i]);
+    if (opts->n_unknown > MSG_MAX_CLUSTERS)
+        buf_printf(&names, " and %zu more", opts->n_unknown - MSG_MAX_CLUSTERS);
+    out->status = PLACE_NOT_NOW;
+    out->message = xasprintf("no known cluster can fit it%s%s; waiting for the metrics of "
+                             "cluster(s) %s (not known yet: no status, stale or not ready)",
+                             listed ? ": " : "", never, buf_str(&names));
+    buf_free(&names);
+}
+
+/* Nothing fits now (nc candidates; `why` per candidate): NOT_NOW or NEVER with why. */
+static void no_fit(const struct wview *v, const struct place_cluster **cand, size_t nc,
+                   const struct place_opts *opts, const char *why, struct place_result *out)
+{
     struct buf never;
     buf_init(&never, 4096);
-    listed = 0;
-    for (size_t i = 0; i < nc; i++) {
-        struct ceval ev;
-        eval_cluster(&v, cand[i], NULL, true, &ev);
-        if (ev.feasible)
-            ever = true;
-        else if (listed++ < MSG_MAX_CLUSTERS)
-            buf_printf(&never, "%s%s: %s", listed > 1 ? "; " : "", cand[i]->name, ev.why);
-        ceval_free(&ev);
-    }
-    /* The registered clusters that are not candidates count for "ever" too
-     * (not with a pin: only the pinned cluster matters then). */
-    size_t n_others = opts->pinned ? 0 : opts->n_others;
-    for (size_t i = 0; i < n_others && !ever; i++) {
-        struct ceval ev;
-        eval_cluster(&v, &opts->others[i], NULL, true, &ev);
-        if (ev.feasible)
-            ever = true;
-        else if (listed++ < MSG_MAX_CLUSTERS)
-            buf_printf(&never, "%s%s: %s", listed > 1 ? "; " : "", opts->others[i].name, ev.why);
-        ceval_free(&ev);
-    }
-    if (listed > MSG_MAX_CLUSTERS)
-        buf_printf(&never, "; and %zu more", listed - MSG_MAX_CLUSTERS);
-    size_t n_unknown = opts->pinned ? 0 : opts->n_unknown;
-    if (!ever && n_unknown > 0) {
-        /* An incomplete view: never final. */
-        struct buf names;
-        buf_init(&names, 1024);
-        for (size_t i = 0; i < n_unknown && i < MSG_MAX_CLUSTERS; i++)
-            buf_printf(&names, "%s%s", i ? ", " : "", opts->unknown[i]);
-        if (n_unknown > MSG_MAX_CLUSTERS)
-            buf_printf(&names, " and %zu more", n_unknown - MSG_MAX_CLUSTERS);
-        out->status = PLACE_NOT_NOW;
-        out->message = xasprintf("no known cluster can fit it%s%s; waiting for the metrics of "
-                                 "cluster(s) %s (not known yet: no status, stale or not ready)",
-                                 listed ? ": " : "", buf_str(&never), buf_str(&names));
-        buf_free(&names);
-    } else if (nc == 0 && !ever && n_others > 0) {
+    size_t listed;
+    bool ever = fit_ever(v, cand, nc, opts, &listed, &never);
+    if (!ever && !opts->pinned && opts->n_unknown > 0) {
+        wait_unknown(opts, listed, buf_str(&never), out); /* an incomplete view: never final */
+    } else if (nc == 0 && !ever && !opts->pinned && opts->n_others > 0) {
         out->status = PLACE_NEVER;
         out->message = xasprintf("no cluster can ever fit it, even empty: %s", buf_str(&never));
     } else if (nc == 0) {
@@ -1417,8 +1447,8 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
         out->message =
             opts->pinned
                 ? xasprintf("pinned cluster %s cannot fit it now (waiting for capacity): %s",
-                            opts->pinned, buf_str(&why))
-                : xasprintf("no cluster fits it now (waiting for capacity): %s", buf_str(&why));
+                            opts->pinned, why)
+                : xasprintf("no cluster fits it now (waiting for capacity): %s", why);
     } else {
         out->status = PLACE_NEVER;
         out->message =
@@ -1427,8 +1457,38 @@ int place_decide(const struct place_workload *wl, const struct place_cluster *cl
                          : xasprintf("no cluster can ever fit it, even empty: %s", buf_str(&never));
     }
     buf_free(&never);
-out:
-    ceval_free(&best_ev);
+}
+
+int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
+                 size_t n_clusters, const struct vocab_flavor *flavors, size_t n_flavors,
+                 const struct place_resv *resv, const struct place_opts *opts,
+                 struct place_result *out)
+{
+    if (!wl || !out || (n_clusters && !clusters))
+        return -EINVAL;
+    memset(out, 0, sizeof *out);
+    static const struct place_opts defaults = {0};
+    if (!opts)
+        opts = &defaults;
+    if ((opts->n_others && !opts->others) || (opts->n_unknown && !opts->unknown))
+        return -EINVAL;
+    const struct place_cluster **cand = xcalloc(n_clusters ? n_clusters : 1, sizeof *cand);
+    bool pin_seen;
+    size_t nc = candidates(clusters, n_clusters, opts->pinned, cand, &pin_seen);
+    if (opts->pinned && nc == 0) {
+        out->status = pin_seen ? PLACE_NOT_NOW : PLACE_PIN_UNKNOWN;
+        out->message =
+            pin_seen ? xasprintf("pinned cluster %s is not ready", opts->pinned)
+                     : xasprintf("pinned cluster %s is not a known, usable cluster", opts->pinned);
+        free(cand);
+        return 0;
+    }
+    struct wview v;
+    wview_build(&v, wl, flavors, n_flavors);
+    struct buf why;
+    buf_init(&why, 4096);
+    if (!fit_now(&v, cand, nc, resv, opts, &why, out))
+        no_fit(&v, cand, nc, opts, buf_str(&why), out);
     buf_free(&why);
     wview_free(&v);
     free(cand);

@@ -6,7 +6,7 @@
  * informers hold:
  *   - a cluster inventory from a ClusterMetrics object (place_cluster_from_json),
  *   - the Workload's pod sets and admitted flavors (place_workload_from_json),
- *   - the ResourceFlavors (place_flavor_from_json).
+ *   - the ResourceFlavors (vocab_flavor_from_json).
  *
  * Amounts are int64 milli-units of the resource ("500m" cpu = 500, "1Gi" =
  * 1073741824000), parsed exactly by pkg/quantity. That is the unit the
@@ -80,7 +80,7 @@
 #include <stdint.h>
 
 #include "pkg/sched/affinity.h"
-#include "pkg/sched/place.h"
+#include "pkg/sched/vocab.h"
 #include "pkg/util/err.h"
 #include "pkg/util/strmap.h"
 
@@ -111,7 +111,7 @@ struct place_node {
     struct place_reslist alloc;     /* allocatableResources */
     struct place_reslist requested; /* allocatedResourceRequests */
     json_t *labels;                 /* new reference to the node's labels object, or NULL */
-    struct place_taint *taints;
+    struct vocab_taint *taints;
     size_t n_taints;
     bool unschedulable;
     bool ready; /* status.nodes[].ready; absent = true (galaxy format) */
@@ -124,7 +124,7 @@ struct place_node {
 
 struct place_cluster {
     char *name;    /* owned: metadata.name, the cluster name */
-    bool reported; /* place_status_reported(status): the agent has written a status */
+    bool reported; /* vocab_status_reported(status): the agent has written a status */
     bool has_last_updated;
     int64_t last_updated_ms;  /* status.lastUpdated, wall clock, ms since the epoch */
     bool ready;               /* condition Ready != False (absent = true) */
@@ -142,7 +142,7 @@ struct place_cluster {
  * object itself is unusable (not an object, no metadata.name, status.nodes
  * not an array); *out is then empty. `w` may be NULL.
  */
-int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct place_warnings *w,
+int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct vocab_warnings *w,
                             struct err *e);
 void place_cluster_free(struct place_cluster *c);
 /* Usable for placement at now_ms: the status is reported, Ready is not False
@@ -157,9 +157,9 @@ struct place_podset {
     char *name; /* owned */
     int64_t count;
     struct place_reslist per_pod; /* effective request of one pod */
-    struct place_kv *node_selector;
+    struct vocab_kv *node_selector;
     size_t n_node_selector;
-    struct place_toleration *tolerations;
+    struct vocab_toleration *tolerations;
     size_t n_tolerations;
     char **flavors; /* owned: distinct admitted flavor names, sorted */
     size_t n_flavors;
@@ -292,7 +292,7 @@ struct place_result {
  * in out->status), or -EINVAL for invalid arguments.
  */
 int place_decide(const struct place_workload *wl, const struct place_cluster *clusters,
-                 size_t n_clusters, const struct place_flavor *flavors, size_t n_flavors,
+                 size_t n_clusters, const struct vocab_flavor *flavors, size_t n_flavors,
                  const struct place_resv *resv, const struct place_opts *opts,
                  struct place_result *out);
 void place_result_free(struct place_result *r);

@@ -33,7 +33,26 @@ void wl_actions_free(struct wl_actions *a)
         free(x->message);
     }
     free(a->v);
+    free(a->outcome.cluster);
+    free(a->outcome.why);
+    free(a->outcome.told);
     *a = (struct wl_actions){0};
+}
+
+/* The outcome is `k` on `cluster` (copied, may be NULL). */
+static void outcome(struct wl_actions *a, enum wl_outcome_kind k, const char *cluster)
+{
+    a->outcome.kind = k;
+    free(a->outcome.cluster);
+    a->outcome.cluster = cluster ? xstrdup(cluster) : NULL;
+}
+
+/* The job is told why it is not placed: Event `reason` with `message` (copied). */
+static void outcome_told(struct wl_actions *a, const char *reason, const char *message)
+{
+    a->outcome.told_reason = reason;
+    free(a->outcome.told);
+    a->outcome.told = xstrdup(message);
 }
 
 static struct wl_action *push(struct wl_actions *a, enum wl_act_type t)
@@ -118,6 +137,24 @@ char *wl_actions_describe(const struct wl_actions *a)
     char *s = buf_detach(&b);
     buf_free(&b);
     return s;
+}
+
+char *wl_outcome_describe(const struct wl_outcome *o)
+{
+    static const char *const names[] = {
+        [WL_OUT_NONE] = "none",
+        [WL_OUT_PLACED] = "placed",
+        [WL_OUT_DISPATCHED] = "dispatched",
+        [WL_OUT_FINISHED] = "finished",
+        [WL_OUT_EVICTED] = "evicted",
+        [WL_OUT_WORKER_LOST] = "worker-lost",
+        [WL_OUT_REJECTED] = "rejected",
+        [WL_OUT_WAITING] = "waiting",
+    };
+    const char *name = (size_t)o->kind < sizeof names / sizeof names[0] ? names[o->kind] : "?";
+    return xasprintf("%s%s%s%s%s%s", name, o->cluster ? " " : "", o->cluster ? o->cluster : "",
+                     o->failed ? " failed" : "", o->told_reason ? " told " : "",
+                     o->told_reason ? o->told_reason : "");
 }
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -365,6 +402,14 @@ char *wl_kueue_reason(const json_t *workload)
     return xasprintf("%s%s%s", r, *r && *m ? ": " : "", m);
 }
 
+char *wl_not_admitted_message(const char *fit, bool never, const char *why)
+{
+    const char *f = fit ? fit : "waiting for a quota reservation";
+    const char *k = why ? "Kueue has not admitted it: " : "";
+    const char *w = why ? why : "no quota reserved yet";
+    return never ? xasprintf("%s; %s%s", f, k, w) : xasprintf("%s%s; %s", k, w, f);
+}
+
 /* ---- the states ---------------------------------------------------------------- */
 
 static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const json_t *entry,
@@ -396,9 +441,11 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
         const char *why = !wl_active(s->workload) ? "deactivated"
                           : evicting              ? "is being evicted"
                                                   : "lost its quota reservation";
-        act_event(a, WL_TGT_JOB, "Normal", REASON_EVICTED,
-                  xasprintf("Workload %s %s; placement on cluster %s undone", jx_name(s->workload),
-                            why, was_c));
+        char *msg = xasprintf("Workload %s %s; placement on cluster %s undone",
+                              jx_name(s->workload), why, was_c);
+        outcome(a, WL_OUT_EVICTED, was_c);
+        a->outcome.why = xstrdup(msg);
+        act_event(a, WL_TGT_JOB, "Normal", REASON_EVICTED, msg);
     }
     free(was_c);
     if (jx_cond_find(s->workload, WL_COND_CLUSTER_ASSIGNED))
@@ -408,24 +455,24 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
      * resets the checks itself when it releases it */
     if (!wl_active(s->workload) || evicting || strcmp(st, "Rejected") == 0)
         return;
+    if (a->outcome.kind == WL_OUT_NONE)
+        outcome(a, WL_OUT_WAITING, NULL);
     char *kr = wl_kueue_reason(s->workload);
     if (!s->explain && !kr) {
         if (strcmp(st, "Pending") != 0)
             wlst_check(w, "Pending", "waiting for a quota reservation");
         return;
     }
-    /* "<fit>; Kueue has not admitted it: <Kueue's reason>" */
-    char *msg =
-        xasprintf("%s; %s%s", s->explain ? s->explain : "waiting for a quota reservation",
-                  kr ? "Kueue has not admitted it: " : "", kr ? kr : "no quota reserved yet");
+    char *msg = wl_not_admitted_message(s->explain, s->explain_never, kr);
     if (strcmp(st, "Pending") != 0 || strcmp(jx_str(entry, "message", ""), msg) != 0) {
+        const char *reason = s->explain_never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED;
         wlst_check(w, "Pending", msg);
         /* A new Workload Kueue has not looked at yet is not news: an Event (and the log line)
          * only once Kueue gives a reason, or when the job can never fit. */
-        if (kr || s->explain_never)
-            act_event(a, WL_TGT_JOB, s->explain_never ? "Warning" : "Normal",
-                      s->explain_never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED,
-                      xstrdup(msg));
+        if (kr || s->explain_never) {
+            act_event(a, WL_TGT_JOB, s->explain_never ? "Warning" : "Normal", reason, xstrdup(msg));
+            outcome_told(a, reason, msg);
+        }
     }
     if (s->explain)
         act_requeue(a, s->explain_unknown ? s->opts.no_fit_requeue_ms
@@ -460,6 +507,7 @@ static char *st_invalid(const struct wl_snapshot *s, struct wlst *w, const json_
     }
     wlst_check(w, "Pending", msg);
     act_requeue(a, s->opts.pin_unknown_requeue_ms);
+    outcome(a, WL_OUT_WAITING, NULL);
     return msg;
 }
 
@@ -486,6 +534,80 @@ static void ev_placed(const struct wl_snapshot *s, const struct wl_placement *p,
     }
 }
 
+/* Placement OK: place (label, nodeSelector, annotations) in one job patch,
+ * reserve, ClusterAssigned, check message, Events. Returns the check message (new). */
+static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char *token,
+                         json_t *work, struct wl_actions *a)
+{
+    const struct wl_placement *p = s->placement;
+    struct err e;
+    json_t *labels = wl_podset_labels(s->workload, s->flavor_labels);
+    int rc = xf_place(s->kind, work, p->cluster, labels, token, &e);
+    json_decref(labels);
+    if (rc < 0) {
+        char *msg = xasprintf("cannot place on %s: %s", p->cluster, e.msg);
+        wlst_check(w, "Pending", msg);
+        act_requeue(a, s->opts.no_fit_requeue_ms);
+        outcome(a, WL_OUT_WAITING, NULL);
+        return msg;
+    }
+    act_patch_job(a, s->job, work);
+    struct wl_action *r = push(a, WL_ACT_RESERVE);
+    r->cluster = xstrdup(p->cluster);
+    char *amsg = xasprintf("assigned to cluster %s", p->cluster);
+    wlst_assigned(w, true, REASON_CLUSTER_ASSIGNED, amsg);
+    char *msg = xasprintf("placed on cluster %s%s%s", p->cluster, p->message ? ": " : "",
+                          p->message ? p->message : "");
+    wlst_check(w, "Pending", msg);
+    act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_CLUSTER,
+              xasprintf("Assigned to cluster %s", p->cluster));
+    act_event(a, WL_TGT_WORKLOAD, "Normal", REASON_ASSIGNED_CLUSTER, amsg);
+    ev_placed(s, p, work, a);
+    outcome(a, WL_OUT_PLACED, p->cluster);
+    return msg;
+}
+
+/* Nothing fits now, or the pinned cluster is unknown: Pending with the reason,
+ * a Warning Event on a new message, requeue. `unplaced` as for st_invalid.
+ * Returns the check message (new). */
+static char *st_not_now(const struct wl_snapshot *s, struct wlst *w, const json_t *unplaced,
+                        const char *cur_msg, struct wl_actions *a)
+{
+    const struct wl_placement *p = s->placement;
+    if (unplaced)
+        act_patch_job(a, s->job, unplaced);
+    char *msg;
+    if (p->status == WL_PLACE_NOT_NOW)
+        msg = xasprintf("no cluster fits now: %s", p->message ? p->message : "");
+    else
+        msg = xasprintf("pinned cluster %s is not a registered worker%s%s",
+                        p->cluster ? p->cluster : "", p->message ? ": " : "",
+                        p->message ? p->message : "");
+    if (strcmp(cur_msg, msg) != 0)
+        act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
+    wlst_check(w, "Pending", msg);
+    act_requeue(a, p->status == WL_PLACE_NOT_NOW ? s->opts.no_fit_requeue_ms
+                                                 : s->opts.pin_unknown_requeue_ms);
+    outcome(a, WL_OUT_WAITING, NULL);
+    return msg;
+}
+
+/* Fits no cluster ever: check Rejected, Events on both. Returns the check message (new). */
+static char *st_rejected(const struct wl_snapshot *s, struct wlst *w, const json_t *unplaced,
+                         struct wl_actions *a)
+{
+    const struct wl_placement *p = s->placement;
+    if (unplaced)
+        act_patch_job(a, s->job, unplaced);
+    char *msg = xasprintf("the workload fits no cluster: %s", p->message ? p->message : "");
+    act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
+    act_event(a, WL_TGT_JOB, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
+    wlst_check(w, "Rejected", msg);
+    outcome(a, WL_OUT_REJECTED, NULL);
+    outcome_told(a, REASON_NO_CLUSTER_FITS, msg);
+    return msg;
+}
+
 static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *token,
                      struct wl_actions *a)
 {
@@ -501,67 +623,20 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
     const json_t *entry =
         jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
     const char *cur_msg = jx_str(entry, "message", "");
+    const json_t *unplaced = stale ? work : NULL;
     char *msg = NULL;
     if (!p) {
         act_requeue(a, 1000);
-        goto out;
+        outcome(a, WL_OUT_WAITING, NULL);
+    } else if (p->status == WL_PLACE_OK) {
+        msg = st_place_ok(s, w, token, work, a);
+    } else if (p->status == WL_PLACE_NOT_NOW || p->status == WL_PLACE_PIN_UNKNOWN) {
+        msg = st_not_now(s, w, unplaced, cur_msg, a);
+    } else if (p->status == WL_PLACE_INVALID) {
+        msg = st_invalid(s, w, unplaced, cur_msg, a);
+    } else {
+        msg = st_rejected(s, w, unplaced, a);
     }
-    switch (p->status) {
-    case WL_PLACE_OK: {
-        struct err e;
-        json_t *labels = wl_podset_labels(s->workload, s->flavor_labels);
-        int rc = xf_place(s->kind, work, p->cluster, labels, token, &e);
-        if (rc < 0) {
-            json_decref(labels);
-            msg = xasprintf("cannot place on %s: %s", p->cluster, e.msg);
-            wlst_check(w, "Pending", msg);
-            act_requeue(a, s->opts.no_fit_requeue_ms);
-            goto out;
-        }
-        act_patch_job(a, s->job, work);
-        struct wl_action *r = push(a, WL_ACT_RESERVE);
-        r->cluster = xstrdup(p->cluster);
-        char *amsg = xasprintf("assigned to cluster %s", p->cluster);
-        wlst_assigned(w, true, REASON_CLUSTER_ASSIGNED, amsg);
-        msg = xasprintf("placed on cluster %s%s%s", p->cluster, p->message ? ": " : "",
-                        p->message ? p->message : "");
-        wlst_check(w, "Pending", msg);
-        act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_CLUSTER,
-                  xasprintf("Assigned to cluster %s", p->cluster));
-        act_event(a, WL_TGT_WORKLOAD, "Normal", REASON_ASSIGNED_CLUSTER, amsg);
-        ev_placed(s, p, work, a);
-        json_decref(labels);
-        break;
-    }
-    case WL_PLACE_NOT_NOW:
-    case WL_PLACE_PIN_UNKNOWN:
-        if (stale)
-            act_patch_job(a, s->job, work);
-        if (p->status == WL_PLACE_NOT_NOW)
-            msg = xasprintf("no cluster fits now: %s", p->message ? p->message : "");
-        else
-            msg = xasprintf("pinned cluster %s is not a registered worker%s%s",
-                            p->cluster ? p->cluster : "", p->message ? ": " : "",
-                            p->message ? p->message : "");
-        if (strcmp(cur_msg, msg) != 0)
-            act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
-        wlst_check(w, "Pending", msg);
-        act_requeue(a, p->status == WL_PLACE_NOT_NOW ? s->opts.no_fit_requeue_ms
-                                                     : s->opts.pin_unknown_requeue_ms);
-        break;
-    case WL_PLACE_INVALID:
-        msg = st_invalid(s, w, stale ? work : NULL, cur_msg, a);
-        break;
-    case WL_PLACE_NEVER:
-        if (stale)
-            act_patch_job(a, s->job, work);
-        msg = xasprintf("the workload fits no cluster: %s", p->message ? p->message : "");
-        act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
-        act_event(a, WL_TGT_JOB, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
-        wlst_check(w, "Rejected", msg);
-        break;
-    }
-out:
     free(msg);
     json_decref(work);
 }
@@ -579,10 +654,18 @@ static void mirror_status(const struct wl_snapshot *s, struct wlst *w, const cha
         json_t *empty = json_object();
         json_t *d = jx_merge_diff(cur ? cur : empty, st.status);
         json_decref(empty);
-        if (json_object_size(d) > 0)
+        if (json_object_size(d) > 0) {
             push(a, WL_ACT_PATCH_JOB_STATUS)->patch = json_pack("{s:o}", "status", d);
-        else
+            /* FINISHED on the first write of the final status only: a real Job controller
+             * amends the status we wrote, so the write can come twice (the hub job then
+             * already shows the result) */
+            if (st.result != KIND_RUNNING && kind_result(s->kind, s->job) == KIND_RUNNING) {
+                outcome(a, WL_OUT_FINISHED, cluster);
+                a->outcome.failed = st.result == KIND_FAILED;
+            }
+        } else {
             json_decref(d);
+        }
     }
     if (st.remote) {
         const char *cur = jx_annotation(s->job, XF_ANN_REMOTE_STATUS);
@@ -624,6 +707,8 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
                                   cluster, (long long)(lost / 1000),
                                   (long long)(s->opts.worker_lost_timeout_ms / 1000));
             wlst_check(w, "Retry", msg);
+            outcome(a, WL_OUT_WORKER_LOST, cluster);
+            a->outcome.why = xstrdup(msg);
             act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_WORKER_LOST, xstrdup(msg));
             act_event(a, WL_TGT_JOB, "Warning", REASON_WORKER_LOST, msg);
             push(a, WL_ACT_UNRESERVE);
@@ -660,6 +745,7 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
         struct wl_action *x = push(a, WL_ACT_CREATE_COPY);
         x->cluster = xstrdup(cluster);
         x->object = obj;
+        outcome(a, WL_OUT_DISPATCHED, cluster);
         act_event(a, WL_TGT_JOB, "Normal", REASON_DISPATCHED,
                   xasprintf("Created on cluster %s", cluster));
         return;

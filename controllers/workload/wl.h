@@ -179,9 +179,37 @@ struct wl_action {
     int64_t after_ms;       /* REQUEUE */
 };
 
+/* What a decision amounts to, for the driver's metrics and logs: the actions
+ * say how, the outcome says what, so no consumer has to recognise an outcome
+ * by an Event reason. State numbers as above. */
+enum wl_outcome_kind {
+    WL_OUT_NONE = 0,    /* nothing a user follows changed (not ours, Kueue acts, gone, finished) */
+    WL_OUT_PLACED,      /* state 5 OK: the job is placed on `cluster` and reserved there */
+    WL_OUT_DISPATCHED,  /* state 6: the copy is created on `cluster` */
+    WL_OUT_FINISHED,    /* state 6: the copy's final status is written back the first time */
+    WL_OUT_EVICTED,     /* state 3: the placement on `cluster` is undone (Event Evicted) */
+    WL_OUT_WORKER_LOST, /* state 6: `cluster` lost past the timeout, the reservation dropped */
+    WL_OUT_REJECTED,    /* state 5 NEVER: the check goes Rejected */
+    WL_OUT_WAITING      /* states 3 and 5: not placed, and not placeable yet */
+};
+
+struct wl_outcome {
+    enum wl_outcome_kind kind;
+    char *cluster; /* PLACED, DISPATCHED, FINISHED, EVICTED, WORKER_LOST (owned) */
+    char *why;     /* EVICTED, WORKER_LOST: the message of the Event on the job (owned) */
+    bool failed;   /* FINISHED: the job failed */
+    /* The Event on the job telling why it is not placed (REASON_NO_CLUSTER_FITS
+     * or REASON_NOT_ADMITTED; REJECTED, WAITING and EVICTED in state 3): its
+     * reason and message (owned); NULL when this pass does not tell the job. */
+    const char *told_reason;
+    char *told;
+};
+
+/* The decision: the writes, in order, and what they amount to. */
 struct wl_actions {
     struct wl_action *v; /* owned */
     size_t n, cap;
+    struct wl_outcome outcome; /* set by wl_decide; NONE for wl_gc_orphans */
 };
 
 void wl_actions_init(struct wl_actions *a);
@@ -193,6 +221,9 @@ void wl_actions_free(struct wl_actions *a);
  *   reserve <cluster> | unreserve | requeue <ms>
  * New string. */
 char *wl_actions_describe(const struct wl_actions *a);
+/* "<kind>[ <cluster>][ failed][ told <Reason>]" ("evicted c1 told NotAdmitted"),
+ * for logs and tests. New string. */
+char *wl_outcome_describe(const struct wl_outcome *o);
 
 /* The admission identity stored in the job's kueue-ks.io/placed-for:
  * "<workload uid>/<QuotaReserved lastTransitionTime>". New string; NULL when the
@@ -214,11 +245,18 @@ bool wl_wants_explain(const struct wl_snapshot *s);
  * "Inadmissible: LocalQueue q doesn't exist"). New string. */
 char *wl_kueue_reason(const json_t *workload);
 
+/* The message of a job Kueue holds: Kueue's reason first ("Kueue has not
+ * admitted it: <why>; <fit>": a fit alone reads as if it were about to run),
+ * except when no cluster can ever hold it ("<fit>; Kueue has not admitted it:
+ * <why>"). `fit` NULL = "waiting for a quota reservation"; `why` NULL = "no
+ * quota reserved yet". New string. */
+char *wl_not_admitted_message(const char *fit, bool never, const char *why);
+
 /* {"<pod set>": {node labels}} from status.admission.podSetAssignments[].flavors
  * and flavor_labels (union over the flavors of a pod set). New reference. */
 json_t *wl_podset_labels(const json_t *workload, const json_t *flavor_labels);
 
-/* Decide. Appends to `out` (initialised by the caller). Returns 0, or -EINVAL
+/* Decide. Appends to `out` (initialised by the caller) and sets out->outcome. Returns 0, or -EINVAL
  * (with e) when the snapshot is unusable (no check name, no kind while the
  * job exists). */
 int wl_decide(const struct wl_snapshot *s, struct wl_actions *out, struct err *e);

@@ -49,6 +49,9 @@ struct wlrun {
         struct disc *d;
     } disc[WLRUN_MAX_KINDS + 2];
     unsigned pending;
+    /* the start-up server-side apply probe (ssa_probe) and its answer */
+    struct kube_call *ssa_call;
+    bool no_ssa;
     char *kueue_version;
     char *origin;
     bool served[WLRUN_MAX_KINDS]; /* per kind_table() index */
@@ -837,13 +840,12 @@ static int add_fixed(struct wlrun *r, struct err *e)
     return 0;
 }
 
-static int set_up(struct wlrun *r, struct err *e)
+/* The hub informers of the served job kinds (r->jobs, r->job_kinds). */
+static int add_job_informers(struct wlrun *r, struct err *e)
 {
     int rc;
     struct informer_handlers hjob;
     job_handlers(r, &hjob);
-    if ((rc = add_fixed(r, e)) < 0)
-        return rc;
     size_t nk = 0;
     const struct kind_def *tab = kind_table(&nk);
     for (size_t i = 0; i < nk && i < WLRUN_MAX_KINDS; i++) {
@@ -857,32 +859,37 @@ static int set_up(struct wlrun *r, struct err *e)
             return rc;
         r->job_kinds[r->n_jobs++] = &tab[i];
     }
+    return 0;
+}
 
-    struct evrec_config ec = {.component = "kueue-ks"};
-    if ((rc = evrec_new(r->hub, &ec, r->lg, &r->events, e)) < 0)
+/* Direct transport: the worker clusters (connections, in-process agents). */
+static int add_workers(struct wlrun *r, struct err *e)
+{
+    int rc;
+    struct workers_config wc = {.hub = r->hub,
+                                .ns = mgr_namespace(r->m),
+                                .origin = r->origin,
+                                .allow_insecure = r->cfg.allow_insecure_workers,
+                                .run_agents = true,
+                                .probe_interval_s = r->cfg.probe_interval_s,
+                                .agent_min_interval_s = r->cfg.agent_min_interval_s,
+                                .kinds = r->job_kinds,
+                                .n_kinds = r->n_jobs,
+                                .on_change = worker_changed,
+                                .on_copy = copy_event,
+                                .ud = r,
+                                .lg = r->lg};
+    if ((rc = workers_new(&wc, &r->workers, e)) < 0)
         return rc;
-
-    if (r->direct) {
-        struct workers_config wc = {.hub = r->hub,
-                                    .ns = mgr_namespace(r->m),
-                                    .origin = r->origin,
-                                    .allow_insecure = r->cfg.allow_insecure_workers,
-                                    .run_agents = true,
-                                    .probe_interval_s = r->cfg.probe_interval_s,
-                                    .agent_min_interval_s = r->cfg.agent_min_interval_s,
-                                    .kinds = r->job_kinds,
-                                    .n_kinds = r->n_jobs,
-                                    .on_change = worker_changed,
-                                    .on_copy = copy_event,
-                                    .ud = r,
-                                    .lg = r->lg};
-        if ((rc = workers_new(&wc, &r->workers, e)) < 0)
+    for (size_t i = 0; i < r->cfg.n_workers; i++)
+        if ((rc = workers_add_file(r->workers, r->cfg.workers[i], e)) < 0)
             return rc;
-        for (size_t i = 0; i < r->cfg.n_workers; i++)
-            if ((rc = workers_add_file(r->workers, r->cfg.workers[i], e)) < 0)
-                return rc;
-    }
+    return 0;
+}
 
+/* The workload controller over the informers' stores. */
+static int new_controller(struct wlrun *r, struct err *e)
+{
     struct wlc_config cc = {
         .loop = r->loop,
         .src = {.workloads = informer_store(r->fixed[HUB_WL]),
@@ -902,8 +909,8 @@ static int set_up(struct wlrun *r, struct err *e)
                 .worker = r->direct ? ops_worker : NULL,
                 .ud = r,
                 .kueue_version = r->kueue_version,
-                /* merge patches from the first 415 on (servers without SSA) */
-                .server_side_apply = true,
+                /* merge patches when the probe, or a later write, got 415 */
+                .server_side_apply = !r->no_ssa,
                 .lg = r->lg},
         .opts = {.direct = r->direct,
                  .delete_on_completion = r->cfg.delete_on_completion,
@@ -914,10 +921,13 @@ static int set_up(struct wlrun *r, struct err *e)
         .lg = r->lg,
         .metrics = r->m ? mgr_metrics(r->m) : NULL,
     };
-    if ((rc = wlc_new(&cc, &r->wlc, e)) < 0)
-        return rc;
-    r->set_up = true;
+    return wlc_new(&cc, &r->wlc, e);
+}
 
+/* Starts the informers, the workers, the GC tick. */
+static int start_all(struct wlrun *r, struct err *e)
+{
+    int rc;
     for (int i = 0; i < HUB_FIXED; i++)
         if ((rc = r->shared[i] ? cache_start(r->shared[i], e) : informer_start(r->fixed[i], e)) < 0)
             return rc;
@@ -936,6 +946,22 @@ static int set_up(struct wlrun *r, struct err *e)
              r->direct ? "direct" : "kubestellar", "kueue", r->kueue_version, "origin", r->origin,
              "kinds", LOG_INT((long long)r->n_jobs));
     return 0;
+}
+
+static int set_up(struct wlrun *r, struct err *e)
+{
+    int rc;
+    if ((rc = add_fixed(r, e)) < 0 || (rc = add_job_informers(r, e)) < 0)
+        return rc;
+    struct evrec_config ec = {.component = "kueue-ks"};
+    if ((rc = evrec_new(r->hub, &ec, r->lg, &r->events, e)) < 0)
+        return rc;
+    if (r->direct && (rc = add_workers(r, e)) < 0)
+        return rc;
+    if ((rc = new_controller(r, e)) < 0)
+        return rc;
+    r->set_up = true;
+    return start_all(r, e);
 }
 
 /* ---- discovery -------------------------------------------------------------------- */
@@ -962,6 +988,56 @@ static int accept_kueue(void *ud, const json_t *body, struct err *e)
     return disc_kueue_version(body, &v, e);
 }
 
+/* One start-up answer is in: set up once all are. */
+static void start_step_done(struct wlrun *r)
+{
+    if (--r->pending > 0 || r->stopped)
+        return;
+    struct err e;
+    err_clear(&e);
+    if (set_up(r, &e) < 0) {
+        log_error(r->lg, "workload controller cannot start", "error", e.msg);
+        mgr_shutdown(r->m, 1);
+    }
+}
+
+static void ssa_probe_done(void *ud, const struct kube_result *res)
+{
+    struct wlrun *r = ud;
+    r->ssa_call = NULL;
+    /* only 415 is an answer; anything else (404 for the missing object,
+     * 403, a timeout) leaves SSA on, and a later 415 still switches */
+    if (res->status == 415) {
+        r->no_ssa = true;
+        log_info(r->lg, "the hub has no server-side apply: Workload status is written with "
+                        "resourceVersion-guarded merge patches");
+    }
+    start_step_done(r);
+}
+
+/* Whether the hub has server-side apply, asked once at start so the fact is
+ * logged once then, not at the first write: a dry-run apply to the status of
+ * a Workload that does not exist. An apiserver checks the patch type before
+ * anything else (415 when it has no apply), so nothing is written either way. */
+static void ssa_probe(struct wlrun *r)
+{
+    const char *ns = r->m && mgr_namespace(r->m) ? mgr_namespace(r->m) : "default";
+    char *path = kube_path(DISC_KUEUE_GROUP, r->kueue_version, "workloads", ns,
+                           "kueue-ks-ssa-probe", "status");
+    char *api = xasprintf(DISC_KUEUE_GROUP "/%s", r->kueue_version);
+    json_t *doc = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", api, "kind", "Workload",
+                            "metadata", "name", "kueue-ks-ssa-probe", "namespace", ns);
+    const char *const q[] = {"dryRun", "All", "fieldManager", "kueue-ks", NULL};
+    struct kube_request req = {
+        .method = "PATCH", .path = path, .query = q, .body = doc, .content_type = WLX_CT_APPLY};
+    r->pending++;
+    if (kube_client_do(r->hub, &req, ssa_probe_done, r, &r->ssa_call, NULL) < 0)
+        r->pending--;
+    json_decref(doc);
+    free(api);
+    free(path);
+}
+
 static void hubdisc_done(void *ud, int rc, const json_t *body)
 {
     struct wlrun_disc *slot = ud;
@@ -972,6 +1048,8 @@ static void hubdisc_done(void *ud, int rc, const json_t *body)
         const char *v = "v1beta1";
         disc_kueue_version(body, &v, NULL);
         r->kueue_version = xstrdup(v);
+        if (!r->stopped)
+            ssa_probe(r);
     } else if (slot->what == -2) {
         /* 404: no kube-system namespace: not a real cluster: the fixed origin, the
          * same at every start */
@@ -982,14 +1060,7 @@ static void hubdisc_done(void *ud, int rc, const json_t *body)
         const struct kind_def *tab = kind_table(&nk);
         r->served[slot->what] = rc == 0 && lists_resource(body, tab[slot->what].resource);
     }
-    if (--r->pending > 0 || r->stopped)
-        return;
-    struct err e;
-    err_clear(&e);
-    if (set_up(r, &e) < 0) {
-        log_error(r->lg, "workload controller cannot start", "error", e.msg);
-        mgr_shutdown(r->m, 1);
-    }
+    start_step_done(r);
 }
 
 static void hubdisc_retry(void *ud, const struct err *e, double delay_s)
@@ -1085,6 +1156,8 @@ static void run_stop(void *ud)
         return;
     r->stopped = true;
     hubdisc_stop_all(r);
+    kube_call_cancel(r->ssa_call);
+    r->ssa_call = NULL;
     if (!r->loop)
         return;
     ev_timer_stop(r->loop, &r->tick);
@@ -1155,4 +1228,5 @@ void wlrun_get_stats(const struct wlrun *r, struct wlrun_stats *out)
     out->origin = r->origin;
     out->hub_kinds = r->n_jobs;
     out->binding_policies = r->bp_count;
+    out->server_side_apply = r->set_up && !r->no_ssa;
 }

@@ -11,6 +11,10 @@
  *        unless --origin was given. Any other error (timeout, 403, 5xx) is
  *        retried with backoff, never taken as the answer: the controller
  *        stays not ready (readyz says what it waits for) until all are in;
+ *        then one dry-run server-side apply to a Workload status that does
+ *        not exist: 415 = the hub has no SSA (the devhub), logged once here,
+ *        and Workload status is written with merge patches from the start;
+ *        any other answer leaves SSA on (a later 415 still switches);
  *     2. hub informers: Workloads (owner-uid index), AdmissionChecks,
  *        ResourceFlavors, ClusterMetrics, one per served job kind;
  *     3. direct transport: the workers (workers.h: --worker flags and worker
@@ -95,6 +99,7 @@ struct wlrun_stats {
     const char *origin;        /* borrowed, NULL before discovery */
     size_t hub_kinds;          /* job kinds watched on the hub */
     unsigned binding_policies; /* BindingPolicies created or found */
+    bool server_side_apply;    /* set up with SSA for Workload status (the start-up probe) */
 };
 void wlrun_get_stats(const struct wlrun *r, struct wlrun_stats *out);
 

@@ -170,6 +170,97 @@ static char *job_path(const struct kind_def *k, const json_t *obj, const char *s
     return kube_path(k->group, k->version, k->resource, jx_namespace(obj), jx_name(obj), sub);
 }
 
+static void do_patch_job(struct batch *b, const struct wlx_ops *ops, const struct kind_def *k,
+                         const json_t *job, const struct wl_action *a)
+{
+    char *path = job_path(k, job, a->type == WL_ACT_PATCH_JOB_STATUS ? "status" : NULL);
+    if (!path) {
+        batch_fail(b, -EINVAL, NULL, "job patch: no job or its kind has no known resource");
+        return;
+    }
+    struct kube_request req = {
+        .method = "PATCH", .path = path, .body = a->patch, .content_type = KUBE_CT_MERGE_PATCH};
+    submit(b, ops->hub, &req, a->type, false);
+    free(path);
+}
+
+/* Workload status: server-side apply, or the merge patch on a server without it. */
+static void do_wl_status(struct batch *b, const struct wlx_ops *ops, const json_t *workload,
+                         const struct wl_action *a)
+{
+    if (!jx_name(workload)) {
+        batch_fail(b, -EINVAL, NULL, "workload status: no workload");
+        return;
+    }
+    const char *ver = ops->kueue_version ? ops->kueue_version : "v1beta1";
+    const char *fm = ops->field_manager ? ops->field_manager : "kueue-ks";
+    char *path = kube_path("kueue.x-k8s.io", ver, "workloads", jx_namespace(workload),
+                           jx_name(workload), "status");
+    const char *q[] = {"fieldManager", fm, "force", "true", NULL};
+    struct kube_request req = {.method = "PATCH", .path = path};
+    if (ops->server_side_apply) {
+        req.body = a->apply;
+        req.content_type = WLX_CT_APPLY;
+        req.query = q;
+    } else {
+        req.body = a->patch;
+        req.content_type = KUBE_CT_MERGE_PATCH;
+    }
+    submit(b, ops->hub, &req, a->type, false);
+    free(path);
+}
+
+static void do_create_copy(struct batch *b, const struct wlx_ops *ops, struct kube_client *w,
+                           const struct kind_def *k, const json_t *job, const struct wl_action *a)
+{
+    char *path = kube_path(k->group, k->version, k->resource, jx_namespace(a->object), NULL, NULL);
+    struct kube_request req = {.method = "POST", .path = path, .body = a->object};
+    struct call *c = xcalloc(1, sizeof(*c));
+    c->cl = w;
+    c->path = xstrdup(path);
+    c->cluster = xstrdup(a->cluster);
+    c->copy = json_incref(a->object);
+    c->job = job ? json_incref((json_t *)job) : NULL;
+    c->events = ops->events;
+    submit_call(b, w, &req, a->type, false, c);
+    free(path);
+}
+
+static void do_delete_copy(struct batch *b, struct kube_client *w, const struct kind_def *k,
+                           const struct wl_action *a)
+{
+    char *path = kube_path(k->group, k->version, k->resource, a->ns, a->name, NULL);
+    json_t *opts = json_pack("{s:s,s:s,s:s}", "apiVersion", "v1", "kind", "DeleteOptions",
+                             "propagationPolicy", "Background");
+    if (a->uid)
+        json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", a->uid));
+    struct kube_request req = {.method = "DELETE", .path = path, .body = opts};
+    submit(b, w, &req, a->type, a->uid != NULL);
+    json_decref(opts);
+    free(path);
+}
+
+/* Create or delete a copy on its worker cluster. */
+static void do_copy(struct batch *b, const struct wlx_ops *ops, const struct kind_def *k,
+                    const json_t *job, const struct wl_action *a)
+{
+    struct kube_client *w = ops->worker ? ops->worker(ops->ud, a->cluster) : NULL;
+    if (!w) {
+        struct err ce;
+        err_set(&ce, -ENOTCONN, "worker cluster %s has no connected client", a->cluster);
+        batch_fail(b, -ENOTCONN, &ce, "");
+        return;
+    }
+    if (!k || !k->resource[0]) {
+        batch_fail(b, -EINVAL, NULL, "copy: the job kind has no known resource");
+        return;
+    }
+    if (a->type == WL_ACT_CREATE_COPY)
+        do_create_copy(b, ops, w, k, job, a);
+    else
+        do_delete_copy(b, w, k, a);
+}
+
 int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *workload,
                 const json_t *job, const struct kind_def *k, const struct wl_actions *acts,
                 wlx_done_fn done, void *ud, struct err *e)
@@ -183,83 +274,20 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
     b->pending = 1;
     b->res.requeue_ms = -1;
     b->lg = ops->lg;
-    const char *ver = ops->kueue_version ? ops->kueue_version : "v1beta1";
-    const char *fm = ops->field_manager ? ops->field_manager : "kueue-ks";
     for (size_t i = 0; i < acts->n; i++) {
         const struct wl_action *a = &acts->v[i];
-        char *path = NULL;
         switch (a->type) {
         case WL_ACT_PATCH_JOB:
-        case WL_ACT_PATCH_JOB_STATUS: {
-            path = job_path(k, job, a->type == WL_ACT_PATCH_JOB_STATUS ? "status" : NULL);
-            if (!path) {
-                batch_fail(b, -EINVAL, NULL, "job patch: no job or its kind has no known resource");
-                break;
-            }
-            struct kube_request req = {.method = "PATCH",
-                                       .path = path,
-                                       .body = a->patch,
-                                       .content_type = KUBE_CT_MERGE_PATCH};
-            submit(b, ops->hub, &req, a->type, false);
+        case WL_ACT_PATCH_JOB_STATUS:
+            do_patch_job(b, ops, k, job, a);
             break;
-        }
-        case WL_ACT_PATCH_WL_STATUS: {
-            if (!jx_name(workload)) {
-                batch_fail(b, -EINVAL, NULL, "workload status: no workload");
-                break;
-            }
-            path = kube_path("kueue.x-k8s.io", ver, "workloads", jx_namespace(workload),
-                             jx_name(workload), "status");
-            const char *q[] = {"fieldManager", fm, "force", "true", NULL};
-            struct kube_request req = {.method = "PATCH", .path = path};
-            if (ops->server_side_apply) {
-                req.body = a->apply;
-                req.content_type = WLX_CT_APPLY;
-                req.query = q;
-            } else {
-                req.body = a->patch;
-                req.content_type = KUBE_CT_MERGE_PATCH;
-            }
-            submit(b, ops->hub, &req, a->type, false);
+        case WL_ACT_PATCH_WL_STATUS:
+            do_wl_status(b, ops, workload, a);
             break;
-        }
         case WL_ACT_CREATE_COPY:
-        case WL_ACT_DELETE_COPY: {
-            struct kube_client *w = ops->worker ? ops->worker(ops->ud, a->cluster) : NULL;
-            if (!w) {
-                struct err ce;
-                err_set(&ce, -ENOTCONN, "worker cluster %s has no connected client", a->cluster);
-                batch_fail(b, -ENOTCONN, &ce, "");
-                break;
-            }
-            if (!k || !k->resource[0]) {
-                batch_fail(b, -EINVAL, NULL, "copy: the job kind has no known resource");
-                break;
-            }
-            if (a->type == WL_ACT_CREATE_COPY) {
-                path = kube_path(k->group, k->version, k->resource, jx_namespace(a->object), NULL,
-                                 NULL);
-                struct kube_request req = {.method = "POST", .path = path, .body = a->object};
-                struct call *c = xcalloc(1, sizeof(*c));
-                c->cl = w;
-                c->path = xstrdup(path);
-                c->cluster = xstrdup(a->cluster);
-                c->copy = json_incref(a->object);
-                c->job = job ? json_incref((json_t *)job) : NULL;
-                c->events = ops->events;
-                submit_call(b, w, &req, a->type, false, c);
-            } else {
-                path = kube_path(k->group, k->version, k->resource, a->ns, a->name, NULL);
-                json_t *opts = json_pack("{s:s,s:s,s:s}", "apiVersion", "v1", "kind",
-                                         "DeleteOptions", "propagationPolicy", "Background");
-                if (a->uid)
-                    json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", a->uid));
-                struct kube_request req = {.method = "DELETE", .path = path, .body = opts};
-                submit(b, w, &req, a->type, a->uid != NULL);
-                json_decref(opts);
-            }
+        case WL_ACT_DELETE_COPY:
+            do_copy(b, ops, k, job, a);
             break;
-        }
         case WL_ACT_EVENT: {
             const json_t *inv = a->target == WL_TGT_JOB ? job : workload;
             if (ops->events && inv)
@@ -279,7 +307,6 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
                 b->res.requeue_ms = a->after_ms;
             break;
         }
-        free(path);
     }
     batch_unref(b);
     return 0;

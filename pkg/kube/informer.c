@@ -259,6 +259,31 @@ static void start_list(struct informer *inf)
     list_request(inf);
 }
 
+/* kube-apiserver lists items without apiVersion and kind (the list carries them, kind
+ * "<Kind>List"); watch events carry both. Listed objects get them from the list, as
+ * client-go's unstructured decoding does, so an Event about any stored object can name it. */
+static void list_items_typed(json_t *items, const json_t *body)
+{
+    const char *lk = json_string_value(json_object_get(body, "kind"));
+    const char *av = json_string_value(json_object_get(body, "apiVersion"));
+    size_t n = lk ? strlen(lk) : 0;
+    if (n <= 4 || strcmp(lk + n - 4, "List") != 0)
+        return;
+    json_t *kind = json_stringn(lk, n - 4);
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        if (!json_is_object(it))
+            continue;
+        if (!json_is_string(json_object_get(it, "kind")))
+            json_object_set(it, "kind", kind);
+        if (av && !json_is_string(json_object_get(it, "apiVersion")))
+            json_object_set_new(it, "apiVersion", json_string(av));
+    }
+    json_decref(kind);
+}
+
 static void list_done(void *ud, const struct kube_result *r)
 {
     struct informer *inf = ud;
@@ -296,8 +321,10 @@ static void list_done(void *ud, const struct kube_result *r)
         fail_and_retry(inf, NEXT_LIST, "list failed", &e);
         return;
     }
-    if (json_is_array(items))
+    if (json_is_array(items)) {
+        list_items_typed(items, r->body);
         json_array_extend(inf->items, items);
+    }
     const char *cont = json_string_value(json_object_get(md, "continue"));
     if (!inf->unpaged && cont && *cont) {
         free(inf->cont);

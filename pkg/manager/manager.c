@@ -40,6 +40,9 @@ struct mgr {
     ev_signal sigterm;
     ev_signal sigint;
     ev_timer shutdown_timer;
+    ev_timer probe_timer; /* the start-up probe's next attempt */
+    double probe_backoff_s;
+    ev_tstamp probe_since;
 };
 
 static void on_response(void *ud, const char *verb, int code, double seconds)
@@ -249,13 +252,41 @@ static void start_leading_or_elect(struct mgr *m)
              "identity", lease_elector_identity(m->elector));
 }
 
+static int send_probe(struct mgr *m, struct err *e);
+
+static void on_probe_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct mgr *m = w->data;
+    struct err e;
+    err_clear(&e);
+    if (!m->shutting_down && send_probe(m, &e) < 0) {
+        log_error(m->lg, "cannot reach the API server", "server", m->cfg->server, "error", e.msg);
+        mgr_shutdown(m, 1);
+    }
+}
+
 static void on_probe(void *ud, const struct kube_result *r)
 {
     struct mgr *m = ud;
+    if (r->rc < 0 && m->shutting_down)
+        return;
     if (r->rc < 0) {
-        log_error(m->lg, "cannot reach the API server", "server", m->cfg->server, "config",
-                  m->cfg->source, "error", r->err->msg);
-        mgr_shutdown(m, 1);
+        double waited = ev_now(m->loop) - m->probe_since;
+        if (m->o.startup_timeout_s > 0 && waited + m->probe_backoff_s > m->o.startup_timeout_s) {
+            log_error(m->lg, "cannot reach the API server", "server", m->cfg->server, "config",
+                      m->cfg->source, "error", r->err->msg);
+            mgr_shutdown(m, 1);
+            return;
+        }
+        log_warn(m->lg, "cannot reach the API server; retrying", "server", m->cfg->server, "config",
+                 m->cfg->source, "error", r->err->msg, "retry_in_s",
+                 LOG_INT((long long)(m->probe_backoff_s + 0.5)));
+        ev_timer_init(&m->probe_timer, on_probe_timer, m->probe_backoff_s, 0);
+        m->probe_timer.data = m;
+        ev_timer_start(m->loop, &m->probe_timer);
+        m->probe_backoff_s = m->probe_backoff_s * 2 > 30 ? 30 : m->probe_backoff_s * 2;
         return;
     }
     m->connected = true;
@@ -324,6 +355,17 @@ void mgr_shutdown(struct mgr *m, int code)
     ev_break(m->loop, EVBREAK_ALL);
 }
 
+static int send_probe(struct mgr *m, struct err *e)
+{
+    struct kube_request req;
+    memset(&req, 0, sizeof req);
+    req.method = "GET";
+    req.path = "/version";
+    req.timeout_s = m->o.probe_timeout_s > 0 ? m->o.probe_timeout_s : MGR_DEFAULT_PROBE_S;
+    req.max_retries = -1;
+    return kube_client_do(m->client, &req, on_probe, m, NULL, e);
+}
+
 int mgr_run(struct mgr *m)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -335,19 +377,17 @@ int mgr_run(struct mgr *m)
     ev_signal_start(m->loop, &m->sigint);
 
     log_info(m->lg, "starting", "server", m->cfg->server, "config", m->cfg->source);
-    struct kube_request req;
-    memset(&req, 0, sizeof req);
-    req.method = "GET";
-    req.path = "/version";
-    req.timeout_s = m->o.probe_timeout_s > 0 ? m->o.probe_timeout_s : MGR_DEFAULT_PROBE_S;
-    req.max_retries = -1;
+    m->probe_backoff_s = 1;
+    m->probe_since = ev_now(m->loop);
     struct err e;
     err_clear(&e);
-    if (kube_client_do(m->client, &req, on_probe, m, NULL, &e) < 0) {
+    if (send_probe(m, &e) < 0) {
         log_error(m->lg, "cannot reach the API server", "server", m->cfg->server, "error", e.msg);
         return 1;
     }
     ev_run(m->loop, 0);
+    if (ev_is_active(&m->probe_timer))
+        ev_timer_stop(m->loop, &m->probe_timer);
     ev_signal_stop(m->loop, &m->sigterm);
     ev_signal_stop(m->loop, &m->sigint);
     if (ev_is_active(&m->shutdown_timer))

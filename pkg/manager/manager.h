@@ -42,6 +42,11 @@ struct mgr_options {
     double qps; /* client QPS/burst (0 = defaults) */
     int burst;
     double probe_timeout_s; /* start-up probe timeout, 0 = 10 s */
+    /* An API server that cannot be reached at start is asked again with backoff (1 s doubling
+     * to 30 s, a warning each time), as client-go's informers and leader election do, so a
+     * control-plane restart does not crash-loop the operator. > 0: give up after this many
+     * seconds (exit 1); 0: keep trying (--startup-timeout). */
+    double startup_timeout_s;
 };
 
 /* A controller (or any component) started while leading. */

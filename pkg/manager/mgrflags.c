@@ -72,6 +72,10 @@ size_t mgr_flags(struct mgr_flag_values *o, enum mgr_flags_cmd cmd, struct flag 
         fl[n++] = (struct flag){"leader-election-retry-period", FLAG_DURATION, &o->retry_period,
                                 "Interval between leader election attempts", "2s"};
     }
+    fl[n++] = (struct flag){"startup-timeout", FLAG_DURATION, &o->startup_timeout,
+                            "Give up (exit 1) when the API server cannot be reached at start for "
+                            "this long; 0 keeps retrying with backoff",
+                            "0s"};
     fl[n++] = (struct flag){"qps", FLAG_DOUBLE, &o->qps, t->qps, "200"};
     fl[n++] = (struct flag){"burst", FLAG_INT, &o->burst, t->burst, "400"};
     fl[n++] = (struct flag){"v", FLAG_INT, &o->verbosity,
@@ -94,6 +98,7 @@ void mgr_flags_options(const struct mgr_flag_values *o, struct mgr_options *out)
     out->lease_duration_s = o->lease_duration;
     out->renew_deadline_s = o->renew_deadline;
     out->retry_period_s = o->retry_period;
+    out->startup_timeout_s = o->startup_timeout;
     out->qps = o->qps;
     out->burst = o->burst;
 }

@@ -26,20 +26,21 @@
 
 /* The flag targets (strings owned by the flag table: flags_free). */
 struct mgr_flag_values {
-    char *kubeconfig;      /* --kubeconfig */
-    char *context;         /* --context */
-    char *metrics_bind;    /* --metrics-bind-address */
-    char *health_bind;     /* --health-probe-bind-address */
-    bool leader_elect;     /* --leader-elect */
-    char *le_namespace;    /* --leader-election-namespace */
-    char *le_id;           /* --leader-election-id */
-    double lease_duration; /* --leader-election-lease-duration (run only; agent: 0) */
-    double renew_deadline; /* --leader-election-renew-deadline (run only) */
-    double retry_period;   /* --leader-election-retry-period (run only) */
-    double qps;            /* --qps */
-    int burst;             /* --burst */
-    int verbosity;         /* --v */
-    char *log_format;      /* --log-format */
+    char *kubeconfig;       /* --kubeconfig */
+    char *context;          /* --context */
+    char *metrics_bind;     /* --metrics-bind-address */
+    char *health_bind;      /* --health-probe-bind-address */
+    bool leader_elect;      /* --leader-elect */
+    char *le_namespace;     /* --leader-election-namespace */
+    char *le_id;            /* --leader-election-id */
+    double lease_duration;  /* --leader-election-lease-duration (run only; agent: 0) */
+    double renew_deadline;  /* --leader-election-renew-deadline (run only) */
+    double retry_period;    /* --leader-election-retry-period (run only) */
+    double startup_timeout; /* --startup-timeout (0: keep trying) */
+    double qps;             /* --qps */
+    int burst;              /* --burst */
+    int verbosity;          /* --v */
+    char *log_format;       /* --log-format */
 };
 
 /* The command the flags are for. */
@@ -49,7 +50,7 @@ enum mgr_flags_cmd {
 };
 
 /* Room a table needs for the fragment (the largest command's count). */
-#define MGR_FLAGS_MAX 14
+#define MGR_FLAGS_MAX 15
 /* The fragment's first MGR_FLAGS_NCONN entries are --kubeconfig and
  * --context: a command may list its own flags between them and the rest. */
 #define MGR_FLAGS_NCONN 2

@@ -1,8 +1,10 @@
 /*
  * reasons: every Event reason and condition reason kueue-ks writes, in one
- * place, so code that reacts to one (metrics, logs, tests) names the same
- * constant as the code that emits it: renaming a reason cannot silently break
- * a consumer. Users and alerts match these strings: changing one is an API
+ * place, so code that reacts to one (tests, the relayed Kueue reasons) names
+ * the same constant as the code that emits it: renaming a reason cannot
+ * silently break a consumer. The workload controller's metrics and log lines
+ * come from the decision's typed outcome (controllers/workload/wl.h), not from
+ * these strings. Users and alerts match these strings: changing one is an API
  * change.
  */
 #ifndef KKS_PKG_REASONS_REASONS_H

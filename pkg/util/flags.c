@@ -71,7 +71,7 @@ static const struct flag *find_flag(const struct flag *fl, size_t n, const char 
     return NULL;
 }
 
-void flag_strv_free(struct flag_strv *v)
+void flags_strv_free(struct flag_strv *v)
 {
     for (size_t i = 0; i < v->n; i++)
         free(v->v[i]);
@@ -261,7 +261,7 @@ void flags_free(const struct flag *fl, size_t n)
             char **t = fl[i].target;
             FREE_AND_NULL(*t);
         } else if (fl[i].type == FLAG_STRINGS) {
-            flag_strv_free(fl[i].target);
+            flags_strv_free(fl[i].target);
         }
     }
 }

@@ -57,6 +57,6 @@ int flags_parse_duration(const char *s, double *out);
 
 /* Free string targets and lists (call at exit). */
 void flags_free(const struct flag *fl, size_t n);
-void flag_strv_free(struct flag_strv *v);
+void flags_strv_free(struct flag_strv *v);
 
 #endif

@@ -22,9 +22,12 @@
 # job has copies on two workers. The audit (test/e2e/lib/chaos_audit.py)
 # replays every change the devhubs recorded since the start (watch from
 # resourceVersion 1; compaction is off), so it sees every copy and every pod
-# that ever existed. Prints one line:
-#   chaos: jobs=200 complete=N lost=N duplicates=N kills=10 hub_restarts=1 worker_losses=1 seconds=S
-# and fails unless every job is Complete, lost=0, duplicates=0, the fault plan
+# that ever existed, and after every pod change checks each node against its
+# allocatable with its own arithmetic from the raw pod specs (an oracle the
+# devhub's simulators, which share pkg/podres and pkg/sched, do not share).
+# Prints one line:
+#   chaos: jobs=200 complete=N lost=N duplicates=N over_capacity=N kills=10 hub_restarts=1 worker_losses=1 seconds=S
+# and fails unless every job is Complete, lost=0, duplicates=0, over_capacity=0, the fault plan
 # ran in full and the operator never exited on its own (it must also exit 0
 # on the final SIGTERM). The random choices (the plan, the jobs, the devhubs'
 # --fault-seed) come from CHAOS_SEED (printed; set it to replay them; the
@@ -318,6 +321,7 @@ for c in cluster1 cluster2; do
   [ "$(kt $c get --raw /devhub/stats | jq .compactedRV)" = 0 ] || die "$c compacted its change log"
   replay $c /apis/batch/v1/jobs "$A/$c-jobs.watch" || die "$c jobs not replayed"
   replay $c /api/v1/pods "$A/$c-pods.watch" || die "$c pods not replayed"
+  replay $c /api/v1/nodes "$A/$c-nodes.watch" || die "$c nodes not replayed"
 done
 [ "$(kt hub get --raw /devhub/stats | jq .compactedRV)" = 0 ] || die "hub compacted its change log"
 replay hub /apis/kueue.x-k8s.io/v1beta2/workloads "$A/hub-workloads.watch" || die "workloads not replayed"
@@ -325,13 +329,13 @@ kt hub get jobs -n default -o json >"$A/hub-jobs.json" || die "hub jobs not read
 res=$(python3 "$ROOT/test/e2e/lib/chaos_audit.py" "$A" "$JOBS" chaos- "$PAUSED" 2>"$A/findings.txt") ||
   die "audit failed: $(cat "$A/findings.txt")"
 sed 's/^/chaos: /' "$A/findings.txt" >&2
-# "complete=N lost=N duplicates=N relaunched=N"
-read -r complete lost duplicates relaunched < <(sed -E 's/[a-z]+=//g' <<<"$res")
+# "complete=N lost=N duplicates=N relaunched=N over_capacity=N"
+read -r complete lost duplicates relaunched over < <(sed -E 's/[a-z_]+=//g' <<<"$res")
 say "relaunched after the worker loss: $relaunched; operator self-exits: $SELF_EXITS; operator starts: $OP_STARTS"
-echo "chaos: jobs=$JOBS complete=$complete lost=$lost duplicates=$duplicates kills=$KILLS_DONE" \
+echo "chaos: jobs=$JOBS complete=$complete lost=$lost duplicates=$duplicates over_capacity=$over kills=$KILLS_DONE" \
   "hub_restarts=$HUB_RESTARTS worker_losses=$WORKER_LOSSES seconds=$((SECONDS - T0))"
 ok=1
-[ "$complete" = "$JOBS" ] && [ "$lost" = 0 ] && [ "$duplicates" = 0 ] || ok=0
+[ "$complete" = "$JOBS" ] && [ "$lost" = 0 ] && [ "$duplicates" = 0 ] && [ "$over" = 0 ] || ok=0
 [ "$KILLS_DONE" = $KILLS ] && [ "$HUB_RESTARTS" = 1 ] && [ "$WORKER_LOSSES" = 1 ] || ok=0
 [ "$SELF_EXITS" = 0 ] || ok=0
 if [ $ok = 0 ]; then

@@ -2,10 +2,15 @@
 # A user's first hour (issue 13): the README's steps through scripts/dev.sh
 # (what `make run` / `make dev-up` run), in a temporary .dev and on free
 # ports. Asserts the READY block (after the start-up logs), a placement log
-# line, a never-fits Event naming both clusters (once), Kueue's reason relayed
-# for a missing LocalQueue, `kueue-ks explain`, `kueue-ks status` counts (a
-# PyTorchJob counted), "not a hub" on a worker, Ctrl-C exiting 0 and removing
-# the kubeconfigs, the dead exported KUBECONFIG hint, and dev-up's restart note.
+# line, one-time facts logged once at start (no server-side apply, the quota
+# replaced), no `error` key on info lines, a never-fits Event naming both
+# clusters (once), Kueue's reason relayed for a missing LocalQueue (a wrong
+# queue name, and the README's job in a namespace without the LocalQueue),
+# `kueue-ks explain` (fit table with in-use capacity subtracted, the flavor a
+# cluster lacks, Kueue's reason as the verdict), `kueue-ks status` counts (a
+# PyTorchJob counted), "not a hub" on a worker, a deleted job's log line and
+# its copy gone, Ctrl-C exiting 0 and removing the kubeconfigs, the dead
+# exported KUBECONFIG hint, and dev-up's restart note.
 set -u
 set -m # background jobs in their own process group: Ctrl-C is sent to it as a terminal would
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -63,7 +68,18 @@ for before in "applied examples/setup/" "controller started" "workload controlle
   l=$(grep -n -- "$before" "$WORK/run.out" | head -1 | cut -d: -f1)
   if [ -z "$l" ] || [ "$l" -ge "$ready_line" ]; then die "'$before' is not printed before the READY block"; fi
 done
-pass "READY block after the start-up logs, with ports, kubeconfigs, logs and next commands"
+# one-time facts, at default verbosity: no SSA before READY (the operator is
+# ready only after the probe); the quota takeover (dev.sh waits for it, but
+# its line follows the write's response: no order asserted)
+fact() { grep -c "msg=\"$1" "$WORK/run.out"; }
+quota_said() { [ "$(fact "ClusterQueue quota replaced by the workers' capacity")" -ge 1 ]; }
+wait_until 30 "the quota takeover line" quota_said
+for f in "the hub has no server-side apply" "ClusterQueue quota replaced by the workers' capacity"; do
+  [ "$(fact "$f")" = 1 ] || die "'$f' not logged exactly once" "$(cat "$WORK/run.out")"
+done
+l=$(grep -n 'msg="the hub has no server-side apply' "$WORK/run.out" | cut -d: -f1)
+[ "$l" -lt "$ready_line" ] || die "the SSA fact is logged after the READY block"
+pass "READY block after the start-up logs, with ports, kubeconfigs, logs and next commands; SSA and quota facts once"
 
 export KUBECONFIG=$DEV_DIR/hub.kubeconfig
 k() { kubectl "$@"; }
@@ -74,13 +90,19 @@ name=$(k create -f examples/batch-job.yaml -o name) || die "kubectl create faile
 name=${name#job.batch/}
 placed() { grep -E "msg=\"job placed\" job=default/$name .*cluster=cluster[12] flavor=(spot|h100) why=" "$WORK/run.out"; }
 wait_until 60 "a 'job placed' log line for $name" placed
+cl=$(placed | sed -E 's/.* cluster=(cluster[12]) .*/\1/')
+# while it runs: its 3 cpu are in use on $cl, so explain's all-matching-nodes
+# figure for $cl is 13 of 16 (the best node alone may still be 8 of 8)
+inuse() { bin/kueue-ks explain "job/$name" | grep -qE "^  $cl +(spot|h100) +fits now +main +cpu +1 +[0-9]+ / 8 +13 / 16$"; }
+wait_until 60 "explain shows the 3 cpu in use on $cl" inuse
 complete() { [ "$(k get job "$name" -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True ]; }
 wait_until 120 "$name Complete" complete
 finished() { grep -E "msg=\"job finished\" job=default/$name cluster=cluster[12] result=Succeeded" "$WORK/run.out"; }
 wait_until 30 "a 'job finished' log line for $name" finished
 [ "$(grep -c "msg=\"job placed\" job=default/$name " "$WORK/run.out")" = 1 ] ||
   die "more than one placement line for $name"
-grep -q 'worker reachable.*error=' "$WORK/run.out" && die "a success line carries an error key"
+grep 'level=info' "$WORK/run.out" | grep -q ' error=' &&
+  die "an info line carries an error key" "$(grep 'level=info' "$WORK/run.out" | grep ' error=')"
 pass "$(placed | sed 's/.*msg=/msg=/' | cut -c1-150)"
 
 # ---- 3: a job no cluster can hold: one NoClusterFits Event naming both clusters ---
@@ -107,12 +129,27 @@ pass "$(cut -c1-160 <<<"$msg")"
 # ---- 4: a missing LocalQueue: Kueue's reason on the job, once ----------------------
 next 4
 sed 's/generateName: sample-job-/name: noqueue/; s/user-queue-ks/no-such-queue/' examples/batch-job.yaml | k create -f - >/dev/null
-nolq() { ev noqueue NotAdmitted | grep -qF "LocalQueue no-such-queue doesn't exist"; }
+# Kueue's reason first: "fits now" leading it read as if the job were about to run
+nolq() { ev noqueue NotAdmitted | grep -qE "^1 Kueue has not admitted it: Inadmissible: LocalQueue no-such-queue doesn't exist; fits"; }
 wait_until 60 "NotAdmitted on job noqueue" nolq
 [ "$(ev noqueue NotAdmitted | wc -l)" = 1 ] || die "NotAdmitted repeated" "$(ev noqueue NotAdmitted)"
 [ "$(k get job noqueue -o jsonpath='{.spec.suspend}')" = true ] || die "noqueue is not suspended"
 k get jobs noqueue | grep -q Suspended || die "kubectl get jobs does not say Suspended" "$(k get jobs noqueue)"
-pass "$(ev noqueue NotAdmitted | cut -c1-140)"
+out=$(bin/kueue-ks explain job/noqueue) || die "explain job/noqueue failed" "$out"
+grep -qx "not placed: Kueue has not admitted it: Inadmissible: LocalQueue no-such-queue doesn't exist; kueue-ks places a job only once Kueue has reserved its quota" <<<"$out" ||
+  die "explain noqueue: Kueue's reason is not the verdict" "$out"
+grep -q "^capacity once admitted: fits now: " <<<"$out" || die "explain noqueue: no capacity line" "$out"
+grep -q "^fits now" <<<"$out" && die "explain noqueue says 'fits now' as the verdict" "$out"
+# the README's job in a namespace without the LocalQueue
+k create namespace other >/dev/null || die "create namespace other"
+sed 's/generateName: sample-job-/name: elsewhere/; /namespace: default/d' examples/batch-job.yaml |
+  k create -n other -f - >/dev/null || die "create job in namespace other"
+nolq2() { bin/kueue-ks explain -n other job/elsewhere | grep -qx "not placed: Kueue has not admitted it: Inadmissible: LocalQueue user-queue-ks doesn't exist; kueue-ks places a job only once Kueue has reserved its quota"; }
+wait_until 60 "explain: no LocalQueue user-queue-ks in namespace other" nolq2
+out=$(bin/kueue-ks explain -n other job/elsewhere)
+grep -qF "Queue:        user-queue-ks (no such LocalQueue in namespace other;" <<<"$out" ||
+  die "explain: the missing LocalQueue's namespace is not named" "$out"
+pass "$(ev noqueue NotAdmitted | cut -c1-140); explain: Kueue's reason is the verdict"
 
 # ---- 5: kueue-ks explain ------------------------------------------------------------
 next 5
@@ -121,13 +158,20 @@ for want in "Job default/huge (batch/v1)" "Queue:        user-queue-ks (ClusterQ
   "Reservation:  no: Pending:" "Placed on:    not placed"; do
   grep -qF -- "$want" <<<"$out" || die "explain huge lacks '$want'" "$out"
 done
-grep -qE '^  cluster1 +spot +never +main +cpu +100 +8 / 8$' <<<"$out" || die "no never row for cluster1" "$out"
-grep -qE '^  cluster2 +h100 +never +main +cpu +100 +8 / 8$' <<<"$out" || die "no never row for cluster2" "$out"
+grep -qE '^  cluster1 +spot +never +main +cpu +100 +8 / 8 +16 / 16$' <<<"$out" || die "no never row for cluster1" "$out"
+grep -qE '^  cluster2 +h100 +never +main +cpu +100 +8 / 8 +16 / 16$' <<<"$out" || die "no never row for cluster2" "$out"
 grep -q '^never fits: ' <<<"$out" || die "no verdict line" "$out"
+grep -q '^Kueue has not admitted it either: Pending: ' <<<"$out" || die "Kueue's reason not after never" "$out"
 out=$(bin/kueue-ks explain "job.batch/$name") || die "explain $name failed" "$out"
-grep -qE "Placed on:    cluster[12]$" <<<"$out" || die "explain: not placed" "$out"
-grep -qE "Worker copy:  on cluster[12]: active 0, ready 0, succeeded 3, failed 0" <<<"$out" ||
+grep -qE "Placed on:    $cl$" <<<"$out" || die "explain: not placed on $cl" "$out"
+grep -qE "Worker copy:  on $cl: active 0, ready 0, succeeded 3, failed 0" <<<"$out" ||
   die "explain: worker copy" "$out"
+# the other cluster lacks the flavor Kueue reserved the quota in: said so
+other=cluster1 fl=spot
+[ "$cl" = cluster1 ] && other=cluster2
+[ "$cl" = cluster2 ] && fl=h100
+grep -qF "$other: no node of flavor $fl (instance=$fl), the flavor Kueue reserved the quota in" <<<"$out" ||
+  die "explain: $other's missing flavor $fl not named" "$out"
 out=$(bin/kueue-ks explain -n default job/nope 2>&1) && die "explain of a missing job exits 0"
 grep -q "Job default/nope not found" <<<"$out" || die "missing job message" "$out"
 pass "explain: fit table with never rows for both clusters, placement and worker copy"
@@ -145,6 +189,17 @@ grep -q IN-USE <<<"$out" && die "IN-USE in the default view" "$out"
 out=$(bin/kueue-ks status --kubeconfig "$DEV_DIR/cluster1.kubeconfig" 2>&1) && die "status on a worker exits 0" "$out"
 grep -q "not a kueue-ks hub" <<<"$out" || die "no 'not a hub' message" "$out"
 pass "status: 2 jobs placed (Job + PyTorchJob), RESERVED column, worker kubeconfig refused"
+
+# ---- 6b: deleting the job: a log line, its copy gone from the worker --------------
+next 6b
+k delete job "$name" >/dev/null || die "delete $name"
+deleted() { grep -E "msg=\"job deleted on the hub: removing its copy\" job=default/$name kind=Job cluster=$cl$" "$WORK/run.out"; }
+wait_until 60 "a 'job deleted' log line for $name" deleted
+gone() { ! kubectl --kubeconfig "$DEV_DIR/$cl.kubeconfig" get job "$name" >/dev/null 2>&1; }
+wait_until 60 "the copy of $name gone from $cl" gone
+sleep 2 # a later GC pass must not say it again
+[ "$(deleted | wc -l)" = 1 ] || die "the 'job deleted' line is repeated" "$(deleted)"
+pass "$(deleted | sed 's/.*msg=/msg=/')"
 
 # ---- 7: the exported hub kubeconfig while it runs; Ctrl-C --------------------------
 next 7

@@ -28,15 +28,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cqj = json_array_get(root, 3);
     }
     struct err e = {0};
-    struct place_warnings w = {0};
+    struct vocab_warnings w = {0};
     struct place_cluster c;
     struct place_workload wl;
-    struct place_flavor fl;
+    struct vocab_flavor fl;
     int crc = place_cluster_from_json(cmj, &c, &w, &e);
     if (crc != 0 && e.msg[0] == '\0')
         abort();
     int wrc = place_workload_from_json(wlj, &wl, &e);
-    int frc = place_flavor_from_json(rfj, &fl, &e);
+    int frc = vocab_flavor_from_json(rfj, &fl, &e);
     if (crc == 0 && wrc == 0) {
         struct place_resv rv;
         place_resv_init(&rv);
@@ -75,8 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (wrc == 0)
         place_workload_free(&wl);
     if (frc == 0)
-        place_flavor_free(&fl);
-    place_warnings_free(&w);
+        vocab_flavor_free(&fl);
+    vocab_warnings_free(&w);
 
     struct agg *a = agg_new(NULL);
     agg_set_flavor(a, rfj, NULL);
@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         agg_result_free(&r);
     }
     agg_remove_cluster(a, "c1");
-    place_warnings_free(&w);
+    vocab_warnings_free(&w);
     agg_free(a);
     json_decref(root);
     return 0;

@@ -40,7 +40,7 @@ static json_t *cm(const char *name, int offset_s, const char *nodes)
 
 static void update(struct agg *a, json_t *j)
 {
-    struct place_warnings w = {0};
+    struct vocab_warnings w = {0};
     struct err e = {0};
     assert_int_equal(agg_update_cluster(a, j, &w, &e), 0);
     if (w.n)
@@ -566,7 +566,7 @@ static void test_bad_data(void **state)
                    "{'name':'n6','taints':'no','allocatableResources':{'cpu':'1'}},"
                    "{'allocatableResources':{'cpu':'1'}},"
                    "{'name':'ok','allocatableResources':{'cpu':'2'}}");
-    struct place_warnings w = {0};
+    struct vocab_warnings w = {0};
     assert_int_equal(agg_update_cluster(a, j, &w, NULL), 0);
     json_decref(j);
     struct agg_result r;
@@ -582,7 +582,7 @@ static void test_bad_data(void **state)
     assert_non_null(strstr(w.msg[4], "node n5"));
     assert_non_null(strstr(w.msg[5], "node n6"));
     assert_non_null(strstr(w.msg[6], "status.nodes[6]: no name"));
-    place_warnings_free(&w);
+    vocab_warnings_free(&w);
     /* An unusable object keeps the previous contribution. */
     struct err e = {0};
     j = J("{'metadata':{'name':'c1'},'status':{'nodes':{}}}");

@@ -14,6 +14,7 @@
 #include <ev.h>
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@
 #include "pkg/kube/client.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/log.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/fakesrv.h"
 #include "test/support/tloop.h"
@@ -44,6 +46,7 @@ struct fx {
     struct wlc *c;
     struct metrics_registry *reg;
     size_t want_hub, want_w;
+    struct logger *lg; /* for the next new_wlc, NULL = none */
 };
 
 /* The scrape contains this exact sample line. */
@@ -197,6 +200,7 @@ static void new_wlc(struct fx *f, bool ssa, struct evrec *ev, kind_fn kind)
         .opts = {.direct = true, .origin = "hub-a"},
         .now_ms = fake_now,
         .metrics = f->reg,
+        .lg = f->lg,
     };
     assert_int_equal(wlc_new(&cfg, &f->c, NULL), 0);
 }
@@ -932,8 +936,22 @@ static void test_gc(void **state)
     /* on c1: a copy of the live hub job, an orphan, and a foreign object */
     put_copy_and_orphan(f);
     put(f->copies_c1, "{\"metadata\":{\"name\":\"users\",\"namespace\":\"default\"}}");
-    fakesrv_push_json(f->w_srv, "DELETE", "/apis/batch/v1/namespaces/default/jobs/old", NULL, 200,
-                      "{}");
+    fakesrv_push(f->w_srv,
+                 &(struct fakesrv_resp){.method = "DELETE",
+                                        .path = "/apis/batch/v1/namespaces/default/jobs/old",
+                                        .body = "{}",
+                                        .times = 2});
+    /* the controller's log, to see the "job deleted" line */
+    char *logtext = NULL;
+    size_t loglen = 0;
+    FILE *lf = open_memstream(&logtext, &loglen);
+    struct logger lg;
+    log_init(&lg, lf, 0, LOG_FMT_TEXT);
+    wlc_free(f->c);
+    metrics_registry_free(f->reg);
+    f->reg = metrics_registry_new();
+    f->lg = &lg;
+    new_wlc(f, false, NULL, NULL);
     f->unsynced = true; /* hub stores not synced yet: everything would look orphaned */
     assert_int_equal(wlc_gc(f->c), 0);
     f->unsynced = false;
@@ -943,10 +961,23 @@ static void test_gc(void **state)
     assert_string_equal(r->method, "DELETE");
     assert_string_equal(r->path, "/apis/batch/v1/namespaces/default/jobs/old");
     fakesrv_req_free(r);
+    /* a second pass before the worker's store shows the delete: deleted again
+     * (idempotent), not said again */
+    assert_int_equal(wlc_gc(f->c), 1);
+    run_until(f, 0, 2);
     assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
-    assert_int_equal(st.gc_deleted, 1);
+    assert_int_equal(st.gc_deleted, 2);
+    fflush(lf);
+    const char *want = "msg=\"job deleted on the hub: removing its copy\" job=default/old kind=Job "
+                       "cluster=c1";
+    const char *at = strstr(logtext, want);
+    if (!at || strstr(at + 1, want))
+        fail_msg("want the line once in:\n%s", logtext);
+    fclose(lf);
+    free(logtext);
+    f->lg = NULL;
 }
 
 /* The orphan check of one key (hub job deleted, copy event): the copy at that

@@ -158,6 +158,16 @@ static void test_crud_and_conflict(void **state)
         call(f, "PATCH", CM "/a", NULL, "application/apply-patch+yaml", "data: {}", &o), 415);
     assert_non_null(strstr(S(o, "message", NULL), "not supported"));
     json_decref(o);
+    /* the patch type is judged before the object is looked up, as the apiserver
+     * does: an apply to a missing object is 415 too, not 404 (the operator's
+     * start-up probe relies on it) */
+    assert_int_equal(
+        call(f, "PATCH", CM "/nope", "dryRun=All", "application/apply-patch+yaml", "data: {}", &o),
+        415);
+    json_decref(o);
+    assert_int_equal(call(f, "PATCH", CM "/nope", NULL, "application/merge-patch+json", "{}", &o),
+                     404);
+    json_decref(o);
 }
 
 static void test_list_selectors_paging(void **state)

@@ -45,14 +45,14 @@ static void clusters_init(struct place_cluster c[2], const char *req1, const cha
     free(s2);
 }
 
-static void flavors_init(struct place_flavor f[2])
+static void flavors_init(struct vocab_flavor f[2])
 {
     const char *src[2] = {"{'metadata':{'name':'spot'},'spec':{'nodeLabels':{'instance':'spot'}}}",
                           "{'metadata':{'name':'h100'},'spec':{'nodeLabels':{'instance':'h100'}}}"};
     for (int i = 0; i < 2; i++) {
         json_t *j = J(src[i]);
         struct err e = {0};
-        assert_int_equal(place_flavor_from_json(j, &f[i], &e), 0);
+        assert_int_equal(vocab_flavor_from_json(j, &f[i], &e), 0);
         json_decref(j);
     }
 }
@@ -81,7 +81,7 @@ static void workload_init(struct place_workload *w, int count, const char *reque
 
 struct fx {
     struct place_cluster c[2];
-    struct place_flavor f[2];
+    struct vocab_flavor f[2];
     struct place_workload w;
     struct explain_report r;
 };
@@ -108,7 +108,7 @@ static void fx_free(struct fx *x)
     place_workload_free(&x->w);
     for (int i = 0; i < 2; i++) {
         place_cluster_free(&x->c[i]);
-        place_flavor_free(&x->f[i]);
+        vocab_flavor_free(&x->f[i]);
     }
 }
 
@@ -145,9 +145,14 @@ static void test_waiting_with_free_amounts(void **state)
     assert_int_equal(x.r.v[0].fit, EXPLAIN_NEVER);
     assert_int_equal(x.r.v[1].fit, EXPLAIN_FITS_EMPTY);
     assert_msg(&x, "waiting for capacity: pod set main needs cpu 4, nvidia.com/gpu 1 per pod; "
-                   "cluster1: no node matches pod set main (flavor nodeLabels, nodeSelector, "
-                   "taints); cluster2: 3 of 4 cpu free on a matching node (h100)");
+                   "cluster1: no node of flavor h100 (instance=h100), the flavor Kueue reserved "
+                   "the quota in; cluster2: 3 of 4 cpu free on a matching node (h100)");
+    assert_string_equal(x.r.v[0].ps[0].no_flavor_node, "h100");
+    assert_null(x.r.v[1].ps[0].no_flavor_node);
     assert_int_equal(x.r.v[1].ps[0].res[0].free_max, 3000);
+    /* both nodes of cluster2 counted: 3 + 3 of 8 + 8 */
+    assert_int_equal(x.r.v[1].ps[0].res[0].free_sum, 6000);
+    assert_int_equal(x.r.v[1].ps[0].res[0].alloc_sum, 16000);
     fx_free(&x);
 }
 

@@ -169,7 +169,11 @@ static char *list_body(const char *spec, const char *rv, const char *cont)
         char *colon = strchr(it, ':');
         assert_non_null(colon);
         *colon = '\0';
-        json_array_append_new(items, pod(it, colon + 1));
+        /* as kube-apiserver lists them: items carry no apiVersion/kind (the list has them) */
+        json_t *item = pod(it, colon + 1);
+        json_object_del(item, "apiVersion");
+        json_object_del(item, "kind");
+        json_array_append_new(items, item);
     }
     free(copy);
     json_t *md = json_pack("{s:s}", "resourceVersion", rv);
@@ -297,6 +301,10 @@ static void test_paged_list_then_watch(void **state)
     assert_non_null(store_get(st, "ns/f"));
     assert_null(store_get(st, "ns/b"));
     assert_string_equal(rv_of(store_get(st, "ns/a")), "102");
+    /* A listed object gets the list's apiVersion and kind (an Event about it needs them). */
+    assert_string_equal(json_string_value(json_object_get(store_get(st, "ns/c"), "kind")), "Pod");
+    assert_string_equal(json_string_value(json_object_get(store_get(st, "ns/c"), "apiVersion")),
+                        "v1");
 
     /* Requests: three pages with the selector, then one watch from the list's RV. */
     assert_int_equal(fakesrv_unmatched(f.srv), 0);

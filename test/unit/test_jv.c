@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "controllers/workload/jv.h"
+#include "pkg/json/jsonx.h"
 #include "test/support/tjson.h"
 
 #define J(s) tjson(s)
@@ -22,7 +23,9 @@
     "'nvidia.com/gpu':'2'},'allocatedResourceRequests':{'cpu':'5'}}]}},"                           \
     "{'metadata':{'name':'cluster1'},'status':{'lastUpdated':'2026-11-22T09:59:55Z','nodes':["     \
     "{'name':'a','labels':{'instance':'spot'},'allocatableResources':{'cpu':'8','memory':'32Gi'}," \
-    "'allocatedResourceRequests':{'cpu':'1'}}]}},"                                                 \
+    "'allocatedResourceRequests':{'cpu':'1'}},"                                                    \
+    "{'name':'b','labels':{'instance':'spot'},'allocatableResources':{'cpu':'8','memory':'32Gi'}," \
+    "'allocatedResourceRequests':{'cpu':'8','memory':'16Gi'}}]}},"                                 \
     "{'metadata':{'name':'cluster3'},'status':{'lastUpdated':'2026-11-22T09:00:00Z','nodes':["     \
     "{'name':'a','allocatableResources':{'cpu':'64'}}]}}]}"
 
@@ -35,13 +38,20 @@
     "{'metadata':{'name':'kubestellar-admc'},'spec':{'controllerName':"                            \
     "'kubestellar.io/ks-kueue'}}]}"
 
+#define FREE_NOTE                                                                                  \
+    "  (free: allocatable minus the requests ClusterMetrics reports on the node; jobs placed "     \
+    "since its last report are not subtracted)\n"
+
 static void assert_render(const struct jv_input *in, const char *want)
 {
     struct buf b;
     buf_init(&b, 1 << 20);
     assert_int_equal(jv_render(in, &b), 0);
-    if (strcmp(buf_str(&b), want) != 0)
-        fail_msg("got:\n%s\nwant:\n%s", buf_str(&b), want);
+    if (strcmp(buf_str(&b), want) != 0) {
+        /* whole texts: cmocka's message buffer cuts them */
+        fprintf(stderr, "got:\n%s\nwant:\n%s\n", buf_str(&b), want);
+        fail_msg("the text differs (both printed above)");
+    }
     buf_free(&b);
 }
 
@@ -83,16 +93,20 @@ static void test_not_admitted(void **state)
         "  Worker copy:  none\n"
         "\n"
         "Fit per cluster\n"
-        "  CLUSTER   FLAVOR  FIT              POD SET  RESOURCE  NEEDED/POD  FREE/ALLOCATABLE "
-        "(best "
-        "matching node)\n"
-        "  cluster1  spot    fits when empty  main     cpu       4           7 / 8\n"
-        "  cluster2  h100    fits when empty  main     cpu       4           3 / 8\n"
-        "  cluster3  -       unknown          main     cpu       4           64 / 64\n"
-        "\n"
-        "waiting for capacity: pod set main needs 2 pods, cpu 4 per pod; cluster1: 1 matching "
-        "node cannot hold all 2 pods of pod set main now; cluster2: 3 of 4 cpu free on a "
-        "matching node (h100); cluster3: no fresh metrics (stale or unreachable): cannot tell\n");
+        "  CLUSTER   FLAVOR  FIT              POD SET  RESOURCE  NEEDED/POD  BEST NODE FREE/ALLOC  "
+        "ALL MATCHING NODES FREE/ALLOC\n"
+        "  cluster1  spot    fits when empty  main     cpu       4           7 / 8                 "
+        "7 / 16\n"
+        "  cluster2  h100    fits when empty  main     cpu       4           3 / 8                 "
+        "3 / 8\n"
+        "  cluster3  -       unknown          main     cpu       4           64 / 64               "
+        "64 / 64\n" FREE_NOTE "\n"
+        "not placed: Kueue has not admitted it: Pending: insufficient unused quota for cpu in "
+        "flavor spot; kueue-ks places a job only once Kueue has reserved its quota\n"
+        "capacity once admitted: waiting for capacity: pod set main needs 2 pods, cpu 4 per pod; "
+        "cluster1: 2 matching nodes cannot hold all 2 pods of pod set main now; cluster2: 3 of 4 "
+        "cpu free on a matching node (h100); cluster3: no fresh metrics (stale or unreachable): "
+        "cannot tell\n");
     json_decref(job);
     json_decref(wl);
     json_decref(lq);
@@ -141,23 +155,93 @@ static void test_placed_running(void **state)
                        "  Worker copy:  on cluster1: active 2, ready 1, succeeded 0, failed 0\n"
                        "\n"
                        "Fit per cluster\n"
-                       "  CLUSTER   FLAVOR  FIT       POD SET  RESOURCE  NEEDED/POD  "
-                       "FREE/ALLOCATABLE (best matching node)\n"
-                       "  cluster1  spot    fits now  main     cpu       2           7 / 8\n"
-                       "                                       memory    1Gi         32Gi / 32Gi\n"
-                       "  cluster2  -       never     main     cpu       2           no matching "
-                       "node\n"
-                       "                                       memory    1Gi         no matching "
-                       "node\n"
-                       "  cluster3  -       unknown   main     cpu       2           no matching "
-                       "node\n"
-                       "                                       memory    1Gi         no matching "
-                       "node\n"
-                       "\n"
+                       "  CLUSTER   FLAVOR  FIT       POD SET  RESOURCE  NEEDED/POD  BEST NODE "
+                       "FREE/ALLOC  ALL MATCHING NODES FREE/ALLOC\n"
+                       "  cluster1  spot    fits now  main     cpu       2           7 / 8       "
+                       "          7 / 16\n"
+                       "                                       memory    1Gi         32Gi / 32Gi "
+                       "          48Gi / 64Gi\n"
+                       "  cluster2  spot    never     main     cpu       2           no spot node\n"
+                       "                                       memory    1Gi         no spot node\n"
+                       "  cluster3  spot    unknown   main     cpu       2           no spot node\n"
+                       "                                       memory    1Gi         no spot "
+                       "node\n" FREE_NOTE "\n"
                        "fits now: pod set main needs cpu 2, memory 1Gi per pod; cluster1: fits now "
-                       "(spot); cluster2: no node matches pod set main (flavor nodeLabels, "
-                       "nodeSelector, taints); cluster3: no fresh metrics (stale or unreachable): "
+                       "(spot); cluster2: no node of flavor spot (instance=spot), the flavor Kueue "
+                       "reserved the quota in; cluster3: no fresh metrics (stale or unreachable): "
                        "cannot tell\n");
+    json_decref(job);
+    json_decref(wl);
+    json_decref(cms);
+    json_decref(fl);
+    json_decref(acs);
+}
+
+/* A namespace without the LocalQueue: the capacity would do, Kueue's reason
+ * is the verdict; a job no cluster can ever hold leads with "never fits". */
+static void test_no_local_queue(void **state)
+{
+    (void)state;
+    json_t *job = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j','namespace':"
+                    "'other','uid':'u3','labels':{'kueue.x-k8s.io/queue-name':'user-queue'}}}");
+    json_t *wl = J("{'metadata':{'name':'job-j-2'},'spec':{'queueName':'user-queue','podSets':[{"
+                   "'name':'main','count':1,'template':{'spec':{'containers':[{'name':'c',"
+                   "'resources':{'requests':{'cpu':'1'}}}]}}}]},'status':{'conditions':[{'type':"
+                   "'QuotaReserved','status':'False','reason':'Inadmissible','message':'LocalQueue "
+                   "user-queue doesn\\u0027t exist'}]}}");
+    json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
+    struct jv_input in = {.job = job,
+                          .workload = wl,
+                          .cluster_metrics = cms,
+                          .flavors = fl,
+                          .admission_checks = acs,
+                          .now_ms = T0};
+    assert_render(
+        &in, "Job other/j (batch/v1)\n"
+             "\n"
+             "Kueue\n"
+             "  Queue:        user-queue (no such LocalQueue in namespace other; kubectl get "
+             "localqueues -A lists them)\n"
+             "  Workload:     job-j-2\n"
+             "  Priority:     0\n"
+             "  Reservation:  no: Inadmissible: LocalQueue user-queue doesn't exist\n"
+             "\n"
+             "kueue-ks\n"
+             "  Check:        kubestellar-admc: not on the Workload yet (Kueue adds it with "
+             "the quota reservation)\n"
+             "  Placed on:    not placed\n"
+             "  Worker copy:  none\n"
+             "\n"
+             "Fit per cluster\n"
+             "  CLUSTER   FLAVOR  FIT       POD SET  RESOURCE  NEEDED/POD  BEST NODE "
+             "FREE/ALLOC  ALL MATCHING NODES FREE/ALLOC\n"
+             "  cluster1  spot    fits now  main     cpu       1           7 / 8                "
+             " 7 / 16\n"
+             "  cluster2  h100    fits now  main     cpu       1           3 / 8                "
+             " 3 / 8\n"
+             "  cluster3  -       unknown   main     cpu       1           64 / 64              "
+             " 64 / 64\n" FREE_NOTE "\n"
+             "not placed: Kueue has not admitted it: Inadmissible: LocalQueue user-queue "
+             "doesn't exist; kueue-ks places a job only once Kueue has reserved its quota\n"
+             "capacity once admitted: fits now: pod set main needs cpu 1 per pod; cluster1: "
+             "fits now (spot); cluster2: fits now (h100); cluster3: no fresh metrics (stale or "
+             "unreachable): cannot tell\n");
+    /* 100 cpu: no fresh cluster can ever hold it (cluster3 is left out) */
+    json_object_set_new(
+        json_object_get(json_object_get(json_array_get(jx_arr(wl, "spec.podSets"), 0), "template"),
+                        "spec"),
+        "containers", J("[{'name':'c','resources':{'requests':{'cpu':'100'}}}]"));
+    json_array_remove(json_object_get(cms, "items"), 2);
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    assert_int_equal(jv_render(&in, &b), 0);
+    const char *tail = "\nnever fits: pod set main needs cpu 100 per pod; cluster1: largest node 8 "
+                       "cpu (spot); cluster2: largest node 8 cpu (h100)\nKueue has not admitted it "
+                       "either: Inadmissible: LocalQueue user-queue doesn't exist\n";
+    const char *got = buf_str(&b);
+    if (strlen(got) < strlen(tail) || strcmp(got + strlen(got) - strlen(tail), tail) != 0)
+        fail_msg("the text does not end with the never verdict:\n%s", got);
+    buf_free(&b);
     json_decref(job);
     json_decref(wl);
     json_decref(cms);
@@ -197,6 +281,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_not_admitted),
         cmocka_unit_test(test_placed_running),
+        cmocka_unit_test(test_no_local_queue),
         cmocka_unit_test(test_no_workload_no_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

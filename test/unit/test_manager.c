@@ -173,6 +173,28 @@ static void test_run_without_election(void **state)
     assert_int_equal(fakesrv_nreq(f->srv), 1);
 }
 
+/* The API server does not answer at first (a control-plane restart): the manager asks
+ * again with backoff instead of exiting, and starts once it answers (the real-stack chaos
+ * test restarted the operator while the hub's apiserver was down: it exited for good). */
+static void test_unreachable_then_up(void **state)
+{
+    struct fixture *f = *state;
+    fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                .path = "/version",
+                                                .status = 503,
+                                                .body = "{\"kind\":\"Status\",\"code\":503}",
+                                                .times = 2});
+    fakesrv_push(f->srv,
+                 &(struct fakesrv_resp){
+                     .method = "GET", .path = "/version", .body = VERSION_JSON, .times = -1});
+    struct probe p = {0};
+    int code = run_manager(f, &p, false);
+    assert_false(p.timed_out);
+    assert_int_equal(code, 0);
+    assert_int_equal(p.started, 1);
+    assert_int_equal(fakesrv_nreq(f->srv), 3);
+}
+
 #define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/ops/leases/kks-test"
 #define LEASE_BODY                                                                                 \
     "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":"        \
@@ -223,7 +245,11 @@ static void test_unreachable_server_exits_1(void **state)
     write_kubeconfig(f, "http://127.0.0.1:1");
     struct probe p = {0};
     struct ev_loop *loop = ev_default_loop(0);
-    struct mgr_options o = {.kubeconfig = f->kubeconfig, .metrics_bind = "0", .health_bind = "0"};
+    /* With --startup-timeout: it gives up once the next attempt would pass it (1 s backoff). */
+    struct mgr_options o = {.kubeconfig = f->kubeconfig,
+                            .metrics_bind = "0",
+                            .health_bind = "0",
+                            .startup_timeout_s = 2.5};
     assert_int_equal(mgr_new(loop, &o, NULL, &p.m, NULL), 0);
     mgr_add_runnable(p.m, &(struct mgr_runnable){"probe", runnable_start, runnable_stop, &p});
     ev_timer_init(&p.guard, on_guard, 10.0, 0);
@@ -271,6 +297,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_run_without_election, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_with_election_releases_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable_server_exits_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreachable_then_up, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_kubeconfig_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_bind_address, setup, teardown),
     };

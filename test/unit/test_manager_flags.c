@@ -69,6 +69,7 @@ static void check_defaults(enum mgr_flags_cmd cmd, size_t nwant_flags, const cha
     assert_true(mo.qps == 200.0);
     assert_int_equal(mo.burst, 400);
     assert_true(mo.probe_timeout_s == 0.0);
+    assert_true(mo.startup_timeout_s == 0.0); /* keep trying: no crash loop */
     assert_int_equal(o.verbosity, 0);
     assert_string_equal(o.log_format, "text");
     for (size_t i = 0; i < nhw; i++) {
@@ -94,7 +95,7 @@ static void test_run_defaults(void **state)
         {"qps", "Client-side request rate limit to the API server"},
         {"leader-election-retry-period", "Interval between leader election attempts"},
     };
-    check_defaults(MGR_FLAGS_RUN, 14, "kueue-ks-leader", 15.0, 10.0, 2.0, hw,
+    check_defaults(MGR_FLAGS_RUN, 15, "kueue-ks-leader", 15.0, 10.0, 2.0, hw,
                    sizeof hw / sizeof hw[0]);
 }
 
@@ -110,7 +111,7 @@ static void test_agent_defaults(void **state)
         {"leader-election-renew-deadline", NULL},
         {"leader-election-retry-period", NULL},
     };
-    check_defaults(MGR_FLAGS_AGENT, 11, "kueue-ks-agent", 0.0, 0.0, 0.0, hw,
+    check_defaults(MGR_FLAGS_AGENT, 12, "kueue-ks-agent", 0.0, 0.0, 0.0, hw,
                    sizeof hw / sizeof hw[0]);
 }
 

@@ -38,7 +38,7 @@ static void cluster_init(struct place_cluster *c, const char *name, int n, const
                    extra ? extra : "");
     buf_puts(&b, "]}}");
     json_t *j = J(buf_str(&b));
-    struct place_warnings w = {0};
+    struct vocab_warnings w = {0};
     struct err e = {0};
     assert_int_equal(place_cluster_from_json(j, c, &w, &e), 0);
     assert_int_equal(w.n, 0);
@@ -67,15 +67,15 @@ static void workload_init(struct place_workload *w, const char *name, int count,
     free(s);
 }
 
-static void flavor_init(struct place_flavor *f, const char *json)
+static void flavor_init(struct vocab_flavor *f, const char *json)
 {
     json_t *j = J(json);
     struct err e = {0};
-    assert_int_equal(place_flavor_from_json(j, f, &e), 0);
+    assert_int_equal(vocab_flavor_from_json(j, f, &e), 0);
     json_decref(j);
 }
 
-static struct place_flavor g_default_flavor;
+static struct vocab_flavor g_default_flavor;
 
 static int setup(void **state)
 {
@@ -87,7 +87,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    place_flavor_free(&g_default_flavor);
+    vocab_flavor_free(&g_default_flavor);
     return 0;
 }
 
@@ -216,30 +216,30 @@ static void test_toleration_table(void **state)
         char *ta = xasprintf("[%s]", cases[i].tol);
         char *tb = xasprintf("[%s]", cases[i].taint);
         json_t *ja = J(ta), *jb = J(tb);
-        struct place_toleration *tol;
-        struct place_taint *taint;
+        struct vocab_toleration *tol;
+        struct vocab_taint *taint;
         size_t nt, nx;
-        assert_int_equal(place_tolerations_from_json(ja, "t", &tol, &nt, NULL), 0);
-        assert_int_equal(place_taints_from_json(jb, "t", &taint, &nx, NULL), 0);
-        if (place_toleration_matches(&tol[0], &taint[0]) != cases[i].want)
+        assert_int_equal(vocab_tolerations_from_json(ja, "t", &tol, &nt, NULL), 0);
+        assert_int_equal(vocab_taints_from_json(jb, "t", &taint, &nx, NULL), 0);
+        if (vocab_toleration_matches(&tol[0], &taint[0]) != cases[i].want)
             fail_msg("case %zu: %s vs %s", i, cases[i].tol, cases[i].taint);
-        place_tolerations_free(tol, nt);
-        place_taints_free(taint, nx);
+        vocab_tolerations_free(tol, nt);
+        vocab_taints_free(taint, nx);
         json_decref(ja);
         json_decref(jb);
         free(ta);
         free(tb);
     }
     /* PreferNoSchedule never blocks; a bad operator is an error. */
-    struct place_taint soft = {"k", "v", "PreferNoSchedule"};
-    assert_true(place_taint_tolerated(&soft, NULL, 0, NULL, 0));
-    struct place_taint hard = {"k", "v", "NoSchedule"};
-    assert_false(place_taint_tolerated(&hard, NULL, 0, NULL, 0));
+    struct vocab_taint soft = {"k", "v", "PreferNoSchedule"};
+    assert_true(vocab_taint_tolerated(&soft, NULL, 0, NULL, 0));
+    struct vocab_taint hard = {"k", "v", "NoSchedule"};
+    assert_false(vocab_taint_tolerated(&hard, NULL, 0, NULL, 0));
     json_t *bad = J("[{'key':'k','operator':'Maybe'}]");
-    struct place_toleration *tol;
+    struct vocab_toleration *tol;
     size_t nt;
     struct err e = {0};
-    assert_int_equal(place_tolerations_from_json(bad, "spec.tolerations", &tol, &nt, &e), -EINVAL);
+    assert_int_equal(vocab_tolerations_from_json(bad, "spec.tolerations", &tol, &nt, &e), -EINVAL);
     assert_non_null(strstr(e.msg, "spec.tolerations[0]"));
     json_decref(bad);
 }
@@ -253,7 +253,7 @@ static void test_taints_in_placement(void **state)
                  "'taints':[{'key':'gpu','value':'true','effect':'NoSchedule'}]");
     struct place_workload w;
     workload_init(&w, "w", 1, "'cpu':'1'", NULL, "gpu-flavor");
-    struct place_flavor fl;
+    struct vocab_flavor fl;
     flavor_init(&fl, "{'metadata':{'name':'gpu-flavor'},'spec':{}}");
     struct place_result r;
     assert_int_equal(place_decide(&w, &c, 1, &fl, 1, NULL, NULL, &r), 0);
@@ -261,7 +261,7 @@ static void test_taints_in_placement(void **state)
     /* "Never" judges the cluster as it could become: no readiness words. */
     assert_non_null(strstr(r.message, "no node matches the flavor's nodeLabels"));
     place_result_free(&r);
-    place_flavor_free(&fl);
+    vocab_flavor_free(&fl);
     flavor_init(&fl, "{'metadata':{'name':'gpu-flavor'},'spec':{'tolerations':[{'key':'gpu',"
                      "'operator':'Exists','effect':'NoSchedule'}]}}");
     assert_int_equal(place_decide(&w, &c, 1, &fl, 1, NULL, NULL, &r), 0);
@@ -275,7 +275,7 @@ static void test_taints_in_placement(void **state)
     assert_int_equal(r.status, PLACE_OK);
     place_result_free(&r);
     place_workload_free(&w);
-    place_flavor_free(&fl);
+    vocab_flavor_free(&fl);
     place_cluster_free(&c);
 }
 
@@ -286,7 +286,7 @@ static void test_labels_and_selector(void **state)
     struct place_cluster cs[2];
     cluster_init(&cs[0], "c1", 2, "'cpu':'64'", NULL, "'labels':{'instance':'a100'}");
     cluster_init(&cs[1], "c2", 1, "'cpu':'8'", NULL, "'labels':{'instance':'h100','zone':'a'}");
-    struct place_flavor fl[2];
+    struct vocab_flavor fl[2];
     flavor_init(&fl[0], "{'metadata':{'name':'h100'},'spec':{'nodeLabels':{'instance':'h100'}}}");
     flavor_init(&fl[1], "{'metadata':{'name':'default-flavor'}}");
     struct place_workload w;
@@ -317,8 +317,8 @@ static void test_labels_and_selector(void **state)
     assert_non_null(strstr(r.message, "flavor nosuch is not a known ResourceFlavor"));
     place_result_free(&r);
     place_workload_free(&w);
-    place_flavor_free(&fl[0]);
-    place_flavor_free(&fl[1]);
+    vocab_flavor_free(&fl[0]);
+    vocab_flavor_free(&fl[1]);
     place_cluster_free(&cs[0]);
     place_cluster_free(&cs[1]);
 }
@@ -822,7 +822,7 @@ static void test_reservation_index(void **state)
 static void test_bad_input(void **state)
 {
     (void)state;
-    struct place_warnings w = {0};
+    struct vocab_warnings w = {0};
     struct place_cluster c;
     struct err e = {0};
     /* Bad nodes are skipped with a warning naming cluster, node index and field. */
@@ -851,7 +851,7 @@ static void test_bad_input(void **state)
     assert_non_null(strstr(w.msg[6], "ready"));
     assert_non_null(strstr(w.msg[7], "status.nodes[8]"));
     assert_non_null(strstr(w.msg[8], "node ok listed twice"));
-    place_warnings_free(&w);
+    vocab_warnings_free(&w);
     place_cluster_free(&c);
     /* Unusable objects. */
     const char *bad_clusters[] = {"[]", "{}", "{'metadata':{'name':'x'},'status':{'nodes':{}}}",

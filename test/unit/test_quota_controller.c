@@ -93,6 +93,10 @@ struct fx {
     struct metrics_registry *reg;
     struct quota_ctl *q;
     struct logger lg;
+    bool capture; /* set before fx_start: the info log goes to logtext */
+    FILE *logf;
+    char *logtext;
+    size_t loglen;
     struct quota_options o;
     struct flag fl[QUOTA_NFLAGS];
 };
@@ -200,8 +204,10 @@ static void fx_start(struct fx *f)
     struct quota_tuning t = {.retry_s = 0.05, .metrics_period_s = 0.05, .informer_backoff_s = 0.01};
     assert_int_equal(quota_ctl_new(&f->o, &t, &f->q, &e), 0);
     /* QTEST_LOG=1 shows the controller's log lines when debugging a failure. */
-    log_init(&f->lg, stderr, 4, LOG_FMT_TEXT);
-    const struct logger *lg = getenv("QTEST_LOG") ? &f->lg : NULL;
+    if (f->capture)
+        f->logf = open_memstream(&f->logtext, &f->loglen);
+    log_init(&f->lg, f->logf ? f->logf : stderr, f->logf ? 0 : 4, LOG_FMT_TEXT);
+    const struct logger *lg = getenv("QTEST_LOG") || f->logf ? &f->lg : NULL;
     if (quota_ctl_start(f->q, f->client, f->reg, NULL, lg, &e) != 0)
         fail_msg("start: %s", e.msg);
 }
@@ -215,6 +221,16 @@ static void fx_free(struct fx *f)
     kube_rest_config_free(f->cfg);
     flags_free(f->fl, QUOTA_NFLAGS);
     ev_loop_destroy(f->loop);
+    if (f->logf)
+        fclose(f->logf);
+    free(f->logtext);
+}
+
+/* The captured log so far. */
+static const char *fx_log(struct fx *f)
+{
+    fflush(f->logf);
+    return f->logtext ? f->logtext : "";
 }
 
 /* Requests with this method whose path starts with `path`, in arrival order. */
@@ -345,6 +361,7 @@ static void test_initial_then_update(void **state)
     (void)state;
     struct fx f;
     fx_init(&f, 60, NULL);
+    f.capture = true;
     char *cq = cq_json("7", "0", "0");
     char *cm = cm_json("c1", "21", NODE("n1", "2", "4Gi") "," NODE("n2", "2", "4Gi"));
     fx_script(&f, "{'version':'v1beta1'}", cq, cm);
@@ -379,6 +396,18 @@ static void test_initial_then_update(void **state)
     assert_true(has_event(&f, "Normal", "QuotaUpdated",
                           "default-flavor/cpu 0 -> 4, default-flavor/memory 0 -> 8Gi"));
     assert_true(has_event(&f, "Normal", "QuotaUpdated", "default-flavor/cpu 4 -> 6"));
+    /* the log: taken over (why), its first write replaces the quota it was
+     * created with, later writes update it */
+    const char *log = fx_log(&f);
+    const char *l1 = strstr(log, "msg=\"managing ClusterQueue quota\" clusterqueue=cq by=\"label "
+                                 "kueue-ks.io/managed-quota=true\"");
+    const char *l2 = strstr(log, "msg=\"ClusterQueue quota replaced by the workers' capacity\" "
+                                 "clusterqueue=cq changes=\"default-flavor/cpu 0 -> 4, "
+                                 "default-flavor/memory 0 -> 8Gi\"");
+    const char *l3 = strstr(log, "msg=\"quota updated\" clusterqueue=cq changes=\"default-flavor/"
+                                 "cpu 4 -> 6\"");
+    if (!l1 || !l2 || !l3 || l2 < l1 || l3 < l2 || strstr(l3, "replaced by"))
+        fail_msg("log lines:\n%s", log);
     /* The quota gauge follows the written value. */
     tloop_run_for(f.loop, 0.1);
     struct buf b;

@@ -17,6 +17,10 @@
 /* Single-quoted JSON literals (test/support/tjson). */
 #define J(s) tjson(s)
 
+#define RESERVED_NOTE                                                                              \
+    "  (a job kueue-ks places stays quota-reserved, never Admitted: its check stays Pending and "  \
+    "its hub Job suspended while a worker runs it; JOBS above counts them)\n"
+
 static void assert_render(const struct sv_input *in, const char *want)
 {
     struct buf b;
@@ -90,7 +94,7 @@ static void test_full(void **state)
         "team-a         default-flavor   memory     8Gi     0          c2=8Gi\n"
         "team-b         default-flavor   cpu        10      0          -\n"
         "\n"
-        "WORKLOADS: 5 (pending 2, quota-reserved 1, admitted 1, finished 1)\n");
+        "WORKLOADS: 5 (pending 2, quota-reserved 1, admitted 1, finished 1)\n" RESERVED_NOTE);
 
     in.wide = true;
     assert_render(
@@ -109,7 +113,7 @@ static void test_full(void **state)
         "c3)\n"
         "team-b         default-flavor   cpu        10      0          0        -\n"
         "\n"
-        "WORKLOADS: 5 (pending 2, quota-reserved 1, admitted 1, finished 1)\n");
+        "WORKLOADS: 5 (pending 2, quota-reserved 1, admitted 1, finished 1)\n" RESERVED_NOTE);
 
     /* -o json: the same rows, keyed by column */
     in.wide = false;

@@ -92,7 +92,7 @@ static json_t *make_wl(const struct wl_fx *f)
     return wl;
 }
 
-enum { JOB_FREE, JOB_PLACED_C1, JOB_PINNED_C1, JOB_STALE_C1, JOB_PIN_C3 };
+enum { JOB_FREE, JOB_PLACED_C1, JOB_PINNED_C1, JOB_STALE_C1, JOB_PIN_C3, JOB_PLACED_C1_DONE };
 
 static json_t *make_job(int how)
 {
@@ -117,6 +117,12 @@ static json_t *make_job(int how)
     case JOB_PIN_C3:
         jx_set_label(job, XF_LABEL_CLUSTER, "c3");
         break;
+    case JOB_PLACED_C1_DONE: /* the final status written, then amended by the Job controller */
+        xf_place(k, job, "c1", labels, TOKEN, NULL);
+        json_object_set_new(job, "status",
+                            J("{\"succeeded\":3,\"conditions\":[{\"type\":\"Complete\","
+                              "\"status\":\"True\"}]}"));
+        break;
     }
     json_decref(labels);
     return job;
@@ -129,7 +135,8 @@ enum {
     COPY_COMPLETE,
     COPY_OLD_C2,
     COPY_BOTH,
-    COPY_STALE_COMPLETE /* on c1, created for an earlier admission (older placed-for) */
+    COPY_STALE_COMPLETE, /* on c1, created for an earlier admission (older placed-for) */
+    COPY_FAILED
 };
 
 static const char *COPY_STATUS_RUNNING =
@@ -138,6 +145,11 @@ static const char *COPY_STATUS_COMPLETE =
     "{\"succeeded\":3,\"startTime\":\"2026-11-22T10:01:00Z\",\"completionTime\":"
     "\"2026-11-22T10:04:00Z\",\"conditions\":[{\"type\":\"SuccessCriteriaMet\",\"status\":"
     "\"True\"},{\"type\":\"Complete\",\"status\":\"True\"}]}";
+
+static const char *COPY_STATUS_FAILED =
+    "{\"failed\":1,\"startTime\":\"2026-11-22T10:01:00Z\",\"conditions\":[{\"type\":"
+    "\"FailureTarget\",\"status\":\"True\"},{\"type\":\"Failed\",\"status\":\"True\","
+    "\"reason\":\"BackoffLimitExceeded\"}]}";
 
 static json_t *make_copy(const json_t *job, const char *status)
 {
@@ -165,6 +177,7 @@ struct tcase {
     bool delete_on_completion;
     bool want_placement;
     const char *want[12]; /* substrings, one per action line, in order; NULL-terminated */
+    const char *out;      /* the outcome, as wl_outcome_describe() says it */
 };
 
 /* the job patch that undoes JOB_PLACED_C1 */
@@ -183,26 +196,31 @@ struct tcase {
 
 static const struct tcase cases[] = {
     {.name = "hub job deleted: copies deleted, reservation dropped",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .no_job = true,
      .copy = COPY_BOTH,
      .place = -1,
      .want = {"delete-copy c1 default/sample", "delete-copy c2 default/sample", "unreserve"}},
     {.name = "workload deleted",
+     .out = "none",
      .no_wl = true,
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
      .place = -1,
      .want = {"delete-copy c1 default/sample", "unreserve"}},
     {.name = "not our workload (check absent)",
+     .out = "none",
      .wl = {.reserved = RES_TRUE},
      .place = -1,
      .want = {NULL}},
     {.name = "new, no reservation: nothing to undo",
+     .out = "waiting",
      .wl = {.state = "Pending"},
      .place = -1,
      .want = {"unreserve"}},
     {.name = "evicted (preempted) while placed: undo, delete copy, ClusterAssigned False",
+     .out = "evicted c1",
      .wl = {.reserved = RES_FALSE_EVICTED, .state = "Pending", .assigned = true},
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
@@ -212,10 +230,12 @@ static const struct tcase cases[] = {
               "placement on cluster c1 undone",
               "\"reason\":\"NoReservation\""}},
     {.name = "requeued after Retry: check back to Pending",
+     .out = "waiting",
      .wl = {.reserved = RES_FALSE_EVICTED, .state = "Retry"},
      .place = -1,
      .want = {"unreserve", "\"state\":\"Pending\""}},
     {.name = "evicted, user pin: the label stays, injected keys go",
+     .out = "evicted c1",
      .wl = {.reserved = RES_FALSE_EVICTED, .state = "Pending"},
      .job = JOB_PINNED_C1,
      .place = -1,
@@ -223,6 +243,7 @@ static const struct tcase cases[] = {
               "\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":null}}}}",
               "unreserve", "event job Normal Evicted"}},
     {.name = "deactivated after Rejected: undo, check left Rejected",
+     .out = "evicted c1",
      .wl = {.reserved = RES_TRUE, .inactive = true, .state = "Rejected"},
      .job = JOB_PLACED_C1,
      .place = -1,
@@ -230,11 +251,13 @@ static const struct tcase cases[] = {
               "event job Normal Evicted: Workload job-sample-1a2b3 "
               "deactivated"}},
     {.name = "reserved, placement not computed yet: requeue",
+     .out = "waiting",
      .wl = RESERVED("Pending"),
      .place = -1,
      .want_placement = true,
      .want = {"requeue 1000"}},
     {.name = "reserved: placed on c2 with flavor labels",
+     .out = "placed c2",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_OK,
      .place_cluster = "c2",
@@ -250,6 +273,7 @@ static const struct tcase cases[] = {
               "\"message\":\"placed on cluster c2: most free\",\"name\":\"ks-check\","
               "\"state\":\"Pending\""}},
     {.name = "reserved: placed with constraints left to the worker: an Event says which",
+     .out = "placed c2",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_OK,
      .place_cluster = "c2",
@@ -261,6 +285,7 @@ static const struct tcase cases[] = {
               "(topologyKey zone)",
               "AssignedFlavor", "wl-status"}},
     {.name = "reserved, user pinned c3: placed there, label untouched",
+     .out = "placed c3",
      .wl = RESERVED("Pending"),
      .job = JOB_PIN_C3,
      .place = WL_PLACE_OK,
@@ -269,17 +294,20 @@ static const struct tcase cases[] = {
      .want = {"\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"resourceVersion\":\"5\"}", "reserve c3",
               "AssignedCluster", "AssignedCluster", "AssignedFlavor", "wl-status"}},
     {.name = "reserved, nothing fits now: message, event, requeue",
+     .out = "waiting",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_NOT_NOW,
      .want_placement = true,
      .want = {"event workload Warning NoClusterFits: no cluster fits now: full", "requeue 5000",
               "\"message\":\"no cluster fits now: full\""}},
     {.name = "reserved, nothing fits now, already said so: only requeue",
+     .out = "waiting",
      .wl = {.reserved = RES_TRUE, .state = "Pending", .msg = "no cluster fits now: full"},
      .place = WL_PLACE_NOT_NOW,
      .want_placement = true,
      .want = {"requeue 5000"}},
     {.name = "reserved, invalid cluster selector: Pending, Warning Events, requeue",
+     .out = "waiting",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_INVALID,
      .want_placement = true,
@@ -287,12 +315,14 @@ static const struct tcase cases[] = {
               "event workload Warning InvalidClusterSelector: cannot place: full", "requeue 30000",
               "\"message\":\"cannot place: full\""}},
     {.name = "reserved, never fits: Rejected",
+     .out = "rejected told NoClusterFits",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_NEVER,
      .want_placement = true,
      .want = {"event workload Warning NoClusterFits: the workload fits no cluster: full",
               "event job Warning NoClusterFits", "\"state\":\"Rejected\""}},
     {.name = "reserved, pin to an unknown cluster: wait",
+     .out = "waiting",
      .wl = RESERVED("Pending"),
      .job = JOB_PIN_C3,
      .place = WL_PLACE_PIN_UNKNOWN,
@@ -301,6 +331,7 @@ static const struct tcase cases[] = {
      .want = {"NoClusterFits: pinned cluster c3 is not a registered worker", "requeue 30000",
               "wl-status"}},
     {.name = "stale placement from an earlier admission: undone, copies removed, re-placed",
+     .out = "placed c2",
      .wl = RESERVED("Pending"),
      .job = JOB_STALE_C1,
      .copy = COPY_RUNNING,
@@ -312,18 +343,21 @@ static const struct tcase cases[] = {
               "\"},\"labels\":{\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
               "reserve c2", "AssignedCluster", "AssignedCluster", "AssignedFlavor", "wl-status"}},
     {.name = "reserved, check Retry: wait for Kueue",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Retry"),
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
      .place = -1,
      .want = {NULL}},
     {.name = "placed, no copy yet: create it (ClusterAssigned already set)",
+     .out = "dispatched c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
      .want = {"create-copy c1 default/sample",
               "event job Normal Dispatched: Created on cluster c1"}},
     {.name = "placed, ClusterAssigned missing (crash after the job patch): set it",
+     .out = "none",
      .wl = RESERVED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_NEW,
@@ -331,12 +365,14 @@ static const struct tcase cases[] = {
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":",
               "\"reason\":\"ClusterAssigned\""}},
     {.name = "placed on c1, old copy on c2: deleted, c1 copy created",
+     .out = "dispatched c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_OLD_C2,
      .place = -1,
      .want = {"delete-copy c2 default/sample", "create-copy c1", "Dispatched"}},
     {.name = "placed, copy running: remote-status annotation and progress message",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
@@ -346,6 +382,7 @@ static const struct tcase cases[] = {
               "\\\"succeeded\\\":1}\"}}}",
               "\"message\":\"running on cluster c1: active 2, ready 2, succeeded 1, failed 0\""}},
     {.name = "placed, copy complete: final hub status",
+     .out = "finished c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_COMPLETE,
@@ -355,7 +392,26 @@ static const struct tcase cases[] = {
               "\"SuccessCriteriaMet\"},{\"status\":\"True\",\"type\":\"Complete\"}],\"ready\":0,"
               "\"startTime\":\"2026-11-22T10:01:00Z\",\"succeeded\":3,\"terminating\":0}}",
               "patch-job", "finished on cluster c1: succeeded"}},
+    {.name = "placed, copy complete, hub job already Complete (amended by the Job controller): "
+             "status written again, finished only once",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1_DONE,
+     .copy = COPY_COMPLETE,
+     .place = -1,
+     .want = {"patch-job-status", "patch-job", "finished on cluster c1: succeeded"}},
+    {.name = "placed, copy failed: final hub status, the outcome says failed",
+     .out = "finished c1 failed",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_FAILED,
+     .place = -1,
+     .want = {"patch-job-status {\"status\":{\"active\":0,\"conditions\":[{\"status\":"
+              "\"True\",\"type\":\"FailureTarget\"},{\"reason\":\"BackoffLimitExceeded\","
+              "\"status\":\"True\",\"type\":\"Failed\"}],\"failed\":1",
+              "patch-job", "finished on cluster c1: failed"}},
     {.name = "placed, worker unreachable within the timeout: requeue at the deadline",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
@@ -364,6 +420,7 @@ static const struct tcase cases[] = {
      .lost_ms = 60000,
      .want = {"requeue 240000"}},
     {.name = "placed, worker lost past the timeout: Retry",
+     .out = "worker-lost c1",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
@@ -373,12 +430,14 @@ static const struct tcase cases[] = {
      .want = {"event workload Warning WorkerLost: worker cluster c1 lost for 300s (timeout 300s)",
               "event job Warning WorkerLost", "unreserve", "\"state\":\"Retry\""}},
     {.name = "kubestellar transport, placed: nothing to move",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .place = -1,
      .direct_off = true,
      .want = {NULL}},
     {.name = "finished, delete on completion",
+     .out = "none",
      .wl = {.reserved = RES_TRUE, .finished = true, .state = "Pending", .assigned = true},
      .job = JOB_PLACED_C1,
      .copy = COPY_COMPLETE,
@@ -386,24 +445,28 @@ static const struct tcase cases[] = {
      .delete_on_completion = true,
      .want = {"unreserve", "delete-copy c1 default/sample"}},
     {.name = "finished, copies kept",
+     .out = "none",
      .wl = {.reserved = RES_TRUE, .finished = true, .state = "Pending", .assigned = true},
      .job = JOB_PLACED_C1,
      .copy = COPY_COMPLETE,
      .place = -1,
      .want = {"unreserve"}},
     {.name = "finished on c1, stale copy on c2 (lost worker came back): c2 copy deleted",
+     .out = "none",
      .wl = {.reserved = RES_TRUE, .finished = true, .state = "Pending", .assigned = true},
      .job = JOB_PLACED_C1,
      .copy = COPY_OLD_C2,
      .place = -1,
      .want = {"unreserve", "delete-copy c2 default/sample"}},
     {.name = "placed, the copy on c1 is from an earlier admission: deleted, not mirrored",
+     .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
      .copy = COPY_STALE_COMPLETE,
      .place = -1,
      .want = {"delete-copy c1 default/sample"}},
     {.name = "being evicted (Evicted=True, QuotaReserved still True): undo, delete copy",
+     .out = "evicted c1",
      .wl = {.reserved = RES_TRUE_EVICTING, .state = "Pending", .assigned = true},
      .job = JOB_PLACED_C1,
      .copy = COPY_RUNNING,
@@ -413,6 +476,7 @@ static const struct tcase cases[] = {
               "placement on cluster c1 undone",
               "\"reason\":\"NoReservation\""}},
     {.name = "being evicted after a worker-lost Retry: undo, check left to Kueue",
+     .out = "evicted c1",
      .wl = {.reserved = RES_TRUE_EVICTING, .state = "Retry", .assigned = true},
      .job = JOB_PLACED_C1,
      .place = -1,
@@ -440,6 +504,9 @@ static void run_case(const struct tcase *c)
         break;
     case COPY_COMPLETE:
         c1 = make_copy(ref, COPY_STATUS_COMPLETE);
+        break;
+    case COPY_FAILED:
+        c1 = make_copy(ref, COPY_STATUS_FAILED);
         break;
     case COPY_OLD_C2:
         c2 = make_copy(ref, COPY_STATUS_RUNNING);
@@ -514,6 +581,12 @@ static void run_case(const struct tcase *c)
         fail();
     }
     free(d);
+    d = wl_outcome_describe(&a.outcome);
+    if (strcmp(d, c->out) != 0) {
+        print_error("case \"%s\": outcome \"%s\", want \"%s\"\n", c->name, d, c->out);
+        fail();
+    }
+    free(d);
     wl_actions_free(&a);
     json_decref(wl);
     json_decref(job);
@@ -533,6 +606,27 @@ static void test_table(void **state)
 /* Unreserved, Kueue says why and the fit says never: the check message and ONE
  * Warning NoClusterFits on the job, with both; the same state again (the
  * message already written): no Event, so periodic passes do not storm. */
+/* Kueue's reason first, unless no cluster can ever hold the job: "fits now"
+ * leading the message of a job Kueue holds read as if it were about to run. */
+static void test_not_admitted_message_order(void **state)
+{
+    (void)state;
+    char *m = wl_not_admitted_message("fits now: pod set main needs cpu 1 per pod; cluster1: "
+                                      "fits now (spot)",
+                                      false, "Inadmissible: LocalQueue q doesn't exist");
+    assert_string_equal(m, "Kueue has not admitted it: Inadmissible: LocalQueue q doesn't exist; "
+                           "fits now: pod set main needs cpu 1 per pod; cluster1: fits now (spot)");
+    free(m);
+    m = wl_not_admitted_message("never fits: cluster1: largest node 8 cpu (spot)", true,
+                                "Pending: insufficient unused quota");
+    assert_string_equal(m, "never fits: cluster1: largest node 8 cpu (spot); Kueue has not "
+                           "admitted it: Pending: insufficient unused quota");
+    free(m);
+    m = wl_not_admitted_message(NULL, false, NULL);
+    assert_string_equal(m, "no quota reserved yet; waiting for a quota reservation");
+    free(m);
+}
+
 static void test_unreserved_explained_once(void **state)
 {
     (void)state;
@@ -575,6 +669,14 @@ static void test_unreserved_explained_once(void **state)
                 assert_string_equal(a.v[i].message, want);
             }
         assert_int_equal(events, round ? 0 : 1);
+        /* the outcome tells the job once too (the driver logs it) */
+        assert_int_equal(a.outcome.kind, WL_OUT_WAITING);
+        if (round == 0) {
+            assert_string_equal(a.outcome.told_reason, REASON_NO_CLUSTER_FITS);
+            assert_string_equal(a.outcome.told, want);
+        } else {
+            assert_null(a.outcome.told_reason);
+        }
         if (round == 0 && !strstr(d, want))
             fail_msg("the check message is not written: %s", d);
         assert_non_null(strstr(d, "requeue 30000"));
@@ -1031,6 +1133,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_not_admitted_message_order),
         cmocka_unit_test(test_unreserved_explained_once),
         cmocka_unit_test(test_unreserved_fresh_no_event),
         cmocka_unit_test(test_kueue_reason),

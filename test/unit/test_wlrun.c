@@ -182,6 +182,42 @@ static void test_discovery_fallbacks(void **state)
                      -1);
     assert_true(find_req(f->srv, "GET", "/api/v1/namespaces/ops/secrets",
                          "labelSelector=kueue-ks.io%2Fworker%3Dtrue", NULL) >= 0);
+    /* the SSA probe: a dry run; its 404 (no such Workload) leaves SSA on */
+    assert_true(find_req(f->srv, "PATCH",
+                         "/apis/kueue.x-k8s.io/v1beta1/namespaces/ops/workloads/"
+                         "kueue-ks-ssa-probe/status",
+                         "dryRun=All", "\"kind\":\"Workload\"") >= 0);
+    assert_true(st.server_side_apply);
+}
+
+/* A hub without server-side apply (415 to the start-up probe): merge patches
+ * from the start, decided before the controller is set up. */
+static void test_no_server_side_apply(void **state)
+{
+    struct fixture *f = *state;
+    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
+                      "{\"kind\":\"APIGroup\",\"name\":\"kueue.x-k8s.io\",\"versions\":"
+                      "[{\"groupVersion\":\"kueue.x-k8s.io/v1beta1\",\"version\":\"v1beta1\"}]}");
+    fakesrv_push_status(f->srv, "PATCH",
+                        "/apis/kueue.x-k8s.io/v1beta1/namespaces/ops/workloads/"
+                        "kueue-ks-ssa-probe/status",
+                        415, "UnsupportedMediaType", "no apply here");
+    struct wlrun_config cfg = {0};
+    struct wlrun_stats st;
+    assert_int_equal(run(f, &cfg, v1beta1_started, &st), 0);
+    assert_true(st.started);
+    assert_false(st.server_side_apply);
+    long i = find_req(f->srv, "PATCH",
+                      "/apis/kueue.x-k8s.io/v1beta1/namespaces/ops/workloads/"
+                      "kueue-ks-ssa-probe/status",
+                      "dryRun=All", NULL);
+    assert_true(i >= 0);
+    struct fakesrv_req *req = fakesrv_req_get(f->srv, (size_t)i);
+    bool apply = false;
+    for (char **h = req->headers; *h; h++)
+        apply |= strcmp(*h, "content-type: application/apply-patch+yaml") == 0;
+    fakesrv_req_free(req);
+    assert_true(apply);
 }
 
 static bool v1beta2_started(struct run *x)
@@ -385,6 +421,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_discovery_fallbacks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_server_side_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discovery_v1beta2_bp, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discovery_retries_transient_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_kind_discovered, setup, teardown),

@@ -11,6 +11,7 @@ DIR holds
   hub-workloads.watch        the hub's Workload changes (watch stream)
   <worker>-jobs.watch        each worker's Job changes (watch stream)
   <worker>-pods.watch        each worker's Pod changes (watch stream)
+  <worker>-nodes.watch       each worker's Node changes (watch stream)
 for the workers named by the *-jobs.watch files. A stream must end with the
 BOOKMARK the devhub sends when the watch times out: without it the replay was
 cut and the audit is refused (exit 2).
@@ -27,13 +28,24 @@ duplicate, only if it is the only one of its kind for the job, at most one of
 its pods ran, and it is gone by the end (the operator removed it once the
 worker was back). Everything else about the job is held to the strict rules.
 
+Capacity, an oracle independent of kueue-ks's arithmetic (pkg/podres,
+pkg/sched, which the devhub's simulators share): the pod changes of each
+worker are replayed in order, and after every change no node may hold bound,
+non-terminal pods (phase not Succeeded/Failed, not deleted) whose requests,
+summed with the Kubernetes rules written out below from their raw specs
+(a missing request is the limit; init containers and sidecars; overhead),
+exceed the node's status.allocatable (the smallest value any version of the
+node showed), counting one "pods" per pod. A resource the node does not list
+has 0 allocatable. Each pod change that leaves a node over counts once.
+
 Prints the findings to stderr and one line to stdout:
-  complete=N lost=N duplicates=N relaunched=N
+  complete=N lost=N duplicates=N relaunched=N over_capacity=N
 """
 import json
 import os
 import re
 import sys
+from fractions import Fraction
 
 ORIGIN_UID = "kueue-ks.io/origin-uid"
 PLACED_FOR = "kueue-ks.io/placed-for"
@@ -89,6 +101,114 @@ def complete(job):
     return False
 
 
+# Kubernetes quantity suffixes (k8s.io/apimachinery resource.Quantity).
+SUFFIX = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
+          "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+          "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+QTY_RE = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$")
+
+
+def qty(v):
+    """A quantity (string or number) as an exact Fraction; refuses what does not parse."""
+    m = QTY_RE.match(str(v).strip())
+    if not m:
+        fail(f"quantity {v!r} does not parse")
+    n = Fraction(m.group(1))
+    if m.group(2) is not None:
+        return n * Fraction(10) ** int(m.group(2))
+    return n * SUFFIX[m.group(3) or ""]
+
+
+def add(a, b):
+    return {r: a.get(r, 0) + b.get(r, 0) for r in set(a) | set(b)}
+
+
+def cmax(a, b):
+    return {r: max(a.get(r, 0), b.get(r, 0)) for r in set(a) | set(b)}
+
+
+def container_requests(c):
+    """A container's requests; a resource with a limit and no request requests the limit."""
+    res = c.get("resources") or {}
+    out = {r: qty(v) for r, v in (res.get("limits") or {}).items()}
+    out.update({r: qty(v) for r, v in (res.get("requests") or {}).items()})
+    return out
+
+
+def pod_requests(pod):
+    """What the scheduler counts for a pod: the app containers and the sidecars
+    (init containers with restartPolicy Always, which keep running) together, or
+    while an init container runs, it plus the sidecars started before it, whichever
+    is larger; plus the pod overhead; plus one "pods"."""
+    spec = pod.get("spec") or {}
+    total = {}
+    for c in spec.get("containers") or []:
+        total = add(total, container_requests(c))
+    sidecars, init_peak = {}, {}
+    for c in spec.get("initContainers") or []:
+        r = container_requests(c)
+        if c.get("restartPolicy") == "Always":
+            sidecars = add(sidecars, r)
+            total = add(total, r)
+            init_peak = cmax(init_peak, sidecars)
+        else:
+            init_peak = cmax(init_peak, add(r, sidecars))
+    total = cmax(total, init_peak)
+    total = add(total, {r: qty(v) for r, v in (spec.get("overhead") or {}).items()})
+    return add(total, {"pods": 1})
+
+
+def node_allocatable(events):
+    """node name -> {resource: the smallest allocatable any version of the node showed}."""
+    out = {}
+    for _, n in events:
+        name = meta(n).get("name")
+        alloc = {r: qty(v) for r, v in ((n.get("status") or {}).get("allocatable") or {}).items()}
+        out[name] = alloc if name not in out else {r: min(out[name].get(r, v), v)
+                                                   for r, v in alloc.items()}
+    return out
+
+
+def over_capacity(worker, pod_events, alloc):
+    """Replays a worker's pod changes; returns how many left a node over its allocatable.
+    Prints each such change, and the peak use of each node."""
+    bound = {}  # pod uid -> (node, requests, name) while bound and not terminal
+    use, peak = {}, {}
+    over = 0
+    for t, p in pod_events:
+        uid, node = meta(p).get("uid"), (p.get("spec") or {}).get("nodeName")
+        old = bound.pop(uid, None)
+        if old:
+            use[old[0]] = add(use[old[0]], {r: -v for r, v in old[1].items()})
+        phase = (p.get("status") or {}).get("phase")
+        if t == "DELETED" or not node or phase in ("Succeeded", "Failed"):
+            continue
+        req = pod_requests(p)
+        bound[uid] = (node, req, meta(p).get("name"))
+        use[node] = add(use.get(node, {}), req)
+        cap = alloc.get(node)
+        if cap is None:
+            over += 1
+            print(f"over capacity {worker}: pod {meta(p).get('name')} bound to node {node}, "
+                  f"which the node changes never showed", file=sys.stderr)
+            continue
+        excess = {r: (u, cap.get(r, 0)) for r, u in use[node].items() if u > cap.get(r, 0)}
+        for r, u in use[node].items():
+            if cap.get(r):
+                peak.setdefault(node, {})[r] = max(peak.get(node, {}).get(r, 0), u / cap[r])
+        if excess:
+            over += 1
+            pods = sorted(n for (nd, _, n) in bound.values() if nd == node)
+            print(f"over capacity {worker}/{node} at rv {meta(p).get('resourceVersion')}: "
+                  + ", ".join(f"{r} {float(u):g} of {float(c):g}" for r, (u, c) in sorted(excess.items()))
+                  + f" (pods {', '.join(pods)})", file=sys.stderr)
+    for node in sorted(peak):
+        print(f"capacity {worker}/{node}: peak use "
+              + ", ".join(f"{r} {100 * float(f):.0f}%" for r, f in sorted(peak[node].items())),
+              file=sys.stderr)
+    return over
+
+
 def lost_admissions(events):
     """hub job uid -> {(worker, placement token)} declared lost by the operator."""
     out = {}
@@ -128,7 +248,10 @@ def main():
         fail(f"change logs of {len(workers)} workers in {d}")
     # copy uid -> {worker, hub uid, token, exists at the end, pods that ran}
     copies = {}
+    over = 0
     for w in workers:
+        over += over_capacity(w, read_watch(os.path.join(d, f"{w}-pods.watch")),
+                              node_allocatable(read_watch(os.path.join(d, f"{w}-nodes.watch"))))
         for t, o in read_watch(os.path.join(d, f"{w}-jobs.watch")):
             huid = labels(o).get(ORIGIN_UID)
             if not huid:
@@ -185,7 +308,7 @@ def main():
             print(f"lost {meta(j)['name']}: not Complete (labels {labels(j)}, status {st})",
                   file=sys.stderr)
     print(f"complete={n_complete} lost={njobs - n_complete} duplicates={duplicates} "
-          f"relaunched={relaunched}")
+          f"relaunched={relaunched} over_capacity={over}")
 
 
 if __name__ == "__main__":

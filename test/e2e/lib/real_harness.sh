@@ -24,7 +24,7 @@ PIDS=()
 OP=
 real_cleanup() {
   "$ROOT/scripts/realstack/stack.sh" down >/dev/null 2>&1
-  rm -rf "$WORK"
+  [ -n "${KKS_KEEP:-}" ] || rm -rf "$WORK" # KKS_KEEP=1: keep the logs
 }
 trap real_cleanup EXIT
 # shellcheck source=test/e2e/lib/workload_harness.sh

@@ -1,5 +1,5 @@
-/* place: see place.h. */
-#include "pkg/sched/place.h"
+/* vocab: see vocab.h. */
+#include "pkg/sched/vocab.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,11 +12,11 @@
 
 /* ---- warnings --------------------------------------------------------------- */
 
-void place_warnings_add(struct place_warnings *w, const char *fmt, ...)
+void vocab_warnings_add(struct vocab_warnings *w, const char *fmt, ...)
 {
     if (!w)
         return;
-    if (w->n >= PLACE_WARN_MAX) {
+    if (w->n >= VOCAB_WARN_MAX) {
         w->dropped++;
         return;
     }
@@ -26,11 +26,11 @@ void place_warnings_add(struct place_warnings *w, const char *fmt, ...)
     vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
     if (!w->msg)
-        w->msg = xcalloc(PLACE_WARN_MAX, sizeof *w->msg);
+        w->msg = xcalloc(VOCAB_WARN_MAX, sizeof *w->msg);
     w->msg[w->n++] = xstrdup(tmp);
 }
 
-void place_warnings_free(struct place_warnings *w)
+void vocab_warnings_free(struct vocab_warnings *w)
 {
     if (!w)
         return;
@@ -44,7 +44,7 @@ void place_warnings_free(struct place_warnings *w)
 
 /* ---- taints, tolerations, labels ----------------------------------------------- */
 
-static struct sched_toleration tol_view(const struct place_toleration *t)
+static struct sched_toleration tol_view(const struct vocab_toleration *t)
 {
     return (struct sched_toleration){
         .key = t->key,
@@ -54,28 +54,28 @@ static struct sched_toleration tol_view(const struct place_toleration *t)
     };
 }
 
-bool place_toleration_matches(const struct place_toleration *t, const struct place_taint *taint)
+bool vocab_toleration_matches(const struct vocab_toleration *t, const struct vocab_taint *taint)
 {
     struct sched_toleration tv = tol_view(t);
     struct sched_taint nv = {taint->key, taint->value, taint->effect};
     return sched_tolerates(&tv, &nv);
 }
 
-bool place_taint_tolerated(const struct place_taint *taint, const struct place_toleration *a,
-                           size_t na, const struct place_toleration *b, size_t nb)
+bool vocab_taint_tolerated(const struct vocab_taint *taint, const struct vocab_toleration *a,
+                           size_t na, const struct vocab_toleration *b, size_t nb)
 {
     if (!sched_effect_blocks(taint->effect))
         return true;
     for (size_t i = 0; i < na; i++)
-        if (place_toleration_matches(&a[i], taint))
+        if (vocab_toleration_matches(&a[i], taint))
             return true;
     for (size_t i = 0; i < nb; i++)
-        if (place_toleration_matches(&b[i], taint))
+        if (vocab_toleration_matches(&b[i], taint))
             return true;
     return false;
 }
 
-bool place_labels_match(const json_t *labels, const struct place_kv *want, size_t n)
+bool vocab_labels_match(const json_t *labels, const struct vocab_kv *want, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (!sched_label_matches(labels, want[i].key, want[i].value))
@@ -95,7 +95,7 @@ static const char *str_field(const json_t *obj, const char *key, bool *bad)
     return json_string_value(v);
 }
 
-void place_taints_free(struct place_taint *t, size_t n)
+void vocab_taints_free(struct vocab_taint *t, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(t[i].key);
@@ -105,7 +105,7 @@ void place_taints_free(struct place_taint *t, size_t n)
     free(t);
 }
 
-int place_taints_from_json(const json_t *arr, const char *what, struct place_taint **out, size_t *n,
+int vocab_taints_from_json(const json_t *arr, const char *what, struct vocab_taint **out, size_t *n,
                            struct err *e)
 {
     *out = NULL;
@@ -115,7 +115,7 @@ int place_taints_from_json(const json_t *arr, const char *what, struct place_tai
     if (!json_is_array(arr))
         return err_set(e, -EINVAL, "%s: not an array", what);
     size_t cnt = json_array_size(arr);
-    struct place_taint *t = xcalloc(cnt ? cnt : 1, sizeof *t);
+    struct vocab_taint *t = xcalloc(cnt ? cnt : 1, sizeof *t);
     for (size_t i = 0; i < cnt; i++) {
         const json_t *it = json_array_get(arr, i);
         bool bad = !json_is_object(it);
@@ -123,7 +123,7 @@ int place_taints_from_json(const json_t *arr, const char *what, struct place_tai
         const char *v = bad ? "" : str_field(it, "value", &bad);
         const char *ef = bad ? "" : str_field(it, "effect", &bad);
         if (bad || !k[0]) {
-            place_taints_free(t, i);
+            vocab_taints_free(t, i);
             return err_set(e, -EINVAL, "%s[%zu]: malformed taint (needs a string key)", what, i);
         }
         t[i].key = xstrdup(k);
@@ -135,7 +135,7 @@ int place_taints_from_json(const json_t *arr, const char *what, struct place_tai
     return 0;
 }
 
-void place_tolerations_free(struct place_toleration *t, size_t n)
+void vocab_tolerations_free(struct vocab_toleration *t, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(t[i].key);
@@ -145,7 +145,7 @@ void place_tolerations_free(struct place_toleration *t, size_t n)
     free(t);
 }
 
-int place_tolerations_from_json(const json_t *arr, const char *what, struct place_toleration **out,
+int vocab_tolerations_from_json(const json_t *arr, const char *what, struct vocab_toleration **out,
                                 size_t *n, struct err *e)
 {
     *out = NULL;
@@ -155,7 +155,7 @@ int place_tolerations_from_json(const json_t *arr, const char *what, struct plac
     if (!json_is_array(arr))
         return err_set(e, -EINVAL, "%s: not an array", what);
     size_t cnt = json_array_size(arr);
-    struct place_toleration *t = xcalloc(cnt ? cnt : 1, sizeof *t);
+    struct vocab_toleration *t = xcalloc(cnt ? cnt : 1, sizeof *t);
     for (size_t i = 0; i < cnt; i++) {
         const json_t *it = json_array_get(arr, i);
         bool bad = !json_is_object(it);
@@ -168,7 +168,7 @@ int place_tolerations_from_json(const json_t *arr, const char *what, struct plac
         if (sop == SCHED_OP_INVALID)
             bad = true;
         if (bad) {
-            place_tolerations_free(t, i);
+            vocab_tolerations_free(t, i);
             return err_set(e, -EINVAL,
                            "%s[%zu]: malformed toleration (string fields, operator Exists or "
                            "Equal)",
@@ -184,7 +184,7 @@ int place_tolerations_from_json(const json_t *arr, const char *what, struct plac
     return 0;
 }
 
-void place_kvs_free(struct place_kv *kv, size_t n)
+void vocab_kvs_free(struct vocab_kv *kv, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(kv[i].key);
@@ -195,10 +195,10 @@ void place_kvs_free(struct place_kv *kv, size_t n)
 
 static int kv_cmp(const void *a, const void *b)
 {
-    return strcmp(((const struct place_kv *)a)->key, ((const struct place_kv *)b)->key);
+    return strcmp(((const struct vocab_kv *)a)->key, ((const struct vocab_kv *)b)->key);
 }
 
-int place_kvs_from_json(const json_t *obj, const char *what, struct place_kv **out, size_t *n,
+int vocab_kvs_from_json(const json_t *obj, const char *what, struct vocab_kv **out, size_t *n,
                         struct err *e)
 {
     *out = NULL;
@@ -208,14 +208,14 @@ int place_kvs_from_json(const json_t *obj, const char *what, struct place_kv **o
     if (!json_is_object(obj))
         return err_set(e, -EINVAL, "%s: not an object", what);
     size_t cnt = json_object_size(obj);
-    struct place_kv *kv = xcalloc(cnt ? cnt : 1, sizeof *kv);
+    struct vocab_kv *kv = xcalloc(cnt ? cnt : 1, sizeof *kv);
     size_t i = 0;
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v)
     {
         if (!json_is_string(v)) {
-            place_kvs_free(kv, i);
+            vocab_kvs_free(kv, i);
             return err_set(e, -EINVAL, "%s.%s: value is not a string", what, k);
         }
         kv[i].key = xstrdup(k);
@@ -230,18 +230,18 @@ int place_kvs_from_json(const json_t *obj, const char *what, struct place_kv **o
 
 /* ---- ResourceFlavor ----------------------------------------------------------- */
 
-void place_flavor_free(struct place_flavor *f)
+void vocab_flavor_free(struct vocab_flavor *f)
 {
     if (!f)
         return;
     free(f->name);
-    place_kvs_free(f->node_labels, f->n_node_labels);
-    place_taints_free(f->node_taints, f->n_node_taints);
-    place_tolerations_free(f->tolerations, f->n_tolerations);
+    vocab_kvs_free(f->node_labels, f->n_node_labels);
+    vocab_taints_free(f->node_taints, f->n_node_taints);
+    vocab_tolerations_free(f->tolerations, f->n_tolerations);
     memset(f, 0, sizeof *f);
 }
 
-int place_flavor_from_json(const json_t *rf, struct place_flavor *out, struct err *e)
+int vocab_flavor_from_json(const json_t *rf, struct vocab_flavor *out, struct err *e)
 {
     memset(out, 0, sizeof *out);
     const json_t *md = json_object_get(rf, "metadata");
@@ -255,27 +255,27 @@ int place_flavor_from_json(const json_t *rf, struct place_flavor *out, struct er
     char what[320];
     int rc;
     snprintf(what, sizeof what, "ResourceFlavor %s: spec.nodeLabels", name);
-    rc = place_kvs_from_json(json_object_get(spec, "nodeLabels"), what, &out->node_labels,
+    rc = vocab_kvs_from_json(json_object_get(spec, "nodeLabels"), what, &out->node_labels,
                              &out->n_node_labels, e);
     if (rc < 0)
         goto fail;
     snprintf(what, sizeof what, "ResourceFlavor %s: spec.nodeTaints", name);
-    rc = place_taints_from_json(json_object_get(spec, "nodeTaints"), what, &out->node_taints,
+    rc = vocab_taints_from_json(json_object_get(spec, "nodeTaints"), what, &out->node_taints,
                                 &out->n_node_taints, e);
     if (rc < 0)
         goto fail;
     snprintf(what, sizeof what, "ResourceFlavor %s: spec.tolerations", name);
-    rc = place_tolerations_from_json(json_object_get(spec, "tolerations"), what, &out->tolerations,
+    rc = vocab_tolerations_from_json(json_object_get(spec, "tolerations"), what, &out->tolerations,
                                      &out->n_tolerations, e);
     if (rc < 0)
         goto fail;
     return 0;
 fail:
-    place_flavor_free(out);
+    vocab_flavor_free(out);
     return rc;
 }
 
-bool place_status_reported(const json_t *status)
+bool vocab_status_reported(const json_t *status)
 {
     return json_is_object(status) && (json_is_string(json_object_get(status, "lastUpdated")) ||
                                       json_is_array(json_object_get(status, "nodes")));
