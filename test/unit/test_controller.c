@@ -930,28 +930,55 @@ static void put_copy_and_orphan(struct fx *f)
                       "\"hub-a\",\"kueue-ks.io/origin-uid\":\"deleted-uid\"}}}");
 }
 
-static void test_gc(void **state)
+/* The controller's log, to see the "job deleted" line. */
+struct logcap {
+    char *text;
+    size_t len;
+    struct logger lg;
+    FILE *f;
+};
+
+/* On c1: a copy of the live hub job and an orphan whose delete is answered
+ * twice; a new controller logging to lc. */
+static void gc_orphan_logged(struct fx *f, struct logcap *lc)
 {
-    struct fx *f = *state;
-    /* on c1: a copy of the live hub job, an orphan, and a foreign object */
     put_copy_and_orphan(f);
-    put(f->copies_c1, "{\"metadata\":{\"name\":\"users\",\"namespace\":\"default\"}}");
     fakesrv_push(f->w_srv,
                  &(struct fakesrv_resp){.method = "DELETE",
                                         .path = "/apis/batch/v1/namespaces/default/jobs/old",
                                         .body = "{}",
                                         .times = 2});
-    /* the controller's log, to see the "job deleted" line */
-    char *logtext = NULL;
-    size_t loglen = 0;
-    FILE *lf = open_memstream(&logtext, &loglen);
-    struct logger lg;
-    log_init(&lg, lf, 0, LOG_FMT_TEXT);
+    *lc = (struct logcap){0};
+    lc->f = open_memstream(&lc->text, &lc->len);
+    log_init(&lc->lg, lc->f, 0, LOG_FMT_TEXT);
     wlc_free(f->c);
     metrics_registry_free(f->reg);
     f->reg = metrics_registry_new();
-    f->lg = &lg;
+    f->lg = &lc->lg;
     new_wlc(f, false, NULL, NULL);
+}
+
+/* The "job deleted" line of default/old on c1 was logged exactly once. */
+static void gc_logged_once(struct fx *f, struct logcap *lc)
+{
+    fflush(lc->f); /* updates lc->text: the buffer may have moved */
+    const char *want = "msg=\"job deleted on the hub: removing its copy\" job=default/old kind=Job "
+                       "cluster=c1";
+    const char *at = strstr(lc->text, want);
+    if (!at || strstr(at + 1, want))
+        fail_msg("want the line once in:\n%s", lc->text);
+    fclose(lc->f);
+    free(lc->text);
+    f->lg = NULL;
+}
+
+static void test_gc(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    gc_orphan_logged(f, &lc);
+    /* and a foreign object */
+    put(f->copies_c1, "{\"metadata\":{\"name\":\"users\",\"namespace\":\"default\"}}");
     f->unsynced = true; /* hub stores not synced yet: everything would look orphaned */
     assert_int_equal(wlc_gc(f->c), 0);
     f->unsynced = false;
@@ -969,15 +996,7 @@ static void test_gc(void **state)
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.gc_deleted, 2);
-    fflush(lf);
-    const char *want = "msg=\"job deleted on the hub: removing its copy\" job=default/old kind=Job "
-                       "cluster=c1";
-    const char *at = strstr(logtext, want);
-    if (!at || strstr(at + 1, want))
-        fail_msg("want the line once in:\n%s", logtext);
-    fclose(lf);
-    free(logtext);
-    f->lg = NULL;
+    gc_logged_once(f, &lc);
 }
 
 /* The orphan check of one key (hub job deleted, copy event): the copy at that
@@ -1007,6 +1026,20 @@ static void test_gc_key(void **state)
     store_delete_key(f->copies_c1, "default/old", NULL);
     assert_int_equal(wlc_gc(f->c), 0);
     assert_false(wlc_gc_pending(f->c));
+}
+
+/* A copy the per-key check removed, still in the worker's store at the next
+ * sweep, is deleted again but its "job deleted" line is not written again. */
+static void test_gc_key_then_sweep_logs_once(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    gc_orphan_logged(f, &lc);
+    assert_int_equal(wlc_gc_key(f->c, "default/old"), 1);
+    assert_int_equal(wlc_gc(f->c), 1);
+    run_until(f, 0, 2);
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    gc_logged_once(f, &lc);
 }
 
 static uint64_t reconciles(struct fx *f)
@@ -1174,6 +1207,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gc_key_then_sweep_logs_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cluster_change_queues_affected_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cluster_delete_drops_conversion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
