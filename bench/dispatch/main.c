@@ -27,8 +27,8 @@
  * (default 60 + N/2), --v V (the operator's log verbosity, default 0), --keep
  * (keep the work directory with the children's logs), --callgrind (run the
  * operator under valgrind --tool=callgrind, keep the work directory and print
- * one more line {"bench":"dispatch-callgrind","op_instr_per_dispatch":..}: the
- * repeatable CPU figure; compare it at two --n). Exit 0 when all N were
+ * one more line {"bench":"dispatch-callgrind",..}: the repeatable CPU figure,
+ * see report_callgrind). Exit 0 when all N were
  * placed, 1 otherwise (the work directory with the children's logs is then
  * kept and named on stderr).
  * Children get SIGTERM on exit (and SIGKILL if the bench dies: PDEATHSIG).
@@ -68,6 +68,8 @@ struct bench {
     char v[16];     /* --v: the operator's log verbosity */
     long qps;       /* --qps: the operator's client QPS (burst 2x); 0 = its default */
     bool callgrind; /* --callgrind: run the operator under valgrind's callgrind */
+    int limit;      /* hub jobs are created up to this index (the callgrind baseline batch) */
+    int n_base;     /* --callgrind: the first n_base jobs are the baseline batch */
     char root[PATH_MAX];
     char work[64];
     pid_t pids[NCLUSTERS + 1];
@@ -101,6 +103,20 @@ static void die_msg(const char *what, const char *detail)
 
 /* ---- child processes -------------------------------------------------- */
 
+/* In a forked child: stdout and stderr to `out` (appended), then exec argv. */
+static void child_exec(const char *out, char *const argv[])
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    execv(argv[0], argv);
+    _exit(127);
+}
+
 static int spawn(struct bench *b, const char *log, char *const argv[])
 {
     char *logpath = xasprintf("%s/%s", b->work, log);
@@ -109,17 +125,8 @@ static int spawn(struct bench *b, const char *log, char *const argv[])
         free(logpath);
         return -errno;
     }
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        execv(argv[0], argv);
-        _exit(127);
-    }
+    if (pid == 0)
+        child_exec(logpath, argv);
     free(logpath);
     b->pids[b->npids++] = pid;
     return 0;
@@ -221,6 +228,7 @@ static int start_operator(struct bench *b)
     snprintf(cgout, sizeof cgout, "--callgrind-out-file=%s/op.callgrind", b->work);
     char *argv[] = {"/usr/bin/valgrind",
                     "--tool=callgrind",
+                    "--instr-atstart=no", /* start-up excluded: instrumented per phase */
                     cgout,
                     bin,
                     "run",
@@ -251,7 +259,7 @@ static int start_operator(struct bench *b)
         argv[n - 3] = "--burst";
         argv[n - 2] = burst;
     }
-    return spawn(b, "op.log", b->callgrind ? argv : argv + 3);
+    return spawn(b, "op.log", b->callgrind ? argv : argv + 4);
 }
 
 /* ---- synchronous calls on the loop (set-up only) ------------------------ */
@@ -437,7 +445,7 @@ static int on_copy(struct bench *b, int c, const struct watch_event *ev)
     b->per_cluster[c]++;
     if (!b->sample)
         b->sample = json_deep_copy(ev->object);
-    if (++b->placed == b->n)
+    if (++b->placed == b->limit)
         ev_break(b->loop, EVBREAK_ONE);
     return 0;
 }
@@ -495,7 +503,7 @@ static json_t *hub_job(int i);
  * into cluster1. */
 static void create_next(struct bench *b)
 {
-    while (b->in_flight < WINDOW && b->next < b->n) {
+    while (b->in_flight < WINDOW && b->next < (b->in_raw ? b->n : b->limit)) {
         int i = b->next++;
         json_t *obj;
         if (b->in_raw) {
@@ -599,6 +607,41 @@ static int raw_phase(struct bench *b, double *seconds)
     return b->create_failed ? -EIO : 0;
 }
 
+/* Create hub jobs up to index `limit` and wait until that many are placed; under callgrind
+ * the loop then runs 2 s more, so the phase's trailing writes are counted in it. */
+static int run_phase(struct bench *b, int limit)
+{
+    b->limit = limit;
+    create_next(b);
+    if (b->create_failed)
+        return -EIO;
+    while (b->placed < b->limit && !b->timed_out && !b->failed)
+        ev_run(b->loop, 0);
+    if (b->placed < b->limit)
+        return -ETIMEDOUT;
+    double until = clock_mono_s() + (b->callgrind ? 2.0 : 0.0);
+    while (clock_mono_s() < until && !b->failed) {
+        ev_run(b->loop, EVRUN_NOWAIT);
+        usleep(10000);
+    }
+    return 0;
+}
+
+/* callgrind_control <op> [arg] <operator pid>: switch collection, dump the counters. */
+static void cg_control(struct bench *b, const char *op, const char *arg)
+{
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", (int)b->pids[NCLUSTERS]);
+    char *argv[] = {"/usr/bin/callgrind_control", (char *)op, (char *)(arg ? arg : pid),
+                    arg ? pid : NULL, NULL};
+    pid_t p = fork();
+    if (p == 0)
+        child_exec("/dev/null", argv);
+    int st = 0;
+    if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        die_msg("callgrind_control failed", op);
+}
+
 static int run(struct bench *b)
 {
     int rc;
@@ -644,32 +687,37 @@ static int run(struct bench *b)
         die_msg("watch", b->errmsg);
         return rc;
     }
-    /* N hub jobs */
+    /* N hub jobs; --callgrind: the first n_base alone (the baseline), then the rest, each
+     * phase's operator instructions dumped by callgrind_control */
     b->created_at = clock_mono_s();
-    create_next(b);
-    if (b->create_failed)
-        return -EIO;
     ev_timer t;
     ev_timer_init(&t, on_timeout, b->timeout_s, 0);
     t.data = b;
     ev_timer_start(b->loop, &t);
-    while (b->placed < b->n && !b->timed_out && !b->failed)
-        ev_run(b->loop, 0);
+    if (b->callgrind) {
+        cg_control(b, "-i", "on");
+        rc = run_phase(b, b->n_base);
+        cg_control(b, "-d", NULL); /* op.callgrind.1: the baseline batch */
+    }
+    if (rc == 0)
+        rc = run_phase(b, b->n);
+    if (b->callgrind) {
+        cg_control(b, "-d", NULL); /* op.callgrind.2: the rest */
+        cg_control(b, "-i", "off");
+    }
     ev_timer_stop(b->loop, &t);
     for (int c = 0; c <= NCLUSTERS && !b->failed; c++) {
         kube_watch_stop(b->w[c]);
         b->w[c] = NULL;
     }
-    return b->placed == b->n ? 0 : -ETIMEDOUT;
+    return rc;
 }
 
-/* --callgrind: the operator's instruction count over the whole run (start,
- * burst, raw phase) from its profile, per placed workload. Instruction counts
- * do not depend on the machine's load, unlike CPU seconds. */
-static void report_callgrind(const struct bench *b)
+/* The instruction total of one callgrind dump, 0 if unknown. */
+static unsigned long long cg_total(const struct bench *b, int dump)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/op.callgrind", b->work);
+    snprintf(path, sizeof path, "%s/op.callgrind.%d", b->work, dump);
     FILE *f = fopen(path, "r");
     unsigned long long total = 0;
     char line[512];
@@ -678,13 +726,28 @@ static void report_callgrind(const struct bench *b)
             break;
     if (f)
         fclose(f);
-    if (total == 0) {
-        fprintf(stderr, "bench-dispatch: no callgrind totals in %s\n", path);
+    return total;
+}
+
+/* --callgrind: the operator's instructions in each phase (start-up, the raw phase and
+ * shutdown are not collected), per dispatch, and the burst's per-dispatch count as a
+ * ratio to the baseline batch's of the same run: ~1 when the cost per dispatch does
+ * not grow with the number of workloads. Instruction counts do not depend on the
+ * machine's load, unlike CPU seconds. */
+static void report_callgrind(const struct bench *b)
+{
+    unsigned long long base = cg_total(b, 1), rest = cg_total(b, 2);
+    int n_rest = b->n - b->n_base;
+    if (base == 0 || rest == 0 || b->placed < b->n) {
+        fprintf(stderr, "bench-dispatch: no callgrind totals in %s/op.callgrind.{1,2}\n", b->work);
         return;
     }
-    printf("{\"bench\":\"dispatch-callgrind\",\"n\":%d,\"placed\":%d,\"op_instructions\":%llu,"
-           "\"op_instr_per_dispatch\":%.0f,\"profile\":\"%s\"}\n",
-           b->n, b->placed, total, b->placed ? (double)total / b->placed : 0.0, path);
+    double per_base = (double)base / b->n_base, per_rest = (double)rest / n_rest;
+    printf("{\"bench\":\"dispatch-callgrind\",\"n\":%d,\"base_n\":%d,"
+           "\"base_instructions\":%llu,\"base_instr_per_dispatch\":%.0f,"
+           "\"instructions\":%llu,\"instr_per_dispatch\":%.0f,\"per_dispatch_ratio\":%.2f,"
+           "\"profiles\":\"%s/op.callgrind.{1,2}\"}\n",
+           b->n, b->n_base, base, per_base, rest, per_rest, per_rest / per_base, b->work);
 }
 
 int main(int argc, char **argv)
@@ -725,6 +788,11 @@ int main(int argc, char **argv)
     }
     if (b.timeout_s == 0)
         b.timeout_s = 60 + b.n / 2.0;
+    b.n_base = b.n >= 400 ? 200 : b.n / 2; /* --callgrind's baseline batch */
+    if (b.callgrind && b.n_base < 1) {
+        fprintf(stderr, "bench-dispatch: --callgrind needs --n 2 or more\n");
+        return 2;
+    }
     /* the repository root: bin/bench-dispatch -> .. */
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);

@@ -9,10 +9,21 @@
  * decoded list is released (mallinfo2 deltas, indexes included), upsert and
  * replace() throughput, and index lookup time.
  *
+ * Then, per kind the workload controller caches, N copies (distinct names and
+ * uids) of a Job and a Workload as a real API server returns them
+ * (bench/store/testdata/{job,workload}.json: managedFields, the last-applied
+ * annotation), cached whole (the baseline) and through store_project_lean
+ * (what `kueue-ks run` keeps for hub Jobs, Workloads and worker copies); one
+ * JSON line per kind:
+ *   {"bench":"store","kind":..,"json_bytes":..,"whole_bytes":..,"lean_bytes":..,
+ *    "lean_ratio":..}  (bytes per cached object; lean_ratio = lean / whole)
+ *
  *   bench-store [N]      default N = 10000
  */
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +119,60 @@ static void run(const char *label, int n, store_project_fn proj)
     store_free(s);
 }
 
+/* Heap bytes per object of n renamed copies of `proto` cached through `proj` (NULL = whole),
+ * once the decoded list is released. */
+static size_t cached_per_object(const json_t *proto, int n, store_project_fn proj)
+{
+    size_t before = heap_used();
+    json_t *list = json_array();
+    for (int i = 0; i < n; i++) {
+        /* a list decodes every object anew: nothing shared between them */
+        json_t *o = json_deep_copy(proto);
+        json_t *md = json_object_get(o, "metadata");
+        char name[64], uid[48];
+        snprintf(name, sizeof name, "%s-%06d", json_string_value(json_object_get(md, "name")), i);
+        snprintf(uid, sizeof uid, "0b7c6a1e-%04x-4e9b-9d51-%012d", i & 0xffff, i);
+        json_object_set_new(md, "name", json_string(name));
+        json_object_set_new(md, "uid", json_string(uid));
+        json_array_append_new(list, o);
+    }
+    struct store_opts so = {.project = proj};
+    struct store *s = store_new(&so);
+    for (int i = 0; i < n; i++)
+        store_upsert(s, json_array_get(list, (size_t)i), NULL, NULL, NULL);
+    json_decref(list);
+    size_t after = heap_used();
+    store_free(s);
+    return (after > before ? after - before : 0) / (size_t)n;
+}
+
+/* The kinds the workload controller caches, from bench/store/testdata/<file>. */
+static int run_kind(const char *root, const char *file, int n)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/bench/store/testdata/%s", root, file);
+    json_error_t je;
+    json_t *proto = json_load_file(path, 0, &je);
+    if (!proto) {
+        fprintf(stderr, "bench-store: %s: %s\n", path, je.text);
+        return -1;
+    }
+    char *dump = json_dumps(proto, JSON_COMPACT);
+    size_t json_bytes = dump ? strlen(dump) : 0;
+    free(dump);
+    size_t whole = cached_per_object(proto, n, NULL);
+    size_t lean = cached_per_object(proto, n, store_project_lean);
+    const char *kind = json_string_value(json_object_get(proto, "kind"));
+    printf("{\"bench\":\"store\",\"kind\":\"%s\",\"objects\":%d,\"json_bytes\":%zu,"
+           "\"whole_bytes\":%zu,\"lean_bytes\":%zu,\"lean_ratio\":%.2f}\n",
+           kind, n, json_bytes, whole, lean, whole ? (double)lean / (double)whole : 0.0);
+    printf("%-10s %zu B of JSON: cached whole %zu B/object, lean (no managedFields, no "
+           "last-applied) %zu B/object (%.0f %% of whole)\n",
+           kind, json_bytes, whole, lean, whole ? 100.0 * (double)lean / (double)whole : 0.0);
+    json_decref(proto);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     jx_use_xalloc();
@@ -128,5 +193,18 @@ int main(int argc, char **argv)
     json_decref(one);
     run("whole", n, NULL);
     run("projected", n, project);
+    /* the repository root: bin/bench-store -> .. */
+    char root[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", root, sizeof root - 1);
+    if (len <= 0)
+        return 1;
+    root[len] = 0;
+    for (int k = 0; k < 2; k++) {
+        char *slash = strrchr(root, '/');
+        if (slash)
+            *slash = 0;
+    }
+    if (run_kind(root, "job.json", n) < 0 || run_kind(root, "workload.json", n) < 0)
+        return 1;
     return 0;
 }

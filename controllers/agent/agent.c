@@ -438,6 +438,8 @@ json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings)
     return out;
 }
 
+#define AGENT_INDEX_UID "uid" /* the Jobs store by metadata.uid */
+
 static int collect(const char *key, json_t *obj, void *ud)
 {
     (void)key;
@@ -445,12 +447,30 @@ static int collect(const char *key, json_t *obj, void *ud)
     return 0;
 }
 
+/* The uids of the hub-work Jobs that own one of `pods` (projected): looked up
+ * in the Jobs store's uid index, so a compute costs O(pods), not O(jobs). */
+static json_t *owner_job_uids(struct agent *a, json_t *pods)
+{
+    json_t *uids = json_object();
+    for (size_t i = 0; i < json_array_size(pods); i++) {
+        json_t *kks = json_object_get(json_array_get(pods, i), KKS_KEY);
+        const char *job = json_string_value(json_object_get(kks, "job"));
+        if (!job || json_object_get(uids, job))
+            continue;
+        json_t *keys = store_index_keys(informer_store(a->jobs), AGENT_INDEX_UID, job, NULL);
+        if (json_array_size(keys) > 0)
+            json_object_set_new(uids, job, json_true());
+        json_decref(keys);
+    }
+    return uids;
+}
+
 static json_t *compute_from_stores(struct agent *a)
 {
-    json_t *pn = json_array(), *pp = json_array(), *uids = json_object();
+    json_t *pn = json_array(), *pp = json_array();
     store_foreach(informer_store(a->nodes), collect, pn);
     store_foreach(informer_store(a->pods), collect, pp);
-    store_foreach(informer_store(a->jobs), collect_uid, uids);
+    json_t *uids = owner_job_uids(a, pp);
     /* Before the Job list (or when it is refused) nothing says which pods are
      * hub work: managedResourceRequests is left out (the controller then adds
      * back whole reservations, as for an older agent). */
@@ -891,6 +911,9 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
     if (rc == 0)
         rc = make_informer(a, "batch", "jobs", AGENT_HUB_WORK_LABEL, project_job, &jh,
                            o.informer_backoff_s, &a->jobs, e);
+    if (rc == 0)
+        rc = informer_add_index(a->jobs, AGENT_INDEX_UID, store_index_by_field,
+                                (void *)"metadata.uid", e);
     if (rc < 0) {
         agent_free(a);
         return rc;

@@ -50,7 +50,21 @@ struct wlc {
      * the copy is still in the worker's store (the next GC pass may come
      * before the delete is seen), so the line is written once */
     json_t *gc_said;
+    /* What each Workload's last pass depended on, so that a cluster change
+     * queues only the Workloads it can affect (not all of them): */
+    struct strmap waiting;     /* key -> DEP_MARK: the pass read every cluster's capacity */
+    struct strmap placed_key;  /* key -> cluster (owned): its job is placed there */
+    struct strmap placed_on;   /* cluster -> struct strmap * of keys placed there */
+    struct strmap seen_usable; /* cluster -> DEP_USABLE / DEP_UNUSABLE, as last noticed */
+    bool pass_read;            /* the pass in progress read the clusters' capacity */
+    bool gc_pending;           /* an orphan check could not be made: sweep at the next tick */
 };
+
+/* strmap values must not be NULL: markers (never written through) */
+static const char dep_marks[3];
+#define DEP_MARK     ((void *)&dep_marks[0])
+#define DEP_USABLE   ((void *)&dep_marks[1])
+#define DEP_UNUSABLE ((void *)&dep_marks[2])
 
 static int64_t now_ms(const struct wlc *c);
 static void ac_retry_cb(struct ev_loop *loop, ev_timer *t, int revents);
@@ -295,6 +309,82 @@ static bool cluster_usable(struct wlc *c, const char *cluster, const struct kind
     return usable;
 }
 
+/* ---- what a cluster change can affect -------------------------------------- */
+
+/* Record what the pass over `key` depended on: `waiting`, it read every
+ * cluster's capacity (a placement that did not succeed, the per-cluster fit);
+ * `placed`, the cluster its job is placed on (NULL = none). */
+static void deps_note(struct wlc *c, const char *key, bool waiting, const char *placed)
+{
+    if (!waiting)
+        strmap_del(&c->waiting, key);
+    else if (!strmap_get(&c->waiting, key))
+        strmap_put(&c->waiting, key, DEP_MARK);
+    char *was = strmap_get(&c->placed_key, key);
+    if (was && placed && strcmp(was, placed) == 0)
+        return;
+    if (was) {
+        struct strmap *set = strmap_get(&c->placed_on, was);
+        if (set && strmap_del(set, key) && strmap_len(set) == 0) {
+            strmap_del(&c->placed_on, was);
+            strmap_free(set, NULL);
+            free(set);
+        }
+        free(strmap_del(&c->placed_key, key));
+    }
+    if (placed) {
+        struct strmap *set = strmap_get(&c->placed_on, placed);
+        if (!set) {
+            set = xcalloc(1, sizeof(*set));
+            strmap_put(&c->placed_on, placed, set);
+        }
+        strmap_put(set, key, DEP_MARK);
+        strmap_put(&c->placed_key, key, xstrdup(placed));
+    }
+}
+
+static void placed_set_free(void *p)
+{
+    strmap_free(p, NULL);
+    free(p);
+}
+
+static int enqueue_key(const char *key, void *val, void *ud)
+{
+    (void)val;
+    wq_add(ud, key);
+    return 0;
+}
+
+/* Whether `cluster` came, went or changed usability since last noticed;
+ * then its placed Workloads are queued (their pass judges the placed cluster,
+ * and starts the worker-lost clock). A deleted cluster's conversion is dropped. */
+static bool cluster_changed(struct wlc *c, const char *cluster)
+{
+    json_t *cm = store_get(c->cfg.src.cluster_metrics, cluster);
+    void *was = strmap_get(&c->seen_usable, cluster), *now = NULL;
+    if (cm) {
+        bool reach;
+        int64_t since;
+        /* the Job copies store stands for the worker's reachability, as for the AdmissionCheck */
+        now = cluster_usable(c, cluster, kind_lookup("batch/v1", "Job"), now_ms(c), &reach, &since)
+                  ? DEP_USABLE
+                  : DEP_UNUSABLE;
+        strmap_put(&c->seen_usable, cluster, now);
+    } else {
+        strmap_del(&c->seen_usable, cluster);
+        struct parsed_cm *pcm = strmap_del(&c->parsed_cm, cluster);
+        if (pcm)
+            parsed_cm_free(pcm);
+    }
+    if (was == now)
+        return false;
+    struct strmap *set = strmap_get(&c->placed_on, cluster);
+    if (set)
+        strmap_foreach(set, enqueue_key, c->q);
+    return true;
+}
+
 struct clusters {
     struct place_cluster *v;
     size_t n;
@@ -448,6 +538,7 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
     struct place_workload pw;
     struct err e = {0};
     *never = *unknown = false;
+    c->pass_read = true; /* the fit changes with any cluster's capacity */
     if (place_workload_from_json(s->workload, &pw, &e) < 0)
         return NULL;
     struct clusters cl = {0};
@@ -591,6 +682,8 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
             vocab_flavor_free(&fl.v[i]);
         free(fl.v);
     }
+    /* a placement that did not succeed may once another cluster's capacity changes */
+    c->pass_read |= wp->status != WL_PLACE_OK;
     clusters_free(&cl);
     clusters_free(&others);
     free(w.unknown);
@@ -985,9 +1078,12 @@ static void process(struct wq *q, const char *key, void *ud)
         wq_done(q, key);
         return;
     }
+    c->pass_read = false;
+    char *dkey = xstrdup(key); /* `key` is the queue's: wq_done may free it before the end */
     struct recon r;
     bool handled;
-    if (!snapshot_take(c, key, &r)) {
+    bool taken = snapshot_take(c, key, &r);
+    if (!taken) {
         json_object_del(c->placing, key);
         json_object_del(c->relayed, key);
         handled = false;
@@ -999,6 +1095,8 @@ static void process(struct wq *q, const char *key, void *ud)
         wq_forget(q, key);
         wq_done(q, key);
     }
+    deps_note(c, dkey, taken && c->pass_read, taken && r.job ? xf_placed_cluster(r.job) : NULL);
+    free(dkey);
     recon_release(&r);
 }
 
@@ -1100,6 +1198,10 @@ void wlc_free(struct wlc *c)
     wq_free(c->q);
     place_resv_free(&c->resv);
     strmap_free(&c->parsed_cm, parsed_cm_free);
+    strmap_free(&c->waiting, NULL);
+    strmap_free(&c->placed_key, free);
+    strmap_free(&c->placed_on, placed_set_free);
+    strmap_free(&c->seen_usable, NULL);
     json_decref(c->unusable_since);
     json_decref(c->pending_placed);
     json_decref(c->ac_inflight);
@@ -1142,6 +1244,33 @@ void wlc_enqueue_all(struct wlc *c)
     for (size_t i = 0; i < json_array_size(keys); i++)
         wq_add(c->q, json_string_value(json_array_get(keys, i)));
     json_decref(keys);
+}
+
+void wlc_on_cluster(struct wlc *c, const char *cluster)
+{
+    cluster_changed(c, cluster);
+    strmap_foreach(&c->waiting, enqueue_key, c->q);
+}
+
+struct check_walk {
+    struct wlc *c;
+    bool any;
+};
+
+static int check_cluster(const char *key, json_t *obj, void *ud)
+{
+    (void)obj;
+    struct check_walk *w = ud;
+    w->any |= cluster_changed(w->c, key);
+    return 0;
+}
+
+void wlc_check_clusters(struct wlc *c)
+{
+    struct check_walk w = {.c = c};
+    store_foreach(c->cfg.src.cluster_metrics, check_cluster, &w);
+    if (w.any)
+        strmap_foreach(&c->waiting, enqueue_key, c->q);
 }
 
 struct ac_walk {
@@ -1271,14 +1400,28 @@ static int collect_obj(const char *key, json_t *obj, void *ud)
 static void on_gc_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct wlc *c = ud;
-    if (r->rc < 0)
+    if (r->rc < 0) {
+        c->gc_pending = true; /* the next tick sweeps again */
         log_warn(c->cfg.lg, "orphan GC: delete failed", "pass", key, "error", r->err.msg);
+    }
+}
+
+/* The kinds with a hub store (src.kinds, default the table). */
+static const struct kind_def *gc_kind(const struct wlc *c, size_t i, size_t *n)
+{
+    const struct kind_def *const *watched =
+        c->cfg.src.kinds ? c->cfg.src.kinds(c->cfg.src.ud, n) : NULL;
+    if (watched)
+        return i < *n ? watched[i] : NULL;
+    const struct kind_def *tab = kind_table(n);
+    return i < *n ? &tab[i] : NULL;
 }
 
 struct gc_walk {
     struct wlc *c;
+    const char *key; /* wlc_gc_key: the one key looked at; NULL = every copy */
     size_t deleted;
-    json_t *said; /* the next c->gc_said: orphans seen in this pass */
+    json_t *said; /* where the orphans seen go: the next c->gc_said (sweep), or c->gc_said */
 };
 
 /* One line per hub job deleted whose copy is removed, once per copy. */
@@ -1299,17 +1442,37 @@ static void log_gc(struct gc_walk *g, const struct kind_def *kd, const struct wl
     }
 }
 
+/* Delete the orphans among v[0..n) (copies of kind kd on `cluster`). */
+static size_t gc_delete(struct gc_walk *g, const char *cluster, const struct kind_def *kd,
+                        const json_t *const *v, size_t n, bool (*hub_has)(void *, const char *),
+                        void *ud)
+{
+    struct wlc *c = g->c;
+    struct wl_actions acts;
+    wl_actions_init(&acts);
+    size_t d = wl_gc_orphans(cluster, v, n, c->cfg.opts.origin, hub_has, ud, &acts);
+    if (d > 0) {
+        log_gc(g, kd, &acts);
+        char *key = xasprintf("gc/%s/%s", cluster, kd->resource);
+        struct wlx_ops ops = c->cfg.ops;
+        ops.reserve = NULL;
+        ops.unreserve = NULL;
+        if (wlx_perform(&ops, key, NULL, NULL, kd, &acts, on_gc_done, c, NULL) < 0)
+            d = 0;
+        free(key);
+    }
+    wl_actions_free(&acts);
+    return d;
+}
+
 static int gc_cluster(const char *cluster, json_t *cm, void *ud)
 {
     (void)cm;
     struct gc_walk *g = ud;
     struct wlc *c = g->c;
     size_t nk = 0;
-    const struct kind_def *const *watched =
-        c->cfg.src.kinds ? c->cfg.src.kinds(c->cfg.src.ud, &nk) : NULL;
-    const struct kind_def *tab = watched ? NULL : kind_table(&nk);
-    for (size_t i = 0; i < nk; i++) {
-        const struct kind_def *kd = watched ? watched[i] : &tab[i];
+    const struct kind_def *kd;
+    for (size_t i = 0; (kd = gc_kind(c, i, &nk)) != NULL; i++) {
         struct store *js = c->cfg.src.jobs(c->cfg.src.ud, kd);
         struct store *cs = copies_store(c, cluster, kd);
         if (!js || !cs)
@@ -1322,21 +1485,7 @@ static int gc_cluster(const char *cluster, json_t *cm, void *ud)
         const json_t **v = xcalloc(n ? n : 1, sizeof(*v));
         for (size_t j = 0; j < n; j++)
             v[j] = json_array_get(objs, j);
-        struct wl_actions acts;
-        wl_actions_init(&acts);
-        size_t d = wl_gc_orphans(cluster, (const json_t *const *)v, n, c->cfg.opts.origin, uid_in,
-                                 uids, &acts);
-        if (d > 0) {
-            log_gc(g, kd, &acts);
-            char *key = xasprintf("gc/%s/%s", cluster, kd->resource);
-            struct wlx_ops ops = c->cfg.ops;
-            ops.reserve = NULL;
-            ops.unreserve = NULL;
-            if (wlx_perform(&ops, key, NULL, NULL, kd, &acts, on_gc_done, c, NULL) == 0)
-                g->deleted += d;
-            free(key);
-        }
-        wl_actions_free(&acts);
+        g->deleted += gc_delete(g, cluster, kd, v, n, uid_in, uids);
         free(v);
         json_decref(objs);
         json_decref(uids);
@@ -1348,6 +1497,7 @@ size_t wlc_gc(struct wlc *c)
 {
     if (!c->cfg.opts.direct || (c->cfg.src.synced && !c->cfg.src.synced(c->cfg.src.ud)))
         return 0;
+    c->gc_pending = false;
     struct gc_walk g = {.c = c, .said = json_object()};
     store_foreach(c->cfg.src.cluster_metrics, gc_cluster, &g);
     json_decref(c->gc_said);
@@ -1356,8 +1506,57 @@ size_t wlc_gc(struct wlc *c)
     return g.deleted;
 }
 
+/* A hub job of the store `ud` has this uid (WLC_INDEX_UID); without the index,
+ * yes: the sweep judges it. */
+static bool uid_indexed(void *ud, const char *uid)
+{
+    json_t *keys = store_index_keys(ud, WLC_INDEX_UID, uid, NULL);
+    bool has = !keys || json_array_size(keys) > 0;
+    json_decref(keys);
+    return has;
+}
+
+static int gc_key_cluster(const char *cluster, json_t *cm, void *ud)
+{
+    (void)cm;
+    struct gc_walk *g = ud;
+    size_t nk = 0;
+    const struct kind_def *kd;
+    for (size_t i = 0; (kd = gc_kind(g->c, i, &nk)) != NULL; i++) {
+        struct store *js = g->c->cfg.src.jobs(g->c->cfg.src.ud, kd);
+        struct store *cs = copies_store(g->c, cluster, kd);
+        const json_t *copy = js && cs ? store_get(cs, g->key) : NULL;
+        if (copy)
+            g->deleted += gc_delete(g, cluster, kd, &copy, 1, uid_indexed, js);
+    }
+    return 0;
+}
+
+size_t wlc_gc_key(struct wlc *c, const char *key)
+{
+    if (!c->cfg.opts.direct || !key)
+        return 0;
+    if (c->cfg.src.synced && !c->cfg.src.synced(c->cfg.src.ud)) {
+        c->gc_pending = true; /* a missing hub job would look deleted: the sweep judges later */
+        return 0;
+    }
+    /* the line for a copy is logged once: this check adds to what the sweeps saw */
+    struct gc_walk g = {.c = c, .key = key, .said = c->gc_said};
+    store_foreach(c->cfg.src.cluster_metrics, gc_key_cluster, &g);
+    c->st.gc_deleted += g.deleted;
+    return g.deleted;
+}
+
+bool wlc_gc_pending(const struct wlc *c)
+{
+    return c->gc_pending;
+}
+
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)
 {
     *out = c->st;
     out->reservations = c->resv.n;
+    out->parsed_clusters = strmap_len(&c->parsed_cm);
+    out->waiting = strmap_len(&c->waiting);
+    out->placed = strmap_len(&c->placed_key);
 }

@@ -46,6 +46,9 @@
 struct metrics_registry;
 
 #define WLC_INDEX_OWNER "owner" /* store_index_by_owner_uid on the Workloads store */
+/* store_index_by_field "metadata.uid" on each hub job store: the orphan check
+ * of one key (wlc_gc_key) asks it whether a hub job has a copy's origin uid */
+#define WLC_INDEX_UID "uid"
 
 struct wlc_sources {
     struct store *workloads;        /* required, with the WLC_INDEX_OWNER index */
@@ -59,7 +62,9 @@ struct wlc_sources {
      * the worker Secret's labels): a new reference or NULL. NULL callback =
      * none. */
     json_t *(*cluster_labels)(void *ud, const char *cluster);
-    /* The hub store of job kind k, or NULL when that kind is not watched. */
+    /* The hub store of job kind k (with the WLC_INDEX_UID index; without it
+     * wlc_gc_key deletes nothing and only wlc_gc judges orphans), or NULL when
+     * that kind is not watched. */
     struct store *(*jobs)(void *ud, const struct kind_def *k);
     /* The kind to use for a Workload's controller owner reference (borrowed,
      * {apiVersion, kind, ...}): a table entry, or a generic entry for a kind
@@ -124,8 +129,23 @@ void wlc_enqueue(struct wlc *c, const char *key);
 /* Handlers: queue the Workload(s) concerned by a changed object. */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
-/* Queue every Workload (after a cluster or AdmissionCheck change). */
+/* Queue every Workload (after an AdmissionCheck, ResourceFlavor or worker change). */
 void wlc_enqueue_all(struct wlc *c);
+/*
+ * ClusterMetrics `cluster` was added, changed or deleted (the store already
+ * shows it). Queues only the Workloads the change can affect, as the
+ * controller recorded them at each one's last pass: those whose pass read
+ * every cluster's capacity (a placement that did not succeed, the per-cluster
+ * fit in a message) and, when the cluster came, went or changed usability,
+ * those whose job is placed on it. Not the others: a placed Workload's pass
+ * depends on its cluster's usability only, a finished one on none. A deleted
+ * cluster's converted metrics are dropped.
+ */
+void wlc_on_cluster(struct wlc *c, const char *cluster);
+/* The same for usability that changes with time (metrics going stale): for
+ * every cluster whose usability changed since last noticed, its placed
+ * Workloads, and then the waiting ones. Call it periodically. */
+void wlc_check_clusters(struct wlc *c);
 
 /*
  * The AdmissionCheck controller (acc.h) over the same stores: for
@@ -142,20 +162,37 @@ size_t wlc_sync_admission_checks(struct wlc *c);
  * Orphan GC (docs/design.md §4 "Orphans"): for every cluster (ClusterMetrics) and every
  * kind (src.kinds, default the table) whose hub job store and worker copies store both exist,
  * delete the worker objects with our origin whose hub job (by uid) is gone
- * (wl_gc_orphans). Call it after the hub job stores have synced: when a hub
- * job is deleted, when a worker (re)connects, and periodically.
- * Asynchronous; returns the number of deletions submitted.
+ * (wl_gc_orphans). A sweep over every hub job and copy: call it when a
+ * worker (re)connects, when wlc_gc_pending() says so, and rarely as a
+ * backstop; wlc_gc_key() covers the events. Does nothing until the hub
+ * stores have synced. Asynchronous; returns the number of deletions submitted.
  */
 size_t wlc_gc(struct wlc *c);
+/*
+ * The orphan check of one key ("ns/name"), O(clusters x kinds): our copy with
+ * that key on any cluster whose origin uid no hub job has (WLC_INDEX_UID) is
+ * deleted. Call it when a hub job is deleted and when a copy is added or
+ * changed, so the sweep above is needed only when an event could not be
+ * judged: before the hub stores synced, after a failed delete
+ * (wlc_gc_pending), when a worker (re)connects, and as a rare backstop.
+ * Returns the number of deletions submitted.
+ */
+size_t wlc_gc_key(struct wlc *c, const char *key);
+/* True when a sweep (wlc_gc) is wanted: an orphan check could not be made or a
+ * delete failed since the last sweep. */
+bool wlc_gc_pending(const struct wlc *c);
 
 struct wlc_stats {
     uint64_t reconciles;
-    uint64_t failures;    /* passes with a failed write */
-    uint64_t placements;  /* PLACE_OK decisions acted on */
-    size_t reservations;  /* held now */
-    uint64_t ac_writes;   /* AdmissionCheck status writes completed */
-    uint64_t ac_failures; /* AdmissionCheck status writes failed */
-    uint64_t gc_deleted;  /* orphan deletions submitted */
+    uint64_t failures;      /* passes with a failed write */
+    uint64_t placements;    /* PLACE_OK decisions acted on */
+    size_t reservations;    /* held now */
+    uint64_t ac_writes;     /* AdmissionCheck status writes completed */
+    uint64_t ac_failures;   /* AdmissionCheck status writes failed */
+    uint64_t gc_deleted;    /* orphan deletions submitted */
+    size_t parsed_clusters; /* ClusterMetrics conversions cached */
+    size_t waiting;         /* Workloads whose last pass read every cluster */
+    size_t placed;          /* Workloads known placed on a cluster */
 };
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
 

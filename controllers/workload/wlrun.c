@@ -23,9 +23,12 @@
 
 #define WLRUN_MAX_KINDS    32   /* hub job kinds: the table's served ones + discovered ones */
 #define WLRUN_REDISCOVER_S 60.0 /* retry discovery of a kind that was not served */
-#define BP_GROUP           "control.kubestellar.io"
-#define BP_VERSION         "v1alpha1"
-#define BP_RESOURCE        "bindingpolicies"
+/* every this many ticks the orphan GC sweeps every copy anyway (a backstop:
+ * events and wlc_gc_pending cover the known cases) */
+#define WLRUN_GC_SWEEP_TICKS 10
+#define BP_GROUP             "control.kubestellar.io"
+#define BP_VERSION           "v1alpha1"
+#define BP_RESOURCE          "bindingpolicies"
 
 enum { HUB_WL = 0, HUB_AC, HUB_RF, HUB_CM, HUB_CQ, HUB_FIXED };
 
@@ -70,6 +73,12 @@ struct wlrun {
     struct wlc *wlc;
 
     ev_timer tick, gc_soon, clusters_soon;
+    unsigned ticks;
+    /* for clusters_soon: every Workload is queued (AdmissionCheck, flavor,
+     * worker or kind change), else only those the changed ClusterMetrics
+     * (names in cm_dirty) can affect */
+    bool all_dirty;
+    json_t *cm_dirty;
     json_t *bp_done; /* cluster -> true */
     json_t *ns_done; /* "cluster/ns" -> true */
     unsigned bp_count;
@@ -128,6 +137,7 @@ int wlrun_new(const struct wlrun_config *cfg, struct wlrun **out, struct err *e)
     r->bp_done = json_object();
     r->ns_done = json_object();
     r->dyn_disc = json_object();
+    r->cm_dirty = json_object();
     *out = r;
     return 0;
 }
@@ -493,21 +503,42 @@ static void job_delete(void *ud, json_t *obj)
     if (!r->wlc || r->stopped)
         return;
     wlc_on_job(r->wlc, obj);
-    soon(r, &r->gc_soon);
+    char *key = jx_obj_key(obj);
+    wlc_gc_key(r->wlc, key); /* its copies are orphans now */
+    free(key);
 }
 
 static void copy_event(void *ud, json_t *obj)
 {
     struct wlrun *r = ud;
-    if (r->wlc && !r->stopped)
-        wlc_on_job(r->wlc, obj);
+    if (!r->wlc || r->stopped)
+        return;
+    wlc_on_job(r->wlc, obj);
+    char *key = jx_obj_key(obj);
+    wlc_gc_key(r->wlc, key); /* a copy whose hub job is gone (created as it was deleted) */
+    free(key);
 }
 
 static void cluster_event(void *ud, json_t *obj)
 {
     (void)obj;
     struct wlrun *r = ud;
+    r->all_dirty = true;
     soon(r, &r->clusters_soon);
+}
+
+static void cm_event(void *ud, json_t *obj)
+{
+    struct wlrun *r = ud;
+    if (jx_name(obj))
+        json_object_set_new(r->cm_dirty, jx_name(obj), json_true());
+    soon(r, &r->clusters_soon);
+}
+
+static void cm_update(void *ud, json_t *o, json_t *n)
+{
+    (void)o;
+    cm_event(ud, n);
 }
 
 static void cluster_update(void *ud, json_t *o, json_t *n)
@@ -522,6 +553,7 @@ static void worker_changed(void *ud, const char *cluster)
     /* workers.c logs the reachability change itself, once */
     log_v(r->lg, 1, "worker changed", "cluster", cluster, "reachable",
           r->workers && workers_reachable(r->workers, cluster) ? "true" : "false");
+    r->all_dirty = true;
     soon(r, &r->clusters_soon);
     soon(r, &r->gc_soon);
 }
@@ -538,7 +570,20 @@ static void clusters_cb(struct ev_loop *loop, ev_timer *t, int revents)
         ev_timer_start(r->loop, t); /* again once the stores are there */
         return;
     }
-    wlc_enqueue_all(r->wlc);
+    if (r->all_dirty) {
+        wlc_enqueue_all(r->wlc);
+        wlc_check_clusters(r->wlc); /* notes each cluster's usability (the queued are deduped) */
+    } else {
+        const char *name;
+        json_t *v;
+        json_object_foreach(r->cm_dirty, name, v)
+        {
+            (void)v;
+            wlc_on_cluster(r->wlc, name);
+        }
+    }
+    r->all_dirty = false;
+    json_object_clear(r->cm_dirty);
     wlc_sync_admission_checks(r->wlc);
 }
 
@@ -566,9 +611,12 @@ static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)
     ensure_all_bps(r);
     if (!hub_synced(r))
         return;
-    wlc_gc(r->wlc);
+    if (wlc_gc_pending(r->wlc) || r->ticks++ % WLRUN_GC_SWEEP_TICKS == 0)
+        wlc_gc(r->wlc);
     wlc_sync_admission_checks(r->wlc);
-    wlc_enqueue_all(r->wlc);
+    /* usability that changes with time (stale metrics); the Workloads'
+     * own timers cover the rest (requeue delays, the worker-lost deadline) */
+    wlc_check_clusters(r->wlc);
 }
 
 static void hubdisc_waiting(const struct wlrun *r, char *out, size_t n);
@@ -597,6 +645,8 @@ static int add_informer(struct wlrun *r, const char *group, const char *version,
                                .version = version,
                                .resource = resource,
                                .name = name,
+                               /* managedFields are most of a real server's object */
+                               .project = store_project_lean,
                                .lg = r->lg};
     int rc = informer_new(&io, out, e);
     if (rc < 0)
@@ -617,6 +667,12 @@ static int add_shared(struct wlrun *r, const char *group, const char *version, c
         return rc;
     r->fixed[idx] = cache_informer(r->shared[idx]);
     return 0;
+}
+
+/* The hub job stores' uid index (controller.h WLC_INDEX_UID): the orphan check of one key. */
+static int add_uid_index(struct informer *inf, struct err *e)
+{
+    return informer_add_index(inf, WLC_INDEX_UID, store_index_by_field, (void *)"metadata.uid", e);
 }
 
 static const struct informer_handlers *job_handlers(struct wlrun *r, struct informer_handlers *h)
@@ -655,7 +711,7 @@ static int add_dyn_kind(struct wlrun *r, struct kind_def *k, struct err *e)
     struct informer_handlers h;
     int rc = add_informer(r, k->group, k->version, k->resource, name, job_handlers(r, &h),
                           &r->jobs[r->n_jobs], e);
-    if (rc < 0)
+    if (rc < 0 || (rc = add_uid_index(r->jobs[r->n_jobs], e)) < 0)
         return rc;
     r->job_kinds[r->n_jobs++] = k;
     if ((rc = informer_start(r->jobs[r->n_jobs - 1], e)) < 0)
@@ -693,6 +749,7 @@ static void dyn_done(void *ud, const struct kube_result *res)
     if (!k) {
         log_warn(r->lg, "Workloads owned by this kind are skipped (discovery retried later)",
                  "kind", d->key, "error", e.msg);
+        r->all_dirty = true;
         soon(r, &r->clusters_soon); /* their Workloads get a Warning Event */
     } else {
         const char *res_name = k->resource;
@@ -701,6 +758,7 @@ static void dyn_done(void *ud, const struct kube_result *res)
                  k->no_status_subresource ? "false" : "true");
         if (add_dyn_kind(r, k, &e) < 0)
             log_error(r->lg, "cannot watch job kind", "kind", d->key, "error", e.msg);
+        r->all_dirty = true;
         soon(r, &r->clusters_soon); /* re-queues every Workload once synced */
     }
     dyn_call_free(d);
@@ -760,6 +818,8 @@ static int add_fixed(struct wlrun *r, struct err *e)
         .on_add = wl_add, .on_update = wl_update, .on_delete = wl_add, .ud = r};
     struct informer_handlers hcl = {
         .on_add = cluster_event, .on_update = cluster_update, .on_delete = cluster_event, .ud = r};
+    struct informer_handlers hcm = {
+        .on_add = cm_event, .on_update = cm_update, .on_delete = cm_event, .ud = r};
     struct informer_handlers hnone = {.ud = r};
     int rc;
     if ((rc = add_informer(r, "kueue.x-k8s.io", kv, "workloads", "workloads", &hwl,
@@ -770,7 +830,7 @@ static int add_fixed(struct wlrun *r, struct err *e)
                            &r->fixed[HUB_AC], e)) < 0 ||
         (rc = add_shared(r, "kueue.x-k8s.io", kv, "resourceflavors", "resourceflavors", &hcl,
                          HUB_RF, e)) < 0 ||
-        (rc = add_shared(r, AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, "clustermetrics", &hcl,
+        (rc = add_shared(r, AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, "clustermetrics", &hcm,
                          HUB_CM, e)) < 0 ||
         /* ClusterQueues only for their default cluster selector, read at each placement:
          * no handlers (the quota controller rewrites them often) */
@@ -794,7 +854,8 @@ static int add_job_informers(struct wlrun *r, struct err *e)
         char name[96];
         snprintf(name, sizeof name, "hub/%s", tab[i].resource);
         if ((rc = add_informer(r, tab[i].group, tab[i].version, tab[i].resource, name, &hjob,
-                               &r->jobs[r->n_jobs], e)) < 0)
+                               &r->jobs[r->n_jobs], e)) < 0 ||
+            (rc = add_uid_index(r->jobs[r->n_jobs], e)) < 0)
             return rc;
         r->job_kinds[r->n_jobs++] = &tab[i];
     }
@@ -881,6 +942,7 @@ static int start_all(struct wlrun *r, struct err *e)
     ev_timer_init(&r->tick, tick_cb, every, every);
     r->tick.data = r;
     ev_timer_start(r->loop, &r->tick);
+    r->all_dirty = true;
     soon(r, &r->clusters_soon);
     log_info(r->lg, "workload controller started", "transport",
              r->direct ? "direct" : "kubestellar", "kueue", r->kueue_version, "origin", r->origin,
@@ -1155,6 +1217,7 @@ void wlrun_free(struct wlrun *r)
     for (size_t i = 0; i < r->n_dyn; i++)
         kind_dynamic_free(r->dyn[i]);
     json_decref(r->dyn_disc);
+    json_decref(r->cm_dirty);
     free(r);
 }
 

@@ -21,14 +21,22 @@
  *        Secrets in the operator's namespace, one agent + copies informers
  *        each);
  *     4. the wlc_ driver (controller.h) with events (evrec) on the hub;
- *        handlers map changes to Workload keys; ClusterMetrics and worker
- *        changes re-queue everything and re-sync the AdmissionChecks;
- *        a deleted hub job or a reconnected worker runs the orphan GC soon;
+ *        handlers map changes to Workload keys; a ClusterMetrics change
+ *        queues only the Workloads it can affect (wlc_on_cluster), an
+ *        AdmissionCheck, ResourceFlavor or worker change every Workload;
+ *        both re-sync the AdmissionChecks; a deleted hub job or a copy event
+ *        runs the orphan check of that key (wlc_gc_key), a reconnected
+ *        worker the orphan sweep (wlc_gc) soon;
  *     5. per worker a BindingPolicy kueue-ks-<c> (created when missing);
  *        per (worker, namespace of a hub job) the Namespace (created when
  *        missing, asynchronously, from the job handler);
- *     6. a periodic pass (gc_interval_s): orphan GC, AdmissionCheck sync,
- *        BindingPolicies, re-queue of every Workload;
+ *     6. a periodic pass (gc_interval_s): AdmissionCheck sync,
+ *        BindingPolicies, the Workloads of clusters whose usability changed
+ *        with time (wlc_check_clusters); the orphan sweep when one is
+ *        pending (wlc_gc_pending) and every WLRUN_GC_SWEEP_TICKS passes;
+ *     hub Jobs, Workloads, AdmissionChecks, ClusterQueues and worker copies
+ *     are cached without managedFields and the last-applied annotation
+ *     (store_project_lean);
  *     7. readyz check "workload-informers-synced".
  *   Kinds outside the table: when a Workload's owner is one, its
  *   group-version is discovered (once; again after a minute when not

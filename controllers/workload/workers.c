@@ -260,6 +260,7 @@ static int worker_add_informer(struct worker *k, const struct kind_def *kd, stru
                                .resource = kd->resource,
                                .label_selector = w->selector,
                                .name = iname,
+                               .project = store_project_lean,
                                .lg = w->cfg.lg,
                                .backoff_initial_s = w->cfg.informer_backoff_s,
                                .backoff_max_s = w->cfg.informer_backoff_s > 0 ? 5.0 : 0};

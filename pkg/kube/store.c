@@ -495,6 +495,28 @@ json_t *store_project_fields(json_t *obj, const char *const *paths)
     return out;
 }
 
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+json_t *store_project_lean(json_t *obj, void *ud)
+{
+    (void)ud;
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *ann = json_object_get(meta, "annotations");
+    bool mf = json_object_get(meta, "managedFields") != NULL;
+    bool la = json_object_get(ann, LAST_APPLIED) != NULL;
+    if (!mf && !la)
+        return json_incref(obj);
+    json_t *out = json_copy(obj), *m = json_copy(meta);
+    json_object_del(m, "managedFields");
+    if (la) {
+        json_t *a = json_copy(ann);
+        json_object_del(a, LAST_APPLIED);
+        json_object_set_new(m, "annotations", a);
+    }
+    json_object_set_new(out, "metadata", m);
+    return out;
+}
+
 void store_index_by_label(json_t *obj, struct store_values *vals, void *ud)
 {
     const char *label = ud;

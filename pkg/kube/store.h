@@ -155,6 +155,15 @@ int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, s
  */
 json_t *store_project_fields(json_t *obj, const char *const *paths);
 
+/*
+ * A projection (store_project_fn, ud unused): the whole object but what a
+ * real API server adds to every object and no controller of ours reads:
+ * metadata.managedFields and the kubectl.kubernetes.io/last-applied-configuration
+ * annotation (each often larger than the rest of the object). Values are
+ * shared by reference; an object without either is kept as it is.
+ */
+json_t *store_project_lean(json_t *obj, void *ud);
+
 /* Index helpers for common cases (ud is the argument named below). */
 /* ud = label key (const char *): the label's value. */
 void store_index_by_label(json_t *obj, struct store_values *vals, void *ud);

@@ -159,6 +159,7 @@ static int setup(void **state)
     f->flavors = store_new(NULL);
     f->cms = store_new(NULL);
     f->jobs = store_new(NULL);
+    store_add_index(f->jobs, WLC_INDEX_UID, store_index_by_field, (void *)"metadata.uid", NULL);
     f->copies_c1 = store_new(NULL);
     f->c1_connected = true;
     put(f->acs, "{\"metadata\":{\"name\":\"ks\"},\"spec\":{\"controllerName\":"
@@ -957,33 +958,66 @@ static void test_evicted_counted(void **state)
     assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 0");
 }
 
-static void test_gc(void **state)
+/* On c1: our copy of the live hub job (default/sample) and an orphan (default/old). */
+static void put_copy_and_orphan(struct fx *f)
 {
-    struct fx *f = *state;
-    /* on c1: a copy of the live hub job, an orphan, and a foreign object */
     put(f->copies_c1, "{\"metadata\":{\"name\":\"sample\",\"namespace\":\"default\",\"labels\":{"
                       "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
                       "\"hub-a\",\"kueue-ks.io/origin-uid\":\"job-uid\"}}}");
     put(f->copies_c1, "{\"metadata\":{\"name\":\"old\",\"namespace\":\"default\",\"labels\":{"
                       "\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":"
                       "\"hub-a\",\"kueue-ks.io/origin-uid\":\"deleted-uid\"}}}");
-    put(f->copies_c1, "{\"metadata\":{\"name\":\"users\",\"namespace\":\"default\"}}");
+}
+
+/* The controller's log, to see the "job deleted" line. */
+struct logcap {
+    char *text;
+    size_t len;
+    struct logger lg;
+    FILE *f;
+};
+
+/* On c1: a copy of the live hub job and an orphan whose delete is answered
+ * twice; a new controller logging to lc. */
+static void gc_orphan_logged(struct fx *f, struct logcap *lc)
+{
+    put_copy_and_orphan(f);
     fakesrv_push(f->w_srv,
                  &(struct fakesrv_resp){.method = "DELETE",
                                         .path = "/apis/batch/v1/namespaces/default/jobs/old",
                                         .body = "{}",
                                         .times = 2});
-    /* the controller's log, to see the "job deleted" line */
-    char *logtext = NULL;
-    size_t loglen = 0;
-    FILE *lf = open_memstream(&logtext, &loglen);
-    struct logger lg;
-    log_init(&lg, lf, 0, LOG_FMT_TEXT);
+    *lc = (struct logcap){0};
+    lc->f = open_memstream(&lc->text, &lc->len);
+    log_init(&lc->lg, lc->f, 0, LOG_FMT_TEXT);
     wlc_free(f->c);
     metrics_registry_free(f->reg);
     f->reg = metrics_registry_new();
-    f->lg = &lg;
+    f->lg = &lc->lg;
     new_wlc(f, false, NULL, NULL);
+}
+
+/* The "job deleted" line of default/old on c1 was logged exactly once. */
+static void gc_logged_once(struct fx *f, struct logcap *lc)
+{
+    fflush(lc->f); /* updates lc->text: the buffer may have moved */
+    const char *want = "msg=\"job deleted on the hub: removing its copy\" job=default/old kind=Job "
+                       "cluster=c1";
+    const char *at = strstr(lc->text, want);
+    if (!at || strstr(at + 1, want))
+        fail_msg("want the line once in:\n%s", lc->text);
+    fclose(lc->f);
+    free(lc->text);
+    f->lg = NULL;
+}
+
+static void test_gc(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    gc_orphan_logged(f, &lc);
+    /* and a foreign object */
+    put(f->copies_c1, "{\"metadata\":{\"name\":\"users\",\"namespace\":\"default\"}}");
     f->unsynced = true; /* hub stores not synced yet: everything would look orphaned */
     assert_int_equal(wlc_gc(f->c), 0);
     f->unsynced = false;
@@ -1001,15 +1035,148 @@ static void test_gc(void **state)
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.gc_deleted, 2);
-    fflush(lf);
-    const char *want = "msg=\"job deleted on the hub: removing its copy\" job=default/old kind=Job "
-                       "cluster=c1";
-    const char *at = strstr(logtext, want);
-    if (!at || strstr(at + 1, want))
-        fail_msg("want the line once in:\n%s", logtext);
-    fclose(lf);
-    free(logtext);
-    f->lg = NULL;
+    gc_logged_once(f, &lc);
+}
+
+/* The orphan check of one key (hub job deleted, copy event): the copy at that
+ * key on each cluster is deleted when no hub job has its origin uid; nothing
+ * before the hub stores synced (a sweep is then wanted). */
+static void test_gc_key(void **state)
+{
+    struct fx *f = *state;
+    put_copy_and_orphan(f);
+    fakesrv_push_json(f->w_srv, "DELETE", "/apis/batch/v1/namespaces/default/jobs/old", NULL, 200,
+                      "{}");
+    f->unsynced = true;
+    assert_false(wlc_gc_pending(f->c));
+    assert_int_equal(wlc_gc_key(f->c, "default/old"), 0);
+    assert_true(wlc_gc_pending(f->c));
+    f->unsynced = false;
+    assert_int_equal(wlc_gc_key(f->c, "default/sample"), 0); /* its hub job is there */
+    assert_int_equal(wlc_gc_key(f->c, "default/none"), 0);
+    assert_int_equal(wlc_gc_key(f->c, "default/old"), 1);
+    run_until(f, 0, 1);
+    struct fakesrv_req *r = fakesrv_req_get(f->w_srv, 0);
+    assert_string_equal(r->method, "DELETE");
+    assert_string_equal(r->path, "/apis/batch/v1/namespaces/default/jobs/old");
+    fakesrv_req_free(r);
+    assert_int_equal(fakesrv_nreq(f->w_srv), 1);
+    /* the sweep clears the wish for one */
+    store_delete_key(f->copies_c1, "default/old", NULL);
+    assert_int_equal(wlc_gc(f->c), 0);
+    assert_false(wlc_gc_pending(f->c));
+}
+
+/* A copy the per-key check removed, still in the worker's store at the next
+ * sweep, is deleted again but its "job deleted" line is not written again. */
+static void test_gc_key_then_sweep_logs_once(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    gc_orphan_logged(f, &lc);
+    assert_int_equal(wlc_gc_key(f->c, "default/old"), 1);
+    assert_int_equal(wlc_gc(f->c), 1);
+    run_until(f, 0, 2);
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    gc_logged_once(f, &lc);
+}
+
+static uint64_t reconciles(struct fx *f)
+{
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    return st.reconciles;
+}
+
+/* A ClusterMetrics change queues only the Workloads it can affect: one whose
+ * pass read every cluster (it does not fit now) on any change; one placed on
+ * a cluster only when that cluster's usability changes; none otherwise. */
+static void test_cluster_change_queues_affected_only(void **state)
+{
+    struct fx *f = *state;
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "PATCH", .body = "{}", .times = -1});
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "POST", .body = "{}", .times = -1});
+    /* 3 pods x 2.5 CPU: c1 has 7 free of 8, so not now */
+    json_t *chk = check_after_pass(f, "2500m");
+    assert_non_null(strstr(jx_str(chk, "message", ""), "no cluster fits now"));
+    json_decref(chk);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.waiting, 1);
+    assert_int_equal(st.placed, 0);
+    wlc_check_clusters(f->c); /* notes each cluster's usability */
+    tloop_run_for(f->loop, 0.2);
+    uint64_t r0 = reconciles(f);
+    wlc_on_cluster(f->c, "c2");
+    run_passes(f, r0 + 1);
+
+    /* now it fits and is placed on c1; the job shows the placement and the copy is made */
+    json_t *wl = J(WL);
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+    json_t *jp = NULL;
+    size_t base = fakesrv_nreq(f->hub_srv);
+    r0 = reconciles(f);
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_passes(f, r0 + 1);
+    for (size_t i = base; i < fakesrv_nreq(f->hub_srv) && !jp; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        if (strcmp(r->path, JOB_PATH) == 0)
+            jp = J(r->body);
+        fakesrv_req_free(r);
+    }
+    assert_non_null(jp);
+    json_t *job2 = jx_merge_apply(store_get(f->jobs, "default/sample"), jp);
+    store_upsert(f->jobs, job2, NULL, NULL, NULL);
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    r0 = reconciles(f);
+    wlc_on_job(f->c, job2);
+    run_passes(f, r0 + 1);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.waiting, 0);
+    assert_int_equal(st.placed, 1);
+    tloop_run_for(f->loop, 0.2);
+
+    /* another cluster changes, or c1 changes but stays usable: not queued */
+    r0 = reconciles(f);
+    wlc_on_cluster(f->c, "c2");
+    put(f->cms, "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":"
+                "\"2026-11-22T09:59:55Z\",\"nodes\":[{\"name\":\"n1\",\"labels\":{\"instance\":"
+                "\"spot\"},\"allocatableResources\":{\"cpu\":\"8\",\"memory\":\"32Gi\"},"
+                "\"allocatedResourceRequests\":{\"cpu\":\"4\"}}]}}");
+    wlc_on_cluster(f->c, "c1");
+    wlc_check_clusters(f->c);
+    tloop_run_for(f->loop, 0.3);
+    assert_int_equal(reconciles(f), r0);
+
+    /* c1's metrics go stale (unusable): its placed Workload is queued */
+    put(f->cms, "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":"
+                "\"2026-11-22T09:00:00Z\",\"nodes\":[]}}");
+    wlc_on_cluster(f->c, "c1");
+    run_passes(f, r0 + 1);
+    json_decref(job2);
+    json_decref(jp);
+}
+
+/* A deleted ClusterMetrics' conversion is not kept (it was, for the life of
+ * the process). */
+static void test_cluster_delete_drops_conversion(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp); /* converts c1 and c2 */
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.parsed_clusters, 2);
+    assert_int_equal(store_delete_key(f->cms, "c2", NULL), 0);
+    wlc_on_cluster(f->c, "c2");
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.parsed_clusters, 1);
+    wlc_on_cluster(f->c, "c1"); /* still there: kept */
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.parsed_clusters, 1);
+    json_decref(jp);
+    json_decref(wp);
 }
 
 /* Watch events lag write responses: the Workload informer may show our
@@ -1081,6 +1248,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_rejected_by_metrics_without_status, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gc_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gc_key_then_sweep_logs_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_change_queues_affected_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_delete_drops_conversion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -355,12 +355,45 @@ static void test_foreach(void **state)
     store_free(s);
 }
 
+/* The lean projection drops managedFields and the last-applied annotation,
+ * keeps everything else (shared, not copied), and leaves the received object
+ * untouched; an object without either is stored as it is. */
+static void test_project_lean(void **state)
+{
+    (void)state;
+    json_t *a = pod("ns", "a", "1", "n1", "web");
+    json_t *md = json_object_get(a, "metadata");
+    json_object_set_new(md, "managedFields", json_pack("[{s:s}]", "manager", "kubectl"));
+    json_object_set_new(md, "annotations",
+                        json_pack("{s:s, s:s}", "kubectl.kubernetes.io/last-applied-configuration",
+                                  "{\"big\":1}", "keep", "me"));
+    json_t *p = store_project_lean(a, NULL);
+    assert_ptr_not_equal(p, a);
+    json_t *pm = json_object_get(p, "metadata");
+    assert_null(json_object_get(pm, "managedFields"));
+    json_t *pa = json_object_get(pm, "annotations");
+    assert_int_equal(json_object_size(pa), 1);
+    assert_string_equal(json_string_value(json_object_get(pa, "keep")), "me");
+    assert_string_equal(json_string_value(json_object_get(pm, "name")), "a");
+    assert_ptr_equal(json_object_get(p, "spec"), json_object_get(a, "spec")); /* shared */
+    /* the received object is unchanged */
+    assert_non_null(json_object_get(md, "managedFields"));
+    assert_int_equal(json_object_size(json_object_get(md, "annotations")), 2);
+    json_decref(p);
+    json_t *b = pod("ns", "b", "1", "n1", "web");
+    json_t *pb = store_project_lean(b, NULL);
+    assert_ptr_equal(pb, b);
+    json_decref(pb);
+    json_decref(b);
+    json_decref(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keys),       cmocka_unit_test(test_upsert_get_delete_indexes),
         cmocka_unit_test(test_projection), cmocka_unit_test(test_replace_diff),
-        cmocka_unit_test(test_foreach),
+        cmocka_unit_test(test_foreach),    cmocka_unit_test(test_project_lean),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
