@@ -95,10 +95,27 @@ users:
 - name: u
   user: {token: not-logged-secret}
 YAML
-if run_expect_fail "unreachable" --kubeconfig "$tmp/unreach.yaml"; then
-  if grep -q '127.0.0.1:1' "$tmp/err"; then ok "$(grep level=error "$tmp/err")"; else bad "$(cat "$tmp/err")"; fi
+# With --startup-timeout it gives up: exit 1 naming the server.
+if run_expect_fail "unreachable" --kubeconfig "$tmp/unreach.yaml" --startup-timeout 2s; then
+  if grep -q 'level=error.*127.0.0.1:1' "$tmp/err"; then ok "$(grep level=error "$tmp/err")"; else bad "$(cat "$tmp/err")"; fi
   if grep -q 'not-logged-secret' "$tmp/err"; then bad "token was logged"; else ok "token not logged"; fi
 fi
+# By default it keeps asking (a control-plane restart must not crash-loop the operator):
+# a warning per attempt with the server and the next delay, then SIGTERM ends it cleanly.
+step "unreachable server, default: retries with backoff, SIGTERM exits 0"
+$BIN run --metrics-bind-address 0 --health-probe-bind-address 0 --kubeconfig "$tmp/unreach.yaml" \
+  >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 100); do
+  [ "$(grep -c 'cannot reach the API server; retrying' "$tmp/err")" -ge 2 ] && break
+  sleep 0.1
+done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+n=$(grep -c 'cannot reach the API server; retrying.*127.0.0.1:1.*retry_in_s=' "$tmp/err")
+if [ "$n" -ge 2 ] && [ $rc = 0 ]; then ok "$n retry warnings, exit $rc on SIGTERM"
+else bad "retries: $n warnings, exit $rc"; cat "$tmp/err"; fi
 
 step "unknown flag"
 if timeout 5 $BIN run --no-such-flag >/dev/null 2>"$tmp/err"; then bad "accepted unknown flag"
