@@ -1248,7 +1248,14 @@ void wlc_enqueue_all(struct wlc *c)
 
 void wlc_on_cluster(struct wlc *c, const char *cluster)
 {
-    cluster_changed(c, cluster);
+    if (!cluster_changed(c, cluster)) {
+        /* a report of copies whose pods cannot be scheduled there concerns the Workloads
+         * placed on the cluster, whose recovery clock it starts (wl.h, unschedulable) */
+        json_t *cm = store_get(c->cfg.src.cluster_metrics, cluster);
+        struct strmap *set = strmap_get(&c->placed_on, cluster);
+        if (set && json_array_size(jx_arr(cm, "status.unschedulableJobs")) > 0)
+            strmap_foreach(set, enqueue_key, c->q);
+    }
     strmap_foreach(&c->waiting, enqueue_key, c->q);
 }
 
