@@ -298,17 +298,28 @@ static void ensure_all_bps(struct wlrun *r)
 struct ns_call {
     struct wlrun *r;
     char *key;
+    bool lq; /* a LocalQueue create (else a Namespace) */
 };
 
+/* A namespace or LocalQueue create on a worker: done (created or there), or forgotten so
+ * the next event of the job retries. A worker without Kueue answers the LocalQueue POST
+ * with 404: nothing to create there and nothing to retry (the copy runs as a plain Job). */
 static void ns_done_cb(void *ud, const struct kube_result *res)
 {
     struct ns_call *nc = ud;
-    if (res->rc == 0 || res->rc == -EEXIST)
+    if (res->rc == 0 || res->rc == -EEXIST || (nc->lq && res->rc == -ENOENT)) {
         json_object_set_new(nc->r->ns_done, nc->key, json_true());
-    else if (res->rc != -ECANCELED && res->rc != -ESHUTDOWN) {
-        json_object_del(nc->r->ns_done, nc->key); /* not "in flight" forever: retried */
-        log_warn(nc->r->lg, "cannot create the job's namespace on a worker", "namespace", nc->key,
-                 "error", res->err->msg);
+        if (res->rc == -ENOENT)
+            log_v(nc->r->lg, 1,
+                  "worker has no LocalQueue API (no Kueue there): copies run "
+                  "without one",
+                  "localqueue", nc->key);
+    } else if (res->rc != -ECANCELED && res->rc != -ESHUTDOWN) {
+        json_object_del(nc->r->ns_done, nc->key);
+        log_warn(nc->r->lg,
+                 nc->lq ? "cannot create the job's LocalQueue on a worker"
+                        : "cannot create the job's namespace on a worker",
+                 nc->lq ? "localqueue" : "namespace", nc->key, "error", res->err->msg);
     }
     free(nc->key);
     free(nc);
@@ -340,32 +351,13 @@ static void ensure_ns(struct wlrun *r, const char *ns)
         err_clear(&e);
         if (kube_client_post(workers_client(r->workers, c), "/api/v1/namespaces", obj, ns_done_cb,
                              nc, NULL, &e) < 0) {
+            json_object_del(r->ns_done, nc->key); /* not "in flight": the next event retries */
             free(nc->key);
             free(nc);
         }
         json_decref(obj);
     }
     json_decref(names);
-}
-
-/* A worker without Kueue answers the LocalQueue POST with 404: nothing to create there, and
- * nothing to retry (the copy then runs as the plain Job it is). */
-static void lq_done_cb(void *ud, const struct kube_result *res)
-{
-    struct ns_call *nc = ud;
-    if (res->rc == 0 || res->rc == -EEXIST) {
-        json_object_set_new(nc->r->ns_done, nc->key, json_true());
-    } else if (res->rc == -ENOENT) {
-        json_object_set_new(nc->r->ns_done, nc->key, json_true());
-        log_v(nc->r->lg, 1, "worker has no LocalQueue API (no Kueue there): copies run without one",
-              "localqueue", nc->key);
-    } else if (res->rc != -ECANCELED && res->rc != -ESHUTDOWN) {
-        json_object_del(nc->r->ns_done, nc->key); /* the next event of the job retries */
-        log_warn(nc->r->lg, "cannot create the job's LocalQueue on a worker", "localqueue", nc->key,
-                 "error", res->err->msg);
-    }
-    free(nc->key);
-    free(nc);
 }
 
 /* The job's LocalQueue on every reachable worker (once per worker), copied from
@@ -401,9 +393,10 @@ static void lq_post(struct wlrun *r, const char *cluster, const json_t *hub_lq, 
     struct ns_call *nc = xcalloc(1, sizeof(*nc));
     nc->r = r;
     nc->key = key;
+    nc->lq = true;
     struct err e;
     err_clear(&e);
-    if (kube_client_post(workers_client(r->workers, cluster), path, obj, lq_done_cb, nc, NULL, &e) <
+    if (kube_client_post(workers_client(r->workers, cluster), path, obj, ns_done_cb, nc, NULL, &e) <
         0) {
         json_object_del(r->ns_done, key);
         free(nc->key);
