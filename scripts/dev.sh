@@ -151,6 +151,20 @@ wait_quota() {
   done
 }
 
+# On a terminal, `make run` runs this script again as a job of its own (job control on: bash
+# makes a foreground command its own process group and the terminal's foreground group), so
+# Ctrl-C reaches that job alone: the INT trap stops everything and exits 0. Otherwise the
+# terminal signals make as well, and make, interrupted, exits 130 however cleanly its recipe
+# stopped. Without a terminal (scripts, CI) SIGINT to the process group does the same stop.
+in_own_process_group() { # mode args...
+  if [ -t 0 ] && [ -t 2 ] && [ -z "${DEV_OWN_GROUP:-}" ]; then
+    set -m
+    local rc=0
+    DEV_OWN_GROUP=1 "$PWD/scripts/dev.sh" "$@" || rc=$?
+    exit $rc
+  fi
+}
+
 # `make run` in a shell that still exports the dev hub's kubeconfig: that hub
 # is ours, so say what to do instead of running the operator against it.
 check_exported_kubeconfig() {
@@ -170,6 +184,7 @@ check_exported_kubeconfig() {
 
 case "$cmd" in
 run)
+  in_own_process_group run "$@"
   if [ -n "${KUBECONFIG:-}" ]; then
     check_exported_kubeconfig
     exec bin/kueue-ks run "${OP_ARGS[@]}"

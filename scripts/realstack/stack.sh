@@ -363,8 +363,18 @@ up)
   usage_hint
   ;;
 run)
+  # On a terminal, run again as a job of its own process group, which the terminal's Ctrl-C
+  # reaches alone (not make, which would report the interrupted recipe as failed); see
+  # scripts/dev.sh in_own_process_group.
+  if [ -t 0 ] && [ -t 2 ] && [ -z "${REAL_OWN_GROUP:-}" ]; then
+    set -m
+    rc=0
+    REAL_OWN_GROUP=1 "$ROOT/scripts/realstack/stack.sh" run "$@" || rc=$?
+    exit $rc
+  fi
   trap stop_all EXIT
-  trap 'exit 130' INT TERM
+  # Ctrl-C is how this mode ends: a clean stop, exit 0
+  trap 'exit 0' INT TERM
   start_env
   usage_hint
   # shellcheck disable=SC2046

@@ -10,7 +10,8 @@
 # cluster lacks, Kueue's reason as the verdict), `kueue-ks status` counts (a
 # PyTorchJob counted), "not a hub" on a worker, a deleted job's log line and
 # its copy gone, Ctrl-C exiting 0 and removing the kubeconfigs, the dead
-# exported KUBECONFIG hint, and dev-up's restart note.
+# exported KUBECONFIG hint, dev-up's restart note, and `make run` on a
+# terminal (a pty): Ctrl-C typed there ends make with 0.
 set -u
 set -m # background jobs in their own process group: Ctrl-C is sent to it as a terminal would
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -229,4 +230,18 @@ grep -qF "restarting the running dev environment: its jobs are lost (pass --data
 scripts/dev.sh down >/dev/null 2>&1
 [ -e "$DEV_DIR/hub.kubeconfig" ] && die "dev-down left the kubeconfig"
 pass "second dev-up says it restarts; dev-down cleans up"
+# ---- 9: make run on a terminal: Ctrl-C typed there ends make with 0 -----------------
+# The terminal sends SIGINT to its foreground process group; make in it would exit 130.
+next 9
+python3 test/e2e/lib/on_terminal.py "$WORK/term.out" "Ctrl-C stops everything" 120 -- \
+  make --no-print-directory run
+rc=$?
+[ $rc = 0 ] || die "make run on a terminal, Ctrl-C: exit code $rc, want 0" "$(tail -20 "$WORK/term.out")"
+grep -q "make: \*\*\*" "$WORK/term.out" && die "make reports a failure" "$(tail -5 "$WORK/term.out")"
+grep -q "signal received, shutting down" "$WORK/term.out" || die "the operator did not get Ctrl-C"
+for f in hub cluster1 cluster2; do
+  [ -e "$DEV_DIR/$f.kubeconfig" ] && die "$f.kubeconfig left after Ctrl-C on a terminal"
+done
+wait_until 10 "the hub's port free" port_free "$DEV_HUB_PORT"
+pass "make run on a terminal: Ctrl-C exits 0, nothing left running"
 echo "first_hour: all steps passed"
