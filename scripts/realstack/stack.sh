@@ -343,7 +343,7 @@ usage_hint() {
     export KUBECONFIG=$REAL/hub.kubeconfig PATH=$ROOT/$BIN:\$PATH
     kubectl get nodes --kubeconfig $REAL/cluster1.kubeconfig
     kubectl create -f examples/batch-job.yaml
-  Stop it with 'make real-down'.
+  $1
 
 MSG
 }
@@ -360,7 +360,7 @@ up)
     wait_http "http://$OPERATOR_HEALTH/readyz" 30 "kueue-ks (see $REAL/kueue-ks.log)"
   fi
   log "up in $(($(date +%s) - t0)) s (logs in $REAL/)"
-  usage_hint
+  usage_hint "Stop it with 'make real-down'."
   ;;
 run)
   # On a terminal, run again as a job of its own process group, which the terminal's Ctrl-C
@@ -376,9 +376,17 @@ run)
   # Ctrl-C is how this mode ends: a clean stop, exit 0
   trap 'exit 0' INT TERM
   start_env
-  usage_hint
+  # The operator logs to this terminal; the hint comes once it is ready, below its start-up
+  # lines, so that it stays on screen.
   # shellcheck disable=SC2046
-  bin/kueue-ks run $(operator_args) "$@"
+  bin/kueue-ks run $(operator_args) "$@" &
+  op=$!
+  echo "$op" >>"$(pids_file)"
+  # shellcheck disable=SC1091
+  . "$REAL/ports.env"
+  wait_http "http://$OPERATOR_HEALTH/readyz" 30 "kueue-ks"
+  usage_hint "Ctrl-C stops everything."
+  wait "$op"
   ;;
 down)
   stop_all
