@@ -46,6 +46,8 @@ struct wlc {
     /* key -> Kueue's reason last relayed as an Event on the job of a Workload
      * without our check (once per change, not once per pass) */
     json_t *relayed;
+    /* key -> the last refusal of its copy by a worker that was logged (once per change) */
+    json_t *refused;
     /* orphan copies (cluster/kind/ns/name/uid) whose "job deleted" line was logged; kept while
      * the copy is still in the worker's store (the next GC pass may come
      * before the delete is seen), so the line is written once */
@@ -192,6 +194,24 @@ static void on_unreserve(void *ud, const char *key)
     place_resv_remove(&c->resv, key);
 }
 
+/* A failed write is retried quietly (conflicts and outages pass), except a worker's
+ * refusal (invalid, too large, forbidden), which is logged at default verbosity once per distinct message. */
+static void log_write_failure(struct wlc *c, const char *key, const struct wlx_result *r)
+{
+    if (!r->refused) {
+        log_v(c->cfg.lg, 2, "workload reconcile: write failed, retrying", "workload", key, "error",
+              r->err.msg);
+        return;
+    }
+    const char *msg = r->refused_err.msg;
+    const char *last = jx_str(c->refused, key, NULL);
+    if (last && strcmp(last, msg) == 0)
+        return;
+    json_object_set_new(c->refused, key, json_string_nocheck(msg));
+    log_warn(c->cfg.lg, "a write for the job was refused; retrying with backoff", "workload", key,
+             "reason", REASON_WRITE_REJECTED, "error", msg);
+}
+
 static void on_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct pass *p = ud;
@@ -210,10 +230,10 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
         wq_add(c->q, key); /* again at once, in the merge form */
     } else if (r->rc < 0) {
         c->st.failures++;
-        log_v(c->cfg.lg, 2, "workload reconcile: write failed, retrying", "workload", key, "error",
-              r->err.msg);
+        log_write_failure(c, key, r);
         wq_add_rate_limited(c->q, key);
     } else {
+        json_object_del(c->refused, key);
         wq_forget(c->q, key);
         if (r->requeue_ms >= 0)
             wq_add_after(c->q, key, (double)r->requeue_ms / 1000.0);
@@ -1086,6 +1106,7 @@ static void process(struct wq *q, const char *key, void *ud)
     if (!taken) {
         json_object_del(c->placing, key);
         json_object_del(c->relayed, key);
+        json_object_del(c->refused, key);
         handled = false;
     } else {
         handled =
@@ -1163,6 +1184,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->ac_retry.data = c;
     c->placing = json_object();
     c->relayed = json_object();
+    c->refused = json_object();
     c->gc_said = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
@@ -1208,6 +1230,7 @@ void wlc_free(struct wlc *c)
     ev_timer_stop(c->cfg.loop, &c->ac_retry);
     json_decref(c->placing);
     json_decref(c->relayed);
+    json_decref(c->refused);
     json_decref(c->gc_said);
     free(c);
 }

@@ -17,6 +17,8 @@ struct batch {
     unsigned pending; /* outstanding calls + 1 while submitting */
     struct wlx_result res;
     const struct logger *lg;
+    struct evrec *events; /* borrowed, may be NULL */
+    json_t *job;          /* the hub job, for a refused write's Event (new reference) */
 };
 
 struct call {
@@ -58,6 +60,7 @@ static void batch_unref(struct batch *b)
     if (--b->pending > 0)
         return;
     b->done(b->ud, b->key, &b->res);
+    json_decref(b->job);
     free(b->key);
     free(b);
 }
@@ -97,6 +100,49 @@ static void on_existing(void *ud, const struct kube_result *r)
     batch_unref(b);
 }
 
+/* An answer that the same request will get again (invalid, too large, forbidden): retrying
+ * alone cannot help, so the user must hear of it. */
+static bool write_refused(int status)
+{
+    return status == 400 || status == 403 || status == 413 || status == 422;
+}
+
+static const char *refused_what(enum wl_act_type t)
+{
+    switch (t) {
+    case WL_ACT_CREATE_COPY:
+        return "the create of the job's copy";
+    case WL_ACT_DELETE_COPY:
+        return "the delete of the job's copy";
+    case WL_ACT_PATCH_WL_STATUS:
+        return "kueue-ks's update of the Workload's status";
+    default:
+        return "kueue-ks's update of the job";
+    }
+}
+
+/* Warning Event on the hub job with the server's own words (the recorder counts repeats). */
+static void refused_event(struct call *c, const struct kube_result *r)
+{
+    struct batch *b = c->b;
+    if (!b->res.refused && r->err)
+        b->res.refused_err = *r->err;
+    b->res.refused = true;
+    if (!b->events || !b->job)
+        return;
+    char where[96];
+    if (c->cluster)
+        snprintf(where, sizeof where, "cluster %s", c->cluster);
+    else
+        snprintf(where, sizeof where, "%s",
+                 c->type == WL_ACT_DELETE_COPY ? "a worker cluster" : "the hub");
+    evrec_event(b->events, b->job, "Warning", REASON_WRITE_REJECTED,
+                "%s refused %s (HTTP %d): %s; it is retried with backoff, and the job keeps its "
+                "quota until the write is accepted or the job is changed or deleted",
+                where, refused_what(c->type), r->status,
+                r->err && r->err->msg[0] ? r->err->msg : "no message");
+}
+
 static void on_done(void *ud, const struct kube_result *r)
 {
     struct call *c = ud;
@@ -126,6 +172,8 @@ static void on_done(void *ud, const struct kube_result *r)
         ok = true;
     if (!ok && c->apply && r->status == 415)
         b->res.apply_unsupported = true;
+    if (!ok && write_refused(r->status))
+        refused_event(c, r);
     if (!ok) {
         log_v(b->lg, 2, "workload write failed", "workload", b->key, "error", r->err->msg);
         batch_fail(b, r->rc, r->err, "request failed");
@@ -274,6 +322,8 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
     b->pending = 1;
     b->res.requeue_ms = -1;
     b->lg = ops->lg;
+    b->events = ops->events;
+    b->job = job ? json_incref((json_t *)job) : NULL;
     for (size_t i = 0; i < acts->n; i++) {
         const struct wl_action *a = &acts->v[i];
         switch (a->type) {

@@ -71,6 +71,12 @@ struct wlx_result {
     /* The workload status apply got 415 Unsupported Media Type: the server has
      * no server-side apply (the devhub); use the merge patch form. */
     bool apply_unsupported;
+    /* A write was refused as invalid, too large or forbidden (400, 403, 413, 422): the same
+     * request will be refused again (e.g. a job whose annotations are near the 256 KiB limit
+     * when kueue-ks adds its own). A Warning Event (WriteRejected) with the server's message
+     * was sent on the hub job; the caller logs it and retries with backoff. */
+    bool refused;
+    struct err refused_err; /* the refused write's message, when refused */
 };
 
 typedef void (*wlx_done_fn)(void *ud, const char *wl_key, const struct wlx_result *r);

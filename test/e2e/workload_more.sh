@@ -16,6 +16,8 @@
 #      worker (the check went Retry: Kueue evicted and re-reserved); when it
 #      is resumed its stale copies are deleted; every job
 #      completes with exactly one copy left
+#   r  a job whose annotations leave no room for kueue-ks's: the refused write is told
+#      (Warning Event WriteRejected, one log line), nothing is placed
 # Skipped (exit 77) when the devhub binary, kubectl or jq is missing.
 # KEEP_LOG=FILE keeps a copy of the operator log.
 set -u
@@ -411,5 +413,49 @@ wait_until 30 "hub job-x Complete after the foreign job was removed" hub_job_com
 jq_ok cluster1 '.metadata.labels["kueue-ks.io/origin"]!=null' job job-x -n default >/dev/null ||
   die "job-x on cluster1 is not our copy"
 pass "a foreign job-x on cluster1 gave Warning CopyConflict and was left alone; after its removal job-x ran there and completed"
+
+# ---- r: a write refused by the API server --------------------------------------------
+# An annotation just under the 256 KiB total the API server allows: the hub accepts the job,
+# but kueue-ks's placement patch (its own annotations added) is refused, 422 every time. The
+# user must hear it: a Warning Event WriteRejected with the server's words on the job, and one
+# log line, however many retries; the job is not placed (no copy anywhere).
+next r
+python3 - "$WORK/job-r.yaml" <<'PY'
+import sys
+doc = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: job-r
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: user-queue-ks}
+  annotations: {note: "%s"}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: c, image: busybox, args: ["1s"], resources: {requests: {cpu: "1", memory: 100Mi}}}
+""" % ("x" * 262100)
+open(sys.argv[1], "w").write(doc)
+PY
+k hub create -f "$WORK/job-r.yaml" >/dev/null || die "hub job-r (262100-byte annotation) not created"
+rejected() {
+  k hub get events -n default -o json | jq -e '[.items[]|select(.reason=="WriteRejected" and
+    .type=="Warning" and .involvedObject.name=="job-r" and (.message|contains("the hub refused")) and
+    (.message|contains("262144")))]|length>=1'
+}
+wait_until 30 "Warning Event WriteRejected on job-r" rejected
+# the Event's count says how many times the write was refused: retried, so at least 3
+refused_3x() {
+  k hub get events -n default -o json | jq -e '[.items[]|select(.reason=="WriteRejected" and
+    .involvedObject.name=="job-r")|.count]|add>=3'
+}
+wait_until 60 "job-r's write refused 3 times (Event count)" refused_3x
+n=$(grep -c 'msg="a write for the job was refused.*job-job-r' "$WORK/op.log")
+[ "$n" = 1 ] || die "the refusal was logged $n times, want once" "$(grep 'was refused' "$WORK/op.log" | head -5)"
+[ "$(copies job-r)" = "0 0" ] || die "job-r has copies: $(copies job-r)"
+k hub delete job job-r -n default >/dev/null || die "cannot delete job-r"
+pass "a 262100-byte annotation: the hub refused the placement patch; Warning WriteRejected with the server's message, logged once, no copy"
 
 echo "ok   workload more e2e passed"

@@ -435,6 +435,41 @@ static void test_create_conflict(void **state)
                     "cluster c1 already has Job default/sample that kueue-ks did not create");
 }
 
+/* A worker's refusal of the copy (422 Invalid: e.g. annotations over 256 KiB once the copy's
+ * own are added) is reported as such, with the worker's message; an outage (503) is not. */
+static void create_refused(struct fx *f, int status, const char *reason, bool want_refused)
+{
+    fakesrv_push_status(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", status, reason,
+                        "Job.batch \"sample\" is invalid: metadata.annotations: Too long: must "
+                        "have at most 262144 bytes");
+    struct wl_actions a;
+    wl_actions_init(&a);
+    struct wl_action *c = add(&a, WL_ACT_CREATE_COPY);
+    c->cluster = xstrdup("c1");
+    struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
+    c->object = xf_downsync(kind_lookup("batch/v1", "Job"), f->job, &o, NULL);
+    struct wlx_ops ops = {.hub = f->hub, .worker = worker_of, .ud = f};
+    f->finished = false;
+    assert_int_equal(wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job,
+                                 kind_lookup("batch/v1", "Job"), &a, on_done, f, NULL),
+                     0);
+    run(f);
+    assert_true(f->res.rc < 0);
+    assert_int_equal(f->res.refused, want_refused);
+    assert_non_null(strstr(f->res.err.msg, "must have at most 262144 bytes"));
+    if (want_refused)
+        assert_non_null(strstr(f->res.refused_err.msg, "must have at most 262144 bytes"));
+    wl_actions_free(&a);
+}
+
+static void test_create_refused(void **state)
+{
+    struct fx *f = *state;
+    create_refused(f, 422, "Invalid", true);
+    create_refused(f, 403, "Forbidden", true);
+    create_refused(f, 503, "ServiceUnavailable", false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +479,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dynamic_kind_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_uid_precondition, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
