@@ -195,7 +195,8 @@ static void on_unreserve(void *ud, const char *key)
 }
 
 /* A failed write is retried quietly (conflicts and outages pass), except a worker's
- * refusal (invalid, too large, forbidden), which is logged at default verbosity once per distinct message. */
+ * refusal (invalid, too large, forbidden), which is logged at default verbosity once per distinct
+ * message. */
 static void log_write_failure(struct wlc *c, const char *key, const struct wlx_result *r)
 {
     if (!r->refused) {

@@ -20,8 +20,8 @@
 /* the copy's pods stayed unschedulable on the worker past --unschedulable-timeout: retry
  * elsewhere, the cluster excluded for a while (kueue-ks.io/excluded-clusters) */
 #define REASON_UNSCHEDULABLE_ON_WORKER "UnschedulableOnWorker"
-#define REASON_DISPATCHED              "Dispatched"   /* the worker copy exists */
-#define REASON_COPY_CONFLICT           "CopyConflict" /* a foreign object holds the copy's name */
+#define REASON_DISPATCHED              "Dispatched"    /* the worker copy exists */
+#define REASON_COPY_CONFLICT           "CopyConflict"  /* a foreign object holds the copy's name */
 #define REASON_WRITE_REJECTED          "WriteRejected" /* a write refused: 400/403/413/422 */
 /* Kueue holds the job (no reservation, missing queue, deactivated): Kueue's
  * reason and the per-cluster fit (docs/design.md §9) */
