@@ -10,6 +10,8 @@
 # in .dev/kueue-ks.log); dev-down stops it. Both end with a READY block: what
 # runs where and the next commands. `--data` (dev-up/run) keeps the hub's
 # objects in .dev/hub.db across restarts; without it a restart starts empty.
+# While a `make run` runs (.dev/run.pid), another run or dev-up refuses instead of
+# stopping it from behind.
 # DEV_DIR moves .dev (the e2e tests use a temporary one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -79,16 +81,46 @@ stop_all() {
   rm -f "$DEV/pids"
 }
 
-start_env() {
+# A `make run` holds the terminal it was started from: starting again elsewhere would stop it
+# behind the user's back (its operator gets SIGTERM), so say where it runs instead.
+foreground_run_elsewhere() {
+  local pid
+  pid=$(cat "$DEV/run.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && [ "$pid" != "$$" ] && kill -0 "$pid" 2>/dev/null
+}
+
+refuse_if_foreground_elsewhere() {
   mkdir -p "$DEV"
-  if env_running; then
-    if [ "$KEEP_DATA" = 1 ]; then
+  foreground_run_elsewhere || return 0
+  log "'make run' is running in another terminal (pid $(cat "$DEV/run.pid")): stop it there with Ctrl-C, or run 'make dev-down', then run this again"
+  exit 1
+}
+
+release_foreground() {
+  [ "$(cat "$DEV/run.pid" 2>/dev/null)" = "$$" ] && rm -f "$DEV/run.pid"
+  return 0
+}
+
+start_env() {
+  refuse_if_foreground_elsewhere
+  local was running=0
+  was=$(cat "$DEV/mode" 2>/dev/null || echo none)
+  env_running && running=1
+  if [ $running = 1 ]; then
+    if [ "$KEEP_DATA" = 1 ] && [ "$was" = data ]; then
       log "restarting the running dev environment; the hub keeps its objects ($DEV/hub.db)"
+    elif [ "$KEEP_DATA" = 1 ]; then
+      log "restarting the running dev environment, started without --data: its jobs are lost"
     else
       log "restarting the running dev environment: its jobs are lost (pass --data to keep them)"
     fi
   fi
+  # --data after a run without it: the saved objects are older than what ran last; say so
+  if [ "$KEEP_DATA" = 1 ] && [ -s "$DEV/hub.db" ] && { [ $running = 0 ] || [ "$was" != data ]; }; then
+    log "--data: the hub starts from the objects saved in $DEV/hub.db at $(date -r "$DEV/hub.db" '+%Y-%m-%d %H:%M:%S') (delete the file to start empty)"
+  fi
   stop_all
+  if [ "$KEEP_DATA" = 1 ]; then echo data >"$DEV/mode"; else echo nodata >"$DEV/mode"; fi
   # The hub runs a job controller too (a real hub's kube-controller-manager):
   # it marks the jobs Kueue holds Suspended, as `kubectl get jobs` shows them.
   local hub_extra=(--kueue --run-jobs)
@@ -189,7 +221,9 @@ run)
     check_exported_kubeconfig
     exec bin/kueue-ks run "${OP_ARGS[@]}"
   fi
-  trap 'stop_all; remove_kubeconfigs' EXIT
+  refuse_if_foreground_elsewhere
+  echo $$ >"$DEV/run.pid"
+  trap 'stop_all; remove_kubeconfigs; release_foreground' EXIT
   # Ctrl-C is how this mode ends: a clean stop, exit 0
   trap 'exit 0' INT TERM
   start_env

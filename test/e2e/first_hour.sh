@@ -206,6 +206,10 @@ pass "$(deleted | sed 's/.*msg=/msg=/')"
 next 7
 out=$(scripts/dev.sh run 2>&1) && die "a second make run with KUBECONFIG exported exits 0" "$out"
 grep -q "make dev-down" <<<"$out" || die "no hint" "$out"
+# dev-up from another terminal must not stop the running make run behind its back
+out=$(env -u KUBECONFIG scripts/dev.sh up 2>&1) && die "dev-up while make run runs exits 0" "$out"
+grep -qF "'make run' is running in another terminal (pid" <<<"$out" || die "no make-run hint" "$out"
+curl -sf "http://$DEV_HEALTH_ADDR/readyz" >/dev/null || die "the running operator was stopped by dev-up"
 kill -INT -- "-$RUNPID"
 wait "$RUNPID"
 rc=$?
@@ -227,9 +231,19 @@ grep -q "'make dev-down' stops everything" <<<"$out" || die "dev-up READY block"
 out=$(scripts/dev.sh up 2>&1) || die "second dev-up failed" "$out"
 grep -qF "restarting the running dev environment: its jobs are lost (pass --data to keep them)" <<<"$out" ||
   die "second dev-up does not say it restarts" "$out"
+# --data after a run without it: the jobs of the run are lost, and the saved objects are older
+out=$(scripts/dev.sh up --data 2>&1) || die "dev-up --data failed" "$out"
+grep -qF "restarting the running dev environment, started without --data: its jobs are lost" <<<"$out" ||
+  die "dev-up --data over a run without it does not say the jobs are lost" "$out"
+out=$(scripts/dev.sh up --data 2>&1) || die "second dev-up --data failed" "$out"
+grep -qF "the hub keeps its objects" <<<"$out" || die "dev-up --data twice: no 'keeps its objects'" "$out"
+out=$(scripts/dev.sh up 2>&1) || die "dev-up failed" "$out"
+out=$(scripts/dev.sh up --data 2>&1) || die "dev-up --data after a run without it failed" "$out"
+grep -qF -- "--data: the hub starts from the objects saved in $DEV_DIR/hub.db at" <<<"$out" ||
+  die "dev-up --data does not say it starts from older saved objects" "$out"
 scripts/dev.sh down >/dev/null 2>&1
 [ -e "$DEV_DIR/hub.kubeconfig" ] && die "dev-down left the kubeconfig"
-pass "second dev-up says it restarts; dev-down cleans up"
+pass "second dev-up says it restarts; --data over a run without it says what is lost and what comes back; dev-down cleans up"
 # ---- 9: make run on a terminal: Ctrl-C typed there ends make with 0 -----------------
 # The terminal sends SIGINT to its foreground process group; make in it would exit 130.
 next 9
