@@ -150,7 +150,7 @@ ready_block() { # how-to-stop
 ==================== kueue-ks dev environment: READY ====================
   hub       https://127.0.0.1:$HUB_PORT  (Kueue emulator)   kubeconfig $hub
   cluster1  https://127.0.0.1:$C1_PORT  2 nodes cpu=8 (spot)   kubeconfig $c1
-  cluster2  https://127.0.0.1:$C2_PORT  2 nodes cpu=8 gpu=2 (h100)   kubeconfig $c2
+  cluster2  https://127.0.0.1:$C2_PORT  2 nodes cpu=8 gpu=2 each (h100)   kubeconfig $c2
   operator  health http://$HEALTH_ADDR/readyz  metrics http://$METRICS_ADDR/metrics
   logs      $d/{hub,cluster1,cluster2}.log$2
 
@@ -161,7 +161,7 @@ ready_block() { # how-to-stop
     bin/kueue-ks explain job/NAME        # why a job runs where it does, or not
     kubectl --kubeconfig $c1 get jobs,pods -A     # the copies and pods on a worker
     kubectl --kubeconfig $c1 describe pod -n default POD
-  (the workers simulate pods: no container logs; what they did is in $d/cluster1.log)
+  (the workers simulate pods: there are no container logs; kubectl describe shows their state)
 
   $1
 =========================================================================

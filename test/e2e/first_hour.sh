@@ -61,7 +61,7 @@ wait_until 120 "READY block" grep -q "Ctrl-C stops everything" "$WORK/run.out"
 for want in "kueue-ks dev environment: READY" "hub       https://127.0.0.1:$DEV_HUB_PORT" \
   "cluster1  https://127.0.0.1:$DEV_CLUSTER1_PORT" "export KUBECONFIG=$DEV_DIR/hub.kubeconfig" \
   "kubectl create -f examples/batch-job.yaml" "bin/kueue-ks status" \
-  "bin/kueue-ks explain job/NAME" "get jobs,pods -A" "$DEV_DIR/cluster1.log"; do
+  "bin/kueue-ks explain job/NAME" "get jobs,pods -A" "$DEV_DIR/{hub,cluster1,cluster2}.log"; do
   grep -qF -- "$want" "$WORK/run.out" || die "READY block lacks '$want'" "$(cat "$WORK/run.out")"
 done
 ready_line=$(grep -n "kueue-ks dev environment: READY" "$WORK/run.out" | cut -d: -f1)
