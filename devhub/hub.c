@@ -1288,7 +1288,11 @@ static json_t *as_table(const struct reg_resource *r, json_t *list, const struct
     json_t *md = json_object_get(list, "metadata");
     to.resource_version = json_string_value(json_object_get(md, "resourceVersion"));
     to.continue_token = json_string_value(json_object_get(md, "continue"));
+    char *av = reg_api_version(r);
+    to.kind = r->kind;
+    to.api_version = av;
     json_t *tbl = table_build(p, json_object_get(list, "items"), &to);
+    free(av);
     table_printer_free(p);
     return tbl;
 }

@@ -1515,7 +1515,12 @@ json_t *table_build(const struct table_printer *p, const json_t *items, const st
         }
         json_object_set_new(row, "cells", cells);
         if (o->include == TABLE_INCLUDE_OBJECT) {
-            json_object_set_new(row, "object", json_deep_copy(obj));
+            json_t *whole = json_deep_copy(obj);
+            if (o->kind && !json_object_get(whole, "kind"))
+                json_object_set_new(whole, "kind", json_string(o->kind));
+            if (o->api_version && !json_object_get(whole, "apiVersion"))
+                json_object_set_new(whole, "apiVersion", json_string(o->api_version));
+            json_object_set_new(row, "object", whole);
         } else if (o->include == TABLE_INCLUDE_METADATA) {
             json_t *pom = json_object();
             json_object_set_new(pom, "kind", json_string("PartialObjectMetadata"));

@@ -43,6 +43,10 @@ struct table_opts {
     time_t now;                   /* reference time for ages (wall clock, injected for tests) */
     const char *resource_version; /* list resourceVersion for metadata, may be NULL */
     const char *continue_token;   /* metadata.continue when paging, may be NULL */
+    /* With includeObject=Object: the kind and apiVersion set on each row's object when the
+     * item lacks them (list items of built-in kinds do), as kube-apiserver embeds whole
+     * objects; kubectl --sort-by decodes them. May be NULL. */
+    const char *kind, *api_version;
 };
 
 /* How one resource prints; opaque. */

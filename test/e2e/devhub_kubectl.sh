@@ -127,6 +127,13 @@ data: {k: v}
 Y
 step "create with generateName" "^configmap/gen-[a-z0-9]{5} created" kubectl create -f "$WORK/gen.yaml"
 GEN=$(kubectl get cm -l tier=e2e -o jsonpath='{.items[0].metadata.name}')
+# --sort-by asks for Table rows with includeObject=Object and decodes each row's object, which
+# must carry kind and apiVersion although list items of built-in kinds do not
+for n in sort-b sort-a; do
+  kubectl create configmap "$n" --from-literal=k=v >/dev/null || die "configmap $n not created"
+done
+step "get --sort-by on a built-in kind" "^sort-a sort-b $" \
+  sh -c "kubectl get cm --sort-by=.metadata.name --no-headers | awk '/^sort-/{printf \"%s \", \$1}'"
 
 cat >"$WORK/app.yaml" <<'Y'
 apiVersion: v1
