@@ -5,7 +5,8 @@
  * --timeout), prints, exits. A missing CRD (404) prints a note instead of a
  * table; any other failure is reported on stderr and gives exit code 1, as
  * does a cluster that is not a hub (no ClusterMetrics and no ClusterQueue).
- * JOBS counts every kind of the job kind table (Jobs, PyTorchJobs...).
+ * JOBS counts the jobs placed on each cluster and not finished, of every kind of the job kind
+ * table (Jobs, PyTorchJobs...).
  */
 #include <errno.h>
 #include <ev.h>

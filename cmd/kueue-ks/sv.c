@@ -261,12 +261,31 @@ static const char *ready_of(const json_t *cm)
     return "Unknown";
 }
 
+/* Complete/Failed (batch Jobs) or Succeeded/Failed (Kubeflow jobs) True: the job ran; its
+ * cluster label stays, but it no longer runs there. */
+static bool job_finished(const json_t *j)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(j, "status"), "conditions"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        if (t && s && strcmp(s, "True") == 0 &&
+            (!strcmp(t, "Complete") || !strcmp(t, "Failed") || !strcmp(t, "Succeeded")))
+            return true;
+    }
+    return false;
+}
+
 static size_t jobs_on(const json_t *jobs, const char *cluster)
 {
     size_t n = 0, i;
     json_t *j;
     json_array_foreach(json_object_get(jobs, "items"), i, j)
     {
+        if (job_finished(j))
+            continue;
         const char *c = json_string_value(json_object_get(
             json_object_get(json_object_get(j, "metadata"), "labels"), SV_CLUSTER_LABEL));
         if (c && strcmp(c, cluster) == 0)

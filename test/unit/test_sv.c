@@ -48,6 +48,10 @@ static void assert_render(const struct sv_input *in, const char *want)
 #define JOBS                                                                                       \
     "{'items':[{'metadata':{'name':'j1','labels':{'kubestellar.io/cluster':'c2'}}},"               \
     "{'metadata':{'name':'j2','labels':{'kubestellar.io/cluster':'c2'}}},"                         \
+    "{'metadata':{'name':'j4','labels':{'kubestellar.io/cluster':'c2'}},'status':{'conditions':"   \
+    "[{'type':'Complete','status':'True'}]}},"                                                     \
+    "{'metadata':{'name':'j5','labels':{'kubestellar.io/cluster':'c1'}},'status':{'conditions':"   \
+    "[{'type':'Succeeded','status':'True'}]}},"                                                    \
     "{'metadata':{'name':'j3'}}]}"
 
 #define CQS                                                                                        \
