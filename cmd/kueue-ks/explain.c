@@ -17,6 +17,7 @@
 #include "cmd/kueue-ks/cmds.h"
 #include "controllers/workload/jv.h"
 #include "controllers/workload/kinds.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"
 #include "pkg/kube/kubeconfig.h"
@@ -209,6 +210,15 @@ int cmd_explain(int argc, char **argv)
     }
     if (x.rc[G_JOB] < 0) {
         fprintf(stderr, "kueue-ks explain: %s\n", x.err[G_JOB]);
+        goto out;
+    }
+    const char *origin = jx_label(x.body[G_JOB], XF_LABEL_ORIGIN);
+    if (origin) {
+        /* a worker's copy: its hub job is the one with a Workload, a check and a placement */
+        fprintf(stderr,
+                "kueue-ks explain: %s %s/%s here is kueue-ks's copy of a hub job (label %s=%s): "
+                "this is a worker cluster; explain the job with the hub's kubeconfig\n",
+                k->kind, ns, name, XF_LABEL_ORIGIN, origin);
         goto out;
     }
     if (x.rc[G_DISC] < 0) {

@@ -182,14 +182,29 @@ next 6
 k create -f examples/pytorch-simple-job.yaml >/dev/null || die "create PyTorchJob"
 pt_placed() { [ -n "$(k get pytorchjobs -o jsonpath='{.items[0].metadata.labels.kubestellar\.io/cluster}')" ]; }
 wait_until 60 "the PyTorchJob placed" pt_placed
-jobs_total() { [ "$(bin/kueue-ks status -o json | jq '[.clusters[].jobs|tonumber]|add')" = 2 ]; }
-wait_until 30 "status counts 2 placed jobs (a Job and a PyTorchJob)" jobs_total
+# JOBS: the placed jobs of every kind that have not finished (the sample job may have by now;
+# the PyTorchJob runs on: nothing on the simulated workers completes it)
+running_placed() {
+  k get jobs,pytorchjobs -o json | jq '[.items[]|select(.metadata.labels["kubestellar.io/cluster"]
+    and ([.status.conditions[]?|select((.type=="Complete" or .type=="Failed" or
+    .type=="Succeeded") and .status=="True")]|length==0))]|length'
+}
+jobs_total() {
+  local want
+  want=$(running_placed)
+  [ "$want" -ge 1 ] && [ "$(bin/kueue-ks status -o json | jq '[.clusters[].jobs|tonumber]|add')" = "$want" ]
+}
+wait_until 30 "status counts the placed, unfinished jobs (the PyTorchJob among them)" jobs_total
 out=$(bin/kueue-ks status) || die "status failed" "$out"
 head -1 <<<"$(grep CLUSTERQUEUE <<<"$out")" | grep -qE 'QUOTA +RESERVED +SOURCE$' || die "queue header" "$out"
 grep -q IN-USE <<<"$out" && die "IN-USE in the default view" "$out"
 out=$(bin/kueue-ks status --kubeconfig "$DEV_DIR/cluster1.kubeconfig" 2>&1) && die "status on a worker exits 0" "$out"
 grep -q "not a kueue-ks hub" <<<"$out" || die "no 'not a hub' message" "$out"
-pass "status: 2 jobs placed (Job + PyTorchJob), RESERVED column, worker kubeconfig refused"
+out=$(bin/kueue-ks explain --kubeconfig "$DEV_DIR/$cl.kubeconfig" "job/$name" 2>&1) &&
+  die "explain on a worker exits 0" "$out"
+grep -q "is kueue-ks's copy of a hub job.*explain the job with the hub's kubeconfig" <<<"$out" ||
+  die "explain on a worker does not say it is a copy" "$out"
+pass "status: placed unfinished jobs counted (the PyTorchJob too), RESERVED column; status and explain refuse a worker kubeconfig"
 
 # ---- 6b: deleting the job: a log line, its copy gone from the worker --------------
 next 6b
