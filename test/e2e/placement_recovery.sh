@@ -313,8 +313,9 @@ wl_name=$(k hub get workloads -n default -o json | jq -r '[.items[]|select(.meta
 wl_writes=$(jq -rs --arg n "$wl_name" '[.[]|select(.object.metadata.name==$n)|select([.object.status.admissionChecks[]?|select(.name=="kubestellar-admc" and (.message|test("excluded until")))]|length==1)]|length' "$WORK/e-wl.watch")
 job_before=$(jq -rs '[.[]|select(.object.metadata.labels["kubestellar.io/cluster"]==null)]|length' "$WORK/e-job.watch")
 [ "$job_before" -le 2 ] || die "job-e written $((job_before - 1)) times before its placement (a write loop?)"
-[ "$wl_writes" -ge 1 ] && [ "$wl_writes" -le 2 ] ||
+if [ "$wl_writes" -lt 1 ] || [ "$wl_writes" -gt 2 ]; then
   die "job-e's Workload had $wl_writes versions naming the exclusion, want 1 or 2 (a write loop?)"
+fi
 nf=$(k hub get events -n default -o json | jq '[.items[]|select(.involvedObject.name=="job-e" and .reason=="AssignedCluster")]|length')
 [ "$nf" = 1 ] || die "job-e placed $nf times (AssignedCluster Events), want 1"
 pass "waited ${EXCL_S}s with '$(echo "$msg" | grep -o 'cluster1: excluded until [^;]*' | head -1)', no copy, $job_before job version(s) and $wl_writes Workload version(s) naming the exclusion seen (watch), placed once on cluster1 after it, Complete"
