@@ -14,6 +14,9 @@
 #      anchor's node, the hub job Complete. One copy at a time, from the two workers' Job watch
 #      histories (each event stamped on arrival): cluster1's copy DELETED before cluster2's
 #      ADDED, and never two live copies.
+#   q  cluster2 cordoned again, a ResourceQuota pods=0 in cluster1's namespace: the real Job
+#      controller cannot create job-q's pod (FailedCreate); the agent reports the copy (cause
+#      no-pods), it is moved to cluster2 once uncordoned, Event naming it, Complete.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=test/e2e/lib/real_harness.sh
@@ -152,4 +155,37 @@ moved=$(awk -v a="$a2" -v s="$since_s" 'BEGIN{printf "%d", a - s}')
 [ "$moved" -le $((TIMEOUT_S + 60)) ] || die "moved ${moved}s after the pod became unschedulable (timeout ${TIMEOUT_S}s)"
 gap=$(awk -v a="$a2" -v d="$d1" 'BEGIN{printf "%.2f", a - d}')
 pass "scheduler: '$(echo "$msg" | cut -c1-90)'; moved ${moved}s after (timeout ${TIMEOUT_S}s), cluster1 copy deleted ${gap}s before cluster2's was created, never two live; ran on the anchor's node $anchor_node; Complete; Event: $(echo "$ev" | cut -c1-120)"
+
+# ---- q: no pods (a real ResourceQuota refuses them), moved too ----------------------------
+next q
+k cluster2 cordon -l type=kwok >/dev/null || die "cannot cordon cluster2"
+wait_until 30 "ClusterMetrics cluster2 shows its nodes cordoned" jq_ok hub \
+  '[.status.nodes[]|select(.unschedulable==true)]|length==2' clustermetrics cluster2
+k cluster1 create quota no-pods -n default --hard=pods=0 >/dev/null || die "no ResourceQuota on cluster1"
+# the stack runs no resourcequota controller: its status (what admission enforces) set by hand
+k cluster1 patch quota no-pods -n default --subresource=status --type merge \
+  -p '{"status":{"hard":{"pods":"0"},"used":{"pods":"0"}}}' >/dev/null || die "quota status not set"
+rjob job-q 1 10s | sed 's/user-queue-ks/lq-any/' | k hub create -f - >/dev/null || die "job-q not created"
+wait_until 60 "job-q copy on cluster1" jq_ok cluster1 '.metadata.name=="job-q"' job job-q -n default
+refused() {
+  k cluster1 get events -n default -o json |
+    jq -e '[.items[]|select(.involvedObject.name=="job-q" and .reason=="FailedCreate" and (.message|test("quota")))]|length>=1'
+}
+wait_until 60 "the real Job controller's FailedCreate (quota) on cluster1's job-q" refused
+noq() {
+  jq_ok hub '[.status.unschedulableJobs[]?|select(.name=="job-q" and .cause=="no-pods" and .reason=="NoPods")]|length==1' \
+    clustermetrics cluster1
+}
+wait_until 60 "ClusterMetrics cluster1 reports job-q (no-pods)" noq
+k cluster2 uncordon -l type=kwok >/dev/null || die "cannot uncordon cluster2"
+on_c2q() { [ "$(copies job-q)" = "0 1" ]; }
+wait_until $((TIMEOUT_S + 90)) "job-q moved to cluster2" on_c2q
+wait_until 90 "hub job-q Complete" complete_on hub job-q
+evq=$(k hub get events -n default -o json | jq -r '[.items[]|select(.reason=="UnschedulableOnWorker" and .involvedObject.kind=="Job" and .involvedObject.name=="job-q")][0].message // ""')
+case "$evq" in
+  *"cannot run on cluster cluster1: no progress there, no pods created: NoPods: "*) ;;
+  *) die "no Warning Event UnschedulableOnWorker (no pods) on job-q: '$evq'" ;;
+esac
+k cluster1 delete quota no-pods -n default >/dev/null
+pass "a ResourceQuota pods=0 on cluster1: the real Job controller's FailedCreate, reported no-pods, moved to cluster2, Complete; Event: $(echo "$evq" | cut -c1-110)"
 echo "ok   real_recovery passed"
