@@ -256,17 +256,91 @@ static json_t *owner_ref(const char *api_version, const char *kind, const json_t
                      1);
 }
 
-static void create_pod(struct simjobs *s, const char *ns, json_t *pod, json_t *pods)
+static void pod_set_conds(json_t *status, const char *now, bool ready, const char *reason);
+
+/* Create `pod` in ns; true when it was (then appended to pods). */
+static bool create_pod(struct simjobs *s, const char *ns, json_t *pod, json_t *pods)
 {
     char *path = simapi_path("", "v1", "pods", ns, NULL, NULL);
     json_t *out = NULL;
     int code = simapi_create(s->hub, path, pod, &out);
     s->writes++;
-    if (code == 201 && out)
+    bool ok = code == 201 && out;
+    if (ok)
         json_array_append(pods, out);
     else
         log_v(s->lg, 2, "simulator pod create failed", "namespace", ns, "code", LOG_INT(code));
     json_decref(out);
+    free(path);
+    return ok;
+}
+
+/* The refusal message of namespace ns (SIMJOBS_REFUSE_PODS_ANN), or NULL:
+ * the Job controller's pod creates there fail, as under a ResourceQuota or
+ * an admission webhook that refuses them. New string. */
+static char *ns_refusal(struct simjobs *s, const char *ns)
+{
+    char *path = simapi_path("", "v1", "namespaces", NULL, ns, NULL);
+    json_t *obj = NULL;
+    char *out = NULL;
+    if (simapi_get(s->hub, path, &obj) == 200) {
+        const char *v = jx_annotation(obj, SIMJOBS_REFUSE_PODS_ANN);
+        if (v)
+            out = xstrdup(v);
+    }
+    json_decref(obj);
+    free(path);
+    return out;
+}
+
+/* Node `node` is labelled SIMJOBS_PULL_LABEL=fail: its pods never start. */
+static bool node_pull_fails(const json_t *nodes, const char *node)
+{
+    size_t i;
+    json_t *nd;
+    json_array_foreach(nodes, i, nd)
+    {
+        if (!strcmp(jx_name(nd) ? jx_name(nd) : "", node))
+            return !strcmp(jx_label(nd, SIMJOBS_PULL_LABEL) ? jx_label(nd, SIMJOBS_PULL_LABEL) : "",
+                           "fail");
+    }
+    return false;
+}
+
+/* A bound pod whose image cannot be pulled: Pending, PodScheduled=True, its
+ * containers waiting with ErrImagePull, as a kubelet writes it (once). */
+static void stall_pod(struct simjobs *s, json_t *pod, const char *node)
+{
+    json_t *cs = json_array_get(jx_arr(pod, "status.containerStatuses"), 0);
+    if (!strcmp(jx_str(pod, "status.phase", ""), "Pending") &&
+        !strcmp(jx_str(cs, "state.waiting.reason", ""), "ErrImagePull"))
+        return;
+    char now[40];
+    now_str(now, sizeof(now));
+    json_t *st = json_pack("{s:s}", "phase", "Pending");
+    pod_set_conds(st, now, false, "ContainersNotReady");
+    json_t *arr = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(jx_arr(pod, "spec.containers"), i, c)
+    {
+        char *msg = xasprintf("failed to pull image \"%s\": node %s is labelled %s=fail (devhub)",
+                              jx_str(c, "image", ""), node, SIMJOBS_PULL_LABEL);
+        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:b,s:b,s:i,s:{s:{s:s,s:s}}}", "name",
+                                             jx_str(c, "name", "main"), "image",
+                                             jx_str(c, "image", ""), "imageID", "", "ready", 0,
+                                             "started", 0, "restartCount", 0, "state", "waiting",
+                                             "reason", "ErrImagePull", "message", msg));
+        free(msg);
+    }
+    json_object_set_new(st, "containerStatuses", arr);
+    char *path = simapi_path("", "v1", "pods", jx_namespace(pod), jx_name(pod), "status");
+    json_t *p = json_pack("{s:O}", "status", st);
+    simapi_patch(s->hub, path, p, NULL);
+    s->writes++;
+    json_object_set(pod, "status", st);
+    json_decref(p);
+    json_decref(st);
     free(path);
 }
 
@@ -364,7 +438,9 @@ static void node_ip(const json_t *nodes, const char *node, char *buf, size_t n)
     }
 }
 
-static void run_pod(struct simjobs *s, json_t *pod, const char *node, const json_t *nodes)
+/* Bind pod to node (when not yet) and start it; false when it cannot start
+ * there (node_pull_fails: left Pending by stall_pod). */
+static bool run_pod(struct simjobs *s, json_t *pod, const char *node, const json_t *nodes)
 {
     char now[40], ip[64];
     now_str(now, sizeof(now));
@@ -376,6 +452,11 @@ static void run_pod(struct simjobs *s, json_t *pod, const char *node, const json
         s->writes++;
         json_decref(p);
         jx_set_str(pod, "spec.nodeName", node, NULL);
+    }
+    if (node_pull_fails(nodes, node)) {
+        stall_pod(s, pod, node);
+        free(path);
+        return false;
     }
     char *spath = xasprintf("%s/status", path);
     /* qosClass is the apiserver's, set when the pod was created. */
@@ -391,6 +472,7 @@ static void run_pod(struct simjobs *s, json_t *pod, const char *node, const json
     json_object_set_new(s->started, jx_uid(pod), json_real(now_wall()));
     free(spath);
     free(path);
+    return true;
 }
 
 static void finish_pod(struct simjobs *s, json_t *pod)
@@ -490,9 +572,10 @@ static void sync_pods(struct simjobs *s, json_t *pods, const json_t *nodes)
             json_object_set_new(req, "pods", json_string("1"));
             simres_add(u, req, 1);
             json_decref(req);
-            run_pod(s, pod, chosen, nodes);
-        } else if (strcmp(phase, "Running")) {
-            run_pod(s, pod, node, nodes);
+            if (!run_pod(s, pod, chosen, nodes))
+                continue;
+        } else if (strcmp(phase, "Running") && !run_pod(s, pod, node, nodes)) {
+            continue;
         }
         double dur = simjobs_pod_duration(jx_obj(pod, "spec"), s->def_dur) * s->scale;
         double end = pod_start(s, pod) + dur;
@@ -660,9 +743,14 @@ static void sync_job(struct simjobs *s, const json_t *job, json_t *pods)
         }
         if (!jx_str(job, "status.startTime", NULL))
             json_object_set_new(st, "startTime", json_string(now));
-        /* Create pods up to parallelism while completions are not all taken. */
+        /* Create pods up to parallelism while completions are not all taken
+         * (none where the namespace refuses them: ns_refusal). */
         long next = 0;
-        while (succeeded < comp && active < par && succeeded + active < comp) {
+        char *refused = succeeded < comp && active < par ? ns_refusal(s, ns) : NULL;
+        if (refused)
+            log_v(s->lg, 2, "simulator pod creates refused", "namespace", ns, "job", jx_name(job),
+                  "message", refused);
+        while (!refused && succeeded < comp && active < par && succeeded + active < comp) {
             long idx = -1;
             if (indexed) {
                 while (next < comp && (done[next] || busy[next]))
@@ -673,10 +761,13 @@ static void sync_job(struct simjobs *s, const json_t *job, json_t *pods)
                 busy[next] = true;
             }
             json_t *p = job_pod(job, idx);
-            create_pod(s, ns, p, pods);
+            bool made = create_pod(s, ns, p, pods);
             json_decref(p);
+            if (!made)
+                break;
             active++;
         }
+        free(refused);
         if (succeeded >= comp) {
             struct jx_cond c = {.type = "SuccessCriteriaMet",
                                 .status = "True",

@@ -33,6 +33,15 @@
  *  - bound pods go Running (startTime, conditions, containerStatuses) and
  *    Succeeded after their duration (simjobs_pod_duration) times time_scale.
  *
+ * Faults a test can set on a worker, as a real cluster would show them:
+ *  - a Namespace annotated SIMJOBS_REFUSE_PODS_ANN (any value, e.g. the
+ *    message of a ResourceQuota refusal): the Job runner creates no pod there
+ *    (a real Job controller's creates fail: ResourceQuota, admission); the
+ *    Job gets startTime, active stays 0;
+ *  - a Node labelled SIMJOBS_PULL_LABEL=fail: pods bound to it stay Pending,
+ *    PodScheduled=True, each container waiting with reason ErrImagePull (what
+ *    a kubelet that cannot pull the image writes), and never run.
+ *
  * Jobs whose spec.managedBy (PyTorchJobs: spec.runPolicy.managedBy) names
  * another controller than kubernetes.io/job-controller
  * (kubeflow.org/training-operator) are left alone, as the real controllers
@@ -55,6 +64,9 @@
 #include "devhub/hub.h"
 #include "pkg/util/err.h"
 #include "pkg/util/log.h"
+
+#define SIMJOBS_REFUSE_PODS_ANN "devhub.kueue-ks.io/refuse-pods"
+#define SIMJOBS_PULL_LABEL      "devhub.kueue-ks.io/image-pull"
 
 struct simjobs;
 

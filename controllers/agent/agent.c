@@ -150,6 +150,28 @@ static json_t *controller_job(json_t *obj)
     return NULL;
 }
 
+/* msg cut to AGENT_MESSAGE_MAX bytes on a UTF-8 character boundary: its length. */
+static int msg_len(const char *msg)
+{
+    size_t len = msg ? strnlen(msg, AGENT_MESSAGE_MAX) : 0;
+    while (msg && len > 0 && msg[len] && ((unsigned char)msg[len] & 0xC0) == 0x80)
+        len--;
+    return (int)len;
+}
+
+/* The pod's condition of `type` (borrowed), or NULL. */
+static json_t *pod_condition(json_t *st, const char *type)
+{
+    json_t *conds = json_object_get(st, "conditions");
+    for (size_t i = 0; i < json_array_size(conds); i++) {
+        json_t *c = json_array_get(conds, i);
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (t && strcmp(t, type) == 0)
+            return c;
+    }
+    return NULL;
+}
+
 /* An unbound pod the scheduler could not place (PodScheduled=False, reason
  * Unschedulable, as kube-scheduler writes it): {reason, message, since}, or
  * NULL. Only string fields of the condition are taken (hostile objects). */
@@ -160,25 +182,63 @@ static json_t *pod_unschedulable(json_t *obj)
     const char *phase = json_string_value(json_object_get(st, "phase"));
     if ((node && *node) || (phase && strcmp(phase, "Pending") != 0))
         return NULL;
-    json_t *conds = json_object_get(st, "conditions");
-    for (size_t i = 0; i < json_array_size(conds); i++) {
-        json_t *c = json_array_get(conds, i);
-        const char *type = json_string_value(json_object_get(c, "type"));
-        const char *cst = json_string_value(json_object_get(c, "status"));
-        const char *reason = json_string_value(json_object_get(c, "reason"));
-        const char *since = json_string_value(json_object_get(c, "lastTransitionTime"));
-        if (!type || strcmp(type, "PodScheduled") != 0 || !cst || strcmp(cst, "False") != 0 ||
-            !reason || strcmp(reason, "Unschedulable") != 0 || !since)
-            continue;
-        const char *msg = json_string_value(json_object_get(c, "message"));
-        size_t len = msg ? strnlen(msg, AGENT_MESSAGE_MAX) : 0;
-        /* cut on a UTF-8 character boundary */
-        while (msg && len > 0 && msg[len] && ((unsigned char)msg[len] & 0xC0) == 0x80)
-            len--;
-        return json_pack("{s:s, s:s%, s:s}", "reason", reason, "message", msg ? msg : "", len,
-                         "since", since);
+    json_t *c = pod_condition(st, "PodScheduled");
+    const char *cst = json_string_value(json_object_get(c, "status"));
+    const char *reason = json_string_value(json_object_get(c, "reason"));
+    const char *since = json_string_value(json_object_get(c, "lastTransitionTime"));
+    if (!cst || strcmp(cst, "False") != 0 || !reason || strcmp(reason, "Unschedulable") != 0 ||
+        !since)
+        return NULL;
+    const char *msg = json_string_value(json_object_get(c, "message"));
+    return json_pack("{s:s, s:s%, s:s}", "reason", reason, "message", msg ? msg : "",
+                     (size_t)msg_len(msg), "since", since);
+}
+
+/* The first container of `statuses` (array) in state waiting with a reason:
+ * its state.waiting (borrowed), or NULL. */
+static json_t *first_waiting(json_t *statuses)
+{
+    for (size_t i = 0; i < json_array_size(statuses); i++) {
+        json_t *st = json_object_get(json_array_get(statuses, i), "state");
+        json_t *w = json_object_get(st, "waiting");
+        if (json_is_string(json_object_get(w, "reason")))
+            return w;
     }
     return NULL;
+}
+
+/* A bound pod that has not started (phase Pending: the kubelet is creating its
+ * containers, pulling an image, or cannot): {reason, message, since}, or NULL.
+ * reason/message: the waiting state of its first waiting container (init
+ * containers first), e.g. ErrImagePull, ImagePullBackOff, ContainerCreating;
+ * without one "PodNotStarted". since: when it was scheduled (PodScheduled=True),
+ * else its creationTimestamp. */
+static json_t *pod_not_started(json_t *obj)
+{
+    json_t *spec = json_object_get(obj, "spec"), *st = json_object_get(obj, "status");
+    const char *node = json_string_value(json_object_get(spec, "nodeName"));
+    const char *phase = json_string_value(json_object_get(st, "phase"));
+    if (!node || !*node || !phase || strcmp(phase, "Pending") != 0)
+        return NULL;
+    json_t *c = pod_condition(st, "PodScheduled");
+    const char *since = json_string_value(json_object_get(c, "lastTransitionTime"));
+    if (!since)
+        since = json_string_value(
+            json_object_get(json_object_get(obj, "metadata"), "creationTimestamp"));
+    if (!since)
+        return NULL;
+    json_t *w = first_waiting(json_object_get(st, "initContainerStatuses"));
+    if (!w)
+        w = first_waiting(json_object_get(st, "containerStatuses"));
+    const char *reason = json_string_value(json_object_get(w, "reason"));
+    const char *msg = json_string_value(json_object_get(w, "message"));
+    char *dflt = xasprintf("bound to node %s, no container started", node);
+    if (!msg || !*msg)
+        msg = reason ? "" : dflt;
+    json_t *out = json_pack("{s:s, s:s%, s:s}", "reason", reason ? reason : "PodNotStarted",
+                            "message", msg, (size_t)msg_len(msg), "since", since);
+    free(dflt);
+    return out;
 }
 
 /* Pods of the kinds whose copies the agent cannot tell from local work (their
@@ -188,6 +248,27 @@ static bool pod_of_unresolved_kind(json_t *obj)
     json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
     return json_object_get(labels, AGENT_JOBSET_LABEL) ||
            json_object_get(labels, AGENT_KUBEFLOW_LABEL);
+}
+
+/* What a pod of Job `jname` says about its copy's progress, into kks:
+ * kks.unsched (pod_unschedulable), kks.stall (pod_not_started), each with the
+ * Job's name, or kks.progress (Running, Succeeded or Failed: it ran). */
+static void project_progress(json_t *obj, const char *jname, json_t *kks)
+{
+    const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+    json_t *unsched = pod_unschedulable(obj);
+    json_t *stall = unsched ? NULL : pod_not_started(obj);
+    if (unsched) {
+        json_object_set_new(unsched, "job", json_string(jname));
+        json_object_set_new(kks, "unsched", unsched);
+    }
+    if (stall) {
+        json_object_set_new(stall, "job", json_string(jname));
+        json_object_set_new(kks, "stall", stall);
+    }
+    if (phase &&
+        (!strcmp(phase, "Running") || !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+        json_object_set_new(kks, "progress", json_true());
 }
 
 /* Pod: node, phase, plus kks.requests / kks.limits (canonical), kks.job (the
@@ -215,11 +296,8 @@ static json_t *project_pod(json_t *obj, void *ud)
     const char *jname = json_string_value(json_object_get(ref, "name"));
     if (job)
         json_object_set_new(kks, "job", json_string(job));
-    json_t *unsched = job && jname ? pod_unschedulable(obj) : NULL;
-    if (unsched) {
-        json_object_set_new(unsched, "job", json_string(jname));
-        json_object_set_new(kks, "unsched", unsched);
-    }
+    if (job && jname)
+        project_progress(obj, jname, kks);
     if (pod_of_unresolved_kind(obj))
         json_object_set_new(kks, "assumed", json_true());
     json_object_set_new(p, KKS_KEY, kks);
@@ -333,50 +411,151 @@ static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
     return out;
 }
 
-/* status.unschedulableJobs from projected pods (array, borrowed) and the uids
- * of the worker copies of hub Jobs (object keyed by uid; NULL = unknown:
- * nothing reported): per copy, its earliest unschedulable pod. */
-static json_t *compute_unsched(json_t *pods, json_t *job_uids)
+/* Keep in `by` ("<ns>/<name>" -> entry) the earliest of the copy's pods
+ * reported for `cause` (u: {job, reason, message, since}) and count them. */
+static void unsched_merge(json_t *by, const char *ns, const char *uid, json_t *u, const char *cause)
 {
-    json_t *by = json_object(); /* "<ns>/<name>" -> entry */
-    for (size_t i = 0; job_uids && i < json_array_size(pods); i++) {
+    const char *name = json_string_value(json_object_get(u, "job"));
+    const char *since = json_string_value(json_object_get(u, "since"));
+    char *key = xasprintf("%s/%s", ns, name);
+    json_t *cur = json_object_get(by, key);
+    int64_t n = cur ? json_integer_value(json_object_get(cur, "pods")) : 0;
+    /* RFC 3339 in UTC from one writer: the string order is the time order;
+     * the message breaks ties, so the result does not depend on store order */
+    int c = cur ? strcmp(since, json_string_value(json_object_get(cur, "since"))) : -1;
+    if (c < 0 || (c == 0 && strcmp(json_string_value(json_object_get(u, "message")),
+                                   json_string_value(json_object_get(cur, "message"))) < 0)) {
+        cur = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:s}", "namespace", ns, "name", name, "uid",
+                        uid, "reason", json_object_get(u, "reason"), "message",
+                        json_object_get(u, "message"), "since", json_object_get(u, "since"),
+                        "cause", cause);
+        json_object_set_new(by, key, cur);
+    }
+    json_object_set_new(cur, "pods", json_integer(n + 1));
+    free(key);
+}
+
+/* The copies' pods: unschedulable ones into `by`, not started ones into
+ * `stall`, the uids of copies with a pod that ran into `progress` and of
+ * copies with any pod into `haspods`. */
+static void unsched_scan_pods(json_t *pods, json_t *job_uids, json_t *by, json_t *stall,
+                              json_t *progress, json_t *haspods)
+{
+    for (size_t i = 0; i < json_array_size(pods); i++) {
         json_t *p = json_array_get(pods, i);
         json_t *kks = json_object_get(p, KKS_KEY);
-        json_t *u = json_object_get(kks, "unsched");
         const char *uid = json_string_value(json_object_get(kks, "job"));
         const char *ns =
             json_string_value(json_object_get(json_object_get(p, "metadata"), "namespace"));
-        if (!u || !uid || !ns || !json_object_get(job_uids, uid))
+        if (!uid || !ns || !json_object_get(job_uids, uid))
             continue;
-        const char *name = json_string_value(json_object_get(u, "job"));
-        const char *since = json_string_value(json_object_get(u, "since"));
-        char *key = xasprintf("%s/%s", ns, name);
-        json_t *cur = json_object_get(by, key);
-        int64_t n = cur ? json_integer_value(json_object_get(cur, "pods")) : 0;
-        /* RFC 3339 in UTC from one writer: the string order is the time order;
-         * the message breaks ties, so the result does not depend on store order */
-        int c = cur ? strcmp(since, json_string_value(json_object_get(cur, "since"))) : -1;
-        if (c < 0 || (c == 0 && strcmp(json_string_value(json_object_get(u, "message")),
-                                       json_string_value(json_object_get(cur, "message"))) < 0)) {
-            cur = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "namespace", ns, "name", name, "uid",
-                            uid, "reason", json_object_get(u, "reason"), "message",
-                            json_object_get(u, "message"), "since", json_object_get(u, "since"));
-            json_object_set_new(by, key, cur);
+        json_object_set_new(haspods, uid, json_true());
+        if (json_is_true(json_object_get(kks, "progress")))
+            json_object_set_new(progress, uid, json_true());
+        if (json_object_get(kks, "unsched"))
+            unsched_merge(by, ns, uid, json_object_get(kks, "unsched"), AGENT_CAUSE_UNSCHEDULABLE);
+        else if (json_object_get(kks, "stall"))
+            unsched_merge(stall, ns, uid, json_object_get(kks, "stall"), AGENT_CAUSE_NOT_STARTED);
+    }
+}
+
+/* A copy without pods (projected idle Job, see project_job): its entry. */
+static json_t *nopods_entry(json_t *job)
+{
+    json_t *md = json_object_get(job, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+    const char *uid = json_string_value(json_object_get(md, "uid"));
+    const char *since = json_string_value(json_object_get(md, "creationTimestamp"));
+    if (!ns || !name || !uid || !since)
+        return NULL;
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "namespace", ns, "name", name,
+                     "uid", uid, "reason", "NoPods", "message",
+                     "the worker's Job controller created no pod for it (a ResourceQuota, "
+                     "LimitRange or admission webhook refusing them? see the Job's "
+                     "FailedCreate events on the worker)",
+                     "since", since, "cause", AGENT_CAUSE_NO_PODS, "pods", 0);
+}
+
+/* A Job copy that should have pods and has none by its status: not
+ * suspended, not finished (Complete/Failed True), no active, ready,
+ * succeeded, failed or terminating pod counted. */
+static bool job_idle(json_t *obj)
+{
+    json_t *spec = json_object_get(obj, "spec"), *st = json_object_get(obj, "status");
+    if (json_is_true(json_object_get(spec, "suspend")))
+        return false;
+    static const char *const counts[] = {"active", "ready", "succeeded", "failed", "terminating"};
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+        if (json_integer_value(json_object_get(st, counts[i])) != 0)
+            return false;
+    json_t *conds = json_object_get(st, "conditions");
+    for (size_t i = 0; i < json_array_size(conds); i++) {
+        json_t *c = json_array_get(conds, i);
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *cs = json_string_value(json_object_get(c, "status"));
+        if (t && cs && !strcmp(cs, "True") && (!strcmp(t, "Complete") || !strcmp(t, "Failed")))
+            return false;
+    }
+    return true;
+}
+
+/* Jobs: uid, creationTimestamp and kks.idle = "1" when job_idle (the label
+ * selector did the filtering). */
+static json_t *project_job(json_t *obj, void *ud)
+{
+    (void)ud;
+    static const char *const paths[] = {"metadata.uid", "metadata.creationTimestamp", NULL};
+    json_t *p = store_project_fields(obj, paths);
+    if (job_idle(obj))
+        json_object_set_new(p, KKS_KEY, json_pack("{s:s}", "idle", "1"));
+    return p;
+}
+
+/* status.unschedulableJobs from projected pods (array, borrowed), the uids
+ * of the worker copies of hub Jobs (object keyed by uid; NULL = unknown:
+ * nothing reported) and the projected copies without pods by their status
+ * (idle, array, may be NULL): per copy, its earliest unschedulable pod; else,
+ * when none of its pods ran, its earliest not-started pod; else, when it
+ * has no pod at all, an entry for that (agent.h). */
+static json_t *compute_unsched(json_t *pods, json_t *job_uids, json_t *idle)
+{
+    json_t *by = json_object(), *stall = json_object(); /* "<ns>/<name>" -> entry */
+    json_t *progress = json_object(), *haspods = json_object();
+    if (job_uids)
+        unsched_scan_pods(pods, job_uids, by, stall, progress, haspods);
+    const char *k;
+    json_t *v;
+    json_object_foreach(stall, k, v)
+    {
+        if (!json_object_get(by, k) &&
+            !json_object_get(progress, json_string_value(json_object_get(v, "uid"))))
+            json_object_set(by, k, v);
+    }
+    for (size_t i = 0; job_uids && i < json_array_size(idle); i++) {
+        json_t *e = nopods_entry(json_array_get(idle, i));
+        const char *uid = json_string_value(json_object_get(e, "uid"));
+        if (e && !json_object_get(haspods, uid)) {
+            char *key = xasprintf("%s/%s", json_string_value(json_object_get(e, "namespace")),
+                                  json_string_value(json_object_get(e, "name")));
+            if (!json_object_get(by, key))
+                json_object_set(by, key, e);
+            free(key);
         }
-        json_object_set_new(cur, "pods", json_integer(n + 1));
-        free(key);
+        json_decref(e);
     }
     json_t *out = json_array();
     const char **keys = xcalloc(json_object_size(by) + 1, sizeof *keys);
     size_t nk = 0;
-    const char *k;
-    json_t *v;
     json_object_foreach(by, k, v) keys[nk++] = k;
     qsort(keys, nk, sizeof *keys, cmp_str);
     for (size_t i = 0; i < nk && i < AGENT_UNSCHED_MAX; i++)
         json_array_append(out, json_object_get(by, keys[i]));
     free(keys);
     json_decref(by);
+    json_decref(stall);
+    json_decref(progress);
+    json_decref(haspods);
     return out;
 }
 
@@ -418,15 +597,22 @@ json_t *agent_compute_unschedulable(json_t *pods, json_t *jobs)
     json_t *pp = json_array(), *uids = json_object();
     for (size_t i = 0; i < json_array_size(pods); i++)
         json_array_append_new(pp, project_pod(json_array_get(pods, i), &s));
+    json_t *idle = json_array();
     for (size_t i = 0; i < json_array_size(jobs); i++) {
         json_t *j = json_array_get(jobs, i);
-        if (json_object_get(json_object_get(json_object_get(j, "metadata"), "labels"),
-                            AGENT_HUB_WORK_LABEL))
-            collect_uid(NULL, j, uids);
+        if (!json_object_get(json_object_get(json_object_get(j, "metadata"), "labels"),
+                             AGENT_HUB_WORK_LABEL))
+            continue;
+        collect_uid(NULL, j, uids);
+        json_t *pj = project_job(j, NULL);
+        if (json_object_get(pj, KKS_KEY))
+            json_array_append(idle, pj);
+        json_decref(pj);
     }
-    json_t *out = compute_unsched(pp, uids);
+    json_t *out = compute_unsched(pp, uids, idle);
     json_decref(pp);
     json_decref(uids);
+    json_decref(idle);
     return out;
 }
 
@@ -438,7 +624,8 @@ json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings)
     return out;
 }
 
-#define AGENT_INDEX_UID "uid" /* the Jobs store by metadata.uid */
+#define AGENT_INDEX_UID  "uid"  /* the Jobs store by metadata.uid */
+#define AGENT_INDEX_IDLE "idle" /* the Jobs store by kks.idle ("1": job_idle) */
 
 static int collect(const char *key, json_t *obj, void *ud)
 {
@@ -465,6 +652,14 @@ static json_t *owner_job_uids(struct agent *a, json_t *pods)
     return uids;
 }
 
+/* The copies whose status says they have no pod (job_idle), from the Jobs
+ * store's idle index: O(such copies). New array. */
+static json_t *idle_jobs(struct agent *a)
+{
+    json_t *out = store_by_index(informer_store(a->jobs), AGENT_INDEX_IDLE, "1", NULL);
+    return out ? out : json_array();
+}
+
 static json_t *compute_from_stores(struct agent *a)
 {
     json_t *pn = json_array(), *pp = json_array();
@@ -475,8 +670,10 @@ static json_t *compute_from_stores(struct agent *a)
      * hub work: managedResourceRequests is left out (the controller then adds
      * back whole reservations, as for an older agent). */
     json_t *known = informer_has_synced(a->jobs) ? uids : NULL;
+    json_t *idle = idle_jobs(a);
     json_t *out = json_pack("{s:o, s:o}", "nodes", compute_projected(pn, pp, known),
-                            "unschedulableJobs", compute_unsched(pp, known));
+                            "unschedulableJobs", compute_unsched(pp, known, idle));
+    json_decref(idle);
     json_decref(pn);
     json_decref(pp);
     json_decref(uids);
@@ -790,26 +987,33 @@ static void node_update(void *ud, json_t *old_obj, json_t *new_obj)
     kick(ud);
 }
 
+/* A pod the status depends on: bound and not terminal (node sums), or
+ * owned by a Job (a copy's progress: unschedulableJobs). */
+static bool pod_matters(json_t *obj)
+{
+    return obj && (podres_pod_counts(obj) || json_object_get(json_object_get(obj, KKS_KEY), "job"));
+}
+
 static void pod_add(void *ud, json_t *obj)
 {
-    if (podres_pod_counts(obj))
+    if (pod_matters(obj))
         kick(ud);
 }
 
 static void pod_update(void *ud, json_t *old_obj, json_t *new_obj)
 {
-    bool oc = podres_pod_counts(old_obj), nc = podres_pod_counts(new_obj);
-    if (!oc && !nc)
+    if (!pod_matters(old_obj) && !pod_matters(new_obj))
         return;
-    if (oc && nc && same(json_object_get(old_obj, "spec"), json_object_get(new_obj, "spec")) &&
+    if (podres_pod_counts(old_obj) == podres_pod_counts(new_obj) &&
+        same(json_object_get(old_obj, "spec"), json_object_get(new_obj, "spec")) &&
         same(json_object_get(old_obj, KKS_KEY), json_object_get(new_obj, KKS_KEY)))
-        return; /* e.g. Pending -> Running on the same node */
+        return; /* e.g. a status change that moves no number and no verdict */
     kick(ud);
 }
 
 static void pod_delete(void *ud, json_t *obj)
 {
-    if (podres_pod_counts(obj))
+    if (pod_matters(obj))
         kick(ud);
 }
 
@@ -818,6 +1022,13 @@ static void job_add(void *ud, json_t *obj)
 {
     (void)obj;
     kick(ud);
+}
+
+/* A copy started or stopped having pods by its status (kks.idle). */
+static void job_update(void *ud, json_t *old_obj, json_t *new_obj)
+{
+    if (!same(json_object_get(old_obj, KKS_KEY), json_object_get(new_obj, KKS_KEY)))
+        kick(ud);
 }
 
 /* The Job list arrived late (after the first write): write with the field. */
@@ -829,14 +1040,6 @@ static void on_jobs_poll(struct ev_loop *loop, ev_timer *w, int revents)
         return;
     ev_timer_stop(loop, w);
     kick(a);
-}
-
-/* Jobs: the uid only (the label selector did the filtering). */
-static json_t *project_job(json_t *obj, void *ud)
-{
-    (void)ud;
-    static const char *const paths[] = {"metadata.uid", NULL};
-    return store_project_fields(obj, paths);
 }
 
 /* ---- lifecycle ----------------------------------------------------------------- */
@@ -902,7 +1105,8 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
         .on_add = node_add, .on_update = node_update, .on_delete = node_add, .ud = a};
     struct informer_handlers ph = {
         .on_add = pod_add, .on_update = pod_update, .on_delete = pod_delete, .ud = a};
-    struct informer_handlers jh = {.on_add = job_add, .on_delete = job_add, .ud = a};
+    struct informer_handlers jh = {
+        .on_add = job_add, .on_update = job_update, .on_delete = job_add, .ud = a};
     int rc = make_informer(a, NULL, "nodes", NULL, project_node, &nh, o.informer_backoff_s,
                            &a->nodes, e);
     if (rc == 0)
@@ -914,6 +1118,9 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
     if (rc == 0)
         rc = informer_add_index(a->jobs, AGENT_INDEX_UID, store_index_by_field,
                                 (void *)"metadata.uid", e);
+    if (rc == 0)
+        rc = informer_add_index(a->jobs, AGENT_INDEX_IDLE, store_index_by_field,
+                                (void *)KKS_KEY ".idle", e);
     if (rc < 0) {
         agent_free(a);
         return rc;

@@ -33,16 +33,37 @@
  *                     controller then adds back whole reservations). Every
  *                     other key is always present ({} / [] / false when empty);
  *   status.unschedulableJobs[]  per worker copy of a hub Job (a Job carrying
- *                     AGENT_HUB_WORK_LABEL) with pods the scheduler could not
- *                     place: {namespace, name, uid (the copy's), reason,
+ *                     AGENT_HUB_WORK_LABEL) that makes no progress:
+ *                     {namespace, name, uid (the copy's), cause, reason,
  *                     message, since, pods}, sorted by namespace/name (at
- *                     most 256). A pod counts while it is Pending, unbound,
- *                     and its PodScheduled condition is False with reason
- *                     Unschedulable (what kube-scheduler writes); reason,
- *                     message (first 1024 bytes) and since
- *                     (lastTransitionTime) are those of the copy's earliest
- *                     such pod, pods how many there are. The workload
- *                     controller moves a copy that stays there past
+ *                     most 256). cause, in this order of precedence:
+ *                     "unschedulable": a pod is Pending, unbound, and its
+ *                       PodScheduled condition is False with reason
+ *                       Unschedulable (what kube-scheduler writes); reason,
+ *                       message (first 1024 bytes) and since
+ *                       (lastTransitionTime) are those of the copy's
+ *                       earliest such pod, pods how many there are;
+ *                     "not-started": no pod of the copy is or was Running
+ *                       (phase Running, Succeeded or Failed) and some are
+ *                       bound but still Pending: reason and message are the
+ *                       waiting state of the earliest such pod's first
+ *                       waiting container (init containers first: e.g.
+ *                       ErrImagePull, ImagePullBackOff, ContainerCreating,
+ *                       CreateContainerConfigError; "PodNotStarted" when
+ *                       none says), since when it was scheduled
+ *                       (PodScheduled=True lastTransitionTime, else its
+ *                       creationTimestamp);
+ *                     "no-pods": the copy has no pod in the worker's store
+ *                       and its status counts none (not suspended, not
+ *                       Complete/Failed, active, ready, succeeded, failed
+ *                       and terminating all 0): reason "NoPods", since its
+ *                       creationTimestamp, pods 0 (the worker's Job
+ *                       controller cannot create them: ResourceQuota,
+ *                       admission refusal; the FailedCreate Event on the
+ *                       worker says which).
+ *                     A copy with a Running pod is never "not-started" or
+ *                     "no-pods": slow is not stuck. The workload controller
+ *                     moves a copy that stays there past
  *                     --unschedulable-timeout (controllers/workload/wl.h).
  *                     Empty while the Job list is not known;
  *   status.nodeCount  number of nodes;
@@ -92,8 +113,12 @@
  * kueue-ks places hub jobs with it and both the direct syncer and KubeStellar
  * copy labels down (kueue-ks.io/origin-uid is set by the direct syncer only). */
 #define AGENT_HUB_WORK_LABEL "kubestellar.io/cluster"
-#define AGENT_JOBSET_LABEL   "jobset.sigs.k8s.io/jobset-name"
-#define AGENT_KUBEFLOW_LABEL "training.kubeflow.org/job-name"
+/* status.unschedulableJobs[].cause */
+#define AGENT_CAUSE_UNSCHEDULABLE "unschedulable"
+#define AGENT_CAUSE_NOT_STARTED   "not-started"
+#define AGENT_CAUSE_NO_PODS       "no-pods"
+#define AGENT_JOBSET_LABEL        "jobset.sigs.k8s.io/jobset-name"
+#define AGENT_KUBEFLOW_LABEL      "training.kubeflow.org/job-name"
 
 struct agent;
 
@@ -178,7 +203,8 @@ json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings);
  * agent_compute_nodes() is this with an empty array. */
 json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings);
 /* status.unschedulableJobs for the given pods and the worker's Jobs (as
- * above; borrowed), computed as the agent does. New reference. */
+ * above, whole Job objects: their status says which have no pods; borrowed),
+ * computed as the agent does. New reference. */
 json_t *agent_compute_unschedulable(json_t *pods, json_t *jobs);
 
 #endif

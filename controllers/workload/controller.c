@@ -729,6 +729,7 @@ static const struct wl_unsched *unsched_of(struct wlc *c, const char *cluster, c
             strcmp(ns, jx_namespace(job)) != 0 || strcmp(name, jx_name(job)) != 0)
             continue;
         *u = (struct wl_unsched){.uid = jx_str(v, "uid", NULL),
+                                 .cause = jx_str(v, "cause", NULL),
                                  .reason = jx_str(v, "reason", NULL),
                                  .message = jx_str(v, "message", NULL),
                                  .since_ms = since};

@@ -138,6 +138,29 @@ static void kueue_part(const struct jv_input *in, struct buf *out)
     }
 }
 
+/* Per cluster whose ClusterMetrics report a copy of the job making no progress
+ * (status.unschedulableJobs, agent.h): what the worker says and since when. */
+static void no_progress(const struct jv_input *in, struct buf *out)
+{
+    const char *ns = jx_namespace(in->job), *name = jx_name(in->job);
+    size_t i, j;
+    json_t *cm, *v;
+    json_array_foreach(jx_arr(in->cluster_metrics, "items"), i, cm)
+    {
+        json_array_foreach(jx_arr(cm, "status.unschedulableJobs"), j, v)
+        {
+            if (!ns || !name || strcmp(jx_str(v, "namespace", ""), ns) != 0 ||
+                strcmp(jx_str(v, "name", ""), name) != 0)
+                continue;
+            const char *m = jx_str(v, "message", "");
+            buf_printf(out, "  No progress:  on %s since %s (%s, %lld pod(s)): %s%s%s\n",
+                       jx_name(cm) ? jx_name(cm) : "?", jx_str(v, "since", "?"),
+                       jx_str(v, "cause", "unschedulable"), jx_int(v, "pods", 0),
+                       jx_str(v, "reason", "?"), *m ? ": " : "", m);
+        }
+    }
+}
+
 static void ours_part(const struct jv_input *in, struct buf *out)
 {
     buf_puts(out, "\nkueue-ks\n");
@@ -171,6 +194,7 @@ static void ours_part(const struct jv_input *in, struct buf *out)
     else
         buf_printf(out, "  Worker copy:  %s\n", placed ? "no status reported yet" : "none");
     json_decref(r);
+    no_progress(in, out);
     static const char *const done[] = {"Complete", "Failed", "Succeeded"};
     for (size_t i = 0; i < sizeof done / sizeof done[0]; i++)
         if (jx_cond_is_true(in->job, done[i]))

@@ -705,6 +705,17 @@ static char *unsched_text(const struct wl_unsched *u)
     return xasprintf("%s%s%s", r, *r && *m ? ": " : "", m);
 }
 
+/* What the worker's report says is wrong, for messages (static). */
+static const char *unsched_what(const struct wl_unsched *u)
+{
+    const char *c = u->cause ? u->cause : "unschedulable";
+    if (strcmp(c, "not-started") == 0)
+        return ": no progress there, pods not started: ";
+    if (strcmp(c, "no-pods") == 0)
+        return ": no progress there, no pods created: ";
+    return ": pods unschedulable there: ";
+}
+
 /* The copy on `cluster` (may be NULL) is the one the worker reports unschedulable. */
 static bool unsched_applies(const struct wl_snapshot *s, const json_t *copy, const char *token)
 {
@@ -747,12 +758,11 @@ static bool st_unschedulable(const struct wl_snapshot *s, struct wlst *w, const 
         return true;
     }
     char *why = unsched_text(applies ? s->unsched : NULL);
-    char *msg =
-        xasprintf("cannot run on cluster %s%s%s%s; re-placing with cluster %s excluded "
-                  "until %s",
-                  cluster, applies ? ": pods unschedulable there: " : "", applies ? why : "",
-                  applies ? "" : " (excluded by kueue-ks.io/excluded-clusters)", cluster,
-                  excl_fmt_time(t, sizeof t, until));
+    char *msg = xasprintf("cannot run on cluster %s%s%s%s; re-placing with cluster %s excluded "
+                          "until %s",
+                          cluster, applies ? unsched_what(s->unsched) : "", applies ? why : "",
+                          applies ? "" : " (excluded by kueue-ks.io/excluded-clusters)", cluster,
+                          excl_fmt_time(t, sizeof t, until));
     wlst_check(w, "Retry", msg);
     outcome(a, WL_OUT_UNSCHEDULABLE, cluster);
     a->outcome.why = xstrdup(msg);

@@ -125,11 +125,13 @@ struct wl_copy {
     const json_t *obj;
 };
 
-/* The copy's pods on the placed cluster cannot be scheduled there, as the
- * worker's ClusterMetrics says (status.unschedulableJobs, agent.h). */
+/* The copy on the placed cluster makes no progress there, as the worker's
+ * ClusterMetrics says (status.unschedulableJobs, agent.h): its pods cannot be
+ * scheduled, or are bound but never start, or are never created. */
 struct wl_unsched {
     const char *uid;     /* the copy's uid the entry is for (may be NULL) */
-    const char *reason;  /* PodScheduled reason, e.g. "Unschedulable" */
+    const char *cause;   /* "unschedulable" (NULL: the same), "not-started", "no-pods" */
+    const char *reason;  /* the worker's reason, e.g. "Unschedulable", "ErrImagePull", "NoPods" */
     const char *message; /* the scheduler's message */
     int64_t since_ms;    /* since when (earliest PodScheduled=False), ms since the epoch */
 };

@@ -307,9 +307,10 @@ static void test_compute_unschedulable(void **state)
     json_t *got = agent_compute_unschedulable(pods, jobs);
     assert_json_eq(got, "[{\"namespace\":\"ns\",\"name\":\"a\",\"uid\":\"uid-a\",\"reason\":"
                         "\"Unschedulable\",\"message\":\"0/2 nodes: cpu\",\"since\":"
-                        "\"2026-11-24T10:00:01Z\",\"pods\":2}]");
+                        "\"2026-11-24T10:00:01Z\",\"cause\":\"unschedulable\",\"pods\":2}]");
     json_decref(got);
-    /* a bound pod is being started, not unschedulable */
+    /* a bound pod is being started, not unschedulable (a "not-started" copy:
+     * test_compute_no_progress) */
     json_t *bound = load("[{\"metadata\":{\"name\":\"x\",\"namespace\":\"ns\","
                          "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
                          "\"name\":\"a\",\"uid\":\"uid-a\",\"controller\":true}]},\"spec\":{"
@@ -317,7 +318,9 @@ static void test_compute_unschedulable(void **state)
                          "[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
                          "\"Unschedulable\",\"lastTransitionTime\":\"2026-11-24T10:00:00Z\"}]}}]");
     got = agent_compute_unschedulable(bound, jobs);
-    assert_json_eq(got, "[]");
+    assert_int_equal(json_array_size(got), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(got, 0), "cause")),
+                        "not-started");
     json_decref(got);
     json_decref(bound);
     json_decref(jobs);
@@ -325,6 +328,105 @@ static void test_compute_unschedulable(void **state)
     free(pl);
     for (size_t i = 0; i < 6; i++)
         free(p[i]);
+}
+
+/* A pod of Job `job` (uid) in ns bound to n1 in `phase`, with the given
+ * status members after phase (e.g. conditions, containerStatuses). */
+static char *bound_pod(const char *name, const char *job, const char *uid, const char *phase,
+                       const char *status)
+{
+    return xasprintf("{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"creationTimestamp\":"
+                     "\"2026-11-24T09:59:00Z\",\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
+                     "\"kind\":\"Job\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true}]},"
+                     "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]},"
+                     "\"status\":{\"phase\":\"%s\"%s%s}}",
+                     name, job, uid, phase, *status ? "," : "", status);
+}
+
+/* A hub-work copy `name` (uid-<name>) created at 09:58 with the given status. */
+static char *copy_job(const char *name, const char *status)
+{
+    return xasprintf("{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\","
+                     "\"creationTimestamp\":\"2026-11-24T09:58:00Z\",\"labels\":{"
+                     "\"kubestellar.io/cluster\":\"c1\"}},\"spec\":{},\"status\":%s}",
+                     name, name, status);
+}
+
+static void test_compute_no_progress(void **state)
+{
+    (void)state;
+    /* Not started: bound, Pending, no pod of the copy ran: the first waiting
+     * container (init first) of the earliest-scheduled pod names the reason;
+     * since = PodScheduled=True's time. A copy with a Running pod is slow,
+     * not stuck (b). No pods: a copy whose status counts none and that has no
+     * pod (d), not one that is suspended (e), finished (f) or counts an
+     * active pod the store has not shown yet (g). */
+#define SCHED(t)                                                                                   \
+    "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":\"" t   \
+    "\"}]"
+#define WAITING(k, r, m)                                                                           \
+    "\"" k "\":[{\"name\":\"c\",\"state\":{\"waiting\":{\"reason\":\"" r "\",\"message\":\"" m     \
+    "\"}}}]"
+    char *p[7] = {
+        bound_pod("a-1", "a", "uid-a", "Pending",
+                  SCHED("2026-11-24T10:00:03Z") "," WAITING("containerStatuses", "ImagePullBackOff",
+                                                            "Back-off pulling image x")),
+        bound_pod("a-2", "a", "uid-a", "Pending",
+                  SCHED("2026-11-24T10:00:01Z") "," WAITING(
+                      "initContainerStatuses", "ErrImagePull",
+                      "pull x: not found") "," WAITING("containerStatuses", "PodInitializing", "")),
+        bound_pod(
+            "b-1", "b", "uid-b", "Pending",
+            SCHED("2026-11-24T10:00:00Z") "," WAITING("containerStatuses", "ErrImagePull", "m")),
+        bound_pod("b-2", "b", "uid-b", "Running", SCHED("2026-11-24T10:00:00Z")),
+        bound_pod("c-1", "c", "uid-c", "Pending", ""),
+        bound_pod("g-1", "g", "uid-g", "Succeeded", ""),
+        bound_pod("h-1", "h", "uid-h", "Pending", SCHED("2026-11-24T10:00:00Z")),
+    };
+#undef SCHED
+#undef WAITING
+    char *pl = xasprintf("[%s,%s,%s,%s,%s,%s,%s]", p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
+    char *j[8] = {
+        copy_job("a", "{\"active\":2}"),
+        copy_job("b", "{\"active\":2,\"ready\":1}"),
+        copy_job("c", "{}"),
+        copy_job("d", "{\"startTime\":\"2026-11-24T09:58:01Z\",\"ready\":0,\"terminating\":0}"),
+        copy_job("e", "{}"),
+        copy_job("f", "{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}"),
+        copy_job("g", "{}"),
+        copy_job("h", "{\"active\":1}"),
+    };
+    /* e is suspended */
+    char *esusp = xasprintf("%.*s\"suspend\":true%s", (int)(strstr(j[4], "\"spec\":{}") - j[4] + 8),
+                            j[4], strstr(j[4], "\"spec\":{}") + 8);
+    char *jl =
+        xasprintf("[%s,%s,%s,%s,%s,%s,%s,%s]", j[0], j[1], j[2], j[3], esusp, j[5], j[6], j[7]);
+    json_t *pods = load(pl), *jobs = load(jl);
+    json_t *got = agent_compute_unschedulable(pods, jobs);
+    assert_json_eq(
+        got, "[{\"namespace\":\"ns\",\"name\":\"a\",\"uid\":\"uid-a\",\"reason\":\"ErrImagePull\","
+             "\"message\":\"pull x: not found\",\"since\":\"2026-11-24T10:00:01Z\",\"cause\":"
+             "\"not-started\",\"pods\":2},"
+             "{\"namespace\":\"ns\",\"name\":\"c\",\"uid\":\"uid-c\",\"reason\":\"PodNotStarted\","
+             "\"message\":\"bound to node n1, no container started\",\"since\":"
+             "\"2026-11-24T09:59:00Z\",\"cause\":\"not-started\",\"pods\":1},"
+             "{\"namespace\":\"ns\",\"name\":\"d\",\"uid\":\"uid-d\",\"reason\":\"NoPods\","
+             "\"message\":\"the worker's Job controller created no pod for it (a ResourceQuota, "
+             "LimitRange or admission webhook refusing them? see the Job's FailedCreate events on "
+             "the worker)\",\"since\":\"2026-11-24T09:58:00Z\",\"cause\":\"no-pods\",\"pods\":0},"
+             "{\"namespace\":\"ns\",\"name\":\"h\",\"uid\":\"uid-h\",\"reason\":\"PodNotStarted\","
+             "\"message\":\"bound to node n1, no container started\",\"since\":"
+             "\"2026-11-24T10:00:00Z\",\"cause\":\"not-started\",\"pods\":1}]");
+    json_decref(got);
+    json_decref(pods);
+    json_decref(jobs);
+    free(pl);
+    free(jl);
+    free(esusp);
+    for (size_t i = 0; i < 7; i++)
+        free(p[i]);
+    for (size_t i = 0; i < 8; i++)
+        free(j[i]);
 }
 
 /* ---- against fakesrv ----------------------------------------------------------------- */
@@ -1135,6 +1237,7 @@ int main(void)
         cmocka_unit_test(test_bad_data_longest_key),
         cmocka_unit_test(test_compute_managed),
         cmocka_unit_test(test_compute_unschedulable),
+        cmocka_unit_test(test_compute_no_progress),
         cmocka_unit_test(test_writes_exact_status_once),
         cmocka_unit_test(test_writes_managed_requests),
         cmocka_unit_test(test_jobs_refused),

@@ -47,6 +47,8 @@ struct fx {
     struct metrics_registry *reg;
     size_t want_hub, want_w;
     struct logger *lg; /* for the next new_wlc, NULL = none */
+    int64_t now_ms;    /* the controller's clock, 0 = NOW_MS */
+    uint64_t want_reconciles;
 };
 
 /* The scrape contains this exact sample line. */
@@ -106,8 +108,8 @@ static struct kube_client *worker_of(void *ud, const char *cluster)
 
 static int64_t fake_now(void *ud)
 {
-    (void)ud;
-    return NOW_MS;
+    const struct fx *f = ud;
+    return f && f->now_ms ? f->now_ms : NOW_MS;
 }
 
 static struct kube_client *client_for(struct ev_loop *loop, struct fakesrv *s)
@@ -199,6 +201,7 @@ static void new_wlc(struct fx *f, bool ssa, struct evrec *ev, kind_fn kind)
             {.hub = f->hub, .worker = worker_of, .ud = f, .server_side_apply = ssa, .events = ev},
         .opts = {.direct = true, .origin = "hub-a"},
         .now_ms = fake_now,
+        .now_ud = f,
         .metrics = f->reg,
         .lg = f->lg,
     };
@@ -687,6 +690,100 @@ static void test_excluded_cluster_skipped_until_expiry(void **state)
     json_decref(chk);
     assert_metric(f, "kueue_ks_workloads_rejected_total 0");
     json_decref(job);
+}
+
+static void on_poll_reconciles(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct fx *f = t->data;
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    if (st.reconciles >= f->want_reconciles && kube_client_pending(f->hub) == 0)
+        ev_break(loop, EVBREAK_ALL);
+}
+
+/* Run the loop until the controller has made `n` passes in all (10 s guard). */
+static void run_reconciles(struct fx *f, uint64_t n)
+{
+    f->want_reconciles = n;
+    ev_timer poll, guard;
+    ev_timer_init(&poll, on_poll_reconciles, 0.01, 0.01);
+    poll.data = f;
+    ev_timer_init(&guard, on_guard, 10.0, 0.);
+    ev_timer_start(f->loop, &poll);
+    ev_timer_start(f->loop, &guard);
+    ev_run(f->loop, 0);
+    ev_timer_stop(f->loop, &poll);
+    ev_timer_stop(f->loop, &guard);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_true(st.reconciles >= n);
+}
+
+/* Issue 15, point 3: a job whose cluster selector admits only c1, with c1
+ * excluded until 10:05 (after an unschedulable copy), while c2 could hold it.
+ * It waits: check Pending naming the exclusion and its end, nothing placed;
+ * passes over the same state write nothing more (no write loop, no
+ * placement loop); at 10:05:01 it is placed on c1. */
+static void test_only_excluded_cluster_waits_then_placed(void **state)
+{
+    struct fx *f = *state;
+    put(f->cms, "{\"metadata\":{\"name\":\"c2\"},\"status\":{\"lastUpdated\":"
+                "\"2026-11-22T09:59:50Z\",\"nodes\":[{\"name\":\"m1\",\"labels\":{\"instance\":"
+                "\"spot\"},\"allocatableResources\":{\"cpu\":\"64\"}}]}}");
+    json_t *job = J(JOB);
+    jx_setv_new(job, json_string("c1=2026-11-22T10:05:00Z"), "metadata", "annotations",
+                "kueue-ks.io/excluded-clusters");
+    jx_setv_new(job, json_string("name=c1"), "metadata", "annotations",
+                "kueue-ks.io/cluster-selector");
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_decref(job);
+    json_t *chk = check_after_pass(f, "1");
+    assert_string_equal(jx_str(chk, "state", ""), "Pending");
+    const char *m = jx_str(chk, "message", "");
+    if (!strstr(m, "c1: excluded until 2026-11-22T10:05:00Z: its pods could not be scheduled") ||
+        !strstr(m, "cluster selector \"name=c1\" from the job: 1 of 2 clusters"))
+        fail_msg("message: %s", m);
+    /* the informer shows the written entry; more passes over the same state */
+    json_t *wl = J(WL);
+    json_array_set(jx_arr(wl, "status.admissionChecks"), 0, chk);
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+    json_decref(chk);
+    size_t writes = fakesrv_nreq(f->hub_srv);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    for (uint64_t i = 1; i <= 3; i++) {
+        wlc_enqueue(f->c, "default/job-sample-1a2b3");
+        run_reconciles(f, st.reconciles + i);
+    }
+    assert_int_equal(fakesrv_nreq(f->hub_srv), writes);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 0);
+    /* the exclusion has ended: placed on c1, the only cluster it selects
+     * (metrics refreshed, as the agents' heartbeats would) */
+    f->now_ms = NOW_MS + 301000;
+    put(f->cms, "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":"
+                "\"2026-11-22T10:05:00Z\",\"nodes\":[{\"name\":\"n1\",\"labels\":{\"instance\":"
+                "\"spot\"},\"allocatableResources\":{\"cpu\":\"8\",\"memory\":\"32Gi\"},"
+                "\"allocatedResourceRequests\":{\"cpu\":\"1\"}}]}}");
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, writes + 2, 0);
+    bool placed = false;
+    for (size_t i = writes; i < fakesrv_nreq(f->hub_srv); i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        if (strcmp(r->path, JOB_PATH) == 0) {
+            json_t *b = J(r->body);
+            placed = strcmp(jx_str(b, "metadata.labels.kubestellar\\.io/cluster", ""), "c1") == 0;
+            json_decref(b);
+        }
+        fakesrv_req_free(r);
+    }
+    assert_true(placed);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 1);
 }
 
 /* The exclusion has expired (10:00 is now): c1 is a candidate again. */
@@ -1240,6 +1337,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_cluster_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_rejected_while_a_worker_is_unusable, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_only_excluded_cluster_waits_then_placed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_excluded_cluster_skipped_until_expiry, setup,
                                         teardown),

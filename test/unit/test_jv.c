@@ -177,6 +177,43 @@ static void test_placed_running(void **state)
     json_decref(acs);
 }
 
+/* A worker reports the job's copy as making no progress (issue 15, point 4):
+ * a "No progress" line per reporting cluster, after the worker copy; another
+ * job's entry, or one in another namespace, is not shown. */
+static void test_no_progress_line(void **state)
+{
+    (void)state;
+    json_t *job = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j','namespace':"
+                    "'team','uid':'u2','labels':{'kubestellar.io/cluster':'cluster1'},"
+                    "'annotations':{'kueue-ks.io/placed-by':'kueue-ks'}}}");
+    json_t *cms =
+        J("{'items':[{'metadata':{'name':'cluster1'},'status':{'unschedulableJobs':["
+          "{'namespace':'other','name':'j','cause':'no-pods','reason':'NoPods','message':'x',"
+          "'since':'2026-11-22T09:00:00Z','pods':0},"
+          "{'namespace':'team','name':'j','cause':'not-started','reason':'ErrImagePull',"
+          "'message':'failed to pull image \\\"x\\\"','since':'2026-11-22T09:58:00Z','pods':2},"
+          "{'namespace':'team','name':'k','cause':'unschedulable','reason':'Unschedulable',"
+          "'message':'y','since':'2026-11-22T09:00:00Z','pods':1}]}},"
+          "{'metadata':{'name':'cluster2'},'status':{'unschedulableJobs':[{'namespace':'team',"
+          "'name':'j','reason':'Unschedulable','since':'2026-11-22T09:50:00Z','pods':1}]}}]}");
+    struct jv_input in = {.job = job, .cluster_metrics = cms, .now_ms = T0};
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    assert_int_equal(jv_render(&in, &b), 0);
+    const char *want = "  Worker copy:  no status reported yet\n"
+                       "  No progress:  on cluster1 since 2026-11-22T09:58:00Z (not-started, 2 "
+                       "pod(s)): ErrImagePull: failed to pull image \"x\"\n"
+                       "  No progress:  on cluster2 since 2026-11-22T09:50:00Z (unschedulable, 1 "
+                       "pod(s)): Unschedulable\n";
+    if (!strstr(buf_str(&b), want))
+        fail_msg("no No progress lines in:\n%s", buf_str(&b));
+    assert_null(strstr(buf_str(&b), "NoPods"));
+    assert_null(strstr(buf_str(&b), ": y\n"));
+    buf_free(&b);
+    json_decref(job);
+    json_decref(cms);
+}
+
 /* The ClusterQueue's cluster selector leaves cluster3 out, cluster1 is excluded
  * for a while after its pods could not be scheduled there (point 4), cluster2's
  * nodes do not match the job's required node affinity: each says so. */
@@ -352,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_no_local_queue),
         cmocka_unit_test(test_no_workload_no_queue),
         cmocka_unit_test(test_selector_affinity_exclusion),
+        cmocka_unit_test(test_no_progress_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

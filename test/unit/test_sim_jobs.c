@@ -333,6 +333,86 @@ static void test_suspend_and_too_big(void **state)
     json_decref(p);
 }
 
+static bool pod_pull_failed(const json_t *p)
+{
+    json_t *cs = json_array_get(jx_arr(p, "status.containerStatuses"), 0);
+    return !strcmp(jx_str(cs, "state.waiting.reason", ""), "ErrImagePull");
+}
+
+static bool job_started(const json_t *j)
+{
+    return jx_str(j, "status.startTime", NULL) != NULL;
+}
+
+/* A node labelled devhub.kueue-ks.io/image-pull=fail: the pod is bound and
+ * stays Pending, PodScheduled=True, its container waiting ErrImagePull; the
+ * Job counts it active, not ready. Once the label is gone it runs. */
+static void test_fault_image_pull(void **state)
+{
+    struct fx *f = *state;
+    add_nodes(f, "1xcpu=2,memory=8Gi;labels=devhub.kueue-ks.io/image-pull=fail");
+    json_t *job = J("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"p\"},"
+                    "\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":"
+                    "[{\"name\":\"c\",\"image\":\"busybox\",\"args\":[\"1s\"]}]}}}}");
+    assert_int_equal(simapi_create(f->h, "/apis/batch/v1/namespaces/default/jobs", job, NULL), 201);
+    json_decref(job);
+    json_t *pods = NULL;
+    for (int i = 0; i < 2000 && json_array_size(pods) == 0; i++) {
+        json_decref(pods);
+        pods = pods_of(f, "job-name=p");
+        ev_run(f->loop, EVRUN_ONCE);
+    }
+    assert_int_equal(json_array_size(pods), 1);
+    char *path = xasprintf("/api/v1/namespaces/default/pods/%s", jx_name(json_array_get(pods, 0)));
+    json_decref(pods);
+    json_t *p = wait_for(f, path, pod_pull_failed);
+    assert_string_equal(jx_str(p, "status.phase", ""), "Pending");
+    assert_string_equal(jx_str(p, "spec.nodeName", ""), "t-node-1");
+    assert_true(jx_cond_is_true(p, "PodScheduled"));
+    json_t *cs = json_array_get(jx_arr(p, "status.containerStatuses"), 0);
+    assert_non_null(strstr(jx_str(cs, "state.waiting.message", ""), "failed to pull image"));
+    json_decref(p);
+    json_t *patch = J("{\"metadata\":{\"labels\":{\"devhub.kueue-ks.io/image-pull\":null}}}");
+    assert_int_equal(simapi_patch(f->h, "/api/v1/nodes/t-node-1", patch, NULL), 200);
+    json_decref(patch);
+    json_t *j = wait_for(f, "/apis/batch/v1/namespaces/default/jobs/p", job_complete);
+    assert_int_equal(jx_int(j, "status.succeeded", -1), 1);
+    json_decref(j);
+    free(path);
+}
+
+/* A namespace annotated devhub.kueue-ks.io/refuse-pods gets no pod: the Job
+ * has a startTime and counts none active; once the annotation is gone its
+ * pod is created and it completes. */
+static void test_fault_refuse_pods(void **state)
+{
+    struct fx *f = *state;
+    add_nodes(f, "1xcpu=2,memory=8Gi");
+    json_t *ns = J("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"r\","
+                   "\"annotations\":{\"devhub.kueue-ks.io/refuse-pods\":\"exceeded quota\"}}}");
+    assert_int_equal(simapi_create(f->h, "/api/v1/namespaces", ns, NULL), 201);
+    json_decref(ns);
+    json_t *job = J("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"n\"},"
+                    "\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":"
+                    "[{\"name\":\"c\",\"image\":\"busybox\",\"args\":[\"1s\"]}]}}}}");
+    assert_int_equal(simapi_create(f->h, "/apis/batch/v1/namespaces/r/jobs", job, NULL), 201);
+    json_decref(job);
+    /* startTime is written by the pass that would have created the pod */
+    json_t *j = wait_for(f, "/apis/batch/v1/namespaces/r/jobs/n", job_started);
+    assert_null(jx_get(j, "status.active"));
+    json_decref(j);
+    json_t *items = NULL;
+    assert_int_equal(simapi_list(f->h, "/api/v1/namespaces/r/pods", NULL, &items), 200);
+    assert_int_equal(json_array_size(items), 0);
+    json_decref(items);
+    json_t *patch = J("{\"metadata\":{\"annotations\":{\"devhub.kueue-ks.io/refuse-pods\":null}}}");
+    assert_int_equal(simapi_patch(f->h, "/api/v1/namespaces/r", patch, NULL), 200);
+    json_decref(patch);
+    j = wait_for(f, "/apis/batch/v1/namespaces/r/jobs/n", job_complete);
+    assert_int_equal(jx_int(j, "status.succeeded", -1), 1);
+    json_decref(j);
+}
+
 static bool job_has_ready(const json_t *j)
 {
     return jx_int(j, "status.ready", 0) == 2 && jx_int(j, "status.active", 0) == 2;
@@ -467,6 +547,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pytorchjob, setup, teardown),
         cmocka_unit_test_setup_teardown(test_suspend_running_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_managed_by_elsewhere, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_image_pull, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_refuse_pods, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -178,11 +178,12 @@ struct tcase {
     int64_t lost_ms;
     bool delete_on_completion;
     bool want_placement;
-    const char *excl;        /* the job's kueue-ks.io/excluded-clusters, or NULL */
-    int64_t unsched_ms;      /* > 0: the copy's pods reported unschedulable for that long */
-    const char *unsched_uid; /* the copy uid the report names (NULL: none) */
-    const char *want[12];    /* substrings, one per action line, in order; NULL-terminated */
-    const char *out;         /* the outcome, as wl_outcome_describe() says it */
+    const char *excl;          /* the job's kueue-ks.io/excluded-clusters, or NULL */
+    int64_t unsched_ms;        /* > 0: the copy's pods reported unschedulable for that long */
+    const char *unsched_uid;   /* the copy uid the report names (NULL: none) */
+    const char *unsched_cause; /* the report's cause (NULL: unschedulable, with its reason) */
+    const char *want[12];      /* substrings, one per action line, in order; NULL-terminated */
+    const char *out;           /* the outcome, as wl_outcome_describe() says it */
 };
 
 /* the job patch that undoes JOB_PLACED_C1 */
@@ -484,6 +485,63 @@ static const struct tcase cases[] = {
               "1970-01-01T00:26:40Z",
               "event job Warning UnschedulableOnWorker", "delete-copy c1 default/sample",
               "unreserve", "\"state\":\"Retry\""}},
+    {.name = "pods bound but not started past the timeout: exclusion recorded first",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .unsched_ms = 300000,
+     .unsched_cause = "not-started",
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/excluded-clusters\":"
+              "\"c1=1970-01-01T00:26:40Z\"},\"resourceVersion\":\"5\"}}"}},
+    {.name = "pods not started, not yet timed out: requeue at the deadline",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .unsched_ms = 299000,
+     .unsched_cause = "not-started",
+     .want = {"requeue 1000", "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
+              "running on cluster c1: active 3, ready 0"}},
+    {.name = "pods not started, excluded: Retry naming the kubelet's reason",
+     .out = "unschedulable c1",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .unsched_ms = 300000,
+     .unsched_cause = "not-started",
+     .excl = "c1=1970-01-01T00:26:40Z",
+     .want = {"event workload Warning UnschedulableOnWorker: cannot run on cluster c1: no "
+              "progress there, pods not started: ErrImagePull: failed to pull image \"x\"; "
+              "re-placing with cluster c1 excluded until 1970-01-01T00:26:40Z",
+              "event job Warning UnschedulableOnWorker", "delete-copy c1 default/sample",
+              "unreserve", "\"state\":\"Retry\""}},
+    {.name = "no pods created, excluded: Retry naming it",
+     .out = "unschedulable c1",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_NEW,
+     .place = -1,
+     .unsched_ms = 300000,
+     .unsched_cause = "no-pods",
+     .excl = "c1=1970-01-01T00:26:40Z",
+     .want = {"event workload Warning UnschedulableOnWorker: cannot run on cluster c1: no "
+              "progress there, no pods created: NoPods: no pod created; re-placing",
+              "event job Warning UnschedulableOnWorker", "delete-copy c1 default/sample",
+              "unreserve", "\"state\":\"Retry\""}},
+    {.name = "not started past the timeout, but a pod is ready (slow, not stuck): not moved",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .unsched_ms = 900000,
+     .unsched_cause = "not-started",
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
+              "running on cluster c1: active 2, ready 2"}},
     {.name = "placed on an excluded cluster without a report (set by hand): Retry as well",
      .out = "unschedulable c1",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -617,6 +675,18 @@ static void run_case(const struct tcase *c)
                             .message = "0/2 nodes are available: 2 node(s) didn't match Pod's "
                                        "node affinity/selector",
                             .since_ms = 1000000 - c->unsched_ms};
+    if (c->unsched_cause && strcmp(c->unsched_cause, "not-started") == 0)
+        us = (struct wl_unsched){.uid = c->unsched_uid,
+                                 .cause = c->unsched_cause,
+                                 .reason = "ErrImagePull",
+                                 .message = "failed to pull image \"x\"",
+                                 .since_ms = 1000000 - c->unsched_ms};
+    else if (c->unsched_cause)
+        us = (struct wl_unsched){.uid = c->unsched_uid,
+                                 .cause = c->unsched_cause,
+                                 .reason = "NoPods",
+                                 .message = "no pod created",
+                                 .since_ms = 1000000 - c->unsched_ms};
     json_t *ref = make_job(JOB_PLACED_C1);
     json_t *c1 = NULL, *c2 = NULL;
     struct wl_copy copies[2];

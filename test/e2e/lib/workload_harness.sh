@@ -61,11 +61,14 @@ wait_until() {
   done
   die "timed out ($t s) waiting for: $what" "$("$@" 2>&1)"
 }
-# jq_ok CLUSTER JQ-EXPR kubectl-get-args...: the JSON satisfies the expression.
+# jq_ok CLUSTER JQ-EXPR kubectl-get-args...: the JSON satisfies the expression. False when the
+# get fails (e.g. NotFound): jq -e on no input exits 0, which made a wait on an object that
+# did not exist yet pass at once.
 jq_ok() {
-  local c=$1 expr=$2
+  local c=$1 expr=$2 out
   shift 2
-  k "$c" get "$@" -o json | jq -e "$expr"
+  out=$(k "$c" get "$@" -o json) || return 1
+  jq -e "$expr" <<<"$out"
 }
 # copies NAME [NS]: how many worker copies named NAME, per worker, "n1 n2".
 copies() {
