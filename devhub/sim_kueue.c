@@ -12,6 +12,7 @@
 #include "devhub/sim_res.h"
 #include "devhub/sim_watch.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/sched/affinity.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -169,15 +170,80 @@ static bool covers(const json_t *group, const char *res)
     return false;
 }
 
-static bool flavor_matches(const json_t *rf, const json_t *podspec)
+/* The node label keys of a resource group's flavors: Kueue judges a pod set's node selector and
+ * required node affinity against a flavor only on these keys (flavorassigner's allowed keys). */
+static json_t *group_label_keys(const json_t *g, const json_t *flavors)
 {
-    json_t *sel = jx_obj(podspec, "nodeSelector");
+    json_t *keys = json_object();
+    size_t i;
+    json_t *f;
+    json_array_foreach(jx_arr(g, "flavors"), i, f)
+    {
+        const char *k;
+        json_t *v;
+        json_object_foreach(
+            jx_obj(json_object_get(flavors, jx_str(f, "name", "")), "spec.nodeLabels"), k, v)
+            json_object_set_new(keys, k, json_true());
+    }
+    return keys;
+}
+
+/* The pod's required node affinity with only the expressions on `keys`, as a new affinity
+ * object, or NULL when it puts no constraint there: a term left empty matches any flavor
+ * (terms are ORed), as in Kueue. */
+static json_t *affinity_on_keys(const json_t *podspec, const json_t *keys)
+{
+    json_t *terms = jx_arr(podspec, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
+                                    "Execution.nodeSelectorTerms");
+    if (json_array_size(terms) == 0)
+        return NULL;
+    json_t *kept = json_array();
+    size_t i;
+    json_t *t;
+    json_array_foreach(terms, i, t)
+    {
+        json_t *exprs = json_array();
+        size_t j;
+        json_t *x;
+        json_array_foreach(jx_arr(t, "matchExpressions"), j, x)
+        {
+            if (json_object_get(keys, jx_str(x, "key", "")))
+                json_array_append(exprs, x);
+        }
+        if (json_array_size(exprs) == 0) {
+            json_decref(exprs);
+            json_decref(kept);
+            return NULL;
+        }
+        json_array_append_new(kept, json_pack("{s:o}", "matchExpressions", exprs));
+    }
+    return json_pack("{s:{s:{s:o}}}", "nodeAffinity",
+                     "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", kept);
+}
+
+/* Kueue's flavor check: the flavor's node labels, as a node's, satisfy the pod set's node
+ * selector and required node affinity on the group's label keys; its taints are tolerated. */
+static bool flavor_matches(const json_t *rf, const json_t *podspec, const json_t *keys)
+{
+    const json_t *labels = jx_obj(rf, "spec.nodeLabels");
     const char *k;
     json_t *v;
-    json_object_foreach(jx_obj(rf, "spec.nodeLabels"), k, v)
+    json_object_foreach(jx_obj(podspec, "nodeSelector"), k, v)
     {
-        json_t *want = sel ? json_object_get(sel, k) : NULL;
-        if (want && !json_equal(want, v))
+        if (!json_object_get(keys, k))
+            continue;
+        const json_t *have = labels ? json_object_get(labels, k) : NULL;
+        if (!have || !json_equal(have, v))
+            return false;
+    }
+    json_t *aff = affinity_on_keys(podspec, keys);
+    if (aff) {
+        struct affinity *a = NULL;
+        bool ok =
+            affinity_from_json(aff, &a, NULL) == 0 && affinity_required_matches(a, NULL, labels);
+        affinity_free(a);
+        json_decref(aff);
+        if (!ok)
             return false;
     }
     json_t *tol = json_array();
@@ -246,13 +312,14 @@ int simkueue_assign(const json_t *cq, const json_t *flavors, const json_t *podse
                 continue;
             }
             const char *chosen = NULL, *short_res = NULL, *short_fl = NULL;
+            json_t *keys = group_label_keys(g, flavors);
             size_t fi;
             json_t *f;
             json_array_foreach(jx_arr(g, "flavors"), fi, f)
             {
                 const char *fname = jx_str(f, "name", "");
                 json_t *rf = json_object_get(flavors, fname);
-                if (!rf || !flavor_matches(rf, podspec))
+                if (!rf || !flavor_matches(rf, podspec, keys))
                     continue;
                 json_t *cap = json_object();
                 json_object_foreach(greq, res, q)
@@ -272,6 +339,7 @@ int simkueue_assign(const json_t *cq, const json_t *flavors, const json_t *podse
                     short_fl = fname;
                 }
             }
+            json_decref(keys);
             if (!chosen) {
                 if (short_res)
                     *why = xasprintf("couldn't assign flavors to pod set %s: insufficient unused "
@@ -279,7 +347,7 @@ int simkueue_assign(const json_t *cq, const json_t *flavors, const json_t *podse
                                      psname, short_res, short_fl);
                 else
                     *why = xasprintf("couldn't assign flavors to pod set %s: no flavor matches "
-                                     "the pod set's node selector and tolerations",
+                                     "the pod set's node selector, node affinity and tolerations",
                                      psname);
                 ret = -ENOSPC;
             } else {

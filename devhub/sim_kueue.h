@@ -108,8 +108,11 @@ json_t *simkueue_podsets(const json_t *job, const char *kind);
  * `cq` (borrowed), given `flavors` (object ResourceFlavor name -> object) and
  * `usage` (object flavor -> resource list already reserved; may be NULL).
  * Per podSet and resource group, the first flavor of the group (in order)
- * that exists, whose nodeLabels agree with the podSet's nodeSelector, whose
- * NoSchedule/NoExecute taints the podSet tolerates and where every
+ * that exists, whose nodeLabels (as a node's labels) satisfy the podSet's
+ * nodeSelector and required node affinity on the group's label keys (the keys
+ * of its flavors' nodeLabels; other keys are the scheduler's business, and a
+ * term left without expressions matches any flavor, as in Kueue's flavor
+ * assigner), whose NoSchedule/NoExecute taints the podSet tolerates and where every
  * requested resource of the group fits under nominalQuota minus usage
  * (including the earlier podSets of the same workload).
  * 0 with *out = new podSetAssignments array [{name, flavors, resourceUsage,

@@ -94,6 +94,11 @@ static json_t *podsets_cpu(const char *cpu, int count, const char *selector)
     return J(buf);
 }
 
+#define AFF(k, v)                                                                                  \
+    "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"         \
+    "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"" k "\",\"operator\":\"In\","        \
+    "\"values\":[\"" v "\"]}]}]}}},"
+
 static void test_assign(void **state)
 {
     (void)state;
@@ -126,6 +131,33 @@ static void test_assign(void **state)
     assert_string_equal(jx_str(out, "[0].flavors.cpu", ""), "big");
     json_decref(out);
     json_decref(ps);
+    /* required node affinity restricts flavors, on the flavors' label keys only (Kueue's
+     * flavor assigner): size In [big] picks big; a term on another key only matches any */
+    ps = podsets_cpu("1", 1, AFF("size", "big"));
+    assert_int_equal(simkueue_assign(cq, fl, ps, NULL, &out, &why), 0);
+    assert_string_equal(jx_str(out, "[0].flavors.cpu", ""), "big");
+    json_decref(out);
+    json_decref(ps);
+    ps = podsets_cpu("1", 1, AFF("disk", "ssd"));
+    assert_int_equal(simkueue_assign(cq, fl, ps, NULL, &out, &why), 0);
+    assert_string_equal(jx_str(out, "[0].flavors.cpu", ""), "small");
+    json_decref(out);
+    json_decref(ps);
+    ps = podsets_cpu("1", 1, AFF("size", "huge"));
+    why = NULL;
+    assert_int_equal(simkueue_assign(cq, fl, ps, NULL, &out, &why), -ENOSPC);
+    assert_non_null(strstr(why, "no flavor matches the pod set's node selector, node affinity"));
+    free(why);
+    json_decref(ps);
+    /* a node selector on a key one flavor lacks excludes that flavor */
+    json_t *fl2 = J("{\"small\":{\"spec\":{}},\"big\":{\"spec\":{\"nodeLabels\":{\"size\":"
+                    "\"big\"}}}}");
+    ps = podsets_cpu("1", 1, "\"nodeSelector\":{\"size\":\"big\"},");
+    assert_int_equal(simkueue_assign(cq, fl2, ps, NULL, &out, &why), 0);
+    assert_string_equal(jx_str(out, "[0].flavors.cpu", ""), "big");
+    json_decref(out);
+    json_decref(ps);
+    json_decref(fl2);
     /* uncovered resource */
     ps = J("[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":[{"
            "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}]}}}]");
