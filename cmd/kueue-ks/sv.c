@@ -339,14 +339,19 @@ static int render_clusters(const struct sv_input *in, struct buf *out)
         used_cap(nodes, SV_GPU_RESOURCE, gpu, sizeof gpu, true);
         const char *lu = str_at(json_object_get(cm, "status"), "lastUpdated", NULL);
         struct timespec tsp;
-        if (lu && clock_parse_rfc3339(lu, &tsp) == 0)
-            sv_age(in->now_ms - ((int64_t)tsp.tv_sec * 1000 + tsp.tv_nsec / 1000000), age,
-                   sizeof age);
+        const char *rd = ready_of(cm);
+        if (lu && clock_parse_rfc3339(lu, &tsp) == 0) {
+            int64_t age_ms = in->now_ms - ((int64_t)tsp.tv_sec * 1000 + tsp.tv_nsec / 1000000);
+            sv_age(age_ms, age, sizeof age);
+            /* the agent of an unreachable worker cannot say False: its last True ages */
+            if (age_ms > SV_METRICS_STALE_MS && strcmp(rd, "True") == 0)
+                rd = "Stale";
+        }
         if (in->jobs)
             snprintf(jobs, sizeof jobs, "%zu", jobs_on(in->jobs, name_of(cm)));
         snprintf(us, sizeof us, "%zu", unsched);
         snprintf(ts, sizeof ts, "%zu", tainted);
-        const char *row[] = {name_of(cm), ready_of(cm), nodes_s, cpu, mem, gpu, age, jobs, us, ts};
+        const char *row[] = {name_of(cm), rd, nodes_s, cpu, mem, gpu, age, jobs, us, ts};
         table_row(&t, row);
     }
     table_sort(&t, 1);

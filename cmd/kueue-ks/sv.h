@@ -40,6 +40,9 @@
 
 #define SV_CLUSTER_LABEL "kubestellar.io/cluster"
 #define SV_GPU_RESOURCE  "nvidia.com/gpu"
+/* Metrics older than this (the operator's default --metrics-stale-after) make a cluster unusable
+ * for placement and quota: READY shows "Stale" instead of the last reported True. */
+#define SV_METRICS_STALE_MS 60000
 
 /* Each list is borrowed and may be NULL: then its *_note (borrowed, may be
  * NULL) is printed in place of the table, e.g. "ClusterMetrics CRD

@@ -207,6 +207,27 @@ static void test_garbage(void **state)
     json_decref(wls);
 }
 
+/* A worker whose metrics stopped coming (its agent cannot say False when it is unreachable):
+ * READY shows Stale past the operator's default --metrics-stale-after, not the last True. */
+static void test_stale(void **state)
+{
+    (void)state;
+    json_t *cms = J("{'items':[{'metadata':{'name':'c1'},'status':{'lastUpdated':"
+                    "'2026-11-22T09:50:00Z','conditions':[{'type':'Ready','status':'True'}],"
+                    "'nodes':[]}},{'metadata':{'name':'c2'},'status':{'lastUpdated':"
+                    "'2026-11-22T09:59:30Z','conditions':[{'type':'Ready','status':'True'}],"
+                    "'nodes':[]}}]}");
+    struct sv_input in = {.cluster_metrics = cms, .now_ms = T0};
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    assert_int_equal(sv_render(&in, &b), 0);
+    const char *out = buf_str(&b);
+    assert_non_null(strstr(out, "\nc1        Stale "));
+    assert_non_null(strstr(out, "\nc2        True "));
+    buf_free(&b);
+    json_decref(cms);
+}
+
 static void test_age(void **state)
 {
     (void)state;
@@ -227,10 +248,9 @@ static void test_age(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_full),
-        cmocka_unit_test(test_missing_and_empty),
-        cmocka_unit_test(test_garbage),
-        cmocka_unit_test(test_age),
+        cmocka_unit_test(test_full),    cmocka_unit_test(test_missing_and_empty),
+        cmocka_unit_test(test_garbage), cmocka_unit_test(test_age),
+        cmocka_unit_test(test_stale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
