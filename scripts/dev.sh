@@ -257,9 +257,15 @@ up)
   ready_block "Ctrl-C does not stop it: 'make dev-down' stops everything." " $(cd "$DEV" && pwd)/kueue-ks.log (operator)"
   ;;
 down)
-  stop_all
-  remove_kubeconfigs
-  log "stopped"
+  if env_running; then
+    stop_all
+    remove_kubeconfigs
+    log "stopped"
+  else
+    stop_all
+    remove_kubeconfigs
+    log "nothing was running"
+  fi
   ;;
 *)
   echo "usage: $0 run|up|down" >&2
