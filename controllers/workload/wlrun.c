@@ -913,6 +913,7 @@ static int new_controller(struct wlrun *r, struct err *e)
                  .origin = r->origin},
         .policy = r->policy,
         .metrics_stale_after_ms = (int64_t)(r->cfg.metrics_stale_after_s * 1000),
+        .workers = r->cfg.concurrency > 0 ? r->cfg.concurrency : WLRUN_DEFAULT_CONCURRENCY,
         .lg = r->lg,
         .metrics = r->m ? mgr_metrics(r->m) : NULL,
     };
