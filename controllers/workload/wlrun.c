@@ -97,6 +97,9 @@ int wlrun_new(const struct wlrun_config *cfg, struct wlrun **out, struct err *e)
                            cfg->transport);
         direct = false;
     }
+    if (cfg->concurrency < 0 || cfg->concurrency > 100000)
+        return err_set(e, -EINVAL, "--workload-concurrency must be 1..100000 (0 = %d), not %d",
+                       WLRUN_DEFAULT_CONCURRENCY, cfg->concurrency);
     enum place_policy pol = PLACE_SPREAD;
     if (cfg->placement && place_policy_parse(cfg->placement, &pol) < 0)
         return err_set(e, -EINVAL, "--placement must be spread or binpack, not \"%s\"",
