@@ -65,12 +65,12 @@ static const char *const cluster_names[NCLUSTERS] = {"hub", "cluster1", "cluster
 struct bench {
     int n;
     double timeout_s;
-    bool keep;      /* --keep: keep the work directory (children's logs) */
-    char v[16];     /* --v: the operator's log verbosity */
-    long qps;       /* --qps: the operator's client QPS (burst 2x); 0 = its default */
-    bool callgrind; /* --callgrind: run the operator under valgrind's callgrind */
-    int limit;      /* hub jobs are created up to this index (the callgrind baseline batch) */
-    int n_base;     /* --callgrind: the first n_base jobs are the baseline batch */
+    bool keep;           /* --keep: keep the work directory (children's logs) */
+    char v[16];          /* --v: the operator's log verbosity */
+    long qps;            /* --qps: the operator's client QPS (burst 2x); 0 = its default */
+    bool callgrind;      /* --callgrind: run the operator under valgrind's callgrind */
+    int limit;           /* hub jobs are created up to this index (the callgrind baseline batch) */
+    int n_base;          /* --callgrind: the first n_base jobs are the baseline batch */
     const char *real;    /* --real DIR: a running real stack (REAL_NO_OPERATOR=1), else devhubs */
     bool reserved_first; /* --reserved-first (always with --real): see the header */
     const char *op_args[16]; /* --op-arg: extra operator arguments */
@@ -514,9 +514,9 @@ static int on_workload(void *ud, const struct watch_event *ev)
         json_object_get(json_object_get(ev->object, "metadata"), "ownerReferences"), 0);
     int i = job_index(b, json_string_value(json_object_get(owner, "name")));
     if (i >= 0 && !b->wl_names[i])
-        b->wl_names[i] = xstrdup(json_string_value(
-                                     json_object_get(json_object_get(ev->object, "metadata"),
-                                                     "name")) ?: "");
+        b->wl_names[i] = xstrdup(
+            json_string_value(json_object_get(json_object_get(ev->object, "metadata"), "name"))
+                ?: "");
     if (i >= 0 && b->reserved_t[i] == 0 && reserved(ev->object)) {
         b->reserved_t[i] = clock_mono_s();
         if (++b->reserved == b->n && b->wait_reserved)
@@ -684,7 +684,9 @@ static json_t *hub_job(int i)
                      "default", "labels", "kueue.x-k8s.io/queue-name", "user-queue-ks", "spec",
                      "parallelism", 1, "completions", 1, "suspend", 1, "template", "spec",
                      "restartPolicy", "Never", "containers", "name", "c", "image", "busybox",
-                     "args", "600s", /* on the real stack (kwok): runs through the bench */ "resources", "requests", "cpu", "100m", "memory", "1Mi");
+                     "args", "600s",
+                     /* on the real stack (kwok): runs through the bench */ "resources", "requests",
+                     "cpu", "100m", "memory", "1Mi");
 }
 
 /* Start a watch on `c` from the collection's current resourceVersion. */
@@ -1030,7 +1032,7 @@ static void report(struct bench *b, const struct raw_rates *rr)
            b->reserved_first ? "from the operator's first write to the last worker copy"
                              : "from quota reservation to worker copy",
            pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3, base,
-           b->real ? "slowest raw write of a dispatch" : "half the raw create rate", 
+           b->real ? "slowest raw write of a dispatch" : "half the raw create rate",
            base > 0 ? rate / base : 0.0, qps_s);
     free(lat);
     free(lab);
