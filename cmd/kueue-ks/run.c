@@ -70,7 +70,7 @@ static size_t run_flags(struct run_opts *o, struct flag *fl)
         {"workload-concurrency", FLAG_INT, &o->workload_concurrency,
          "Workloads reconciled at once (each waits on its own writes; more overlap more round "
          "trips to the API servers)",
-         "64"},
+         "4"},
     };
     memcpy(fl + n, t, sizeof t);
     n += RUN_NFLAGS;

@@ -60,8 +60,10 @@
 #include "pkg/util/err.h"
 
 /* Workloads reconciled at once by default: a pass waits on its writes, so this many
- * Workloads' round trips overlap (docs/performance.md, "Dispatch"). */
-#define WLRUN_DEFAULT_CONCURRENCY 64
+ * Workloads' round trips overlap. More did not dispatch faster on the real stack while the
+ * status return writes the Workload on every change of a copy: they then compete with the
+ * placements for the hub's Workload writes (docs/performance.md, "Dispatch"). */
+#define WLRUN_DEFAULT_CONCURRENCY 4
 
 struct wlrun_config {
     const char *transport; /* "direct" (default when NULL) or "kubestellar" */
