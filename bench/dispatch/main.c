@@ -494,7 +494,9 @@ static double hub_patches(struct bench *b, const char *resource, const char *sub
     snprintf(want_r, sizeof want_r, "resource=\"%s\"", resource);
     snprintf(want_s, sizeof want_s, "subresource=\"%s\"", sub);
     double total = 0;
-    for (char *line = strtok(b->raw_text, "\n"); line; line = strtok(NULL, "\n")) {
+    char *save = NULL;
+    for (char *line = strtok_r(b->raw_text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
         /* a server-side apply counts as verb APPLY */
         if (strncmp(line, "apiserver_request_total{", 24) != 0 ||
             (!strstr(line, "verb=\"PATCH\"") && !strstr(line, "verb=\"APPLY\"")) ||
