@@ -13,12 +13,34 @@
  * N times straight into a worker devhub with the REST client (16 requests in
  * flight, as on the hub) for the devhub's raw create rate in this run.
  *
+ * --reserved-first: the operator is started (readiness: ClusterMetrics x2, the
+ * AdmissionCheck Active), stopped, the N jobs are created and all N reserved
+ * with no operator running, then the operator is started again and timed
+ * alone: seconds runs from its first write seen (a hub job labelled) to the
+ * last copy, start_to_first_s from its start to that first write, latencies
+ * from each job's label to its copy.
+ * --real STACK_DIR (implies --reserved-first): instead of devhubs, a real
+ * stack started with `REAL_DIR=STACK_DIR REAL_NO_OPERATOR=1
+ * scripts/realstack/stack.sh up` (kubeconfigs STACK_DIR/<cluster>.kubeconfig,
+ * examples/setup applied, real Kueue reserving). The bench adds one kwok node
+ * per worker with room for N pods (<cluster>-bench-node, kept), and the hub
+ * jobs' pods run 600 s on the workers. After the dispatch the operator is
+ * stopped and three raw rates are measured, WINDOW in flight: the copy
+ * created suspended in cluster1, a condition applied (SSA, as the operator
+ * writes) to each Workload's status, a label merge-patched onto each hub job.
+ * --op-arg ARG (repeatable) passes ARG to `kueue-ks run`.
+ *
  * Prints one JSON line
- *   {"bench":"dispatch","n":..,"placed":..,"duplicates":..,"cluster1":..,
+ *   {"bench":"dispatch","mode":"devhub"|"real","reserved_first":..,"n":..,
+ *    "placed":..,"duplicates":..,"cluster1":..,
  *    "cluster2":..,"seconds":..,"dispatch_per_s":..,"p50_ms":..,"p99_ms":..,
- *    "max_ms":..,"raw_seconds":..,"raw_creates_per_s":..,"reserve_seconds":..,
- *    "label_p50_ms":..,"label_p99_ms":..}
- * (reserve_seconds: from the first hub job sent to the last QuotaReserved
+ *    "max_ms":..,"raw_seconds":..,"raw_creates_per_s":..,"raw_wl_status_per_s":..,
+ *    "raw_job_patch_per_s":..,"baseline_per_s":..,"ratio":..,"start_to_first_s":..,
+ *    "reserve_seconds":..,"label_p50_ms":..,"label_p99_ms":..,"operator_qps":..}
+ * (baseline_per_s: the goal's baseline of the same run, on the devhub half the
+ * raw create rate (a dispatch is 2 writes), on a real stack the slowest of
+ * the three raw rates; ratio = dispatch_per_s / baseline_per_s;
+ * reserve_seconds: from the first hub job sent to the last QuotaReserved
  * seen, i.e. how fast the hub takes the jobs and the Kueue emulator reserves;
  * label_p50_ms / label_p99_ms: from a workload's reservation to the operator's
  * kubestellar.io/cluster label on its hub job, the first half of the dispatch),
@@ -53,8 +75,10 @@
 #include "pkg/kube/kubeconfig.h"
 #include "pkg/kube/watch.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/err.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/quantity/quantity.h"
 
 #define NCLUSTERS 3 /* hub, cluster1, cluster2 */
 #define KUEUE_GV  "kueue.x-k8s.io", "v1beta2"
@@ -64,16 +88,27 @@ static const char *const cluster_names[NCLUSTERS] = {"hub", "cluster1", "cluster
 struct bench {
     int n;
     double timeout_s;
-    bool keep;      /* --keep: keep the work directory (children's logs) */
-    char v[16];     /* --v: the operator's log verbosity */
-    long qps;       /* --qps: the operator's client QPS (burst 2x); 0 = its default */
-    bool callgrind; /* --callgrind: run the operator under valgrind's callgrind */
-    int limit;      /* hub jobs are created up to this index (the callgrind baseline batch) */
-    int n_base;     /* --callgrind: the first n_base jobs are the baseline batch */
+    bool keep;           /* --keep: keep the work directory (children's logs) */
+    char v[16];          /* --v: the operator's log verbosity */
+    long qps;            /* --qps: the operator's client QPS (burst 2x); 0 = its default */
+    bool callgrind;      /* --callgrind: run the operator under valgrind's callgrind */
+    int limit;           /* hub jobs are created up to this index (the callgrind baseline batch) */
+    int n_base;          /* --callgrind: the first n_base jobs are the baseline batch */
+    const char *real;    /* --real DIR: a running real stack (REAL_NO_OPERATOR=1), else devhubs */
+    bool reserved_first; /* --reserved-first (always with --real): see the header */
+    const char *op_args[16]; /* --op-arg: extra operator arguments */
+    int n_op_args;
     char root[PATH_MAX];
     char work[64];
     pid_t pids[NCLUSTERS + 1];
     int npids;
+    pid_t op_pid;       /* the operator (0 = not running) */
+    double op_cpu_s;    /* CPU seconds of operator instances stopped before the timed one */
+    double op_start;    /* --reserved-first: when the timed operator was started */
+    char **wl_names;    /* the Workload of hub job i (from the watch) */
+    int reserved;       /* workloads seen QuotaReserved */
+    bool wait_reserved; /* --reserved-first: the loop breaks when all N are reserved */
+    int raw_kind;       /* enum raw_kind: what the raw phase writes */
     struct ev_loop *loop;
     struct kube_client *cl[NCLUSTERS];
     struct kube_rest_config *cfg[NCLUSTERS];
@@ -90,7 +125,9 @@ struct bench {
     bool done;
     int rc;
     json_t *body;
+    char *raw_text; /* hub_patches: the /metrics text */
     char errmsg[512];
+    double wl_patches, job_patches; /* --real: hub PATCHes during the timed dispatch */
     /* creates (hub jobs, then the raw phase) */
     char *jobs_path;
     int next, in_flight, create_failed;
@@ -153,8 +190,11 @@ static double child_cpu_s(pid_t pid)
     return hz > 0 ? (double)(ut + st) / (double)hz : -1;
 }
 
+static void stop_operator(struct bench *b);
+
 static void stop_children(struct bench *b)
 {
+    stop_operator(b);
     for (int i = 0; i < b->npids; i++)
         kill(b->pids[i], SIGTERM);
     double deadline = clock_mono_s() + (b->callgrind ? 60 : 5); /* callgrind writes its profile */
@@ -169,6 +209,37 @@ static void stop_children(struct bench *b)
         }
     }
     b->npids = 0;
+}
+
+/* SIGTERM the operator and wait for it (SIGKILL after 10 s, 60 s under callgrind); its CPU
+ * seconds are added to op_cpu_s. */
+static void stop_operator(struct bench *b)
+{
+    if (!b->op_pid)
+        return;
+    double cpu = child_cpu_s(b->op_pid);
+    kill(b->op_pid, SIGTERM);
+    double deadline = clock_mono_s() + (b->callgrind ? 60 : 10);
+    while (waitpid(b->op_pid, NULL, WNOHANG) == 0) {
+        if (clock_mono_s() > deadline) {
+            kill(b->op_pid, SIGKILL);
+            waitpid(b->op_pid, NULL, 0);
+            break;
+        }
+        usleep(10000);
+    }
+    if (cpu > 0)
+        b->op_cpu_s += cpu;
+    b->op_pid = 0;
+}
+
+/* The kubeconfig of cluster c: the devhub's in the work directory, or the real stack's. */
+static void kc_path(const struct bench *b, int c, char *out, size_t n)
+{
+    if (b->real)
+        snprintf(out, n, "%s/%s.kubeconfig", b->real, cluster_names[c]);
+    else
+        snprintf(out, n, "%s/%s.kc", b->work, cluster_names[c]);
 }
 
 static void remove_work(struct bench *b)
@@ -219,11 +290,14 @@ static int start_devhub(struct bench *b, int c)
 
 static int start_operator(struct bench *b)
 {
-    char bin[PATH_MAX + 32], hub[128], w1[160], w2[160];
+    char bin[PATH_MAX + 32], hub[PATH_MAX], k1[PATH_MAX], k2[PATH_MAX], w1[PATH_MAX + 16],
+        w2[PATH_MAX + 16];
     snprintf(bin, sizeof bin, "%s/bin/kueue-ks", b->root);
-    snprintf(hub, sizeof hub, "%s/hub.kc", b->work);
-    snprintf(w1, sizeof w1, "cluster1=%s/cluster1.kc", b->work);
-    snprintf(w2, sizeof w2, "cluster2=%s/cluster2.kc", b->work);
+    kc_path(b, 0, hub, sizeof hub);
+    kc_path(b, 1, k1, sizeof k1);
+    kc_path(b, 2, k2, sizeof k2);
+    snprintf(w1, sizeof w1, "cluster1=%s", k1);
+    snprintf(w2, sizeof w2, "cluster2=%s", k2);
     char cgout[PATH_MAX + 32];
     snprintf(cgout, sizeof cgout, "--callgrind-out-file=%s/op.callgrind", b->work);
     char *argv[] = {"/usr/bin/valgrind",
@@ -244,25 +318,56 @@ static int start_operator(struct bench *b)
                     w2,
                     "--v",
                     b->v,
-                    NULL, /* --qps Q --burst 2Q when given */
+                    NULL, /* --qps Q --burst 2Q when given, then the --op-arg ones */
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
                     NULL,
                     NULL,
                     NULL,
                     NULL};
+    size_t k = 0;
+    while (argv[k])
+        k++;
     char qps[32], burst[32];
     if (b->qps > 0) {
-        size_t n = sizeof argv / sizeof argv[0];
         snprintf(qps, sizeof qps, "%ld", b->qps);
         snprintf(burst, sizeof burst, "%ld", 2 * b->qps);
-        argv[n - 5] = "--qps";
-        argv[n - 4] = qps;
-        argv[n - 3] = "--burst";
-        argv[n - 2] = burst;
+        argv[k++] = "--qps";
+        argv[k++] = qps;
+        argv[k++] = "--burst";
+        argv[k++] = burst;
     }
-    return spawn(b, "op.log", b->callgrind ? argv : argv + 4);
+    for (int i = 0; i < b->n_op_args; i++)
+        argv[k++] = (char *)b->op_args[i];
+    int rc = spawn(b, "op.log", b->callgrind ? argv : argv + 4);
+    if (rc == 0)
+        b->op_pid = b->pids[--b->npids];
+    return rc;
 }
 
 /* ---- synchronous calls on the loop (set-up only) ------------------------ */
+
+static void text_done(void *ud, const struct kube_result *r)
+{
+    struct bench *b = ud;
+    b->done = true;
+    /* a 2xx body that is not JSON completes with -EBADMSG: the text is in r->raw */
+    b->raw_text = r->status == 200 && r->raw ? xstrdup(r->raw) : NULL;
+}
 
 static void sync_done(void *ud, const struct kube_result *r)
 {
@@ -342,6 +447,99 @@ static int setup_hub(struct bench *b)
     return rc;
 }
 
+/* --real: wait (start-up, the operator running) until the ClusterQueue's quota of flavor spot,
+ * which the operator's quota controller sets from the workers' nodes, holds every job
+ * (N x 100m CPU): real Kueue reserves only what fits. */
+static int wait_quota(struct bench *b)
+{
+    char *path = kube_path(KUEUE_GV, "clusterqueues", NULL, "cluster-queue-ks", NULL);
+    struct qty need = qty_from_milli((int64_t)b->n * 100, QTY_DECIMAL_SI), have = {0};
+    double deadline = clock_mono_s() + 60;
+    int rc = -ETIMEDOUT;
+    while (rc && clock_mono_s() < deadline) {
+        json_t *cq = NULL;
+        if (sync_call(b, 0, "GET", path, NULL, &cq) == 0) {
+            const json_t *fl =
+                jx_find_by(jx_arr(cq, "spec.resourceGroups[0].flavors"), "name", "spot");
+            const json_t *cpu = jx_find_by(jx_arr(fl, "resources"), "name", "cpu");
+            if (cpu && qty_parse_json(json_object_get(cpu, "nominalQuota"), &have, NULL) == 0 &&
+                have.nano >= need.nano)
+                rc = 0;
+        }
+        json_decref(cq);
+        if (rc)
+            usleep(200000);
+    }
+    free(path);
+    if (rc)
+        die_msg("the ClusterQueue's spot CPU quota never held N x 100m", NULL);
+    return rc;
+}
+
+/* --real: the hub API server's count of PATCH (and APPLY) requests to `resource` (subresource
+ * `sub`, "" for none), from its /metrics (apiserver_request_total, every client); -1 if unknown. */
+static double hub_patches(struct bench *b, const char *resource, const char *sub)
+{
+    struct kube_request req = {.method = "GET", .path = "/metrics"};
+    b->done = false;
+    b->raw_text = NULL;
+    struct err e = {0};
+    if (kube_client_do(b->cl[0], &req, text_done, b, NULL, &e) < 0)
+        return -1;
+    while (!b->done)
+        ev_run(b->loop, EVRUN_ONCE);
+    if (!b->raw_text)
+        return -1;
+    char want_r[96], want_s[96];
+    snprintf(want_r, sizeof want_r, "resource=\"%s\"", resource);
+    snprintf(want_s, sizeof want_s, "subresource=\"%s\"", sub);
+    double total = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(b->raw_text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        /* a server-side apply counts as verb APPLY */
+        if (strncmp(line, "apiserver_request_total{", 24) != 0 ||
+            (!strstr(line, "verb=\"PATCH\"") && !strstr(line, "verb=\"APPLY\"")) ||
+            !strstr(line, want_r) || !strstr(line, want_s))
+            continue;
+        const char *sp = strrchr(line, ' ');
+        if (sp)
+            total += strtod(sp + 1, NULL);
+    }
+    free(b->raw_text);
+    b->raw_text = NULL;
+    return total;
+}
+
+/* --real: one more kwok node per worker (the stack's 4 nodes take 110 pods each), as
+ * scripts/realstack/stack.sh makes them, with room for every job; kept if already there. */
+static int setup_real(struct bench *b)
+{
+    for (int c = 1; c < NCLUSTERS; c++) {
+        const char *inst = c == 1 ? "spot" : "h100";
+        char name[64], cpu[32], mem[32], pods[32];
+        snprintf(name, sizeof name, "%s-bench-node", cluster_names[c]);
+        snprintf(cpu, sizeof cpu, "%d", b->n / 10 + 8);
+        snprintf(mem, sizeof mem, "%dGi", b->n / 100 + 8);
+        snprintf(pods, sizeof pods, "%d", b->n + 10);
+        json_t *cap = json_pack("{s:s, s:s, s:s}", "cpu", cpu, "memory", mem, "pods", pods);
+        json_t *node = json_pack(
+            "{s:s, s:s, s:{s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s, s:s}}, s:{s:O, s:o}}",
+            "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "annotations",
+            "kwok.x-k8s.io/node", "fake", "node.alpha.kubernetes.io/ttl", "0", "labels", "type",
+            "kwok", "instance", inst, "node.kubernetes.io/instance-type", inst,
+            "kubernetes.io/hostname", name, "kubernetes.io/os", "linux", "kubernetes.io/arch",
+            "amd64", "status", "capacity", cap, "allocatable", cap);
+        int rc = sync_call(b, c, "POST", "/api/v1/nodes", node, NULL);
+        json_decref(node);
+        if (rc < 0 && rc != -EEXIST) {
+            die_msg("bench node not created", b->errmsg);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 /* Poll (start-up only) until the operator is ready: 2 ClusterMetrics, check Active. */
 static int wait_operator(struct bench *b)
 {
@@ -412,8 +610,15 @@ static int on_workload(void *ud, const struct watch_event *ev)
     json_t *owner = json_array_get(
         json_object_get(json_object_get(ev->object, "metadata"), "ownerReferences"), 0);
     int i = job_index(b, json_string_value(json_object_get(owner, "name")));
-    if (i >= 0 && b->reserved_t[i] == 0 && reserved(ev->object))
+    if (i >= 0 && !b->wl_names[i])
+        b->wl_names[i] = xstrdup(
+            json_string_value(json_object_get(json_object_get(ev->object, "metadata"), "name"))
+                ?: "");
+    if (i >= 0 && b->reserved_t[i] == 0 && reserved(ev->object)) {
         b->reserved_t[i] = clock_mono_s();
+        if (++b->reserved == b->n && b->wait_reserved)
+            ev_break(b->loop, EVBREAK_ONE);
+    }
     return 0;
 }
 
@@ -489,7 +694,7 @@ static void job_created(void *ud, const struct kube_result *r)
     if (r->rc) {
         b->create_failed++;
         if (b->create_failed == 1)
-            die_msg("create failed", r->err->msg);
+            die_msg(b->in_raw ? "raw write failed" : "create failed", r->err->msg);
     }
     b->in_flight--;
     create_next(b);
@@ -499,30 +704,70 @@ static void job_created(void *ud, const struct kube_result *r)
 
 static json_t *hub_job(int i);
 
-/* Submit creates until WINDOW are in flight: hub jobs bench-<i>, or raw-<i> copies of the sample
- * into cluster1. */
+/* What the raw phase writes, WINDOW at a time (the baseline rates of one run). */
+enum raw_kind {
+    RAW_CREATE,    /* the worker copy, renamed raw-<i>, created in cluster1 */
+    RAW_WL_STATUS, /* --real: a condition of Workload i applied (SSA, as the operator writes) */
+    RAW_JOB_PATCH  /* --real: a label merge-patched onto hub job bench-<i> */
+};
+
+/* Submit the i-th request of the raw phase. */
+static int raw_submit(struct bench *b, int i, struct err *e)
+{
+    char name[32];
+    if (b->raw_kind == RAW_CREATE) {
+        snprintf(name, sizeof name, "raw-%d", i);
+        json_object_set_new(json_object_get(b->sample, "metadata"), "name", json_string(name));
+        return kube_client_post(b->cl[1], b->jobs_path, b->sample, job_created, b, NULL, e);
+    }
+    const char *q[] = {"fieldManager", "bench-dispatch", "force", "true", NULL};
+    struct kube_request req = {.method = "PATCH"};
+    char *path;
+    json_t *body;
+    if (b->raw_kind == RAW_WL_STATUS) {
+        if (!b->wl_names[i])
+            return err_set(e, -ENOENT, "the Workload of bench-%d was not seen", i);
+        path = kube_path(KUEUE_GV, "workloads", "default", b->wl_names[i], "status");
+        body = json_pack("{s:s, s:s, s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "apiVersion",
+                         "kueue.x-k8s.io/v1beta2", "kind", "Workload", "status", "conditions",
+                         "type", "BenchRaw", "status", "True", "reason", "Bench", "message",
+                         "raw write rate", "lastTransitionTime", "2026-01-01T00:00:00Z");
+        req.content_type = "application/apply-patch+yaml";
+        req.query = q;
+    } else {
+        snprintf(name, sizeof name, "bench-%d", i);
+        path = kube_path("batch", "v1", "jobs", "default", name, NULL);
+        body = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "bench-raw", "1");
+        req.content_type = KUBE_CT_MERGE_PATCH;
+    }
+    req.path = path;
+    req.body = body;
+    int rc = kube_client_do(b->cl[0], &req, job_created, b, NULL, e);
+    free(path);
+    json_decref(body);
+    return rc;
+}
+
+/* Submit creates until WINDOW are in flight: hub jobs bench-<i>, or the raw phase's writes. */
 static void create_next(struct bench *b)
 {
     while (b->in_flight < WINDOW && b->next < (b->in_raw ? b->n : b->limit)) {
         int i = b->next++;
-        json_t *obj;
-        if (b->in_raw) {
-            char name[32];
-            snprintf(name, sizeof name, "raw-%d", i);
-            json_object_set_new(json_object_get(b->sample, "metadata"), "name", json_string(name));
-            obj = json_incref(b->sample);
-        } else {
-            obj = hub_job(i);
-        }
         struct err e = {0};
-        if (kube_client_post(b->cl[b->in_raw ? 1 : 0], b->jobs_path, obj, job_created, b, NULL,
-                             &e) < 0) {
+        int rc;
+        if (b->in_raw) {
+            rc = raw_submit(b, i, &e);
+        } else {
+            json_t *obj = hub_job(i);
+            rc = kube_client_post(b->cl[0], b->jobs_path, obj, job_created, b, NULL, &e);
+            json_decref(obj);
+        }
+        if (rc < 0) {
             die_msg("create not submitted", e.msg);
             b->create_failed++;
         } else {
             b->in_flight++;
         }
-        json_decref(obj);
     }
 }
 
@@ -536,7 +781,9 @@ static json_t *hub_job(int i)
                      "default", "labels", "kueue.x-k8s.io/queue-name", "user-queue-ks", "spec",
                      "parallelism", 1, "completions", 1, "suspend", 1, "template", "spec",
                      "restartPolicy", "Never", "containers", "name", "c", "image", "busybox",
-                     "args", "20s", "resources", "requests", "cpu", "100m", "memory", "1Mi");
+                     "args", "600s",
+                     /* on the real stack (kwok): runs through the bench */ "resources", "requests",
+                     "cpu", "100m", "memory", "1Mi");
 }
 
 /* Start a watch on `c` from the collection's current resourceVersion. */
@@ -577,7 +824,27 @@ static double pct(const double *v, int n, double p)
     return v[k];
 }
 
-/* The raw rate: N creates of the worker copy (renamed raw-<i>) straight into cluster1. */
+/* One raw phase: N writes of one kind (raw_kind), WINDOW in flight; *seconds it took. */
+static int raw_run(struct bench *b, enum raw_kind kind, double *seconds)
+{
+    b->raw_kind = kind;
+    b->in_raw = true; /* job_created breaks the loop after the last one */
+    b->next = 0;
+    b->create_failed = 0;
+    double t0 = clock_mono_s();
+    create_next(b);
+    if (b->in_flight > 0)
+        ev_run(b->loop, 0);
+    *seconds = clock_mono_s() - t0;
+    if (b->create_failed)
+        fprintf(stderr, "bench-dispatch: %d of %d raw writes failed\n", b->create_failed, b->n);
+    /* a rare transport failure (a kept-alive connection the server closed: not retried for a
+     * write) does not void the rate; more than 1% does */
+    return b->create_failed * 100 > b->n ? -EIO : 0;
+}
+
+/* The raw rate: N creates of the worker copy (renamed raw-<i>) straight into cluster1 (on the
+ * real stack suspended: the worker runs no pods for them). */
 static int raw_phase(struct bench *b, double *seconds)
 {
     json_t *meta = json_object_get(b->sample, "metadata");
@@ -596,15 +863,9 @@ static int raw_phase(struct bench *b, double *seconds)
                                 "batch.kubernetes.io/job-name"};
     for (size_t k = 0; k < sizeof uid_labels / sizeof uid_labels[0]; k++)
         json_object_del(tl, uid_labels[k]);
-    b->in_raw = true; /* job_created breaks the loop after the last one */
-    b->next = 0;
-    b->create_failed = 0;
-    double t0 = clock_mono_s();
-    create_next(b);
-    if (b->in_flight > 0)
-        ev_run(b->loop, 0);
-    *seconds = clock_mono_s() - t0;
-    return b->create_failed ? -EIO : 0;
+    if (b->real)
+        json_object_set_new(spec, "suspend", json_true());
+    return raw_run(b, RAW_CREATE, seconds);
 }
 
 /* Create hub jobs up to index `limit` and wait until that many are placed; under callgrind
@@ -631,7 +892,7 @@ static int run_phase(struct bench *b, int limit)
 static void cg_control(struct bench *b, const char *op, const char *arg)
 {
     char pid[16];
-    snprintf(pid, sizeof pid, "%d", (int)b->pids[NCLUSTERS]);
+    snprintf(pid, sizeof pid, "%d", (int)b->op_pid);
     char *argv[] = {"/usr/bin/callgrind_control", (char *)op, (char *)(arg ? arg : pid),
                     arg ? pid : NULL, NULL};
     pid_t p = fork();
@@ -642,16 +903,46 @@ static void cg_control(struct bench *b, const char *op, const char *arg)
         die_msg("callgrind_control failed", op);
 }
 
+/* --reserved-first: the operator is stopped, all N jobs are created and reserved (by the
+ * Kueue emulator or real Kueue), then the operator is started again and timed alone. */
+static int run_reserved_first(struct bench *b)
+{
+    stop_operator(b);
+    b->limit = b->n;
+    b->wait_reserved = true;
+    create_next(b);
+    if (b->create_failed)
+        return -EIO;
+    while (b->reserved < b->n && !b->timed_out && !b->failed)
+        ev_run(b->loop, 0);
+    b->wait_reserved = false;
+    if (b->reserved < b->n) {
+        fprintf(stderr, "bench-dispatch: %d of %d workloads reserved\n", b->reserved, b->n);
+        return -ETIMEDOUT;
+    }
+    double wl0 = b->real ? hub_patches(b, "workloads", "status") : -1;
+    double job0 = b->real ? hub_patches(b, "jobs", "") : -1;
+    b->op_start = clock_mono_s();
+    int rc = start_operator(b);
+    while (rc == 0 && b->placed < b->n && !b->timed_out && !b->failed)
+        ev_run(b->loop, 0);
+    if (b->real && wl0 >= 0 && job0 >= 0) {
+        b->wl_patches = hub_patches(b, "workloads", "status") - wl0;
+        b->job_patches = hub_patches(b, "jobs", "") - job0;
+    }
+    return rc ? rc : b->placed < b->n ? -ETIMEDOUT : 0;
+}
+
 static int run(struct bench *b)
 {
     int rc;
-    for (int c = 0; c < NCLUSTERS; c++)
+    for (int c = 0; c < NCLUSTERS && !b->real; c++)
         if ((rc = start_devhub(b, c)) < 0)
             return rc;
     /* the devhubs write their kubeconfig once they listen */
     for (int c = 0; c < NCLUSTERS; c++) {
-        char kc[128];
-        snprintf(kc, sizeof kc, "%s/%s.kc", b->work, cluster_names[c]);
+        char kc[PATH_MAX];
+        kc_path(b, c, kc, sizeof kc);
         struct stat st;
         double deadline = clock_mono_s() + 15;
         while ((stat(kc, &st) || st.st_size == 0) && clock_mono_s() < deadline)
@@ -672,7 +963,7 @@ static int run(struct bench *b)
             return rc;
         }
     }
-    if ((rc = setup_hub(b)) < 0)
+    if ((rc = b->real ? setup_real(b) : setup_hub(b)) < 0)
         return rc;
     if ((rc = start_operator(b)) < 0)
         return rc;
@@ -680,6 +971,8 @@ static int run(struct bench *b)
         die_msg("operator not ready in time (no ClusterMetrics x2 / AdmissionCheck Active)", NULL);
         return rc;
     }
+    if (b->real && (rc = wait_quota(b)) < 0)
+        return rc;
     if ((rc = watch_from_now(b, 0, 0, KUEUE_GV, "workloads", on_workload)) < 0 ||
         (rc = watch_from_now(b, 1, 1, "batch", "v1", "jobs", on_copy1)) < 0 ||
         (rc = watch_from_now(b, 2, 2, "batch", "v1", "jobs", on_copy2)) < 0 ||
@@ -694,14 +987,16 @@ static int run(struct bench *b)
     ev_timer_init(&t, on_timeout, b->timeout_s, 0);
     t.data = b;
     ev_timer_start(b->loop, &t);
-    if (b->callgrind) {
+    if (b->reserved_first) {
+        rc = run_reserved_first(b);
+    } else if (b->callgrind) {
         cg_control(b, "-i", "on");
         rc = run_phase(b, b->n_base);
         cg_control(b, "-d", NULL); /* op.callgrind.1: the baseline batch */
     }
-    if (rc == 0)
+    if (rc == 0 && !b->reserved_first)
         rc = run_phase(b, b->n);
-    if (b->callgrind) {
+    if (b->callgrind && !b->reserved_first) {
         cg_control(b, "-d", NULL); /* op.callgrind.2: the rest */
         cg_control(b, "-i", "off");
     }
@@ -750,6 +1045,110 @@ static void report_callgrind(const struct bench *b)
            b->n, b->n_base, base, per_base, rest, per_rest, per_rest / per_base, b->work);
 }
 
+/* The raw rates of this run: creates on a worker; with --real also Workload status applies
+ * and hub job patches (the operator stopped). */
+struct raw_rates {
+    double create_s, create, wl_status, job_patch, slowest;
+};
+
+static int raw_all(struct bench *b, struct raw_rates *rr)
+{
+    if (b->real)
+        stop_operator(b); /* the raw writes alone on the servers */
+    int rc = raw_phase(b, &rr->create_s);
+    rr->create = rr->create_s > 0 ? b->n / rr->create_s : 0;
+    rr->slowest = rr->create;
+    for (int k = RAW_WL_STATUS; rc == 0 && b->real && k <= RAW_JOB_PATCH; k++) {
+        double secs = 0;
+        rc = raw_run(b, (enum raw_kind)k, &secs);
+        double rate = secs > 0 ? b->n / secs : 0;
+        *(k == RAW_WL_STATUS ? &rr->wl_status : &rr->job_patch) = rate;
+        if (rate < rr->slowest)
+            rr->slowest = rate;
+    }
+    return rc;
+}
+
+static void report(struct bench *b, const struct raw_rates *rr)
+{
+    int placed = 0;
+    double first = 0, last = 0, last_reserved = 0, first_label = 0;
+    double *lat = xcalloc((size_t)b->n, sizeof(double));
+    double *lab = xcalloc((size_t)b->n, sizeof(double)); /* reservation -> hub job labelled */
+    int labelled = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (b->labelled_t[i] > 0 && (first_label == 0 || b->labelled_t[i] < first_label))
+            first_label = b->labelled_t[i];
+        if (b->placed_t[i] == 0)
+            continue;
+        /* reserved first: from the operator's first write to the copy (all were reserved
+         * before it started) */
+        double r = b->reserved_first ? (b->labelled_t[i] ? b->labelled_t[i] : b->op_start)
+                                     : (b->reserved_t[i] ? b->reserved_t[i] : b->placed_t[i]);
+        if (r > b->placed_t[i])
+            r = b->placed_t[i]; /* events raced: 0 latency */
+        lat[placed++] = b->placed_t[i] - r;
+        if (b->labelled_t[i] > 0)
+            lab[labelled++] = b->labelled_t[i] > r ? b->labelled_t[i] - r : 0;
+        if (b->reserved_t[i] > last_reserved)
+            last_reserved = b->reserved_t[i];
+        if (first == 0 || r < first)
+            first = r;
+        if (b->placed_t[i] > last)
+            last = b->placed_t[i];
+    }
+    if (b->reserved_first && first_label > 0 && first_label < first)
+        first = first_label;
+    qsort(lat, (size_t)placed, sizeof(double), cmp_double);
+    qsort(lab, (size_t)labelled, sizeof(double), cmp_double);
+    double secs = last - first;
+    double rate = secs > 0 ? placed / secs : 0;
+    /* the goal's baseline: on the devhub half the raw create rate (a dispatch is 2 writes);
+     * on a real server the slowest write a dispatch needs */
+    double base = b->real ? rr->slowest : rr->create / 2;
+    printf("{\"bench\":\"dispatch\",\"mode\":\"%s\",\"reserved_first\":%s,\"n\":%d,\"placed\":%d,"
+           "\"duplicates\":%d,\"cluster1\":%d,"
+           "\"cluster2\":%d,\"seconds\":%.3f,\"dispatch_per_s\":%.1f,\"p50_ms\":%.1f,"
+           "\"p99_ms\":%.1f,\"max_ms\":%.1f,\"raw_seconds\":%.3f,\"raw_creates_per_s\":%.1f,"
+           "\"raw_wl_status_per_s\":%.1f,\"raw_job_patch_per_s\":%.1f,\"baseline_per_s\":%.1f,"
+           "\"ratio\":%.3f,\"start_to_first_s\":%.3f,"
+           "\"reserve_seconds\":%.3f,\"label_p50_ms\":%.1f,\"label_p99_ms\":%.1f,"
+           "\"operator_qps\":%ld}\n",
+           b->real ? "real" : "devhub", b->reserved_first ? "true" : "false", b->n, placed,
+           b->duplicates, b->per_cluster[1], b->per_cluster[2], secs, rate,
+           pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3,
+           placed ? lat[placed - 1] * 1e3 : 0.0, rr->create_s, rr->create, rr->wl_status,
+           rr->job_patch, base, base > 0 ? rate / base : 0.0,
+           b->reserved_first && first > 0 ? first - b->op_start : 0.0,
+           last_reserved > 0 ? last_reserved - b->created_at : 0.0, pct(lab, labelled, 0.5) * 1e3,
+           pct(lab, labelled, 0.99) * 1e3, b->qps);
+    char qps_s[32];
+    if (b->qps)
+        snprintf(qps_s, sizeof qps_s, "%ld", b->qps);
+    else
+        snprintf(qps_s, sizeof qps_s, "(its default)");
+    /* where the time went: CPU of each child over the whole run */
+    double op_cpu = b->op_cpu_s + (b->op_pid ? child_cpu_s(b->op_pid) : 0);
+    if (b->npids == NCLUSTERS)
+        printf("cpu seconds: hub devhub %.2f, cluster1 %.2f, cluster2 %.2f, operator %.2f\n",
+               child_cpu_s(b->pids[0]), child_cpu_s(b->pids[1]), child_cpu_s(b->pids[2]), op_cpu);
+    else
+        printf("cpu seconds: operator %.2f; hub PATCHes during the dispatch (every client) per "
+               "workload: Workload status %.2f, Job %.2f\n",
+               op_cpu, b->wl_patches / b->n, b->job_patches / b->n);
+    printf("dispatch: %d/%d workloads placed (cluster1 %d, cluster2 %d) in %.2f s = %.0f/s "
+           "%s; latency p50 %.0f ms, p99 %.0f ms; baseline %.0f/s (%s) -> ratio %.2f; "
+           "operator client QPS %s\n",
+           placed, b->n, b->per_cluster[1], b->per_cluster[2], secs, rate,
+           b->reserved_first ? "from the operator's first write to the last worker copy"
+                             : "from quota reservation to worker copy",
+           pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3, base,
+           b->real ? "slowest raw write of a dispatch" : "half the raw create rate",
+           base > 0 ? rate / base : 0.0, qps_s);
+    free(lat);
+    free(lab);
+}
+
 int main(int argc, char **argv)
 {
     jx_use_xalloc();
@@ -765,6 +1164,20 @@ int main(int argc, char **argv)
             b.callgrind = true;
             continue;
         }
+        if (!strcmp(argv[i], "--reserved-first")) {
+            b.reserved_first = true;
+            continue;
+        }
+        if (i + 1 < argc && !strcmp(argv[i], "--real")) {
+            b.real = argv[++i];
+            b.reserved_first = true;
+            continue;
+        }
+        if (i + 1 < argc && !strcmp(argv[i], "--op-arg") &&
+            b.n_op_args < (int)(sizeof b.op_args / sizeof b.op_args[0])) {
+            b.op_args[b.n_op_args++] = argv[++i];
+            continue;
+        }
         if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout") ||
                              !strcmp(argv[i], "--v") || !strcmp(argv[i], "--qps"))) {
             errno = 0;
@@ -773,7 +1186,8 @@ int main(int argc, char **argv)
         if (!end || errno || *end || v < (strcmp(argv[i], "--v") ? 1 : 0) || v > 1000000) {
             fprintf(stderr, "usage: bench-dispatch [--n N (default 1000)] [--timeout SECONDS] "
                             "[--v OPERATOR_LOG_VERBOSITY] [--qps OPERATOR_QPS (burst 2x; default: "
-                            "the operator's)] [--keep] [--callgrind]\n");
+                            "the operator's)] [--keep] [--callgrind] [--reserved-first] "
+                            "[--real STACK_DIR] [--op-arg OPERATOR_ARG]...\n");
             return 2;
         }
         if (!strcmp(argv[i], "--v"))
@@ -791,6 +1205,10 @@ int main(int argc, char **argv)
     b.n_base = b.n >= 400 ? 200 : b.n / 2; /* --callgrind's baseline batch */
     if (b.callgrind && b.n_base < 1) {
         fprintf(stderr, "bench-dispatch: --callgrind needs --n 2 or more\n");
+        return 2;
+    }
+    if (b.callgrind && b.reserved_first) {
+        fprintf(stderr, "bench-dispatch: --callgrind does not go with --reserved-first/--real\n");
         return 2;
     }
     /* the repository root: bin/bench-dispatch -> .. */
@@ -818,69 +1236,16 @@ int main(int argc, char **argv)
     b.placed_t = xcalloc((size_t)b.n, sizeof(double));
     b.labelled_t = xcalloc((size_t)b.n, sizeof(double));
     b.where = xcalloc((size_t)b.n, sizeof(int));
+    b.wl_names = xcalloc((size_t)b.n, sizeof(char *));
     b.jobs_path = kube_path("batch", "v1", "jobs", "default", NULL, NULL);
 
     int rc = run(&b);
-    double raw_s = 0;
+    struct raw_rates rr = {0};
     if (rc == 0)
-        rc = raw_phase(&b, &raw_s);
+        rc = raw_all(&b, &rr);
 
-    if (b.placed > 0) {
-        int placed = 0;
-        double first = 0, last = 0, last_reserved = 0;
-        double *lat = xcalloc((size_t)b.n, sizeof(double));
-        double *lab = xcalloc((size_t)b.n, sizeof(double)); /* reservation -> hub job labelled */
-        int labelled = 0;
-        for (int i = 0; i < b.n; i++) {
-            if (b.placed_t[i] == 0)
-                continue;
-            double r = b.reserved_t[i] ? b.reserved_t[i] : b.placed_t[i];
-            if (r > b.placed_t[i])
-                r = b.placed_t[i]; /* events raced: 0 latency */
-            lat[placed++] = b.placed_t[i] - r;
-            if (b.labelled_t[i] > 0)
-                lab[labelled++] = b.labelled_t[i] > r ? b.labelled_t[i] - r : 0;
-            if (b.reserved_t[i] > last_reserved)
-                last_reserved = b.reserved_t[i];
-            if (first == 0 || r < first)
-                first = r;
-            if (b.placed_t[i] > last)
-                last = b.placed_t[i];
-        }
-        qsort(lat, (size_t)placed, sizeof(double), cmp_double);
-        qsort(lab, (size_t)labelled, sizeof(double), cmp_double);
-        double secs = last - first;
-        double rate = secs > 0 ? placed / secs : 0;
-        double raw_rate = raw_s > 0 ? b.n / raw_s : 0;
-        printf("{\"bench\":\"dispatch\",\"n\":%d,\"placed\":%d,\"duplicates\":%d,\"cluster1\":%d,"
-               "\"cluster2\":%d,\"seconds\":%.3f,\"dispatch_per_s\":%.1f,\"p50_ms\":%.1f,"
-               "\"p99_ms\":%.1f,\"max_ms\":%.1f,\"raw_seconds\":%.3f,\"raw_creates_per_s\":%.1f,"
-               "\"reserve_seconds\":%.3f,\"label_p50_ms\":%.1f,\"label_p99_ms\":%.1f,"
-               "\"operator_qps\":%ld}\n",
-               b.n, placed, b.duplicates, b.per_cluster[1], b.per_cluster[2], secs, rate,
-               pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3,
-               placed ? lat[placed - 1] * 1e3 : 0.0, raw_s, raw_rate,
-               last_reserved > 0 ? last_reserved - b.created_at : 0.0,
-               pct(lab, labelled, 0.5) * 1e3, pct(lab, labelled, 0.99) * 1e3, b.qps);
-        char qps_s[32];
-        if (b.qps)
-            snprintf(qps_s, sizeof qps_s, "%ld", b.qps);
-        else
-            snprintf(qps_s, sizeof qps_s, "(its default)");
-        /* where the time went: CPU of each child over the whole run */
-        if (b.npids == NCLUSTERS + 1)
-            printf("cpu seconds: hub devhub %.2f, cluster1 %.2f, cluster2 %.2f, operator %.2f\n",
-                   child_cpu_s(b.pids[0]), child_cpu_s(b.pids[1]), child_cpu_s(b.pids[2]),
-                   child_cpu_s(b.pids[3]));
-        printf("dispatch: %d/%d workloads placed (cluster1 %d, cluster2 %d) in %.2f s = %.0f/s "
-               "from quota reservation to worker copy; latency p50 %.0f ms, p99 %.0f ms; "
-               "devhub raw create rate %.0f/s (%d creates in %.2f s); operator client QPS %s\n",
-               placed, b.n, b.per_cluster[1], b.per_cluster[2], secs, rate,
-               pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3, raw_rate, b.n, raw_s,
-               qps_s);
-        free(lat);
-        free(lab);
-    }
+    if (b.placed > 0)
+        report(&b, &rr);
     if (b.timed_out)
         fprintf(stderr, "bench-dispatch: timed out after %.0f s with %d of %d placed\n",
                 b.timeout_s, b.placed, b.n);
@@ -901,6 +1266,9 @@ int main(int argc, char **argv)
     free(b.placed_t);
     free(b.labelled_t);
     free(b.where);
+    for (int i = 0; i < b.n; i++)
+        free(b.wl_names[i]);
+    free(b.wl_names);
     free(b.jobs_path);
     ev_loop_destroy(b.loop);
     return rc == 0 ? 0 : 1;

@@ -27,10 +27,11 @@ struct run_opts {
     bool allow_insecure_workers;
     char *ac_controller;
     struct flag_strv workers;
+    int workload_concurrency;
     struct quota_options quota; /* --metrics-stale-after is shared with placement */
 };
 
-#define RUN_NFLAGS 10
+#define RUN_NFLAGS 11
 #define ALL_NFLAGS (MGR_FLAGS_MAX + RUN_NFLAGS + QUOTA_NFLAGS)
 
 /* The table: the manager's flags, run's own, the quota controller's. Returns its size. */
@@ -66,6 +67,10 @@ static size_t run_flags(struct run_opts *o, struct flag *fl)
          "Register a worker cluster NAME=KUBECONFIG_PATH (repeatable; direct transport). Workers "
          "also come from Secrets labelled kueue-ks.io/worker=true in the operator's namespace",
          NULL},
+        {"workload-concurrency", FLAG_INT, &o->workload_concurrency,
+         "Workloads reconciled at once (each waits on its own writes; more overlap more round "
+         "trips to the API servers)",
+         "4"},
     };
     memcpy(fl + n, t, sizeof t);
     n += RUN_NFLAGS;
@@ -107,6 +112,7 @@ int cmd_run(int argc, char **argv)
         .ac_controller = o.ac_controller,
         .workers = (const char *const *)o.workers.v,
         .n_workers = o.workers.n,
+        .concurrency = o.workload_concurrency,
         .metrics_stale_after_s = o.quota.metrics_stale_after,
     };
     if (wlrun_new(&wc, &wr, &e) < 0) {

@@ -43,6 +43,11 @@ struct wlc {
      * hub job at resourceVersion rv; until the job store shows a newer job,
      * a pass must not place again (watch events lag write responses) */
     json_t *placing;
+    /* key -> {wl, job, at}: the last pass's writes changed the Workload read at
+     * resourceVersion wl / the hub job read at job (null = not written), at
+     * `at` ms; until the stores show newer versions, a pass would decide on
+     * the view the writes replaced and write the same again (own_held) */
+    json_t *written;
     /* key -> Kueue's reason last relayed as an Event on the job of a Workload
      * without our check (once per change, not once per pass) */
     json_t *relayed;
@@ -75,11 +80,12 @@ static void ac_retry_cb(struct ev_loop *loop, ev_timer *t, int revents);
 struct pass {
     struct wlc *c;
     char *key;
-    char *placed;        /* a copy is created on this cluster */
-    int64_t reserved_ms; /* QuotaReserved lastTransitionTime, 0 = unknown */
-    char *evicted;       /* the placement on this cluster is undone */
-    bool rejected;       /* the check goes Rejected (fits no cluster) */
-    int64_t terminal_ms; /* the copy's terminal time when its final status is mirrored, 0 = none */
+    char *placed;         /* a copy is created on this cluster */
+    int64_t reserved_ms;  /* QuotaReserved lastTransitionTime, 0 = unknown */
+    char *evicted;        /* the placement on this cluster is undone */
+    bool rejected;        /* the check goes Rejected (fits no cluster) */
+    int64_t terminal_ms;  /* the copy's terminal time when its final status is mirrored, 0 = none */
+    char *wl_rv, *job_rv; /* resourceVersions the pass read (NULL = none) */
 };
 
 static void pass_free(struct pass *p)
@@ -87,6 +93,8 @@ static void pass_free(struct pass *p)
     free(p->key);
     free(p->placed);
     free(p->evicted);
+    free(p->wl_rv);
+    free(p->job_rv);
     free(p);
 }
 
@@ -213,12 +221,30 @@ static void log_write_failure(struct wlc *c, const char *key, const struct wlx_r
              "reason", REASON_WRITE_REJECTED, "error", msg);
 }
 
+/* The pass's writes changed the Workload or the hub job: hold the next passes
+ * until the stores show the change (own_held). */
+static void own_note(struct wlc *c, const char *key, const struct pass *p,
+                     const struct wlx_result *r)
+{
+    if (r->rc < 0 || (!r->wl_changed && !r->job_changed)) {
+        json_object_del(c->written, key);
+        return;
+    }
+    json_t *w = json_pack("{s:I}", "at", (json_int_t)now_ms(c));
+    if (r->wl_changed && p->wl_rv)
+        json_object_set_new(w, "wl", json_string(p->wl_rv));
+    if (r->job_changed && p->job_rv)
+        json_object_set_new(w, "job", json_string(p->job_rv));
+    json_object_set_new(c->written, key, w);
+}
+
 static void on_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct pass *p = ud;
     struct wlc *c = p->c;
     if (r->rc < 0)
         json_object_del(c->placing, key); /* the placement may not have been written */
+    own_note(c, key, p, r);
     pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
     if (r->apply_unsupported) {
@@ -906,6 +932,8 @@ static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_out
         ps->terminal_ms = copy ? copy_terminal_ms(copy) : 0;
     }
     ps->rejected = o->kind == WL_OUT_REJECTED;
+    const char *wl_rv = jx_resource_version(wl);
+    ps->wl_rv = wl_rv ? xstrdup(wl_rv) : NULL;
     json_t *pend = json_object_get(c->pending_placed, key);
     const char *pend_c = pend ? jx_str(pend, "cluster", NULL) : NULL;
     if (pend_c && !ps->placed && copy_on_cluster(cw, pend_c)) {
@@ -1040,6 +1068,31 @@ static void placing_hold(struct wlc *c, const struct recon *r)
     free(tok);
 }
 
+/* The last pass's own writes are not in the stores yet: the Workload or the
+ * hub job is still at the resourceVersion that pass read (watch events lag
+ * write responses). A pass now would decide on the replaced view and repeat
+ * those writes (on the devhub a resourceVersion-guarded status patch that
+ * 409s, on a real server the same apply again) or act on the state before
+ * them. The object's event queues the key again (1 s backstop); the hold
+ * ends when the stores show newer versions, or after 10 s. */
+static bool own_held(struct wlc *c, const struct recon *r)
+{
+    json_t *w = json_object_get(c->written, r->key);
+    if (!w)
+        return false;
+    const char *wl = jx_str(w, "wl", NULL), *job = jx_str(w, "job", NULL);
+    const char *wl_now = jx_resource_version(r->wl);
+    const char *job_now = r->job ? jx_resource_version(r->job) : NULL;
+    bool held =
+        (wl && wl_now && strcmp(wl, wl_now) == 0) || (job && job_now && strcmp(job, job_now) == 0);
+    if (!held || r->s.now_ms - jx_int(w, "at", 0) > 10000) {
+        json_object_del(c->written, r->key);
+        return false;
+    }
+    c->st.own_holds++;
+    return true;
+}
+
 /* Carries out the decision; false when nothing could be started (the key is
  * to be forgotten), else on_done finishes the key. */
 static bool pass_perform(struct wlc *c, struct recon *r)
@@ -1049,6 +1102,8 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     ops.unreserve = on_unreserve;
     ops.resv_ud = c;
     struct pass *ps = pass_new(c, r->key, &r->acts.outcome, r->wl, &r->cw);
+    const char *job_rv = r->job ? jx_resource_version(r->job) : NULL;
+    ps->job_rv = job_rv ? xstrdup(job_rv) : NULL;
     placing_hold(c, r);
     struct err e = {0};
     c->cur = &r->pr;
@@ -1068,6 +1123,12 @@ static bool pass_perform(struct wlc *c, struct recon *r)
  * writes under way); false when it is to be forgotten. */
 static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
 {
+    if (own_held(c, r)) {
+        wq_forget(q, r->key);
+        wq_add_after(q, r->key, 1.0);
+        wq_done(q, r->key);
+        return true;
+    }
     snapshot_ours(c, r);
     placing_expire(c, r->key, r->job, r->s.now_ms);
     const char *pinned = NULL;
@@ -1107,6 +1168,7 @@ static void process(struct wq *q, const char *key, void *ud)
     bool taken = snapshot_take(c, key, &r);
     if (!taken) {
         json_object_del(c->placing, key);
+        json_object_del(c->written, key);
         json_object_del(c->relayed, key);
         json_object_del(c->refused, key);
         handled = false;
@@ -1185,6 +1247,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     ev_timer_init(&c->ac_retry, ac_retry_cb, 1.0, 0);
     c->ac_retry.data = c;
     c->placing = json_object();
+    c->written = json_object();
     c->relayed = json_object();
     c->refused = json_object();
     c->gc_said = json_object();
@@ -1231,6 +1294,7 @@ void wlc_free(struct wlc *c)
     json_decref(c->ac_inflight);
     ev_timer_stop(c->cfg.loop, &c->ac_retry);
     json_decref(c->placing);
+    json_decref(c->written);
     json_decref(c->relayed);
     json_decref(c->refused);
     json_decref(c->gc_said);

@@ -26,7 +26,11 @@
  * (job patch from resourceVersion rv), a pass that still sees the job at rv
  * (its watch event not delivered yet, while the Workload's may be) does not
  * place again; the key waits for the job's event (1 s backstop). A failed
- * pass forgets the record.
+ * pass forgets the record. More generally, after a pass whose writes changed
+ * the Workload or the hub job (wlx_result wl_changed / job_changed), a pass
+ * that still sees that object at the resourceVersion the writes started from
+ * waits for its event (1 s backstop, 10 s at most) instead of deciding on the
+ * replaced view: no repeated writes, no 409s from our own lagging cache.
  */
 #ifndef KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H
 #define KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H
@@ -193,6 +197,7 @@ struct wlc_stats {
     size_t parsed_clusters; /* ClusterMetrics conversions cached */
     size_t waiting;         /* Workloads whose last pass read every cluster */
     size_t placed;          /* Workloads known placed on a cluster */
+    uint64_t own_holds;     /* passes held until the stores showed the last pass's writes */
 };
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
 

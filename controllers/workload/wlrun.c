@@ -97,6 +97,9 @@ int wlrun_new(const struct wlrun_config *cfg, struct wlrun **out, struct err *e)
                            cfg->transport);
         direct = false;
     }
+    if (cfg->concurrency < 0 || cfg->concurrency > 100000)
+        return err_set(e, -EINVAL, "--workload-concurrency must be 1..100000 (0 = %d), not %d",
+                       WLRUN_DEFAULT_CONCURRENCY, cfg->concurrency);
     enum place_policy pol = PLACE_SPREAD;
     if (cfg->placement && place_policy_parse(cfg->placement, &pol) < 0)
         return err_set(e, -EINVAL, "--placement must be spread or binpack, not \"%s\"",
@@ -913,6 +916,7 @@ static int new_controller(struct wlrun *r, struct err *e)
                  .origin = r->origin},
         .policy = r->policy,
         .metrics_stale_after_ms = (int64_t)(r->cfg.metrics_stale_after_s * 1000),
+        .workers = r->cfg.concurrency > 0 ? r->cfg.concurrency : WLRUN_DEFAULT_CONCURRENCY,
         .lg = r->lg,
         .metrics = r->m ? mgr_metrics(r->m) : NULL,
     };

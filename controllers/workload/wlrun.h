@@ -59,6 +59,12 @@
 #include "pkg/manager/manager.h"
 #include "pkg/util/err.h"
 
+/* Workloads reconciled at once by default: a pass waits on its writes, so this many
+ * Workloads' round trips overlap. More did not dispatch faster on the real stack while the
+ * status return writes the Workload on every change of a copy: they then compete with the
+ * placements for the hub's Workload writes (docs/performance.md, "Dispatch"). */
+#define WLRUN_DEFAULT_CONCURRENCY 4
+
 struct wlrun_config {
     const char *transport; /* "direct" (default when NULL) or "kubestellar" */
     const char *origin;    /* NULL/"" = the hub's kube-system uid, else "kueue-ks" */
@@ -71,6 +77,7 @@ struct wlrun_config {
     const char *ac_controller;  /* must be ACC_CONTROLLER_NAME (NULL = it) */
     const char *const *workers; /* "NAME=KUBECONFIG_PATH" entries (borrowed) */
     size_t n_workers;
+    int concurrency;              /* Workloads reconciled at once, 0 = WLRUN_DEFAULT_CONCURRENCY */
     double gc_interval_s;         /* 0 = 30 */
     double metrics_stale_after_s; /* 0 = the controller's default (120) */
     double probe_interval_s;      /* worker reachability probe, 0 = 5 */

@@ -19,6 +19,7 @@ struct batch {
     const struct logger *lg;
     struct evrec *events; /* borrowed, may be NULL */
     json_t *job;          /* the hub job, for a refused write's Event (new reference) */
+    char *wl_rv, *job_rv; /* resourceVersions of the objects the pass read (NULL = none) */
 };
 
 struct call {
@@ -62,6 +63,8 @@ static void batch_unref(struct batch *b)
     b->done(b->ud, b->key, &b->res);
     json_decref(b->job);
     free(b->key);
+    free(b->wl_rv);
+    free(b->job_rv);
     free(b);
 }
 
@@ -143,6 +146,22 @@ static void refused_event(struct call *c, const struct kube_result *r)
                 r->err && r->err->msg[0] ? r->err->msg : "no message");
 }
 
+/* A hub write succeeded: did it change the object (a new resourceVersion)? */
+static void note_changed(struct batch *b, enum wl_act_type type, const json_t *body)
+{
+    bool wl = type == WL_ACT_PATCH_WL_STATUS;
+    if (!wl && type != WL_ACT_PATCH_JOB && type != WL_ACT_PATCH_JOB_STATUS)
+        return;
+    const char *rv = jx_resource_version(body);
+    const char *read = wl ? b->wl_rv : b->job_rv;
+    if (!rv || !read || strcmp(rv, read) != 0) {
+        if (wl)
+            b->res.wl_changed = true;
+        else
+            b->res.job_changed = true;
+    }
+}
+
 static void on_done(void *ud, const struct kube_result *r)
 {
     struct call *c = ud;
@@ -177,6 +196,8 @@ static void on_done(void *ud, const struct kube_result *r)
     if (!ok) {
         log_v(b->lg, 2, "workload write failed", "workload", b->key, "error", r->err->msg);
         batch_fail(b, r->rc, r->err, "request failed");
+    } else {
+        note_changed(b, c->type, r->body);
     }
     call_free(c);
     batch_unref(b);
@@ -324,6 +345,10 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
     b->lg = ops->lg;
     b->events = ops->events;
     b->job = job ? json_incref((json_t *)job) : NULL;
+    const char *wl_rv = workload ? jx_resource_version(workload) : NULL;
+    const char *job_rv = job ? jx_resource_version(job) : NULL;
+    b->wl_rv = wl_rv ? xstrdup(wl_rv) : NULL;
+    b->job_rv = job_rv ? xstrdup(job_rv) : NULL;
     for (size_t i = 0; i < acts->n; i++) {
         const struct wl_action *a = &acts->v[i];
         switch (a->type) {

@@ -26,6 +26,7 @@
  * The API calls run concurrently (decide never puts two dependent writes in
  * one pass: the placement is recorded in the hub in one pass, the copy is
  * created in a later one). `done` runs once when every call has completed,
+ * with which hub objects the writes changed (wl_changed, job_changed), and
  * with the first error; a worker without a client (not registered or not
  * connected) fails its action with -ENOTCONN. `done` may run before
  * wlx_perform returns (when there is no API call).
@@ -77,6 +78,13 @@ struct wlx_result {
      * was sent on the hub job; the caller logs it and retries with backoff. */
     bool refused;
     struct err refused_err; /* the refused write's message, when refused */
+    /* A write to the Workload (status) / the hub job (or its status) succeeded
+     * and changed it: the response's metadata.resourceVersion differs from the
+     * one of the object passed to wlx_perform (or the response has none). The
+     * informers will deliver that change as an event; until they do, the
+     * stores show the object as this pass read it. */
+    bool wl_changed;
+    bool job_changed;
 };
 
 typedef void (*wlx_done_fn)(void *ud, const char *wl_key, const struct wlx_result *r);

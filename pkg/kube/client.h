@@ -8,7 +8,7 @@
  * returns; the completion callback runs later from the loop.
  *
  * What the client does for every request:
- *   - client-side rate limit: token bucket (qps/burst, default 200/400, or
+ *   - client-side rate limit: token bucket (qps/burst, default 1000/1000 as Kueue v0.20, or
  *     kube_rest_config.qps/burst when non-zero); requests wait on the loop;
  *   - bearer token from kube_rest_config_token() (token file re-read when it
  *     changes, exec plugin re-run on expiry); on a 401 the cached credential
@@ -90,8 +90,8 @@
 #include "pkg/util/err.h"
 #include "pkg/util/log.h"
 
-#define KUBE_CLIENT_DEFAULT_QPS           200.0
-#define KUBE_CLIENT_DEFAULT_BURST         400
+#define KUBE_CLIENT_DEFAULT_QPS           1000.0 /* Kueue v0.20's manager client */
+#define KUBE_CLIENT_DEFAULT_BURST         1000
 #define KUBE_CLIENT_DEFAULT_TIMEOUT_S     30.0
 #define KUBE_CLIENT_DEFAULT_RETRIES       5
 #define KUBE_CLIENT_DEFAULT_BACKOFF_S     0.25
@@ -117,8 +117,8 @@ typedef void (*kube_response_hook)(void *ud, const char *verb, int code, double 
 
 /* Client options. Zero-initialise, then set what you need; 0 means default. */
 struct kube_client_opts {
-    double qps;                     /* 0: cfg->qps if set, else 200; < 0: unlimited */
-    int burst;                      /* 0: cfg->burst if set, else 400 */
+    double qps;                     /* 0: cfg->qps if set, else 1000; < 0: unlimited */
+    int burst;                      /* 0: cfg->burst if set, else 1000 */
     double timeout_s;               /* per-attempt timeout; 0: 30 s; < 0: none */
     int max_retries;                /* 0: 5; < 0: never retry (401 refresh still happens) */
     double backoff_s;               /* first retry delay; 0: 0.25 s */

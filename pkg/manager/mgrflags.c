@@ -76,8 +76,8 @@ size_t mgr_flags(struct mgr_flag_values *o, enum mgr_flags_cmd cmd, struct flag 
                             "Give up (exit 1) when the API server cannot be reached at start for "
                             "this long; 0 keeps retrying with backoff",
                             "0s"};
-    fl[n++] = (struct flag){"qps", FLAG_DOUBLE, &o->qps, t->qps, "200"};
-    fl[n++] = (struct flag){"burst", FLAG_INT, &o->burst, t->burst, "400"};
+    fl[n++] = (struct flag){"qps", FLAG_DOUBLE, &o->qps, t->qps, "1000"};
+    fl[n++] = (struct flag){"burst", FLAG_INT, &o->burst, t->burst, "1000"};
     fl[n++] = (struct flag){"v", FLAG_INT, &o->verbosity,
                             "Log verbosity (0 = info; higher is more detail)", "0"};
     fl[n++] = (struct flag){"log-format", FLAG_STRING, &o->log_format,

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Keeps bench/dispatch from rotting: `bin/bench-dispatch --n 50` starts its
 # devhubs and the operator, places 50 workloads, and prints a JSON line with
-# every field, placed == 50, no duplicates, positive rates; the children are
-# gone afterwards and the work directory removed.
+# every field, placed == 50, no duplicates, positive rates, ratio =
+# dispatch_per_s / baseline_per_s (half the raw create rate on the devhub); the
+# children are gone afterwards and the work directory removed. Then
+# `--reserved-first --n 30` (the operator stopped while the jobs are reserved,
+# then timed alone) places all 30.
 # Skipped (exit 77) when the devhub binary or jq is missing.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,12 +23,23 @@ json=$(grep '^{"bench":"dispatch"' <<<"$out")
 [ -n "$json" ] || fail "no JSON line"
 jq -e '[.n,.placed,.duplicates,.cluster1,.cluster2,.seconds,.dispatch_per_s,.p50_ms,.p99_ms,
         .max_ms,.raw_seconds,.raw_creates_per_s,.reserve_seconds,.label_p50_ms,
-        .label_p99_ms]|all(type=="number")' <<<"$json" >/dev/null ||
+        .label_p99_ms,.baseline_per_s,.ratio,.start_to_first_s]|all(type=="number")' <<<"$json" >/dev/null ||
   fail "JSON line lacks a field: $json"
 jq -e '.n==50 and .placed==50 and .duplicates==0 and .cluster1+.cluster2==50 and
        .dispatch_per_s>0 and .raw_creates_per_s>0 and .p50_ms<=.p99_ms and .p99_ms<=.max_ms and
-       .reserve_seconds>0 and .label_p50_ms<=.label_p99_ms' \
+       .reserve_seconds>0 and .label_p50_ms<=.label_p99_ms and .mode=="devhub" and
+       (.baseline_per_s - .raw_creates_per_s/2 | fabs) < 0.2 and
+       (.ratio - .dispatch_per_s/.baseline_per_s | fabs) < 0.01' \
   <<<"$json" >/dev/null || fail "unexpected figures: $json"
 grep -q '^dispatch: 50/50 workloads placed' <<<"$out" || fail "no human line"
 grep -q 'logs kept' <<<"$out" && fail "work directory kept after success"
 echo "ok   bench-dispatch --n 50: $(grep '^dispatch:' <<<"$out")"
+
+out=$("$BENCH" --n 30 --reserved-first --timeout 60 2>&1)
+rc=$?
+[ $rc = 0 ] || fail "bench-dispatch --reserved-first exit $rc"
+json=$(grep '^{"bench":"dispatch"' <<<"$out")
+jq -e '.reserved_first==true and .placed==30 and .duplicates==0 and .dispatch_per_s>0 and
+       .start_to_first_s>0 and .ratio>0' <<<"$json" >/dev/null ||
+  fail "unexpected --reserved-first figures: $json"
+echo "ok   bench-dispatch --n 30 --reserved-first: $(grep '^dispatch:' <<<"$out")"

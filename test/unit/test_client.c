@@ -614,15 +614,16 @@ static void test_limiter_from_rest_config(void **state)
 static void test_default_limiter_is_fast(void **state)
 {
     struct fx *f = fx_new(NULL);
-    /* Defaults are 200 QPS / burst 400 (the Go tools' 5/10 is their bottleneck); a config's
+    /* Defaults are 1000 QPS / burst 1000, Kueue v0.20's (the Go tools' 5/10 is their
+     * bottleneck; 200/400 capped dispatch on a real API server, docs/performance.md); a config's
      * own values win over the defaults and explicit options win over both. */
     double qps;
     int burst;
     kube_client_limits(f->c, &qps, &burst);
     assert_true(qps == KUBE_CLIENT_DEFAULT_QPS);
     assert_int_equal(burst, KUBE_CLIENT_DEFAULT_BURST);
-    assert_true(KUBE_CLIENT_DEFAULT_QPS == 200.0);
-    assert_int_equal(KUBE_CLIENT_DEFAULT_BURST, 400);
+    assert_true(KUBE_CLIENT_DEFAULT_QPS == 1000.0);
+    assert_int_equal(KUBE_CLIENT_DEFAULT_BURST, 1000);
     struct fakesrv_resp r = {.method = "GET", .path = "/q", .times = -1, .body = "{}"};
     fakesrv_push(f->srv, &r);
     for (int i = 0; i < 20; i++)

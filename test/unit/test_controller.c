@@ -310,12 +310,15 @@ static void test_place_then_copy(void **state)
     assert_int_equal(st.reservations, 1);
     assert_int_equal(st.failures, 0);
 
-    /* the informers see the writes: the next pass creates the copy on c1 */
+    /* the informers see the writes (new resourceVersions, as a server gives them): the next
+     * pass creates the copy on c1 */
     json_t *job = store_get(f->jobs, "default/sample");
     json_t *job2 = jx_merge_apply(job, jp);
+    jx_set_new(job2, "metadata.resourceVersion", json_string("6"), NULL);
     store_upsert(f->jobs, job2, NULL, NULL, NULL);
     json_t *wl = store_get(f->wls, "default/job-sample-1a2b3");
     json_t *wl2 = jx_merge_apply(wl, wp);
+    jx_set_new(wl2, "metadata.resourceVersion", json_string("11"), NULL);
     store_upsert(f->wls, wl2, NULL, NULL, NULL);
     fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
     wlc_on_job(f->c, job2);
@@ -1207,8 +1210,10 @@ static void test_cluster_change_queues_affected_only(void **state)
     wlc_on_cluster(f->c, "c2");
     run_passes(f, r0 + 1);
 
-    /* now it fits and is placed on c1; the job shows the placement and the copy is made */
+    /* now it fits and is placed on c1 (a newer Workload: Kueue's write); the job shows the
+     * placement and the copy is made */
     json_t *wl = J(WL);
+    jx_set_new(wl, "metadata.resourceVersion", json_string("12"), NULL);
     store_upsert(f->wls, wl, NULL, NULL, NULL);
     json_decref(wl);
     json_t *jp = NULL;
@@ -1224,6 +1229,7 @@ static void test_cluster_change_queues_affected_only(void **state)
     }
     assert_non_null(jp);
     json_t *job2 = jx_merge_apply(store_get(f->jobs, "default/sample"), jp);
+    jx_set_new(job2, "metadata.resourceVersion", json_string("6"), NULL);
     store_upsert(f->jobs, job2, NULL, NULL, NULL);
     fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
     r0 = reconciles(f);
@@ -1321,6 +1327,53 @@ static void test_no_second_placement_before_job_event(void **state)
     json_decref(wp);
 }
 
+/* The stores may show a Workload or job our last pass wrote at the version
+ * the write started from (watch events lag write responses). A pass on that
+ * view writes nothing (it would repeat the Workload status write, a 409 on a
+ * resourceVersion-guarded merge patch) and creates no copy; once both stores
+ * show the writes, the copy is created and nothing more is written on the hub. */
+static void test_no_repeat_before_own_events(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    /* the job's event arrives, the Workload's not yet */
+    json_t *job2 = jx_merge_apply(store_get(f->jobs, "default/sample"), jp);
+    jx_set_new(job2, "metadata.resourceVersion", json_string("6"), NULL);
+    store_upsert(f->jobs, job2, NULL, NULL, NULL);
+    uint64_t r0 = reconciles(f);
+    wlc_on_job(f->c, job2);
+    run_passes(f, r0 + 1);
+    tloop_run_for(f->loop, 0.2);
+    if (fakesrv_nreq(f->hub_srv) != 2 || fakesrv_nreq(f->w_srv) != 0) {
+        struct fakesrv_req *r = fakesrv_nreq(f->hub_srv) > 2 ? fakesrv_req_get(f->hub_srv, 2)
+                                                             : fakesrv_req_get(f->w_srv, 0);
+        fail_msg("a pass on the Workload view our write replaced wrote: %s %s %s", r->method,
+                 r->path, r->body);
+    }
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_true(st.own_holds >= 1);
+    assert_int_equal(st.failures, 0);
+
+    /* the Workload's event: the copy, and nothing on the hub */
+    json_t *wl2 = jx_merge_apply(store_get(f->wls, "default/job-sample-1a2b3"), wp);
+    jx_set_new(wl2, "metadata.resourceVersion", json_string("11"), NULL);
+    store_upsert(f->wls, wl2, NULL, NULL, NULL);
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_workload(f->c, wl2);
+    run_until(f, 2, 1);
+    tloop_run_for(f->loop, 0.2);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 2);
+    assert_int_equal(fakesrv_nreq(f->w_srv), 1);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 0);
+    json_decref(wl2);
+    json_decref(job2);
+    json_decref(jp);
+    json_decref(wp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1352,6 +1405,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cluster_change_queues_affected_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cluster_delete_drops_conversion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_repeat_before_own_events, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
