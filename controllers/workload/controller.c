@@ -46,6 +46,9 @@ struct wlc {
     /* key -> Kueue's reason last relayed as an Event on the job of a Workload
      * without our check (once per change, not once per pass) */
     json_t *relayed;
+    /* key -> the placement token (admission) whose "job placed" line was
+     * logged: one line per placement, whatever passes repeat it */
+    json_t *placed_logged;
     /* orphan copies (cluster/kind/ns/name/uid) whose "job deleted" line was logged; kept while
      * the copy is still in the worker's store (the next GC pass may come
      * before the delete is seen), so the line is written once */
@@ -78,6 +81,10 @@ struct pass {
     char *evicted;       /* the placement on this cluster is undone */
     bool rejected;       /* the check goes Rejected (fits no cluster) */
     int64_t terminal_ms; /* the copy's terminal time when its final status is mirrored, 0 = none */
+    /* The pass places the job: the "job placed" line's fields, logged once the
+     * placement patch is written (on_done), so a pass whose patch failed and
+     * the retry that places again log one line. NULL = not a placement. */
+    json_t *placed_log;
 };
 
 static void pass_free(struct pass *p)
@@ -85,6 +92,7 @@ static void pass_free(struct pass *p)
     free(p->key);
     free(p->placed);
     free(p->evicted);
+    json_decref(p->placed_log);
     free(p);
 }
 
@@ -192,12 +200,30 @@ static void on_unreserve(void *ud, const char *key)
     place_resv_remove(&c->resv, key);
 }
 
+/* The "job placed" line, once per placement token of the key. */
+static void log_placed(struct wlc *c, const char *key, const json_t *pl)
+{
+    const char *tok = jx_str(pl, "token", "");
+    const char *logged = jx_str(c->placed_logged, key, NULL);
+    if (logged && strcmp(logged, tok) == 0)
+        return;
+    json_object_set_new(c->placed_logged, key, json_string(tok));
+    log_info(c->cfg.lg, "job placed", "job", jx_str(pl, "job", ""), "workload", key, "cluster",
+             jx_str(pl, "cluster", ""), "flavor", jx_str(pl, "flavor", ""), "why",
+             jx_str(pl, "why", ""));
+}
+
 static void on_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct pass *p = ud;
     struct wlc *c = p->c;
-    if (r->rc < 0)
-        json_object_del(c->placing, key); /* the placement may not have been written */
+    /* The hold stays while the placement patch went through (another call of
+     * the pass may have failed, e.g. the Workload status on a 409): a retry
+     * before the job informer shows the patch would place the job again. */
+    if (r->rc < 0 && (!r->job_patched || r->apply_unsupported))
+        json_object_del(c->placing, key); /* not written, or the pass runs again at once */
+    if (p->placed_log && (r->rc == 0 || r->job_patched))
+        log_placed(c, key, p->placed_log);
     pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
     if (r->apply_unsupported) {
@@ -820,19 +846,31 @@ static void admitted_flavors(const json_t *wl, char *buf, size_t n)
     }
 }
 
-/* One info line per step a user follows: placed (where, which flavor, why),
- * finished, evicted, worker lost, unschedulable on its worker, cannot be placed — from the
- * decision's outcome, which the decision sets once per transition, so are these lines. */
-static void log_outcome(struct wlc *c, const char *key, const json_t *wl, const char *jkey,
-                        const struct place_result *pr, const struct wl_outcome *o)
+/* The fields of the "job placed" line (where, which flavor, why) of a pass
+ * that places the job, or NULL: logged by on_done once the placement patch is
+ * written, so one line per placement even when a pass fails and is retried. */
+static json_t *placed_log_new(const json_t *wl, const char *jkey, const struct place_result *pr,
+                              const struct wl_outcome *o)
 {
+    if (o->kind != WL_OUT_PLACED)
+        return NULL;
     char flv[256];
+    admitted_flavors(wl, flv, sizeof flv);
+    char *tok = wl_placement_token(wl);
+    json_t *pl = json_pack("{s:s, s:s, s:s, s:s, s:s}", "job", jkey ? jkey : "", "cluster",
+                           o->cluster ? o->cluster : "", "flavor", flv, "why",
+                           pr->message ? pr->message : "", "token", tok ? tok : "");
+    free(tok);
+    return pl;
+}
+
+/* One info line per step a user follows: finished, evicted, worker lost,
+ * unschedulable on its worker, cannot be placed — from the decision's outcome,
+ * which the decision sets once per transition, so are these lines. Placed is
+ * logged when its patch is written (placed_log_new). */
+static void log_outcome(struct wlc *c, const char *jkey, const struct wl_outcome *o)
+{
     switch (o->kind) {
-    case WL_OUT_PLACED:
-        admitted_flavors(wl, flv, sizeof flv);
-        log_info(c->cfg.lg, "job placed", "job", jkey, "workload", key, "cluster", o->cluster,
-                 "flavor", flv, "why", pr->message ? pr->message : "");
-        break;
     case WL_OUT_FINISHED:
         log_info(c->cfg.lg, "job finished", "job", jkey, "cluster", o->cluster, "result",
                  o->failed ? "Failed" : "Succeeded");
@@ -1027,6 +1065,7 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     ops.unreserve = on_unreserve;
     ops.resv_ud = c;
     struct pass *ps = pass_new(c, r->key, &r->acts.outcome, r->wl, &r->cw);
+    ps->placed_log = placed_log_new(r->wl, r->okey, &r->pr, &r->acts.outcome);
     placing_hold(c, r);
     struct err e = {0};
     c->cur = &r->pr;
@@ -1065,7 +1104,7 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
         log_warn(c->cfg.lg, "workload reconcile", "workload", r->key, "error", e.msg);
         return false;
     }
-    log_outcome(c, r->key, r->wl, r->okey, &r->pr, &r->acts.outcome);
+    log_outcome(c, r->okey, &r->acts.outcome);
     return pass_perform(c, r);
 }
 
@@ -1086,6 +1125,7 @@ static void process(struct wq *q, const char *key, void *ud)
     if (!taken) {
         json_object_del(c->placing, key);
         json_object_del(c->relayed, key);
+        json_object_del(c->placed_logged, key);
         handled = false;
     } else {
         handled =
@@ -1163,6 +1203,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->ac_retry.data = c;
     c->placing = json_object();
     c->relayed = json_object();
+    c->placed_logged = json_object();
     c->gc_said = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
@@ -1208,6 +1249,7 @@ void wlc_free(struct wlc *c)
     ev_timer_stop(c->cfg.loop, &c->ac_retry);
     json_decref(c->placing);
     json_decref(c->relayed);
+    json_decref(c->placed_logged);
     json_decref(c->gc_said);
     free(c);
 }

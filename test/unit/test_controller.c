@@ -1224,6 +1224,90 @@ static void test_no_second_placement_before_job_event(void **state)
     json_decref(wp);
 }
 
+/* A controller logging to lc (text format). */
+static void log_to(struct fx *f, struct logcap *lc)
+{
+    *lc = (struct logcap){0};
+    lc->f = open_memstream(&lc->text, &lc->len);
+    log_init(&lc->lg, lc->f, 0, LOG_FMT_TEXT);
+    wlc_free(f->c);
+    metrics_registry_free(f->reg);
+    f->reg = metrics_registry_new();
+    f->lg = &lc->lg;
+    new_wlc(f, false, NULL, NULL);
+}
+
+/* The number of "job placed" lines logged to lc; closes it. */
+static int placed_lines(struct fx *f, struct logcap *lc)
+{
+    fflush(lc->f);
+    int n = 0;
+    for (const char *at = lc->text; (at = strstr(at, "msg=\"job placed\" job=default/sample "));
+         at++)
+        n++;
+    fclose(lc->f);
+    free(lc->text);
+    f->lg = NULL;
+    return n;
+}
+
+/* The placement patch of the job is written but the Workload status write of
+ * the same pass meets a 409 (Kueue wrote the Workload meanwhile): the retry
+ * comes before the job informer shows the patch. It must not place the job
+ * again (a second job patch, a second "job placed" line: seen three times for
+ * one job in first_hour.sh under load) but wait for the job's event. */
+static void test_partial_failure_no_second_placement(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    log_to(f, &lc);
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    fakesrv_push_status(f->hub_srv, "PATCH", WL_STATUS, 409, "Conflict", "modified");
+    /* anything more is answered, so a second placement is seen, not stalled */
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = JOB_PATH, .body = "{}", .times = -1});
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = WL_STATUS, .body = "{}", .times = -1});
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 2, 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 1);
+    /* the retry (rate-limited: a few ms) sees the same stores */
+    tloop_run_for(f->loop, 0.5);
+    size_t n = fakesrv_nreq(f->hub_srv);
+    for (size_t i = 2; i < n; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        bool again = strcmp(r->path, JOB_PATH) == 0;
+        fakesrv_req_free(r);
+        if (again)
+            fail_msg("the job was patched again before its placement was seen (%zu requests)", n);
+    }
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 1);
+    assert_int_equal(placed_lines(f, &lc), 1);
+}
+
+/* The placement patch meets a 409 (the job changed meanwhile): nothing was
+ * placed, so no "job placed" line for it; the retry places and logs once. */
+static void test_conflict_logs_one_placement(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    log_to(f, &lc);
+    fakesrv_push_status(f->hub_srv, "PATCH", JOB_PATH, 409, "Conflict", "modified");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 4, 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 1);
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    assert_int_equal(placed_lines(f, &lc), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1253,6 +1337,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cluster_change_queues_affected_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cluster_delete_drops_conversion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
