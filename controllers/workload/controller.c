@@ -482,6 +482,36 @@ static int collect_cluster(const char *key, json_t *obj, void *ud)
     return 0;
 }
 
+/* The registered workers the selector admits that have no ClusterMetrics
+ * object yet (its create may have failed and wait for a retry): a new array
+ * of names, or NULL. Their capacity is not known, as for one without status. */
+static json_t *workers_without_metrics(struct walk *w)
+{
+    const struct wlc_sources *src = &w->c->cfg.src;
+    json_t *names = src->worker_names ? src->worker_names(src->ud) : NULL;
+    json_t *out = NULL;
+    for (size_t i = 0; i < json_array_size(names); i++) {
+        const char *n = json_string_value(json_array_get(names, i));
+        if (!n || store_get(src->cluster_metrics, n) || !cluster_selected(w, n, NULL))
+            continue;
+        if (!out)
+            out = json_array();
+        json_array_append_new(out, json_string(n));
+    }
+    json_decref(names);
+    return out;
+}
+
+/* Add the names of `missing` (borrowed: it must outlive the walk's use) to
+ * the walk's unknown list. */
+static void walk_add_unknown(struct walk *w, const json_t *missing)
+{
+    for (size_t i = 0; i < json_array_size(missing); i++) {
+        w->unknown = xrealloc(w->unknown, (w->n_unknown + 1) * sizeof(*w->unknown));
+        w->unknown[w->n_unknown++] = json_string_value(json_array_get(missing, i));
+    }
+}
+
 /* The entries are shallow copies of parsed_cm's: only the array is ours. */
 static void clusters_free(struct clusters *cl)
 {
@@ -595,6 +625,14 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
         *never = r.overall == EXPLAIN_NEVER;
         *unknown = r.overall == EXPLAIN_UNKNOWN;
         explain_report_free(&r);
+        /* a registered worker without metrics yet may fit it: not known */
+        struct walk ww = {.c = c, .sel = w.sel};
+        json_t *missing = *never ? workers_without_metrics(&ww) : NULL;
+        if (missing) {
+            *never = false;
+            *unknown = true;
+        }
+        json_decref(missing);
     }
     for (size_t i = 0; i < fl.n; i++)
         vocab_flavor_free(&fl.v[i]);
@@ -669,6 +707,8 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
                      .sel = sel,
                      .excluded = jx_annotation(s->job, EXCL_ANNOTATION)};
     store_foreach(c->cfg.src.cluster_metrics, collect_cluster, &w);
+    json_t *missing = workers_without_metrics(&w);
+    walk_add_unknown(&w, missing);
     bool pin_usable = false;
     for (size_t i = 0; pinned && i < cl.n; i++)
         pin_usable = pin_usable || strcmp(cl.v[i].name, pinned) == 0;
@@ -713,6 +753,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
     clusters_free(&cl);
     clusters_free(&others);
     free(w.unknown);
+    json_decref(missing);
     sel_free(sel);
     place_workload_free(&pw);
 }

@@ -47,6 +47,7 @@ struct fx {
     struct metrics_registry *reg;
     size_t want_hub, want_w;
     struct logger *lg; /* for the next new_wlc, NULL = none */
+    json_t *workers;   /* the registered worker names, NULL = no registry */
 };
 
 /* The scrape contains this exact sample line. */
@@ -91,6 +92,12 @@ static struct store *copies_of(void *ud, const char *cluster, const struct kind_
     if (strcmp(cluster, "c3") == 0 && f->c3_connected)
         return f->copies_c1; /* empty for c3's tests */
     return strcmp(cluster, "c1") == 0 && f->c1_connected ? f->copies_c1 : NULL;
+}
+
+static json_t *worker_names(void *ud)
+{
+    struct fx *f = ud;
+    return f->workers ? json_incref(f->workers) : NULL;
 }
 
 static bool synced(void *ud)
@@ -193,6 +200,7 @@ static void new_wlc(struct fx *f, bool ssa, struct evrec *ev, kind_fn kind)
                 .jobs = jobs_of,
                 .kind = kind,
                 .copies = copies_of,
+                .worker_names = worker_names,
                 .synced = synced,
                 .ud = f},
         .ops =
@@ -220,6 +228,7 @@ static int teardown(void **state)
     store_free(f->cms);
     store_free(f->jobs);
     store_free(f->copies_c1);
+    json_decref(f->workers);
     ev_loop_destroy(f->loop);
     free(f);
     return 0;
@@ -748,6 +757,33 @@ static void test_not_rejected_by_metrics_without_status(void **state)
     assert_non_null(strstr(jx_str(chk, "message", ""), "c3"));
     json_decref(chk);
     assert_metric(f, "kueue_ks_workloads_rejected_total 0");
+}
+
+/* First start: worker c3 is registered but its ClusterMetrics object does not
+ * exist yet (the agent's create met a 409 and waits 5 s for its retry). A job
+ * too big for the clusters with metrics waits for c3; it used to be Rejected
+ * from the ClusterMetrics alone (chaos.sh lost a 48Gi job that only the worker
+ * without metrics could run, seed 417170). */
+static void test_not_rejected_while_a_worker_has_no_metrics(void **state)
+{
+    struct fx *f = *state;
+    f->workers = J("[\"c1\", \"c2\", \"c3\"]");
+    json_t *chk = check_after_pass(f, "100");
+    assert_string_equal(jx_str(chk, "state", ""), "Pending");
+    assert_non_null(strstr(jx_str(chk, "message", ""), "c3"));
+    json_decref(chk);
+    assert_metric(f, "kueue_ks_workloads_rejected_total 0");
+}
+
+/* The same job with every registered worker reporting: Rejected (it fits none
+ * even empty), so the rule above does not keep every job waiting. */
+static void test_rejected_when_every_worker_reports(void **state)
+{
+    struct fx *f = *state;
+    f->workers = J("[\"c1\", \"c2\"]");
+    json_t *chk = check_after_pass(f, "100");
+    assert_string_equal(jx_str(chk, "state", ""), "Rejected");
+    json_decref(chk);
 }
 
 /* ---- hostile input from the API (issue: point 5) ------------------------------ */
@@ -1331,6 +1367,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_rejected_while_metrics_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_rejected_by_metrics_without_status, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_not_rejected_while_a_worker_has_no_metrics, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_rejected_when_every_worker_reports, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_key_then_sweep_logs_once, setup, teardown),
