@@ -53,8 +53,10 @@ struct agent {
     bool dirty;
     bool heartbeat_due;
     bool have_last;
-    double last_t;  /* monotonic time of the last write (or change, without hub) */
-    double retry_s; /* current retry backoff */
+    double last_t; /* monotonic time of the last write (or change, without hub) */
+    bool have_written_t;
+    double written_t; /* monotonic time the last status write started */
+    double retry_s;   /* current retry backoff */
 
     json_t *computed; /* last computed {nodes, unschedulableJobs} of the status */
     json_t *written;  /* the same, of the last successful write */
@@ -896,6 +898,13 @@ static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
     }
     if (a->call)
         return;
+    /* libev times the timer from the loop's cached time, which lags the clock
+     * by the iteration's work: never write sooner than the interval */
+    double left = a->have_last ? a->last_t + a->min_interval_s - clock_mono_s() : 0;
+    if (left > 0) {
+        arm(a, left);
+        return;
+    }
     json_t *nodes = compute_from_stores(a);
     a->dirty = false;
     bool changed = !a->computed || !json_equal(nodes, a->computed);
@@ -923,8 +932,14 @@ static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
     a->pending_nodes = full ? json_incref(nodes) : NULL;
     a->heartbeat_due = false;
     a->tried_create = false;
+    double now_t = clock_mono_s();
+    if (a->have_written_t &&
+        (a->stats.min_write_gap_s == 0 || now_t - a->written_t < a->stats.min_write_gap_s))
+        a->stats.min_write_gap_s = now_t - a->written_t;
+    a->have_written_t = true;
+    a->written_t = now_t;
     a->have_last = true;
-    a->last_t = clock_mono_s();
+    a->last_t = now_t;
     ev_timer_stop(a->loop, &a->hb_timer);
     json_decref(nodes);
     struct err e;

@@ -143,6 +143,10 @@ struct agent_stats {
     uint64_t creates;  /* ClusterMetrics objects created */
     uint64_t failures; /* failed writes */
     uint64_t bad_pods; /* pods whose resources did not parse (cumulative) */
+    /* The smallest interval in seconds between the starts of two consecutive
+     * status writes (monotonic clock, as the agent spaces them; never below
+     * min_interval), 0 before the second write. */
+    double min_write_gap_s;
 };
 
 /*

@@ -53,6 +53,9 @@ struct wlc {
     json_t *relayed;
     /* key -> the last refusal of its copy by a worker that was logged (once per change) */
     json_t *refused;
+    /* key -> the placement token (admission) whose "job placed" line was
+     * logged: one line per placement, whatever passes repeat it */
+    json_t *placed_logged;
     /* orphan copies (cluster/kind/ns/name/uid) whose "job deleted" line was logged; kept while
      * the copy is still in the worker's store (the next GC pass may come
      * before the delete is seen), so the line is written once */
@@ -86,6 +89,10 @@ struct pass {
     bool rejected;        /* the check goes Rejected (fits no cluster) */
     int64_t terminal_ms;  /* the copy's terminal time when its final status is mirrored, 0 = none */
     char *wl_rv, *job_rv; /* resourceVersions the pass read (NULL = none) */
+    /* The pass places the job: the "job placed" line's fields, logged once the
+     * placement patch is written (on_done), so a pass whose patch failed and
+     * the retry that places again log one line. NULL = not a placement. */
+    json_t *placed_log;
 };
 
 static void pass_free(struct pass *p)
@@ -95,6 +102,7 @@ static void pass_free(struct pass *p)
     free(p->evicted);
     free(p->wl_rv);
     free(p->job_rv);
+    json_decref(p->placed_log);
     free(p);
 }
 
@@ -238,12 +246,30 @@ static void own_note(struct wlc *c, const char *key, const struct pass *p,
     json_object_set_new(c->written, key, w);
 }
 
+/* The "job placed" line, once per placement token of the key. */
+static void log_placed(struct wlc *c, const char *key, const json_t *pl)
+{
+    const char *tok = jx_str(pl, "token", "");
+    const char *logged = jx_str(c->placed_logged, key, NULL);
+    if (logged && strcmp(logged, tok) == 0)
+        return;
+    json_object_set_new(c->placed_logged, key, json_string(tok));
+    log_info(c->cfg.lg, "job placed", "job", jx_str(pl, "job", ""), "workload", key, "cluster",
+             jx_str(pl, "cluster", ""), "flavor", jx_str(pl, "flavor", ""), "why",
+             jx_str(pl, "why", ""));
+}
+
 static void on_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct pass *p = ud;
     struct wlc *c = p->c;
-    if (r->rc < 0)
-        json_object_del(c->placing, key); /* the placement may not have been written */
+    /* The hold stays while the placement patch went through (another call of
+     * the pass may have failed, e.g. the Workload status on a 409): a retry
+     * before the job informer shows the patch would place the job again. */
+    if (r->rc < 0 && (!r->job_patched || r->apply_unsupported))
+        json_object_del(c->placing, key); /* not written, or the pass runs again at once */
+    if (p->placed_log && (r->rc == 0 || r->job_patched))
+        log_placed(c, key, p->placed_log);
     own_note(c, key, p, r);
     pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
@@ -413,7 +439,8 @@ static bool cluster_changed(struct wlc *c, const char *cluster)
     if (cm) {
         bool reach;
         int64_t since;
-        /* the Job copies store stands for the worker's reachability, as for the AdmissionCheck */
+        /* the Job copies store stands for the worker's reachability, as for the AdmissionCheck
+         */
         now = cluster_usable(c, cluster, kind_lookup("batch/v1", "Job"), now_ms(c), &reach, &since)
                   ? DEP_USABLE
                   : DEP_UNUSABLE;
@@ -503,6 +530,36 @@ static int collect_cluster(const char *key, json_t *obj, void *ud)
     return 0;
 }
 
+/* The registered workers the selector admits that have no ClusterMetrics
+ * object yet (its create may have failed and wait for a retry): a new array
+ * of names, or NULL. Their capacity is not known, as for one without status. */
+static json_t *workers_without_metrics(struct walk *w)
+{
+    const struct wlc_sources *src = &w->c->cfg.src;
+    json_t *names = src->worker_names ? src->worker_names(src->ud) : NULL;
+    json_t *out = NULL;
+    for (size_t i = 0; i < json_array_size(names); i++) {
+        const char *n = json_string_value(json_array_get(names, i));
+        if (!n || store_get(src->cluster_metrics, n) || !cluster_selected(w, n, NULL))
+            continue;
+        if (!out)
+            out = json_array();
+        json_array_append_new(out, json_string(n));
+    }
+    json_decref(names);
+    return out;
+}
+
+/* Add the names of `missing` (borrowed: it must outlive the walk's use) to
+ * the walk's unknown list. */
+static void walk_add_unknown(struct walk *w, const json_t *missing)
+{
+    for (size_t i = 0; i < json_array_size(missing); i++) {
+        w->unknown = xrealloc(w->unknown, (w->n_unknown + 1) * sizeof(*w->unknown));
+        w->unknown[w->n_unknown++] = json_string_value(json_array_get(missing, i));
+    }
+}
+
 /* The entries are shallow copies of parsed_cm's: only the array is ours. */
 static void clusters_free(struct clusters *cl)
 {
@@ -546,7 +603,8 @@ static int collect_any_cluster(const char *key, json_t *obj, void *ud)
     bool reach;
     int64_t since;
     bool ok = cluster_usable(w->c, key, w->k, w->now, &reach, &since);
-    /* borrowed from the parse cache, like collect_cluster's (clusters_free frees the array only) */
+    /* borrowed from the parse cache, like collect_cluster's (clusters_free frees the array
+     * only) */
     const struct place_cluster *pc = cluster_parsed(w->c, key, obj);
     if (!pc)
         return 0;
@@ -616,6 +674,14 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
         *never = r.overall == EXPLAIN_NEVER;
         *unknown = r.overall == EXPLAIN_UNKNOWN;
         explain_report_free(&r);
+        /* a registered worker without metrics yet may fit it: not known */
+        struct walk ww = {.c = c, .sel = w.sel};
+        json_t *missing = *never ? workers_without_metrics(&ww) : NULL;
+        if (missing) {
+            *never = false;
+            *unknown = true;
+        }
+        json_decref(missing);
     }
     for (size_t i = 0; i < fl.n; i++)
         vocab_flavor_free(&fl.v[i]);
@@ -690,6 +756,8 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
                      .sel = sel,
                      .excluded = jx_annotation(s->job, EXCL_ANNOTATION)};
     store_foreach(c->cfg.src.cluster_metrics, collect_cluster, &w);
+    json_t *missing = workers_without_metrics(&w);
+    walk_add_unknown(&w, missing);
     bool pin_usable = false;
     for (size_t i = 0; pinned && i < cl.n; i++)
         pin_usable = pin_usable || strcmp(cl.v[i].name, pinned) == 0;
@@ -734,6 +802,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
     clusters_free(&cl);
     clusters_free(&others);
     free(w.unknown);
+    json_decref(missing);
     sel_free(sel);
     place_workload_free(&pw);
 }
@@ -868,19 +937,31 @@ static void admitted_flavors(const json_t *wl, char *buf, size_t n)
     }
 }
 
-/* One info line per step a user follows: placed (where, which flavor, why),
- * finished, evicted, worker lost, unschedulable on its worker, cannot be placed — from the
- * decision's outcome, which the decision sets once per transition, so are these lines. */
-static void log_outcome(struct wlc *c, const char *key, const json_t *wl, const char *jkey,
-                        const struct place_result *pr, const struct wl_outcome *o)
+/* The fields of the "job placed" line (where, which flavor, why) of a pass
+ * that places the job, or NULL: logged by on_done once the placement patch is
+ * written, so one line per placement even when a pass fails and is retried. */
+static json_t *placed_log_new(const json_t *wl, const char *jkey, const struct place_result *pr,
+                              const struct wl_outcome *o)
 {
+    if (o->kind != WL_OUT_PLACED)
+        return NULL;
     char flv[256];
+    admitted_flavors(wl, flv, sizeof flv);
+    char *tok = wl_placement_token(wl);
+    json_t *pl = json_pack("{s:s, s:s, s:s, s:s, s:s}", "job", jkey ? jkey : "", "cluster",
+                           o->cluster ? o->cluster : "", "flavor", flv, "why",
+                           pr->message ? pr->message : "", "token", tok ? tok : "");
+    free(tok);
+    return pl;
+}
+
+/* One info line per step a user follows: finished, evicted, worker lost,
+ * unschedulable on its worker, cannot be placed — from the decision's outcome,
+ * which the decision sets once per transition, so are these lines. Placed is
+ * logged when its patch is written (placed_log_new). */
+static void log_outcome(struct wlc *c, const char *jkey, const struct wl_outcome *o)
+{
     switch (o->kind) {
-    case WL_OUT_PLACED:
-        admitted_flavors(wl, flv, sizeof flv);
-        log_info(c->cfg.lg, "job placed", "job", jkey, "workload", key, "cluster", o->cluster,
-                 "flavor", flv, "why", pr->message ? pr->message : "");
-        break;
     case WL_OUT_FINISHED:
         log_info(c->cfg.lg, "job finished", "job", jkey, "cluster", o->cluster, "result",
                  o->failed ? "Failed" : "Succeeded");
@@ -1104,6 +1185,7 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     struct pass *ps = pass_new(c, r->key, &r->acts.outcome, r->wl, &r->cw);
     const char *job_rv = r->job ? jx_resource_version(r->job) : NULL;
     ps->job_rv = job_rv ? xstrdup(job_rv) : NULL;
+    ps->placed_log = placed_log_new(r->wl, r->okey, &r->pr, &r->acts.outcome);
     placing_hold(c, r);
     struct err e = {0};
     c->cur = &r->pr;
@@ -1148,7 +1230,7 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
         log_warn(c->cfg.lg, "workload reconcile", "workload", r->key, "error", e.msg);
         return false;
     }
-    log_outcome(c, r->key, r->wl, r->okey, &r->pr, &r->acts.outcome);
+    log_outcome(c, r->okey, &r->acts.outcome);
     return pass_perform(c, r);
 }
 
@@ -1171,6 +1253,7 @@ static void process(struct wq *q, const char *key, void *ud)
         json_object_del(c->written, key);
         json_object_del(c->relayed, key);
         json_object_del(c->refused, key);
+        json_object_del(c->placed_logged, key);
         handled = false;
     } else {
         handled =
@@ -1250,6 +1333,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->written = json_object();
     c->relayed = json_object();
     c->refused = json_object();
+    c->placed_logged = json_object();
     c->gc_said = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
@@ -1297,6 +1381,7 @@ void wlc_free(struct wlc *c)
     json_decref(c->written);
     json_decref(c->relayed);
     json_decref(c->refused);
+    json_decref(c->placed_logged);
     json_decref(c->gc_said);
     free(c);
 }

@@ -85,6 +85,11 @@ struct wlc_sources {
     /* The store of our copies of kind k on `cluster` when that worker is
      * connected and synced, else NULL. May be NULL (kubestellar transport). */
     struct store *(*copies)(void *ud, const char *cluster, const struct kind_def *k);
+    /* The registered worker names (a new JSON array of strings), NULL = no
+     * registry (the ClusterMetrics objects are every cluster). A registered
+     * worker without a ClusterMetrics object counts as one whose capacity is
+     * not known yet: no workload is rejected as fitting no cluster meanwhile. */
+    json_t *(*worker_names)(void *ud);
     /* True once every hub store above has synced (its first list delivered).
      * Until then keys are requeued after 1 s without a decision: a job missing
      * from an unsynced store would look deleted and its copies would go.

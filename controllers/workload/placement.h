@@ -51,7 +51,8 @@
  * every registered cluster must be known (place_opts.others holds the known
  * clusters that are not candidates now, e.g. unreachable, and are evaluated
  * empty too; place_opts.unknown names the registered clusters whose capacity
- * is not known: no status, stale metrics, Ready=False). With any unknown
+ * is not known: no ClusterMetrics object yet, no status, stale metrics,
+ * Ready=False). With any unknown
  * cluster the answer is PLACE_NOT_NOW, with a message naming them. Both carry a message
  * giving, for up to 4 clusters, the pod set, how many of its pods fit, and the
  * resource that ran short ("cpu: at most 1 left on a matching node, a pod

@@ -69,6 +69,9 @@ struct wlx_result {
     unsigned calls;     /* API calls made */
     unsigned failed;    /* of which failed */
     int64_t requeue_ms; /* smallest REQUEUE delay, -1 when none */
+    /* A WL_ACT_PATCH_JOB (the placement patch of the hub job) succeeded: it
+     * was written even when another call of the batch failed. */
+    bool job_patched;
     /* The workload status apply got 415 Unsupported Media Type: the server has
      * no server-side apply (the devhub); use the merge patch form. */
     bool apply_unsupported;

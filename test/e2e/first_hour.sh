@@ -46,7 +46,10 @@ wait_until() { # SECONDS WHAT COMMAND...
   die "timed out ($t s) waiting for: $what" "$("$@" 2>&1)"
 }
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-base=$((20000 + $$ % 20000))
+# Five ports from a base a multiple of 5 apart per process: two copies started by processes
+# with close ids (pids 18847 and 18850) used to overlap (one's metrics and health ports were
+# the other's hub and cluster1), and its operator never became ready.
+base=$((20000 + ($$ % 4000) * 5))
 while ! { port_free $base && port_free $((base + 1)) && port_free $((base + 2)) &&
   port_free $((base + 3)) && port_free $((base + 4)); }; do base=$((base + 5)); done
 export DEV_HUB_PORT=$base DEV_CLUSTER1_PORT=$((base + 1)) DEV_CLUSTER2_PORT=$((base + 2))

@@ -180,23 +180,43 @@ spec:
   clusterQueue: cq-prio
 YAML
 # 3 CPUs each against a quota of 4: only one at a time
-QUEUE=lq-prio PRIO=low job_yaml job-low 3 100s | k hub create -f - >/dev/null || die "job-low not created"
+# job-low runs 30 s (300 s at the workers' time scale 0.1): it must still be running when
+# job-high comes; with 10 s a busy machine let it finish first and nothing was preempted.
+QUEUE=lq-prio PRIO=low job_yaml job-low 3 300s | k hub create -f - >/dev/null || die "job-low not created"
 wait_until 10 "job-low copy on cluster1" eval '[ "$(copies job-low)" = "1 0" ]'
 low_running() { jq_ok cluster1 '(.status.active // 0)==1' job job-low -n default; }
-wait_until 5 "job-low running on cluster1" low_running
+wait_until 20 "job-low running on cluster1" low_running
+uid_low=$(k cluster1 get job job-low -n default -o jsonpath='{.metadata.uid}')
+[ -n "$uid_low" ] || die "job-low's copy on cluster1 has no uid"
 QUEUE=lq-prio PRIO=high job_yaml job-high 3 20s | k hub create -f - >/dev/null || die "job-high not created"
-wait_until 10 "job-low worker copy deleted" eval '[ "$(copies job-low)" = "0 0" ]'
+# The preempted run's copy (its uid) is deleted. Not "no copy of job-low": job-high runs 2 s,
+# then job-low gets a new copy, so on a busy machine that state may pass between two looks.
+low_copy_gone() {
+  [ "$(k cluster1 get jobs -n default -o json |
+    jq --arg u "$uid_low" '[.items[]|select(.metadata.uid==$u)]|length')" = 0 ]
+}
+wait_until 10 "job-low's preempted worker copy (uid $uid_low) deleted" low_copy_gone
+[ "$(copies job-low | cut -d' ' -f2)" = 0 ] || die "job-low copied to cluster2: $(copies job-low)"
 wl_low=$(wl_of job-low)
 # A Preempted condition in any status: job-high runs 2 s (time scale 0.1), so under load job-low
 # may already be re-admitted here, which turns the condition False ("Previously: …") but keeps it.
 jq_ok hub '[.status.conditions[]?|select(.type=="Preempted")]|length>=1' \
   workloads "$wl_low" -n default >/dev/null || die "Workload $wl_low not marked preempted" \
   "$(k hub get workloads "$wl_low" -n default -o yaml)"
-hub_job_complete job-low >/dev/null && die "job-low Complete on the hub after being preempted"
 wait_until 10 "job-high copy on cluster1" eval '[ "$(copies job-high)" = "1 0" ]'
 wait_until 20 "hub job-high Complete" hub_job_complete job-high
 wait_until 15 "job-low copy back on cluster1" eval '[ "$(copies job-low)" = "1 0" ]'
-wait_until 30 "hub job-low Complete" hub_job_complete job-low
+wait_until 90 "hub job-low Complete" hub_job_complete job-low
+# The preempted run did not count: job-low completed in a second copy (another uid), which
+# started once job-high had finished. (Not "job-low not Complete" right after the preemption:
+# its second run takes 30 s, and a busy machine may look later than that.)
+uid_low2=$(k cluster1 get job job-low -n default -o jsonpath='{.metadata.uid}')
+[ -n "$uid_low2" ] && [ "$uid_low2" != "$uid_low" ] ||
+  die "job-low's completion is not from a second copy (copy uid '$uid_low2', preempted $uid_low)"
+start_low=$(k hub get job job-low -n default -o jsonpath='{.status.startTime}')
+done_high=$(k hub get job job-high -n default -o jsonpath='{.status.completionTime}')
+[ -n "$start_low" ] && [ -n "$done_high" ] && [[ ! "$start_low" < "$done_high" ]] ||
+  die "job-low's final run started at '$start_low', before job-high finished at '$done_high'"
 [ "$(copies job-low)" = "1 0" ] || die "job-low copies after completion: $(copies job-low)"
 [ "$(copies job-high)" = "1 0" ] || die "job-high copies after completion: $(copies job-high)"
 pass "job-high preempted the running job-low (worker copy deleted); job-high completed, then job-low ran again and completed"

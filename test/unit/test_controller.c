@@ -49,6 +49,7 @@ struct fx {
     struct logger *lg; /* for the next new_wlc, NULL = none */
     int64_t now_ms;    /* the controller's clock, 0 = NOW_MS */
     uint64_t want_reconciles;
+    json_t *workers; /* the registered worker names, NULL = no registry */
 };
 
 /* The scrape contains this exact sample line. */
@@ -93,6 +94,12 @@ static struct store *copies_of(void *ud, const char *cluster, const struct kind_
     if (strcmp(cluster, "c3") == 0 && f->c3_connected)
         return f->copies_c1; /* empty for c3's tests */
     return strcmp(cluster, "c1") == 0 && f->c1_connected ? f->copies_c1 : NULL;
+}
+
+static json_t *worker_names(void *ud)
+{
+    struct fx *f = ud;
+    return f->workers ? json_incref(f->workers) : NULL;
 }
 
 static bool synced(void *ud)
@@ -195,6 +202,7 @@ static void new_wlc(struct fx *f, bool ssa, struct evrec *ev, kind_fn kind)
                 .jobs = jobs_of,
                 .kind = kind,
                 .copies = copies_of,
+                .worker_names = worker_names,
                 .synced = synced,
                 .ud = f},
         .ops =
@@ -223,6 +231,7 @@ static int teardown(void **state)
     store_free(f->cms);
     store_free(f->jobs);
     store_free(f->copies_c1);
+    json_decref(f->workers);
     ev_loop_destroy(f->loop);
     free(f);
     return 0;
@@ -850,6 +859,33 @@ static void test_not_rejected_by_metrics_without_status(void **state)
     assert_metric(f, "kueue_ks_workloads_rejected_total 0");
 }
 
+/* First start: worker c3 is registered but its ClusterMetrics object does not
+ * exist yet (the agent's create met a 409 and waits 5 s for its retry). A job
+ * too big for the clusters with metrics waits for c3; it used to be Rejected
+ * from the ClusterMetrics alone (chaos.sh lost a 48Gi job that only the worker
+ * without metrics could run, seed 417170). */
+static void test_not_rejected_while_a_worker_has_no_metrics(void **state)
+{
+    struct fx *f = *state;
+    f->workers = J("[\"c1\", \"c2\", \"c3\"]");
+    json_t *chk = check_after_pass(f, "100");
+    assert_string_equal(jx_str(chk, "state", ""), "Pending");
+    assert_non_null(strstr(jx_str(chk, "message", ""), "c3"));
+    json_decref(chk);
+    assert_metric(f, "kueue_ks_workloads_rejected_total 0");
+}
+
+/* The same job with every registered worker reporting: Rejected (it fits none
+ * even empty), so the rule above does not keep every job waiting. */
+static void test_rejected_when_every_worker_reports(void **state)
+{
+    struct fx *f = *state;
+    f->workers = J("[\"c1\", \"c2\"]");
+    json_t *chk = check_after_pass(f, "100");
+    assert_string_equal(jx_str(chk, "state", ""), "Rejected");
+    json_decref(chk);
+}
+
 /* ---- hostile input from the API (issue: point 5) ------------------------------ */
 
 static void on_idle_poll(struct ev_loop *loop, ev_timer *t, int revents)
@@ -1374,6 +1410,90 @@ static void test_no_repeat_before_own_events(void **state)
     json_decref(wp);
 }
 
+/* A controller logging to lc (text format). */
+static void log_to(struct fx *f, struct logcap *lc)
+{
+    *lc = (struct logcap){0};
+    lc->f = open_memstream(&lc->text, &lc->len);
+    log_init(&lc->lg, lc->f, 0, LOG_FMT_TEXT);
+    wlc_free(f->c);
+    metrics_registry_free(f->reg);
+    f->reg = metrics_registry_new();
+    f->lg = &lc->lg;
+    new_wlc(f, false, NULL, NULL);
+}
+
+/* The number of "job placed" lines logged to lc; closes it. */
+static int placed_lines(struct fx *f, struct logcap *lc)
+{
+    fflush(lc->f);
+    int n = 0;
+    for (const char *at = lc->text; (at = strstr(at, "msg=\"job placed\" job=default/sample "));
+         at++)
+        n++;
+    fclose(lc->f);
+    free(lc->text);
+    f->lg = NULL;
+    return n;
+}
+
+/* The placement patch of the job is written but the Workload status write of
+ * the same pass meets a 409 (Kueue wrote the Workload meanwhile): the retry
+ * comes before the job informer shows the patch. It must not place the job
+ * again (a second job patch, a second "job placed" line: seen three times for
+ * one job in first_hour.sh under load) but wait for the job's event. */
+static void test_partial_failure_no_second_placement(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    log_to(f, &lc);
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    fakesrv_push_status(f->hub_srv, "PATCH", WL_STATUS, 409, "Conflict", "modified");
+    /* anything more is answered, so a second placement is seen, not stalled */
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = JOB_PATH, .body = "{}", .times = -1});
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = WL_STATUS, .body = "{}", .times = -1});
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 2, 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 1);
+    /* the retry (rate-limited: a few ms) sees the same stores */
+    tloop_run_for(f->loop, 0.5);
+    size_t n = fakesrv_nreq(f->hub_srv);
+    for (size_t i = 2; i < n; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        bool again = strcmp(r->path, JOB_PATH) == 0;
+        fakesrv_req_free(r);
+        if (again)
+            fail_msg("the job was patched again before its placement was seen (%zu requests)", n);
+    }
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 1);
+    assert_int_equal(placed_lines(f, &lc), 1);
+}
+
+/* The placement patch meets a 409 (the job changed meanwhile): nothing was
+ * placed, so no "job placed" line for it; the retry places and logs once. */
+static void test_conflict_logs_one_placement(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    log_to(f, &lc);
+    fakesrv_push_status(f->hub_srv, "PATCH", JOB_PATH, 409, "Conflict", "modified");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 4, 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 1);
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    assert_int_equal(placed_lines(f, &lc), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1399,6 +1519,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_rejected_while_metrics_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_rejected_by_metrics_without_status, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_not_rejected_while_a_worker_has_no_metrics, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_rejected_when_every_worker_reports, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_key_then_sweep_logs_once, setup, teardown),
@@ -1406,6 +1529,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cluster_delete_drops_conversion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_repeat_before_own_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
