@@ -389,15 +389,9 @@ static void test_delete_uid_precondition(void **state)
     wl_actions_free(&a);
 }
 
-/* A create that finds an object of the same name: only our copy of this job
- * counts as created; an older copy of ours, or an object kueue-ks did not
- * create, fails the pass with a message saying which. */
-static void create_conflict(struct fx *f, const char *existing, int want_rc, const char *want_msg)
+/* Perform one CREATE_COPY of the sample job on c1 and wait for the result (f->res). */
+static void perform_create(struct fx *f)
 {
-    fakesrv_push_status(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", 409,
-                        "AlreadyExists", "jobs.batch \"sample\" already exists");
-    fakesrv_push_json(f->w_srv, "GET", "/apis/batch/v1/namespaces/default/jobs/sample", NULL, 200,
-                      existing);
     struct wl_actions a;
     wl_actions_init(&a);
     struct wl_action *c = add(&a, WL_ACT_CREATE_COPY);
@@ -410,12 +404,24 @@ static void create_conflict(struct fx *f, const char *existing, int want_rc, con
                                  kind_lookup("batch/v1", "Job"), &a, on_done, f, NULL),
                      0);
     run(f);
+    wl_actions_free(&a);
+}
+
+/* A create that finds an object of the same name: only our copy of this job
+ * counts as created; an older copy of ours, or an object kueue-ks did not
+ * create, fails the pass with a message saying which. */
+static void create_conflict(struct fx *f, const char *existing, int want_rc, const char *want_msg)
+{
+    fakesrv_push_status(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", 409,
+                        "AlreadyExists", "jobs.batch \"sample\" already exists");
+    fakesrv_push_json(f->w_srv, "GET", "/apis/batch/v1/namespaces/default/jobs/sample", NULL, 200,
+                      existing);
+    perform_create(f);
     assert_int_equal(f->res.rc, want_rc);
     assert_int_equal(f->res.calls, 2);
     if (want_msg)
         assert_non_null(strstr(f->res.err.msg, want_msg));
     assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
-    wl_actions_free(&a);
 }
 
 static void test_create_conflict(void **state)
@@ -442,24 +448,12 @@ static void create_refused(struct fx *f, int status, const char *reason, bool wa
     fakesrv_push_status(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", status, reason,
                         "Job.batch \"sample\" is invalid: metadata.annotations: Too long: must "
                         "have at most 262144 bytes");
-    struct wl_actions a;
-    wl_actions_init(&a);
-    struct wl_action *c = add(&a, WL_ACT_CREATE_COPY);
-    c->cluster = xstrdup("c1");
-    struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
-    c->object = xf_downsync(kind_lookup("batch/v1", "Job"), f->job, &o, NULL);
-    struct wlx_ops ops = {.hub = f->hub, .worker = worker_of, .ud = f};
-    f->finished = false;
-    assert_int_equal(wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job,
-                                 kind_lookup("batch/v1", "Job"), &a, on_done, f, NULL),
-                     0);
-    run(f);
+    perform_create(f);
     assert_true(f->res.rc < 0);
     assert_int_equal(f->res.refused, want_refused);
     assert_non_null(strstr(f->res.err.msg, "must have at most 262144 bytes"));
     if (want_refused)
         assert_non_null(strstr(f->res.refused_err.msg, "must have at most 262144 bytes"));
-    wl_actions_free(&a);
 }
 
 static void test_create_refused(void **state)
