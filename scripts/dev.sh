@@ -96,6 +96,17 @@ refuse_if_foreground_elsewhere() {
   exit 1
 }
 
+# Take .dev/run.pid for this run: created only if absent (noclobber), so of two runs started
+# at once one wins and the other refuses before it has set a trap that would stop anything.
+claim_foreground() {
+  mkdir -p "$DEV"
+  foreground_run_elsewhere || rm -f "$DEV/run.pid" # a stale one: its run is gone
+  if ! (set -o noclobber && echo $$ >"$DEV/run.pid") 2>/dev/null; then
+    refuse_if_foreground_elsewhere
+    echo $$ >"$DEV/run.pid"
+  fi
+}
+
 release_foreground() {
   [ "$(cat "$DEV/run.pid" 2>/dev/null)" = "$$" ] && rm -f "$DEV/run.pid"
   return 0
@@ -221,8 +232,7 @@ run)
     check_exported_kubeconfig
     exec bin/kueue-ks run "${OP_ARGS[@]}"
   fi
-  refuse_if_foreground_elsewhere
-  echo $$ >"$DEV/run.pid"
+  claim_foreground
   trap 'stop_all; remove_kubeconfigs; release_foreground' EXIT
   # Ctrl-C is how this mode ends: a clean stop, exit 0
   trap 'exit 0' INT TERM

@@ -196,25 +196,39 @@ static json_t *pod_unschedulable(json_t *obj)
                      (size_t)msg_len(msg), "since", since);
 }
 
-/* The first container of `statuses` (array) in state waiting with a reason:
- * its state.waiting (borrowed), or NULL. */
-static json_t *first_waiting(json_t *statuses)
+/* Waiting reasons that say the kubelet cannot start the container (it tried and failed), as
+ * opposed to a start under way (ContainerCreating, PodInitializing: a slow volume or image,
+ * a long init container), which is not a stall however long it takes. */
+static bool start_failed(const char *reason)
+{
+    static const char *const failed[] = {
+        "ErrImagePull",     "ImagePullBackOff",           "ErrImageNeverPull",
+        "InvalidImageName", "CreateContainerConfigError", "CreateContainerError",
+        "RunContainerError"};
+    for (size_t i = 0; reason && i < sizeof failed / sizeof *failed; i++)
+        if (strcmp(reason, failed[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The first container of `statuses` (array) waiting with a start_failed reason: its
+ * state.waiting (borrowed), or NULL. */
+static json_t *first_failed_start(json_t *statuses)
 {
     for (size_t i = 0; i < json_array_size(statuses); i++) {
         json_t *st = json_object_get(json_array_get(statuses, i), "state");
         json_t *w = json_object_get(st, "waiting");
-        if (json_is_string(json_object_get(w, "reason")))
+        if (start_failed(json_string_value(json_object_get(w, "reason"))))
             return w;
     }
     return NULL;
 }
 
-/* A bound pod that has not started (phase Pending: the kubelet is creating its
- * containers, pulling an image, or cannot): {reason, message, since}, or NULL.
- * reason/message: the waiting state of its first waiting container (init
- * containers first), e.g. ErrImagePull, ImagePullBackOff, ContainerCreating;
- * without one "PodNotStarted". since: when it was scheduled (PodScheduled=True),
- * else its creationTimestamp. */
+/* A bound pod that the kubelet cannot start (phase Pending and a container, init containers
+ * first, waiting with a start_failed reason such as ErrImagePull or
+ * CreateContainerConfigError): {reason, message, since}, or NULL. A pod still starting
+ * (ContainerCreating, PodInitializing, no status yet) is not reported. since: when it was
+ * scheduled (PodScheduled=True), else its creationTimestamp. */
 static json_t *pod_not_started(json_t *obj)
 {
     json_t *spec = json_object_get(obj, "spec"), *st = json_object_get(obj, "status");
@@ -229,18 +243,17 @@ static json_t *pod_not_started(json_t *obj)
             json_object_get(json_object_get(obj, "metadata"), "creationTimestamp"));
     if (!since)
         return NULL;
-    json_t *w = first_waiting(json_object_get(st, "initContainerStatuses"));
+    json_t *w = first_failed_start(json_object_get(st, "initContainerStatuses"));
     if (!w)
-        w = first_waiting(json_object_get(st, "containerStatuses"));
+        w = first_failed_start(json_object_get(st, "containerStatuses"));
+    if (!w)
+        return NULL;
     const char *reason = json_string_value(json_object_get(w, "reason"));
     const char *msg = json_string_value(json_object_get(w, "message"));
-    char *dflt = xasprintf("bound to node %s, no container started", node);
-    if (!msg || !*msg)
-        msg = reason ? "" : dflt;
-    json_t *out = json_pack("{s:s, s:s%, s:s}", "reason", reason ? reason : "PodNotStarted",
-                            "message", msg, (size_t)msg_len(msg), "since", since);
-    free(dflt);
-    return out;
+    if (!msg)
+        msg = "";
+    return json_pack("{s:s, s:s%, s:s}", "reason", reason, "message", msg, (size_t)msg_len(msg),
+                     "since", since);
 }
 
 /* Pods of the kinds whose copies the agent cannot tell from local work (their
@@ -468,7 +481,10 @@ static json_t *nopods_entry(json_t *job)
     const char *ns = json_string_value(json_object_get(md, "namespace"));
     const char *name = json_string_value(json_object_get(md, "name"));
     const char *uid = json_string_value(json_object_get(md, "uid"));
-    const char *since = json_string_value(json_object_get(md, "creationTimestamp"));
+    /* since the Job controller started it (set again at each resume), not since its creation:
+     * a copy held suspended for long has had no chance to create pods */
+    const char *since =
+        json_string_value(json_object_get(json_object_get(job, "status"), "startTime"));
     if (!ns || !name || !uid || !since)
         return NULL;
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "namespace", ns, "name", name,
@@ -479,13 +495,16 @@ static json_t *nopods_entry(json_t *job)
                      "since", since, "cause", AGENT_CAUSE_NO_PODS, "pods", 0);
 }
 
-/* A Job copy that should have pods and has none by its status: not
- * suspended, not finished (Complete/Failed True), no active, ready,
- * succeeded, failed or terminating pod counted. */
+/* A Job copy that should have pods and has none by its status: started by the Job
+ * controller (status.startTime, which it sets, and resets at each resume, in the sync that
+ * creates the first pods: before that sync the copy has had no chance), not suspended, not
+ * finished (Complete/Failed True), no active, ready, succeeded, failed or terminating pod
+ * counted. */
 static bool job_idle(json_t *obj)
 {
     json_t *spec = json_object_get(obj, "spec"), *st = json_object_get(obj, "status");
-    if (json_is_true(json_object_get(spec, "suspend")))
+    if (json_is_true(json_object_get(spec, "suspend")) ||
+        !json_is_string(json_object_get(st, "startTime")))
         return false;
     static const char *const counts[] = {"active", "ready", "succeeded", "failed", "terminating"};
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
@@ -502,12 +521,13 @@ static bool job_idle(json_t *obj)
     return true;
 }
 
-/* Jobs: uid, creationTimestamp and kks.idle = "1" when job_idle (the label
+/* Jobs: uid, creationTimestamp, startTime and kks.idle = "1" when job_idle (the label
  * selector did the filtering). */
 static json_t *project_job(json_t *obj, void *ud)
 {
     (void)ud;
-    static const char *const paths[] = {"metadata.uid", "metadata.creationTimestamp", NULL};
+    static const char *const paths[] = {"metadata.uid", "metadata.creationTimestamp",
+                                        "status.startTime", NULL};
     json_t *p = store_project_fields(obj, paths);
     if (job_idle(obj))
         json_object_set_new(p, KKS_KEY, json_pack("{s:s}", "idle", "1"));

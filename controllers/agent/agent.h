@@ -45,19 +45,24 @@
  *                       earliest such pod, pods how many there are;
  *                     "not-started": no pod of the copy is or was Running
  *                       (phase Running, Succeeded or Failed) and some are
- *                       bound but still Pending: reason and message are the
- *                       waiting state of the earliest such pod's first
- *                       waiting container (init containers first: e.g.
- *                       ErrImagePull, ImagePullBackOff, ContainerCreating,
- *                       CreateContainerConfigError; "PodNotStarted" when
- *                       none says), since when it was scheduled
- *                       (PodScheduled=True lastTransitionTime, else its
- *                       creationTimestamp);
+ *                       bound, still Pending, with a container (init
+ *                       containers first) whose start failed: waiting
+ *                       reason ErrImagePull, ImagePullBackOff,
+ *                       ErrImageNeverPull, InvalidImageName,
+ *                       CreateContainerConfigError, CreateContainerError or
+ *                       RunContainerError (a start under way:
+ *                       ContainerCreating, PodInitializing, no status, is
+ *                       never reported); reason and message are that
+ *                       waiting state of the earliest such pod, since when
+ *                       it was scheduled (PodScheduled=True
+ *                       lastTransitionTime, else its creationTimestamp);
  *                     "no-pods": the copy has no pod in the worker's store
- *                       and its status counts none (not suspended, not
- *                       Complete/Failed, active, ready, succeeded, failed
- *                       and terminating all 0): reason "NoPods", since its
- *                       creationTimestamp, pods 0 (the worker's Job
+ *                       and its status counts none although the Job
+ *                       controller started it (status.startTime set; not
+ *                       suspended, not Complete/Failed, active, ready,
+ *                       succeeded, failed and terminating all 0): reason
+ *                       "NoPods", since its startTime (set again at each
+ *                       resume), pods 0 (the worker's Job
  *                       controller cannot create them: ResourceQuota,
  *                       admission refusal; the FailedCreate Event on the
  *                       worker says which).

@@ -309,8 +309,8 @@ static void test_compute_unschedulable(void **state)
                         "\"Unschedulable\",\"message\":\"0/2 nodes: cpu\",\"since\":"
                         "\"2026-11-24T10:00:01Z\",\"cause\":\"unschedulable\",\"pods\":2}]");
     json_decref(got);
-    /* a bound pod is being started, not unschedulable (a "not-started" copy:
-     * test_compute_no_progress) */
+    /* a bound pod is being started, not unschedulable; with no failed start it is not a
+     * "not-started" copy either (test_compute_no_progress) */
     json_t *bound = load("[{\"metadata\":{\"name\":\"x\",\"namespace\":\"ns\","
                          "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
                          "\"name\":\"a\",\"uid\":\"uid-a\",\"controller\":true}]},\"spec\":{"
@@ -318,9 +318,7 @@ static void test_compute_unschedulable(void **state)
                          "[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
                          "\"Unschedulable\",\"lastTransitionTime\":\"2026-11-24T10:00:00Z\"}]}}]");
     got = agent_compute_unschedulable(bound, jobs);
-    assert_int_equal(json_array_size(got), 1);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(got, 0), "cause")),
-                        "not-started");
+    assert_int_equal(json_array_size(got), 0);
     json_decref(got);
     json_decref(bound);
     json_decref(jobs);
@@ -355,19 +353,22 @@ static char *copy_job(const char *name, const char *status)
 static void test_compute_no_progress(void **state)
 {
     (void)state;
-    /* Not started: bound, Pending, no pod of the copy ran: the first waiting
-     * container (init first) of the earliest-scheduled pod names the reason;
-     * since = PodScheduled=True's time. A copy with a Running pod is slow,
-     * not stuck (b). No pods: a copy whose status counts none and that has no
-     * pod (d), not one that is suspended (e), finished (f) or counts an
-     * active pod the store has not shown yet (g). */
+    /* Not started: bound, Pending, no pod of the copy ran, and a container (init first) waits
+     * with a reason that says its start failed (ErrImagePull, CreateContainerConfigError...):
+     * the earliest-scheduled such pod names the reason; since = PodScheduled=True's time. A
+     * copy with a Running pod is slow, not stuck (b); a pod still starting (no status: c, h;
+     * ContainerCreating: i; an init container running, the rest PodInitializing: n) is not
+     * reported. No pods: a copy the Job controller started (startTime, the since) whose
+     * status counts none and that has no pod (d), not one that is suspended (e), finished
+     * (f), counts an active pod the store has not shown yet (g), or was not started yet: a
+     * resumed copy before the Job controller's sync (k). */
 #define SCHED(t)                                                                                   \
     "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":\"" t   \
     "\"}]"
 #define WAITING(k, r, m)                                                                           \
     "\"" k "\":[{\"name\":\"c\",\"state\":{\"waiting\":{\"reason\":\"" r "\",\"message\":\"" m     \
     "\"}}}]"
-    char *p[7] = {
+    char *p[10] = {
         bound_pod("a-1", "a", "uid-a", "Pending",
                   SCHED("2026-11-24T10:00:03Z") "," WAITING("containerStatuses", "ImagePullBackOff",
                                                             "Back-off pulling image x")),
@@ -382,50 +383,64 @@ static void test_compute_no_progress(void **state)
         bound_pod("c-1", "c", "uid-c", "Pending", ""),
         bound_pod("g-1", "g", "uid-g", "Succeeded", ""),
         bound_pod("h-1", "h", "uid-h", "Pending", SCHED("2026-11-24T10:00:00Z")),
+        bound_pod("i-1", "i", "uid-i", "Pending",
+                  SCHED("2026-11-24T09:00:00Z") "," WAITING("containerStatuses",
+                                                            "ContainerCreating", "")),
+        bound_pod("m-1", "m", "uid-m", "Pending",
+                  SCHED("2026-11-24T10:00:02Z") "," WAITING("containerStatuses",
+                                                            "CreateContainerConfigError",
+                                                            "secret \\\"s\\\" not found")),
+        bound_pod("n-1", "n", "uid-n", "Pending",
+                  SCHED("2026-11-24T09:00:00Z") ",\"initContainerStatuses\":[{\"name\":\"i\","
+                                                "\"state\":{\"running\":{}}}]," WAITING(
+                                                    "containerStatuses", "PodInitializing", "")),
     };
 #undef SCHED
 #undef WAITING
-    char *pl = xasprintf("[%s,%s,%s,%s,%s,%s,%s]", p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
-    char *j[8] = {
+    char *pl = xasprintf("[%s,%s,%s,%s,%s,%s,%s,%s,%s,%s]", p[0], p[1], p[2], p[3], p[4], p[5],
+                         p[6], p[7], p[8], p[9]);
+    char *j[12] = {
         copy_job("a", "{\"active\":2}"),
         copy_job("b", "{\"active\":2,\"ready\":1}"),
         copy_job("c", "{}"),
         copy_job("d", "{\"startTime\":\"2026-11-24T09:58:01Z\",\"ready\":0,\"terminating\":0}"),
-        copy_job("e", "{}"),
-        copy_job("f", "{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}"),
-        copy_job("g", "{}"),
+        copy_job("e", "{\"startTime\":\"2026-11-24T09:58:01Z\"}"),
+        copy_job("f", "{\"startTime\":\"2026-11-24T09:58:01Z\",\"conditions\":[{\"type\":"
+                      "\"Complete\",\"status\":\"True\"}]}"),
+        copy_job("g", "{\"startTime\":\"2026-11-24T09:58:01Z\"}"),
         copy_job("h", "{\"active\":1}"),
+        copy_job("i", "{\"active\":1}"),
+        copy_job("m", "{\"active\":1}"),
+        copy_job("n", "{\"active\":1}"),
+        copy_job("k", "{}"),
     };
     /* e is suspended */
     char *esusp = xasprintf("%.*s\"suspend\":true%s", (int)(strstr(j[4], "\"spec\":{}") - j[4] + 8),
                             j[4], strstr(j[4], "\"spec\":{}") + 8);
-    char *jl =
-        xasprintf("[%s,%s,%s,%s,%s,%s,%s,%s]", j[0], j[1], j[2], j[3], esusp, j[5], j[6], j[7]);
+    char *jl = xasprintf("[%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s]", j[0], j[1], j[2], j[3], esusp,
+                         j[5], j[6], j[7], j[8], j[9], j[10], j[11]);
     json_t *pods = load(pl), *jobs = load(jl);
     json_t *got = agent_compute_unschedulable(pods, jobs);
     assert_json_eq(
         got, "[{\"namespace\":\"ns\",\"name\":\"a\",\"uid\":\"uid-a\",\"reason\":\"ErrImagePull\","
              "\"message\":\"pull x: not found\",\"since\":\"2026-11-24T10:00:01Z\",\"cause\":"
              "\"not-started\",\"pods\":2},"
-             "{\"namespace\":\"ns\",\"name\":\"c\",\"uid\":\"uid-c\",\"reason\":\"PodNotStarted\","
-             "\"message\":\"bound to node n1, no container started\",\"since\":"
-             "\"2026-11-24T09:59:00Z\",\"cause\":\"not-started\",\"pods\":1},"
              "{\"namespace\":\"ns\",\"name\":\"d\",\"uid\":\"uid-d\",\"reason\":\"NoPods\","
              "\"message\":\"the worker's Job controller created no pod for it (a ResourceQuota, "
              "LimitRange or admission webhook refusing them? see the Job's FailedCreate events on "
-             "the worker)\",\"since\":\"2026-11-24T09:58:00Z\",\"cause\":\"no-pods\",\"pods\":0},"
-             "{\"namespace\":\"ns\",\"name\":\"h\",\"uid\":\"uid-h\",\"reason\":\"PodNotStarted\","
-             "\"message\":\"bound to node n1, no container started\",\"since\":"
-             "\"2026-11-24T10:00:00Z\",\"cause\":\"not-started\",\"pods\":1}]");
+             "the worker)\",\"since\":\"2026-11-24T09:58:01Z\",\"cause\":\"no-pods\",\"pods\":0},"
+             "{\"namespace\":\"ns\",\"name\":\"m\",\"uid\":\"uid-m\",\"reason\":"
+             "\"CreateContainerConfigError\",\"message\":\"secret \\\"s\\\" not found\",\"since\":"
+             "\"2026-11-24T10:00:02Z\",\"cause\":\"not-started\",\"pods\":1}]");
     json_decref(got);
     json_decref(pods);
     json_decref(jobs);
     free(pl);
     free(jl);
     free(esusp);
-    for (size_t i = 0; i < 7; i++)
+    for (size_t i = 0; i < 10; i++)
         free(p[i]);
-    for (size_t i = 0; i < 8; i++)
+    for (size_t i = 0; i < 12; i++)
         free(j[i]);
 }
 
