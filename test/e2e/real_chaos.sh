@@ -31,9 +31,16 @@ restart() {
   mapfile -d '' env <"/proc/$pid/environ"
   cwd=$(readlink "/proc/$pid/cwd")
   kill "-$sig" "$pid" 2>/dev/null
-  # a kube-apiserver drains its requests and watches on SIGTERM: give it a minute
+  # a kube-apiserver drains its requests and watches on SIGTERM: give it a minute, then do
+  # what a supervisor does after its grace period (kubelet, systemd): SIGKILL (on a loaded
+  # machine the drain took longer than a minute once)
   for _ in $(seq 1 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$pid" 2>/dev/null && die "$name (pid $pid) did not stop within 60 s of SIG$sig"
+  if [ "$sig" != KILL ] && kill -0 "$pid" 2>/dev/null; then
+    echo "note: $name (pid $pid) still draining 60 s after SIG$sig: SIGKILL, as a supervisor would"
+    kill -KILL "$pid" 2>/dev/null
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  kill -0 "$pid" 2>/dev/null && die "$name (pid $pid) did not stop after SIG$sig and SIGKILL"
   (cd "$cwd" && exec env -i "${env[@]}" "${args[@]}" >>"$WORK/$name.log" 2>&1) &
   disown $! # no "Killed" notice from bash when the next round kills it
   echo $! >"$WORK/$name.pid"
