@@ -249,33 +249,16 @@ static void used_cap(const json_t *nodes, const char *res, char *out, size_t n, 
 
 static const char *ready_of(const json_t *cm)
 {
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(json_object_get(cm, "status"), "conditions"), i, c)
-    {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *s = json_string_value(json_object_get(c, "status"));
-        if (t && s && strcmp(t, "Ready") == 0)
-            return s;
-    }
-    return "Unknown";
+    const char *s = jx_cond_status(cm, "Ready");
+    return s ? s : "Unknown";
 }
 
 /* Complete/Failed (batch Jobs) or Succeeded/Failed (Kubeflow jobs) True: the job ran; its
  * cluster label stays, but it no longer runs there. */
 static bool job_finished(const json_t *j)
 {
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(json_object_get(j, "status"), "conditions"), i, c)
-    {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *s = json_string_value(json_object_get(c, "status"));
-        if (t && s && strcmp(s, "True") == 0 &&
-            (!strcmp(t, "Complete") || !strcmp(t, "Failed") || !strcmp(t, "Succeeded")))
-            return true;
-    }
-    return false;
+    return jx_cond_is_true(j, "Complete") || jx_cond_is_true(j, "Failed") ||
+           jx_cond_is_true(j, "Succeeded");
 }
 
 static size_t jobs_on(const json_t *jobs, const char *cluster)

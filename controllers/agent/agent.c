@@ -161,19 +161,6 @@ static int msg_len(const char *msg)
     return (int)len;
 }
 
-/* The pod's condition of `type` (borrowed), or NULL. */
-static json_t *pod_condition(json_t *st, const char *type)
-{
-    json_t *conds = json_object_get(st, "conditions");
-    for (size_t i = 0; i < json_array_size(conds); i++) {
-        json_t *c = json_array_get(conds, i);
-        const char *t = json_string_value(json_object_get(c, "type"));
-        if (t && strcmp(t, type) == 0)
-            return c;
-    }
-    return NULL;
-}
-
 /* An unbound pod the scheduler could not place (PodScheduled=False, reason
  * Unschedulable, as kube-scheduler writes it): {reason, message, since}, or
  * NULL. Only string fields of the condition are taken (hostile objects). */
@@ -184,7 +171,7 @@ static json_t *pod_unschedulable(json_t *obj)
     const char *phase = json_string_value(json_object_get(st, "phase"));
     if ((node && *node) || (phase && strcmp(phase, "Pending") != 0))
         return NULL;
-    json_t *c = pod_condition(st, "PodScheduled");
+    json_t *c = jx_conds_find(json_object_get(st, "conditions"), "PodScheduled");
     const char *cst = json_string_value(json_object_get(c, "status"));
     const char *reason = json_string_value(json_object_get(c, "reason"));
     const char *since = json_string_value(json_object_get(c, "lastTransitionTime"));
@@ -236,7 +223,7 @@ static json_t *pod_not_started(json_t *obj)
     const char *phase = json_string_value(json_object_get(st, "phase"));
     if (!node || !*node || !phase || strcmp(phase, "Pending") != 0)
         return NULL;
-    json_t *c = pod_condition(st, "PodScheduled");
+    json_t *c = jx_conds_find(json_object_get(st, "conditions"), "PodScheduled");
     const char *since = json_string_value(json_object_get(c, "lastTransitionTime"));
     if (!since)
         since = json_string_value(
@@ -510,15 +497,7 @@ static bool job_idle(json_t *obj)
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
         if (json_integer_value(json_object_get(st, counts[i])) != 0)
             return false;
-    json_t *conds = json_object_get(st, "conditions");
-    for (size_t i = 0; i < json_array_size(conds); i++) {
-        json_t *c = json_array_get(conds, i);
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *cs = json_string_value(json_object_get(c, "status"));
-        if (t && cs && !strcmp(cs, "True") && (!strcmp(t, "Complete") || !strcmp(t, "Failed")))
-            return false;
-    }
-    return true;
+    return !jx_cond_is_true(obj, "Complete") && !jx_cond_is_true(obj, "Failed");
 }
 
 /* Jobs: uid, creationTimestamp, startTime and kks.idle = "1" when job_idle (the label

@@ -210,6 +210,17 @@ static void on_unreserve(void *ud, const char *key)
     place_resv_remove(&c->resv, key);
 }
 
+/* True, and `val` remembered for `key` in `said`, when it differs from what was last said
+ * there: the lines and Events that are said once per change, not once per pass. */
+static bool say_once(json_t *said, const char *key, const char *val)
+{
+    const char *last = jx_str(said, key, NULL);
+    if (last && strcmp(last, val) == 0)
+        return false;
+    json_object_set_new(said, key, json_string_nocheck(val));
+    return true;
+}
+
 /* A failed write is retried quietly (conflicts and outages pass), except a worker's
  * refusal (invalid, too large, forbidden), which is logged at default verbosity once per distinct
  * message. */
@@ -221,10 +232,8 @@ static void log_write_failure(struct wlc *c, const char *key, const struct wlx_r
         return;
     }
     const char *msg = r->refused_err.msg;
-    const char *last = jx_str(c->refused, key, NULL);
-    if (last && strcmp(last, msg) == 0)
+    if (!say_once(c->refused, key, msg))
         return;
-    json_object_set_new(c->refused, key, json_string_nocheck(msg));
     log_warn(c->cfg.lg, "a write for the job was refused; retrying with backoff", "workload", key,
              "reason", REASON_WRITE_REJECTED, "error", msg);
 }
@@ -249,11 +258,8 @@ static void own_note(struct wlc *c, const char *key, const struct pass *p,
 /* The "job placed" line, once per placement token of the key. */
 static void log_placed(struct wlc *c, const char *key, const json_t *pl)
 {
-    const char *tok = jx_str(pl, "token", "");
-    const char *logged = jx_str(c->placed_logged, key, NULL);
-    if (logged && strcmp(logged, tok) == 0)
+    if (!say_once(c->placed_logged, key, jx_str(pl, "token", "")))
         return;
-    json_object_set_new(c->placed_logged, key, json_string(tok));
     log_info(c->cfg.lg, "job placed", "job", jx_str(pl, "job", ""), "workload", key, "cluster",
              jx_str(pl, "cluster", ""), "flavor", jx_str(pl, "flavor", ""), "why",
              jx_str(pl, "why", ""));
@@ -897,9 +903,7 @@ static bool relay_kueue_reason(struct wlc *c, struct wq *q, const char *key, con
                     : NULL;
     char *msg = fit ? wl_not_admitted_message(fit, never, why)
                     : xasprintf("Kueue has not admitted it: %s", why);
-    const char *last = jx_str(c->relayed, key, NULL);
-    if (!last || strcmp(last, msg) != 0) {
-        json_object_set_new(c->relayed, key, json_string(msg));
+    if (say_once(c->relayed, key, msg)) {
         if (c->cfg.ops.events)
             evrec_event(c->cfg.ops.events, s->job, never ? "Warning" : "Normal",
                         never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED, "%s", msg);
