@@ -93,6 +93,11 @@ struct pass {
      * placement patch is written (on_done), so a pass whose patch failed and
      * the retry that places again log one line. NULL = not a placement. */
     json_t *placed_log;
+    /* The outcome's lines (finished, evicted, worker lost, unschedulable, not
+     * placed), logged by on_done once the writes recording the transition went
+     * through: a pass that fails is decided again, and would log them again. */
+    struct wl_outcome said;
+    char *jkey;
 };
 
 static void pass_free(struct pass *p)
@@ -103,6 +108,10 @@ static void pass_free(struct pass *p)
     free(p->wl_rv);
     free(p->job_rv);
     json_decref(p->placed_log);
+    free(p->said.cluster);
+    free(p->said.why);
+    free(p->said.told);
+    free(p->jkey);
     free(p);
 }
 
@@ -265,6 +274,37 @@ static void log_placed(struct wlc *c, const char *key, const json_t *pl)
              jx_str(pl, "why", ""));
 }
 
+/* One info line per step a user follows: finished, evicted, worker lost,
+ * unschedulable on its worker, cannot be placed — from the decision's outcome,
+ * which the decision sets once per transition, so are these lines (on_done logs
+ * them once the pass's writes went through). Placed is logged when its patch is
+ * written (placed_log_new). */
+static void log_outcome(struct wlc *c, const char *jkey, const struct wl_outcome *o)
+{
+    switch (o->kind) {
+    case WL_OUT_FINISHED:
+        log_info(c->cfg.lg, "job finished", "job", jkey, "cluster", o->cluster, "result",
+                 o->failed ? "Failed" : "Succeeded");
+        break;
+    case WL_OUT_EVICTED:
+        log_info(c->cfg.lg, "job evicted", "job", jkey, "reason", REASON_EVICTED, "why", o->why);
+        break;
+    case WL_OUT_WORKER_LOST:
+        log_info(c->cfg.lg, "job's worker lost", "job", jkey, "reason", REASON_WORKER_LOST, "why",
+                 o->why);
+        break;
+    case WL_OUT_UNSCHEDULABLE:
+        log_info(c->cfg.lg, "job unschedulable on its worker", "job", jkey, "reason",
+                 REASON_UNSCHEDULABLE_ON_WORKER, "why", o->why);
+        break;
+    default:
+        break;
+    }
+    if (o->told_reason)
+        log_info(c->cfg.lg, "job not placed", "job", jkey, "reason", o->told_reason, "why",
+                 o->told);
+}
+
 static void on_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct pass *p = ud;
@@ -276,6 +316,8 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
         json_object_del(c->placing, key); /* not written, or the pass runs again at once */
     if (p->placed_log && (r->rc == 0 || r->job_patched))
         log_placed(c, key, p->placed_log);
+    if (p->jkey && (r->rc == 0 || r->wl_changed))
+        log_outcome(c, p->jkey, &p->said);
     own_note(c, key, p, r);
     pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
@@ -959,36 +1001,6 @@ static json_t *placed_log_new(const json_t *wl, const char *jkey, const struct p
     return pl;
 }
 
-/* One info line per step a user follows: finished, evicted, worker lost,
- * unschedulable on its worker, cannot be placed — from the decision's outcome,
- * which the decision sets once per transition, so are these lines. Placed is
- * logged when its patch is written (placed_log_new). */
-static void log_outcome(struct wlc *c, const char *jkey, const struct wl_outcome *o)
-{
-    switch (o->kind) {
-    case WL_OUT_FINISHED:
-        log_info(c->cfg.lg, "job finished", "job", jkey, "cluster", o->cluster, "result",
-                 o->failed ? "Failed" : "Succeeded");
-        break;
-    case WL_OUT_EVICTED:
-        log_info(c->cfg.lg, "job evicted", "job", jkey, "reason", REASON_EVICTED, "why", o->why);
-        break;
-    case WL_OUT_WORKER_LOST:
-        log_info(c->cfg.lg, "job's worker lost", "job", jkey, "reason", REASON_WORKER_LOST, "why",
-                 o->why);
-        break;
-    case WL_OUT_UNSCHEDULABLE:
-        log_info(c->cfg.lg, "job unschedulable on its worker", "job", jkey, "reason",
-                 REASON_UNSCHEDULABLE_ON_WORKER, "why", o->why);
-        break;
-    default:
-        break;
-    }
-    if (o->told_reason)
-        log_info(c->cfg.lg, "job not placed", "job", jkey, "reason", o->told_reason, "why",
-                 o->told);
-}
-
 static const json_t *copy_on_cluster(const struct copy_walk *cw, const char *cluster)
 {
     for (size_t j = 0; cluster && j < cw->n; j++)
@@ -1017,6 +1029,12 @@ static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_out
         ps->terminal_ms = copy ? copy_terminal_ms(copy) : 0;
     }
     ps->rejected = o->kind == WL_OUT_REJECTED;
+    ps->said.kind = o->kind;
+    ps->said.failed = o->failed;
+    ps->said.told_reason = o->told_reason;
+    ps->said.cluster = o->cluster ? xstrdup(o->cluster) : NULL;
+    ps->said.why = o->why ? xstrdup(o->why) : NULL;
+    ps->said.told = o->told ? xstrdup(o->told) : NULL;
     const char *wl_rv = jx_resource_version(wl);
     ps->wl_rv = wl_rv ? xstrdup(wl_rv) : NULL;
     json_t *pend = json_object_get(c->pending_placed, key);
@@ -1190,6 +1208,7 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     const char *job_rv = r->job ? jx_resource_version(r->job) : NULL;
     ps->job_rv = job_rv ? xstrdup(job_rv) : NULL;
     ps->placed_log = placed_log_new(r->wl, r->okey, &r->pr, &r->acts.outcome);
+    ps->jkey = r->okey ? xstrdup(r->okey) : NULL;
     placing_hold(c, r);
     struct err e = {0};
     c->cur = &r->pr;
@@ -1234,7 +1253,6 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
         log_warn(c->cfg.lg, "workload reconcile", "workload", r->key, "error", e.msg);
         return false;
     }
-    log_outcome(c, r->okey, &r->acts.outcome);
     return pass_perform(c, r);
 }
 

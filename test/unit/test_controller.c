@@ -1423,18 +1423,24 @@ static void log_to(struct fx *f, struct logcap *lc)
     new_wlc(f, false, NULL, NULL);
 }
 
-/* The number of "job placed" lines logged to lc; closes it. */
-static int placed_lines(struct fx *f, struct logcap *lc)
+/* The number of `msg` lines about default/sample logged to lc; closes it. */
+static int msg_lines(struct fx *f, struct logcap *lc, const char *msg)
 {
     fflush(lc->f);
+    char pat[128];
+    snprintf(pat, sizeof pat, "msg=\"%s\" job=default/sample ", msg);
     int n = 0;
-    for (const char *at = lc->text; (at = strstr(at, "msg=\"job placed\" job=default/sample "));
-         at++)
+    for (const char *at = lc->text; (at = strstr(at, pat)); at++)
         n++;
     fclose(lc->f);
     free(lc->text);
     f->lg = NULL;
     return n;
+}
+
+static int placed_lines(struct fx *f, struct logcap *lc)
+{
+    return msg_lines(f, lc, "job placed");
 }
 
 /* The placement patch of the job is written but the Workload status write of
@@ -1494,6 +1500,39 @@ static void test_conflict_logs_one_placement(void **state)
     assert_int_equal(placed_lines(f, &lc), 1);
 }
 
+/* The eviction's writes fail (409 on both) and the retry writes them: one
+ * "job evicted" line, logged once the writes went through (it was logged at
+ * each decision: every retry during a hub outage repeated it). */
+static void test_failed_pass_logs_outcome_once(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    log_to(f, &lc);
+    json_t *job = J(JOB);
+    json_object_set_new(jx_obj(job, "metadata"), "labels",
+                        json_pack("{s:s}", "kubestellar.io/cluster", "c1"));
+    json_object_set_new(jx_obj(job, "metadata"), "annotations",
+                        json_pack("{s:s}", XF_ANN_PLACED_FOR, "wl-uid/2026-11-22T09:59:00Z"));
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_decref(job);
+    json_t *wl = J(WL);
+    json_object_set_new(jx_obj(wl, "status"), "conditions", json_array());
+    json_object_del(jx_obj(wl, "status"), "admission");
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+    fakesrv_push_status(f->hub_srv, "PATCH", JOB_PATH, 409, "Conflict", "modified");
+    fakesrv_push_status(f->hub_srv, "PATCH", WL_STATUS, 409, "Conflict", "modified");
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}"); /* the retry */
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 4, 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 1);
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    assert_int_equal(msg_lines(f, &lc, "job evicted"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1506,6 +1545,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_check_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evicted_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_pass_logs_outcome_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_workloads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_cluster_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_job, setup, teardown),
