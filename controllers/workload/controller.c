@@ -977,8 +977,10 @@ static void admitted_flavors(const json_t *wl, char *buf, size_t n)
         if (!name || strstr(buf, name))
             continue;
         int w = snprintf(buf + off, n - off, "%s%s", off ? "," : "", name);
-        if (w < 0 || (size_t)w >= n - off)
+        if (w < 0 || (size_t)w >= n - off) {
+            buf[off] = '\0'; /* a name cut in a UTF-8 character would void the whole line */
             break;
+        }
         off += (size_t)w;
     }
 }

@@ -5,6 +5,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,6 +126,46 @@ static void test_err_prefix_keeps_root_cause(void **state)
     assert_string_equal(e.msg, "ctx: boom");
 }
 
+/* Valid UTF-8 (jansson checks it when it makes a JSON string, as for an Event). */
+static bool utf8_ok(const char *s)
+{
+    json_t *j = json_string(s);
+    json_decref(j);
+    return j != NULL;
+}
+
+/* Cutting a message never splits a UTF-8 character: an Event made from a split
+ * one is refused (invalid JSON string), a log line would carry a broken byte. */
+static void test_err_cut_keeps_utf8(void **state)
+{
+    (void)state;
+    static const char *const chars[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    for (size_t c = 0; c < 3; c++) {
+        for (size_t shift = 0; shift < 4; shift++) {
+            /* a message of `shift` ASCII bytes then the character repeated: every cut offset */
+            char big[2000] = {0};
+            memset(big, 'a', shift);
+            size_t cl = strlen(chars[c]);
+            for (size_t off = shift; off + cl < sizeof big; off += cl)
+                memcpy(big + off, chars[c], cl);
+            struct err e;
+            err_set(&e, -EIO, "%s", big);
+            assert_true(utf8_ok(e.msg));
+            assert_true(strlen(e.msg) >= ERR_MSG_MAX - 4);
+            /* a prefix cut (long context, short root cause) */
+            err_set(&e, -EIO, "root cause");
+            err_prefix(&e, "%.*s", (int)(ERR_MSG_MAX + shift), big);
+            assert_true(utf8_ok(e.msg));
+            assert_non_null(strstr(e.msg, "...: root cause"));
+            /* a middle cut (the old message fills the buffer) */
+            err_set(&e, -EIO, "%s", big);
+            err_prefix(&e, "%s", big);
+            assert_true(utf8_ok(e.msg));
+            assert_true(strlen(e.msg) >= ERR_MSG_MAX - 8);
+        }
+    }
+}
+
 static void test_xalloc(void **state)
 {
     (void)state;
@@ -148,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_consume_and_detach),
         cmocka_unit_test(test_err),
         cmocka_unit_test(test_err_prefix_keeps_root_cause),
+        cmocka_unit_test(test_err_cut_keeps_utf8),
         cmocka_unit_test(test_xalloc),
     };
     return cmocka_run_group_tests_name("util_buf_err", tests, NULL, NULL);
