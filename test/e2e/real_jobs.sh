@@ -147,8 +147,11 @@ pass "spot quota 16 -> 24 -> 16 with cluster1's nodes, accepted by Kueue"
 
 # ---- r: priority preemption by real Kueue -------------------------------------------------------------
 next r
+# The low jobs run 120 s: the premise is that both still run when Kueue admits high. With
+# 40 s, under a load of 40 low-2 was placed 41 s after low-1 and low-1 finished as high came:
+# high then fit without preempting anything.
 for j in low-1 low-2; do
-  PAR=2 GPU=1 PRIO=low-priority rjob "$j" 1 40s | k hub create -f - >/dev/null || die "$j not created"
+  PAR=2 GPU=1 PRIO=low-priority rjob "$j" 1 120s | k hub create -f - >/dev/null || die "$j not created"
 done
 running_both() { [ "$(copies low-1)" = "0 1" ] && [ "$(copies low-2)" = "0 1" ]; }
 wait_until 60 "low-1 and low-2 running on cluster2" running_both
@@ -164,8 +167,8 @@ wait_until 60 "a low job preempted and its worker copy deleted" preempted
 victim=$(preempted)
 follow high default 90
 [ "$(copies high)" = "0 1" ] || die "high copies: $(copies high)"
-wait_until 150 "low-1 Complete after the preemption" complete_on hub low-1
-wait_until 150 "low-2 Complete after the preemption" complete_on hub low-2
+wait_until 300 "low-1 Complete after the preemption" complete_on hub low-1
+wait_until 300 "low-2 Complete after the preemption" complete_on hub low-2
 for j in low-1 low-2; do
   u=$(wl_uids "$j" default | grep -c .)
   [ "$u" = 1 ] || die "$j has $u Workloads"
