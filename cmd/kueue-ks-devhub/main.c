@@ -380,8 +380,11 @@ static int add_nodes(struct hub *hub, const struct opts *o, struct err *e)
     clock_now_rfc3339(now, sizeof(now), 0);
     for (int i = 0; i < o->nnodes; i++) {
         struct nodes_spec spec;
-        if (nodes_parse(o->nodes[i], &spec, e))
-            return err_prefix(e, "--nodes");
+        int rc = nodes_parse(o->nodes[i], &spec, e);
+        if (rc) {
+            err_prefix(e, "--nodes");
+            return rc < 0 ? rc : -EINVAL;
+        }
         json_t *arr = json_array();
         next = nodes_build(&spec, o->name, next, now, arr);
         nodes_spec_release(&spec);
@@ -395,8 +398,10 @@ static int add_nodes(struct hub *hub, const struct opts *o, struct err *e)
                 break;
         }
         json_decref(arr);
-        if (ret)
-            return err_prefix(e, "--nodes");
+        if (ret) {
+            err_prefix(e, "--nodes");
+            return ret < 0 ? ret : -EINVAL;
+        }
     }
     return 0;
 }

@@ -136,16 +136,20 @@ static int run_start(void *ud, struct mgr *m, struct err *e)
         ko.lg = r->lg;
         struct kube_rest_config *cfg = NULL;
         rc = kubeconfig_load(&ko, &cfg, NULL, e);
-        if (rc < 0)
-            return err_prefix(e, "--hub-kubeconfig");
+        if (rc < 0) {
+            err_prefix(e, "--hub-kubeconfig");
+            return rc;
+        }
         if (r->o->mgr.qps > 0)
             cfg->qps = r->o->mgr.qps;
         if (r->o->mgr.burst > 0)
             cfg->burst = r->o->mgr.burst;
         rc = kube_client_new(r->loop, cfg, NULL, r->lg, &r->hub, e);
         kube_rest_config_free(cfg);
-        if (rc < 0)
-            return err_prefix(e, "--hub-kubeconfig");
+        if (rc < 0) {
+            err_prefix(e, "--hub-kubeconfig");
+            return rc;
+        }
         hub = r->hub;
     }
     struct metrics_registry *reg = mgr_metrics(m);

@@ -115,18 +115,21 @@ int quota_options_to_cfg(const struct quota_options *o, struct agg_cfg *out, str
     }
     out->stale_after_ms = (int64_t)(o->metrics_stale_after * 1000.0);
     out->shrink_delay_ms = (int64_t)(o->shrink_delay * 1000.0);
+    int rc;
     if (o->quota_scale && o->quota_scale[0] &&
-        agg_scale_parse(o->quota_scale, &out->scale_ppm, e) < 0) {
+        (rc = agg_scale_parse(o->quota_scale, &out->scale_ppm, e)) < 0) {
         quota_cfg_release(out);
-        return err_prefix(e, "--quota-scale");
+        err_prefix(e, "--quota-scale");
+        return rc;
     }
     if (o->resource_alias.n) {
         struct agg_alias *al = xcalloc(o->resource_alias.n, sizeof *al);
         out->aliases = al;
         for (size_t i = 0; i < o->resource_alias.n; i++) {
-            if (agg_alias_parse(o->resource_alias.v[i], &al[i], e) < 0) {
+            if ((rc = agg_alias_parse(o->resource_alias.v[i], &al[i], e)) < 0) {
                 quota_cfg_release(out);
-                return err_prefix(e, "--resource-alias");
+                err_prefix(e, "--resource-alias");
+                return rc;
             }
             out->n_aliases = i + 1;
         }

@@ -135,8 +135,10 @@ static int read_token_file(const char *path, char **out, struct err *e)
     if (rc == -E2BIG)
         return err_set(e, rc, "token file %s is larger than %u bytes: not a bearer token", path,
                        KUBE_TOKEN_FILE_MAX);
-    if (rc < 0)
-        return err_prefix(e, "token file");
+    if (rc < 0) {
+        err_prefix(e, "token file");
+        return rc; /* not err_prefix's: that is 0 when e is NULL */
+    }
     while (n > 0 && (data[n - 1] == '\n' || data[n - 1] == '\r' || data[n - 1] == ' ' ||
                      data[n - 1] == '\t'))
         data[--n] = '\0';

@@ -75,8 +75,10 @@ int podres_add(struct podres_list *l, const char *name, const struct qty *q, str
     }
     struct qty sum;
     int rc = qty_add(&l->v[i].q, q, &sum, e);
-    if (rc < 0)
-        return err_prefix(e, "%s", name);
+    if (rc < 0) {
+        err_prefix(e, "%s", name);
+        return rc;
+    }
     l->v[i].q = sum;
     return 0;
 }
@@ -142,13 +144,17 @@ int podres_add_json(struct podres_list *out, const json_t *obj, const char *what
         const json_t *v = json_object_iter_value(it);
         struct qty q;
         int rc = qty_parse_json(v, &q, e);
-        if (rc < 0)
-            return err_prefix(e, "%s.%s", what, k);
+        if (rc < 0) {
+            err_prefix(e, "%s.%s", what, k);
+            return rc;
+        }
         if (qty_sign(&q) < 0)
             return err_set(e, -EINVAL, "%s.%s: negative quantity %s", what, k, QTY_STR(&q));
         rc = podres_add(out, k, &q, e);
-        if (rc < 0)
-            return err_prefix(e, "%s", what);
+        if (rc < 0) {
+            err_prefix(e, "%s", what);
+            return rc;
+        }
     }
     return 0;
 }

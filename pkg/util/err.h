@@ -32,7 +32,9 @@ int err_vset(struct err *e, int code, const char *fmt, va_list ap);
 /* Least room kept for a prefix when the message is cut. */
 #define ERR_PREFIX_MIN 96
 
-/* Prepend context: "ctx: old message". Returns e->code (0 if e is NULL).
+/* Prepend context: "ctx: old message". Returns e->code (0 if e is NULL: never
+ * `return err_prefix(...)` from an error path, keep the code and return it;
+ * test/checks/err_prefix_return.sh enforces this).
  * When the result does not fit ERR_MSG_MAX, the old message (the root
  * cause) is kept whole and the context is cut ("..."); only when even
  * ERR_PREFIX_MIN bytes of context do not fit is the middle of the old

@@ -154,6 +154,19 @@ static void test_bad_input(void **state)
                  "spec.initContainers[0].resources.requests.memory");
     expect_error("{\"spec\":{\"overhead\":{\"cpu\":\"x\"}}}", "spec.overhead.cpu");
     expect_error("{\"spec\":[]}", "not an object");
+    /* without a struct err the result is an error all the same (err_prefix of a NULL err is 0:
+     * returned as is, a bad quantity read as success) */
+    json_t *bad = json_loads("{\"cpu\":\"1Qi\"}", 0, NULL);
+    struct podres_list l = {0};
+    assert_true(podres_add_json(&l, bad, "requests", NULL) < 0);
+    podres_free(&l);
+    json_t *pod = json_loads(
+        "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1Qi\"}}}]}}", 0, NULL);
+    struct podres_list req = {0};
+    assert_true(podres_pod(pod, &req, NULL, NULL) < 0);
+    podres_free(&req);
+    json_decref(pod);
+    json_decref(bad);
 }
 
 static void test_pod_counts(void **state)
