@@ -19,12 +19,11 @@
 #include "pkg/json/jsonx.h"
 #include "pkg/util/xalloc.h"
 
-#define MAGIC0      'P'
-#define MAGIC1      1
-#define HEADER_LEN  12
-#define NANO_LEN    16
-#define NSTRINGS    7
-#define RES_MAX_ALL 4096u /* resources per list beyond which a record is damaged */
+#define MAGIC0     'P'
+#define MAGIC1     1
+#define HEADER_LEN 12
+#define NANO_LEN   16
+#define NSTRINGS   7
 
 /* ---- reading the pod --------------------------------------------------------- */
 
@@ -300,8 +299,6 @@ int podrec_read(const json_t *rec, struct podrec *out)
     for (int i = 0; i < NSTRINGS; i++)
         if (!(s[i] = take_str(&p, end)))
             return -EINVAL;
-    if (out->nreq > RES_MAX_ALL || out->nlim > RES_MAX_ALL)
-        return -EINVAL;
     out->ns = s[0][0] ? s[0] : NULL;
     out->node = s[1];
     out->job = s[2][0] ? s[2] : NULL;
