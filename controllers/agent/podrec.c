@@ -220,7 +220,10 @@ json_t *podrec_new(const json_t *pod, struct err *e)
     unsigned flags = 0;
     struct podres_list req = {0}, lim = {0}, r = {0}, l = {0};
     struct podrec_note n = {0};
-    if (podres_pod(pod, &req, &lim, e) < 0)
+    struct err own;
+    err_clear(&own);
+    /* never NULL: err_prefix(NULL, ...) returns 0, which podres_pod would pass on as success */
+    if (podres_pod(pod, &req, &lim, e ? e : &own) < 0)
         flags |= PODREC_BAD;
     if (!canonical(&req, &lim, &r, &l)) {
         flags |= PODREC_NOSUMS;

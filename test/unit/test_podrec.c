@@ -194,6 +194,14 @@ static void test_hostile(void **state)
         podres_free(&req);
         podres_free(&lim);
         json_decref(rec);
+        /* the same record without an error to fill */
+        unsigned flags = r.flags;
+        json_t *pod = load(pods[i]);
+        rec = podrec_new(pod, NULL);
+        assert_int_equal(podrec_read(rec, &r), 0);
+        assert_int_equal(r.flags, flags);
+        json_decref(rec);
+        json_decref(pod);
     }
 }
 
