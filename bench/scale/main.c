@@ -747,7 +747,7 @@ static void report(const struct bench *b)
         "{\"bench\":\"scale\",\"workloads\":%d,\"jobs\":%d,\"pods_per_worker\":%d,"
         "\"copies\":%d,\"rss_mb\":%.1f,\"rss_peak_mb\":%.1f,\"rss_empty_mb\":%.1f,"
         "\"bytes_per_object\":%.0f,\"ready_s\":%.3f,\"first_dispatch_s\":%.3f,"
-        "\"lists_s\":%.3f,\"list_mb\":%.1f,\"rss_ratio\":%.2f,\"ready_ratio\":%.2f,"
+        "\"lists_s\":%.3f,\"list_mb\":%.3f,\"rss_ratio\":%.2f,\"ready_ratio\":%.2f,"
         "\"first_dispatch_ratio\":%.2f}\n",
         b->n + 1, b->n + 1, b->pods, b->n, b->rss_mb, b->rss_peak_mb, b->rss_empty_mb, bpo,
         b->ready_s, b->first_s, b->lists_s, b->list_mb, b->list_mb > 0 ? b->rss_mb / b->list_mb : 0,
