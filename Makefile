@@ -203,7 +203,8 @@ dev-down:
 	$(Q)scripts/dev.sh down
 
 # Each bench with its defaults, then the shapes docs/performance.md quotes:
-# placement at the dispatch shape with 10,000 reservations held, dispatch at N=10,000.
+# placement at the dispatch shape with 10,000 reservations held, dispatch at N=10,000
+# (bench-scale's defaults are the goal's shape: 10,000 workloads, 10,000 pods per worker).
 bench: bins
 	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	$(Q)echo "== $(BINDIR)/bench-placement (2 clusters x 4 nodes, 10000 held)"; \

@@ -18,6 +18,11 @@
  *   {"bench":"store","kind":..,"json_bytes":..,"whole_bytes":..,"lean_bytes":..,
  *    "lean_ratio":..}  (bytes per cached object; lean_ratio = lean / whole)
  *
+ * And the agent's pod cache: N Pod-like objects (above) cached whole and as the
+ * agent's compact records (controllers/agent/podrec.h: one packed string per pod):
+ *   {"bench":"store","kind":"Pod","json_bytes":..,"whole_bytes":..,
+ *    "compact_bytes":..,"compact_ratio":..}
+ *
  *   bench-store [N]      default N = 10000
  */
 #include <limits.h>
@@ -27,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controllers/agent/podrec.h"
 #include "pkg/kube/store.h"
 #include "pkg/util/clock.h"
 #include "pkg/json/jsonx.h"
@@ -146,6 +152,31 @@ static size_t cached_per_object(const json_t *proto, int n, store_project_fn pro
     return (after > before ? after - before : 0) / (size_t)n;
 }
 
+/* The agent's projection of a pod: its compact record. */
+static json_t *compact(json_t *obj, void *ud)
+{
+    (void)ud;
+    return podrec_new(obj, NULL);
+}
+
+/* The agent's pods: whole and as compact records (bytes per cached pod). */
+static void run_pods(int n)
+{
+    json_t *proto = make_obj(0);
+    char *dump = json_dumps(proto, JSON_COMPACT);
+    size_t json_bytes = dump ? strlen(dump) : 0;
+    free(dump);
+    size_t whole = cached_per_object(proto, n, NULL);
+    size_t small = cached_per_object(proto, n, compact);
+    json_decref(proto);
+    printf("{\"bench\":\"store\",\"kind\":\"Pod\",\"objects\":%d,\"json_bytes\":%zu,"
+           "\"whole_bytes\":%zu,\"compact_bytes\":%zu,\"compact_ratio\":%.3f}\n",
+           n, json_bytes, whole, small, whole ? (double)small / (double)whole : 0.0);
+    printf("%-10s %zu B of JSON: cached whole %zu B/object, compact record (the agent) %zu "
+           "B/object (%.1f %% of whole)\n",
+           "Pod", json_bytes, whole, small, whole ? 100.0 * (double)small / (double)whole : 0.0);
+}
+
 /* The kinds the workload controller caches, from bench/store/testdata/<file>. */
 static int run_kind(const char *root, const char *file, int n)
 {
@@ -193,6 +224,7 @@ int main(int argc, char **argv)
     json_decref(one);
     run("whole", n, NULL);
     run("projected", n, project);
+    run_pods(n);
     /* the repository root: bin/bench-store -> .. */
     char root[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", root, sizeof root - 1);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controllers/agent/podrec.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/podres/podres.h"
 #include "pkg/kube/informer.h"
@@ -19,8 +20,7 @@
 #define JOBS_GRACE_S      5.0  /* how long the first write waits for the Job list */
 #define JOBS_POLL_S       0.25 /* checks whether the Job list arrived, until it does */
 #define MANAGED_BY_LABEL  "app.kubernetes.io/managed-by"
-#define AGENT_MESSAGE_MAX 1024 /* of a scheduler message carried in unschedulableJobs */
-#define AGENT_UNSCHED_MAX 256  /* unschedulableJobs entries (the first by namespace/name) */
+#define AGENT_UNSCHED_MAX 256 /* unschedulableJobs entries (the first by namespace/name) */
 
 /* Where projection problems go: the logger, and for agent_compute_nodes() a
  * JSON array of lines. */
@@ -137,175 +137,19 @@ static json_t *project_node(json_t *obj, void *ud)
     return p;
 }
 
-/* The pod's controller reference when it is a batch/v1 Job, else NULL (borrowed). */
-static json_t *controller_job(json_t *obj)
-{
-    json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
-    for (size_t i = 0; i < json_array_size(refs); i++) {
-        json_t *r = json_array_get(refs, i);
-        const char *kind = json_string_value(json_object_get(r, "kind"));
-        const char *av = json_string_value(json_object_get(r, "apiVersion"));
-        if (json_is_true(json_object_get(r, "controller")) && kind && !strcmp(kind, "Job") && av &&
-            !strcmp(av, "batch/v1"))
-            return r;
-    }
-    return NULL;
-}
-
-/* msg cut to AGENT_MESSAGE_MAX bytes on a UTF-8 character boundary: its length. */
-static int msg_len(const char *msg)
-{
-    size_t len = msg ? strnlen(msg, AGENT_MESSAGE_MAX) : 0;
-    while (msg && len > 0 && msg[len] && ((unsigned char)msg[len] & 0xC0) == 0x80)
-        len--;
-    return (int)len;
-}
-
-/* An unbound pod the scheduler could not place (PodScheduled=False, reason
- * Unschedulable, as kube-scheduler writes it): {reason, message, since}, or
- * NULL. Only string fields of the condition are taken (hostile objects). */
-static json_t *pod_unschedulable(json_t *obj)
-{
-    json_t *spec = json_object_get(obj, "spec"), *st = json_object_get(obj, "status");
-    const char *node = json_string_value(json_object_get(spec, "nodeName"));
-    const char *phase = json_string_value(json_object_get(st, "phase"));
-    if ((node && *node) || (phase && strcmp(phase, "Pending") != 0))
-        return NULL;
-    json_t *c = jx_conds_find(json_object_get(st, "conditions"), "PodScheduled");
-    const char *cst = json_string_value(json_object_get(c, "status"));
-    const char *reason = json_string_value(json_object_get(c, "reason"));
-    const char *since = json_string_value(json_object_get(c, "lastTransitionTime"));
-    if (!cst || strcmp(cst, "False") != 0 || !reason || strcmp(reason, "Unschedulable") != 0 ||
-        !since)
-        return NULL;
-    const char *msg = json_string_value(json_object_get(c, "message"));
-    return json_pack("{s:s, s:s%, s:s}", "reason", reason, "message", msg ? msg : "",
-                     (size_t)msg_len(msg), "since", since);
-}
-
-/* Waiting reasons that say the kubelet cannot start the container (it tried and failed), as
- * opposed to a start under way (ContainerCreating, PodInitializing: a slow volume or image,
- * a long init container), which is not a stall however long it takes. */
-static bool start_failed(const char *reason)
-{
-    static const char *const failed[] = {
-        "ErrImagePull",     "ImagePullBackOff",           "ErrImageNeverPull",
-        "InvalidImageName", "CreateContainerConfigError", "CreateContainerError",
-        "RunContainerError"};
-    for (size_t i = 0; reason && i < sizeof failed / sizeof *failed; i++)
-        if (strcmp(reason, failed[i]) == 0)
-            return true;
-    return false;
-}
-
-/* The first container of `statuses` (array) waiting with a start_failed reason: its
- * state.waiting (borrowed), or NULL. */
-static json_t *first_failed_start(json_t *statuses)
-{
-    for (size_t i = 0; i < json_array_size(statuses); i++) {
-        json_t *st = json_object_get(json_array_get(statuses, i), "state");
-        json_t *w = json_object_get(st, "waiting");
-        if (start_failed(json_string_value(json_object_get(w, "reason"))))
-            return w;
-    }
-    return NULL;
-}
-
-/* A bound pod that the kubelet cannot start (phase Pending and a container, init containers
- * first, waiting with a start_failed reason such as ErrImagePull or
- * CreateContainerConfigError): {reason, message, since}, or NULL. A pod still starting
- * (ContainerCreating, PodInitializing, no status yet) is not reported. since: when it was
- * scheduled (PodScheduled=True), else its creationTimestamp. */
-static json_t *pod_not_started(json_t *obj)
-{
-    json_t *spec = json_object_get(obj, "spec"), *st = json_object_get(obj, "status");
-    const char *node = json_string_value(json_object_get(spec, "nodeName"));
-    const char *phase = json_string_value(json_object_get(st, "phase"));
-    if (!node || !*node || !phase || strcmp(phase, "Pending") != 0)
-        return NULL;
-    json_t *c = jx_conds_find(json_object_get(st, "conditions"), "PodScheduled");
-    const char *since = json_string_value(json_object_get(c, "lastTransitionTime"));
-    if (!since)
-        since = json_string_value(
-            json_object_get(json_object_get(obj, "metadata"), "creationTimestamp"));
-    if (!since)
-        return NULL;
-    json_t *w = first_failed_start(json_object_get(st, "initContainerStatuses"));
-    if (!w)
-        w = first_failed_start(json_object_get(st, "containerStatuses"));
-    if (!w)
-        return NULL;
-    const char *reason = json_string_value(json_object_get(w, "reason"));
-    const char *msg = json_string_value(json_object_get(w, "message"));
-    if (!msg)
-        msg = "";
-    return json_pack("{s:s, s:s%, s:s}", "reason", reason, "message", msg, (size_t)msg_len(msg),
-                     "since", since);
-}
-
-/* Pods of the kinds whose copies the agent cannot tell from local work (their
- * pods belong to a JobSet's or Kubeflow job's children): assumed managed. */
-static bool pod_of_unresolved_kind(json_t *obj)
-{
-    json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
-    return json_object_get(labels, AGENT_JOBSET_LABEL) ||
-           json_object_get(labels, AGENT_KUBEFLOW_LABEL);
-}
-
-/* What a pod of Job `jname` says about its copy's progress, into kks:
- * kks.unsched (pod_unschedulable), kks.stall (pod_not_started), each with the
- * Job's name, or kks.progress (Running, Succeeded or Failed: it ran). */
-static void project_progress(json_t *obj, const char *jname, json_t *kks)
-{
-    const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
-    json_t *unsched = pod_unschedulable(obj);
-    json_t *stall = unsched ? NULL : pod_not_started(obj);
-    if (unsched) {
-        json_object_set_new(unsched, "job", json_string(jname));
-        json_object_set_new(kks, "unsched", unsched);
-    }
-    if (stall) {
-        json_object_set_new(stall, "job", json_string(jname));
-        json_object_set_new(kks, "stall", stall);
-    }
-    if (phase &&
-        (!strcmp(phase, "Running") || !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
-        json_object_set_new(kks, "progress", json_true());
-}
-
-/* Pod: node, phase, plus kks.requests / kks.limits (canonical), kks.job (the
- * controller Job's uid), kks.unsched (pod_unschedulable plus the Job's name)
- * and kks.assumed (see pod_of_unresolved_kind). */
+/* Pod: its compact record (podrec.h), computed once per change. */
 static json_t *project_pod(json_t *obj, void *ud)
 {
-    static const char *const paths[] = {"spec.nodeName", "status.phase", NULL};
     struct sink *s = ud;
-    json_t *p = store_project_fields(obj, paths);
-    struct podres_list req = {0}, lim = {0};
     struct err e;
     err_clear(&e);
-    json_t *kks = json_object();
-    if (podres_pod(obj, &req, &lim, &e) < 0) {
+    json_t *rec = podrec_new(obj, &e);
+    if (e.code) {
         char key[JX_OBJ_KEY_MAX + 1];
         s->bad_pods++;
         sink_warn(s, "pod", obj_key(obj, key, sizeof key), e.msg);
-        json_object_set_new(kks, "error", json_string(e.msg));
     }
-    json_object_set_new(kks, "requests", podres_to_json(&req));
-    json_object_set_new(kks, "limits", podres_to_json(&lim));
-    json_t *ref = controller_job(obj);
-    const char *job = json_string_value(json_object_get(ref, "uid"));
-    const char *jname = json_string_value(json_object_get(ref, "name"));
-    if (job)
-        json_object_set_new(kks, "job", json_string(job));
-    if (job && jname)
-        project_progress(obj, jname, kks);
-    if (pod_of_unresolved_kind(obj))
-        json_object_set_new(kks, "assumed", json_true());
-    json_object_set_new(p, KKS_KEY, kks);
-    podres_free(&req);
-    podres_free(&lim);
-    return p;
+    return rec;
 }
 
 /* ---- the computation ------------------------------------------------------ */
@@ -330,13 +174,34 @@ struct acc {
     struct podres_list req, lim, managed;
 };
 
-/* True when projected pod p belongs to a hub workload: its controller is a
- * Job in `job_uids` (an object keyed by uid, may be NULL) or it is assumed. */
-static bool pod_managed(json_t *p, json_t *job_uids)
+/* True when pod record r belongs to a hub workload: its controller is a Job in `job_uids`
+ * (an object keyed by uid, may be NULL) or it is assumed. */
+static bool pod_managed(const struct podrec *r, json_t *job_uids)
 {
-    json_t *kks = json_object_get(p, KKS_KEY);
-    const char *job = json_string_value(json_object_get(kks, "job"));
-    return json_is_true(json_object_get(kks, "assumed")) || (job && json_object_get(job_uids, job));
+    return (r->flags & PODREC_ASSUMED) || (r->job && json_object_get(job_uids, r->job));
+}
+
+/* Add pod record p's requests and limits to the node it counts on (index: node name ->
+ * position in acc). */
+static void sum_pod(struct acc *acc, json_t *index, json_t *p, json_t *job_uids)
+{
+    struct podrec r;
+    if (podrec_read(p, &r) < 0 || !(r.flags & PODREC_COUNTS) || (r.flags & PODREC_NOSUMS))
+        return;
+    json_t *ix = json_object_get(index, r.node);
+    if (!ix)
+        return; /* bound to a node we do not (yet) know */
+    struct acc *a = &acc[json_integer_value(ix)];
+    /* a sum that overflows (absurd values) is dropped rather than wrapped */
+    struct podres_list req = {0}, lim = {0};
+    if (podrec_resources(&r, &req, &lim) == 0) {
+        (void)podres_add_list(&a->req, &req, NULL);
+        (void)podres_add_list(&a->lim, &lim, NULL);
+        if (pod_managed(&r, job_uids))
+            (void)podres_add_list(&a->managed, &req, NULL);
+    }
+    podres_free(&req);
+    podres_free(&lim);
 }
 
 /* status.nodes from projected nodes and pods (arrays, borrowed) and the uids
@@ -354,30 +219,8 @@ static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
     for (size_t i = 0; i < nn; i++)
         json_object_set_new(index, node_name(sorted[i]), json_integer((json_int_t)i));
 
-    for (size_t i = 0; i < json_array_size(pods); i++) {
-        json_t *p = json_array_get(pods, i);
-        if (!podres_pod_counts(p))
-            continue;
-        const char *nname =
-            json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
-        json_t *ix = json_object_get(index, nname);
-        if (!ix)
-            continue; /* bound to a node we do not (yet) know */
-        struct acc *a = &acc[json_integer_value(ix)];
-        json_t *kks = json_object_get(p, KKS_KEY);
-        /* Canonical strings from the projection: they parse; a sum that
-         * overflows (absurd values) is dropped rather than wrapped. */
-        struct podres_list r = {0}, l = {0};
-        if (podres_add_json(&r, json_object_get(kks, "requests"), "requests", NULL) == 0 &&
-            podres_add_json(&l, json_object_get(kks, "limits"), "limits", NULL) == 0) {
-            (void)podres_add_list(&a->req, &r, NULL);
-            (void)podres_add_list(&a->lim, &l, NULL);
-            if (pod_managed(p, job_uids))
-                (void)podres_add_list(&a->managed, &r, NULL);
-        }
-        podres_free(&r);
-        podres_free(&l);
-    }
+    for (size_t i = 0; i < json_array_size(pods); i++)
+        sum_pod(acc, index, json_array_get(pods, i), job_uids);
 
     json_t *out = json_array();
     for (size_t i = 0; i < nn; i++) {
@@ -414,23 +257,25 @@ static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
 }
 
 /* Keep in `by` ("<ns>/<name>" -> entry) the earliest of the copy's pods
- * reported for `cause` (u: {job, reason, message, since}) and count them. */
-static void unsched_merge(json_t *by, const char *ns, const char *uid, json_t *u, const char *cause)
+ * reported for `cause` (u: the pod record's note) and count them. */
+static void unsched_merge(json_t *by, const char *ns, const char *uid, const struct podrec_note *u,
+                          const char *cause)
 {
-    const char *name = json_string_value(json_object_get(u, "job"));
-    const char *since = json_string_value(json_object_get(u, "since"));
-    char *key = xasprintf("%s/%s", ns, name);
+    char *key = xasprintf("%s/%s", ns, u->job);
     json_t *cur = json_object_get(by, key);
     int64_t n = cur ? json_integer_value(json_object_get(cur, "pods")) : 0;
     /* RFC 3339 in UTC from one writer: the string order is the time order;
      * the message breaks ties, so the result does not depend on store order */
-    int c = cur ? strcmp(since, json_string_value(json_object_get(cur, "since"))) : -1;
-    if (c < 0 || (c == 0 && strcmp(json_string_value(json_object_get(u, "message")),
-                                   json_string_value(json_object_get(cur, "message"))) < 0)) {
-        cur = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:s}", "namespace", ns, "name", name, "uid",
-                        uid, "reason", json_object_get(u, "reason"), "message",
-                        json_object_get(u, "message"), "since", json_object_get(u, "since"),
+    int c = cur ? strcmp(u->since, json_string_value(json_object_get(cur, "since"))) : -1;
+    if (c < 0 ||
+        (c == 0 && strcmp(u->message, json_string_value(json_object_get(cur, "message"))) < 0)) {
+        cur = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "namespace", ns, "name", u->job,
+                        "uid", uid, "reason", u->reason, "message", u->message, "since", u->since,
                         "cause", cause);
+        if (!cur) { /* not UTF-8: cannot happen for strings of a parsed pod */
+            free(key);
+            return;
+        }
         json_object_set_new(by, key, cur);
     }
     json_object_set_new(cur, "pods", json_integer(n + 1));
@@ -444,20 +289,17 @@ static void unsched_scan_pods(json_t *pods, json_t *job_uids, json_t *by, json_t
                               json_t *progress, json_t *haspods)
 {
     for (size_t i = 0; i < json_array_size(pods); i++) {
-        json_t *p = json_array_get(pods, i);
-        json_t *kks = json_object_get(p, KKS_KEY);
-        const char *uid = json_string_value(json_object_get(kks, "job"));
-        const char *ns =
-            json_string_value(json_object_get(json_object_get(p, "metadata"), "namespace"));
-        if (!uid || !ns || !json_object_get(job_uids, uid))
+        struct podrec r;
+        if (podrec_read(json_array_get(pods, i), &r) < 0 || !r.job || !r.ns ||
+            !json_object_get(job_uids, r.job))
             continue;
-        json_object_set_new(haspods, uid, json_true());
-        if (json_is_true(json_object_get(kks, "progress")))
-            json_object_set_new(progress, uid, json_true());
-        if (json_object_get(kks, "unsched"))
-            unsched_merge(by, ns, uid, json_object_get(kks, "unsched"), AGENT_CAUSE_UNSCHEDULABLE);
-        else if (json_object_get(kks, "stall"))
-            unsched_merge(stall, ns, uid, json_object_get(kks, "stall"), AGENT_CAUSE_NOT_STARTED);
+        json_object_set_new(haspods, r.job, json_true());
+        if (r.flags & PODREC_PROGRESS)
+            json_object_set_new(progress, r.job, json_true());
+        if (r.flags & PODREC_UNSCHED)
+            unsched_merge(by, r.ns, r.job, &r.note, AGENT_CAUSE_UNSCHEDULABLE);
+        else if (r.flags & PODREC_STALL)
+            unsched_merge(stall, r.ns, r.job, &r.note, AGENT_CAUSE_NOT_STARTED);
     }
 }
 
@@ -641,8 +483,8 @@ static json_t *owner_job_uids(struct agent *a, json_t *pods)
 {
     json_t *uids = json_object();
     for (size_t i = 0; i < json_array_size(pods); i++) {
-        json_t *kks = json_object_get(json_array_get(pods, i), KKS_KEY);
-        const char *job = json_string_value(json_object_get(kks, "job"));
+        struct podrec r;
+        const char *job = podrec_read(json_array_get(pods, i), &r) == 0 ? r.job : NULL;
         if (!job || json_object_get(uids, job))
             continue;
         json_t *keys = store_index_keys(informer_store(a->jobs), AGENT_INDEX_UID, job, NULL);
@@ -1005,7 +847,8 @@ static void node_update(void *ud, json_t *old_obj, json_t *new_obj)
  * owned by a Job (a copy's progress: unschedulableJobs). */
 static bool pod_matters(json_t *obj)
 {
-    return obj && (podres_pod_counts(obj) || json_object_get(json_object_get(obj, KKS_KEY), "job"));
+    struct podrec r;
+    return obj && podrec_read(obj, &r) == 0 && ((r.flags & PODREC_COUNTS) || r.job);
 }
 
 static void pod_add(void *ud, json_t *obj)
@@ -1018,9 +861,7 @@ static void pod_update(void *ud, json_t *old_obj, json_t *new_obj)
 {
     if (!pod_matters(old_obj) && !pod_matters(new_obj))
         return;
-    if (podres_pod_counts(old_obj) == podres_pod_counts(new_obj) &&
-        same(json_object_get(old_obj, "spec"), json_object_get(new_obj, "spec")) &&
-        same(json_object_get(old_obj, KKS_KEY), json_object_get(new_obj, KKS_KEY)))
+    if (same(old_obj, new_obj))
         return; /* e.g. a status change that moves no number and no verdict */
     kick(ud);
 }

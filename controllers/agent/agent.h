@@ -5,9 +5,10 @@
  *
  * It watches the worker's Nodes, Pods and the worker copies of hub Jobs
  * (informers whose stores keep only what is used: node labels, taints,
- * unschedulable, allocatable and Ready; per pod its node, phase, effective
- * requests/limits computed once per change by podres_pod() and its
- * controller Job's uid; per Job carrying AGENT_HUB_WORK_LABEL its uid) and
+ * unschedulable, allocatable and Ready; per pod a compact record, podrec.h:
+ * its node, whether it counts there, its effective requests/limits computed
+ * once per change by podres_pod(), its controller Job's uid and progress,
+ * about 300 bytes cached; per Job carrying AGENT_HUB_WORK_LABEL its uid) and
  * maintains ClusterMetrics <cluster>
  * (galaxy.kubestellar.io/v1alpha1, cluster-scoped) through the hub client:
  *

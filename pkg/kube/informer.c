@@ -15,6 +15,7 @@
 #include "pkg/kube/informer.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,7 +343,10 @@ static void list_done(void *ud, const struct kube_result *r)
     /* The RV is recorded first so handlers reading informer_last_rv() see the list's. */
     set_rv(inf, rv);
     int rc = store_replace(inf->store, all, replace_cb, inf, &e);
+    size_t listed = json_array_size(all);
     json_decref(all);
+    if (listed >= INFORMER_TRIM_ITEMS)
+        malloc_trim(0); /* the decoded list was freed: give its pages back (see informer.h) */
     if (gen != inf->gen || !inf->running)
         return; /* stopped (or restarted) by a handler */
     if (rc < 0) {

@@ -4,14 +4,18 @@
  * object with "nodes" and "pods" arrays, as the agent's input
  * (agent_compute_nodes). Properties: no crash; podres_pod either fails with
  * -EINVAL/-ERANGE and empty lists, or succeeds with non-negative quantities whose
- * canonical text parses back to the same value; agent_compute_nodes returns
- * one entry per node.
+ * canonical text parses back to the same value; the agent's pod record
+ * (podrec_new) always reads back, with those requests and limits unless they
+ * did not parse; agent_compute_nodes returns one entry per node. The input
+ * bytes as a record: podrec_read and podrec_resources refuse or read them
+ * without crashing.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "controllers/agent/agent.h"
+#include "controllers/agent/podrec.h"
 #include "pkg/podres/podres.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -31,8 +35,42 @@ static void check_list(const struct podres_list *l)
     }
 }
 
+/* The record of pod j reads back with the lists podres_pod computed (rc: its result). */
+static void check_record(json_t *j, int rc, const struct podres_list *req,
+                         const struct podres_list *lim)
+{
+    json_t *rec = podrec_new(j, NULL);
+    struct podrec r;
+    struct podres_list rr = {0}, rl = {0};
+    if (podrec_read(rec, &r) != 0 || podrec_resources(&r, &rr, &rl) != 0)
+        abort();
+    if ((rc != 0) != !!(r.flags & PODREC_BAD))
+        abort();
+    if (!(r.flags & PODREC_NOSUMS) && (!podres_equal(req, &rr) || !podres_equal(lim, &rl)))
+        abort();
+    if (!r.node || (r.note.job && (!r.note.reason || !r.note.message || !r.note.since)))
+        abort();
+    podres_free(&rr);
+    podres_free(&rl);
+    json_decref(rec);
+}
+
+/* Arbitrary bytes as a record: refused or read, never past their end (ASan). */
+static void check_bytes(const uint8_t *data, size_t size)
+{
+    json_t *s = json_stringn_nocheck((const char *)data, size);
+    struct podrec r;
+    struct podres_list rr = {0}, rl = {0};
+    if (podrec_read(s, &r) == 0)
+        (void)podrec_resources(&r, &rr, &rl);
+    podres_free(&rr);
+    podres_free(&rl);
+    json_decref(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    check_bytes(data, size);
     json_t *j = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
     if (!j)
         return 0;
@@ -43,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     check_list(&req);
     check_list(&lim);
+    check_record(j, rc, &req, &lim);
     podres_free(&req);
     podres_free(&lim);
 
