@@ -52,7 +52,9 @@
  *     state 5, so a crash never yields two copies); when present its status
  *     comes back (xf.h (d)): hub job status patch (status subresource)
  *     when the final/mirrored status differs, kueue-ks.io/remote-status
- *     annotation, progress in the check message. One copy at a time: while
+ *     annotation (the counts), and the check message by state only:
+ *     "running on cluster c" while it runs, "finished on cluster c: succeeded|failed"
+ *     (a change of the counts writes no Workload). One copy at a time: while
  *     a copy on another cluster is still seen, it is deleted and the copy on
  *     c waits (requeue).
  *     Unschedulable on the worker (s->unsched, both transports; with the
