@@ -67,6 +67,9 @@ struct wlc {
     struct strmap placed_on;   /* cluster -> struct strmap * of keys placed there */
     struct strmap seen_usable; /* cluster -> DEP_USABLE / DEP_UNUSABLE, as last noticed */
     bool pass_read;            /* the pass in progress read the clusters' capacity */
+    /* Dispatch before status return (defer_note): */
+    struct strmap dispatching; /* key -> DEP_MARK: its job is placed, its copy not made yet */
+    json_t *deferred;          /* key -> ms its check's running message was first deferred */
     bool gc_pending;           /* an orphan check could not be made: sweep at the next tick */
 };
 
@@ -75,6 +78,9 @@ static const char dep_marks[3];
 #define DEP_MARK     ((void *)&dep_marks[0])
 #define DEP_USABLE   ((void *)&dep_marks[1])
 #define DEP_UNUSABLE ((void *)&dep_marks[2])
+
+/* How long a check's running message may wait behind dispatches at most. */
+#define DEFER_MAX_MS 5000
 
 static int64_t now_ms(const struct wlc *c);
 static void ac_retry_cb(struct ev_loop *loop, ev_timer *t, int revents);
@@ -1196,6 +1202,50 @@ static bool own_held(struct wlc *c, const struct recon *r)
     return true;
 }
 
+/* The check's running message of `key` waits while other jobs are being dispatched (placed,
+ * copy not made yet), for DEFER_MAX_MS at most (wl_snapshot.defer_running). */
+static bool defer_wanted(const struct wlc *c, const char *key, int64_t now)
+{
+    if (strmap_len(&c->dispatching) == 0)
+        return false;
+    json_t *since = json_object_get(c->deferred, key);
+    return !since || now - json_integer_value(since) < DEFER_MAX_MS;
+}
+
+/* `key` is no longer being dispatched: when it was the last one, the deferred keys run. */
+static void dispatch_done(struct wlc *c, const char *key)
+{
+    if (!strmap_del(&c->dispatching, key) || strmap_len(&c->dispatching) > 0)
+        return;
+    const char *k;
+    json_t *v;
+    json_object_foreach(c->deferred, k, v)
+    {
+        wq_add(c->q, k);
+    }
+    json_object_clear(c->deferred);
+}
+
+/* Dispatch before status return: a job placed by this pass is being dispatched until a pass
+ * of its key decides anything else (the copy made, evicted...); a pass that deferred the
+ * running message runs again when no job is being dispatched, or after DEFER_MAX_MS. */
+static void defer_note(struct wlc *c, const char *key, const struct wl_actions *a, int64_t now)
+{
+    if (a->outcome.kind == WL_OUT_PLACED)
+        strmap_put(&c->dispatching, key, DEP_MARK);
+    else
+        dispatch_done(c, key);
+    if (!a->deferred) {
+        json_object_del(c->deferred, key);
+        return;
+    }
+    c->st.deferrals++;
+    if (json_object_get(c->deferred, key))
+        return;
+    json_object_set_new(c->deferred, key, json_integer(now));
+    wq_add_after(c->q, key, DEFER_MAX_MS / 1000.0);
+}
+
 /* Carries out the decision; false when nothing could be started (the key is
  * to be forgotten), else on_done finishes the key. */
 static bool pass_perform(struct wlc *c, struct recon *r)
@@ -1248,11 +1298,13 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
         compute_placement(c, &r->s, pinned, &r->pr, &r->pmsg, &r->wp);
         r->s.placement = &r->wp;
     }
+    r->s.defer_running = defer_wanted(c, r->key, r->s.now_ms);
     struct err e = {0};
     if (wl_decide(&r->s, &r->acts, &e) < 0) {
         log_warn(c->cfg.lg, "workload reconcile", "workload", r->key, "error", e.msg);
         return false;
     }
+    defer_note(c, r->key, &r->acts, r->s.now_ms);
     return pass_perform(c, r);
 }
 
@@ -1276,6 +1328,8 @@ static void process(struct wq *q, const char *key, void *ud)
         json_object_del(c->relayed, key);
         json_object_del(c->refused, key);
         json_object_del(c->placed_logged, key);
+        json_object_del(c->deferred, key);
+        dispatch_done(c, key);
         handled = false;
     } else {
         handled =
@@ -1357,6 +1411,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->refused = json_object();
     c->placed_logged = json_object();
     c->gc_said = json_object();
+    c->deferred = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
@@ -1395,6 +1450,8 @@ void wlc_free(struct wlc *c)
     strmap_free(&c->placed_key, free);
     strmap_free(&c->placed_on, placed_set_free);
     strmap_free(&c->seen_usable, NULL);
+    strmap_free(&c->dispatching, NULL);
+    json_decref(c->deferred);
     json_decref(c->unusable_since);
     json_decref(c->pending_placed);
     json_decref(c->ac_inflight);

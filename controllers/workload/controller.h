@@ -31,6 +31,14 @@
  * that still sees that object at the resourceVersion the writes started from
  * waits for its event (1 s backstop, 10 s at most) instead of deciding on the
  * replaced view: no repeated writes, no 409s from our own lagging cache.
+ *
+ * Dispatch before status return: a Workload whose pass placed its job is "being
+ * dispatched" until a later pass of it decides anything else (its copy made, evicted...).
+ * While any is, a pass whose only Workload status write would be the check's "running on
+ * cluster c" leaves it (wl_snapshot.defer_running; the remote-status annotation and the hub
+ * job's status still go at once): the key runs again when the last job being dispatched
+ * got its copy, or after 5 s at most. The Workload status write is the scarce one on a
+ * real API server: a burst of dispatches spends it on placements first.
  */
 #ifndef KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H
 #define KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H
@@ -203,6 +211,7 @@ struct wlc_stats {
     size_t waiting;         /* Workloads whose last pass read every cluster */
     size_t placed;          /* Workloads known placed on a cluster */
     uint64_t own_holds;     /* passes held until the stores showed the last pass's writes */
+    uint64_t deferrals;     /* passes that left the running message behind dispatches */
 };
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
 

@@ -690,7 +690,13 @@ static void mirror_status(const struct wl_snapshot *s, struct wlst *w, const cha
         msg = xasprintf("finished on cluster %s: failed", cluster);
     else
         msg = xasprintf("running on cluster %s", cluster);
-    wlst_check(w, "Pending", msg);
+    const json_t *entry =
+        jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
+    if (st.result == KIND_RUNNING && s->defer_running && !w->cond &&
+        strcmp(jx_str(entry, "message", ""), msg) != 0)
+        a->deferred = true; /* the annotation now, the Workload once the burst is over */
+    else
+        wlst_check(w, "Pending", msg);
     free(msg);
     xf_status_release(&st);
 }

@@ -1071,6 +1071,100 @@ static void test_status_write_forms(void **state)
     json_decref(job);
 }
 
+/* defer_running (the driver: other jobs are being dispatched): the copy's counts go to the
+ * annotation at once, the check's "running" message waits (deferred) when it is the Workload
+ * write's only change; written when ClusterAssigned must be written anyway, never deferred
+ * for a finished copy, nothing deferred once the message says running. */
+static void test_defer_running(void **state)
+{
+    (void)state;
+    struct wl_fx fx = {.reserved = RES_TRUE,
+                       .state = "Pending",
+                       .assigned = true,
+                       .msg = "placed on cluster c1: most free"};
+    json_t *wl = make_wl(&fx);
+    json_t *job = make_job(JOB_PLACED_C1);
+    json_t *run = make_copy(job, COPY_STATUS_RUNNING);
+    struct wl_copy cp = {.cluster = "c1", .obj = run};
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .copies = &cp,
+                            .n_copies = 1,
+                            .placed = {.reachable = true, .usable = true},
+                            .now = NOW,
+                            .defer_running = true,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    assert_string_equal(d, "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/"
+                           "remote-status\":\"{\\\"active\\\":2,\\\"cluster\\\":\\\"c1\\\","
+                           "\\\"failed\\\":0,\\\"ready\\\":2,\\\"succeeded\\\":1}\"}}}\n");
+    assert_true(a.deferred);
+    free(d);
+    wl_actions_free(&a);
+
+    /* not deferred: the same without defer_running */
+    s.defer_running = false;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    assert_non_null(strstr(d, "\"message\":\"running on cluster c1\""));
+    assert_false(a.deferred);
+    free(d);
+    wl_actions_free(&a);
+
+    /* ClusterAssigned to write anyway: the running message goes in the same write */
+    json_decref(wl);
+    fx.assigned = false;
+    wl = make_wl(&fx);
+    s.workload = wl;
+    s.defer_running = true;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    assert_non_null(strstr(d, "\"message\":\"running on cluster c1\""));
+    assert_non_null(strstr(d, "\"reason\":\"ClusterAssigned\""));
+    assert_false(a.deferred);
+    free(d);
+    wl_actions_free(&a);
+
+    /* a finished copy: the final message is never deferred */
+    json_decref(wl);
+    fx.assigned = true;
+    wl = make_wl(&fx);
+    s.workload = wl;
+    json_t *done = make_copy(job, COPY_STATUS_COMPLETE);
+    cp.obj = done;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    assert_non_null(strstr(d, "\"message\":\"finished on cluster c1: succeeded\""));
+    assert_false(a.deferred);
+    free(d);
+    wl_actions_free(&a);
+
+    /* the message already says running: nothing to write, nothing deferred */
+    json_decref(wl);
+    fx.msg = "running on cluster c1";
+    wl = make_wl(&fx);
+    s.workload = wl;
+    cp.obj = run;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.v[0].type, WL_ACT_PATCH_JOB);
+    assert_false(a.deferred);
+    wl_actions_free(&a);
+    json_decref(wl);
+    json_decref(job);
+    json_decref(run);
+    json_decref(done);
+}
+
 static void test_create_copy_object(void **state)
 {
     (void)state;
@@ -1365,6 +1459,7 @@ int main(void)
         cmocka_unit_test(test_unreserved_fresh_no_event),
         cmocka_unit_test(test_kueue_reason),
         cmocka_unit_test(test_status_write_forms),
+        cmocka_unit_test(test_defer_running),
         cmocka_unit_test(test_create_copy_object),
         cmocka_unit_test(test_podset_labels),
         cmocka_unit_test(test_gc_orphans),
