@@ -1487,7 +1487,7 @@ void wlc_on_job(struct wlc *c, const json_t *obj)
         return;
     json_t *keys = store_index_keys(c->cfg.src.workloads, WLC_INDEX_OWNER, uid, NULL);
     for (size_t i = 0; keys && i < json_array_size(keys); i++)
-        wq_add(c->q, json_string_value(json_array_get(keys, i)));
+        wq_add_urgent(c->q, json_string_value(json_array_get(keys, i)));
     json_decref(keys);
 }
 

@@ -143,7 +143,10 @@ void wlc_free(struct wlc *c);
 
 /* Queue a Workload key ("ns/name"). */
 void wlc_enqueue(struct wlc *c, const char *key);
-/* Handlers: queue the Workload(s) concerned by a changed object. */
+/* Handlers: queue the Workload(s) concerned by a changed object. A job or copy
+ * change queues them ahead of the others (wq_add_urgent): it moves a dispatch under
+ * way on (the placement written: make the copy) or returns a copy's status, which
+ * a burst of new reservations must not hold back (docs/design.md §4). */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
 /* Queue every Workload (after an AdmissionCheck, ResourceFlavor or worker change). */
