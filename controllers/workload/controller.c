@@ -83,6 +83,7 @@ static const char dep_marks[3];
 #define DEFER_MAX_MS 5000
 
 static int64_t now_ms(const struct wlc *c);
+static void defer_flush(struct wlc *c);
 static void ac_retry_cb(struct ev_loop *loop, ev_timer *t, int revents);
 
 /* What one reconcile pass will have done once its writes succeed (for the metrics). */
@@ -346,6 +347,7 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
             wq_add_after(c->q, key, (double)r->requeue_ms / 1000.0);
     }
     wq_done(c->q, key);
+    defer_flush(c);
     update_depth(c);
 }
 
@@ -1202,26 +1204,35 @@ static bool own_held(struct wlc *c, const struct recon *r)
     return true;
 }
 
-/* The check's running message of `key` waits while other jobs are being dispatched (placed,
- * copy not made yet), for DEFER_MAX_MS at most (wl_snapshot.defer_running). */
+/* Dispatches are under way: a job is placed with no copy yet, or keys wait in the plain
+ * queue (reservations to place, the events of placements written). */
+static bool dispatch_busy(const struct wlc *c)
+{
+    struct wq_stats ws;
+    wq_stats(c->q, &ws);
+    return strmap_len(&c->dispatching) > 0 || ws.depth > ws.urgent;
+}
+
+/* The check's running message of `key` waits while dispatches are under way, for
+ * DEFER_MAX_MS at most (wl_snapshot.defer_running). */
 static bool defer_wanted(const struct wlc *c, const char *key, int64_t now)
 {
-    if (strmap_len(&c->dispatching) == 0)
+    if (!dispatch_busy(c))
         return false;
     json_t *since = json_object_get(c->deferred, key);
     return !since || now - json_integer_value(since) < DEFER_MAX_MS;
 }
 
-/* `key` is no longer being dispatched: when it was the last one, the deferred keys run. */
-static void dispatch_done(struct wlc *c, const char *key)
+/* Once no dispatch is under way, the deferred keys run (ahead of any new reservation). */
+static void defer_flush(struct wlc *c)
 {
-    if (!strmap_del(&c->dispatching, key) || strmap_len(&c->dispatching) > 0)
+    if (json_object_size(c->deferred) == 0 || dispatch_busy(c))
         return;
     const char *k;
     json_t *v;
     json_object_foreach(c->deferred, k, v)
     {
-        wq_add(c->q, k);
+        wq_add_urgent(c->q, k);
     }
     json_object_clear(c->deferred);
 }
@@ -1234,7 +1245,7 @@ static void defer_note(struct wlc *c, const char *key, const struct wl_actions *
     if (a->outcome.kind == WL_OUT_PLACED)
         strmap_put(&c->dispatching, key, DEP_MARK);
     else
-        dispatch_done(c, key);
+        strmap_del(&c->dispatching, key);
     if (!a->deferred) {
         json_object_del(c->deferred, key);
         return;
@@ -1329,7 +1340,7 @@ static void process(struct wq *q, const char *key, void *ud)
         json_object_del(c->refused, key);
         json_object_del(c->placed_logged, key);
         json_object_del(c->deferred, key);
-        dispatch_done(c, key);
+        strmap_del(&c->dispatching, key);
         handled = false;
     } else {
         handled =
@@ -1342,6 +1353,7 @@ static void process(struct wq *q, const char *key, void *ud)
     deps_note(c, dkey, taken && c->pass_read, taken && r.job ? xf_placed_cluster(r.job) : NULL);
     free(dkey);
     recon_release(&r);
+    defer_flush(c);
 }
 
 /* ---- public --------------------------------------------------------------- */

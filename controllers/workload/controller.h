@@ -32,12 +32,14 @@
  * waits for its event (1 s backstop, 10 s at most) instead of deciding on the
  * replaced view: no repeated writes, no 409s from our own lagging cache.
  *
- * Dispatch before status return: a Workload whose pass placed its job is "being
- * dispatched" until a later pass of it decides anything else (its copy made, evicted...).
- * While any is, a pass whose only Workload status write would be the check's "running on
- * cluster c" leaves it (wl_snapshot.defer_running; the remote-status annotation and the hub
- * job's status still go at once): the key runs again when the last job being dispatched
- * got its copy, or after 5 s at most. The Workload status write is the scarce one on a
+ * Dispatch before status return: dispatches are under way while a Workload whose pass
+ * placed its job has no copy yet (until a later pass of it decides anything else: the copy
+ * made, evicted...) or keys wait in the queue's plain FIFO (reservations to place; job and
+ * copy events are queued ahead, wq_add_urgent). Meanwhile a pass whose only Workload
+ * status write would be the check's "running on cluster c" leaves it
+ * (wl_snapshot.defer_running; the remote-status annotation and the hub job's status still
+ * go at once): the key runs again, ahead, once no dispatch is under way, or after 5 s at
+ * most. The Workload status write is the scarce one on a
  * real API server: a burst of dispatches spends it on placements first.
  */
 #ifndef KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H

@@ -55,7 +55,7 @@ struct wq {
     /* FIFOs of queued items: the urgent one is served first; depth counts both */
     struct wq_item *qhead, *qtail;
     struct wq_item *uhead, *utail;
-    size_t depth;
+    size_t depth, udepth;
 
     /* min-heap on ready_at */
     struct wq_item **heap;
@@ -245,6 +245,7 @@ static void wq_push_queue(struct wq *q, struct wq_item *it)
         *head = it;
     *tail = it;
     q->depth++;
+    q->udepth += it->urgent;
     wq_kick(q);
 }
 
@@ -264,6 +265,7 @@ static void wq_unlink(struct wq *q, struct wq_item *it)
     it->qnext = it->qprev = NULL;
     it->queued = false;
     q->depth--;
+    q->udepth -= it->urgent;
 }
 
 static struct wq_item *wq_pop_queue(struct wq *q)
@@ -531,6 +533,7 @@ bool wq_shutting_down(const struct wq *q)
 void wq_stats(const struct wq *q, struct wq_stats *out)
 {
     out->depth = q->depth;
+    out->urgent = q->udepth;
     out->waiting = q->heap_len;
     out->processing = q->processing;
     out->adds = q->adds;

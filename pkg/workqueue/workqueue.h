@@ -72,6 +72,7 @@ struct wq_opts {
 /* Plain counters (no dependency on a metrics module). */
 struct wq_stats {
     size_t depth;      /* keys queued, ready to be handed out */
+    size_t urgent;     /* of those, queued with wq_add_urgent */
     size_t waiting;    /* keys in the delay heap */
     size_t processing; /* keys handed out and not yet done */
     uint64_t adds;     /* keys that became queued-or-dirty (after de-dup), cumulative */

@@ -99,6 +99,7 @@ static void test_urgent_first(void **state)
     struct wq_stats st;
     wq_stats(q, &st);
     assert_int_equal(st.depth, 4);
+    assert_int_equal(st.urgent, 2);
     assert_string_equal(wq_get(q), "x");
     assert_string_equal(wq_get(q), "c");
     assert_string_equal(wq_get(q), "a");
@@ -106,6 +107,7 @@ static void test_urgent_first(void **state)
     wq_add_urgent(q, "a");
     wq_stats(q, &st);
     assert_int_equal(st.depth, 1);
+    assert_int_equal(st.urgent, 0);
     assert_int_equal(wq_done(q, "a"), 0);
     assert_string_equal(wq_get(q), "a");
     assert_string_equal(wq_get(q), "b");
