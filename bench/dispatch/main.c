@@ -138,6 +138,14 @@ struct bench {
     json_t *sample; /* the first worker copy (for the raw phase) */
     bool timed_out, failed, in_raw;
     struct kube_watch *w[NCLUSTERS + 1]; /* per cluster's Workloads/Jobs, + the hub's Jobs */
+    /* what each watch is, to start it again where it ended when the server closes it (a
+     * busy kube-apiserver closes a watch whose reader falls behind) */
+    struct wslot {
+        struct bench *b;
+        int c, slot, restarts;
+        char *path;
+        kube_watch_event_cb cb;
+    } ws[NCLUSTERS + 1];
     double *labelled_t; /* when the hub job got its cluster label (the operator placed it) */
     /* a synchronous call */
     bool done;
@@ -630,7 +638,7 @@ static bool reserved(const json_t *wl)
 
 static int on_workload(void *ud, const struct watch_event *ev)
 {
-    struct bench *b = ud;
+    struct bench *b = ((struct wslot *)ud)->b;
     if (ev->type != WATCH_ADDED && ev->type != WATCH_MODIFIED)
         return 0;
     json_t *owner = json_array_get(
@@ -650,7 +658,7 @@ static int on_workload(void *ud, const struct watch_event *ev)
 
 static int on_hub_job(void *ud, const struct watch_event *ev)
 {
-    struct bench *b = ud;
+    struct bench *b = ((struct wslot *)ud)->b;
     json_t *md = json_object_get(ev->object, "metadata");
     int i = job_index(b, json_string_value(json_object_get(md, "name")));
     if (i >= 0 && (ev->type == WATCH_ADDED || ev->type == WATCH_MODIFIED))
@@ -727,19 +735,31 @@ static int on_copy(struct bench *b, int c, const struct watch_event *ev)
 
 static int on_copy1(void *ud, const struct watch_event *ev)
 {
-    return on_copy(ud, 1, ev);
+    return on_copy(((struct wslot *)ud)->b, 1, ev);
 }
 
 static int on_copy2(void *ud, const struct watch_event *ev)
 {
-    return on_copy(ud, 2, ev);
+    return on_copy(((struct wslot *)ud)->b, 2, ev);
 }
 
 static void on_close(void *ud, int rc, const struct err *e)
 {
-    struct bench *b = ud;
+    struct wslot *ws = ud;
+    struct bench *b = ws->b;
     if (rc == -ECANCELED)
         return; /* kube_client_free */
+    if (ws->restarts++ < 10) { /* again from the last event seen (valid until we return) */
+        struct kube_watch_opts o = {.path = ws->path,
+                                    .resource_version = kube_watch_last_rv(b->w[ws->slot]),
+                                    .timeout_seconds = 3600};
+        if (o.resource_version && !*o.resource_version)
+            o.resource_version = NULL;
+        struct err e2 = {0};
+        if (kube_watch_start(b->cl[ws->c], &o, ws->cb, on_close, ws, &b->w[ws->slot], &e2) == 0)
+            return;
+        b->w[ws->slot] = NULL;
+    }
     die_msg("watch closed", e->msg);
     b->failed = true;
     ev_break(b->loop, EVBREAK_ONE);
@@ -872,7 +892,8 @@ static int watch_from_now(struct bench *b, int c, int slot, const char *group, c
             .timeout_seconds = 3600,
         };
         struct err e = {0};
-        rc = kube_watch_start(b->cl[c], &o, cb, on_close, b, &b->w[slot], &e);
+        b->ws[slot] = (struct wslot){.b = b, .c = c, .slot = slot, .path = xstrdup(path), .cb = cb};
+        rc = kube_watch_start(b->cl[c], &o, cb, on_close, &b->ws[slot], &b->w[slot], &e);
         if (rc)
             snprintf(b->errmsg, sizeof b->errmsg, "%s", e.msg);
     }
@@ -1400,6 +1421,8 @@ int main(int argc, char **argv)
     free(b.labelled_t);
     free(b.where);
     free(b.order);
+    for (int c = 0; c <= NCLUSTERS; c++)
+        free(b.ws[c].path);
     stret_free(b.st);
     for (int i = 0; i < b.n; i++)
         free(b.wl_names[i]);
