@@ -748,7 +748,7 @@ static void on_close(void *ud, int rc, const struct err *e)
     struct wslot *ws = ud;
     struct bench *b = ws->b;
     if (rc == -ECANCELED)
-        return; /* kube_client_free */
+        return;                /* kube_client_free */
     if (ws->restarts++ < 10) { /* again from the last event seen (valid until we return) */
         struct kube_watch_opts o = {.path = ws->path,
                                     .resource_version = kube_watch_last_rv(b->w[ws->slot]),

@@ -1493,13 +1493,19 @@ void wlc_on_workload(struct wlc *c, const json_t *wl)
 void wlc_on_job(struct wlc *c, const json_t *obj)
 {
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
+    bool hub = !uid; /* a copy carries its hub job's uid */
     if (!uid)
         uid = jx_uid(obj);
     if (!uid)
         return;
     json_t *keys = store_index_keys(c->cfg.src.workloads, WLC_INDEX_OWNER, uid, NULL);
-    for (size_t i = 0; keys && i < json_array_size(keys); i++)
-        wq_add_urgent(c->q, json_string_value(json_array_get(keys, i)));
+    for (size_t i = 0; keys && i < json_array_size(keys); i++) {
+        const char *k = json_string_value(json_array_get(keys, i));
+        if (hub)
+            wq_add_urgent(c->q, k);
+        else
+            wq_add(c->q, k);
+    }
     json_decref(keys);
 }
 

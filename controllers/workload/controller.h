@@ -34,9 +34,9 @@
  *
  * Dispatch before status return: dispatches are under way while a Workload whose pass
  * placed its job has no copy yet (until a later pass of it decides anything else: the copy
- * made, evicted...) or keys wait in the queue's plain FIFO (reservations to place; job and
- * copy events are queued ahead, wq_add_urgent). Meanwhile a pass whose only Workload
- * status write would be the check's "running on cluster c" leaves it
+ * made, evicted...) or keys wait in the queue's plain FIFO (reservations to place, copies'
+ * status to return; hub job events are queued ahead, wq_add_urgent). Meanwhile a pass whose only
+ * Workload status write would be the check's "running on cluster c" leaves it
  * (wl_snapshot.defer_running; the remote-status annotation and the hub job's status still
  * go at once): the key runs again, ahead, once no dispatch is under way, or after 5 s at
  * most. The Workload status write is the scarce one on a
@@ -145,10 +145,11 @@ void wlc_free(struct wlc *c);
 
 /* Queue a Workload key ("ns/name"). */
 void wlc_enqueue(struct wlc *c, const char *key);
-/* Handlers: queue the Workload(s) concerned by a changed object. A job or copy
- * change queues them ahead of the others (wq_add_urgent): it moves a dispatch under
- * way on (the placement written: make the copy) or returns a copy's status, which
- * a burst of new reservations must not hold back (docs/design.md §4). */
+/* Handlers: queue the Workload(s) concerned by a changed object. A hub job change
+ * queues them ahead of the others (wq_add_urgent): it moves a dispatch under way on
+ * (the placement written: make the copy), which a burst of new reservations must not
+ * hold back. A copy change (its status to return) is queued in order: ahead, the
+ * status return's job patches went into a burst and slowed it (docs/performance.md). */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
 /* Queue every Workload (after an AdmissionCheck, ResourceFlavor or worker change). */
