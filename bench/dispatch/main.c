@@ -30,20 +30,36 @@
  * writes) to each Workload's status, a label merge-patched onto each hub job.
  * --op-arg ARG (repeatable) passes ARG to `kueue-ks run`.
  *
+ * Status return (stret.h; not under --callgrind): on the real stack kwok starts each copy's
+ * pod at once and ends it --job-seconds S after (default 30 + N/20, so after the last copy
+ * is made); on the devhub (no pods) the bench writes each copy's status as the worker's Job
+ * controller would: active 1 / ready 1 when the copy appears, and after the dispatch
+ * succeeded 1 with Complete, the copies in the order and at the pace they appeared. Every
+ * change of a copy's counts is timed to the hub job's kueue-ks.io/remote-status showing it,
+ * every completion to the hub job's status showing it; the bench waits for all N final
+ * statuses (S + 60 s at most on the real stack) before the raw phase.
+ *
  * Prints one JSON line
  *   {"bench":"dispatch","mode":"devhub"|"real","reserved_first":..,"n":..,
  *    "placed":..,"duplicates":..,"cluster1":..,
  *    "cluster2":..,"seconds":..,"dispatch_per_s":..,"p50_ms":..,"p99_ms":..,
  *    "max_ms":..,"raw_seconds":..,"raw_creates_per_s":..,"raw_wl_status_per_s":..,
  *    "raw_job_patch_per_s":..,"baseline_per_s":..,"ratio":..,"start_to_first_s":..,
- *    "reserve_seconds":..,"label_p50_ms":..,"label_p99_ms":..,"operator_qps":..}
+ *    "reserve_seconds":..,"label_p50_ms":..,"label_p99_ms":..,"operator_qps":..,
+ *    "job_seconds":..,"status_changes":..,"status_returned":..,"status_p50_ms":..,
+ *    "status_p99_ms":..,"status_max_ms":..,"progress_p50_ms":..,"progress_p99_ms":..,
+ *    "finished":..,"final_returned":..,"final_p50_ms":..,"final_p99_ms":..}
  * (baseline_per_s: the goal's baseline of the same run, on the devhub half the
  * raw create rate (a dispatch is 2 writes), on a real stack the slowest of
  * the three raw rates; ratio = dispatch_per_s / baseline_per_s;
  * reserve_seconds: from the first hub job sent to the last QuotaReserved
  * seen, i.e. how fast the hub takes the jobs and the Kueue emulator reserves;
  * label_p50_ms / label_p99_ms: from a workload's reservation to the operator's
- * kubestellar.io/cluster label on its hub job, the first half of the dispatch),
+ * kubestellar.io/cluster label on its hub job, the first half of the dispatch;
+ * status_*: copy count changes seen on the workers, how many the hub's annotation showed,
+ * and the latency of those and of the completions together; progress_*: the count changes
+ * alone; finished / final_returned / final_*: completions seen on the workers, shown by the
+ * hub job's status, and their latency),
  * a line with the CPU seconds each child used (where the time went), and
  * one human line. Options: --n N (default 1000), --timeout SECONDS
  * (default 60 + N/2), --v V (the operator's log verbosity, default 0), --keep
@@ -79,6 +95,8 @@
 #include "pkg/util/xalloc.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/quantity/quantity.h"
+
+#include "bench/dispatch/stret.h"
 
 #define NCLUSTERS 3 /* hub, cluster1, cluster2 */
 #define KUEUE_GV  "kueue.x-k8s.io", "v1beta2"
@@ -120,6 +138,14 @@ struct bench {
     json_t *sample; /* the first worker copy (for the raw phase) */
     bool timed_out, failed, in_raw;
     struct kube_watch *w[NCLUSTERS + 1]; /* per cluster's Workloads/Jobs, + the hub's Jobs */
+    /* what each watch is, to start it again where it ended when the server closes it (a
+     * busy kube-apiserver closes a watch whose reader falls behind) */
+    struct wslot {
+        struct bench *b;
+        int c, slot, restarts;
+        char *path;
+        kube_watch_event_cb cb;
+    } ws[NCLUSTERS + 1];
     double *labelled_t; /* when the hub job got its cluster label (the operator placed it) */
     /* a synchronous call */
     bool done;
@@ -131,6 +157,14 @@ struct bench {
     /* creates (hub jobs, then the raw phase) */
     char *jobs_path;
     int next, in_flight, create_failed;
+    /* status return (stret.h); off under --callgrind */
+    struct stret *st;
+    int job_s;       /* --job-seconds: how long each job's pods run (real stack: kwok) */
+    int *order;      /* devhub: job indices in the order their copies appeared */
+    int n_order;     /* how many copies appeared (order[]) */
+    int fin_next;    /* devhub: the next copy of order[] to finish */
+    double fin_base; /* devhub: when finishing started (the dispatch's end) */
+    int st_failed;   /* devhub: status writes that failed */
 };
 
 static void die_msg(const char *what, const char *detail)
@@ -604,7 +638,7 @@ static bool reserved(const json_t *wl)
 
 static int on_workload(void *ud, const struct watch_event *ev)
 {
-    struct bench *b = ud;
+    struct bench *b = ((struct wslot *)ud)->b;
     if (ev->type != WATCH_ADDED && ev->type != WATCH_MODIFIED)
         return 0;
     json_t *owner = json_array_get(
@@ -624,22 +658,63 @@ static int on_workload(void *ud, const struct watch_event *ev)
 
 static int on_hub_job(void *ud, const struct watch_event *ev)
 {
-    struct bench *b = ud;
+    struct bench *b = ((struct wslot *)ud)->b;
     json_t *md = json_object_get(ev->object, "metadata");
     int i = job_index(b, json_string_value(json_object_get(md, "name")));
+    if (i >= 0 && (ev->type == WATCH_ADDED || ev->type == WATCH_MODIFIED))
+        stret_hub(b->st, i, ev->object, clock_mono_s());
     if (i >= 0 && b->labelled_t[i] == 0 &&
         json_object_get(json_object_get(md, "labels"), "kubestellar.io/cluster"))
         b->labelled_t[i] = clock_mono_s();
     return 0;
 }
 
+static void status_done(void *ud, const struct kube_result *r)
+{
+    struct bench *b = ud;
+    if (r->rc && b->st_failed++ == 0)
+        die_msg("copy status write failed", r->err->msg);
+}
+
+/* Devhub: the bench plays the worker's Job controller for copy i (the devhubs run no
+ * pods): its pod starts (active 1, ready 1) or it completes (succeeded 1, Complete). */
+static void copy_status(struct bench *b, int i, bool finish)
+{
+    char name[32], now[40];
+    snprintf(name, sizeof name, "bench-%d", i);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    clock_rfc3339(now, sizeof now, &ts, 0);
+    json_t *st =
+        finish
+            ? json_pack("{s:i, s:i, s:i, s:s, s:[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}]}",
+                        "active", 0, "ready", 0, "succeeded", 1, "completionTime", now,
+                        "conditions", "type", "SuccessCriteriaMet", "status", "True", "reason",
+                        "CompletionsReached", "lastTransitionTime", now, "type", "Complete",
+                        "status", "True", "reason", "CompletionsReached", "lastTransitionTime", now)
+            : json_pack("{s:s, s:i, s:i}", "startTime", now, "active", 1, "ready", 1);
+    json_t *body = json_pack("{s:o}", "status", st);
+    char *path = kube_path("batch", "v1", "jobs", "default", name, "status");
+    struct kube_request req = {
+        .method = "PATCH", .path = path, .body = body, .content_type = KUBE_CT_MERGE_PATCH};
+    struct err e = {0};
+    if (kube_client_do(b->cl[b->where[i]], &req, status_done, b, NULL, &e) < 0 &&
+        b->st_failed++ == 0)
+        die_msg("copy status write not submitted", e.msg);
+    free(path);
+    json_decref(body);
+}
+
 static int on_copy(struct bench *b, int c, const struct watch_event *ev)
 {
-    if (ev->type != WATCH_ADDED)
+    if (ev->type != WATCH_ADDED && ev->type != WATCH_MODIFIED)
         return 0;
     int i = job_index(
         b, json_string_value(json_object_get(json_object_get(ev->object, "metadata"), "name")));
     if (i < 0)
+        return 0;
+    stret_copy(b->st, i, ev->object, clock_mono_s());
+    if (ev->type != WATCH_ADDED)
         return 0;
     if (b->placed_t[i] != 0) {
         b->duplicates++;
@@ -648,6 +723,9 @@ static int on_copy(struct bench *b, int c, const struct watch_event *ev)
     b->placed_t[i] = clock_mono_s();
     b->where[i] = c;
     b->per_cluster[c]++;
+    b->order[b->n_order++] = i;
+    if (b->st && !b->real)
+        copy_status(b, i, false);
     if (!b->sample)
         b->sample = json_deep_copy(ev->object);
     if (++b->placed == b->limit)
@@ -657,19 +735,31 @@ static int on_copy(struct bench *b, int c, const struct watch_event *ev)
 
 static int on_copy1(void *ud, const struct watch_event *ev)
 {
-    return on_copy(ud, 1, ev);
+    return on_copy(((struct wslot *)ud)->b, 1, ev);
 }
 
 static int on_copy2(void *ud, const struct watch_event *ev)
 {
-    return on_copy(ud, 2, ev);
+    return on_copy(((struct wslot *)ud)->b, 2, ev);
 }
 
 static void on_close(void *ud, int rc, const struct err *e)
 {
-    struct bench *b = ud;
+    struct wslot *ws = ud;
+    struct bench *b = ws->b;
     if (rc == -ECANCELED)
-        return; /* kube_client_free */
+        return;                /* kube_client_free */
+    if (ws->restarts++ < 10) { /* again from the last event seen (valid until we return) */
+        struct kube_watch_opts o = {.path = ws->path,
+                                    .resource_version = kube_watch_last_rv(b->w[ws->slot]),
+                                    .timeout_seconds = 3600};
+        if (o.resource_version && !*o.resource_version)
+            o.resource_version = NULL;
+        struct err e2 = {0};
+        if (kube_watch_start(b->cl[ws->c], &o, ws->cb, on_close, ws, &b->w[ws->slot], &e2) == 0)
+            return;
+        b->w[ws->slot] = NULL;
+    }
     die_msg("watch closed", e->msg);
     b->failed = true;
     ev_break(b->loop, EVBREAK_ONE);
@@ -702,7 +792,7 @@ static void job_created(void *ud, const struct kube_result *r)
         ev_break(b->loop, EVBREAK_ONE);
 }
 
-static json_t *hub_job(int i);
+static json_t *hub_job(const struct bench *b, int i);
 
 /* What the raw phase writes, WINDOW at a time (the baseline rates of one run). */
 enum raw_kind {
@@ -758,7 +848,7 @@ static void create_next(struct bench *b)
         if (b->in_raw) {
             rc = raw_submit(b, i, &e);
         } else {
-            json_t *obj = hub_job(i);
+            json_t *obj = hub_job(b, i);
             rc = kube_client_post(b->cl[0], b->jobs_path, obj, job_created, b, NULL, &e);
             json_decref(obj);
         }
@@ -771,19 +861,20 @@ static void create_next(struct bench *b)
     }
 }
 
-static json_t *hub_job(int i)
+static json_t *hub_job(const struct bench *b, int i)
 {
-    char name[32];
+    char name[32], dur[32];
     snprintf(name, sizeof name, "bench-%d", i);
+    snprintf(dur, sizeof dur, "%ds", b->job_s);
     return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:i, s:i, s:b, s:{s:{s:s, "
                      "s:[{s:s, s:s, s:[s], s:{s:{s:s, s:s}}}]}}}}",
                      "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace",
                      "default", "labels", "kueue.x-k8s.io/queue-name", "user-queue-ks", "spec",
                      "parallelism", 1, "completions", 1, "suspend", 1, "template", "spec",
                      "restartPolicy", "Never", "containers", "name", "c", "image", "busybox",
-                     "args", "600s",
-                     /* on the real stack (kwok): runs through the bench */ "resources", "requests",
-                     "cpu", "100m", "memory", "1Mi");
+                     "args", dur,
+                     /* on the real stack kwok ends the pods after that (--job-seconds) */
+                     "resources", "requests", "cpu", "100m", "memory", "1Mi");
 }
 
 /* Start a watch on `c` from the collection's current resourceVersion. */
@@ -801,7 +892,8 @@ static int watch_from_now(struct bench *b, int c, int slot, const char *group, c
             .timeout_seconds = 3600,
         };
         struct err e = {0};
-        rc = kube_watch_start(b->cl[c], &o, cb, on_close, b, &b->w[slot], &e);
+        b->ws[slot] = (struct wslot){.b = b, .c = c, .slot = slot, .path = xstrdup(path), .cb = cb};
+        rc = kube_watch_start(b->cl[c], &o, cb, on_close, &b->ws[slot], &b->w[slot], &e);
         if (rc)
             snprintf(b->errmsg, sizeof b->errmsg, "%s", e.msg);
     }
@@ -933,6 +1025,44 @@ static int run_reserved_first(struct bench *b)
     return rc ? rc : b->placed < b->n ? -ETIMEDOUT : 0;
 }
 
+static void fin_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct bench *b = w->data;
+    if (b->real || b->n_order == 0)
+        return; /* kwok ends the pods */
+    double now = clock_mono_s(), t0 = b->placed_t[b->order[0]];
+    while (b->fin_next < b->n_order &&
+           b->fin_base + (b->placed_t[b->order[b->fin_next]] - t0) <= now)
+        copy_status(b, b->order[b->fin_next++], true);
+}
+
+/* After the dispatch: wait until the hub shows every copy's final status (at most the
+ * jobs' run time + 60 s) and its last counts (5 s more at most). On the devhub the bench finishes
+ * the copies itself, from now, at the pace they appeared (as kwok ends the pods their run time
+ * after they started). */
+static void status_wait(struct bench *b)
+{
+    double span = b->n_order ? b->placed_t[b->order[b->n_order - 1]] - b->placed_t[b->order[0]] : 0;
+    double deadline = clock_mono_s() + (b->real ? b->job_s : span) + 60;
+    ev_timer fin;
+    ev_timer_init(&fin, fin_cb, 0.02, 0.02);
+    fin.data = b;
+    b->fin_base = clock_mono_s();
+    ev_timer_start(b->loop, &fin);
+    while (stret_finals(b->st) < b->n && !b->failed && clock_mono_s() < deadline)
+        ev_run(b->loop, EVRUN_ONCE);
+    /* the last annotations may come after the final statuses (one pass writes both) */
+    double grace = clock_mono_s() + 5;
+    while (stret_unreturned(b->st) > 0 && !b->failed && clock_mono_s() < grace)
+        ev_run(b->loop, EVRUN_ONCE);
+    ev_timer_stop(b->loop, &fin);
+    if (stret_finals(b->st) < b->n)
+        fprintf(stderr, "bench-dispatch: the hub showed %d of %d final statuses in time\n",
+                stret_finals(b->st), b->n);
+}
+
 static int run(struct bench *b)
 {
     int rc;
@@ -1001,6 +1131,8 @@ static int run(struct bench *b)
         cg_control(b, "-i", "off");
     }
     ev_timer_stop(b->loop, &t);
+    if (rc == 0 && b->st)
+        status_wait(b);
     for (int c = 0; c <= NCLUSTERS && !b->failed; c++) {
         kube_watch_stop(b->w[c]);
         b->w[c] = NULL;
@@ -1106,6 +1238,9 @@ static void report(struct bench *b, const struct raw_rates *rr)
     /* the goal's baseline: on the devhub half the raw create rate (a dispatch is 2 writes);
      * on a real server the slowest write a dispatch needs */
     double base = b->real ? rr->slowest : rr->create / 2;
+    struct stret_fig sf = {0};
+    if (b->st)
+        stret_figures(b->st, &sf);
     printf("{\"bench\":\"dispatch\",\"mode\":\"%s\",\"reserved_first\":%s,\"n\":%d,\"placed\":%d,"
            "\"duplicates\":%d,\"cluster1\":%d,"
            "\"cluster2\":%d,\"seconds\":%.3f,\"dispatch_per_s\":%.1f,\"p50_ms\":%.1f,"
@@ -1113,7 +1248,11 @@ static void report(struct bench *b, const struct raw_rates *rr)
            "\"raw_wl_status_per_s\":%.1f,\"raw_job_patch_per_s\":%.1f,\"baseline_per_s\":%.1f,"
            "\"ratio\":%.3f,\"start_to_first_s\":%.3f,"
            "\"reserve_seconds\":%.3f,\"label_p50_ms\":%.1f,\"label_p99_ms\":%.1f,"
-           "\"operator_qps\":%ld}\n",
+           "\"operator_qps\":%ld,\"job_seconds\":%d,\"status_changes\":%d,"
+           "\"status_returned\":%d,\"status_p50_ms\":%.1f,\"status_p99_ms\":%.1f,"
+           "\"status_max_ms\":%.1f,\"progress_p50_ms\":%.1f,\"progress_p99_ms\":%.1f,"
+           "\"finished\":%d,\"final_returned\":%d,\"final_p50_ms\":%.1f,\"final_p99_ms\":%.1f}"
+           "\n",
            b->real ? "real" : "devhub", b->reserved_first ? "true" : "false", b->n, placed,
            b->duplicates, b->per_cluster[1], b->per_cluster[2], secs, rate,
            pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3,
@@ -1121,7 +1260,9 @@ static void report(struct bench *b, const struct raw_rates *rr)
            rr->job_patch, base, base > 0 ? rate / base : 0.0,
            b->reserved_first && first > 0 ? first - b->op_start : 0.0,
            last_reserved > 0 ? last_reserved - b->created_at : 0.0, pct(lab, labelled, 0.5) * 1e3,
-           pct(lab, labelled, 0.99) * 1e3, b->qps);
+           pct(lab, labelled, 0.99) * 1e3, b->qps, b->job_s, sf.changes, sf.returned, sf.all_p50,
+           sf.all_p99, sf.all_max, sf.prog_p50, sf.prog_p99, sf.terminal, sf.finals, sf.fin_p50,
+           sf.fin_p99);
     char qps_s[32];
     if (b->qps)
         snprintf(qps_s, sizeof qps_s, "%ld", b->qps);
@@ -1145,6 +1286,12 @@ static void report(struct bench *b, const struct raw_rates *rr)
            pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3, base,
            b->real ? "slowest raw write of a dispatch" : "half the raw create rate",
            base > 0 ? rate / base : 0.0, qps_s);
+    if (b->st)
+        printf("status return: %d of %d copy changes shown by the hub's remote-status "
+               "annotation, p50 %.0f ms, p99 %.0f ms; %d of %d finished copies shown final by "
+               "the hub job, p50 %.0f ms, p99 %.0f ms; together p50 %.0f ms, p99 %.0f ms\n",
+               sf.returned, sf.changes, sf.prog_p50, sf.prog_p99, sf.finals, sf.terminal,
+               sf.fin_p50, sf.fin_p99, sf.all_p50, sf.all_p99);
     free(lat);
     free(lab);
 }
@@ -1178,8 +1325,9 @@ int main(int argc, char **argv)
             b.op_args[b.n_op_args++] = argv[++i];
             continue;
         }
-        if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout") ||
-                             !strcmp(argv[i], "--v") || !strcmp(argv[i], "--qps"))) {
+        if (i + 1 < argc &&
+            (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout") || !strcmp(argv[i], "--v") ||
+             !strcmp(argv[i], "--qps") || !strcmp(argv[i], "--job-seconds"))) {
             errno = 0;
             v = strtol(argv[i + 1], &end, 10);
         }
@@ -1187,7 +1335,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench-dispatch [--n N (default 1000)] [--timeout SECONDS] "
                             "[--v OPERATOR_LOG_VERBOSITY] [--qps OPERATOR_QPS (burst 2x; default: "
                             "the operator's)] [--keep] [--callgrind] [--reserved-first] "
-                            "[--real STACK_DIR] [--op-arg OPERATOR_ARG]...\n");
+                            "[--real STACK_DIR] [--op-arg OPERATOR_ARG]... [--job-seconds S]\n");
             return 2;
         }
         if (!strcmp(argv[i], "--v"))
@@ -1196,6 +1344,8 @@ int main(int argc, char **argv)
             b.n = (int)v;
         else if (!strcmp(argv[i], "--qps"))
             b.qps = v;
+        else if (!strcmp(argv[i], "--job-seconds"))
+            b.job_s = (int)v;
         else
             b.timeout_s = (double)v;
         i++;
@@ -1203,6 +1353,8 @@ int main(int argc, char **argv)
     if (b.timeout_s == 0)
         b.timeout_s = 60 + b.n / 2.0;
     b.n_base = b.n >= 400 ? 200 : b.n / 2; /* --callgrind's baseline batch */
+    if (b.job_s == 0) /* long enough that kwok's pods end after the last copy is made */
+        b.job_s = b.callgrind ? 3600 : 30 + b.n / 20;
     if (b.callgrind && b.n_base < 1) {
         fprintf(stderr, "bench-dispatch: --callgrind needs --n 2 or more\n");
         return 2;
@@ -1237,6 +1389,8 @@ int main(int argc, char **argv)
     b.labelled_t = xcalloc((size_t)b.n, sizeof(double));
     b.where = xcalloc((size_t)b.n, sizeof(int));
     b.wl_names = xcalloc((size_t)b.n, sizeof(char *));
+    b.order = xcalloc((size_t)b.n, sizeof(int));
+    b.st = b.callgrind ? NULL : stret_new(b.n);
     b.jobs_path = kube_path("batch", "v1", "jobs", "default", NULL, NULL);
 
     int rc = run(&b);
@@ -1266,6 +1420,10 @@ int main(int argc, char **argv)
     free(b.placed_t);
     free(b.labelled_t);
     free(b.where);
+    free(b.order);
+    for (int c = 0; c <= NCLUSTERS; c++)
+        free(b.ws[c].path);
+    stret_free(b.st);
     for (int i = 0; i < b.n; i++)
         free(b.wl_names[i]);
     free(b.wl_names);

@@ -67,6 +67,9 @@ struct wlc {
     struct strmap placed_on;   /* cluster -> struct strmap * of keys placed there */
     struct strmap seen_usable; /* cluster -> DEP_USABLE / DEP_UNUSABLE, as last noticed */
     bool pass_read;            /* the pass in progress read the clusters' capacity */
+    /* Dispatch before status return (defer_note): */
+    struct strmap dispatching; /* key -> DEP_MARK: its job is placed, its copy not made yet */
+    json_t *deferred;          /* key -> ms its check's running message was first deferred */
     bool gc_pending;           /* an orphan check could not be made: sweep at the next tick */
 };
 
@@ -76,7 +79,11 @@ static const char dep_marks[3];
 #define DEP_USABLE   ((void *)&dep_marks[1])
 #define DEP_UNUSABLE ((void *)&dep_marks[2])
 
+/* How long a check's running message may wait behind dispatches at most. */
+#define DEFER_MAX_MS 5000
+
 static int64_t now_ms(const struct wlc *c);
+static void defer_flush(struct wlc *c);
 static void ac_retry_cb(struct ev_loop *loop, ev_timer *t, int revents);
 
 /* What one reconcile pass will have done once its writes succeed (for the metrics). */
@@ -340,6 +347,7 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
             wq_add_after(c->q, key, (double)r->requeue_ms / 1000.0);
     }
     wq_done(c->q, key);
+    defer_flush(c);
     update_depth(c);
 }
 
@@ -1198,6 +1206,59 @@ static bool own_held(struct wlc *c, const struct recon *r)
     return true;
 }
 
+/* Dispatches are under way: a job is placed with no copy yet, or keys wait in the plain
+ * queue (reservations to place, the events of placements written). */
+static bool dispatch_busy(const struct wlc *c)
+{
+    struct wq_stats ws;
+    wq_stats(c->q, &ws);
+    return strmap_len(&c->dispatching) > 0 || ws.depth > ws.urgent;
+}
+
+/* The check's running message of `key` waits while dispatches are under way, for
+ * DEFER_MAX_MS at most (wl_snapshot.defer_running). */
+static bool defer_wanted(const struct wlc *c, const char *key, int64_t now)
+{
+    if (!dispatch_busy(c))
+        return false;
+    json_t *since = json_object_get(c->deferred, key);
+    return !since || now - json_integer_value(since) < DEFER_MAX_MS;
+}
+
+/* Once no dispatch is under way, the deferred keys run (ahead of any new reservation). */
+static void defer_flush(struct wlc *c)
+{
+    if (json_object_size(c->deferred) == 0 || dispatch_busy(c))
+        return;
+    const char *k;
+    json_t *v;
+    json_object_foreach(c->deferred, k, v)
+    {
+        wq_add_urgent(c->q, k);
+    }
+    json_object_clear(c->deferred);
+}
+
+/* Dispatch before status return: a job placed by this pass is being dispatched until a pass
+ * of its key decides anything else (the copy made, evicted...); a pass that deferred the
+ * running message runs again when no job is being dispatched, or after DEFER_MAX_MS. */
+static void defer_note(struct wlc *c, const char *key, const struct wl_actions *a, int64_t now)
+{
+    if (a->outcome.kind == WL_OUT_PLACED)
+        strmap_put(&c->dispatching, key, DEP_MARK);
+    else
+        strmap_del(&c->dispatching, key);
+    if (!a->deferred) {
+        json_object_del(c->deferred, key);
+        return;
+    }
+    c->st.deferrals++;
+    if (json_object_get(c->deferred, key))
+        return;
+    json_object_set_new(c->deferred, key, json_integer(now));
+    wq_add_after(c->q, key, DEFER_MAX_MS / 1000.0);
+}
+
 /* Carries out the decision; false when nothing could be started (the key is
  * to be forgotten), else on_done finishes the key. */
 static bool pass_perform(struct wlc *c, struct recon *r)
@@ -1250,11 +1311,13 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
         compute_placement(c, &r->s, pinned, &r->pr, &r->pmsg, &r->wp);
         r->s.placement = &r->wp;
     }
+    r->s.defer_running = defer_wanted(c, r->key, r->s.now_ms);
     struct err e = {0};
     if (wl_decide(&r->s, &r->acts, &e) < 0) {
         log_warn(c->cfg.lg, "workload reconcile", "workload", r->key, "error", e.msg);
         return false;
     }
+    defer_note(c, r->key, &r->acts, r->s.now_ms);
     return pass_perform(c, r);
 }
 
@@ -1278,6 +1341,8 @@ static void process(struct wq *q, const char *key, void *ud)
         json_object_del(c->relayed, key);
         json_object_del(c->refused, key);
         json_object_del(c->placed_logged, key);
+        json_object_del(c->deferred, key);
+        strmap_del(&c->dispatching, key);
         handled = false;
     } else {
         handled =
@@ -1290,6 +1355,7 @@ static void process(struct wq *q, const char *key, void *ud)
     deps_note(c, dkey, taken && c->pass_read, taken && r.job ? xf_placed_cluster(r.job) : NULL);
     free(dkey);
     recon_release(&r);
+    defer_flush(c);
 }
 
 /* ---- public --------------------------------------------------------------- */
@@ -1359,6 +1425,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->refused = json_object();
     c->placed_logged = json_object();
     c->gc_said = json_object();
+    c->deferred = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
@@ -1397,6 +1464,8 @@ void wlc_free(struct wlc *c)
     strmap_free(&c->placed_key, free);
     strmap_free(&c->placed_on, placed_set_free);
     strmap_free(&c->seen_usable, NULL);
+    strmap_free(&c->dispatching, NULL);
+    json_decref(c->deferred);
     json_decref(c->unusable_since);
     json_decref(c->pending_placed);
     json_decref(c->ac_inflight);
@@ -1426,13 +1495,19 @@ void wlc_on_workload(struct wlc *c, const json_t *wl)
 void wlc_on_job(struct wlc *c, const json_t *obj)
 {
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
+    bool hub = !uid; /* a copy carries its hub job's uid */
     if (!uid)
         uid = jx_uid(obj);
     if (!uid)
         return;
     json_t *keys = store_index_keys(c->cfg.src.workloads, WLC_INDEX_OWNER, uid, NULL);
-    for (size_t i = 0; keys && i < json_array_size(keys); i++)
-        wq_add(c->q, json_string_value(json_array_get(keys, i)));
+    for (size_t i = 0; keys && i < json_array_size(keys); i++) {
+        const char *k = json_string_value(json_array_get(keys, i));
+        if (hub)
+            wq_add_urgent(c->q, k);
+        else
+            wq_add(c->q, k);
+    }
     json_decref(keys);
 }
 

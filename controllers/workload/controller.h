@@ -31,6 +31,16 @@
  * that still sees that object at the resourceVersion the writes started from
  * waits for its event (1 s backstop, 10 s at most) instead of deciding on the
  * replaced view: no repeated writes, no 409s from our own lagging cache.
+ *
+ * Dispatch before status return: dispatches are under way while a Workload whose pass
+ * placed its job has no copy yet (until a later pass of it decides anything else: the copy
+ * made, evicted...) or keys wait in the queue's plain FIFO (reservations to place, copies'
+ * status to return; hub job events are queued ahead, wq_add_urgent). Meanwhile a pass whose only
+ * Workload status write would be the check's "running on cluster c" leaves it
+ * (wl_snapshot.defer_running; the remote-status annotation and the hub job's status still
+ * go at once): the key runs again, ahead, once no dispatch is under way, or after 5 s at
+ * most. The Workload status write is the scarce one on a
+ * real API server: a burst of dispatches spends it on placements first.
  */
 #ifndef KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H
 #define KKS_CONTROLLERS_WORKLOAD_CONTROLLER_H
@@ -135,7 +145,11 @@ void wlc_free(struct wlc *c);
 
 /* Queue a Workload key ("ns/name"). */
 void wlc_enqueue(struct wlc *c, const char *key);
-/* Handlers: queue the Workload(s) concerned by a changed object. */
+/* Handlers: queue the Workload(s) concerned by a changed object. A hub job change
+ * queues them ahead of the others (wq_add_urgent): it moves a dispatch under way on
+ * (the placement written: make the copy), which a burst of new reservations must not
+ * hold back. A copy change (its status to return) is queued in order: ahead, the
+ * status return's job patches went into a burst and slowed it (docs/performance.md). */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
 /* Queue every Workload (after an AdmissionCheck, ResourceFlavor or worker change). */
@@ -203,6 +217,7 @@ struct wlc_stats {
     size_t waiting;         /* Workloads whose last pass read every cluster */
     size_t placed;          /* Workloads known placed on a cluster */
     uint64_t own_holds;     /* passes held until the stores showed the last pass's writes */
+    uint64_t deferrals;     /* passes that left the running message behind dispatches */
 };
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
 

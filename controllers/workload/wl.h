@@ -52,16 +52,16 @@
  *     state 5, so a crash never yields two copies); when present its status
  *     comes back (xf.h (d)): hub job status patch (status subresource)
  *     when the final/mirrored status differs, kueue-ks.io/remote-status
- *     annotation, progress in the check message. One copy at a time: while
- *     a copy on another cluster is still seen, it is deleted and the copy on
- *     c waits (requeue).
- *     Unschedulable on the worker (s->unsched, both transports; with the
- *     direct transport only for the copy on c made for this admission, its
- *     uid matching, none of its pods ready or succeeded): once now - since >=
- * unschedulable_timeout_ms, check Retry naming the worker's reason, Warning Events
- *     REASON_UNSCHEDULABLE_ON_WORKER, the job annotated
- *     kueue-ks.io/excluded-clusters (excl.h) with c until now +
- *     exclusion_ms, the copy deleted, the reservation dropped; Kueue then
+ *     annotation (the counts), and the check message by state only:
+ *     "running on cluster c" while it runs, "finished on cluster c: succeeded|failed"
+ *     (a change of the counts writes no Workload); with defer_running the running
+ *     message waits (deferred) when it would be the Workload write's only change. One copy at a
+ * time: while a copy on another cluster is still seen, it is deleted and the copy on c waits
+ * (requeue). Unschedulable on the worker (s->unsched, both transports; with the direct transport
+ * only for the copy on c made for this admission, its uid matching, none of its pods ready or
+ * succeeded): once now - since >= unschedulable_timeout_ms, check Retry naming the worker's reason,
+ * Warning Events REASON_UNSCHEDULABLE_ON_WORKER, the job annotated kueue-ks.io/excluded-clusters
+ * (excl.h) with c until now + exclusion_ms, the copy deleted, the reservation dropped; Kueue then
  *     requeues the job and placement skips c until then. Before the
  *     timeout: requeue at the deadline.
  *
@@ -173,6 +173,11 @@ struct wl_snapshot {
     bool explain_unknown;
     int64_t now_ms;  /* wall clock, ms since the epoch */
     const char *now; /* RFC 3339, for lastTransitionTime */
+    /* Other jobs are being dispatched (the driver's call): state 6 leaves the check's
+     * "running on cluster c" for a later pass (wl_actions.deferred) when it is the
+     * Workload write's only change, so a burst of placements is not behind the status
+     * writes of jobs already placed (the Workload status write is the scarce one). */
+    bool defer_running;
     struct wl_opts opts;
 };
 
@@ -239,6 +244,9 @@ struct wl_actions {
     struct wl_action *v; /* owned */
     size_t n, cap;
     struct wl_outcome outcome; /* set by wl_decide; NONE for wl_gc_orphans */
+    /* the check's running message was left for a later pass (wl_snapshot.defer_running):
+     * the driver runs the key again once no job is being dispatched */
+    bool deferred;
 };
 
 void wl_actions_init(struct wl_actions *a);

@@ -18,10 +18,12 @@
 
 struct wq_item {
     struct wq_item *hnext; /* hash chain */
-    struct wq_item *qnext; /* FIFO link while queued */
+    struct wq_item *qnext; /* FIFO links while queued */
+    struct wq_item *qprev;
     char *key;
     uint32_t hash;
     bool dirty;
+    bool urgent; /* queued (or to be re-queued by wq_done) in the urgent FIFO */
     bool processing;
     bool queued;
     size_t heap_idx; /* HEAP_NONE when not waiting */
@@ -50,9 +52,10 @@ struct wq {
     size_t nbuckets;
     size_t nitems;
 
-    /* FIFO of queued items */
+    /* FIFOs of queued items: the urgent one is served first; depth counts both */
     struct wq_item *qhead, *qtail;
-    size_t depth;
+    struct wq_item *uhead, *utail;
+    size_t depth, udepth;
 
     /* min-heap on ready_at */
     struct wq_item **heap;
@@ -231,28 +234,47 @@ static void wq_arm_timer(struct wq *q)
 
 static void wq_push_queue(struct wq *q, struct wq_item *it)
 {
+    struct wq_item **head = it->urgent ? &q->uhead : &q->qhead;
+    struct wq_item **tail = it->urgent ? &q->utail : &q->qtail;
     it->queued = true;
     it->qnext = NULL;
-    if (q->qtail)
-        q->qtail->qnext = it;
+    it->qprev = *tail;
+    if (*tail)
+        (*tail)->qnext = it;
     else
-        q->qhead = it;
-    q->qtail = it;
+        *head = it;
+    *tail = it;
     q->depth++;
+    q->udepth += it->urgent;
     wq_kick(q);
+}
+
+/* Take a queued item out of its FIFO. */
+static void wq_unlink(struct wq *q, struct wq_item *it)
+{
+    struct wq_item **head = it->urgent ? &q->uhead : &q->qhead;
+    struct wq_item **tail = it->urgent ? &q->utail : &q->qtail;
+    if (it->qprev)
+        it->qprev->qnext = it->qnext;
+    else
+        *head = it->qnext;
+    if (it->qnext)
+        it->qnext->qprev = it->qprev;
+    else
+        *tail = it->qprev;
+    it->qnext = it->qprev = NULL;
+    it->queued = false;
+    q->depth--;
+    q->udepth -= it->urgent;
 }
 
 static struct wq_item *wq_pop_queue(struct wq *q)
 {
-    struct wq_item *it = q->qhead;
+    struct wq_item *it = q->uhead ? q->uhead : q->qhead;
     if (!it)
         return NULL;
-    q->qhead = it->qnext;
-    if (!q->qhead)
-        q->qtail = NULL;
-    it->qnext = NULL;
-    it->queued = false;
-    q->depth--;
+    wq_unlink(q, it);
+    it->urgent = false;
     return it;
 }
 
@@ -360,6 +382,21 @@ void wq_add(struct wq *q, const char *key)
     wq_add_item(q, item_get(q, key));
 }
 
+void wq_add_urgent(struct wq *q, const char *key)
+{
+    if (q->shutting_down)
+        return;
+    struct wq_item *it = item_get(q, key);
+    if (it->queued && !it->urgent) {
+        wq_unlink(q, it);
+        it->urgent = true;
+        wq_push_queue(q, it);
+        return;
+    }
+    it->urgent = true;
+    wq_add_item(q, it);
+}
+
 void wq_add_after(struct wq *q, const char *key, double delay)
 {
     if (q->shutting_down)
@@ -445,10 +482,12 @@ int wq_done(struct wq *q, const char *key)
         return -ENOENT;
     it->processing = false;
     q->processing--;
-    if (it->dirty && !q->shutting_down)
+    if (it->dirty && !q->shutting_down) {
         wq_push_queue(q, it);
-    else
+    } else {
         it->dirty = false;
+        it->urgent = false;
+    }
     item_maybe_release(q, it);
     wq_kick(q);
     return 0;
@@ -494,6 +533,7 @@ bool wq_shutting_down(const struct wq *q)
 void wq_stats(const struct wq *q, struct wq_stats *out)
 {
     out->depth = q->depth;
+    out->urgent = q->udepth;
     out->waiting = q->heap_len;
     out->processing = q->processing;
     out->adds = q->adds;

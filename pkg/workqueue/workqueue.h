@@ -13,6 +13,8 @@
  *    DefaultControllerRateLimiter;
  *  - delayed adds (a min-heap keyed by ready time; re-adding a waiting key
  *    keeps the earlier time; a delay <= 0 adds at once);
+ *  - urgent adds (wq_add_urgent): served before the plain FIFO (an addition
+ *    to client-go's semantics);
  *  - shutdown: stop handing out keys, drop queued and waiting keys.
  *
  * Driving a controller: the queue calls `process(q, key, ud)` from an ev_idle
@@ -70,6 +72,7 @@ struct wq_opts {
 /* Plain counters (no dependency on a metrics module). */
 struct wq_stats {
     size_t depth;      /* keys queued, ready to be handed out */
+    size_t urgent;     /* of those, queued with wq_add_urgent */
     size_t waiting;    /* keys in the delay heap */
     size_t processing; /* keys handed out and not yet done */
     uint64_t adds;     /* keys that became queued-or-dirty (after de-dup), cumulative */
@@ -83,6 +86,13 @@ void wq_free(struct wq *q);
 
 /* Add a key now (copied). Ignored after shutdown. */
 void wq_add(struct wq *q, const char *key);
+/*
+ * Add a key now, ahead of the keys added with wq_add (first in, first out among
+ * the urgent ones): a queued key moves ahead (still queued once); a key being
+ * processed is re-queued ahead by wq_done. A later wq_add leaves it ahead.
+ * Ignored after shutdown.
+ */
+void wq_add_urgent(struct wq *q, const char *key);
 /*
  * Add a key after `delay` seconds. delay <= 0 adds now. If the key is already
  * waiting, the earlier ready time wins. Ignored after shutdown.

@@ -5,7 +5,10 @@
 # dispatch_per_s / baseline_per_s (half the raw create rate on the devhub); the
 # children are gone afterwards and the work directory removed. Then
 # `--reserved-first --n 30` (the operator stopped while the jobs are reserved,
-# then timed alone) places all 30.
+# then timed alone) places all 30. The status return (issue 12 goal 6): the bench
+# starts and then finishes each of the 50 copies (2 count changes each), and the
+# JSON line times all 100 changes to the hub's annotation and all 50 completions
+# to the hub job's final status.
 # Skipped (exit 77) when the devhub binary or jq is missing.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,15 +26,23 @@ json=$(grep '^{"bench":"dispatch"' <<<"$out")
 [ -n "$json" ] || fail "no JSON line"
 jq -e '[.n,.placed,.duplicates,.cluster1,.cluster2,.seconds,.dispatch_per_s,.p50_ms,.p99_ms,
         .max_ms,.raw_seconds,.raw_creates_per_s,.reserve_seconds,.label_p50_ms,
-        .label_p99_ms,.baseline_per_s,.ratio,.start_to_first_s]|all(type=="number")' <<<"$json" >/dev/null ||
+        .label_p99_ms,.baseline_per_s,.ratio,.start_to_first_s,.job_seconds,.status_changes,
+        .status_returned,.status_p50_ms,.status_p99_ms,.status_max_ms,.progress_p50_ms,
+        .progress_p99_ms,.finished,.final_returned,.final_p50_ms,
+        .final_p99_ms]|all(type=="number")' <<<"$json" >/dev/null ||
   fail "JSON line lacks a field: $json"
 jq -e '.n==50 and .placed==50 and .duplicates==0 and .cluster1+.cluster2==50 and
        .dispatch_per_s>0 and .raw_creates_per_s>0 and .p50_ms<=.p99_ms and .p99_ms<=.max_ms and
        .reserve_seconds>0 and .label_p50_ms<=.label_p99_ms and .mode=="devhub" and
        (.baseline_per_s - .raw_creates_per_s/2 | fabs) < 0.2 and
-       (.ratio - .dispatch_per_s/.baseline_per_s | fabs) < 0.01' \
+       (.ratio - .dispatch_per_s/.baseline_per_s | fabs) < 0.01 and
+       .status_changes==100 and .status_returned==100 and .finished==50 and
+       .final_returned==50 and .status_p50_ms<=.status_p99_ms and
+       .status_p99_ms<=.status_max_ms and .progress_p50_ms<=.progress_p99_ms and
+       .final_p50_ms<=.final_p99_ms' \
   <<<"$json" >/dev/null || fail "unexpected figures: $json"
 grep -q '^dispatch: 50/50 workloads placed' <<<"$out" || fail "no human line"
+grep -q '^status return: 100 of 100 copy changes' <<<"$out" || fail "no status return line"
 grep -q 'logs kept' <<<"$out" && fail "work directory kept after success"
 echo "ok   bench-dispatch --n 50: $(grep '^dispatch:' <<<"$out")"
 

@@ -1410,6 +1410,108 @@ static void test_no_repeat_before_own_events(void **state)
     json_decref(wp);
 }
 
+/* The hub job "other" and its Workload, reserved like the fixture's (not placed yet). */
+#define OTHER_PATH "/apis/batch/v1/namespaces/default/jobs/other"
+#define OTHER_WL_STATUS                                                                            \
+    "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-other-4c5d6/status"
+
+static void put_other(struct fx *f)
+{
+    json_t *wl = J(WL), *job = J(JOB);
+    jx_set_new(wl, "metadata.name", json_string("job-other-4c5d6"), NULL);
+    jx_set_new(wl, "metadata.uid", json_string("other-wl-uid"), NULL);
+    jx_set_new(wl, "metadata.ownerReferences[0].name", json_string("other"), NULL);
+    jx_set_new(wl, "metadata.ownerReferences[0].uid", json_string("other-uid"), NULL);
+    jx_set_new(job, "metadata.name", json_string("other"), NULL);
+    jx_set_new(job, "metadata.uid", json_string("other-uid"), NULL);
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_decref(wl);
+    json_decref(job);
+}
+
+/* The informers deliver a pass's writes: `patch` merged into `key` of `s` at resourceVersion rv. */
+static json_t *deliver(struct store *s, const char *key, const json_t *patch, const char *rv)
+{
+    json_t *o = jx_merge_apply(store_get(s, key), patch);
+    jx_set_new(o, "metadata.resourceVersion", json_string(rv), NULL);
+    store_upsert(s, o, NULL, NULL, NULL);
+    return o;
+}
+
+/* The body of the last hub request, which must be `method path`. */
+static json_t *last_hub_body(struct fx *f, const char *method, const char *path)
+{
+    return req_body(f->hub_srv, fakesrv_nreq(f->hub_srv) - 1, method, path);
+}
+
+/* Dispatch before status return: while another job is placed and its copy not made, a copy
+ * seen running gets its remote-status annotation at once, but its check's "running" message
+ * (a Workload status write) waits; it is written once the other job's copy is made. */
+static void test_running_message_waits_for_dispatches(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp); /* sample placed on c1 ... */
+    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
+    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_job(f->c, job2);
+    run_until(f, 2, 1); /* ... and its copy made */
+    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+
+    /* "other" placed: being dispatched (its events not delivered yet) */
+    put_other(f);
+    fakesrv_push_json(f->hub_srv, "PATCH", OTHER_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", OTHER_WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-other-4c5d6");
+    run_until(f, 4, 1);
+    json_t *ojp = NULL, *owp = NULL;
+    for (size_t i = 2; i < 4; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        *(strcmp(r->path, OTHER_PATH) == 0 ? &ojp : &owp) = J(r->body);
+        fakesrv_req_free(r);
+    }
+    assert_non_null(ojp);
+    assert_non_null(owp);
+
+    /* sample's copy runs: the annotation, no Workload write */
+    json_object_set_new(cp, "status", J("{\"active\":3,\"ready\":3,\"startTime\":\"T1\"}"));
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    uint64_t r0 = reconciles(f);
+    wlc_on_job(f->c, cp);
+    run_passes(f, r0 + 1);
+    tloop_run_for(f->loop, 0.2);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 5);
+    json_t *ap = last_hub_body(f, "PATCH", JOB_PATH);
+    assert_string_equal(
+        jx_annotation(ap, XF_ANN_REMOTE_STATUS),
+        "{\"active\":3,\"cluster\":\"c1\",\"failed\":0,\"ready\":3,\"succeeded\":0}");
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.deferrals, 1);
+    json_t *job3 = deliver(f->jobs, "default/sample", ap, "7");
+
+    /* other's events: its copy is made; then sample's running message is written */
+    json_t *ojob = deliver(f->jobs, "default/other", ojp, "6");
+    json_t *owl = deliver(f->wls, "default/job-other-4c5d6", owp, "11");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_on_job(f->c, ojob);
+    run_until(f, 6, 2);
+    json_t *sp = last_hub_body(f, "PATCH", WL_STATUS);
+    assert_string_equal(jx_str(sp, "status.admissionChecks[0].message", ""),
+                        "running on cluster c1");
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 0);
+    json_t *jsons[] = {jp, wp, job2, wl2, cp, ojp, owp, ap, job3, ojob, owl, sp};
+    for (size_t i = 0; i < sizeof jsons / sizeof jsons[0]; i++)
+        json_decref(jsons[i]);
+}
+
 /* A controller logging to lc (text format). */
 static void log_to(struct fx *f, struct logcap *lc)
 {
@@ -1569,6 +1671,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cluster_delete_drops_conversion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_repeat_before_own_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_running_message_waits_for_dispatches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),
     };

@@ -195,6 +195,11 @@ struct tcase {
     {                                                                                              \
         .reserved = RES_TRUE, .state = (st)                                                        \
     }
+/* placed on c1, the copy seen running there (the check message already says so) */
+#define RUNNING_C1                                                                                 \
+    {                                                                                              \
+        .reserved = RES_TRUE, .state = "Pending", .assigned = true, .msg = "running on cluster c1" \
+    }
 #define RESERVED_ASSIGNED(st)                                                                      \
     {                                                                                              \
         .reserved = RES_TRUE, .state = (st), .assigned = true                                      \
@@ -383,7 +388,8 @@ static const struct tcase cases[] = {
      .job = JOB_PLACED_C1,
      .place = -1,
      .want = {"create-copy c1", "Dispatched"}},
-    {.name = "placed, copy running: remote-status annotation and progress message",
+    {.name =
+         "placed, copy seen: remote-status annotation, the check message says running (no counts)",
      .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
@@ -392,7 +398,26 @@ static const struct tcase cases[] = {
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":"
               "\"{\\\"active\\\":2,\\\"cluster\\\":\\\"c1\\\",\\\"failed\\\":0,\\\"ready\\\":2,"
               "\\\"succeeded\\\":1}\"}}}",
-              "\"message\":\"running on cluster c1: active 2, ready 2, succeeded 1, failed 0\""}},
+              "\"message\":\"running on cluster c1\""}},
+    {.name = "placed, running, the copy's counts change: the annotation only, no Workload write "
+             "(the check message changes with the state, not the progress)",
+     .out = "none",
+     .wl = RUNNING_C1,
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":"
+              "\"{\\\"active\\\":2,\\\"cluster\\\":\\\"c1\\\",\\\"failed\\\":0,\\\"ready\\\":2,"
+              "\\\"succeeded\\\":1}\"}}}"}},
+    {.name = "placed, running, pods not ready yet: the annotation only, no Workload write",
+     .out = "none",
+     .wl = RUNNING_C1,
+     .job = JOB_PLACED_C1,
+     .copy = COPY_PENDING,
+     .place = -1,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":"
+              "\"{\\\"active\\\":3,\\\"cluster\\\":\\\"c1\\\",\\\"failed\\\":0,\\\"ready\\\":0,"
+              "\\\"succeeded\\\":0}\"}}}"}},
     {.name = "placed, copy complete: final hub status",
      .out = "finished c1",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -450,7 +475,7 @@ static const struct tcase cases[] = {
      .place = -1,
      .unsched_ms = 60000,
      .want = {"requeue 240000", "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
-              "running on cluster c1: active 3, ready 0"}},
+              "\"message\":\"running on cluster c1\""}},
     {.name = "unschedulable on c1, timed out: the exclusion is recorded on the hub job first",
      .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -504,7 +529,7 @@ static const struct tcase cases[] = {
      .unsched_ms = 299000,
      .unsched_cause = "not-started",
      .want = {"requeue 1000", "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
-              "running on cluster c1: active 3, ready 0"}},
+              "\"message\":\"running on cluster c1\""}},
     {.name = "pods not started, excluded: Retry naming the kubelet's reason",
      .out = "unschedulable c1",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -541,7 +566,7 @@ static const struct tcase cases[] = {
      .unsched_ms = 900000,
      .unsched_cause = "not-started",
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
-              "running on cluster c1: active 2, ready 2"}},
+              "\"message\":\"running on cluster c1\""}},
     {.name = "placed on an excluded cluster without a report (set by hand): Retry as well",
      .out = "unschedulable c1",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -560,7 +585,7 @@ static const struct tcase cases[] = {
      .place = -1,
      .excl = "c1=1970-01-01T00:16:00Z",
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
-              "running on cluster c1: active 3, ready 0"}},
+              "\"message\":\"running on cluster c1\""}},
     {.name = "report names another copy (uid): not this one, ignored",
      .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -570,7 +595,7 @@ static const struct tcase cases[] = {
      .unsched_ms = 900000,
      .unsched_uid = "an-old-copy",
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
-              "running on cluster c1: active 3, ready 0"}},
+              "\"message\":\"running on cluster c1\""}},
     {.name = "unschedulable past the timeout, but some pods run (waves): not moved",
      .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -579,7 +604,7 @@ static const struct tcase cases[] = {
      .place = -1,
      .unsched_ms = 900000,
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote",
-              "running on cluster c1: active 2, ready 2"}},
+              "\"message\":\"running on cluster c1\""}},
     {.name = "report, but the copy on c1 is not there (yet): nothing decided on it",
      .out = "dispatched c1",
      .wl = RESERVED_ASSIGNED("Pending"),
@@ -1046,6 +1071,100 @@ static void test_status_write_forms(void **state)
     json_decref(job);
 }
 
+/* defer_running (the driver: other jobs are being dispatched): the copy's counts go to the
+ * annotation at once, the check's "running" message waits (deferred) when it is the Workload
+ * write's only change; written when ClusterAssigned must be written anyway, never deferred
+ * for a finished copy, nothing deferred once the message says running. */
+static void test_defer_running(void **state)
+{
+    (void)state;
+    struct wl_fx fx = {.reserved = RES_TRUE,
+                       .state = "Pending",
+                       .assigned = true,
+                       .msg = "placed on cluster c1: most free"};
+    json_t *wl = make_wl(&fx);
+    json_t *job = make_job(JOB_PLACED_C1);
+    json_t *run = make_copy(job, COPY_STATUS_RUNNING);
+    struct wl_copy cp = {.cluster = "c1", .obj = run};
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .copies = &cp,
+                            .n_copies = 1,
+                            .placed = {.reachable = true, .usable = true},
+                            .now = NOW,
+                            .defer_running = true,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    assert_string_equal(d, "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/"
+                           "remote-status\":\"{\\\"active\\\":2,\\\"cluster\\\":\\\"c1\\\","
+                           "\\\"failed\\\":0,\\\"ready\\\":2,\\\"succeeded\\\":1}\"}}}\n");
+    assert_true(a.deferred);
+    free(d);
+    wl_actions_free(&a);
+
+    /* not deferred: the same without defer_running */
+    s.defer_running = false;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    assert_non_null(strstr(d, "\"message\":\"running on cluster c1\""));
+    assert_false(a.deferred);
+    free(d);
+    wl_actions_free(&a);
+
+    /* ClusterAssigned to write anyway: the running message goes in the same write */
+    json_decref(wl);
+    fx.assigned = false;
+    wl = make_wl(&fx);
+    s.workload = wl;
+    s.defer_running = true;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    assert_non_null(strstr(d, "\"message\":\"running on cluster c1\""));
+    assert_non_null(strstr(d, "\"reason\":\"ClusterAssigned\""));
+    assert_false(a.deferred);
+    free(d);
+    wl_actions_free(&a);
+
+    /* a finished copy: the final message is never deferred */
+    json_decref(wl);
+    fx.assigned = true;
+    wl = make_wl(&fx);
+    s.workload = wl;
+    json_t *done = make_copy(job, COPY_STATUS_COMPLETE);
+    cp.obj = done;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    d = wl_actions_describe(&a);
+    assert_non_null(strstr(d, "\"message\":\"finished on cluster c1: succeeded\""));
+    assert_false(a.deferred);
+    free(d);
+    wl_actions_free(&a);
+
+    /* the message already says running: nothing to write, nothing deferred */
+    json_decref(wl);
+    fx.msg = "running on cluster c1";
+    wl = make_wl(&fx);
+    s.workload = wl;
+    cp.obj = run;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.v[0].type, WL_ACT_PATCH_JOB);
+    assert_false(a.deferred);
+    wl_actions_free(&a);
+    json_decref(wl);
+    json_decref(job);
+    json_decref(run);
+    json_decref(done);
+}
+
 static void test_create_copy_object(void **state)
 {
     (void)state;
@@ -1340,6 +1459,7 @@ int main(void)
         cmocka_unit_test(test_unreserved_fresh_no_event),
         cmocka_unit_test(test_kueue_reason),
         cmocka_unit_test(test_status_write_forms),
+        cmocka_unit_test(test_defer_running),
         cmocka_unit_test(test_create_copy_object),
         cmocka_unit_test(test_podset_labels),
         cmocka_unit_test(test_gc_orphans),

@@ -81,6 +81,54 @@ static void test_dirty_while_processing(void **state)
     wq_free(q);
 }
 
+/* wq_add_urgent: ahead of the keys added with wq_add (first in, first out among urgent ones);
+ * a queued key moves ahead without being queued twice; one being processed is re-queued
+ * ahead when done; a later plain add leaves an urgent key where it is. */
+static void test_urgent_first(void **state)
+{
+    (void)state;
+    struct wq_opts o = {0};
+    struct wq *q = wq_new(&o);
+    wq_add(q, "a");
+    wq_add(q, "b");
+    wq_add(q, "c");
+    wq_add_urgent(q, "x");
+    wq_add_urgent(q, "c"); /* queued: moves ahead */
+    wq_add(q, "c");        /* stays ahead */
+    wq_add_urgent(q, "x"); /* already ahead: once */
+    struct wq_stats st;
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 4);
+    assert_int_equal(st.urgent, 2);
+    assert_string_equal(wq_get(q), "x");
+    assert_string_equal(wq_get(q), "c");
+    assert_string_equal(wq_get(q), "a");
+    /* "a" is processing: added urgent, it comes back ahead of "b" when done */
+    wq_add_urgent(q, "a");
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 1);
+    assert_int_equal(st.urgent, 0);
+    assert_int_equal(wq_done(q, "a"), 0);
+    assert_string_equal(wq_get(q), "a");
+    assert_string_equal(wq_get(q), "b");
+    assert_null(wq_get(q));
+    /* done without a new add: nothing re-queued, and a plain add later goes last */
+    assert_int_equal(wq_done(q, "x"), 0);
+    assert_int_equal(wq_done(q, "c"), 0);
+    assert_int_equal(wq_done(q, "a"), 0);
+    assert_int_equal(wq_done(q, "b"), 0);
+    wq_add(q, "b");
+    wq_add(q, "a");
+    assert_string_equal(wq_get(q), "b");
+    assert_string_equal(wq_get(q), "a");
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 0);
+    wq_add_urgent(q, "z");
+    wq_shutdown(q);
+    assert_null(wq_get(q));
+    wq_free(q);
+}
+
 static void test_backoff_sequence(void **state)
 {
     (void)state;
@@ -385,6 +433,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dedup),
         cmocka_unit_test(test_dirty_while_processing),
+        cmocka_unit_test(test_urgent_first),
         cmocka_unit_test(test_backoff_sequence),
         cmocka_unit_test(test_bucket_limit),
         cmocka_unit_test(test_add_after_order),
