@@ -31,6 +31,10 @@ jq -e '.n==50 and .placed==50 and .duplicates==0 and .cluster1+.cluster2==50 and
        (.baseline_per_s - .raw_creates_per_s/2 | fabs) < 0.2 and
        (.ratio - .dispatch_per_s/.baseline_per_s | fabs) < 0.01' \
   <<<"$json" >/dev/null || fail "unexpected figures: $json"
+cpu=$(grep '^{"bench":"dispatch-cpu"' <<<"$out")
+jq -e '.placed==50 and .op_cpu_s>0 and .op_cpu_ms_per_dispatch>0 and .raw_cpu_ms_per_create>=0 and
+       (.raw_cpu_ms_per_create==0 or (.op_cpu_ratio - .op_cpu_ms_per_dispatch/.raw_cpu_ms_per_create | fabs) < 0.01)' \
+  <<<"$cpu" >/dev/null || fail "no or bad dispatch-cpu line: $cpu"
 grep -q '^dispatch: 50/50 workloads placed' <<<"$out" || fail "no human line"
 grep -q 'logs kept' <<<"$out" && fail "work directory kept after success"
 echo "ok   bench-dispatch --n 50: $(grep '^dispatch:' <<<"$out")"
