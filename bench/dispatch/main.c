@@ -123,6 +123,9 @@ struct bench {
     pid_t op_pid;       /* the operator (0 = not running) */
     double op_cpu_s;    /* CPU seconds of operator instances stopped before the timed one */
     double op_start;    /* --reserved-first: when the timed operator was started */
+    double op_cpu0;     /* operator CPU seconds when the first job was created */
+    double op_cpu_win;  /* operator CPU seconds from the first job created to the last placed */
+    double raw_cpu_s;   /* CPU seconds of cluster1's devhub during the raw create phase */
     char **wl_names;    /* the Workload of hub job i (from the watch) */
     int reserved;       /* workloads seen QuotaReserved */
     bool wait_reserved; /* --reserved-first: the loop breaks when all N are reserved */
@@ -1113,6 +1116,7 @@ static int run(struct bench *b)
     /* N hub jobs; --callgrind: the first n_base alone (the baseline), then the rest, each
      * phase's operator instructions dumped by callgrind_control */
     b->created_at = clock_mono_s();
+    b->op_cpu0 = child_cpu_s(b->op_pid);
     ev_timer t;
     ev_timer_init(&t, on_timeout, b->timeout_s, 0);
     t.data = b;
@@ -1130,6 +1134,8 @@ static int run(struct bench *b)
         cg_control(b, "-d", NULL); /* op.callgrind.2: the rest */
         cg_control(b, "-i", "off");
     }
+    /* --reserved-first: the timed operator is a new process, all of its CPU counts */
+    b->op_cpu_win = child_cpu_s(b->op_pid) - (b->reserved_first ? 0 : b->op_cpu0);
     ev_timer_stop(b->loop, &t);
     if (rc == 0 && b->st)
         status_wait(b);
@@ -1187,7 +1193,9 @@ static int raw_all(struct bench *b, struct raw_rates *rr)
 {
     if (b->real)
         stop_operator(b); /* the raw writes alone on the servers */
+    double raw_cpu0 = b->real ? 0 : child_cpu_s(b->pids[1]);
     int rc = raw_phase(b, &rr->create_s);
+    b->raw_cpu_s = b->real ? 0 : child_cpu_s(b->pids[1]) - raw_cpu0;
     rr->create = rr->create_s > 0 ? b->n / rr->create_s : 0;
     rr->slowest = rr->create;
     for (int k = RAW_WL_STATUS; rc == 0 && b->real && k <= RAW_JOB_PATCH; k++) {
@@ -1199,6 +1207,22 @@ static int raw_all(struct bench *b, struct raw_rates *rr)
             rr->slowest = rate;
     }
     return rc;
+}
+
+/* Operator CPU per dispatch over the dispatch window (first hub job created to the
+ * last copy placed, from /proc), and its baseline from the same run: the CPU one
+ * raw create costs the worker devhub (devhub only). op_cpu_ratio = the first over
+ * the second: how many raw creates' worth of server CPU a dispatch costs the
+ * operator. Under --callgrind the CPU is valgrind's: read instructions instead. */
+static void report_cpu(const struct bench *b)
+{
+    double op_ms = b->placed > 0 ? b->op_cpu_win * 1e3 / b->placed : 0;
+    double raw_ms = b->raw_cpu_s > 0 ? b->raw_cpu_s * 1e3 / b->n : 0;
+    printf("{\"bench\":\"dispatch-cpu\",\"n\":%d,\"placed\":%d,\"op_cpu_s\":%.3f,"
+           "\"op_cpu_ms_per_dispatch\":%.3f,\"raw_cpu_ms_per_create\":%.3f,"
+           "\"op_cpu_ratio\":%.2f,\"callgrind\":%s}\n",
+           b->n, b->placed, b->op_cpu_win, op_ms, raw_ms, raw_ms > 0 ? op_ms / raw_ms : 0.0,
+           b->callgrind ? "true" : "false");
 }
 
 static void report(struct bench *b, const struct raw_rates *rr)
@@ -1398,8 +1422,10 @@ int main(int argc, char **argv)
     if (rc == 0)
         rc = raw_all(&b, &rr);
 
-    if (b.placed > 0)
+    if (b.placed > 0) {
         report(&b, &rr);
+        report_cpu(&b);
+    }
     if (b.timed_out)
         fprintf(stderr, "bench-dispatch: timed out after %.0f s with %d of %d placed\n",
                 b.timeout_s, b.placed, b.n);

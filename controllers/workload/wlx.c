@@ -146,11 +146,19 @@ static void refused_event(struct call *c, const struct kube_result *r)
                 r->err && r->err->msg[0] ? r->err->msg : "no message");
 }
 
+/* The writes whose 2xx answer is read (note_changed): the hub Workload and job
+ * patches. The others' bodies (a copy created, deleted, ...) are not parsed. */
+static bool answer_read(enum wl_act_type type)
+{
+    return type == WL_ACT_PATCH_WL_STATUS || type == WL_ACT_PATCH_JOB ||
+           type == WL_ACT_PATCH_JOB_STATUS;
+}
+
 /* A hub write succeeded: did it change the object (a new resourceVersion)? */
 static void note_changed(struct batch *b, enum wl_act_type type, const json_t *body)
 {
     bool wl = type == WL_ACT_PATCH_WL_STATUS;
-    if (!wl && type != WL_ACT_PATCH_JOB && type != WL_ACT_PATCH_JOB_STATUS)
+    if (!answer_read(type))
         return;
     const char *rv = jx_resource_version(body);
     const char *read = wl ? b->wl_rv : b->job_rv;
@@ -218,7 +226,9 @@ static void submit_call(struct batch *b, struct kube_client *cl, const struct ku
     struct err e = {0};
     b->pending++;
     b->res.calls++;
-    int rc = kube_client_do(cl, req, on_done, c, NULL, &e);
+    struct kube_request r = *req;
+    r.body_unused = !answer_read(type);
+    int rc = kube_client_do(cl, &r, on_done, c, NULL, &e);
     if (rc < 0) {
         batch_fail(b, rc, &e, "submit failed");
         call_free(c);

@@ -46,6 +46,48 @@ static json_t *injected_record(const json_t *job)
     return rec;
 }
 
+/* Set annotation `key` to `val` unless it has that value already; true when it changed. */
+static bool set_annotation_if(json_t *job, const char *key, const char *val)
+{
+    const char *cur = jx_annotation(job, key);
+    if (cur && strcmp(cur, val) == 0)
+        return false;
+    return jx_set_annotation(job, key, val) == 0;
+}
+
+/* Merge the wanted node labels of one pod template into its nodeSelector (a key
+ * the template has wins), recording what was added in `rec`; true when any was. */
+static bool inject_template(const struct kind_tmpl *t, const json_t *want, json_t *rec)
+{
+    bool changed = false;
+    json_t *ns = jx_obj(t->tmpl, "spec.nodeSelector");
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)want, key, val)
+    {
+        if (!json_is_string(val))
+            continue;
+        if (!ns) {
+            ns = json_object();
+            if (jx_setv_new(t->tmpl, ns, "spec", "nodeSelector") < 0)
+                break; /* the template's spec is not an object (ns was released) */
+        }
+        if (json_object_get(ns, key))
+            continue; /* the user's key (or one we already injected) wins */
+        json_object_set(ns, key, val);
+        changed = true;
+        json_t *r = json_object_get(rec, t->path);
+        if (!json_is_object(r)) {
+            r = json_object();
+            json_object_set_new(rec, t->path, r);
+        }
+        json_object_set(r, key, val);
+    }
+    return changed;
+}
+
+/* Changes are tracked as they are made (no before/after serialisation of the
+ * whole job: that was most of a placement's cost). */
 int xf_place(const struct kind_def *k, json_t *job, const char *cluster,
              const json_t *podset_labels, const char *placed_for, struct err *e)
 {
@@ -55,10 +97,10 @@ int xf_place(const struct kind_def *k, json_t *job, const char *cluster,
     if (cur && strcmp(cur, cluster) != 0)
         return err_set(e, -EEXIST, "job %s is labelled %s=%s, not %s", jx_name(job),
                        XF_LABEL_CLUSTER, cur, cluster);
-    char *before = jx_dumps(job);
+    bool changed = false;
     if (!cur) {
-        jx_set_label(job, XF_LABEL_CLUSTER, cluster);
-        jx_set_annotation(job, XF_ANN_PLACED_BY, XF_PLACED_BY_VALUE);
+        changed = jx_set_label(job, XF_LABEL_CLUSTER, cluster) == 0;
+        changed |= set_annotation_if(job, XF_ANN_PLACED_BY, XF_PLACED_BY_VALUE);
     }
     json_t *rec = injected_record(job);
     struct kind_tmpl *t = NULL;
@@ -66,44 +108,19 @@ int xf_place(const struct kind_def *k, json_t *job, const char *cluster,
     kind_templates(k, job, &t, &nt);
     for (size_t i = 0; i < nt; i++) {
         json_t *want = json_object_get(podset_labels, t[i].podset);
-        if (!json_is_object(want) || json_object_size(want) == 0)
-            continue;
-        json_t *ns = jx_obj(t[i].tmpl, "spec.nodeSelector");
-        const char *key;
-        json_t *val;
-        json_object_foreach(want, key, val)
-        {
-            if (!json_is_string(val))
-                continue;
-            if (!ns) {
-                ns = json_object();
-                jx_setv_new(t[i].tmpl, ns, "spec", "nodeSelector");
-            }
-            if (json_object_get(ns, key))
-                continue; /* the user's key (or one we already injected) wins */
-            json_object_set(ns, key, val);
-            json_t *r = json_object_get(rec, t[i].path);
-            if (!json_is_object(r)) {
-                r = json_object();
-                json_object_set_new(rec, t[i].path, r);
-            }
-            json_object_set(r, key, val);
-        }
+        if (json_is_object(want) && json_object_size(want) > 0)
+            changed |= inject_template(&t[i], want, rec);
     }
     kind_tmpls_free(t, nt);
     if (json_object_size(rec) > 0) {
         char *s = jx_dumps(rec);
-        jx_set_annotation(job, XF_ANN_INJECTED, s);
+        changed |= set_annotation_if(job, XF_ANN_INJECTED, s);
         free(s);
     }
     json_decref(rec);
     if (placed_for)
-        jx_set_annotation(job, XF_ANN_PLACED_FOR, placed_for);
-    char *after = jx_dumps(job);
-    int changed = strcmp(before, after) != 0;
-    free(before);
-    free(after);
-    return changed;
+        changed |= set_annotation_if(job, XF_ANN_PLACED_FOR, placed_for);
+    return changed ? 1 : 0;
 }
 
 int xf_unplace(const struct kind_def *k, json_t *job)

@@ -55,6 +55,7 @@ struct kube_call {
     double timeout_s;
     int max_retries;
     kube_data_cb on_data;
+    bool body_unused; /* kube_request.body_unused: a 2xx body is not parsed */
     kube_done_cb done;
     void *ud;
 
@@ -802,7 +803,7 @@ static void finish_attempt(struct kube_call *call, CURLcode res)
     }
     if (status >= 200 && status < 300) {
         json_t *j = NULL;
-        if (!call->on_data && call->resp.len > 0) {
+        if (!call->on_data && !call->body_unused && call->resp.len > 0) {
             json_error_t je;
             j = json_loadb(call->resp.data, call->resp.len, 0, &je);
             if (!j) {
@@ -1297,6 +1298,7 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
     call->max_retries =
         req->max_retries ? (req->max_retries < 0 ? 0 : req->max_retries) : c->max_retries;
     call->on_data = req->on_data;
+    call->body_unused = req->body_unused;
     call->done = done;
     call->ud = ud;
     call->retry_after = -1;

@@ -198,6 +198,9 @@ struct kube_request {
     int max_retries;          /* 0: client default; < 0: never */
     kube_data_cb on_data;     /* non-NULL makes this a stream (no body cap, no JSON parse,
                                  TCP keep-alive on, no timeout) */
+    bool body_unused;         /* the caller never reads a 2xx body: it is not parsed
+                                 (r->body NULL, r->raw still set; a 2xx body that is not
+                                 JSON is no error). Error bodies are parsed as always. */
 };
 
 /*

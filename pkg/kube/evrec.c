@@ -281,7 +281,10 @@ static void pump(struct evrec *r)
         r->inflight = w;
         if (w->kind == W_CREATE) {
             char *path = kube_path("", "v1", "events", w->ns, NULL, NULL);
-            rc = kube_client_post(r->client, path, w->event, on_written, r, &r->call, &e);
+            /* the written Event is not read back: its body is not parsed */
+            struct kube_request req = {
+                .method = "POST", .path = path, .body = w->event, .body_unused = true};
+            rc = kube_client_do(r->client, &req, on_written, r, &r->call, &e);
             free(path);
         } else {
             char *path = kube_path("", "v1", "events", w->ns, w->name, NULL);
@@ -289,8 +292,12 @@ static void pump(struct evrec *r)
                 json_pack("{s:O, s:O, s:O}", "count", json_object_get(w->event, "count"),
                           "lastTimestamp", json_object_get(w->event, "lastTimestamp"), "message",
                           json_object_get(w->event, "message"));
-            rc = kube_client_patch(r->client, path, KUBE_CT_MERGE_PATCH, patch, on_written, r,
-                                   &r->call, &e);
+            struct kube_request req = {.method = "PATCH",
+                                       .path = path,
+                                       .body = patch,
+                                       .content_type = KUBE_CT_MERGE_PATCH,
+                                       .body_unused = true};
+            rc = kube_client_do(r->client, &req, on_written, r, &r->call, &e);
             json_decref(patch);
             free(path);
         }

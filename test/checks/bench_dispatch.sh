@@ -41,6 +41,10 @@ jq -e '.n==50 and .placed==50 and .duplicates==0 and .cluster1+.cluster2==50 and
        .status_p99_ms<=.status_max_ms and .progress_p50_ms<=.progress_p99_ms and
        .final_p50_ms<=.final_p99_ms' \
   <<<"$json" >/dev/null || fail "unexpected figures: $json"
+cpu=$(grep '^{"bench":"dispatch-cpu"' <<<"$out")
+jq -e '.placed==50 and .op_cpu_s>0 and .op_cpu_ms_per_dispatch>0 and .raw_cpu_ms_per_create>=0 and
+       (.raw_cpu_ms_per_create==0 or (.op_cpu_ratio - .op_cpu_ms_per_dispatch/.raw_cpu_ms_per_create | fabs) < 0.01)' \
+  <<<"$cpu" >/dev/null || fail "no or bad dispatch-cpu line: $cpu"
 grep -q '^dispatch: 50/50 workloads placed' <<<"$out" || fail "no human line"
 grep -q '^status return: 100 of 100 copy changes' <<<"$out" || fail "no status return line"
 grep -q 'logs kept' <<<"$out" && fail "work directory kept after success"

@@ -712,6 +712,36 @@ static void test_body_cap_and_bad_json(void **state)
     fx_free(f);
 }
 
+/* body_unused: a 2xx body is not parsed (no tree, and not-JSON is no error); an
+ * error's Status body still is (reason and message). */
+static void test_body_unused(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    fakesrv_push_json(f->srv, "POST", "/api/v1/namespaces/a/events", NULL, 201,
+                      "{\"kind\":\"Event\",\"metadata\":{\"name\":\"e\"}}");
+    fakesrv_push_json(f->srv, "POST", "/api/v1/namespaces/a/events", NULL, 201, "<html>");
+    fakesrv_push_status(f->srv, "POST", "/api/v1/namespaces/a/events", 404, "NotFound",
+                        "namespaces \"a\" not found");
+    json_t *body = json_pack("{s:s}", "kind", "Event");
+    struct kube_request r = {
+        .method = "POST", .path = "/api/v1/namespaces/a/events", .body = body, .body_unused = true};
+    struct err e;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(kube_client_do(f->c, &r, done_cb, f, NULL, &e), 0);
+        fx_run(f, i + 1, 10);
+    }
+    json_decref(body);
+    assert_int_equal(f->got[0].rc, 0);
+    assert_int_equal(f->got[0].status, 201);
+    assert_null(f->got[0].body);
+    assert_int_equal(f->got[1].rc, 0);
+    assert_null(f->got[1].body);
+    assert_int_equal(f->got[2].rc, -ENOENT);
+    assert_string_equal(f->got[2].reason, "NotFound");
+    assert_non_null(f->got[2].body);
+    fx_free(f);
+}
+
 /* ---- auth -------------------------------------------------------------------- */
 
 static void write_file(const char *path, const char *s)
@@ -1236,6 +1266,7 @@ int main(void)
         cmocka_unit_test(test_query_encoding),
         cmocka_unit_test(test_connection_reuse),
         cmocka_unit_test(test_body_cap_and_bad_json),
+        cmocka_unit_test(test_body_unused),
         cmocka_unit_test(test_401_refreshes_token),
         cmocka_unit_test(test_token_file_size_and_recheck),
         cmocka_unit_test(test_exec_plugin_does_not_block_the_loop),

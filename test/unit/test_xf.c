@@ -125,6 +125,53 @@ static void test_undo_keeps_user_changes(void **state)
     json_decref(labels);
 }
 
+/* xf_place tracks its changes (no whole-job before/after dump): its answer is exactly
+ * "the job differs", checked here against a dump of each case. */
+static int place_checked(json_t *job, const char *cluster, const json_t *labels, const char *tok)
+{
+    const struct kind_def *k = kind_lookup("batch/v1", "Job");
+    char *before = jx_dumps(job);
+    int rc = xf_place(k, job, cluster, labels, tok, NULL);
+    char *after = jx_dumps(job);
+    assert_int_equal(rc, strcmp(before, after) != 0);
+    free(before);
+    free(after);
+    return rc;
+}
+
+static void test_place_change_is_exact(void **state)
+{
+    (void)state;
+    json_t *labels = J("{\"main\":{\"a\":\"1\",\"b\":\"2\",\"n\":5}}");
+    json_t *job = J("{\"metadata\":{\"name\":\"j\"},\"spec\":{\"template\":{\"spec\":{}}}}");
+    assert_int_equal(place_checked(job, "c1", labels, "t1"), 1);
+    assert_int_equal(place_checked(job, "c1", labels, "t1"), 0);
+    assert_int_equal(place_checked(job, "c1", labels, "t2"), 1); /* a new admission */
+    assert_int_equal(place_checked(job, "c1", NULL, NULL), 0);
+    json_t *more = J("{\"main\":{\"c\":\"3\"}}");
+    assert_int_equal(place_checked(job, "c1", more, "t2"), 1); /* one more key, recorded */
+    assert_string_equal(jx_annotation(job, XF_ANN_INJECTED),
+                        "{\"spec.template\":{\"a\":\"1\",\"b\":\"2\",\"c\":\"3\"}}");
+    json_decref(more);
+    json_decref(job);
+
+    /* the user's keys win: nothing injected, only the label and annotations */
+    job = J("{\"metadata\":{\"name\":\"j\"},\"spec\":{\"template\":{\"spec\":{"
+            "\"nodeSelector\":{\"a\":\"x\",\"b\":\"y\"}}}}}");
+    assert_int_equal(place_checked(job, "c1", labels, "t"), 1);
+    assert_null(jx_annotation(job, XF_ANN_INJECTED));
+    assert_int_equal(place_checked(job, "c1", labels, "t"), 0);
+    json_decref(job);
+
+    /* a template whose spec is not an object: nothing injected, no crash */
+    job = J("{\"metadata\":{\"name\":\"j\"},\"spec\":{\"template\":{\"spec\":\"odd\"}}}");
+    assert_int_equal(place_checked(job, "c1", labels, "t"), 1);
+    assert_json(jx_get(job, "spec.template"), "{\"spec\":\"odd\"}");
+    assert_int_equal(place_checked(job, "c1", labels, "t"), 0);
+    json_decref(job);
+    json_decref(labels);
+}
+
 static void test_pinned_label_stays(void **state)
 {
     (void)state;
@@ -359,6 +406,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_place_undo_roundtrip_job),
         cmocka_unit_test(test_undo_keeps_user_changes),
+        cmocka_unit_test(test_place_change_is_exact),
         cmocka_unit_test(test_pinned_label_stays),
         cmocka_unit_test(test_place_pytorch_every_template),
         cmocka_unit_test(test_downsync_job),
