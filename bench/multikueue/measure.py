@@ -9,14 +9,27 @@ creates, or the Job MultiKueue creates on the worker whose Kueue reserved first.
 dispatchers keep the name. Prints one JSON line
 
   {"n":..,"placed":..,"duplicates":..,"cluster1":..,"cluster2":..,"seconds":..,"per_s":..,
-   "p50_ms":..,"p99_ms":..,"max_ms":..,"create_seconds":..,"reserve_seconds":..}
+   "p50_ms":..,"p99_ms":..,"max_ms":..,"create_seconds":..,"reserve_seconds":..,"reserved":..,
+   "reserve_per_s":..}
 
-seconds: from the first reservation seen to the last worker Job (the dispatch window);
+seconds: from the first reservation seen to the last worker Job (the dispatch window, both
+reserving and dispatching);
 per_s = placed / seconds; p50/p99/max: from a job's reservation to its worker Job;
-create_seconds: the N creates; reserve_seconds: from the first create to the last reservation.
+create_seconds: the N creates; reserve_seconds: from the first create to the last reservation;
+reserve_per_s: reservations per second between the first and the last (the hub Kueue's pace,
+which bounds both dispatchers when it is the slower step).
 Exit 0 when all N were placed before --timeout, 1 otherwise.
 
+--release CMD (reserved first, like bench-dispatch --real): the dispatcher is held while the N
+jobs are created and reserved (none may reach a worker); then the shell command CMD releases it
+(bench/multikueue/run.sh restarts the hub Kueue with MultiKueue's own dispatcher) and the
+dispatch is timed alone: seconds from the first workload MultiKueue nominates workers for (its
+first hub write; the release when none is seen) to the last worker Job, latencies from each
+job's nomination to its worker Job, release_to_first_s from the release to the first
+nomination.
+
 usage: measure.py --hub KC --worker KC --worker KC --queue LOCALQUEUE [--n N] [--timeout S]
+                  [--release CMD]
 """
 import argparse
 import base64
@@ -25,6 +38,7 @@ import http.client
 import json
 import os
 import ssl
+import subprocess
 import sys
 import tempfile
 import threading
@@ -113,9 +127,18 @@ class State:
         self.lock = threading.Lock()
         self.reserved = {}  # job name -> monotonic time of QuotaReserved
         self.placed = {}  # job name -> (monotonic time, cluster index)
+        self.nominated = {}  # job name -> monotonic time MultiKueue nominated its workers
+        self.released = False
         self.dups = 0
         self.done = threading.Event()
         self.error = None
+
+
+def owner_job(wl):
+    for o in wl["metadata"].get("ownerReferences") or []:
+        if o.get("kind") == "Job":
+            return o.get("name")
+    return None
 
 
 def reserved_job(wl):
@@ -123,10 +146,16 @@ def reserved_job(wl):
     conds = (wl.get("status") or {}).get("conditions") or []
     if not any(c.get("type") == "QuotaReserved" and c.get("status") == "True" for c in conds):
         return None
-    for o in wl["metadata"].get("ownerReferences") or []:
-        if o.get("kind") == "Job":
-            return o.get("name")
-    return None
+    return owner_job(wl)
+
+
+def nominated_job(wl):
+    """The Job name of a Workload MultiKueue has nominated workers for (its first hub write of
+    a dispatch), else None."""
+    status = wl.get("status") or {}
+    if not status.get("nominatedClusterNames") and not status.get("clusterName"):
+        return None
+    return owner_job(wl)
 
 
 def watch(cluster, path, on_event, st):
@@ -159,6 +188,7 @@ def main():
     ap.add_argument("--queue", required=True)
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--timeout", type=float, default=0)
+    ap.add_argument("--release", default="")
     a = ap.parse_args()
     timeout = a.timeout or 120 + 2 * a.n
     tmp = tempfile.mkdtemp(prefix="bench-mk-")
@@ -166,13 +196,22 @@ def main():
     workers = [Cluster(w, tmp) for w in a.worker]
     st = State(a.n)
     st.ready = threading.Semaphore(0)
+    st.all_reserved = threading.Event()
     names = {"bench-%d" % i for i in range(a.n)}
 
     def on_workload(typ, wl):
-        job = reserved_job(wl) if typ in ("ADDED", "MODIFIED") else None
-        if job in names:
-            with st.lock:
-                st.reserved.setdefault(job, time.monotonic())
+        if typ not in ("ADDED", "MODIFIED"):
+            return
+        now = time.monotonic()
+        job = reserved_job(wl)
+        nom = nominated_job(wl)
+        with st.lock:
+            if job in names:
+                st.reserved.setdefault(job, now)
+                if len(st.reserved) == st.n:
+                    st.all_reserved.set()
+            if nom in names and st.released:
+                st.nominated.setdefault(nom, now)
 
     def on_copy(ci):
         def cb(typ, job):
@@ -211,16 +250,38 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(WINDOW) as ex:
         list(ex.map(create, range(a.n)))
     t_created = time.monotonic()
-    st.done.wait(max(1.0, timeout - (t_created - t0)))
+    t_release = None
+    if a.release:
+        # reserved first: every dispatch held until all N hold quota, then released and timed
+        st.all_reserved.wait(max(1.0, timeout - (t_created - t0)))
+        if not st.all_reserved.is_set() or st.placed:
+            st.error = st.error or "%d of %d reserved, %d placed before the release" % (
+                len(st.reserved), a.n, len(st.placed))
+            st.done.set()
+        else:
+            with st.lock:
+                st.released = True
+            t_release = time.monotonic()
+            rc = subprocess.call(a.release, shell=True, stdout=sys.stderr)
+            if rc:
+                st.error = "release command exited %d" % rc
+                st.done.set()
+    st.done.wait(max(1.0, timeout - (time.monotonic() - t0)))
     st.done.set()
     with st.lock:
         reserved, placed, dups = dict(st.reserved), dict(st.placed), st.dups
-    lat = sorted(
-        (placed[k][0] - reserved[k]) * 1000 for k in placed if k in reserved
-    ) or [0.0]
+        nominated = dict(st.nominated)
+    # the dispatch of a job starts at its reservation, or with --release at MultiKueue's
+    # nomination (its first write), else at the release
+    starts = dict(reserved)
+    if t_release is not None:
+        starts = {k: nominated.get(k, t_release) for k in reserved}
+    lat = sorted((placed[k][0] - starts[k]) * 1000 for k in placed if k in starts) or [0.0]
     first_res = min(reserved.values()) if reserved else t0
-    last_place = max((v[0] for v in placed.values()), default=first_res)
-    secs = max(last_place - first_res, 1e-3)
+    first = min(starts.values()) if starts else t0
+    last_place = max((v[0] for v in placed.values()), default=first)
+    secs = max(last_place - first, 1e-3)
+    res_span = max(reserved.values(), default=first_res) - first_res
 
     def pct(p):
         return lat[min(len(lat) - 1, int(p * len(lat)))]
@@ -239,6 +300,8 @@ def main():
         "create_seconds": round(t_created - t0, 3),
         "reserve_seconds": round(max(reserved.values(), default=t0) - t0, 3),
         "reserved": len(reserved),
+        "reserve_per_s": round(len(reserved) / max(res_span, 1e-3), 1),
+        "release_to_first_s": round(first - t_release, 3) if t_release is not None else None,
     }
     print(json.dumps(out))
     if st.error:

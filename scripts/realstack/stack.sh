@@ -15,6 +15,7 @@
 #   stack.sh run     the same, the operator in the foreground; Ctrl-C stops everything
 #   stack.sh down    stop what up started (make real-down)
 #   stack.sh nodes NAME   (internal) print the node manifests of worker NAME
+#   stack.sh kueue-restart CLUSTER [DISPATCHER]   (bench/multikueue) restart that Kueue
 #
 # REAL_DIR (default .real) moves the state directory; REAL_NO_OPERATOR=1 starts everything
 # but the operator (tests that start their own).
@@ -27,6 +28,8 @@
 # flavor and queues on each worker. Every Kueue runs at its defaults (client QPS 20, burst 30;
 # MultiKueue's worker clients at client-go's 5/10). A worker Kueue suspends new Jobs that name
 # a queue (its webhook), so kueue-ks dispatch is measured on a stack without it.
+# REAL_MK_DISPATCHER=NAME sets the hub Kueue's multiKueue.dispatcherName (a name no controller
+# implements holds every dispatch: MultiKueue waits for nominated clusters).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -255,6 +258,14 @@ integrations:
 featureGates:
   VisibilityOnDemand: false
 CFG
+  if [ "$c" = hub ] && [ -n "${REAL_MK_DISPATCHER:-}" ]; then
+    printf 'multiKueue:\n  dispatcherName: %s\n' "$REAL_MK_DISPATCHER" >>"$d/config.yaml"
+  fi
+  spawn_kueue "$c"
+}
+
+spawn_kueue() { # cluster: the Kueue manager of $REAL/<cluster>/kueue/config.yaml
+  local c=$1 d=$REAL/$1/kueue
   # Without internal cert management Kueue reads its metrics certificate from the fixed path
   # /etc/kueue/metrics/certs. The manager runs in a private mount namespace whose /etc is an
   # overlay holding that directory, so nothing is written to the machine's /etc.
@@ -500,6 +511,27 @@ run)
 down)
   stop_all
   log "stopped"
+  ;;
+kueue-restart)
+  # kueue-restart CLUSTER [DISPATCHER]: stop that cluster's Kueue and start it again (the bench
+  # of bench/multikueue: reservations first under a dispatcher no one implements, then
+  # MultiKueue's own); DISPATCHER, if given, replaces multiKueue.dispatcherName in its config.
+  c=${1:?usage: stack.sh kueue-restart CLUSTER [DISPATCHER]}
+  d=$REAL/$c/kueue
+  [ -s "$REAL/$c-kueue.pid" ] || die "no Kueue running on $c"
+  pid=$(cat "$REAL/$c-kueue.pid")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  sed -i "/^$pid\$/d" "$(pids_file)"
+  mv "$REAL/$c-kueue.log" "$REAL/$c-kueue.0.log"
+  if [ -n "${2:-}" ]; then
+    sed -i '/^multiKueue:/,$d' "$d/config.yaml"
+    printf 'multiKueue:\n  dispatcherName: %s\n' "$2" >>"$d/config.yaml"
+  fi
+  spawn_kueue "$c"
+  hp=$(sed -n 's/^  healthProbeBindAddress: //p' "$d/config.yaml")
+  wait_http "http://$hp/readyz" 60 "$c's Kueue (see $REAL/$c-kueue.log)"
   ;;
 nodes)
   nodes "$1"
