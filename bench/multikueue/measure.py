@@ -18,7 +18,8 @@ per_s = placed / seconds; p50/p99/max: from a job's reservation to its worker Jo
 create_seconds: the N creates; reserve_seconds: from the first create to the last reservation;
 reserve_per_s: reservations per second between the first and the last (the hub Kueue's pace,
 which bounds both dispatchers when it is the slower step).
-Exit 0 when all N were placed before --timeout, 1 otherwise.
+Exit 0 when all N were placed before --timeout (default 120 + 4 N seconds from the first
+create), 1 otherwise.
 
 --release CMD (reserved first, like bench-dispatch --real): the dispatcher is held while the N
 jobs are created and reserved (none may reach a worker); then the shell command CMD releases it
@@ -190,7 +191,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=0)
     ap.add_argument("--release", default="")
     a = ap.parse_args()
-    timeout = a.timeout or 120 + 2 * a.n
+    timeout = a.timeout or 120 + 4 * a.n
     tmp = tempfile.mkdtemp(prefix="bench-mk-")
     hub = Cluster(a.hub, tmp)
     workers = [Cluster(w, tmp) for w in a.worker]

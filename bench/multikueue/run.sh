@@ -114,6 +114,7 @@ measure() { # stack-dir queue [release-command] -> JSON line
 
 # One phase's JSON line, normalised to per_s, p50_ms, p99_ms.
 run_phase() { # name stack-dir
+  local rc=0
   case "$1" in
   kueue-ks)
     if [ $E2E = 1 ]; then
@@ -121,8 +122,11 @@ run_phase() { # name stack-dir
       wait_ks_quota "$2"
       measure "$2" user-queue-ks
     else
-      bin/bench-dispatch --real "$2" --n "$N" 2>"$WORK/bench-dispatch.err" |
-        jq -c 'select(.bench=="dispatch") | . + {per_s: .dispatch_per_s}'
+      # its JSON line among a CPU line and a human one; exit 1 unless all N were placed
+      bin/bench-dispatch --real "$2" --n "$N" >"$WORK/bench-dispatch.out" \
+        2>"$WORK/bench-dispatch.err" || rc=$?
+      grep '^{"bench":"dispatch"' "$WORK/bench-dispatch.out" | jq -c '. + {per_s: .dispatch_per_s}'
+      return $rc
     fi
     ;;
   multikueue)
