@@ -237,7 +237,15 @@ start_kueue() { # cluster webhook-port health-port
   python3 scripts/realstack/kueue_manifests.py "$mod" "https://127.0.0.1:$wp" \
     "$REAL/pki/ca.crt" "$d/manifests.yaml"
   k "$c" apply --server-side --force-conflicts -f "$d/manifests.yaml" >/dev/null
-  k "$c" wait --for condition=established --timeout 30s crd --all >/dev/null
+  # kubectl wait fails at once on a CRD the server has not given conditions yet ("accessor
+  # error: <nil>"), which a quick start hits: retry that.
+  local i
+  for i in $(seq 1 50); do
+    k "$c" wait --for condition=established --timeout 30s crd --all >/dev/null 2>"$d/wait.err" &&
+      break
+    [ "$i" -lt 50 ] || die "$c: Kueue's CRDs not established: $(cat "$d/wait.err")"
+    sleep 0.2
+  done
   cat >"$d/config.yaml" <<CFG
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
