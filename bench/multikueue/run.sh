@@ -148,6 +148,9 @@ phase() { # name env... : a fresh stack, one measurement
     echo "bench-multikueue: $name stack did not start:" >&2
     tail -5 "$WORK/$name-up.log" >&2
     KEEP=1
+    REAL_DIR=$current scripts/realstack/stack.sh down >/dev/null 2>&1 || true
+    current=""
+    echo '{"failed":true}' >"$WORK/$name.json"
     return 1
   }
   out=$(run_phase "$name" "$current") || rc=$?
