@@ -75,7 +75,8 @@ CMDS := $(notdir $(shell find cmd -mindepth 1 -maxdepth 1 -type d 2>/dev/null | 
 TEST_SRCS := $(sort $(wildcard test/unit/test_*.c))
 SUPPORT_SRCS := $(sort $(wildcard test/support/*.c))
 FUZZ_SRCS := $(sort $(wildcard test/fuzz/fuzz_*.c))
-BENCHES := $(notdir $(shell find bench -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort))
+# every bench/<name>/ with C sources (bench/multikueue is a script: make real-bench-multikueue)
+BENCHES := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard bench/*/*.c)))))
 
 obj = $(patsubst %.c,$(OBJDIR)/%.o,$(1))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
