@@ -5,6 +5,7 @@
 #                   under ASan+UBSan, fuzz smoke, checks, e2e on the devhub, the real-stack tier
 #   make run        build and start the operator (see README); REAL=1: on the real stack
 #   make real-up / real-down   the real stack (real Kubernetes, Kueue, kwok) in the background
+#   make real-bench-multikueue [N=200]   kueue-ks vs Kueue's MultiKueue dispatch, real stack
 #   make bench      build and run the benchmarks
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS (default 30)
 #   make valgrind   unit tests under valgrind (-O0 build)
@@ -74,7 +75,8 @@ CMDS := $(notdir $(shell find cmd -mindepth 1 -maxdepth 1 -type d 2>/dev/null | 
 TEST_SRCS := $(sort $(wildcard test/unit/test_*.c))
 SUPPORT_SRCS := $(sort $(wildcard test/support/*.c))
 FUZZ_SRCS := $(sort $(wildcard test/fuzz/fuzz_*.c))
-BENCHES := $(notdir $(shell find bench -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort))
+# every bench/<name>/ with C sources (bench/multikueue is a script: make real-bench-multikueue)
+BENCHES := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard bench/*/*.c)))))
 
 obj = $(patsubst %.c,$(OBJDIR)/%.o,$(1))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
@@ -89,7 +91,7 @@ BENCH_BINS := $(addprefix $(BINDIR)/bench-,$(BENCHES))
 
 .PHONY: all bins test unit-bins unit e2e checks run dev-up dev-down bench fuzz fuzz-bins fuzz-smoke \
         valgrind fmt fmt-check lint clean help manifests-check test-k3d real-build real-up \
-        real-down real-test
+        real-down real-test real-bench-multikueue
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -222,6 +224,10 @@ real-up: bins real-build
 real-down:
 	$(Q)scripts/realstack/stack.sh down
 
+# kueue-ks against Kueue's own MultiKueue, two fresh real stacks, N jobs each (docs/performance.md).
+real-bench-multikueue: bins
+	$(Q)bench/multikueue/run.sh --n $(or $(N),200)
+
 # The test/e2e/real_*.sh scenarios (also the last step of make test); T=name filters.
 real-test: bins
 	$(Q)scripts/realstack/tier.sh $(T)
@@ -254,7 +260,7 @@ clean:
 	rm -rf build bin
 
 help:
-	@sed -n '1,15p' Makefile
+	@sed -n '1,16p' Makefile
 
 -include $(LIB_OBJS:.o=.d) $(DEVHUB_OBJS:.o=.d) $(SUPPORT_OBJS:.o=.d) $(TEST_SRCS:test/unit/%.c=$(OBJDIR)/test/unit/%.d) \
          $(FUZZ_SRCS:test/fuzz/%.c=$(OBJDIR)/test/fuzz/%.d) \

@@ -15,9 +15,21 @@
 #   stack.sh run     the same, the operator in the foreground; Ctrl-C stops everything
 #   stack.sh down    stop what up started (make real-down)
 #   stack.sh nodes NAME   (internal) print the node manifests of worker NAME
+#   stack.sh kueue-restart CLUSTER [DISPATCHER]   (bench/multikueue) restart that Kueue
 #
 # REAL_DIR (default .real) moves the state directory; REAL_NO_OPERATOR=1 starts everything
 # but the operator (tests that start their own).
+#
+# REAL_WORKER_KUEUE=1 also runs Kueue's own MultiKueue (bench/multikueue): the same Kueue
+# binary on each worker (its own webhook and health ports; ports.env CLUSTER<i>_KUEUE_*), and
+# the MultiKueue objects of setup_multikueue on the hub (kubeconfig Secrets in kueue-system,
+# MultiKueueCluster cluster1/cluster2, MultiKueueConfig, AdmissionCheck mk-admc with controller
+# kueue.x-k8s.io/multikueue, ClusterQueue mk-cq, LocalQueue default/mk-lq) and the matching
+# flavor and queues on each worker. Every Kueue runs at its defaults (client QPS 20, burst 30;
+# MultiKueue's worker clients at client-go's 5/10). A worker Kueue suspends new Jobs that name
+# a queue (its webhook), so kueue-ks dispatch is measured on a stack without it.
+# REAL_MK_DISPATCHER=NAME sets the hub Kueue's multiKueue.dispatcherName (a name no controller
+# implements holds every dispatch: MultiKueue waits for nominated clusters).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -215,8 +227,8 @@ go_bin() {
   if command -v go >/dev/null 2>&1; then go "$@"; else /usr/local/go/bin/go "$@"; fi
 }
 
-start_kueue() { # webhook-port health-port
-  local wp=$1 hp=$2 d=$REAL/hub/kueue mod
+start_kueue() { # cluster webhook-port health-port
+  local c=$1 wp=$2 hp=$3 d=$REAL/$1/kueue mod
   mkdir -p "$d/certs" "$d/etc/kueue/metrics/certs"
   cp "$REAL/pki/serving.crt" "$d/certs/tls.crt"
   cp "$REAL/pki/serving.key" "$d/certs/tls.key"
@@ -224,8 +236,16 @@ start_kueue() { # webhook-port health-port
   mod=$(kueue_module_dir) || die "cannot find sigs.k8s.io/kueue in the module cache (run scripts/realstack/build.sh)"
   python3 scripts/realstack/kueue_manifests.py "$mod" "https://127.0.0.1:$wp" \
     "$REAL/pki/ca.crt" "$d/manifests.yaml"
-  k hub apply --server-side --force-conflicts -f "$d/manifests.yaml" >/dev/null
-  k hub wait --for condition=established --timeout 30s crd --all >/dev/null
+  k "$c" apply --server-side --force-conflicts -f "$d/manifests.yaml" >/dev/null
+  # kubectl wait fails at once on a CRD the server has not given conditions yet ("accessor
+  # error: <nil>"), which a quick start hits: retry that.
+  local i
+  for i in $(seq 1 50); do
+    k "$c" wait --for condition=established --timeout 30s crd --all >/dev/null 2>"$d/wait.err" &&
+      break
+    [ "$i" -lt 50 ] || die "$c: Kueue's CRDs not established: $(cat "$d/wait.err")"
+    sleep 0.2
+  done
   cat >"$d/config.yaml" <<CFG
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -246,6 +266,14 @@ integrations:
 featureGates:
   VisibilityOnDemand: false
 CFG
+  if [ "$c" = hub ] && [ -n "${REAL_MK_DISPATCHER:-}" ]; then
+    printf 'multiKueue:\n  dispatcherName: %s\n' "$REAL_MK_DISPATCHER" >>"$d/config.yaml"
+  fi
+  spawn_kueue "$c"
+}
+
+spawn_kueue() { # cluster: the Kueue manager of $REAL/<cluster>/kueue/config.yaml
+  local c=$1 d=$REAL/$1/kueue
   # Without internal cert management Kueue reads its metrics certificate from the fixed path
   # /etc/kueue/metrics/certs. The manager runs in a private mount namespace whose /etc is an
   # overlay holding that directory, so nothing is written to the machine's /etc.
@@ -253,7 +281,7 @@ CFG
   [ "$(id -u)" -eq 0 ] || ns=(unshare --user --map-root-user --mount --propagation private)
   mkdir -p "$d/ov"
   # shellcheck disable=SC2016 # expanded by the inner shell
-  KUBECONFIG=$REAL/hub.kubeconfig spawn hub-kueue "${ns[@]}" -- bash -c '
+  KUBECONFIG=$REAL/$c.kubeconfig spawn "$c-kueue" "${ns[@]}" -- bash -c '
     set -e
     ov=$1; shift
     mount -t tmpfs kks-real-kueue "$ov"
@@ -262,6 +290,92 @@ CFG
     mount -t overlay overlay -o "lowerdir=/etc,upperdir=$ov/upper,workdir=$ov/work" /etc
     exec "$@"' kueue-ns "$d/ov" "$ROOT/$BIN/kueue" --config "$d/config.yaml" \
     --zap-log-level=2
+}
+
+worker_kueue() { [ "${REAL_WORKER_KUEUE:-0}" = 1 ]; }
+
+# The queues MultiKueue dispatches through: one flavor without node labels and a ClusterQueue
+# with room for every bench job, the same names on the hub and on each worker.
+mk_queues() { # admission-check-yaml
+  cat <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: mk-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: mk-cq}
+spec:
+  namespaceSelector: {}
+$1
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: mk-flavor
+      resources:
+      - {name: cpu, nominalQuota: "1000"}
+      - {name: memory, nominalQuota: 4000Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: mk-lq, namespace: default}
+spec: {clusterQueue: mk-cq}
+YAML
+}
+
+# Kueue's MultiKueue on the hub, dispatching to cluster1 and cluster2 (REAL_WORKER_KUEUE=1).
+setup_multikueue() {
+  local c i ok
+  k hub create namespace kueue-system --dry-run=client -o yaml | k hub apply -f - >/dev/null
+  for c in cluster1 cluster2; do
+    k hub -n kueue-system create secret generic "$c-kubeconfig" \
+      --from-file=kubeconfig="$REAL/$c.kubeconfig" --dry-run=client -o yaml | k hub apply -f - >/dev/null
+    # the worker's webhooks answer once its Kueue is ready; retry like examples/setup above
+    ok=0
+    for i in $(seq 1 100); do
+      if mk_queues "" | k "$c" apply -f - >/dev/null 2>"$REAL/mk-setup.err"; then
+        ok=1
+        break
+      fi
+      sleep 0.3
+    done
+    [ $ok = 1 ] || die "$c: MultiKueue worker queues not accepted: $(cat "$REAL/mk-setup.err")"
+  done
+  {
+    for c in cluster1 cluster2; do
+      cat <<YAML
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: $c}
+spec:
+  clusterSource:
+    kubeConfig: {locationType: Secret, location: $c-kubeconfig}
+YAML
+    done
+    cat <<YAML
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: mk-config}
+spec: {clusters: [cluster1, cluster2]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: mk-admc}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: mk-config}
+---
+YAML
+    mk_queues "  admissionChecksStrategy:
+    admissionChecks:
+    - name: mk-admc"
+  } | k hub apply -f - >/dev/null || die "MultiKueue objects not accepted on the hub"
+  k hub wait --for condition=Active --timeout 60s multikueuecluster --all >/dev/null ||
+    die "MultiKueueClusters not Active: $(k hub get multikueuecluster -o yaml | grep -A3 message); see $REAL/hub-kueue.log"
+  k hub wait --for condition=Active --timeout 60s admissioncheck mk-admc >/dev/null ||
+    die "AdmissionCheck mk-admc not Active; see $REAL/hub-kueue.log"
 }
 
 wait_http() { # url timeout-seconds what
@@ -284,8 +398,8 @@ start_env() {
   t0=$(date +%s)
   pki
   # hub, cluster1, cluster2: etcd client, etcd peer, apiserver; then Kueue webhook and health,
-  # operator metrics and health.
-  read -r -a ports <<<"$(free_ports 13)"
+  # operator metrics and health; then the workers' Kueue webhook and health (REAL_WORKER_KUEUE).
+  read -r -a ports <<<"$(free_ports 17)"
   local names=(hub cluster1 cluster2) i
   for i in 0 1 2; do
     kubeconfig "${names[$i]}" "${ports[$((i * 3 + 2))]}"
@@ -300,15 +414,23 @@ KUEUE_WEBHOOK=${ports[9]}
 KUEUE_HEALTH=${ports[10]}
 OPERATOR_METRICS=127.0.0.1:${ports[11]}
 OPERATOR_HEALTH=127.0.0.1:${ports[12]}
+CLUSTER1_KUEUE_WEBHOOK=${ports[13]}
+CLUSTER1_KUEUE_HEALTH=${ports[14]}
+CLUSTER2_KUEUE_WEBHOOK=${ports[15]}
+CLUSTER2_KUEUE_HEALTH=${ports[16]}
 ENV
   for c in "${names[@]}"; do wait_ready "$c" 60; done
   log "apiservers ready after $(($(date +%s) - t0)) s"
   for c in "${names[@]}"; do start_controllers "$c"; done
-  start_kueue "${ports[9]}" "${ports[10]}"
+  start_kueue hub "${ports[9]}" "${ports[10]}"
   for c in cluster1 cluster2; do
     k "$c" apply --server-side -f config/crd/ >/dev/null
     start_worker_sim "$c"
   done
+  if worker_kueue; then
+    start_kueue cluster1 "${ports[13]}" "${ports[14]}"
+    start_kueue cluster2 "${ports[15]}" "${ports[16]}"
+  fi
   k hub apply --server-side -f config/crd/ >/dev/null
   wait_http "http://127.0.0.1:${ports[10]}/readyz" 60 "Kueue (see $REAL/hub-kueue.log)"
   # The ClusterQueue defaulting webhook must answer before examples/setup goes in.
@@ -322,6 +444,12 @@ ENV
   done
   [ $ok = 1 ] || die "examples/setup/ not accepted: $(cat "$REAL/setup.err")"
   log "applied examples/setup/ after $(($(date +%s) - t0)) s"
+  if worker_kueue; then
+    wait_http "http://127.0.0.1:${ports[14]}/readyz" 60 "cluster1's Kueue (see $REAL/cluster1-kueue.log)"
+    wait_http "http://127.0.0.1:${ports[16]}/readyz" 60 "cluster2's Kueue (see $REAL/cluster2-kueue.log)"
+    setup_multikueue
+    log "MultiKueue active after $(($(date +%s) - t0)) s"
+  fi
   for c in cluster1 cluster2; do
     k "$c" wait --for condition=Ready --timeout 30s node --all >/dev/null ||
       die "$c nodes not Ready; see $REAL/$c-kwok.log"
@@ -391,6 +519,27 @@ run)
 down)
   stop_all
   log "stopped"
+  ;;
+kueue-restart)
+  # kueue-restart CLUSTER [DISPATCHER]: stop that cluster's Kueue and start it again (the bench
+  # of bench/multikueue: reservations first under a dispatcher no one implements, then
+  # MultiKueue's own); DISPATCHER, if given, replaces multiKueue.dispatcherName in its config.
+  c=${1:?usage: stack.sh kueue-restart CLUSTER [DISPATCHER]}
+  d=$REAL/$c/kueue
+  [ -s "$REAL/$c-kueue.pid" ] || die "no Kueue running on $c"
+  pid=$(cat "$REAL/$c-kueue.pid")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  sed -i "/^$pid\$/d" "$(pids_file)"
+  mv "$REAL/$c-kueue.log" "$REAL/$c-kueue.0.log"
+  if [ -n "${2:-}" ]; then
+    sed -i '/^multiKueue:/,$d' "$d/config.yaml"
+    printf 'multiKueue:\n  dispatcherName: %s\n' "$2" >>"$d/config.yaml"
+  fi
+  spawn_kueue "$c"
+  hp=$(sed -n 's/^  healthProbeBindAddress: //p' "$d/config.yaml")
+  wait_http "http://$hp/readyz" 60 "$c's Kueue (see $REAL/$c-kueue.log)"
   ;;
 nodes)
   nodes "$1"
