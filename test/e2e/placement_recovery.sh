@@ -105,22 +105,36 @@ on_cluster1() { [ "$(copies job-u)" = "1 0" ]; }
 on_c1_only() { [ "$(copies "$1")" = "1 0" ]; }
 wait_until 30 "job-u copy on cluster1" on_cluster1
 k cluster2 label nodes --all recovery=yes >/dev/null || die "cannot label cluster2's nodes"
+# copies_moving JOB: "c1 c2" as copies() prints, but cluster2 (where this script's jobs move
+# to) sampled before cluster1: "1 1" is then a real overlap (a copy on cluster2 while the
+# one on cluster1 still existed). Sampled the other way, a move between the two kubectl
+# calls reads as "1 1" (seen under a load of 25: "job-n had copies on both workers").
+copies_moving() {
+  local a b
+  b=$(k cluster2 get jobs -n default -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
+  a=$(k cluster1 get jobs -n default -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
+  echo "$a $b"
+}
 # poll both workers from here on: never a copy on each at once
 MAX_BOTH=0
 poll() { # one sample; records two copies at once
   local c
-  c=$(copies job-u)
+  c=$(copies_moving job-u)
   [ "$c" = "1 1" ] && MAX_BOTH=1
   echo "$c"
 }
 wait_until 20 "an Unschedulable pod of job-u on cluster1" jq_ok cluster1 \
   '[.items[]|select(.metadata.labels["job-name"]=="job-u" or .metadata.labels["batch.kubernetes.io/job-name"]=="job-u")|.status.conditions[]?|select(.type=="PodScheduled" and .status=="False" and .reason=="Unschedulable")]|length>=1' \
   pods -n default
-wait_until 20 "ClusterMetrics cluster1 reports job-u unschedulable" jq_ok hub \
-  '[.status.unschedulableJobs[]?|select(.namespace=="default" and .name=="job-u" and .reason=="Unschedulable" and (.message|test("node affinity")))]|length==1' \
-  clustermetrics cluster1
+# since: read in the same sample as the report (read after it, the job may have moved
+# already on a loaded machine and the report be gone)
+u_reported() {
+  since=$(k hub get clustermetrics cluster1 -o json | jq -r '[.status.unschedulableJobs[]?|select(.namespace=="default" and .name=="job-u" and .reason=="Unschedulable" and (.message|test("node affinity")))]|if length==1 then .[0].since // "" else "" end')
+  [ -n "$since" ]
+}
+since=
+wait_until 20 "ClusterMetrics cluster1 reports job-u unschedulable" u_reported
 poll >/dev/null
-since=$(k hub get clustermetrics cluster1 -o json | jq -r '.status.unschedulableJobs[]|select(.name=="job-u")|.since')
 since_s=$(date -d "$since" +%s) || die "bad since: $since"
 pass "job-u placed on cluster1 by stale metrics; its pod Unschedulable there since $since, reported by the agent"
 
@@ -202,19 +216,22 @@ YAML
 # within the timeout, completes there, never two copies; the Event matches the pattern.
 moved() {
   local job=$1 cause=$2 pat=$3 c both=0 t0 since_s dt ev
-  wait_until 30 "ClusterMetrics cluster1 reports $job ($cause)" jq_ok hub \
-    "[.status.unschedulableJobs[]?|select(.name==\"$job\" and .cause==\"$cause\")]|length==1" \
-    clustermetrics cluster1
+  # since: read in the same sample as the report (see u_reported)
+  since=
+  reported() {
+    since=$(k hub get clustermetrics cluster1 -o json | jq -r --arg n "$job" --arg c "$cause" '[.status.unschedulableJobs[]?|select(.name==$n and .cause==$c)]|if length==1 then .[0].since // "" else "" end')
+    [ -n "$since" ]
+  }
+  wait_until 30 "ClusterMetrics cluster1 reports $job ($cause)" reported
   local out
   out=$("$BIN" explain --kubeconfig "$WORK/hub.kc" "job/$job" 2>&1) || die "explain $job failed" "$out"
   grep -q "No progress:  on cluster1 since .* ($cause, " <<<"$out" ||
     die "explain $job does not show the no-progress verdict" "$out"
-  since_s=$(date -d "$(k hub get clustermetrics cluster1 -o json |
-    jq -r ".status.unschedulableJobs[]|select(.name==\"$job\")|.since")" +%s)
+  since_s=$(date -d "$since" +%s) || die "bad since: $since"
   cordon2 false
   t0=
   for _ in $(seq 300); do # 60 s
-    c=$(copies "$job")
+    c=$(copies_moving "$job")
     [ "$c" = "1 1" ] && both=1
     [ "$c" = "0 1" ] && { t0=$(date +%s); break; }
     sleep 0.2
@@ -224,7 +241,7 @@ moved() {
   [ "$dt" -ge $((TIMEOUT_S - 1)) ] || die "$job moved ${dt}s after since: before the timeout"
   [ "$dt" -le $((TIMEOUT_S + 40)) ] || die "$job moved ${dt}s after since (timeout ${TIMEOUT_S}s)"
   for _ in $(seq 150); do
-    [ "$(copies "$job")" = "1 1" ] && both=1
+    [ "$(copies_moving "$job")" = "1 1" ] && both=1
     hub_job_complete "$job" >/dev/null 2>&1 && break
     sleep 0.2
   done
@@ -298,8 +315,12 @@ e_msg() {
 wait_until 20 "job-e's check names the exclusion" bash -c "$(declare -f k e_msg); WORK=$WORK; e_msg | grep -q 'cluster1: excluded until $until_t'"
 msg=$(e_msg)
 copies_seen=0
-while [ "$(date +%s)" -lt "$(date -d "$until_t" +%s)" ]; do
-  [ "$(copies job-e)" = "0 0" ] || copies_seen=1
+until_s=$(date -d "$until_t" +%s)
+while [ "$(date +%s)" -lt "$until_s" ]; do
+  c=$(copies job-e)
+  # a copy counts only when the sample ended before the exclusion did (a sample taking a
+  # few seconds on a loaded machine can end after it, when the placement is right)
+  [ "$c" = "0 0" ] || [ "$(date +%s)" -ge "$until_s" ] || copies_seen=1
   sleep 0.5
 done
 [ "$copies_seen" = 0 ] || die "job-e got a copy while cluster1 was excluded"
