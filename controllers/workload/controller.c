@@ -321,6 +321,9 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
      * before the job informer shows the patch would place the job again. */
     if (r->rc < 0 && (!r->job_patched || r->apply_unsupported))
         json_object_del(c->placing, key); /* not written, or the pass runs again at once */
+    if (r->rc < 0 && !r->job_patched)
+        strmap_del(&c->dispatching, key); /* nothing placed: a refused placement retried with
+                                             backoff must not hold every running message */
     if (p->placed_log && (r->rc == 0 || r->job_patched))
         log_placed(c, key, p->placed_log);
     if (p->jkey && (r->rc == 0 || r->wl_changed))
@@ -1345,6 +1348,8 @@ static void process(struct wq *q, const char *key, void *ud)
         strmap_del(&c->dispatching, key);
         handled = false;
     } else {
+        if (!r.s.check_name) /* our check gone: no dispatch of ours under way (review) */
+            strmap_del(&c->dispatching, key);
         handled =
             relay_kueue_reason(c, q, key, r.okey, &r.s) || (r.s.check_name && reconcile(c, q, &r));
     }
