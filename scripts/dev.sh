@@ -182,6 +182,18 @@ MSG
 # Wait (at most 10 s) for the quota controller's first write, so its line
 # (examples/setup/'s quotas replaced by the workers' capacity) comes before the
 # READY block, not under it, and the first job meets the real quotas.
+# The operator's /readyz, by a deadline (60 s: its informers list three clusters, which on a
+# loaded machine took more than the 10 s this loop used to allow), or until it exits.
+wait_operator_ready() {
+  local deadline=$((SECONDS + 60))
+  while [ $SECONDS -le $deadline ]; do
+    curl -sf "http://$HEALTH_ADDR/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "$(tail -1 "$DEV/pids")" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
 wait_quota() {
   [ -d examples/setup ] || return 0
   local kc=$DEV/hub.kubeconfig
@@ -241,10 +253,7 @@ run)
   bin/kueue-ks run $(operator_args) "${OP_ARGS[@]}" &
   op=$!
   echo "$op" >>"$DEV/pids"
-  for _ in $(seq 1 100); do
-    curl -sf "http://$HEALTH_ADDR/readyz" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  wait_operator_ready || true # the operator logs to this terminal why it is not ready
   wait_quota
   ready_block "Ctrl-C stops everything." " (the operator logs to this terminal)"
   wait "$op"
@@ -254,10 +263,7 @@ up)
   # shellcheck disable=SC2046
   bin/kueue-ks run $(operator_args) "${OP_ARGS[@]}" >"$DEV/kueue-ks.log" 2>&1 &
   echo $! >>"$DEV/pids"
-  for _ in $(seq 1 100); do
-    curl -sf "http://$HEALTH_ADDR/readyz" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  wait_operator_ready || true
   if ! curl -sf "http://$HEALTH_ADDR/readyz" >/dev/null 2>&1; then
     log "kueue-ks did not become ready; see $DEV/kueue-ks.log"
     stop_all
