@@ -184,11 +184,11 @@ MSG
 # READY block, not under it, and the first job meets the real quotas.
 # The operator's /readyz, by a deadline (60 s: its informers list three clusters, which on a
 # loaded machine took more than the 10 s this loop used to allow), or until it exits.
-wait_operator_ready() {
+wait_operator_ready() { # PID
   local deadline=$((SECONDS + 60))
   while [ $SECONDS -le $deadline ]; do
     curl -sf "http://$HEALTH_ADDR/readyz" >/dev/null 2>&1 && return 0
-    kill -0 "$(tail -1 "$DEV/pids")" 2>/dev/null || return 1
+    kill -0 "$1" 2>/dev/null || return 1
     sleep 0.1
   done
   return 1
@@ -253,7 +253,7 @@ run)
   bin/kueue-ks run $(operator_args) "${OP_ARGS[@]}" &
   op=$!
   echo "$op" >>"$DEV/pids"
-  wait_operator_ready || true # the operator logs to this terminal why it is not ready
+  wait_operator_ready "$op" || true # the operator logs to this terminal why it is not ready
   wait_quota
   ready_block "Ctrl-C stops everything." " (the operator logs to this terminal)"
   wait "$op"
@@ -263,7 +263,7 @@ up)
   # shellcheck disable=SC2046
   bin/kueue-ks run $(operator_args) "${OP_ARGS[@]}" >"$DEV/kueue-ks.log" 2>&1 &
   echo $! >>"$DEV/pids"
-  wait_operator_ready || true
+  wait_operator_ready $! || true
   if ! curl -sf "http://$HEALTH_ADDR/readyz" >/dev/null 2>&1; then
     log "kueue-ks did not become ready; see $DEV/kueue-ks.log"
     stop_all

@@ -111,8 +111,8 @@ k cluster2 label nodes --all recovery=yes >/dev/null || die "cannot label cluste
 # calls reads as "1 1" (seen under a load of 25: "job-n had copies on both workers").
 copies_moving() {
   local a b
-  b=$(k cluster2 get jobs -n default -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
-  a=$(k cluster1 get jobs -n default -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
+  b=$(copies_on cluster2 "$1")
+  a=$(copies_on cluster1 "$1")
   echo "$a $b"
 }
 # poll both workers from here on: never a copy on each at once

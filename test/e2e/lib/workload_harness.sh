@@ -71,10 +71,13 @@ jq_ok() {
   jq -e "$expr" <<<"$out"
 }
 # copies NAME [NS]: how many worker copies named NAME, per worker, "n1 n2".
+copies_on() { # CLUSTER NAME [NS]: how many copies named NAME the worker holds
+  k "$1" get jobs -n "${3:-default}" -o json | jq --arg n "$2" '[.items[]|select(.metadata.name==$n)]|length'
+}
 copies() {
-  local a b ns=${2:-default}
-  a=$(k cluster1 get jobs -n "$ns" -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
-  b=$(k cluster2 get jobs -n "$ns" -o json | jq --arg n "$1" '[.items[]|select(.metadata.name==$n)]|length')
+  local a b
+  a=$(copies_on cluster1 "$@")
+  b=$(copies_on cluster2 "$@")
   echo "$a $b"
 }
 # hub_job_complete NAME: the hub Job NAME (namespace default) is Complete.
