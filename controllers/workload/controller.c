@@ -430,13 +430,17 @@ static bool cluster_usable(struct wlc *c, const char *cluster, const struct kind
     char *tk = !k || k == kind_lookup("batch/v1", "Job")
                    ? xstrdup(cluster)
                    : xasprintf("%s %s/%s", cluster, k->group, k->resource);
+    /* not heard from since our start is not known to be down: no clock yet */
+    bool known = usable || !c->cfg.src.known || c->cfg.src.known(c->cfg.src.ud, cluster);
+    json_t *t = json_object_get(c->unusable_since, tk);
     if (usable) {
         json_object_del(c->unusable_since, tk);
-    } else if (!json_object_get(c->unusable_since, tk)) {
-        json_object_set_new(c->unusable_since, tk, json_integer(now));
+    } else if (!t && known) {
+        t = json_integer(now);
+        json_object_set_new(c->unusable_since, tk, t);
     }
     *reachable = reach;
-    *since = usable ? 0 : (int64_t)json_integer_value(json_object_get(c->unusable_since, tk));
+    *since = usable ? 0 : t ? (int64_t)json_integer_value(t) : now;
     free(tk);
     return usable;
 }

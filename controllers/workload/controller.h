@@ -20,7 +20,8 @@
  * cluster). A cluster is usable when place_cluster_usable() says so and, with
  * the direct transport, its copies store is available (connected and synced).
  * The controller remembers since when each cluster has been unusable (for
- * --worker-lost-timeout).
+ * --worker-lost-timeout), counted from when this process knew its state
+ * (wlc_sources.known): a restart is not an outage of every worker.
  *
  * Own writes versus lagging informers: after a pass wrote a placement
  * (job patch from resourceVersion rv), a pass that still sees the job at rv
@@ -100,6 +101,11 @@ struct wlc_sources {
      * worker without a ClusterMetrics object counts as one whose capacity is
      * not known yet: no workload is rejected as fitting no cluster meanwhile. */
     json_t *(*worker_names)(void *ud);
+    /* False while this process does not know the state of worker `cluster` yet
+     * (direct transport: not heard from since the start, workers_known). Its
+     * not being usable then is no outage: the --worker-lost-timeout clock
+     * starts only once it is known. NULL = always known. */
+    bool (*known)(void *ud, const char *cluster);
     /* True once every hub store above has synced (its first list delivered).
      * Until then keys are requeued after 1 s without a decision: a job missing
      * from an unsynced store would look deleted and its copies would go.

@@ -204,6 +204,12 @@ static struct store *src_copies(void *ud, const char *cluster, const struct kind
     return r->workers ? workers_copies(r->workers, cluster, k) : NULL;
 }
 
+static bool src_known(void *ud, const char *cluster)
+{
+    struct wlrun *r = ud;
+    return !r->workers || workers_known(r->workers, cluster);
+}
+
 static json_t *src_worker_names(void *ud)
 {
     struct wlrun *r = ud;
@@ -905,6 +911,7 @@ static int new_controller(struct wlrun *r, struct err *e)
                 .kinds = src_kinds,
                 .copies = r->direct ? src_copies : NULL,
                 .worker_names = r->direct ? src_worker_names : NULL,
+                .known = r->direct ? src_known : NULL,
                 .synced = hub_synced,
                 .ud = r},
         .ops = {.hub = r->hub,

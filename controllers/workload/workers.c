@@ -36,9 +36,14 @@ struct worker {
     ev_timer tick;
     struct kube_call *probe;
     double last_probe;
-    bool probe_ok;   /* debounced: false after WORKERS_PROBE_FAILS failures in a row */
+    /* debounced: false after WORKERS_PROBE_FAILS failures in a row. Starts true: the
+     * first probes after a start are debounced like any other (a start is no outage) */
+    bool probe_ok;
     int probe_fails; /* consecutive failed probes */
     bool reachable;
+    /* this process knows the worker's state: its Job copies informer synced once, or
+     * its probes made it unreachable (workers_known) */
+    bool known;
     bool started;
 };
 
@@ -208,8 +213,10 @@ static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)
         }
     }
     bool reach = k->probe_ok && job_synced(k);
-    if (reach != k->reachable) {
+    bool known = k->known || !k->probe_ok || job_synced(k);
+    if (reach != k->reachable || known != k->known) {
         k->reachable = reach;
+        k->known = known;
         changed(w, k->name);
     }
 }
@@ -288,6 +295,7 @@ static int worker_new(struct workers *w, const char *name, struct kube_rest_conf
     k->w = w;
     k->name = xstrdup(name);
     k->cfg = cfg;
+    k->probe_ok = true;
     rc = kube_client_new(w->loop, cfg, NULL, w->cfg.lg, &k->client, e);
     if (rc < 0) {
         err_prefix(e, "worker %s", name);
@@ -616,6 +624,12 @@ bool workers_reachable(struct workers *w, const char *name)
 {
     struct worker *k = find(w, name);
     return k && k->reachable;
+}
+
+bool workers_known(struct workers *w, const char *name)
+{
+    struct worker *k = find(w, name);
+    return !k || k->known;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -22,10 +22,10 @@
  * selector kueue-ks.io/origin=<origin>, all namespaces); and a reachability
  * probe (GET /version every probe_interval_s, no retries). A worker is
  * *reachable* while its probes succeed (it turns unreachable after two failed
- * probes in a row, so one lost probe is not an outage) and its Job copies informer has
- * synced. on_change(cluster) runs on the loop whenever a worker is added,
- * removed, or becomes reachable / unreachable; on_copy(obj) for every add,
- * update and delete of a copy on any worker.
+ * probes in a row, so one lost probe is not an outage, also right after a
+ * start) and its Job copies informer has synced. on_change(cluster) runs on the loop whenever a
+ * worker is added, removed, becomes reachable / unreachable or known (workers_known); on_copy(obj)
+ * for every add, update and delete of a copy on any worker.
  */
 #ifndef KKS_CONTROLLERS_WORKLOAD_WORKERS_H
 #define KKS_CONTROLLERS_WORKLOAD_WORKERS_H
@@ -99,6 +99,13 @@ struct kube_client *workers_client(struct workers *w, const char *name);
  * reachable and that informer has synced, else NULL. */
 struct store *workers_copies(struct workers *w, const char *name, const struct kind_def *k);
 bool workers_reachable(struct workers *w, const char *name);
+/* True once this process knows worker `name`'s state: its Job copies informer
+ * has synced once since the worker was added, or its probes made it
+ * unreachable; also true for a name that is not registered (it is known to be
+ * gone). Until then "not reachable" only means "not heard from yet": a
+ * restarted operator must not count that time as an outage
+ * (--worker-lost-timeout). on_change runs when it turns true. */
+bool workers_known(struct workers *w, const char *name);
 /* The labels of worker `name`'s Secret (a new reference), or NULL (a --worker
  * flag worker, or unknown). For the cluster selector (clustersel.h). */
 json_t *workers_labels(struct workers *w, const char *name);

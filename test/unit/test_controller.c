@@ -43,6 +43,7 @@ struct fx {
     bool c1_connected;
     bool c3_connected;
     bool unsynced;
+    bool c1_unknown; /* the process has not heard from c1 since its start */
     struct wlc *c;
     struct metrics_registry *reg;
     size_t want_hub, want_w;
@@ -100,6 +101,12 @@ static json_t *worker_names(void *ud)
 {
     struct fx *f = ud;
     return f->workers ? json_incref(f->workers) : NULL;
+}
+
+static bool known(void *ud, const char *cluster)
+{
+    struct fx *f = ud;
+    return !(f->c1_unknown && strcmp(cluster, "c1") == 0);
 }
 
 static bool synced(void *ud)
@@ -203,6 +210,7 @@ static void new_wlc(struct fx *f, bool ssa, struct evrec *ev, kind_fn kind)
                 .kind = kind,
                 .copies = copies_of,
                 .worker_names = worker_names,
+                .known = known,
                 .synced = synced,
                 .ud = f},
         .ops =
@@ -1094,6 +1102,77 @@ static void test_evicted_counted(void **state)
     assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 0");
 }
 
+/* Whether a hub request so far has `what` in its body. */
+static bool hub_saw(struct fx *f, const char *what)
+{
+    bool saw = false;
+    for (size_t i = 0; i < fakesrv_nreq(f->hub_srv) && !saw; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        saw = r->body && strstr(r->body, what);
+        fakesrv_req_free(r);
+    }
+    return saw;
+}
+
+/* A restarted operator has not heard from c1 yet (the chaos suite's duplicate
+ * runs: a healthy worker declared lost 7 s after a start with a 5 s timeout):
+ * that time is no outage. The --worker-lost-timeout clock starts once the
+ * process knows c1's state, and only then runs out. */
+static void test_unknown_worker_not_lost(void **state)
+{
+    struct fx *f = *state;
+    json_t *job = J(JOB);
+    json_object_set_new(jx_obj(job, "metadata"), "labels",
+                        json_pack("{s:s}", "kubestellar.io/cluster", "c1"));
+    json_object_set_new(jx_obj(job, "metadata"), "annotations",
+                        json_pack("{s:s}", XF_ANN_PLACED_FOR, "wl-uid/2026-11-22T09:59:00Z"));
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_decref(job);
+    /* the placement is recorded already: a pass that finds nothing lost writes nothing */
+    json_t *wl = J(WL);
+    json_array_append_new(jx_arr(wl, "status.conditions"),
+                          json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "ClusterAssigned",
+                                    "status", "True", "lastTransitionTime", "2026-11-22T09:59:01Z",
+                                    "reason", "ClusterAssigned", "message",
+                                    "assigned to cluster c1"));
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+    f->c1_connected = false;
+    f->c1_unknown = true;
+    const char *paths[] = {JOB_PATH, WL_STATUS, "/api/v1/namespaces/default/events",
+                           "/apis/events.k8s.io/v1/namespaces/default/events"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+        fakesrv_push(f->hub_srv,
+                     &(struct fakesrv_resp){
+                         .path = paths[i], .status = i < 2 ? 200 : 201, .body = "{}", .times = -1});
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    uint64_t n = st.reconciles;
+    f->now_ms = NOW_MS;
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_reconciles(f, ++n);
+    /* past the timeout, still not heard from: not lost */
+    f->now_ms = NOW_MS + 301000;
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_reconciles(f, ++n);
+    assert_false(hub_saw(f, "lost for"));
+    /* heard from (its probes failed): the clock starts now */
+    f->c1_unknown = false;
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_reconciles(f, ++n);
+    f->now_ms = NOW_MS + 301000 + 299000;
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_reconciles(f, ++n);
+    assert_false(hub_saw(f, "lost for"));
+    f->now_ms = NOW_MS + 301000 + 300000;
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_reconciles(f, ++n);
+    if (!hub_saw(f, "worker cluster c1 lost for 300s"))
+        fail_msg("no WorkerLost after the timeout from when c1 was known");
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 0);
+}
+
 /* On c1: our copy of the live hub job (default/sample) and an orphan (default/old). */
 static void put_copy_and_orphan(struct fx *f)
 {
@@ -1647,6 +1726,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_check_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evicted_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_worker_not_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_pass_logs_outcome_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_workloads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_cluster_metrics, setup, teardown),

@@ -394,12 +394,137 @@ static void test_probe_debounce(void **state)
     free(spec);
 }
 
+/* Breaks the loop once two reachability transitions were seen. */
+static void two_trans(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct probe_fx *f = t->data;
+    if (f->ntrans >= 2)
+        ev_break(loop, EVBREAK_ALL);
+}
+
+/* The first probe after a start fails (a blip: the worker is slow, as a
+ * devhub under load): still debounced, so the worker is reachable once its
+ * copies informer synced, and known. It turns unreachable only at the
+ * second failure in a row (the next probe is answered after 3 s with a 500).
+ * A probe counted as an outage from the start made a restarted operator see
+ * a healthy worker as lost. */
+static void test_first_probe_failure_is_a_blip(void **state)
+{
+    (void)state;
+    struct probe_fx f = {.loop = ev_loop_new(EVFLAG_AUTO)};
+    f.srv = fakesrv_start(NULL);
+    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
+                                               .path = "/apis/batch/v1/jobs",
+                                               .query_lacks = "watch=",
+                                               .body = "{\"kind\":\"JobList\",\"metadata\":{"
+                                                       "\"resourceVersion\":\"1\"},\"items\":[]}",
+                                               .times = -1});
+    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET", .path = "/version", .status = 500});
+    fakesrv_push(
+        f.srv,
+        &(struct fakesrv_resp){
+            .method = "GET", .path = "/version", .status = 500, .delay_s = 3.0, .times = -1});
+    struct kube_rest_config *hc = kube_rest_config_new();
+    hc->server = xstrdup("https://127.0.0.1:1");
+    struct kube_client *hub = NULL;
+    assert_int_equal(kube_client_new(f.loop, hc, NULL, NULL, &hub, NULL), 0);
+    struct workers_config cfg = {.hub = hub,
+                                 .origin = "o1",
+                                 .allow_insecure = true,
+                                 .probe_interval_s = 0.01,
+                                 .on_change = on_change,
+                                 .ud = &f};
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(workers_new(&cfg, &f.w, &e), 0);
+    char *kc = write_kc(fakesrv_url(f.srv), false);
+    char *spec = xasprintf("w1=%s", kc);
+    assert_int_equal(workers_add_file(f.w, spec, &e), 0);
+    assert_false(workers_known(f.w, "w1")); /* not heard from yet */
+    assert_true(workers_known(f.w, "w9"));  /* not registered: known to be gone */
+    assert_int_equal(workers_start(f.w, &e), 0);
+    ev_timer poll, guard;
+    ev_timer_init(&poll, two_trans, 0.02, 0.02);
+    poll.data = &f;
+    ev_timer_init(&guard, two_trans, 30.0, 0);
+    ev_timer_start(f.loop, &poll);
+    ev_timer_start(f.loop, &guard);
+    ev_run(f.loop, 0);
+    f.trans[f.ntrans] = '\0';
+    /* R: synced after the first, failed probe; U: the second failure */
+    assert_string_equal(f.trans, "RU");
+    assert_true(workers_known(f.w, "w1"));
+    assert_false(workers_reachable(f.w, "w1"));
+    workers_free(f.w);
+    kube_client_free(hub);
+    kube_rest_config_free(hc);
+    fakesrv_stop(f.srv);
+    ev_loop_destroy(f.loop);
+    unlink(kc);
+    free(kc);
+    free(spec);
+}
+
+/* Probes that never succeed and copies that never sync: the worker becomes
+ * known (to be down) at the second failed probe, and on_change tells. */
+static void test_known_by_failed_probes(void **state)
+{
+    (void)state;
+    struct probe_fx f = {.loop = ev_loop_new(EVFLAG_AUTO)};
+    f.srv = fakesrv_start(NULL);
+    fakesrv_push(f.srv, &(struct fakesrv_resp){.status = 500, .times = -1});
+    struct kube_rest_config *hc = kube_rest_config_new();
+    hc->server = xstrdup("https://127.0.0.1:1");
+    struct kube_client *hub = NULL;
+    assert_int_equal(kube_client_new(f.loop, hc, NULL, NULL, &hub, NULL), 0);
+    struct workers_config cfg = {.hub = hub,
+                                 .origin = "o1",
+                                 .allow_insecure = true,
+                                 .probe_interval_s = 0.01,
+                                 .informer_backoff_s = 0.05,
+                                 .on_change = on_change,
+                                 .ud = &f};
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(workers_new(&cfg, &f.w, &e), 0);
+    char *kc = write_kc(fakesrv_url(f.srv), false);
+    char *spec = xasprintf("w1=%s", kc);
+    assert_int_equal(workers_add_file(f.w, spec, &e), 0);
+    assert_int_equal(workers_start(f.w, &e), 0);
+    ev_timer poll, guard;
+    ev_timer_init(&poll, probe_poll, 0.02, 0.02);
+    poll.data = &f;
+    ev_timer_init(&guard, probe_poll, 20.0, 0);
+    ev_timer_start(f.loop, &poll);
+    ev_timer_start(f.loop, &guard);
+    ev_run(f.loop, 0);
+    assert_true(count_probes(f.srv) >= 8);
+    f.trans[f.ntrans] = '\0';
+    assert_string_equal(f.trans, "U"); /* one change: known, still unreachable */
+    assert_true(workers_known(f.w, "w1"));
+    assert_false(workers_reachable(f.w, "w1"));
+    workers_free(f.w);
+    kube_client_free(hub);
+    kube_rest_config_free(hc);
+    fakesrv_stop(f.srv);
+    ev_loop_destroy(f.loop);
+    unlink(kc);
+    free(kc);
+    free(spec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_spec),  cmocka_unit_test(test_check_secure),
-        cmocka_unit_test(test_from_secret), cmocka_unit_test(test_hostile_secrets),
-        cmocka_unit_test(test_add_file),    cmocka_unit_test(test_probe_debounce),
+        cmocka_unit_test(test_parse_spec),
+        cmocka_unit_test(test_check_secure),
+        cmocka_unit_test(test_from_secret),
+        cmocka_unit_test(test_hostile_secrets),
+        cmocka_unit_test(test_add_file),
+        cmocka_unit_test(test_probe_debounce),
+        cmocka_unit_test(test_first_probe_failure_is_a_blip),
+        cmocka_unit_test(test_known_by_failed_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
