@@ -904,12 +904,17 @@ static int make_informer(struct agent *a, const char *group, const char *resourc
                          const struct informer_handlers *h, double backoff, struct informer **out,
                          struct err *e)
 {
+    /* named after the cluster: the agents of several workers log in one process */
+    char name[128];
+    snprintf(name, sizeof name, "agent %s/%s%s%s", a->cluster, resource,
+             group && group[0] ? "." : "", group ? group : "");
     struct informer_opts io = {
         .client = a->worker,
         .group = group,
         .version = "v1",
         .resource = resource,
         .label_selector = selector,
+        .name = name,
         .lg = a->lg,
         .project = fn,
         .project_ud = &a->sink,

@@ -1591,6 +1591,61 @@ static void test_running_message_waits_for_dispatches(void **state)
         json_decref(jsons[i]);
 }
 
+/* A placed job's dispatch ends when our check leaves its Workload (the
+ * AdmissionCheck removed from its ClusterQueue after the placing pass): the
+ * copy is never made, and another job's running message must not wait behind
+ * it (it waited the whole 5 s). */
+static void test_check_gone_ends_dispatch(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp); /* sample placed on c1 ... */
+    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
+    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_job(f->c, job2);
+    run_until(f, 2, 1); /* ... and its copy made */
+    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+
+    /* "other" placed: being dispatched ... */
+    put_other(f);
+    fakesrv_push_json(f->hub_srv, "PATCH", OTHER_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", OTHER_WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-other-4c5d6");
+    run_until(f, 4, 1);
+    /* ... until its Workload no longer has our check */
+    json_t *owl = json_deep_copy(store_get(f->wls, "default/job-other-4c5d6"));
+    json_object_set_new(jx_obj(owl, "status"), "admissionChecks", json_array());
+    jx_set_new(owl, "metadata.resourceVersion", json_string("12"), NULL);
+    store_upsert(f->wls, owl, NULL, NULL, NULL);
+    uint64_t r0 = reconciles(f);
+    wlc_on_workload(f->c, owl);
+    run_passes(f, r0 + 1);
+    size_t n = fakesrv_nreq(f->hub_srv);
+
+    /* sample's copy runs: the annotation and the running message, at once */
+    json_object_set_new(cp, "status", J("{\"active\":3,\"ready\":3,\"startTime\":\"T1\"}"));
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_on_job(f->c, cp);
+    run_until(f, n + 2, 1);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.deferrals, 0);
+    /* the two writes go out concurrently: either order */
+    struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, n);
+    bool wl_first = strcmp(r->path, WL_STATUS) == 0;
+    fakesrv_req_free(r);
+    json_t *sp = req_body(f->hub_srv, wl_first ? n : n + 1, "PATCH", WL_STATUS);
+    assert_string_equal(jx_str(sp, "status.admissionChecks[0].message", ""),
+                        "running on cluster c1");
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    json_t *jsons[] = {jp, wp, job2, wl2, cp, owl, sp};
+    for (size_t i = 0; i < sizeof jsons / sizeof jsons[0]; i++)
+        json_decref(jsons[i]);
+}
+
 /* A controller logging to lc (text format). */
 static void log_to(struct fx *f, struct logcap *lc)
 {
@@ -1752,6 +1807,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_repeat_before_own_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_message_waits_for_dispatches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),
     };

@@ -405,9 +405,11 @@ static void test_acquire_expired_by_local_clock(void **state)
     double t0 = clock_mono_s();
     lease_elector_start(f->le);
     assert_true(run_until(f, is_started, 30));
+    /* not before the lease duration (1 s) on our clock; a record judged by its 2099
+     * renewTime would never expire (run_until's guard). No upper bound on the wait: it
+     * would be a timed assertion that a loaded machine breaks. */
     double waited = f->t_started - t0;
     assert_true(waited >= 1.0);
-    assert_true(waited < 1.0 + 0.5);
     assert_int_equal(f->new_leaders, 2);
     assert_string_equal(f->leaders[0], "other");
     assert_string_equal(f->leaders[1], "me");
