@@ -1524,35 +1524,53 @@ static json_t *last_hub_body(struct fx *f, const char *method, const char *path)
     return req_body(f->hub_srv, fakesrv_nreq(f->hub_srv) - 1, method, path);
 }
 
+/* What two placements wrote and saw (new references; two_placed_free). */
+struct two_placed {
+    json_t *jp, *wp, *job2, *wl2, *cp, *ojp, *owp;
+};
+
+/* "sample" placed on c1 and its copy made; then "other" placed: being dispatched (its
+ * events not delivered yet). */
+static void two_placed(struct fx *f, struct two_placed *t)
+{
+    place_once(f, &t->jp, &t->wp);
+    t->job2 = deliver(f->jobs, "default/sample", t->jp, "6");
+    t->wl2 = deliver(f->wls, "default/job-sample-1a2b3", t->wp, "11");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_job(f->c, t->job2);
+    run_until(f, 2, 1);
+    t->cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+    put_other(f);
+    fakesrv_push_json(f->hub_srv, "PATCH", OTHER_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", OTHER_WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-other-4c5d6");
+    run_until(f, 4, 1);
+    t->ojp = t->owp = NULL;
+    for (size_t i = 2; i < 4; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        *(strcmp(r->path, OTHER_PATH) == 0 ? &t->ojp : &t->owp) = J(r->body);
+        fakesrv_req_free(r);
+    }
+    assert_non_null(t->ojp);
+    assert_non_null(t->owp);
+}
+
+static void two_placed_free(struct two_placed *t)
+{
+    json_t *v[] = {t->jp, t->wp, t->job2, t->wl2, t->cp, t->ojp, t->owp};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        json_decref(v[i]);
+}
+
 /* Dispatch before status return: while another job is placed and its copy not made, a copy
  * seen running gets its remote-status annotation at once, but its check's "running" message
  * (a Workload status write) waits; it is written once the other job's copy is made. */
 static void test_running_message_waits_for_dispatches(void **state)
 {
     struct fx *f = *state;
-    json_t *jp, *wp;
-    place_once(f, &jp, &wp); /* sample placed on c1 ... */
-    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
-    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
-    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
-    wlc_on_job(f->c, job2);
-    run_until(f, 2, 1); /* ... and its copy made */
-    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
-
-    /* "other" placed: being dispatched (its events not delivered yet) */
-    put_other(f);
-    fakesrv_push_json(f->hub_srv, "PATCH", OTHER_PATH, NULL, 200, "{}");
-    fakesrv_push_json(f->hub_srv, "PATCH", OTHER_WL_STATUS, NULL, 200, "{}");
-    wlc_enqueue(f->c, "default/job-other-4c5d6");
-    run_until(f, 4, 1);
-    json_t *ojp = NULL, *owp = NULL;
-    for (size_t i = 2; i < 4; i++) {
-        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
-        *(strcmp(r->path, OTHER_PATH) == 0 ? &ojp : &owp) = J(r->body);
-        fakesrv_req_free(r);
-    }
-    assert_non_null(ojp);
-    assert_non_null(owp);
+    struct two_placed t;
+    two_placed(f, &t);
+    json_t *cp = t.cp;
 
     /* sample's copy runs: the annotation, no Workload write */
     json_object_set_new(cp, "status", J("{\"active\":3,\"ready\":3,\"startTime\":\"T1\"}"));
@@ -1573,8 +1591,8 @@ static void test_running_message_waits_for_dispatches(void **state)
     json_t *job3 = deliver(f->jobs, "default/sample", ap, "7");
 
     /* other's events: its copy is made; then sample's running message is written */
-    json_t *ojob = deliver(f->jobs, "default/other", ojp, "6");
-    json_t *owl = deliver(f->wls, "default/job-other-4c5d6", owp, "11");
+    json_t *ojob = deliver(f->jobs, "default/other", t.ojp, "6");
+    json_t *owl = deliver(f->wls, "default/job-other-4c5d6", t.owp, "11");
     fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
     wlc_on_job(f->c, ojob);
@@ -1586,9 +1604,10 @@ static void test_running_message_waits_for_dispatches(void **state)
     assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.failures, 0);
-    json_t *jsons[] = {jp, wp, job2, wl2, cp, ojp, owp, ap, job3, ojob, owl, sp};
+    json_t *jsons[] = {ap, job3, ojob, owl, sp};
     for (size_t i = 0; i < sizeof jsons / sizeof jsons[0]; i++)
         json_decref(jsons[i]);
+    two_placed_free(&t);
 }
 
 /* A placed job's dispatch ends when our check leaves its Workload (the
@@ -1598,22 +1617,10 @@ static void test_running_message_waits_for_dispatches(void **state)
 static void test_check_gone_ends_dispatch(void **state)
 {
     struct fx *f = *state;
-    json_t *jp, *wp;
-    place_once(f, &jp, &wp); /* sample placed on c1 ... */
-    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
-    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
-    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
-    wlc_on_job(f->c, job2);
-    run_until(f, 2, 1); /* ... and its copy made */
-    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
-
-    /* "other" placed: being dispatched ... */
-    put_other(f);
-    fakesrv_push_json(f->hub_srv, "PATCH", OTHER_PATH, NULL, 200, "{}");
-    fakesrv_push_json(f->hub_srv, "PATCH", OTHER_WL_STATUS, NULL, 200, "{}");
-    wlc_enqueue(f->c, "default/job-other-4c5d6");
-    run_until(f, 4, 1);
-    /* ... until its Workload no longer has our check */
+    struct two_placed t;
+    two_placed(f, &t);
+    json_t *cp = t.cp;
+    /* other is being dispatched until its Workload no longer has our check */
     json_t *owl = json_deep_copy(store_get(f->wls, "default/job-other-4c5d6"));
     json_object_set_new(jx_obj(owl, "status"), "admissionChecks", json_array());
     jx_set_new(owl, "metadata.resourceVersion", json_string("12"), NULL);
@@ -1641,9 +1648,9 @@ static void test_check_gone_ends_dispatch(void **state)
     assert_string_equal(jx_str(sp, "status.admissionChecks[0].message", ""),
                         "running on cluster c1");
     assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
-    json_t *jsons[] = {jp, wp, job2, wl2, cp, owl, sp};
-    for (size_t i = 0; i < sizeof jsons / sizeof jsons[0]; i++)
-        json_decref(jsons[i]);
+    json_decref(owl);
+    json_decref(sp);
+    two_placed_free(&t);
 }
 
 /* A controller logging to lc (text format). */

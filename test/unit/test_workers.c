@@ -296,12 +296,17 @@ static void test_add_file(void **state)
 
 /* ---- the reachability probe, against a scripted worker -------------------- */
 
+#define EMPTY_JOBS "{\"kind\":\"JobList\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[]}"
+
 struct probe_fx {
     struct ev_loop *loop;
     struct fakesrv *srv;
     char trans[16]; /* reachability transitions seen: "R" reachable, "U" unreachable */
     size_t ntrans;
     struct workers *w;
+    struct kube_rest_config *hc;
+    struct kube_client *hub;
+    char *kc, *spec;
 };
 
 static void on_change(void *ud, const char *cluster)
@@ -332,18 +337,84 @@ static void probe_poll(struct ev_loop *loop, ev_timer *t, int revents)
         ev_break(loop, EVBREAK_ALL);
 }
 
+/* A loop and a scripted worker server (responses pushed by the caller before
+ * probe_start). */
+static void probe_init(struct probe_fx *f)
+{
+    *f = (struct probe_fx){.loop = ev_loop_new(EVFLAG_AUTO)};
+    f->srv = fakesrv_start(NULL);
+}
+
+/* Register worker w1 on the scripted server (probes every 10 ms, on_change
+ * recording transitions) and start it; informer_backoff_s 0 = the default. */
+static void probe_start(struct probe_fx *f, double informer_backoff_s)
+{
+    f->hc = kube_rest_config_new();
+    f->hc->server = xstrdup("https://127.0.0.1:1");
+    assert_int_equal(kube_client_new(f->loop, f->hc, NULL, NULL, &f->hub, NULL), 0);
+    struct workers_config cfg = {.hub = f->hub,
+                                 .origin = "o1",
+                                 .allow_insecure = true,
+                                 .probe_interval_s = 0.01,
+                                 .informer_backoff_s = informer_backoff_s,
+                                 .on_change = on_change,
+                                 .ud = f};
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(workers_new(&cfg, &f->w, &e), 0);
+    f->kc = write_kc(fakesrv_url(f->srv), false);
+    f->spec = xasprintf("w1=%s", f->kc);
+    assert_int_equal(workers_add_file(f->w, f->spec, &e), 0);
+    assert_false(workers_known(f->w, "w1")); /* not heard from yet */
+    assert_int_equal(workers_start(f->w, &e), 0);
+}
+
+static void probe_guard(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)t;
+    (void)revents;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+/* Run the loop until stop(f) breaks it (polled every 20 ms), `guard_s` at most. */
+static void probe_run(struct probe_fx *f, double guard_s,
+                      void (*stop)(struct ev_loop *, ev_timer *, int))
+{
+    ev_timer poll, guard;
+    ev_timer_init(&poll, stop, 0.02, 0.02);
+    poll.data = f;
+    ev_timer_init(&guard, probe_guard, guard_s, 0);
+    ev_timer_start(f->loop, &poll);
+    ev_timer_start(f->loop, &guard);
+    ev_run(f->loop, 0);
+    ev_timer_stop(f->loop, &poll);
+    ev_timer_stop(f->loop, &guard);
+    f->trans[f->ntrans] = '\0';
+}
+
+static void probe_free(struct probe_fx *f)
+{
+    workers_free(f->w);
+    kube_client_free(f->hub);
+    kube_rest_config_free(f->hc);
+    fakesrv_stop(f->srv);
+    ev_loop_destroy(f->loop);
+    unlink(f->kc);
+    free(f->kc);
+    free(f->spec);
+}
+
 /* One failed probe between good ones is a blip: the worker stays reachable;
  * two in a row make it unreachable until a probe succeeds again. */
 static void test_probe_debounce(void **state)
 {
     (void)state;
-    struct probe_fx f = {.loop = ev_loop_new(EVFLAG_AUTO)};
-    f.srv = fakesrv_start(NULL);
+    struct probe_fx f;
+    probe_init(&f);
     fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
                                                .path = "/apis/batch/v1/jobs",
                                                .query_lacks = "watch=",
-                                               .body = "{\"kind\":\"JobList\",\"metadata\":{"
-                                                       "\"resourceVersion\":\"1\"},\"items\":[]}",
+                                               .body = EMPTY_JOBS,
                                                .times = -1});
     static const int codes[] = {200, 500, 200, 500, 500, 200};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
@@ -355,43 +426,13 @@ static void test_probe_debounce(void **state)
                                                .path = "/version",
                                                .body = "{\"gitVersion\":\"v1.32.0\"}",
                                                .times = -1});
-    struct kube_rest_config *hc = kube_rest_config_new();
-    hc->server = xstrdup("https://127.0.0.1:1");
-    struct kube_client *hub = NULL;
-    assert_int_equal(kube_client_new(f.loop, hc, NULL, NULL, &hub, NULL), 0);
-    struct workers_config cfg = {.hub = hub,
-                                 .origin = "o1",
-                                 .allow_insecure = true,
-                                 .probe_interval_s = 0.01,
-                                 .on_change = on_change,
-                                 .ud = &f};
-    struct err e;
-    err_clear(&e);
-    assert_int_equal(workers_new(&cfg, &f.w, &e), 0);
-    char *kc = write_kc(fakesrv_url(f.srv), false);
-    char *spec = xasprintf("w1=%s", kc);
-    assert_int_equal(workers_add_file(f.w, spec, &e), 0);
-    assert_int_equal(workers_start(f.w, &e), 0);
-    ev_timer poll, guard;
-    ev_timer_init(&poll, probe_poll, 0.05, 0.05);
-    poll.data = &f;
-    ev_timer_init(&guard, probe_poll, 20.0, 0);
-    ev_timer_start(f.loop, &poll);
-    ev_timer_start(f.loop, &guard);
-    ev_run(f.loop, 0);
+    probe_start(&f, 0);
+    probe_run(&f, 20.0, probe_poll);
     assert_true(count_probes(f.srv) >= 8);
     /* 200 R, 500 (blip), 200, 500, 500 -> U, 200 -> R */
-    f.trans[f.ntrans] = '\0';
     assert_string_equal(f.trans, "RUR");
     assert_true(workers_reachable(f.w, "w1"));
-    workers_free(f.w);
-    kube_client_free(hub);
-    kube_rest_config_free(hc);
-    fakesrv_stop(f.srv);
-    ev_loop_destroy(f.loop);
-    unlink(kc);
-    free(kc);
-    free(spec);
+    probe_free(&f);
 }
 
 /* Breaks the loop once two reachability transitions were seen. */
@@ -412,58 +453,26 @@ static void two_trans(struct ev_loop *loop, ev_timer *t, int revents)
 static void test_first_probe_failure_is_a_blip(void **state)
 {
     (void)state;
-    struct probe_fx f = {.loop = ev_loop_new(EVFLAG_AUTO)};
-    f.srv = fakesrv_start(NULL);
+    struct probe_fx f;
+    probe_init(&f);
     fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
                                                .path = "/apis/batch/v1/jobs",
                                                .query_lacks = "watch=",
-                                               .body = "{\"kind\":\"JobList\",\"metadata\":{"
-                                                       "\"resourceVersion\":\"1\"},\"items\":[]}",
+                                               .body = EMPTY_JOBS,
                                                .times = -1});
     fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET", .path = "/version", .status = 500});
     fakesrv_push(
         f.srv,
         &(struct fakesrv_resp){
             .method = "GET", .path = "/version", .status = 500, .delay_s = 3.0, .times = -1});
-    struct kube_rest_config *hc = kube_rest_config_new();
-    hc->server = xstrdup("https://127.0.0.1:1");
-    struct kube_client *hub = NULL;
-    assert_int_equal(kube_client_new(f.loop, hc, NULL, NULL, &hub, NULL), 0);
-    struct workers_config cfg = {.hub = hub,
-                                 .origin = "o1",
-                                 .allow_insecure = true,
-                                 .probe_interval_s = 0.01,
-                                 .on_change = on_change,
-                                 .ud = &f};
-    struct err e;
-    err_clear(&e);
-    assert_int_equal(workers_new(&cfg, &f.w, &e), 0);
-    char *kc = write_kc(fakesrv_url(f.srv), false);
-    char *spec = xasprintf("w1=%s", kc);
-    assert_int_equal(workers_add_file(f.w, spec, &e), 0);
-    assert_false(workers_known(f.w, "w1")); /* not heard from yet */
-    assert_true(workers_known(f.w, "w9"));  /* not registered: known to be gone */
-    assert_int_equal(workers_start(f.w, &e), 0);
-    ev_timer poll, guard;
-    ev_timer_init(&poll, two_trans, 0.02, 0.02);
-    poll.data = &f;
-    ev_timer_init(&guard, two_trans, 30.0, 0);
-    ev_timer_start(f.loop, &poll);
-    ev_timer_start(f.loop, &guard);
-    ev_run(f.loop, 0);
-    f.trans[f.ntrans] = '\0';
+    probe_start(&f, 0);
+    assert_true(workers_known(f.w, "w9")); /* not registered: known to be gone */
+    probe_run(&f, 30.0, two_trans);
     /* R: synced after the first, failed probe; U: the second failure */
     assert_string_equal(f.trans, "RU");
     assert_true(workers_known(f.w, "w1"));
     assert_false(workers_reachable(f.w, "w1"));
-    workers_free(f.w);
-    kube_client_free(hub);
-    kube_rest_config_free(hc);
-    fakesrv_stop(f.srv);
-    ev_loop_destroy(f.loop);
-    unlink(kc);
-    free(kc);
-    free(spec);
+    probe_free(&f);
 }
 
 /* Probes that never succeed and copies that never sync: the worker becomes
@@ -471,47 +480,16 @@ static void test_first_probe_failure_is_a_blip(void **state)
 static void test_known_by_failed_probes(void **state)
 {
     (void)state;
-    struct probe_fx f = {.loop = ev_loop_new(EVFLAG_AUTO)};
-    f.srv = fakesrv_start(NULL);
+    struct probe_fx f;
+    probe_init(&f);
     fakesrv_push(f.srv, &(struct fakesrv_resp){.status = 500, .times = -1});
-    struct kube_rest_config *hc = kube_rest_config_new();
-    hc->server = xstrdup("https://127.0.0.1:1");
-    struct kube_client *hub = NULL;
-    assert_int_equal(kube_client_new(f.loop, hc, NULL, NULL, &hub, NULL), 0);
-    struct workers_config cfg = {.hub = hub,
-                                 .origin = "o1",
-                                 .allow_insecure = true,
-                                 .probe_interval_s = 0.01,
-                                 .informer_backoff_s = 0.05,
-                                 .on_change = on_change,
-                                 .ud = &f};
-    struct err e;
-    err_clear(&e);
-    assert_int_equal(workers_new(&cfg, &f.w, &e), 0);
-    char *kc = write_kc(fakesrv_url(f.srv), false);
-    char *spec = xasprintf("w1=%s", kc);
-    assert_int_equal(workers_add_file(f.w, spec, &e), 0);
-    assert_int_equal(workers_start(f.w, &e), 0);
-    ev_timer poll, guard;
-    ev_timer_init(&poll, probe_poll, 0.02, 0.02);
-    poll.data = &f;
-    ev_timer_init(&guard, probe_poll, 20.0, 0);
-    ev_timer_start(f.loop, &poll);
-    ev_timer_start(f.loop, &guard);
-    ev_run(f.loop, 0);
+    probe_start(&f, 0.05);
+    probe_run(&f, 20.0, probe_poll);
     assert_true(count_probes(f.srv) >= 8);
-    f.trans[f.ntrans] = '\0';
     assert_string_equal(f.trans, "U"); /* one change: known, still unreachable */
     assert_true(workers_known(f.w, "w1"));
     assert_false(workers_reachable(f.w, "w1"));
-    workers_free(f.w);
-    kube_client_free(hub);
-    kube_rest_config_free(hc);
-    fakesrv_stop(f.srv);
-    ev_loop_destroy(f.loop);
-    unlink(kc);
-    free(kc);
-    free(spec);
+    probe_free(&f);
 }
 
 int main(void)
