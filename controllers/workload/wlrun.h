@@ -109,6 +109,7 @@ struct wlrun_stats {
     size_t hub_kinds;          /* job kinds watched on the hub */
     unsigned binding_policies; /* BindingPolicies created or found */
     bool server_side_apply;    /* set up with SSA for Workload status (the start-up probe) */
+    size_t workers_reachable;  /* direct transport: workers reachable now */
 };
 void wlrun_get_stats(const struct wlrun *r, struct wlrun_stats *out);
 
