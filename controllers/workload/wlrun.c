@@ -521,8 +521,10 @@ static void ensure_lq(struct wlrun *r, const char *ns, const char *queue)
 static void wl_add(void *ud, json_t *obj)
 {
     struct wlrun *r = ud;
-    if (r->wlc && !r->stopped)
+    if (r->wlc && !r->stopped && hub_synced(r))
         wlc_on_workload(r->wlc, obj);
+    else if (r->wlc && !r->stopped)
+        wlc_on_workload_listed(r->wlc, obj); /* the start-up lists: not a change */
 }
 
 static void wl_update(void *ud, json_t *o, json_t *n)
@@ -540,7 +542,10 @@ static void job_add(void *ud, json_t *obj)
         ensure_ns(r, jx_namespace(obj));
         ensure_lq(r, jx_namespace(obj), jx_label(obj, "kueue.x-k8s.io/queue-name"));
     }
-    wlc_on_job(r->wlc, obj);
+    if (hub_synced(r))
+        wlc_on_job(r->wlc, obj);
+    else
+        wlc_on_job_listed(r->wlc, obj); /* the start-up lists: not a change of the job */
 }
 
 static void job_update(void *ud, json_t *o, json_t *n)
