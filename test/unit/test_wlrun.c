@@ -25,6 +25,9 @@
 #define VERSION_JSON "{\"major\":\"1\",\"minor\":\"32\",\"gitVersion\":\"v1.32.0\"}"
 #define EMPTY_LIST   "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[]}"
 
+/* How long run() waits for done() (setup() sets the default). */
+static double run_guard_s;
+
 struct fixture {
     char dir[64];
     char kubeconfig[128];
@@ -34,6 +37,7 @@ struct fixture {
 static int setup(void **state)
 {
     struct fixture *f = xcalloc(1, sizeof *f);
+    run_guard_s = 10.0;
     snprintf(f->dir, sizeof f->dir, "/tmp/kks-wlrun-XXXXXX");
     assert_non_null(mkdtemp(f->dir));
     snprintf(f->kubeconfig, sizeof f->kubeconfig, "%s/kubeconfig", f->dir);
@@ -106,7 +110,7 @@ static void on_guard(struct ev_loop *loop, ev_timer *w, int revents)
     mgr_shutdown(x->m, 99);
 }
 
-/* Run the manager with the runner until done() or 10 s; fills *st. */
+/* Run the manager with the runner until done() or run_guard_s; fills *st. */
 static int run(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(struct run *),
                struct wlrun_stats *st)
 {
@@ -123,7 +127,7 @@ static int run(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(s
     ev_timer_init(&x.poll, on_poll, 0.05, 0.05);
     x.poll.data = &x;
     ev_timer_start(loop, &x.poll);
-    ev_timer_init(&x.guard, on_guard, 10.0, 0);
+    ev_timer_init(&x.guard, on_guard, run_guard_s, 0);
     x.guard.data = &x;
     ev_timer_start(loop, &x.guard);
     int code = mgr_run(x.m);
@@ -532,6 +536,9 @@ static void test_jobs_of_a_queue_share_one_localqueue_read(void **state)
     snprintf(spec, sizeof spec, "w1=%s", wkc);
     const char *workers[] = {spec};
     lq_jobs_pushed = false;
+    /* the hub's job list comes at a retry of the informer (backoff 0.8 s doubling) after
+     * the worker is reachable, which can take seconds under load */
+    run_guard_s = 40.0;
     struct wlrun_config cfg = {.workers = workers, .n_workers = 1, .allow_insecure_workers = true};
     struct wlrun_stats st;
     assert_int_equal(run(f, &cfg, lq_done, &st), 0);
