@@ -34,7 +34,8 @@
  * bench's own sequential lists of the same collections). And one human line.
  *
  * Options: --n N (default 10000), --pods P (default 10000), --timeout SECONDS (per phase,
- * default 120 + N/4 + P/100), --keep (keep the work directory with the children's logs).
+ * default 120 + N/4 + P/100), --keep (keep the work directory with the children's logs),
+ * --op-v V (the operator's --v, for its request log in op<k>.log; default 0).
  * Exit 0 when every phase completed, 1 otherwise (the work directory is then kept and named).
  * Children get SIGTERM on exit (SIGKILL if the bench dies: PDEATHSIG).
  */
@@ -75,6 +76,7 @@ struct bench {
     int n, pods;
     double timeout_s;
     bool keep;
+    int op_v; /* --op-v: the operator's --v */
     char root[PATH_MAX];
     char work[64];
     pid_t pids[NCLUSTERS];
@@ -218,7 +220,7 @@ static int free_port(void)
 static int start_operator(struct bench *b)
 {
     char bin[PATH_MAX + 32], hub[PATH_MAX], w1[PATH_MAX + 16], w2[PATH_MAX + 16], health[32],
-        log[32];
+        log[32], v[16];
     snprintf(bin, sizeof bin, "%s/bin/kueue-ks", b->root);
     snprintf(hub, sizeof hub, "%s/hub.kc", b->work);
     snprintf(w1, sizeof w1, "cluster1=%s/cluster1.kc", b->work);
@@ -226,6 +228,7 @@ static int start_operator(struct bench *b)
     b->health_port = free_port();
     snprintf(health, sizeof health, "127.0.0.1:%d", b->health_port);
     snprintf(log, sizeof log, "op%d.log", ++b->op_run);
+    snprintf(v, sizeof v, "--v=%d", b->op_v);
     char *argv[] = {bin,
                     "run",
                     "--kubeconfig",
@@ -238,6 +241,7 @@ static int start_operator(struct bench *b)
                     w1,
                     "--worker",
                     w2,
+                    v,
                     NULL};
     pid_t pid = spawn(b, log, argv);
     if (pid < 0)
@@ -771,19 +775,22 @@ static int parse_args(struct bench *b, int argc, char **argv)
         char *end = NULL;
         long v = 0;
         if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--pods") ||
-                             !strcmp(argv[i], "--timeout"))) {
+                             !strcmp(argv[i], "--timeout") || !strcmp(argv[i], "--op-v"))) {
             errno = 0;
             v = strtol(argv[i + 1], &end, 10);
         }
-        if (!end || errno || *end || v < 1 || v > 1000000) {
+        if (!end || errno || *end || v < (strcmp(argv[i], "--op-v") ? 1 : 0) || v > 1000000) {
             fprintf(stderr, "usage: bench-scale [--n N (default 10000)] [--pods P per worker "
-                            "(default 10000)] [--timeout SECONDS per phase] [--keep]\n");
+                            "(default 10000)] [--timeout SECONDS per phase] [--keep] "
+                            "[--op-v V (the operator's log verbosity, default 0)]\n");
             return -EINVAL;
         }
         if (!strcmp(argv[i], "--n"))
             b->n = (int)v;
         else if (!strcmp(argv[i], "--pods"))
             b->pods = (int)v;
+        else if (!strcmp(argv[i], "--op-v"))
+            b->op_v = (int)v;
         else
             b->timeout_s = (double)v;
         i++;

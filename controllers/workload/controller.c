@@ -1493,6 +1493,35 @@ void wlc_enqueue(struct wlc *c, const char *key)
     wq_add(c->q, key);
 }
 
+/* Whether a pass of `wl` would place its job (wl_wants_placement), from the stores alone:
+ * the Workload, its hub job, our check. Cheap (no copies, no clusters). */
+static bool wants_placement(struct wlc *c, const json_t *wl)
+{
+    json_t *owner = wl ? jx_owner_controller(wl) : NULL;
+    const struct kind_def *k = owner ? owner_kind(c, wl, owner) : NULL;
+    struct store *js = k && c->cfg.src.jobs ? c->cfg.src.jobs(c->cfg.src.ud, k) : NULL;
+    const char *name = owner ? jx_str(owner, "name", NULL) : NULL;
+    if (!js || !name)
+        return false;
+    char *okey = jx_key_make(jx_namespace(wl), name);
+    json_t *job = store_get(js, okey);
+    free(okey);
+    const char *owner_uid = jx_str(owner, "uid", NULL);
+    if (job && owner_uid && jx_uid(job) && strcmp(owner_uid, jx_uid(job)) != 0)
+        return false; /* a new job with the same name: not this workload's */
+    struct wl_snapshot s = {.workload = wl, .job = job, .check_name = our_check(c, wl)};
+    return wl_wants_placement(&s, NULL);
+}
+
+/* Queue `key` of a pass over many Workloads: ahead when it wants a placement. */
+static void add_passing(struct wlc *c, const char *key, const json_t *wl)
+{
+    if (wants_placement(c, wl))
+        wq_add_urgent(c->q, key);
+    else
+        wq_add(c->q, key);
+}
+
 void wlc_on_workload(struct wlc *c, const json_t *wl)
 {
     char *key = jx_obj_key(wl);
@@ -1501,7 +1530,15 @@ void wlc_on_workload(struct wlc *c, const json_t *wl)
     free(key);
 }
 
-void wlc_on_job(struct wlc *c, const json_t *obj)
+void wlc_on_workload_listed(struct wlc *c, const json_t *wl)
+{
+    char *key = jx_obj_key(wl);
+    if (key)
+        add_passing(c, key, wl);
+    free(key);
+}
+
+static void on_job(struct wlc *c, const json_t *obj, bool listed)
 {
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
     bool hub = !uid; /* a copy carries its hub job's uid */
@@ -1512,7 +1549,9 @@ void wlc_on_job(struct wlc *c, const json_t *obj)
     json_t *keys = store_index_keys(c->cfg.src.workloads, WLC_INDEX_OWNER, uid, NULL);
     for (size_t i = 0; keys && i < json_array_size(keys); i++) {
         const char *k = json_string_value(json_array_get(keys, i));
-        if (hub)
+        if (hub && listed)
+            add_passing(c, k, store_get(c->cfg.src.workloads, k));
+        else if (hub)
             wq_add_urgent(c->q, k);
         else
             wq_add(c->q, k);
@@ -1520,11 +1559,23 @@ void wlc_on_job(struct wlc *c, const json_t *obj)
     json_decref(keys);
 }
 
+void wlc_on_job(struct wlc *c, const json_t *obj)
+{
+    on_job(c, obj, false);
+}
+
+void wlc_on_job_listed(struct wlc *c, const json_t *obj)
+{
+    on_job(c, obj, true);
+}
+
 void wlc_enqueue_all(struct wlc *c)
 {
     json_t *keys = store_keys(c->cfg.src.workloads);
-    for (size_t i = 0; i < json_array_size(keys); i++)
-        wq_add(c->q, json_string_value(json_array_get(keys, i)));
+    for (size_t i = 0; i < json_array_size(keys); i++) {
+        const char *k = json_string_value(json_array_get(keys, i));
+        add_passing(c, k, store_get(c->cfg.src.workloads, k));
+    }
     json_decref(keys);
 }
 
@@ -1848,4 +1899,8 @@ void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)
     out->parsed_clusters = strmap_len(&c->parsed_cm);
     out->waiting = strmap_len(&c->waiting);
     out->placed = strmap_len(&c->placed_key);
+    struct wq_stats qs;
+    wq_stats(c->q, &qs);
+    out->queued = qs.depth;
+    out->queued_urgent = qs.urgent;
 }

@@ -158,7 +158,14 @@ void wlc_enqueue(struct wlc *c, const char *key);
  * status return's job patches went into a burst and slowed it (docs/performance.md). */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
-/* Queue every Workload (after an AdmissionCheck, ResourceFlavor or worker change). */
+/* The same for objects delivered by the start-up lists (not changes): a pass over every
+ * Workload, of which those that want a placement (wl_wants_placement) are queued ahead,
+ * the others in order (a hub job's too), so that a reservation made while the operator
+ * was down does not wait behind the restart's pass over every existing Workload. */
+void wlc_on_workload_listed(struct wlc *c, const json_t *wl);
+void wlc_on_job_listed(struct wlc *c, const json_t *job);
+/* Queue every Workload (after an AdmissionCheck, ResourceFlavor or worker change), those
+ * that want a placement ahead (as wlc_on_workload_listed). */
 void wlc_enqueue_all(struct wlc *c);
 /*
  * ClusterMetrics `cluster` was added, changed or deleted (the store already
@@ -224,6 +231,8 @@ struct wlc_stats {
     size_t placed;          /* Workloads known placed on a cluster */
     uint64_t own_holds;     /* passes held until the stores showed the last pass's writes */
     uint64_t deferrals;     /* passes that left the running message behind dispatches */
+    size_t queued;          /* keys waiting in the work queue, ready */
+    size_t queued_urgent;   /* of those, queued ahead (wq_add_urgent) */
 };
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
 

@@ -81,6 +81,12 @@ struct wlrun {
     json_t *cm_dirty;
     json_t *bp_done; /* cluster -> true */
     json_t *ns_done; /* "cluster/ns" -> true */
+    /* "ns/queue" -> true while its hub LocalQueue read is in flight: the jobs of a queue
+     * share one read (at a restart every listed job asks for its queue at once) */
+    json_t *lq_reading;
+    /* "ns/queue" -> the hub LocalQueue once read, for the workers whose namespace create
+     * completes after the read (the read is shared, no later job event may come) */
+    json_t *lq_hub;
     unsigned bp_count;
     bool bp_missing_logged;
 };
@@ -139,6 +145,8 @@ int wlrun_new(const struct wlrun_config *cfg, struct wlrun **out, struct err *e)
     r->policy = pol;
     r->bp_done = json_object();
     r->ns_done = json_object();
+    r->lq_reading = json_object();
+    r->lq_hub = json_object();
     r->dyn_disc = json_object();
     r->cm_dirty = json_object();
     *out = r;
@@ -316,6 +324,29 @@ struct ns_call {
     bool lq; /* a LocalQueue create (else a Namespace) */
 };
 
+static void lq_post(struct wlrun *r, const char *cluster, const json_t *hub_lq, const char *ns,
+                    const char *name);
+
+/* The namespace `nskey` ("cluster/ns") is there: the LocalQueues of that namespace read
+ * from the hub meanwhile follow. */
+static void lq_post_waiting(struct wlrun *r, const char *nskey)
+{
+    const char *slash = strchr(nskey, '/');
+    if (!slash || !r->workers || r->stopped)
+        return;
+    char *cluster = xasprintf("%.*s", (int)(slash - nskey), nskey);
+    const char *ns = slash + 1;
+    size_t nl = strlen(ns);
+    const char *k;
+    json_t *lq;
+    json_object_foreach(r->lq_hub, k, lq)
+    {
+        if (strncmp(k, ns, nl) == 0 && k[nl] == '/' && workers_reachable(r->workers, cluster))
+            lq_post(r, cluster, lq, ns, k + nl + 1);
+    }
+    free(cluster);
+}
+
 /* A namespace or LocalQueue create on a worker: done (created or there), or forgotten so
  * the next event of the job retries. A worker without Kueue answers the LocalQueue POST
  * with 404: nothing to create there and nothing to retry (the copy runs as a plain Job). */
@@ -324,6 +355,8 @@ static void ns_done_cb(void *ud, const struct kube_result *res)
     struct ns_call *nc = ud;
     if (res->rc == 0 || res->rc == -EEXIST || (nc->lq && res->rc == -ENOENT)) {
         json_object_set_new(nc->r->ns_done, nc->key, json_true());
+        if (!nc->lq)
+            lq_post_waiting(nc->r, nc->key);
         if (res->rc == -ENOENT)
             log_v(nc->r->lg, 1,
                   "worker has no LocalQueue API (no Kueue there): copies run "
@@ -382,6 +415,7 @@ static void ensure_ns(struct wlrun *r, const char *ns)
 struct lq_get {
     struct wlrun *r;
     char *ns, *name;
+    char *key; /* in lq_reading */
 };
 
 static void lq_post(struct wlrun *r, const char *cluster, const json_t *hub_lq, const char *ns,
@@ -426,6 +460,7 @@ static void lq_got(void *ud, const struct kube_result *res)
     struct lq_get *g = ud;
     struct wlrun *r = g->r;
     if (res->rc == 0 && r->workers && !r->stopped) {
+        json_object_set(r->lq_hub, g->key, res->body);
         json_t *names = workers_names(r->workers);
         for (size_t i = 0; i < json_array_size(names); i++) {
             const char *c = json_string_value(json_array_get(names, i));
@@ -436,6 +471,8 @@ static void lq_got(void *ud, const struct kube_result *res)
     } else if (res->rc < 0 && res->rc != -ECANCELED && res->rc != -ESHUTDOWN) {
         log_v(r->lg, 1, "cannot read the job's LocalQueue", "error", res->err->msg);
     }
+    json_object_del(r->lq_reading, g->key); /* done or failed: the next job event may read */
+    free(g->key);
     free(g->ns);
     free(g->name);
     free(g);
@@ -455,16 +492,23 @@ static void ensure_lq(struct wlrun *r, const char *ns, const char *queue)
         free(key);
     }
     json_decref(names);
-    if (!need)
+    char *key = xasprintf("%s/%s", ns, queue);
+    if (!need || json_object_get(r->lq_reading, key)) {
+        free(key);
         return;
+    }
+    json_object_set_new(r->lq_reading, key, json_true());
     struct lq_get *g = xcalloc(1, sizeof(*g));
     g->r = r;
     g->ns = xstrdup(ns);
     g->name = xstrdup(queue);
+    g->key = key;
     char *path = kube_path("kueue.x-k8s.io", r->kueue_version, "localqueues", ns, queue, NULL);
     struct err e;
     err_clear(&e);
     if (kube_client_get(r->hub, path, NULL, lq_got, g, NULL, &e) < 0) {
+        json_object_del(r->lq_reading, key);
+        free(g->key);
         free(g->ns);
         free(g->name);
         free(g);
@@ -477,8 +521,10 @@ static void ensure_lq(struct wlrun *r, const char *ns, const char *queue)
 static void wl_add(void *ud, json_t *obj)
 {
     struct wlrun *r = ud;
-    if (r->wlc && !r->stopped)
+    if (r->wlc && !r->stopped && hub_synced(r))
         wlc_on_workload(r->wlc, obj);
+    else if (r->wlc && !r->stopped)
+        wlc_on_workload_listed(r->wlc, obj); /* the start-up lists: not a change */
 }
 
 static void wl_update(void *ud, json_t *o, json_t *n)
@@ -496,7 +542,10 @@ static void job_add(void *ud, json_t *obj)
         ensure_ns(r, jx_namespace(obj));
         ensure_lq(r, jx_namespace(obj), jx_label(obj, "kueue.x-k8s.io/queue-name"));
     }
-    wlc_on_job(r->wlc, obj);
+    if (hub_synced(r))
+        wlc_on_job(r->wlc, obj);
+    else
+        wlc_on_job_listed(r->wlc, obj); /* the start-up lists: not a change of the job */
 }
 
 static void job_update(void *ud, json_t *o, json_t *n)
@@ -1223,6 +1272,8 @@ void wlrun_free(struct wlrun *r)
     wlc_free(r->wlc);
     json_decref(r->bp_done);
     json_decref(r->ns_done);
+    json_decref(r->lq_reading);
+    json_decref(r->lq_hub);
     free(r->kueue_version);
     free(r->origin);
     for (size_t i = 0; i < r->n_dyn; i++)
@@ -1242,4 +1293,11 @@ void wlrun_get_stats(const struct wlrun *r, struct wlrun_stats *out)
     out->hub_kinds = r->n_jobs;
     out->binding_policies = r->bp_count;
     out->server_side_apply = r->set_up && !r->no_ssa;
+    if (r->workers) {
+        json_t *names = workers_names(r->workers);
+        for (size_t i = 0; i < json_array_size(names); i++)
+            out->workers_reachable +=
+                workers_reachable(r->workers, json_string_value(json_array_get(names, i)));
+        json_decref(names);
+    }
 }

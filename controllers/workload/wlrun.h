@@ -21,7 +21,9 @@
  *        Secrets in the operator's namespace, one agent + copies informers
  *        each);
  *     4. the wlc_ driver (controller.h) with events (evrec) on the hub;
- *        handlers map changes to Workload keys; a ClusterMetrics change
+ *        handlers map changes to Workload keys (until the hub stores have
+ *        synced, as the start-up lists: wlc_on_workload_listed,
+ *        wlc_on_job_listed); a ClusterMetrics change
  *        queues only the Workloads it can affect (wlc_on_cluster), an
  *        AdmissionCheck, ResourceFlavor or worker change every Workload;
  *        both re-sync the AdmissionChecks; a deleted hub job or a copy event
@@ -109,6 +111,7 @@ struct wlrun_stats {
     size_t hub_kinds;          /* job kinds watched on the hub */
     unsigned binding_policies; /* BindingPolicies created or found */
     bool server_side_apply;    /* set up with SSA for Workload status (the start-up probe) */
+    size_t workers_reachable;  /* direct transport: workers reachable now */
 };
 void wlrun_get_stats(const struct wlrun *r, struct wlrun_stats *out);
 

@@ -1776,6 +1776,76 @@ static void test_failed_pass_logs_outcome_once(void **state)
     assert_int_equal(msg_lines(f, &lc, "job evicted"), 1);
 }
 
+enum { OTHERS = 20 };
+
+/* OTHERS Workloads without our check and one of ours whose job is placed already
+ * (placed-for = its admission identity), besides the fixture's reserved WL. */
+static void fill_restart(struct fx *f)
+{
+    for (int i = 0; i < OTHERS; i++) {
+        char *o = xasprintf(
+            "{\"metadata\":{\"name\":\"other-%d\",\"namespace\":\"default\",\"ownerReferences\":"
+            "[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"o%d\",\"uid\":\"o%d\","
+            "\"controller\":true}]},\"status\":{\"admissionChecks\":[{\"name\":\"other\","
+            "\"state\":\"Pending\"}]}}",
+            i, i, i);
+        put(f->wls, o);
+        free(o);
+    }
+    put(f->wls, "{\"metadata\":{\"name\":\"job-placed-9z9z9\",\"namespace\":\"default\","
+                "\"uid\":\"wl2-uid\",\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":"
+                "\"Job\",\"name\":\"placed\",\"uid\":\"job2-uid\",\"controller\":true}]},"
+                "\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\","
+                "\"lastTransitionTime\":\"2026-11-22T09:58:00Z\"}],\"admissionChecks\":[{"
+                "\"name\":\"ks\",\"state\":\"Pending\"}]}}");
+    put(f->jobs, "{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"uid\":"
+                 "\"job2-uid\",\"labels\":{\"" XF_LABEL_CLUSTER "\":\"c1\"},\"annotations\":{"
+                 "\"" XF_ANN_PLACED_FOR "\":\"wl2-uid/2026-11-22T09:58:00Z\"}}}");
+}
+
+/* A restart's start-up lists are a pass over every Workload: those that want a placement
+ * are queued ahead of the rest, so the reservation made while the operator was down (WL)
+ * is placed first, not after a pass over the 1,000 existing ones (bench-scale's
+ * first_dispatch_s). The others, a placed job's Workload included, stay in order, their
+ * hub jobs listed too. */
+static void test_listed_reservation_queued_ahead(void **state)
+{
+    struct fx *f = *state;
+    fill_restart(f);
+    for (int i = 0; i < OTHERS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "default/other-%d", i);
+        wlc_on_workload_listed(f->c, store_get(f->wls, key));
+    }
+    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-placed-9z9z9"));
+    wlc_on_job_listed(f->c, store_get(f->jobs, "default/placed"));
+    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-sample-1a2b3"));
+    wlc_on_job_listed(f->c, store_get(f->jobs, "default/sample"));
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, OTHERS + 2);
+    assert_int_equal(st.queued_urgent, 1);
+    /* and it is placed */
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    run_until(f, 2, 0);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 1);
+}
+
+/* The pass over every Workload after a worker change (at a restart, the workers become
+ * reachable after the lists) queues the same way. */
+static void test_enqueue_all_reservation_ahead(void **state)
+{
+    struct fx *f = *state;
+    fill_restart(f);
+    wlc_enqueue_all(f->c);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, OTHERS + 2);
+    assert_int_equal(st.queued_urgent, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1817,6 +1887,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_listed_reservation_queued_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enqueue_all_reservation_ahead, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,9 @@
 #define VERSION_JSON "{\"major\":\"1\",\"minor\":\"32\",\"gitVersion\":\"v1.32.0\"}"
 #define EMPTY_LIST   "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[]}"
 
+/* How long run() waits for done() (setup() sets the default). */
+static double run_guard_s;
+
 struct fixture {
     char dir[64];
     char kubeconfig[128];
@@ -34,6 +37,7 @@ struct fixture {
 static int setup(void **state)
 {
     struct fixture *f = xcalloc(1, sizeof *f);
+    run_guard_s = 10.0;
     snprintf(f->dir, sizeof f->dir, "/tmp/kks-wlrun-XXXXXX");
     assert_non_null(mkdtemp(f->dir));
     snprintf(f->kubeconfig, sizeof f->kubeconfig, "%s/kubeconfig", f->dir);
@@ -106,7 +110,7 @@ static void on_guard(struct ev_loop *loop, ev_timer *w, int revents)
     mgr_shutdown(x->m, 99);
 }
 
-/* Run the manager with the runner until done() or 10 s; fills *st. */
+/* Run the manager with the runner until done() or run_guard_s; fills *st. */
 static int run(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(struct run *),
                struct wlrun_stats *st)
 {
@@ -123,7 +127,7 @@ static int run(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(s
     ev_timer_init(&x.poll, on_poll, 0.05, 0.05);
     x.poll.data = &x;
     ev_timer_start(loop, &x.poll);
-    ev_timer_init(&x.guard, on_guard, 10.0, 0);
+    ev_timer_init(&x.guard, on_guard, run_guard_s, 0);
     x.guard.data = &x;
     ev_timer_start(loop, &x.guard);
     int code = mgr_run(x.m);
@@ -417,6 +421,133 @@ static void test_dynamic_kind_forbidden(void **state)
     dynamic_kind(state, true);
 }
 
+/* ---- one LocalQueue read for the jobs of a queue ---------------------------------- */
+
+#define LQ_JOBS    20
+#define LQ_HUBPATH "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/localqueues/lq"
+#define LQ_WPATH   "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/localqueues"
+
+static struct fakesrv *lq_worker; /* the worker's server, for lq_done() */
+static bool lq_jobs_pushed;
+
+/* Once the worker is reachable, the hub's job list (the jobs' namespace and LocalQueue are
+ * only created on reachable workers) becomes available to the informer's next retry;
+ * done when the worker got the LocalQueue. */
+static bool lq_done(struct run *x)
+{
+    if (!lq_jobs_pushed) {
+        struct wlrun_stats st;
+        wlrun_get_stats(x->r, &st);
+        if (st.workers_reachable != 1)
+            return false;
+        json_t *items = json_array();
+        for (int i = 0; i < LQ_JOBS; i++) {
+            char name[16], uid[16];
+            snprintf(name, sizeof name, "j%d", i);
+            snprintf(uid, sizeof uid, "uid-%d", i);
+            json_array_append_new(items, json_pack("{s:{s:s, s:s, s:s, s:s, s:{s:s}}}", "metadata",
+                                                   "name", name, "namespace", "team", "uid", uid,
+                                                   "resourceVersion", "4", "labels",
+                                                   "kueue.x-k8s.io/queue-name", "lq"));
+        }
+        json_t *list = json_pack("{s:s, s:s, s:{s:s}, s:o}", "kind", "JobList", "apiVersion",
+                                 "batch/v1", "metadata", "resourceVersion", "4", "items", items);
+        char *body = json_dumps(list, JSON_COMPACT);
+        json_decref(list);
+        fakesrv_push(x->f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                       .path = "/apis/batch/v1/jobs",
+                                                       .query_lacks = "watch=",
+                                                       .body = body,
+                                                       .times = -1});
+        free(body);
+        lq_jobs_pushed = true;
+        return false;
+    }
+    return find_req(lq_worker, "POST", LQ_WPATH, NULL, "\"name\":\"lq\"") >= 0;
+}
+
+/* A restart lists every job at once, all in one LocalQueue: its hub copy is read once for
+ * all of them, not once per job (1,000 concurrent GETs at bench-scale N = 1,000, each on its
+ * own connection, held the restarted operator's first dispatch for seconds), and the
+ * worker still gets the LocalQueue, whichever of the read and the namespace create
+ * completes first. */
+static void test_jobs_of_a_queue_share_one_localqueue_read(void **state)
+{
+    struct fixture *f = *state;
+    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
+                      "{\"kind\":\"APIGroup\",\"versions\":[{\"version\":\"v1beta2\"}]}");
+    const char *lists[] = {"/apis/kueue.x-k8s.io/v1beta2/admissionchecks",
+                           "/apis/kueue.x-k8s.io/v1beta2/resourceflavors",
+                           "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics",
+                           "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
+                           "/apis/kueue.x-k8s.io/v1beta2/workloads",
+                           "/api/v1/namespaces/ops/secrets"};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                    .path = lists[i],
+                                                    .query_lacks = "watch=",
+                                                    .body = EMPTY_LIST,
+                                                    .times = -1});
+    fakesrv_push(f->srv, &(struct fakesrv_resp){
+                             .method = "GET",
+                             .path = LQ_HUBPATH,
+                             .body = "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+                                     "\"LocalQueue\",\"metadata\":{\"name\":\"lq\",\"namespace\":"
+                                     "\"team\"},\"spec\":{\"clusterQueue\":\"cq\"}}",
+                             .times = -1});
+    lq_worker = fakesrv_start(NULL);
+    fakesrv_push(lq_worker,
+                 &(struct fakesrv_resp){
+                     .method = "GET", .path = "/version", .body = VERSION_JSON, .times = -1});
+    const char *wlists[] = {"/apis/batch/v1/jobs", "/api/v1/pods", "/api/v1/nodes"};
+    for (size_t i = 0; i < sizeof wlists / sizeof wlists[0]; i++) {
+        fakesrv_push(lq_worker, &(struct fakesrv_resp){.method = "GET",
+                                                       .path = wlists[i],
+                                                       .query_lacks = "watch=",
+                                                       .body = EMPTY_LIST,
+                                                       .times = -1});
+        const char *none[] = {NULL};
+        fakesrv_push_watch(lq_worker, wlists[i], none, FAKESRV_HOLD);
+    }
+    fakesrv_push(lq_worker, &(struct fakesrv_resp){.method = "POST",
+                                                   .path = "/api/v1/namespaces",
+                                                   .status = 201,
+                                                   .body = "{\"kind\":\"Namespace\"}",
+                                                   /* after the LocalQueue read, the
+                                                      order no later job event mends */
+                                                   .delay_s = 0.3,
+                                                   .times = -1});
+    fakesrv_push(lq_worker, &(struct fakesrv_resp){.method = "POST",
+                                                   .path = LQ_WPATH,
+                                                   .status = 201,
+                                                   .body = "{\"kind\":\"LocalQueue\"}",
+                                                   .times = -1});
+    char wkc[160], spec[200];
+    snprintf(wkc, sizeof wkc, "%s/worker.kc", f->dir);
+    FILE *fp = fopen(wkc, "w");
+    assert_non_null(fp);
+    fprintf(fp,
+            "apiVersion: v1\nkind: Config\ncurrent-context: w\n"
+            "clusters:\n- name: w\n  cluster:\n    server: %s\n"
+            "contexts:\n- name: w\n  context: {cluster: w, user: u}\n"
+            "users:\n- name: u\n  user: {token: worker-token}\n",
+            fakesrv_url(lq_worker));
+    fclose(fp);
+    snprintf(spec, sizeof spec, "w1=%s", wkc);
+    const char *workers[] = {spec};
+    lq_jobs_pushed = false;
+    /* the hub's job list comes at a retry of the informer (backoff 0.8 s doubling) after
+     * the worker is reachable, which can take seconds under load */
+    run_guard_s = 40.0;
+    struct wlrun_config cfg = {.workers = workers, .n_workers = 1, .allow_insecure_workers = true};
+    struct wlrun_stats st;
+    assert_int_equal(run(f, &cfg, lq_done, &st), 0);
+    assert_int_equal(count_req(f->srv, "GET", LQ_HUBPATH), 1);
+    assert_int_equal(count_req(lq_worker, "POST", LQ_WPATH), 1);
+    fakesrv_stop(lq_worker);
+    unlink(wkc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +557,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_discovery_retries_transient_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_kind_discovered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_kind_forbidden, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jobs_of_a_queue_share_one_localqueue_read, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
