@@ -213,8 +213,9 @@ static bool is_digit(int c)
 }
 
 /* The number at s->p, in JSON's grammar; an integer must fit long long and a real must not
- * overflow a double (what jansson's lexer checks with strtoll and strtod). */
-static int scan_number(struct scan *s)
+ * overflow a double (what jansson's lexer checks with strtoll and strtod). *real tells which
+ * it is, and *iv or *dv holds its value. */
+static int scan_number(struct scan *s, bool *is_real, long long *iv, double *dv)
 {
     const unsigned char *b = s->p;
     bool real = false;
@@ -254,11 +255,13 @@ static int scan_number(struct scan *s)
     t[n] = '\0';
     errno = 0;
     bool over;
+    *is_real = real;
     if (real) {
         double d = strtod(t, NULL);
         over = errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL);
+        *dv = d;
     } else {
-        (void)strtoll(t, NULL, 10);
+        *iv = strtoll(t, NULL, 10);
         over = errno == ERANGE;
     }
     if (t != small)
@@ -349,7 +352,10 @@ int jscan_rv(const char *data, size_t n, char **rv, struct err *e)
             if (is_rv)
                 found = NULL;
             if (c == '-' || is_digit(c)) {
-                if (scan_number(&s) < 0)
+                bool real;
+                long long iv;
+                double dv;
+                if (scan_number(&s, &real, &iv, &dv) < 0)
                     return -EBADMSG;
             } else if (scan_literal(&s) < 0) {
                 return -EBADMSG;
@@ -414,4 +420,189 @@ int jscan_rv(const char *data, size_t n, char **rv, struct err *e)
             return fail(&s, "':' expected");
         s.p++;
     }
+}
+
+/* ---- jscan_load ------------------------------------------------------------ */
+
+/* An open container while loading; the container is referenced by its parent (or is the
+ * root), the frame only borrows it. */
+struct frame {
+    json_t *c;
+    const char *key; /* an object's pending key: into the text, or kbuf */
+    size_t klen;
+    char *kbuf; /* the pending key decoded (it had escapes), owned */
+};
+
+/* The string at s->p as a new json_t (escapes decoded), or NULL with e set. */
+static json_t *load_string(struct scan *s)
+{
+    const unsigned char *q = s->p;
+    size_t len;
+    if (scan_string(s, NULL, 0, &len) < 0)
+        return NULL;
+    if (len == (size_t)(s->p - q) - 2) /* no escapes: the bytes between the quotes */
+        return json_stringn_nocheck((const char *)q + 1, len);
+    char *t = xmalloc(len + 1);
+    struct scan v = {.start = s->start, .p = q, .end = s->end, .e = s->e};
+    (void)scan_string(&v, t, len, &len);
+    json_t *j = json_stringn_nocheck(t, len);
+    free(t);
+    return j;
+}
+
+/* Add v (consumed) to the container of frame f. */
+static void attach(struct frame *f, json_t *v)
+{
+    if (json_is_object(f->c)) {
+        json_object_setn_new_nocheck(f->c, f->key, f->klen, v);
+        free(f->kbuf);
+        f->kbuf = NULL;
+    } else {
+        json_array_append_new(f->c, v);
+    }
+}
+
+json_t *jscan_load(const char *data, size_t n, struct err *e)
+{
+    struct scan s = {.start = (const unsigned char *)data,
+                     .p = (const unsigned char *)data,
+                     .end = (const unsigned char *)data + n,
+                     .e = e};
+    struct frame small[32];
+    struct frame *st = small;
+    size_t cap = sizeof small / sizeof small[0];
+    size_t depth = 0; /* open containers: st[0..depth) */
+    json_t *root = NULL;
+    int rc = 0;
+
+    skip_ws(&s);
+    if (peek(&s) != '{' && peek(&s) != '[') {
+        fail(&s, "'[' or '{' expected");
+        return NULL;
+    }
+    for (;;) {
+        /* a value: depth containers enclose it */
+        skip_ws(&s);
+        if (depth + 1 > JSCAN_MAX_DEPTH) {
+            rc = fail(&s, "maximum nesting depth reached");
+            goto out;
+        }
+        int c = peek(&s);
+        json_t *v;
+        if (c == '{' || c == '[') {
+            bool obj = c == '{';
+            v = obj ? json_object() : json_array();
+            if (depth)
+                attach(&st[depth - 1], v); /* the parent holds it; the frame borrows it */
+            else
+                root = v;
+            if (depth == cap) {
+                size_t ncap = cap * 2;
+                struct frame *nst = xmalloc(ncap * sizeof *nst);
+                memcpy(nst, st, depth * sizeof *st);
+                if (st != small)
+                    free(st);
+                st = nst;
+                cap = ncap;
+            }
+            st[depth++] = (struct frame){.c = v};
+            s.p++;
+            skip_ws(&s);
+            if (peek(&s) == (obj ? '}' : ']')) {
+                s.p++;
+                depth--;
+                goto after_value;
+            }
+            if (!obj)
+                continue;
+            goto key;
+        } else if (c == '"') {
+            v = load_string(&s);
+        } else if (c == '-' || is_digit(c)) {
+            bool real;
+            long long iv = 0;
+            double dv = 0;
+            v = scan_number(&s, &real, &iv, &dv) < 0 ? NULL
+                : real                               ? json_real(dv)
+                                                     : json_integer(iv);
+        } else {
+            const unsigned char *q = s.p;
+            v = scan_literal(&s) < 0 ? NULL
+                : *q == 't'          ? json_true()
+                : *q == 'f'          ? json_false()
+                                     : json_null();
+        }
+        if (!v) {
+            rc = -EBADMSG;
+            goto out;
+        }
+        if (c != '"' && peek(&s) == 0)
+            s.p++; /* jansson's lost NUL after a number or a literal (see jscan_rv) */
+        attach(&st[depth - 1], v);
+    after_value:
+        /* after a value: a separator, or the end of containers */
+        for (;;) {
+            if (depth == 0) {
+                skip_ws(&s);
+                if (s.p != s.end)
+                    rc = fail(&s, "end of input expected");
+                goto out;
+            }
+            bool obj = json_is_object(st[depth - 1].c);
+            skip_ws(&s);
+            c = peek(&s);
+            if (c == ',') {
+                s.p++;
+                break;
+            }
+            if (c != (obj ? '}' : ']')) {
+                rc = fail(&s, obj ? "',' or '}' expected" : "',' or ']' expected");
+                goto out;
+            }
+            s.p++;
+            depth--;
+        }
+        if (!json_is_object(st[depth - 1].c))
+            continue; /* the next array element */
+        skip_ws(&s);
+    key:
+        if (peek(&s) != '"') {
+            rc = fail(&s, "string or '}' expected");
+            goto out;
+        }
+        {
+            struct frame *f = &st[depth - 1];
+            const unsigned char *q = s.p;
+            size_t len;
+            if (scan_string(&s, NULL, 0, &len) < 0) {
+                rc = -EBADMSG;
+                goto out;
+            }
+            if (len == (size_t)(s.p - q) - 2) {
+                f->key = (const char *)q + 1;
+            } else {
+                f->kbuf = xmalloc(len + 1);
+                struct scan v2 = {.start = s.start, .p = q, .end = s.end, .e = e};
+                (void)scan_string(&v2, f->kbuf, len, &len);
+                f->key = f->kbuf;
+            }
+            f->klen = len;
+        }
+        skip_ws(&s);
+        if (peek(&s) != ':') {
+            rc = fail(&s, "':' expected");
+            goto out;
+        }
+        s.p++;
+    }
+out:
+    for (size_t i = 0; i < depth; i++)
+        free(st[i].kbuf);
+    if (st != small)
+        free(st);
+    if (rc < 0) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
 }

@@ -21,6 +21,7 @@
 #ifndef KKS_JSON_JSCAN_H
 #define KKS_JSON_JSCAN_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "pkg/util/err.h"
@@ -35,5 +36,13 @@
  * in `e` ("invalid JSON at byte P: what") when the text is not JSON.
  */
 int jscan_rv(const char *data, size_t n, char **rv, struct err *e);
+
+/*
+ * Parse the JSON text data[0..n) into a jansson tree: what json_loadb(data, n, 0, ...)
+ * returns (same values, same key order, the last of duplicate keys), for less: one pass over
+ * the text, strings copied once, no per-character lexer calls. A new reference, or NULL with
+ * -EBADMSG and a message in `e` ("invalid JSON at byte P: what").
+ */
+json_t *jscan_load(const char *data, size_t n, struct err *e);
 
 #endif

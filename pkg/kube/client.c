@@ -815,11 +815,9 @@ static void finish_attempt(struct kube_call *call, CURLcode res)
                 return;
             }
         } else if (!call->on_data && !call->body_unused && call->resp.len > 0) {
-            json_error_t je;
-            j = json_loadb(call->resp.data, call->resp.len, 0, &je);
+            j = jscan_load(call->resp.data, call->resp.len, &e);
             if (!j) {
-                err_set(&e, -EBADMSG, "%s %s: %ld response is not JSON: %s at byte %d",
-                        call->method, call->path, status, je.text, je.position);
+                err_prefix(&e, "%s %s: %ld response is not JSON", call->method, call->path, status);
                 complete(call, -EBADMSG, &e, (int)status, NULL);
                 return;
             }
@@ -839,8 +837,7 @@ static void finish_attempt(struct kube_call *call, CURLcode res)
         queue_push(c, call);
         return;
     }
-    json_error_t je;
-    json_t *j = call->resp.len ? json_loadb(call->resp.data, call->resp.len, 0, &je) : NULL;
+    json_t *j = call->resp.len ? jscan_load(call->resp.data, call->resp.len, NULL) : NULL;
     int rc = kube_status_to_err(&e, call->method, call->path, (int)status, j, call->resp.data,
                                 call->resp.len);
     if (call->retries < call->max_retries && retryable(call, (int)status, res)) {

@@ -1,7 +1,8 @@
 /*
- * Fuzz target for pkg/json/jscan.h: on arbitrary bytes jscan_rv() must never crash, leak or
- * overrun, and must agree with jansson (json_loadb with flags 0, then
- * metadata.resourceVersion): the same verdict and the same string. A disagreement traps.
+ * Fuzz target for pkg/json/jscan.h: on arbitrary bytes jscan_rv() and jscan_load() must never
+ * crash, leak or overrun, and must agree with jansson (json_loadb with flags 0): the same
+ * verdict, the same metadata.resourceVersion, the same tree with its keys in the same order.
+ * A disagreement traps.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -27,8 +28,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *want = jx_resource_version(j);
         if (rc != 0 || !want != !rv || (want && strcmp(want, rv) != 0))
             __builtin_trap();
-        json_decref(j);
     }
     free(rv);
+
+    json_t *l = jscan_load(p, size, &e);
+    if (!j != !l || (!l && e.code != -EBADMSG))
+        __builtin_trap();
+    if (j) {
+        char *dj = json_dumps(j, JSON_COMPACT);
+        char *dl = json_dumps(l, JSON_COMPACT);
+        if (!json_equal(j, l) || strcmp(dj, dl) != 0)
+            __builtin_trap();
+        free(dj);
+        free(dl);
+    }
+    json_decref(l);
+    json_decref(j);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* Unit tests for pkg/json/jscan: the answer and the verdict are jansson's. */
+/* Unit tests for pkg/json/jscan: the answers and the verdicts are jansson's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,8 +12,8 @@
 #include "pkg/json/jsonx.h"
 #include "pkg/util/xalloc.h"
 
-/* jscan_rv on n bytes must agree with json_loadb + jx_resource_version: same verdict, same
- * string. Returns the scanner's rc. */
+/* jscan_rv on n bytes must agree with json_loadb + jx_resource_version (same verdict, same
+ * string), and jscan_load with json_loadb (same verdict, same tree). Returns jscan_rv's rc. */
 static int agree(const char *text, size_t n)
 {
     json_error_t je;
@@ -35,9 +35,25 @@ static int agree(const char *text, size_t n)
         if (!want != !rv || (want && strcmp(want, rv) != 0))
             fail_msg("resourceVersion: jansson \"%s\", jscan \"%s\" for: %.*s",
                      want ? want : "(none)", rv ? rv : "(none)", (int)n, text);
-        json_decref(j);
     }
     free(rv);
+    /* jscan_load: the same verdict, and the same tree, keys in the same order */
+    json_t *l = jscan_load(text, n, &e);
+    if (!j != !l)
+        fail_msg("jansson %s but jscan_load %s for: %.*s", j ? "accepts" : "rejects",
+                 l ? "accepts" : "rejects", (int)n, text);
+    if (j) {
+        char *dj = json_dumps(j, JSON_COMPACT);
+        char *dl = json_dumps(l, JSON_COMPACT);
+        if (!json_equal(j, l) || strcmp(dj, dl) != 0)
+            fail_msg("jscan_load gave %s where jansson gave %s", dl, dj);
+        free(dj);
+        free(dl);
+    } else {
+        assert_int_equal(e.code, -EBADMSG);
+    }
+    json_decref(l);
+    json_decref(j);
     return rc;
 }
 
@@ -187,7 +203,7 @@ static void test_rejects(void **state)
     assert_int_equal(agree("{}\0", 3), -EBADMSG);
     assert_int_equal(agree("[1\0\0]", 5), -EBADMSG);
     /* jansson's quirk, kept: one NUL right after a number or a literal is skipped */
-    assert_int_equal(agree("[11\0,true\0]", 12), 0);
+    assert_int_equal(agree("[11\0,true\0]", 11), 0);
     /* and what sits right at the limits is accepted */
     assert_int_equal(agree_s("[9223372036854775807,-9223372036854775808,1e-400,-0,0.5e+1]"), 0);
     assert_int_equal(agree_s("[\"\x7f\xf4\x8f\xbf\xbf\"]"), 0);
@@ -235,6 +251,39 @@ static void test_depth(void **state)
     free(t);
 }
 
+/* jscan_load builds jansson's tree: types, key order, duplicates, escaped keys; and frees what
+ * it built when the text breaks off anywhere (ASan checks the leaks). */
+static void test_load(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "{\"a\":1,\"b\":2,\"a\":{\"x\":[1,2.5,-0,-0.0,1e2,\"s\\n\",true,false,null,[],{}]}}",
+        "{\"k\\u00e9y\":\"v\",\"k\\\"\":{\"\":\"\"},\"z\":\"\\ud83d\\ude00\"}",
+        "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":"
+        "{\"a\":\"b\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+        "{\"cpu\":\"100m\"}}}]}}]",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[{\"deep\":1}]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+        "]]]]]]]"
+        "]]]]]]]]]]]",
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        size_t n = strlen(docs[i]);
+        assert_int_equal(agree(docs[i], n), 0);
+        for (size_t cut = 0; cut < n; cut++)
+            agree(docs[i], cut); /* every prefix: the same verdict, nothing leaked */
+    }
+    json_t *j = jscan_load("{\"n\":9223372036854775807,\"r\":0.5}", 33, NULL);
+    assert_non_null(j);
+    assert_true(json_is_integer(json_object_get(j, "n")));
+    assert_true(json_integer_value(json_object_get(j, "n")) == 9223372036854775807LL);
+    assert_true(json_is_real(json_object_get(j, "r")));
+    json_decref(j);
+    struct err e;
+    assert_null(jscan_load("{\"a\":1,}", 8, &e));
+    assert_int_equal(e.code, -EBADMSG);
+    assert_string_equal(e.msg, "invalid JSON at byte 7: string or '}' expected");
+}
+
 int main(void)
 {
     jx_use_xalloc();
@@ -242,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_found),      cmocka_unit_test(test_absent),
         cmocka_unit_test(test_duplicates), cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_rejects),    cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
