@@ -195,7 +195,8 @@ static int scan_string(struct scan *s, char *out, size_t cap, size_t *len)
             if (cp == 0)
                 return fail(s, "\\u0000 in a string");
             unsigned char b[4];
-            put(out, cap, len, b, utf8_put(cp, b));
+            size_t bn = utf8_put(cp, b);
+            put(out, cap, len, b, bn);
             s->p += 6;
             continue;
         }
