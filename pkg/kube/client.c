@@ -27,6 +27,7 @@
 
 #include "pkg/util/rng.h"
 #include "pkg/util/clock.h"
+#include "pkg/json/jdump.h"
 #include "pkg/json/jscan.h"
 #include "pkg/kube/exec_cred.h"
 #include "pkg/util/xalloc.h"
@@ -1287,7 +1288,7 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
     call->path = buf_detach(&p);
     call->url = xasprintf("%s%s", c->base, call->path);
     if (req->body) {
-        call->body = json_dumps(req->body, JSON_COMPACT);
+        call->body = jdump_compact(req->body, &call->body_len);
         if (!call->body) {
             free(call->url);
             free(call->path);
@@ -1296,7 +1297,6 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
             return err_set(e, -EINVAL, "kube client: %s %s: body cannot be serialised", req->method,
                            req->path);
         }
-        call->body_len = strlen(call->body);
         const char *ct = req->content_type;
         if (!ct)
             ct = !strcmp(req->method, "PATCH") ? KUBE_CT_MERGE_PATCH : KUBE_CT_JSON;

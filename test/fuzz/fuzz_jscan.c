@@ -1,7 +1,9 @@
 /*
- * Fuzz target for pkg/json/jscan.h: on arbitrary bytes jscan_rv() and jscan_load() must never
- * crash, leak or overrun, and must agree with jansson (json_loadb with flags 0): the same
- * verdict, the same metadata.resourceVersion, the same tree with its keys in the same order.
+ * Fuzz target for pkg/json/jscan.h and jdump.h: on arbitrary bytes jscan_rv() and
+ * jscan_load() must never crash, leak or overrun, and must agree with jansson (json_loadb with
+ * flags 0): the same verdict, the same metadata.resourceVersion, the same tree with its keys
+ * in the same order. jdump_compact() must write what json_dumps(JSON_COMPACT) writes, for the
+ * parsed tree and for the raw bytes as one string (unchecked, so also invalid UTF-8).
  * A disagreement traps.
  */
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jdump.h"
 #include "pkg/json/jscan.h"
 #include "pkg/json/jsonx.h"
 
@@ -43,6 +46,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(dl);
     }
     json_decref(l);
+
+    json_t *raw = json_pack("[o]", json_stringn_nocheck(p, size));
+    json_t *trees[] = {j, raw};
+    for (size_t i = 0; i < 2; i++) {
+        if (!trees[i])
+            continue;
+        size_t n = 0;
+        char *a = json_dumps(trees[i], JSON_COMPACT);
+        char *b = jdump_compact(trees[i], &n);
+        if (!a != !b || (a && (strcmp(a, b) != 0 || n != strlen(a))))
+            __builtin_trap();
+        free(a);
+        free(b);
+    }
+    json_decref(raw);
     json_decref(j);
     return 0;
 }
