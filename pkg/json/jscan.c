@@ -248,7 +248,8 @@ static int scan_number(struct scan *s, bool *is_real, long long *iv, double *dv)
             s->p++;
         real = true;
     }
-    /* range check on a NUL-terminated copy (numbers are short; a long one goes to the heap) */
+    /* range check on a NUL-terminated copy (numbers are short; a long one goes to the heap);
+     * strtod reads '.' as jansson does: the operator stays in the C locale (no setlocale) */
     size_t n = (size_t)(s->p - b);
     char small[64];
     char *t = n < sizeof small ? small : xmalloc(n + 1);
