@@ -147,7 +147,8 @@ static void refused_event(struct call *c, const struct kube_result *r)
 }
 
 /* The writes whose 2xx answer is read (note_changed): the hub Workload and job
- * patches. The others' bodies (a copy created, deleted, ...) are not parsed. */
+ * patches, and of those only the resourceVersion (scanned, not parsed). The others'
+ * bodies (a copy created, deleted, ...) are not read at all. */
 static bool answer_read(enum wl_act_type type)
 {
     return type == WL_ACT_PATCH_WL_STATUS || type == WL_ACT_PATCH_JOB ||
@@ -155,12 +156,11 @@ static bool answer_read(enum wl_act_type type)
 }
 
 /* A hub write succeeded: did it change the object (a new resourceVersion)? */
-static void note_changed(struct batch *b, enum wl_act_type type, const json_t *body)
+static void note_changed(struct batch *b, enum wl_act_type type, const char *rv)
 {
     bool wl = type == WL_ACT_PATCH_WL_STATUS;
     if (!answer_read(type))
         return;
-    const char *rv = jx_resource_version(body);
     const char *read = wl ? b->wl_rv : b->job_rv;
     if (!rv || !read || strcmp(rv, read) != 0) {
         if (wl)
@@ -207,7 +207,7 @@ static void on_done(void *ud, const struct kube_result *r)
         log_v(b->lg, 2, "workload write failed", "workload", b->key, "error", r->err->msg);
         batch_fail(b, r->rc, r->err, "request failed");
     } else {
-        note_changed(b, c->type, r->body);
+        note_changed(b, c->type, r->resource_version);
     }
     call_free(c);
     batch_unref(b);
@@ -228,6 +228,7 @@ static void submit_call(struct batch *b, struct kube_client *cl, const struct ku
     b->res.calls++;
     struct kube_request r = *req;
     r.body_unused = !answer_read(type);
+    r.body_rv_only = answer_read(type);
     int rc = kube_client_do(cl, &r, on_done, c, NULL, &e);
     if (rc < 0) {
         batch_fail(b, rc, &e, "submit failed");

@@ -27,6 +27,8 @@
 
 #include "pkg/util/rng.h"
 #include "pkg/util/clock.h"
+#include "pkg/json/jdump.h"
+#include "pkg/json/jscan.h"
 #include "pkg/kube/exec_cred.h"
 #include "pkg/util/xalloc.h"
 
@@ -56,6 +58,8 @@ struct kube_call {
     int max_retries;
     kube_data_cb on_data;
     bool body_unused; /* kube_request.body_unused: a 2xx body is not parsed */
+    bool rv_only;     /* kube_request.body_rv_only: a 2xx body is scanned, not parsed */
+    char *rv;         /* what the scan found (kube_result.resource_version), or NULL */
     kube_done_cb done;
     void *ud;
 
@@ -463,6 +467,7 @@ static void call_free(struct kube_call *call)
     free(call->url);
     free(call->body);
     free(call->content_type);
+    free(call->rv);
     buf_free(&call->resp);
     free(call);
 }
@@ -512,6 +517,7 @@ static void complete(struct kube_call *call, int rc, const struct err *e, int st
     r.body = body;
     r.raw = buf_str(&call->resp);
     r.raw_len = call->resp.len;
+    r.resource_version = call->rv;
     r.attempts = call->attempts;
     long nc = 0;
     if (call->easy)
@@ -803,12 +809,16 @@ static void finish_attempt(struct kube_call *call, CURLcode res)
     }
     if (status >= 200 && status < 300) {
         json_t *j = NULL;
-        if (!call->on_data && !call->body_unused && call->resp.len > 0) {
-            json_error_t je;
-            j = json_loadb(call->resp.data, call->resp.len, 0, &je);
+        if (!call->on_data && !call->body_unused && call->rv_only && call->resp.len > 0) {
+            if (jscan_rv(call->resp.data, call->resp.len, &call->rv, &e) < 0) {
+                err_prefix(&e, "%s %s: %ld response is not JSON", call->method, call->path, status);
+                complete(call, -EBADMSG, &e, (int)status, NULL);
+                return;
+            }
+        } else if (!call->on_data && !call->body_unused && call->resp.len > 0) {
+            j = jscan_load(call->resp.data, call->resp.len, &e);
             if (!j) {
-                err_set(&e, -EBADMSG, "%s %s: %ld response is not JSON: %s at byte %d",
-                        call->method, call->path, status, je.text, je.position);
+                err_prefix(&e, "%s %s: %ld response is not JSON", call->method, call->path, status);
                 complete(call, -EBADMSG, &e, (int)status, NULL);
                 return;
             }
@@ -828,8 +838,7 @@ static void finish_attempt(struct kube_call *call, CURLcode res)
         queue_push(c, call);
         return;
     }
-    json_error_t je;
-    json_t *j = call->resp.len ? json_loadb(call->resp.data, call->resp.len, 0, &je) : NULL;
+    json_t *j = call->resp.len ? jscan_load(call->resp.data, call->resp.len, NULL) : NULL;
     int rc = kube_status_to_err(&e, call->method, call->path, (int)status, j, call->resp.data,
                                 call->resp.len);
     if (call->retries < call->max_retries && retryable(call, (int)status, res)) {
@@ -1279,7 +1288,7 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
     call->path = buf_detach(&p);
     call->url = xasprintf("%s%s", c->base, call->path);
     if (req->body) {
-        call->body = json_dumps(req->body, JSON_COMPACT);
+        call->body = jdump_compact(req->body, &call->body_len);
         if (!call->body) {
             free(call->url);
             free(call->path);
@@ -1288,7 +1297,6 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
             return err_set(e, -EINVAL, "kube client: %s %s: body cannot be serialised", req->method,
                            req->path);
         }
-        call->body_len = strlen(call->body);
         const char *ct = req->content_type;
         if (!ct)
             ct = !strcmp(req->method, "PATCH") ? KUBE_CT_MERGE_PATCH : KUBE_CT_JSON;
@@ -1299,6 +1307,7 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
         req->max_retries ? (req->max_retries < 0 ? 0 : req->max_retries) : c->max_retries;
     call->on_data = req->on_data;
     call->body_unused = req->body_unused;
+    call->rv_only = req->body_rv_only;
     call->done = done;
     call->ud = ud;
     call->retry_after = -1;

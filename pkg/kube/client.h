@@ -161,13 +161,15 @@ size_t kube_client_pending(const struct kube_client *c);
 
 /* What a completion callback receives. Everything is borrowed for the duration of the callback. */
 struct kube_result {
-    int rc;                /* 0 for a 2xx response, else a negative code (table above) */
-    const struct err *err; /* never NULL; err->code == rc; msg names method and path */
-    int status;            /* final HTTP status, 0 when no response was received */
-    json_t *body;          /* parsed JSON body (2xx, or the Status of an error); NULL when
-                              the body is empty, not JSON, or the call was a stream.
-                              Borrowed: json_incref() it to keep it. */
-    const char *raw;       /* raw body bytes, NUL-terminated ("" for streams) */
+    int rc;                       /* 0 for a 2xx response, else a negative code (table above) */
+    const struct err *err;        /* never NULL; err->code == rc; msg names method and path */
+    int status;                   /* final HTTP status, 0 when no response was received */
+    json_t *body;                 /* parsed JSON body (2xx, or the Status of an error); NULL when
+                                     the body is empty, not JSON, or the call was a stream.
+                                     Borrowed: json_incref() it to keep it. */
+    const char *resource_version; /* body_rv_only: metadata.resourceVersion of the 2xx
+                                     body, NULL when it has none (or not a string) */
+    const char *raw;              /* raw body bytes, NUL-terminated ("" for streams) */
     size_t raw_len;
     int attempts;         /* HTTP attempts made (1 + retries) */
     long new_connections; /* connections opened by the last attempt (0 = reused) */
@@ -201,6 +203,11 @@ struct kube_request {
     bool body_unused;         /* the caller never reads a 2xx body: it is not parsed
                                  (r->body NULL, r->raw still set; a 2xx body that is not
                                  JSON is no error). Error bodies are parsed as always. */
+    bool body_rv_only;        /* the caller reads only metadata.resourceVersion of a 2xx
+                                 body: it is checked and scanned (pkg/json/jscan.h) instead
+                                 of parsed into a tree, r->body is NULL and
+                                 r->resource_version set; a 2xx body that is not JSON is
+                                 -EBADMSG as before. Error bodies are parsed as always. */
 };
 
 /*

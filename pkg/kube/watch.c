@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jscan.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
@@ -66,11 +67,13 @@ static int parse_type(const char *s, enum watch_event_type *t)
 int watch_decode_line(const char *line, size_t len, struct watch_event *ev, struct err *e)
 {
     memset(ev, 0, sizeof *ev);
-    json_error_t je;
-    json_t *root = json_loadb(line, len, 0, &je);
-    if (!root)
-        return err_set(e, -EBADMSG, "watch event is not valid JSON: %s at byte %d", je.text,
-                       je.position);
+    /* jscan_load, not json_loadb: the same tree for about 0.3x the instructions (every event
+     * of every informer goes through here; bench-dispatch) */
+    json_t *root = jscan_load(line, len, e);
+    if (!root) {
+        err_prefix(e, "watch event is not valid JSON");
+        return -EBADMSG;
+    }
     int rc = 0;
     if (!json_is_object(root)) {
         rc = err_set(e, -EBADMSG, "watch event is not a JSON object");

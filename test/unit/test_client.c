@@ -32,6 +32,7 @@ struct got {
     char reason[64];
     int http_status;
     char *body; /* compact JSON dump of the parsed body, or NULL */
+    char *rv;   /* r->resource_version (copied), or NULL */
 };
 
 struct fx {
@@ -71,6 +72,7 @@ static void done_cb(void *ud, const struct kube_result *r)
     snprintf(g->reason, sizeof g->reason, "%s", r->err->reason);
     g->http_status = r->err->http_status;
     g->body = r->body ? json_dumps(r->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    g->rv = r->resource_version ? xstrdup(r->resource_version) : NULL;
     if (f->n >= f->want)
         ev_break(f->loop, EVBREAK_ALL);
 }
@@ -121,8 +123,10 @@ static void fx_free(struct fx *f)
     fakesrv_stop(f->srv);
     kube_rest_config_free(f->cfg);
     ev_loop_destroy(f->loop);
-    for (int i = 0; i < f->n; i++)
+    for (int i = 0; i < f->n; i++) {
         free(f->got[i].body);
+        free(f->got[i].rv);
+    }
     free(f);
 }
 
@@ -742,6 +746,62 @@ static void test_body_unused(void **state)
     fx_free(f);
 }
 
+/* body_rv_only: a 2xx body gives its metadata.resourceVersion, the same as reading it from the
+ * parsed body, and no tree; a body that is not JSON fails as it did when parsed; an error's
+ * Status body is still parsed. */
+static void test_body_rv_only(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    const char *path = "/apis/kueue.x-k8s.io/v1beta1/namespaces/a/workloads/w/status";
+    static const char *const answers[] = {
+        "{\"kind\":\"Workload\",\"metadata\":{\"name\":\"w\",\"labels\":{\"resourceVersion\":"
+        "\"no\"},\"resourceVersion\":\"41\\u0032\"},\"spec\":{\"metadata\":{\"resourceVersion\":"
+        "\"inner\"}},\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\"}]}}",
+        "{\"kind\":\"Workload\",\"metadata\":{\"name\":\"w\"}}",
+        "{\"metadata\":{\"resourceVersion\":\"1\"}} trailing",
+    };
+    for (size_t i = 0; i < 3; i++) {
+        /* the same answer twice: read as a whole first, then scanned */
+        fakesrv_push_json(f->srv, "PATCH", path, NULL, 200, answers[i]);
+        fakesrv_push_json(f->srv, "PATCH", path, NULL, 200, answers[i]);
+    }
+    fakesrv_push_status(f->srv, "PATCH", path, 409, "Conflict", "the object has been modified");
+    json_t *body = json_pack("{s:{s:s}}", "metadata", "resourceVersion", "40");
+    struct kube_request r = {.method = "PATCH", .path = path, .body = body};
+    struct err e;
+    for (int i = 0; i < 7; i++) {
+        r.body_rv_only = i % 2 == 1 || i == 6;
+        assert_int_equal(kube_client_do(f->c, &r, done_cb, f, NULL, &e), 0);
+        fx_run(f, i + 1, 10);
+    }
+    json_decref(body);
+    /* found, escapes decoded: the scan gives what the tree held */
+    assert_int_equal(f->got[0].rc, 0);
+    assert_non_null(f->got[0].body);
+    assert_non_null(strstr(f->got[0].body, "\"resourceVersion\":\"412\""));
+    assert_null(f->got[0].rv);
+    assert_int_equal(f->got[1].rc, 0);
+    assert_int_equal(f->got[1].status, 200);
+    assert_null(f->got[1].body);
+    assert_non_null(f->got[1].rv);
+    assert_string_equal(f->got[1].rv, "412");
+    /* absent */
+    assert_int_equal(f->got[3].rc, 0);
+    assert_null(f->got[3].body);
+    assert_null(f->got[3].rv);
+    /* not JSON: the same failure both ways */
+    assert_int_equal(f->got[4].rc, -EBADMSG);
+    assert_int_equal(f->got[5].rc, -EBADMSG);
+    assert_true(strstr(f->got[5].msg, "200 response is not JSON") != NULL);
+    assert_null(f->got[5].rv);
+    /* an error's Status */
+    assert_int_equal(f->got[6].rc, -EBUSY);
+    assert_string_equal(f->got[6].reason, "Conflict");
+    assert_non_null(f->got[6].body);
+    assert_null(f->got[6].rv);
+    fx_free(f);
+}
+
 /* ---- auth -------------------------------------------------------------------- */
 
 static void write_file(const char *path, const char *s)
@@ -1267,6 +1327,7 @@ int main(void)
         cmocka_unit_test(test_connection_reuse),
         cmocka_unit_test(test_body_cap_and_bad_json),
         cmocka_unit_test(test_body_unused),
+        cmocka_unit_test(test_body_rv_only),
         cmocka_unit_test(test_401_refreshes_token),
         cmocka_unit_test(test_token_file_size_and_recheck),
         cmocka_unit_test(test_exec_plugin_does_not_block_the_loop),

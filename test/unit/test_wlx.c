@@ -244,6 +244,50 @@ static void test_all_actions(void **state)
     wl_actions_free(&a);
 }
 
+/* A hub write changed the object when its answer's resourceVersion differs from the one the
+ * pass read (wl "10", job "5"): only that is read from the answer (scanned, not parsed), with
+ * escapes decoded, other resourceVersion fields ignored, and no value counting as a change. */
+static void test_changed_by_resource_version(void **state)
+{
+    struct fx *f = *state;
+    const char *job_path = "/apis/batch/v1/namespaces/default/jobs/sample";
+    const char *wl_status =
+        "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-sample-1a2b3/status";
+    static const struct {
+        const char *wl_answer, *job_answer;
+        bool wl_changed, job_changed;
+    } cases[] = {
+        {"{\"metadata\":{\"name\":\"job-sample-1a2b3\",\"resourceVersion\":\"1\\u0030\"},"
+         "\"status\":{\"metadata\":{\"resourceVersion\":\"99\"}}}",
+         "{\"metadata\":{\"labels\":{\"resourceVersion\":\"5\"},\"resourceVersion\":\"6\"}}", false,
+         true},
+        {"{\"metadata\":{\"resourceVersion\":\"11\"}}", "{\"metadata\":{}}", true, true},
+        {"{\"metadata\":{\"resourceVersion\":\"10\"}}",
+         "{\"metadata\":{\"resourceVersion\":\"5\"}}", false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fakesrv_push_json(f->hub_srv, "PATCH", wl_status, NULL, 200, cases[i].wl_answer);
+        fakesrv_push_json(f->hub_srv, "PATCH", job_path, NULL, 200, cases[i].job_answer);
+        struct wl_actions a;
+        wl_actions_init(&a);
+        add(&a, WL_ACT_PATCH_WL_STATUS)->patch =
+            json_pack("{s:{s:s}}", "metadata", "resourceVersion", "10");
+        add(&a, WL_ACT_PATCH_JOB)->patch =
+            json_pack("{s:{s:s}}", "metadata", "resourceVersion", "5");
+        struct wlx_ops ops = {.hub = f->hub, .worker = worker_of, .ud = f};
+        f->finished = false;
+        assert_int_equal(wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job,
+                                     kind_lookup("batch/v1", "Job"), &a, on_done, f, NULL),
+                         0);
+        run(f);
+        assert_int_equal(f->res.rc, 0);
+        assert_int_equal(f->res.calls, 2);
+        assert_int_equal(f->res.wl_changed, cases[i].wl_changed);
+        assert_int_equal(f->res.job_changed, cases[i].job_changed);
+        wl_actions_free(&a);
+    }
+}
+
 static void test_ssa_and_missing_worker(void **state)
 {
     struct fx *f = *state;
@@ -469,6 +513,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_all_actions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ssa_and_missing_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_changed_by_resource_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_calls_completes_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_kind_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_conflict, setup, teardown),

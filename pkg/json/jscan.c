@@ -1,0 +1,610 @@
+/* jscan: a checking JSON walker that keeps one field (see jscan.h). */
+#include "pkg/json/jscan.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg/util/xalloc.h"
+
+struct scan {
+    const unsigned char *start, *p, *end;
+    struct err *e;
+};
+
+static int fail(struct scan *s, const char *what)
+{
+    return err_set(s->e, -EBADMSG, "invalid JSON at byte %zu: %s", (size_t)(s->p - s->start), what);
+}
+
+static void skip_ws(struct scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static int peek(const struct scan *s)
+{
+    return s->p < s->end ? *s->p : -1;
+}
+
+/* Length of the UTF-8 sequence at p (strict: no overlong forms, no surrogates, at most
+ * U+10FFFF), 0 when invalid. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    unsigned char u = p[0];
+    size_t n;
+    uint32_t v;
+    if (u < 0x80)
+        return 1;
+    if (u >= 0xC2 && u <= 0xDF) {
+        n = 2;
+        v = u & 0x1F;
+    } else if (u >= 0xE0 && u <= 0xEF) {
+        n = 3;
+        v = u & 0x0F;
+    } else if (u >= 0xF0 && u <= 0xF4) {
+        n = 4;
+        v = u & 0x07;
+    } else {
+        return 0;
+    }
+    if ((size_t)(end - p) < n)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (p[i] & 0x3F);
+    }
+    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (n == 3 && v < 0x800) ||
+        (n == 4 && v < 0x10000))
+        return 0;
+    return n;
+}
+
+static int hex4(const unsigned char *p, const unsigned char *end, uint32_t *out)
+{
+    if (end - p < 4)
+        return -1;
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = p[i];
+        int d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            d = c - 'A' + 10;
+        else
+            return -1;
+        v = (v << 4) | (uint32_t)d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Append the decoded bytes to out[0..cap) while they fit; *len counts them all. */
+static void put(char *out, size_t cap, size_t *len, const void *b, size_t n)
+{
+    if (out && *len + n <= cap)
+        memcpy(out + *len, b, n);
+    *len += n;
+}
+
+static size_t utf8_put(uint32_t cp, unsigned char *b)
+{
+    if (cp < 0x80) {
+        b[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        b[0] = (unsigned char)(0xC0 | (cp >> 6));
+        b[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        b[0] = (unsigned char)(0xE0 | (cp >> 12));
+        b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    b[0] = (unsigned char)(0xF0 | (cp >> 18));
+    b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+    b[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/*
+ * The string at s->p (its opening quote), checked; s->p ends after the closing quote. The
+ * decoded bytes go to out[0..cap) when out is not NULL (what does not fit is dropped) and
+ * *len is their full count. 0 or -EBADMSG.
+ */
+static int scan_string(struct scan *s, char *out, size_t cap, size_t *len)
+{
+    *len = 0;
+    s->p++; /* the opening quote */
+    for (;;) {
+        if (s->p >= s->end)
+            return fail(s, "premature end of input in a string");
+        unsigned char c = *s->p;
+        if (c == '"') {
+            s->p++;
+            return 0;
+        }
+        if (c < 0x20)
+            return fail(s, "control character in a string");
+        if (c >= 0x80) {
+            size_t n = utf8_len(s->p, s->end);
+            if (!n)
+                return fail(s, "invalid UTF-8");
+            put(out, cap, len, s->p, n);
+            s->p += n;
+            continue;
+        }
+        if (c != '\\') {
+            const unsigned char *q = s->p + 1;
+            while (q < s->end && *q != '"' && *q != '\\' && *q >= 0x20 && *q < 0x80)
+                q++;
+            put(out, cap, len, s->p, (size_t)(q - s->p));
+            s->p = q;
+            continue;
+        }
+        if (s->end - s->p < 2)
+            return fail(s, "premature end of input in a string");
+        char ch;
+        switch (s->p[1]) {
+        case '"':
+        case '\\':
+        case '/':
+            ch = (char)s->p[1];
+            break;
+        case 'b':
+            ch = '\b';
+            break;
+        case 'f':
+            ch = '\f';
+            break;
+        case 'n':
+            ch = '\n';
+            break;
+        case 'r':
+            ch = '\r';
+            break;
+        case 't':
+            ch = '\t';
+            break;
+        case 'u': {
+            uint32_t cp;
+            if (hex4(s->p + 2, s->end, &cp) < 0)
+                return fail(s, "invalid \\u escape");
+            if (cp >= 0xDC00 && cp <= 0xDFFF)
+                return fail(s, "lone low surrogate in a \\u escape");
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                uint32_t lo;
+                if (s->end - s->p < 12 || s->p[6] != '\\' || s->p[7] != 'u' ||
+                    hex4(s->p + 8, s->end, &lo) < 0 || lo < 0xDC00 || lo > 0xDFFF)
+                    return fail(s, "high surrogate not followed by a low one");
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                s->p += 6;
+            }
+            if (cp == 0)
+                return fail(s, "\\u0000 in a string");
+            unsigned char b[4];
+            size_t bn = utf8_put(cp, b);
+            put(out, cap, len, b, bn);
+            s->p += 6;
+            continue;
+        }
+        default:
+            return fail(s, "invalid escape in a string");
+        }
+        put(out, cap, len, &ch, 1);
+        s->p += 2;
+    }
+}
+
+static bool is_digit(int c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* The number at s->p, in JSON's grammar; an integer must fit long long and a real must not
+ * overflow a double (what jansson's lexer checks with strtoll and strtod). *real tells which
+ * it is, and *iv or *dv holds its value. */
+static int scan_number(struct scan *s, bool *is_real, long long *iv, double *dv)
+{
+    const unsigned char *b = s->p;
+    bool real = false;
+    if (peek(s) == '-')
+        s->p++;
+    if (peek(s) == '0') {
+        s->p++;
+    } else if (is_digit(peek(s))) {
+        while (is_digit(peek(s)))
+            s->p++;
+    } else {
+        return fail(s, "invalid number");
+    }
+    if (peek(s) == '.') {
+        s->p++;
+        if (!is_digit(peek(s)))
+            return fail(s, "invalid number");
+        while (is_digit(peek(s)))
+            s->p++;
+        real = true;
+    }
+    if (peek(s) == 'e' || peek(s) == 'E') {
+        s->p++;
+        if (peek(s) == '+' || peek(s) == '-')
+            s->p++;
+        if (!is_digit(peek(s)))
+            return fail(s, "invalid number");
+        while (is_digit(peek(s)))
+            s->p++;
+        real = true;
+    }
+    /* range check on a NUL-terminated copy (numbers are short; a long one goes to the heap);
+     * strtod reads '.' as jansson does: the operator stays in the C locale (no setlocale) */
+    size_t n = (size_t)(s->p - b);
+    char small[64];
+    char *t = n < sizeof small ? small : xmalloc(n + 1);
+    memcpy(t, b, n);
+    t[n] = '\0';
+    errno = 0;
+    bool over;
+    *is_real = real;
+    if (real) {
+        double d = strtod(t, NULL);
+        over = errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL);
+        *dv = d;
+    } else {
+        *iv = strtoll(t, NULL, 10);
+        over = errno == ERANGE;
+    }
+    if (t != small)
+        free(t);
+    if (over)
+        return fail(s, real ? "real number overflow" : "integer out of range");
+    return 0;
+}
+
+static int scan_literal(struct scan *s)
+{
+    static const char *const lits[] = {"true", "false", "null"};
+    for (size_t i = 0; i < sizeof lits / sizeof lits[0]; i++) {
+        size_t n = strlen(lits[i]);
+        if ((size_t)(s->end - s->p) >= n && memcmp(s->p, lits[i], n) == 0) {
+            s->p += n;
+            return 0;
+        }
+    }
+    return fail(s, "invalid token");
+}
+
+/* A key compared with the names this walker looks for; longer keys are cut (no match). */
+#define KEY_CAP 16
+
+static bool key_is(const char *k, size_t n, const char *name)
+{
+    return n == strlen(name) && memcmp(k, name, n) == 0;
+}
+
+int jscan_rv(const char *data, size_t n, char **rv, struct err *e)
+{
+    *rv = NULL;
+    struct scan s = {.start = (const unsigned char *)data,
+                     .p = (const unsigned char *)data,
+                     .end = (const unsigned char *)data + n,
+                     .e = e};
+    /* one bit per open container: 1 = object */
+    unsigned char objs[JSCAN_MAX_DEPTH / 8] = {0};
+    int depth = 0;                     /* open containers */
+    bool in_meta = false;              /* the container at depth 2 is the top object's metadata */
+    bool key_meta = false;             /* the current key of the top object is "metadata" */
+    bool key_rv = false;               /* the current key of metadata is "resourceVersion" */
+    const unsigned char *found = NULL; /* the resourceVersion string (its opening quote) */
+
+    skip_ws(&s);
+    if (peek(&s) != '{' && peek(&s) != '[')
+        return fail(&s, "'[' or '{' expected");
+    for (;;) {
+        /* a value: depth containers enclose it */
+        skip_ws(&s);
+        if (depth + 1 > JSCAN_MAX_DEPTH)
+            return fail(&s, "maximum nesting depth reached");
+        bool is_meta = depth == 1 && key_meta; /* the value of the top object's metadata */
+        bool is_rv = depth == 2 && in_meta && key_rv;
+        int c = peek(&s);
+        if (is_meta)
+            found = NULL; /* the last metadata wins; only an object can hold one */
+        if (c == '{' || c == '[') {
+            bool obj = c == '{';
+            if (obj)
+                objs[depth / 8] |= (unsigned char)(1u << (depth % 8));
+            else
+                objs[depth / 8] &= (unsigned char)~(1u << (depth % 8));
+            depth++;
+            if (is_rv)
+                found = NULL;
+            if (depth == 2)
+                in_meta = obj && is_meta;
+            s.p++;
+            skip_ws(&s);
+            if (peek(&s) == (obj ? '}' : ']')) {
+                s.p++;
+                depth--;
+                goto after_value;
+            }
+            if (!obj)
+                continue;
+            goto key;
+        } else if (c == '"') {
+            const unsigned char *q = s.p;
+            size_t len;
+            if (scan_string(&s, NULL, 0, &len) < 0)
+                return -EBADMSG;
+            if (is_rv)
+                found = q;
+        } else {
+            if (is_rv)
+                found = NULL;
+            if (c == '-' || is_digit(c)) {
+                bool real;
+                long long iv;
+                double dv;
+                if (scan_number(&s, &real, &iv, &dv) < 0)
+                    return -EBADMSG;
+            } else if (scan_literal(&s) < 0) {
+                return -EBADMSG;
+            }
+            /* jansson's lexer reads one character past a number or a literal and puts it back;
+             * a NUL put back that way is lost (its stream takes NUL for "nothing buffered"),
+             * so one NUL right after such a token is skipped, not refused */
+            if (peek(&s) == 0)
+                s.p++;
+        }
+    after_value:
+        /* after a value: a separator, or the end of containers */
+        for (;;) {
+            if (depth == 0) {
+                skip_ws(&s);
+                if (s.p != s.end)
+                    return fail(&s, "end of input expected");
+                if (found) {
+                    struct scan v = {.start = s.start, .p = found, .end = s.end, .e = e};
+                    size_t len;
+                    (void)scan_string(&v, NULL, 0, &len); /* checked above */
+                    char *out = xmalloc(len + 1);
+                    v.p = found;
+                    (void)scan_string(&v, out, len, &len);
+                    out[len] = '\0';
+                    *rv = out;
+                }
+                return 0;
+            }
+            bool obj = objs[(depth - 1) / 8] & (1u << ((depth - 1) % 8));
+            skip_ws(&s);
+            c = peek(&s);
+            if (c == ',') {
+                s.p++;
+                break;
+            }
+            if (c != (obj ? '}' : ']'))
+                return fail(&s, obj ? "',' or '}' expected" : "',' or ']' expected");
+            s.p++;
+            if (depth == 2)
+                in_meta = false;
+            depth--;
+        }
+        if (!(objs[(depth - 1) / 8] & (1u << ((depth - 1) % 8))))
+            continue; /* the next array element */
+        skip_ws(&s);
+    key:
+        if (peek(&s) != '"')
+            return fail(&s, "string or '}' expected");
+        {
+            char k[KEY_CAP];
+            size_t klen;
+            if (scan_string(&s, k, sizeof k, &klen) < 0)
+                return -EBADMSG;
+            if (depth == 1)
+                key_meta = key_is(k, klen, "metadata");
+            else if (depth == 2 && in_meta)
+                key_rv = key_is(k, klen, "resourceVersion");
+        }
+        skip_ws(&s);
+        if (peek(&s) != ':')
+            return fail(&s, "':' expected");
+        s.p++;
+    }
+}
+
+/* ---- jscan_load ------------------------------------------------------------ */
+
+/* An open container while loading; the container is referenced by its parent (or is the
+ * root), the frame only borrows it. */
+struct frame {
+    json_t *c;
+    const char *key; /* an object's pending key: into the text, or kbuf */
+    size_t klen;
+    char *kbuf; /* the pending key decoded (it had escapes), owned */
+};
+
+/* The string at s->p as a new json_t (escapes decoded), or NULL with e set. */
+static json_t *load_string(struct scan *s)
+{
+    const unsigned char *q = s->p;
+    size_t len;
+    if (scan_string(s, NULL, 0, &len) < 0)
+        return NULL;
+    if (len == (size_t)(s->p - q) - 2) /* no escapes: the bytes between the quotes */
+        return json_stringn_nocheck((const char *)q + 1, len);
+    char *t = xmalloc(len + 1);
+    struct scan v = {.start = s->start, .p = q, .end = s->end, .e = s->e};
+    (void)scan_string(&v, t, len, &len);
+    json_t *j = json_stringn_nocheck(t, len);
+    free(t);
+    return j;
+}
+
+/* Add v (consumed) to the container of frame f. */
+static void attach(struct frame *f, json_t *v)
+{
+    if (json_is_object(f->c)) {
+        json_object_setn_new_nocheck(f->c, f->key, f->klen, v);
+        free(f->kbuf);
+        f->kbuf = NULL;
+    } else {
+        json_array_append_new(f->c, v);
+    }
+}
+
+json_t *jscan_load(const char *data, size_t n, struct err *e)
+{
+    struct scan s = {.start = (const unsigned char *)data,
+                     .p = (const unsigned char *)data,
+                     .end = (const unsigned char *)data + n,
+                     .e = e};
+    struct frame small[32];
+    struct frame *st = small;
+    size_t cap = sizeof small / sizeof small[0];
+    size_t depth = 0; /* open containers: st[0..depth) */
+    json_t *root = NULL;
+    int rc = 0;
+
+    skip_ws(&s);
+    if (peek(&s) != '{' && peek(&s) != '[') {
+        fail(&s, "'[' or '{' expected");
+        return NULL;
+    }
+    for (;;) {
+        /* a value: depth containers enclose it */
+        skip_ws(&s);
+        if (depth + 1 > JSCAN_MAX_DEPTH) {
+            rc = fail(&s, "maximum nesting depth reached");
+            goto out;
+        }
+        int c = peek(&s);
+        json_t *v;
+        if (c == '{' || c == '[') {
+            bool obj = c == '{';
+            v = obj ? json_object() : json_array();
+            if (depth)
+                attach(&st[depth - 1], v); /* the parent holds it; the frame borrows it */
+            else
+                root = v;
+            if (depth == cap) {
+                size_t ncap = cap * 2;
+                struct frame *nst = xmalloc(ncap * sizeof *nst);
+                memcpy(nst, st, depth * sizeof *st);
+                if (st != small)
+                    free(st);
+                st = nst;
+                cap = ncap;
+            }
+            st[depth++] = (struct frame){.c = v};
+            s.p++;
+            skip_ws(&s);
+            if (peek(&s) == (obj ? '}' : ']')) {
+                s.p++;
+                depth--;
+                goto after_value;
+            }
+            if (!obj)
+                continue;
+            goto key;
+        } else if (c == '"') {
+            v = load_string(&s);
+        } else if (c == '-' || is_digit(c)) {
+            bool real;
+            long long iv = 0;
+            double dv = 0;
+            v = scan_number(&s, &real, &iv, &dv) < 0 ? NULL
+                : real                               ? json_real(dv)
+                                                     : json_integer(iv);
+        } else {
+            const unsigned char *q = s.p;
+            v = scan_literal(&s) < 0 ? NULL
+                : *q == 't'          ? json_true()
+                : *q == 'f'          ? json_false()
+                                     : json_null();
+        }
+        if (!v) {
+            rc = -EBADMSG;
+            goto out;
+        }
+        if (c != '"' && peek(&s) == 0)
+            s.p++; /* jansson's lost NUL after a number or a literal (see jscan_rv) */
+        attach(&st[depth - 1], v);
+    after_value:
+        /* after a value: a separator, or the end of containers */
+        for (;;) {
+            if (depth == 0) {
+                skip_ws(&s);
+                if (s.p != s.end)
+                    rc = fail(&s, "end of input expected");
+                goto out;
+            }
+            bool obj = json_is_object(st[depth - 1].c);
+            skip_ws(&s);
+            c = peek(&s);
+            if (c == ',') {
+                s.p++;
+                break;
+            }
+            if (c != (obj ? '}' : ']')) {
+                rc = fail(&s, obj ? "',' or '}' expected" : "',' or ']' expected");
+                goto out;
+            }
+            s.p++;
+            depth--;
+        }
+        if (!json_is_object(st[depth - 1].c))
+            continue; /* the next array element */
+        skip_ws(&s);
+    key:
+        if (peek(&s) != '"') {
+            rc = fail(&s, "string or '}' expected");
+            goto out;
+        }
+        {
+            struct frame *f = &st[depth - 1];
+            const unsigned char *q = s.p;
+            size_t len;
+            if (scan_string(&s, NULL, 0, &len) < 0) {
+                rc = -EBADMSG;
+                goto out;
+            }
+            if (len == (size_t)(s.p - q) - 2) {
+                f->key = (const char *)q + 1;
+            } else {
+                f->kbuf = xmalloc(len + 1);
+                struct scan v2 = {.start = s.start, .p = q, .end = s.end, .e = e};
+                (void)scan_string(&v2, f->kbuf, len, &len);
+                f->key = f->kbuf;
+            }
+            f->klen = len;
+        }
+        skip_ws(&s);
+        if (peek(&s) != ':') {
+            rc = fail(&s, "':' expected");
+            goto out;
+        }
+        s.p++;
+    }
+out:
+    for (size_t i = 0; i < depth; i++)
+        free(st[i].kbuf);
+    if (st != small)
+        free(st);
+    if (rc < 0) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}

@@ -1,0 +1,48 @@
+/*
+ * jscan: read one field of a JSON text without building a tree.
+ *
+ * A caller that needs only metadata.resourceVersion of a server's answer (a
+ * write whose result is compared by resourceVersion) pays for a whole jansson
+ * tree when it parses the body: an allocation per value and a hash per key,
+ * then the frees. jscan_rv() walks the text once, allocating nothing but the
+ * answer, and checks it as it goes.
+ *
+ * What it accepts is what jansson's json_loadb(data, n, 0, ...) accepts, so
+ * a caller that switches to it sees the same bodies rejected: the top level
+ * is an object or an array; strict UTF-8; no control characters in strings;
+ * escapes \" \\ \/ \b \f \n \r \t \uXXXX with surrogate pairs matched and
+ * no \u0000; numbers in JSON's grammar, integers within long long and reals
+ * that do not overflow a double (strtod); true/false/null; at most
+ * JSCAN_MAX_DEPTH nested values (jansson's JSON_PARSER_MAX_DEPTH); only
+ * whitespace after the value. Duplicate keys: the last wins, as in jansson.
+ * test/fuzz/fuzz_jscan.c checks both the verdict and the value against
+ * jansson on arbitrary input.
+ */
+#ifndef KKS_JSON_JSCAN_H
+#define KKS_JSON_JSCAN_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "pkg/util/err.h"
+
+#define JSCAN_MAX_DEPTH 2048
+
+/*
+ * Check the JSON text data[0..n) and find the string at metadata.resourceVersion of its
+ * top-level object. Returns 0 with *rv a new string (escapes decoded; the caller frees), or
+ * *rv NULL when the top level is not an object, metadata is absent or not an object, or
+ * resourceVersion is absent or not a string. Returns -EBADMSG with *rv NULL and a message
+ * in `e` ("invalid JSON at byte P: what") when the text is not JSON.
+ */
+int jscan_rv(const char *data, size_t n, char **rv, struct err *e);
+
+/*
+ * Parse the JSON text data[0..n) into a jansson tree: what json_loadb(data, n, 0, ...)
+ * returns (same values, same key order, the last of duplicate keys), for less: one pass over
+ * the text, strings copied once, no per-character lexer calls. A new reference, or NULL with
+ * -EBADMSG and a message in `e` ("invalid JSON at byte P: what").
+ */
+json_t *jscan_load(const char *data, size_t n, struct err *e);
+
+#endif

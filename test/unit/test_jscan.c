@@ -1,0 +1,297 @@
+/* Unit tests for pkg/json/jscan: the answers and the verdicts are jansson's. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg/json/jscan.h"
+#include "pkg/json/jsonx.h"
+#include "pkg/util/xalloc.h"
+
+/* jscan_rv on n bytes must agree with json_loadb + jx_resource_version (same verdict, same
+ * string), and jscan_load with json_loadb (same verdict, same tree). Returns jscan_rv's rc. */
+static int agree(const char *text, size_t n)
+{
+    json_error_t je;
+    json_t *j = json_loadb(text, n, 0, &je);
+    char *rv = (char *)"unset";
+    struct err e;
+    err_clear(&e);
+    int rc = jscan_rv(text, n, &rv, &e);
+    if (!j) {
+        if (rc != -EBADMSG || rv)
+            fail_msg("jansson rejects (%s) but jscan_rv returned %d for: %.*s", je.text, rc, (int)n,
+                     text);
+        assert_int_equal(e.code, -EBADMSG);
+        assert_non_null(strstr(e.msg, "invalid JSON at byte"));
+    } else {
+        if (rc != 0)
+            fail_msg("jansson accepts but jscan_rv failed (%s) for: %.*s", e.msg, (int)n, text);
+        const char *want = jx_resource_version(j);
+        if (!want != !rv || (want && strcmp(want, rv) != 0))
+            fail_msg("resourceVersion: jansson \"%s\", jscan \"%s\" for: %.*s",
+                     want ? want : "(none)", rv ? rv : "(none)", (int)n, text);
+    }
+    free(rv);
+    /* jscan_load: the same verdict, and the same tree, keys in the same order */
+    json_t *l = jscan_load(text, n, &e);
+    if (!j != !l)
+        fail_msg("jansson %s but jscan_load %s for: %.*s", j ? "accepts" : "rejects",
+                 l ? "accepts" : "rejects", (int)n, text);
+    if (j) {
+        char *dj = json_dumps(j, JSON_COMPACT);
+        char *dl = json_dumps(l, JSON_COMPACT);
+        if (!json_equal(j, l) || strcmp(dj, dl) != 0)
+            fail_msg("jscan_load gave %s where jansson gave %s", dl, dj);
+        free(dj);
+        free(dl);
+    } else {
+        assert_int_equal(e.code, -EBADMSG);
+    }
+    json_decref(l);
+    json_decref(j);
+    return rc;
+}
+
+static int agree_s(const char *text)
+{
+    return agree(text, strlen(text));
+}
+
+/* The value for text, which must be JSON; "(none)" when there is none. The caller frees. */
+static char *rv_of(const char *text)
+{
+    assert_int_equal(agree_s(text), 0);
+    char *rv;
+    assert_int_equal(jscan_rv(text, strlen(text), &rv, NULL), 0);
+    return rv ? rv : xstrdup("(none)");
+}
+
+static void assert_rv(const char *text, const char *want)
+{
+    char *got = rv_of(text);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void test_found(void **state)
+{
+    (void)state;
+    assert_rv("{\"metadata\":{\"resourceVersion\":\"42\"}}", "42");
+    /* a real answer's shape: nested objects, arrays and every kind of value around it */
+    assert_rv("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
+              "\"labels\":{\"resourceVersion\":\"no\"},\"generation\":3,\"deletionGracePeriod"
+              "Seconds\":null,\"finalizers\":[\"a\",\"b\"],\"resourceVersion\":\"1234\","
+              "\"uid\":\"u\"},\"spec\":{\"parallelism\":-1.5e3,\"x\":[true,false,null,{}],"
+              "\"metadata\":{\"resourceVersion\":\"inner\"}},\"status\":{}}",
+              "1234");
+    /* whitespace everywhere JSON allows it */
+    assert_rv(" \t\r\n{ \"metadata\" : { \"resourceVersion\" : \"7\" } } \n", "7");
+}
+
+static void test_absent(void **state)
+{
+    (void)state;
+    assert_rv("{}", "(none)");
+    assert_rv("[]", "(none)");
+    assert_rv("[{\"metadata\":{\"resourceVersion\":\"1\"}}]", "(none)"); /* not the top */
+    assert_rv("{\"metadata\":{}}", "(none)");
+    assert_rv("{\"metadata\":null}", "(none)");
+    assert_rv("{\"metadata\":[{\"resourceVersion\":\"1\"}]}", "(none)");
+    assert_rv("{\"metadata\":{\"resourceVersion\":12}}", "(none)"); /* not a string */
+    assert_rv("{\"metadata\":{\"resourceVersion\":{\"a\":\"1\"}}}", "(none)");
+    assert_rv("{\"metadata\":{\"labels\":{\"resourceVersion\":\"1\"}}}", "(none)");
+    assert_rv("{\"spec\":{\"metadata\":{\"resourceVersion\":\"1\"}}}", "(none)");
+    assert_rv("{\"resourceVersion\":\"1\"}", "(none)");
+    assert_rv("{\"metadataX\":{\"resourceVersion\":\"1\"}}", "(none)");
+    assert_rv("{\"metadata\":{\"resourceVersionX\":\"1\"}}", "(none)");
+}
+
+/* Duplicate keys: the last wins, as jansson keeps it. */
+static void test_duplicates(void **state)
+{
+    (void)state;
+    assert_rv("{\"metadata\":{\"resourceVersion\":\"1\",\"resourceVersion\":\"2\"}}", "2");
+    assert_rv("{\"metadata\":{\"resourceVersion\":\"1\",\"resourceVersion\":3}}", "(none)");
+    assert_rv("{\"metadata\":{\"resourceVersion\":\"1\"},\"metadata\":{}}", "(none)");
+    assert_rv("{\"metadata\":{\"resourceVersion\":\"1\"},\"metadata\":{\"resourceVersion\":\"5\"}}",
+              "5");
+    assert_rv("{\"metadata\":{\"resourceVersion\":\"1\"},\"metadata\":\"x\"}", "(none)");
+    assert_rv("{\"metadata\":5,\"metadata\":{\"resourceVersion\":\"9\"}}", "9");
+}
+
+/* Escapes are decoded, in keys (which then match) and in the value. */
+static void test_escapes(void **state)
+{
+    (void)state;
+    assert_rv("{\"metad\\u0061ta\":{\"resource\\u0056ersion\":\"1\"}}", "1");
+    assert_rv("{\"metadata\":{\"resourceVersion\":\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\te\"}}",
+              "a\"b\\c/d\b\f\n\r\te");
+    assert_rv("{\"metadata\":{\"resourceVersion\":\"\\u00e9\\u20ac\\ud83d\\ude00\"}}",
+              "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+    assert_rv("{\"metadata\":{\"resourceVersion\":\"\xc3\xa9\xf0\x9f\x98\x80\"}}",
+              "\xc3\xa9\xf0\x9f\x98\x80");
+    assert_rv("{\"metadata\":{\"resourceVersion\":\"\"}}", "");
+    /* a long key that starts like the one looked for */
+    assert_rv("{\"metadata\":{\"resourceVersionresourceVersion\":\"1\"}}", "(none)");
+}
+
+/* What jansson rejects is rejected, with a message; nothing is returned. */
+static void test_rejects(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "",
+        "   ",
+        "\"top\"",
+        "12",
+        "null",
+        "{",
+        "[",
+        "{\"a\"}",
+        "{\"a\":}",
+        "{\"a\":1,}",
+        "[1,]",
+        "[1 2]",
+        "{\"a\" 1}",
+        "{1:2}",
+        "{}x",
+        "{} {}",
+        "[01]",
+        "[-]",
+        "[1.]",
+        "[.5]",
+        "[1e]",
+        "[1e+]",
+        "[+1]",
+        "[tru]",
+        "[truex]",
+        "[nul]",
+        "[True]",
+        "[\"a]",
+        "[\"a\\x\"]",
+        "[\"\\u12\"]",
+        "[\"\\u12G4\"]",
+        "[\"\\u0000\"]",
+        "[\"\\ud800\"]",
+        "[\"\\ud800x\"]",
+        "[\"\\ud800\\u0041\"]",
+        "[\"\\udc00\"]",
+        "[\"tab\there\"]",
+        "[\"\xff\"]",
+        "[\"\xc0\x80\"]",
+        "[\"\xe0\x80\x80\"]",
+        "[\"\xed\xa0\x80\"]",
+        "[\"\xf4\x90\x80\x80\"]",
+        "[\"\xc3\"]",
+        "[9223372036854775808]",
+        "[-9223372036854775809]",
+        "[1e400]",
+        "[-1e400]",
+        "{\"metadata\":{\"resourceVersion\":\"1\"}",
+        "{\"metadata\":{\"resourceVersion\":\"1\"}}]",
+        "{\"metadata\":{\"resourceVersion\":\"1\",}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(agree_s(bad[i]), -EBADMSG);
+    /* a NUL byte, in a string and outside */
+    assert_int_equal(agree("[\"a\0b\"]", 6), -EBADMSG);
+    assert_int_equal(agree("{}\0", 3), -EBADMSG);
+    assert_int_equal(agree("[1\0\0]", 5), -EBADMSG);
+    /* jansson's quirk, kept: one NUL right after a number or a literal is skipped */
+    assert_int_equal(agree("[11\0,true\0]", 11), 0);
+    /* and what sits right at the limits is accepted */
+    assert_int_equal(agree_s("[9223372036854775807,-9223372036854775808,1e-400,-0,0.5e+1]"), 0);
+    assert_int_equal(agree_s("[\"\x7f\xf4\x8f\xbf\xbf\"]"), 0);
+}
+
+/* Nesting: jansson's depth limit exactly, without recursion (no stack to exhaust). */
+static void test_depth(void **state)
+{
+    (void)state;
+    for (int depth = JSCAN_MAX_DEPTH - 2; depth <= JSCAN_MAX_DEPTH + 1; depth++) {
+        for (int inner = 0; inner < 3; inner++) {
+            size_t n = (size_t)depth * 2 + 4;
+            char *t = xmalloc(n + 1);
+            size_t k = 0;
+            for (int i = 0; i < depth; i++)
+                t[k++] = inner == 2 ? '{' : '[';
+            if (inner == 1)
+                t[k++] = '1';
+            if (inner == 2) { /* objects all the way: {"":{"":...}} needs keys */
+                k = 0;
+                free(t);
+                t = xmalloc((size_t)depth * 6 + 4);
+                for (int i = 0; i < depth - 1; i++) {
+                    memcpy(t + k, "{\"\":", 4);
+                    k += 4;
+                }
+                t[k++] = '{';
+                for (int i = 0; i < depth; i++)
+                    t[k++] = '}';
+                agree(t, k);
+                free(t);
+                continue;
+            }
+            for (int i = 0; i < depth; i++)
+                t[k++] = inner == 2 ? '}' : ']';
+            agree(t, k);
+            free(t);
+        }
+    }
+    /* far deeper than any stack would take, rejected */
+    size_t n = 1000000;
+    char *t = xmalloc(n);
+    memset(t, '[', n);
+    assert_int_equal(agree(t, n), -EBADMSG);
+    free(t);
+}
+
+/* jscan_load builds jansson's tree: types, key order, duplicates, escaped keys; and frees what
+ * it built when the text breaks off anywhere (ASan checks the leaks). */
+static void test_load(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "{\"a\":1,\"b\":2,\"a\":{\"x\":[1,2.5,-0,-0.0,1e2,\"s\\n\",true,false,null,[],{}]}}",
+        "{\"k\\u00e9y\":\"v\",\"k\\\"\":{\"\":\"\"},\"z\":\"\\ud83d\\ude00\"}",
+        "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":"
+        "{\"a\":\"b\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+        "{\"cpu\":\"100m\"}}}]}}]",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[{\"deep\":1}]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+        "]]]]]]]"
+        "]]]]]]]]]]]",
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        size_t n = strlen(docs[i]);
+        assert_int_equal(agree(docs[i], n), 0);
+        for (size_t cut = 0; cut < n; cut++)
+            agree(docs[i], cut); /* every prefix: the same verdict, nothing leaked */
+    }
+    json_t *j = jscan_load("{\"n\":9223372036854775807,\"r\":0.5}", 33, NULL);
+    assert_non_null(j);
+    assert_true(json_is_integer(json_object_get(j, "n")));
+    assert_true(json_integer_value(json_object_get(j, "n")) == 9223372036854775807LL);
+    assert_true(json_is_real(json_object_get(j, "r")));
+    json_decref(j);
+    struct err e;
+    assert_null(jscan_load("{\"a\":1,}", 8, &e));
+    assert_int_equal(e.code, -EBADMSG);
+    assert_string_equal(e.msg, "invalid JSON at byte 7: string or '}' expected");
+}
+
+int main(void)
+{
+    jx_use_xalloc();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_found),      cmocka_unit_test(test_absent),
+        cmocka_unit_test(test_duplicates), cmocka_unit_test(test_escapes),
+        cmocka_unit_test(test_rejects),    cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_load),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
