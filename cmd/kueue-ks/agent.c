@@ -144,7 +144,8 @@ static int run_start(void *ud, struct mgr *m, struct err *e)
             cfg->qps = r->o->mgr.qps;
         if (r->o->mgr.burst > 0)
             cfg->burst = r->o->mgr.burst;
-        rc = kube_client_new(r->loop, cfg, NULL, r->lg, &r->hub, e);
+        struct kube_client_opts co = {.http1_only = !r->o->mgr.http2};
+        rc = kube_client_new(r->loop, cfg, &co, r->lg, &r->hub, e);
         kube_rest_config_free(cfg);
         if (rc < 0) {
             err_prefix(e, "--hub-kubeconfig");

@@ -109,6 +109,7 @@ int cmd_run(int argc, char **argv)
         .unschedulable_exclusion_s = o.unschedulable_exclusion,
         .placement = o.placement,
         .allow_insecure_workers = o.allow_insecure_workers,
+        .http1_only = !o.mgr.http2,
         .ac_controller = o.ac_controller,
         .workers = (const char *const *)o.workers.v,
         .n_workers = o.workers.n,

@@ -928,6 +928,7 @@ static int add_workers(struct wlrun *r, struct err *e)
                                 .origin = r->origin,
                                 .allow_insecure = r->cfg.allow_insecure_workers,
                                 .run_agents = true,
+                                .http1_only = r->cfg.http1_only,
                                 .probe_interval_s = r->cfg.probe_interval_s,
                                 .agent_min_interval_s = r->cfg.agent_min_interval_s,
                                 .kinds = r->job_kinds,

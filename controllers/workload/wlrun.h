@@ -76,6 +76,7 @@ struct wlrun_config {
     double unschedulable_exclusion_s; /* 0 = 600 */
     const char *placement;            /* "spread" (default when NULL) or "binpack" */
     bool allow_insecure_workers;
+    bool http1_only;            /* worker clients: --http2=false */
     const char *ac_controller;  /* must be ACC_CONTROLLER_NAME (NULL = it) */
     const char *const *workers; /* "NAME=KUBECONFIG_PATH" entries (borrowed) */
     size_t n_workers;

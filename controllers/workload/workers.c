@@ -296,7 +296,8 @@ static int worker_new(struct workers *w, const char *name, struct kube_rest_conf
     k->name = xstrdup(name);
     k->cfg = cfg;
     k->probe_ok = true;
-    rc = kube_client_new(w->loop, cfg, NULL, w->cfg.lg, &k->client, e);
+    struct kube_client_opts co = {.http1_only = w->cfg.http1_only};
+    rc = kube_client_new(w->loop, cfg, &co, w->cfg.lg, &k->client, e);
     if (rc < 0) {
         err_prefix(e, "worker %s", name);
         goto fail;

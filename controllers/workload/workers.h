@@ -53,6 +53,7 @@ struct workers_config {
     const char *origin;          /* required: kueue-ks.io/origin of our copies */
     bool allow_insecure;         /* accept http:// or insecure-skip-tls-verify kubeconfigs */
     bool run_agents;             /* run one ClusterMetrics agent per worker */
+    bool http1_only;             /* worker clients never offer HTTP/2 (--http2=false) */
     double probe_interval_s;     /* 0 = 5 s */
     double agent_min_interval_s; /* 0 = the agent's default */
     double informer_backoff_s;   /* 0 = the informer's default (tests shorten it) */

@@ -97,6 +97,7 @@ struct kube_client {
     char *user_agent;
     char *base; /* URL prefix requests go to (host replaced by tls_server_name) */
     struct curl_slist *connect_to; /* maps tls_server_name back to the real host, or NULL */
+    bool http2; /* https:// and not opts.http1_only: offer h2 in ALPN, multiplex */
 
     double qps; /* <= 0: unlimited */
     double burst;
@@ -997,7 +998,15 @@ static void start_attempt(struct kube_call *call)
     curl_easy_setopt(h, CURLOPT_URL, call->url);
     curl_easy_setopt(h, CURLOPT_PRIVATE, (char *)call);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    if (c->http2) {
+        /* h2 when ALPN agrees (kube-apiserver), else HTTP/1.1. PIPEWAIT: in a
+         * burst, wait for the first connection's ALPN answer and multiplex
+         * on it rather than open one connection per request. */
+        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+        curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
+    } else {
+        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    }
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, call->hdrs);
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
@@ -1158,6 +1167,8 @@ int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
     c->backoff_max_s =
         opts->backoff_max_s > 0 ? opts->backoff_max_s : KUBE_CLIENT_DEFAULT_BACKOFF_MAX_S;
     c->max_body = opts->max_body ? opts->max_body : KUBE_CLIENT_DEFAULT_MAX_BODY;
+    c->http2 = !opts->http1_only && !strncmp(c->cfg->server, "https://", 8) &&
+               (curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_HTTP2);
     c->on_response = opts->on_response;
     c->on_response_ud = opts->on_response_ud;
     c->tokens = c->burst;
@@ -1169,6 +1180,18 @@ int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+    if (c->http2) {
+        curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+        /* libcurl's default is 100 streams a connection; the server's
+         * SETTINGS_MAX_CONCURRENT_STREAMS (kube-apiserver:
+         * --http2-max-streams-per-connection) still caps it. Watches hold
+         * streams for good, so the cap must leave room for requests. */
+        curl_multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, (long)KUBE_CLIENT_H2_STREAMS);
+    }
+    /* No CURLMOPT_MAX_HOST_CONNECTIONS: over HTTP/1.1 (http://, or a server
+     * that refuses h2) each watch holds a connection for good, and a cap
+     * would queue requests behind them; over h2 a full connection must be
+     * able to open the next one (as Go's transport does). */
     ev_init(&c->curl_timer, curl_timer_cb);
     c->curl_timer.data = c;
     ev_init(&c->limiter, limiter_cb);

@@ -4,7 +4,8 @@
  * One `struct kube_client` talks to one API server (one kube_rest_config).
  * It drives a libcurl multi handle (multi-socket API) from a libev loop, so
  * all requests of the process share one thread and reuse connections
- * (HTTP/1.1, keep-alive). Nothing blocks: a call queues the request and
+ * (HTTP/2 streams over TLS where the server speaks h2, else HTTP/1.1
+ * keep-alive). Nothing blocks: a call queues the request and
  * returns; the completion callback runs later from the loop.
  *
  * What the client does for every request:
@@ -18,7 +19,12 @@
  *     (a warning is logged once per client); tls_server_name is honoured
  *     (SNI + verification name; the connection still goes to the server's
  *     host via CURLOPT_CONNECT_TO);
- *   - HTTP/1.1 with keep-alive (each open watch holds one connection);
+ *   - over https://, HTTP/2 when the server agrees in ALPN (kube-apiserver
+ *     does): every request and watch is a stream of one connection (another
+ *     one only when the server's stream limit is reached; a timed-out or
+ *     cancelled call resets its stream, not the connection). Otherwise, and
+ *     always over http:// or with opts.http1_only, HTTP/1.1 with keep-alive
+ *     (each open watch holds one connection);
  *     CURLOPT_NOSIGNAL is set, the daemon should still ignore SIGPIPE;
  *   - JSON request bodies (jansson) and JSON response bodies, capped
  *     (default 64 MiB; a bigger response fails with -EFBIG);
@@ -98,6 +104,7 @@
 #define KUBE_CLIENT_DEFAULT_BACKOFF_MAX_S 30.0
 #define KUBE_CLIENT_DEFAULT_MAX_BODY      ((size_t)64 << 20)
 #define KUBE_CLIENT_RETRY_AFTER_MAX_S     60.0
+#define KUBE_CLIENT_H2_STREAMS            1000 /* our cap on streams a connection */
 
 /* Content types for request bodies. */
 #define KUBE_CT_JSON            "application/json"
@@ -125,6 +132,8 @@ struct kube_client_opts {
     double backoff_max_s;           /* cap; 0: 30 s */
     size_t max_body;                /* response body cap; 0: 64 MiB */
     const char *user_agent;         /* 0: "kueue-ks/<version>"; copied */
+    bool http1_only;                /* never offer HTTP/2 (default: h2 over TLS when the
+                                       server agrees; --http2=false) */
     kube_response_hook on_response; /* optional */
     void *on_response_ud;
 };

@@ -121,6 +121,7 @@ int mgr_new(struct ev_loop *loop, const struct mgr_options *o, const struct logg
     memset(&co, 0, sizeof co);
     co.on_response = on_response;
     co.on_response_ud = m;
+    co.http1_only = o->http1_only;
     rc = kube_client_new(loop, m->cfg, &co, lg, &m->client, e);
     if (rc < 0)
         goto fail;

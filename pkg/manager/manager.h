@@ -41,6 +41,7 @@ struct mgr_options {
     double retry_period_s;
     double qps; /* client QPS/burst (0 = defaults) */
     int burst;
+    bool http1_only;        /* --http2=false: the clients never offer HTTP/2 */
     double probe_timeout_s; /* start-up probe timeout, 0 = 10 s */
     /* An API server that cannot be reached at start is asked again with backoff (1 s doubling
      * to 30 s, a warning each time), as client-go's informers and leader election do, so a

@@ -78,6 +78,10 @@ size_t mgr_flags(struct mgr_flag_values *o, enum mgr_flags_cmd cmd, struct flag 
                             "0s"};
     fl[n++] = (struct flag){"qps", FLAG_DOUBLE, &o->qps, t->qps, "1000"};
     fl[n++] = (struct flag){"burst", FLAG_INT, &o->burst, t->burst, "1000"};
+    fl[n++] = (struct flag){"http2", FLAG_BOOL, &o->http2,
+                            "Multiplex requests and watches over one HTTP/2 connection per API "
+                            "server where it speaks h2 (TLS); false: HTTP/1.1, a connection each",
+                            "true"};
     fl[n++] = (struct flag){"v", FLAG_INT, &o->verbosity,
                             "Log verbosity (0 = info; higher is more detail)", "0"};
     fl[n++] = (struct flag){"log-format", FLAG_STRING, &o->log_format,
@@ -101,6 +105,7 @@ void mgr_flags_options(const struct mgr_flag_values *o, struct mgr_options *out)
     out->startup_timeout_s = o->startup_timeout;
     out->qps = o->qps;
     out->burst = o->burst;
+    out->http1_only = !o->http2;
 }
 
 int mgr_flags_log_init(const struct mgr_flag_values *o, struct logger *lg, FILE *out, struct err *e)

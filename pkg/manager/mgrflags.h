@@ -39,6 +39,7 @@ struct mgr_flag_values {
     double startup_timeout; /* --startup-timeout (0: keep trying) */
     double qps;             /* --qps */
     int burst;              /* --burst */
+    bool http2;             /* --http2 (false: HTTP/1.1 only) */
     int verbosity;          /* --v */
     char *log_format;       /* --log-format */
 };
@@ -50,7 +51,7 @@ enum mgr_flags_cmd {
 };
 
 /* Room a table needs for the fragment (the largest command's count). */
-#define MGR_FLAGS_MAX 15
+#define MGR_FLAGS_MAX 16
 /* The fragment's first MGR_FLAGS_NCONN entries are --kubeconfig and
  * --context: a command may list its own flags between them and the rest. */
 #define MGR_FLAGS_NCONN 2
