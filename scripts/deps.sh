@@ -9,7 +9,7 @@ PKGS=(
   libcurl4-openssl-dev libyaml-dev libev-dev libssl-dev libjansson-dev
   libmicrohttpd-dev libgnutls28-dev libcmocka-dev libsqlite3-dev
   clang libclang-rt-14-dev clang-format cppcheck valgrind
-  openssl curl jq shellcheck python3 python3-yaml
+  openssl curl jq shellcheck python3 python3-yaml iproute2
 )
 
 missing=()

@@ -3,6 +3,7 @@
 # the operator's requests and watches share one connection, so a burst of N jobs does not open
 # ~N connections. One stack, N jobs created at once; until every job has its worker copy, the
 # operator's established TCP connections to the hub apiserver are sampled (ss -tnp, 0.2 s).
+# The operator runs with --http2=true (HTTP/2 is opt-in, docs/operations.md).
 # Checks: all N placed, and at most MAX_CONN connections at any sample (HTTP/1.1 needs one
 # per watch alone, more than MAX_CONN: REAL_H2_OP_ARGS=--http2=false makes this test fail).
 # Prints: real_h2: jobs=N placed=N max_hub_connections=C samples=S seconds=T
@@ -16,7 +17,7 @@ command -v ss >/dev/null || { echo "SKIP: ss (iproute2) not installed"; exit 77;
 T0=$SECONDS
 
 # shellcheck disable=SC2086 # extra operator flags, word-split on purpose
-real_up ${REAL_H2_OP_ARGS:-}
+real_up ${REAL_H2_OP_ARGS:---http2=true}
 # shellcheck source=/dev/null
 . "$WORK/ports.env"
 OPPID=$(cat "$WORK/kueue-ks.pid")

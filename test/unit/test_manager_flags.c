@@ -68,7 +68,7 @@ static void check_defaults(enum mgr_flags_cmd cmd, size_t nwant_flags, const cha
     assert_true(mo.retry_period_s == retry_s);
     assert_true(mo.qps == 1000.0);
     assert_int_equal(mo.burst, 1000);
-    assert_false(mo.http1_only); /* HTTP/2 where the server speaks it */
+    assert_true(mo.http1_only); /* HTTP/2 is opt-in (docs/operations.md --http2) */
     assert_true(mo.probe_timeout_s == 0.0);
     assert_true(mo.startup_timeout_s == 0.0); /* keep trying: no crash loop */
     assert_int_equal(o.verbosity, 0);
@@ -137,7 +137,7 @@ static void test_run_command_line(void **state)
                     "--qps=50.5",
                     "--burst",
                     "7",
-                    "--http2=false",
+                    "--http2=true",
                     "--v=3",
                     "--log-format=json"};
     size_t n = parse(&o, MGR_FLAGS_RUN, fl, (int)(sizeof argv / sizeof argv[0]), argv);
@@ -155,7 +155,7 @@ static void test_run_command_line(void **state)
     assert_true(mo.retry_period_s == 0.5);
     assert_true(mo.qps == 50.5);
     assert_int_equal(mo.burst, 7);
-    assert_true(mo.http1_only);
+    assert_false(mo.http1_only);
     /* Borrowed from the values, not copies. */
     assert_ptr_equal(mo.kubeconfig, o.kubeconfig);
 
