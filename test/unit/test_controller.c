@@ -1064,10 +1064,9 @@ static void test_hostile_job(void **state)
     assert_true(fakesrv_nreq(f->hub_srv) <= 3);
 }
 
-static void test_evicted_counted(void **state)
+/* The hub job, placed on c1 for the Workload's admission (label and placed-for). */
+static void put_job_placed_on_c1(struct fx *f)
 {
-    struct fx *f = *state;
-    /* the job is placed on c1, the workload lost its quota reservation */
     json_t *job = J(JOB);
     json_object_set_new(jx_obj(job, "metadata"), "labels",
                         json_pack("{s:s}", "kubestellar.io/cluster", "c1"));
@@ -1075,6 +1074,13 @@ static void test_evicted_counted(void **state)
                         json_pack("{s:s}", XF_ANN_PLACED_FOR, "wl-uid/2026-11-22T09:59:00Z"));
     store_upsert(f->jobs, job, NULL, NULL, NULL);
     json_decref(job);
+}
+
+static void test_evicted_counted(void **state)
+{
+    struct fx *f = *state;
+    /* the job is placed on c1, the workload lost its quota reservation */
+    put_job_placed_on_c1(f);
     json_t *wl = J(WL);
     json_object_set_new(jx_obj(wl, "status"), "conditions", json_array());
     json_object_del(jx_obj(wl, "status"), "admission");
@@ -1121,13 +1127,7 @@ static bool hub_saw(struct fx *f, const char *what)
 static void test_unknown_worker_not_lost(void **state)
 {
     struct fx *f = *state;
-    json_t *job = J(JOB);
-    json_object_set_new(jx_obj(job, "metadata"), "labels",
-                        json_pack("{s:s}", "kubestellar.io/cluster", "c1"));
-    json_object_set_new(jx_obj(job, "metadata"), "annotations",
-                        json_pack("{s:s}", XF_ANN_PLACED_FOR, "wl-uid/2026-11-22T09:59:00Z"));
-    store_upsert(f->jobs, job, NULL, NULL, NULL);
-    json_decref(job);
+    put_job_placed_on_c1(f);
     /* the placement is recorded already: a pass that finds nothing lost writes nothing */
     json_t *wl = J(WL);
     json_array_append_new(jx_arr(wl, "status.conditions"),
@@ -1751,13 +1751,7 @@ static void test_failed_pass_logs_outcome_once(void **state)
     struct fx *f = *state;
     struct logcap lc;
     log_to(f, &lc);
-    json_t *job = J(JOB);
-    json_object_set_new(jx_obj(job, "metadata"), "labels",
-                        json_pack("{s:s}", "kubestellar.io/cluster", "c1"));
-    json_object_set_new(jx_obj(job, "metadata"), "annotations",
-                        json_pack("{s:s}", XF_ANN_PLACED_FOR, "wl-uid/2026-11-22T09:59:00Z"));
-    store_upsert(f->jobs, job, NULL, NULL, NULL);
-    json_decref(job);
+    put_job_placed_on_c1(f);
     json_t *wl = J(WL);
     json_object_set_new(jx_obj(wl, "status"), "conditions", json_array());
     json_object_del(jx_obj(wl, "status"), "admission");
