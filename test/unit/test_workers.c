@@ -337,12 +337,18 @@ static void probe_poll(struct ev_loop *loop, ev_timer *t, int revents)
         ev_break(loop, EVBREAK_ALL);
 }
 
-/* A loop and a scripted worker server (responses pushed by the caller before
- * probe_start). */
-static void probe_init(struct probe_fx *f)
+/* A loop and a scripted worker server (more responses pushed by the caller before
+ * probe_start); with `jobs`, it lists no Job copies (the copies informer syncs). */
+static void probe_init(struct probe_fx *f, bool jobs)
 {
     *f = (struct probe_fx){.loop = ev_loop_new(EVFLAG_AUTO)};
     f->srv = fakesrv_start(NULL);
+    if (jobs)
+        fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                    .path = "/apis/batch/v1/jobs",
+                                                    .query_lacks = "watch=",
+                                                    .body = EMPTY_JOBS,
+                                                    .times = -1});
 }
 
 /* Register worker w1 on the scripted server (probes every 10 ms, on_change
@@ -410,12 +416,7 @@ static void test_probe_debounce(void **state)
 {
     (void)state;
     struct probe_fx f;
-    probe_init(&f);
-    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
-                                               .path = "/apis/batch/v1/jobs",
-                                               .query_lacks = "watch=",
-                                               .body = EMPTY_JOBS,
-                                               .times = -1});
+    probe_init(&f, true);
     static const int codes[] = {200, 500, 200, 500, 500, 200};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
@@ -454,12 +455,7 @@ static void test_first_probe_failure_is_a_blip(void **state)
 {
     (void)state;
     struct probe_fx f;
-    probe_init(&f);
-    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
-                                               .path = "/apis/batch/v1/jobs",
-                                               .query_lacks = "watch=",
-                                               .body = EMPTY_JOBS,
-                                               .times = -1});
+    probe_init(&f, true);
     fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET", .path = "/version", .status = 500});
     fakesrv_push(
         f.srv,
@@ -481,7 +477,7 @@ static void test_known_by_failed_probes(void **state)
 {
     (void)state;
     struct probe_fx f;
-    probe_init(&f);
+    probe_init(&f, false);
     fakesrv_push(f.srv, &(struct fakesrv_resp){.status = 500, .times = -1});
     probe_start(&f, 0.05);
     probe_run(&f, 20.0, probe_poll);
