@@ -55,7 +55,9 @@
  * reserve_seconds: from the first hub job sent to the last QuotaReserved
  * seen, i.e. how fast the hub takes the jobs and the Kueue emulator reserves;
  * label_p50_ms / label_p99_ms: from a workload's reservation to the operator's
- * kubestellar.io/cluster label on its hub job, the first half of the dispatch;
+ * kubestellar.io/cluster label on its hub job, the first half of the dispatch
+ * (null with --reserved-first, where that label write is the start of the timing);
+ * operator_qps: --qps, null when the operator runs with its default;
  * status_*: copy count changes seen on the workers, how many the hub's annotation showed,
  * and the latency of those and of the completions together; progress_*: the count changes
  * alone; finished / final_returned / final_*: completions seen on the workers, shown by the
@@ -1265,14 +1267,24 @@ static void report(struct bench *b, const struct raw_rates *rr)
     struct stret_fig sf = {0};
     if (b->st)
         stret_figures(b->st, &sf);
+    /* null where a figure means nothing: with everything reserved before the operator
+     * starts, its label write is where the dispatch is timed from (0 by construction);
+     * the operator's QPS is its own default unless --qps was given */
+    char lab50[32] = "null", lab99[32] = "null", qps_j[32] = "null";
+    if (!b->reserved_first) {
+        snprintf(lab50, sizeof lab50, "%.1f", pct(lab, labelled, 0.5) * 1e3);
+        snprintf(lab99, sizeof lab99, "%.1f", pct(lab, labelled, 0.99) * 1e3);
+    }
+    if (b->qps)
+        snprintf(qps_j, sizeof qps_j, "%ld", b->qps);
     printf("{\"bench\":\"dispatch\",\"mode\":\"%s\",\"reserved_first\":%s,\"n\":%d,\"placed\":%d,"
            "\"duplicates\":%d,\"cluster1\":%d,"
            "\"cluster2\":%d,\"seconds\":%.3f,\"dispatch_per_s\":%.1f,\"p50_ms\":%.1f,"
            "\"p99_ms\":%.1f,\"max_ms\":%.1f,\"raw_seconds\":%.3f,\"raw_creates_per_s\":%.1f,"
            "\"raw_wl_status_per_s\":%.1f,\"raw_job_patch_per_s\":%.1f,\"baseline_per_s\":%.1f,"
            "\"ratio\":%.3f,\"start_to_first_s\":%.3f,"
-           "\"reserve_seconds\":%.3f,\"label_p50_ms\":%.1f,\"label_p99_ms\":%.1f,"
-           "\"operator_qps\":%ld,\"job_seconds\":%d,\"status_changes\":%d,"
+           "\"reserve_seconds\":%.3f,\"label_p50_ms\":%s,\"label_p99_ms\":%s,"
+           "\"operator_qps\":%s,\"job_seconds\":%d,\"status_changes\":%d,"
            "\"status_returned\":%d,\"status_p50_ms\":%.1f,\"status_p99_ms\":%.1f,"
            "\"status_max_ms\":%.1f,\"progress_p50_ms\":%.1f,\"progress_p99_ms\":%.1f,"
            "\"finished\":%d,\"final_returned\":%d,\"final_p50_ms\":%.1f,\"final_p99_ms\":%.1f}"
@@ -1283,10 +1295,9 @@ static void report(struct bench *b, const struct raw_rates *rr)
            placed ? lat[placed - 1] * 1e3 : 0.0, rr->create_s, rr->create, rr->wl_status,
            rr->job_patch, base, base > 0 ? rate / base : 0.0,
            b->reserved_first && first > 0 ? first - b->op_start : 0.0,
-           last_reserved > 0 ? last_reserved - b->created_at : 0.0, pct(lab, labelled, 0.5) * 1e3,
-           pct(lab, labelled, 0.99) * 1e3, b->qps, b->job_s, sf.changes, sf.returned, sf.all_p50,
-           sf.all_p99, sf.all_max, sf.prog_p50, sf.prog_p99, sf.terminal, sf.finals, sf.fin_p50,
-           sf.fin_p99);
+           last_reserved > 0 ? last_reserved - b->created_at : 0.0, lab50, lab99, qps_j, b->job_s,
+           sf.changes, sf.returned, sf.all_p50, sf.all_p99, sf.all_max, sf.prog_p50, sf.prog_p99,
+           sf.terminal, sf.finals, sf.fin_p50, sf.fin_p99);
     char qps_s[32];
     if (b->qps)
         snprintf(qps_s, sizeof qps_s, "%ld", b->qps);
