@@ -428,11 +428,13 @@ static void next_suffix(struct evrec *r, char *out, size_t n)
     snprintf(out, n, "%llx", (unsigned long long)v);
 }
 
-/* Set a string member; every string was checked as UTF-8 before (or is ours), so a
- * NULL here is only OOM. */
-static void obj_str(json_t *o, const char *key, const char *v)
+/* Set a string member. `valid`: v is known to be UTF-8 (checked above, taken from a
+ * JSON string, or ours), so jansson need not check it again; the configured component
+ * and host are checked here (a NULL, i.e. OOM or a name that is not UTF-8, aborts, as
+ * the json_pack this replaces did). */
+static void obj_str(json_t *o, const char *key, const char *v, bool valid)
 {
-    json_t *js = json_string(v);
+    json_t *js = valid ? json_string_nocheck(v) : json_string(v);
     if (!js || json_object_set_new_nocheck(o, key, js) < 0)
         abort();
 }
@@ -547,23 +549,23 @@ void evrec_eventv(struct evrec *r, const json_t *involved, const char *type, con
     /* built key by key: json_pack parses its format string on every call, which cost
      * several times the object itself (issue 12, CPU per dispatch) */
     json_t *ev = json_object(), *meta_o = json_object(), *src = json_object();
-    obj_str(meta_o, "name", s->name);
-    obj_str(meta_o, "namespace", s->ns);
-    obj_str(src, "component", r->component);
-    obj_str(src, "host", r->host);
-    obj_str(ev, "apiVersion", "v1");
-    obj_str(ev, "kind", "Event");
+    obj_str(meta_o, "name", s->name, true);
+    obj_str(meta_o, "namespace", s->ns, true);
+    obj_str(src, "component", r->component, false);
+    obj_str(src, "host", r->host, false);
+    obj_str(ev, "apiVersion", "v1", true);
+    obj_str(ev, "kind", "Event", true);
     json_object_set_new_nocheck(ev, "metadata", meta_o);
     json_object_set_new_nocheck(ev, "involvedObject", io);
-    obj_str(ev, "reason", reason);
-    obj_str(ev, "message", msg);
-    obj_str(ev, "type", type);
+    obj_str(ev, "reason", reason, true);
+    obj_str(ev, "message", msg, true);
+    obj_str(ev, "type", type, true);
     json_object_set_new_nocheck(ev, "source", src);
-    obj_str(ev, "firstTimestamp", s->first_ts);
-    obj_str(ev, "lastTimestamp", ts);
+    obj_str(ev, "firstTimestamp", s->first_ts, true);
+    obj_str(ev, "lastTimestamp", ts, true);
     json_object_set_new_nocheck(ev, "count", json_integer((json_int_t)s->count));
-    obj_str(ev, "reportingComponent", r->component);
-    obj_str(ev, "reportingInstance", r->host);
+    obj_str(ev, "reportingComponent", r->component, false);
+    obj_str(ev, "reportingInstance", r->host, false);
     free(msg);
     struct write *w = xcalloc(1, sizeof(*w));
     w->kind = repeat ? W_PATCH : W_CREATE;
