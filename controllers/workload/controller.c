@@ -56,6 +56,7 @@ struct wlc {
     /* key -> the placement token (admission) whose "job placed" line was
      * logged: one line per placement, whatever passes repeat it */
     json_t *placed_logged;
+    json_t *finished_logged; /* key -> the admission whose finish was logged */
     /* orphan copies (cluster/kind/ns/name/uid) whose "job deleted" line was logged; kept while
      * the copy is still in the worker's store (the next GC pass may come
      * before the delete is seen), so the line is written once */
@@ -105,6 +106,7 @@ struct pass {
      * through: a pass that fails is decided again, and would log them again. */
     struct wl_outcome said;
     char *jkey;
+    char *fin_token; /* a finish: the admission (placement token) that finished */
 };
 
 static void pass_free(struct pass *p)
@@ -118,6 +120,7 @@ static void pass_free(struct pass *p)
     free(p->said.cluster);
     free(p->said.why);
     free(p->said.told);
+    free(p->fin_token);
     free(p->jkey);
     free(p);
 }
@@ -326,7 +329,15 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
                                              backoff must not hold every running message */
     if (p->placed_log && (r->rc == 0 || r->job_patched))
         log_placed(c, key, p->placed_log);
-    if (p->jkey && (r->rc == 0 || r->wl_changed))
+    bool say = r->rc == 0 || r->wl_changed;
+    /* A finish is the hub job's final status: logged once that is written, even when the
+     * Workload write of the same pass lost a race with Kueue (which marks the Workload
+     * Finished as soon as it sees the hub job's result); the retry, deciding on stores that
+     * may not show the written status yet, finds the finish again: once per admission. */
+    if (p->said.kind == WL_OUT_FINISHED)
+        say = (say || r->job_status_written) &&
+              say_once(c->finished_logged, key, p->fin_token ? p->fin_token : "");
+    if (p->jkey && say)
         log_outcome(c, p->jkey, &p->said);
     own_note(c, key, p, r);
     pass_account(p, r->rc, !r->apply_unsupported);
@@ -1044,6 +1055,7 @@ static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_out
     } else if (o->kind == WL_OUT_FINISHED) {
         const json_t *copy = copy_on_cluster(cw, o->cluster);
         ps->terminal_ms = copy ? copy_terminal_ms(copy) : 0;
+        ps->fin_token = wl_placement_token(wl);
     }
     ps->rejected = o->kind == WL_OUT_REJECTED;
     ps->said.kind = o->kind;
@@ -1348,6 +1360,7 @@ static void process(struct wq *q, const char *key, void *ud)
         json_object_del(c->relayed, key);
         json_object_del(c->refused, key);
         json_object_del(c->placed_logged, key);
+        json_object_del(c->finished_logged, key);
         json_object_del(c->deferred, key);
         strmap_del(&c->dispatching, key);
         handled = false;
@@ -1433,6 +1446,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->relayed = json_object();
     c->refused = json_object();
     c->placed_logged = json_object();
+    c->finished_logged = json_object();
     c->gc_said = json_object();
     c->deferred = json_object();
     if (c->cfg.metrics_stale_after_ms <= 0)
@@ -1484,6 +1498,7 @@ void wlc_free(struct wlc *c)
     json_decref(c->relayed);
     json_decref(c->refused);
     json_decref(c->placed_logged);
+    json_decref(c->finished_logged);
     json_decref(c->gc_said);
     free(c);
 }

@@ -844,6 +844,24 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
     mirror_status(s, w, cluster, copy, a);
 }
 
+/* A Workload that Kueue marked Finished before our final check message was written
+ * (our status write lost a race with Kueue's, e.g. a 409 once the hub job showed the
+ * result): the message would say "running" for good. Write the final one, from the hub
+ * job's result, once. */
+static void finished_message(const struct wl_snapshot *s, struct wlst *w, const json_t *entry)
+{
+    static const char final_prefix[] = "finished on cluster ";
+    const char *placed = s->job ? xf_placed_cluster(s->job) : NULL;
+    enum kind_result res = s->job ? kind_result(s->kind, s->job) : KIND_RUNNING;
+    if (!placed || res == KIND_RUNNING ||
+        strncmp(jx_str(entry, "message", ""), final_prefix, sizeof(final_prefix) - 1) == 0)
+        return;
+    char *msg =
+        xasprintf("%s%s: %s", final_prefix, placed, res == KIND_FAILED ? "failed" : "succeeded");
+    wlst_check(w, check_state(entry), msg);
+    free(msg);
+}
+
 int wl_decide(const struct wl_snapshot *s, struct wl_actions *a, struct err *e)
 {
     if (!s)
@@ -864,6 +882,7 @@ int wl_decide(const struct wl_snapshot *s, struct wl_actions *a, struct err *e)
     char *token = NULL;
     if (jx_cond_is_true(s->workload, "Finished")) {
         push(a, WL_ACT_UNRESERVE);
+        finished_message(s, &w, entry);
         if (s->opts.delete_on_completion)
             delete_all_copies(s, a, NULL);
         else if (xf_placed_cluster(s->job))

@@ -203,6 +203,8 @@ static void on_done(void *ud, const struct kube_result *r)
         refused_event(c, r);
     if (ok && c->type == WL_ACT_PATCH_JOB)
         b->res.job_patched = true;
+    if (ok && c->type == WL_ACT_PATCH_JOB_STATUS)
+        b->res.job_status_written = true;
     if (!ok) {
         log_v(b->lg, 2, "workload write failed", "workload", b->key, "error", r->err->msg);
         batch_fail(b, r->rc, r->err, "request failed");

@@ -72,6 +72,9 @@ struct wlx_result {
     /* A WL_ACT_PATCH_JOB (the placement patch of the hub job) succeeded: it
      * was written even when another call of the batch failed. */
     bool job_patched;
+    /* A WL_ACT_PATCH_JOB_STATUS (the status returned onto the hub job) succeeded, even
+     * when another call of the batch failed. */
+    bool job_status_written;
     /* The workload status apply got 415 Unsupported Media Type: the server has
      * no server-side apply (the devhub); use the merge patch form. */
     bool apply_unsupported;

@@ -1770,6 +1770,57 @@ static void test_failed_pass_logs_outcome_once(void **state)
     assert_int_equal(msg_lines(f, &lc, "job evicted"), 1);
 }
 
+/* The copy finishes; the pass writes the hub job's final status, but its Workload write meets
+ * a 409 (Kueue saw the hub job's result first and wrote the Workload), and so do the
+ * retries', which see stores without the written status yet and find the finish again. The
+ * finish is logged once: when the job status is first written (not only when every write
+ * of the pass went through), and not again by the retries. */
+static void test_finish_logged_once_despite_conflicts(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    log_to(f, &lc);
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
+    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_job(f->c, job2);
+    run_until(f, 2, 1);
+    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+    json_object_set_new(cp, "status",
+                        J("{\"succeeded\":3,\"startTime\":\"T1\",\"completionTime\":"
+                          "\"T2\",\"conditions\":[{\"type\":\"Complete\","
+                          "\"status\":\"True\",\"lastTransitionTime\":"
+                          "\"2026-11-22T09:59:30Z\"}]}"));
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    /* job status and annotation written every time, the Workload never */
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = JOB_PATH, .body = "{}", .times = -1});
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "PATCH",
+                                                    .path = WL_STATUS,
+                                                    .status = 409,
+                                                    .body = "{\"kind\":\"Status\",\"reason\":"
+                                                            "\"Conflict\",\"code\":409}",
+                                                    .times = -1});
+    wlc_on_job(f->c, cp);
+    run_until(f, 2 + 3 * 3, 1); /* the pass and two retries */
+    size_t status_writes = 0;
+    for (size_t i = 2; i < fakesrv_nreq(f->hub_srv); i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        status_writes += strcmp(r->path, JOB_PATH "/status") == 0;
+        fakesrv_req_free(r);
+    }
+    assert_true(status_writes >= 3);
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    assert_int_equal(msg_lines(f, &lc, "job finished"), 1);
+    json_decref(cp);
+    json_decref(wl2);
+    json_decref(job2);
+    json_decref(wp);
+    json_decref(jp);
+}
+
 enum { OTHERS = 20 };
 
 /* OTHERS Workloads without our check and one of ours whose job is placed already
@@ -1844,6 +1895,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_place_then_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finish_logged_once_despite_conflicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_falls_back_to_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unusable_kind_event, setup, teardown),

@@ -222,6 +222,11 @@ static void test_all_actions(void **state)
     assert_int_equal(f->res.err.http_status, 409);
     assert_non_null(strstr(f->res.err.msg, "modified"));
     assert_int_equal(f->res.requeue_ms, 1000);
+    /* the hub job's writes went through although the Workload's failed: the controller
+     * logs a finish from this */
+    assert_true(f->res.job_patched);
+    assert_true(f->res.job_status_written);
+    assert_false(f->res.wl_changed);
     assert_string_equal(f->reserved, "c1");
     assert_int_equal(f->unreserved, 1);
     assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
@@ -286,6 +291,31 @@ static void test_changed_by_resource_version(void **state)
         assert_int_equal(f->res.job_changed, cases[i].job_changed);
         wl_actions_free(&a);
     }
+}
+
+/* job_status_written says the status patch itself went through, not another hub job write of
+ * the batch */
+static void test_job_status_refused(void **state)
+{
+    struct fx *f = *state;
+    fakesrv_push_status(f->hub_srv, "PATCH", "/apis/batch/v1/namespaces/default/jobs/sample/status",
+                        409, "Conflict", "the object has been modified");
+    fakesrv_push_json(f->hub_srv, "PATCH", "/apis/batch/v1/namespaces/default/jobs/sample", NULL,
+                      200, "{\"metadata\":{\"resourceVersion\":\"6\"}}");
+    struct wl_actions a;
+    wl_actions_init(&a);
+    add(&a, WL_ACT_PATCH_JOB_STATUS)->patch = json_pack("{s:{s:i}}", "status", "succeeded", 3);
+    add(&a, WL_ACT_PATCH_JOB)->patch = json_pack("{s:{s:s}}", "metadata", "resourceVersion", "5");
+    struct wlx_ops ops = {.hub = f->hub, .worker = worker_of, .ud = f};
+    assert_int_equal(wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job,
+                                 kind_lookup("batch/v1", "Job"), &a, on_done, f, NULL),
+                     0);
+    run(f);
+    assert_true(f->res.rc < 0);
+    assert_true(f->res.job_patched);
+    assert_true(f->res.job_changed);
+    assert_false(f->res.job_status_written);
+    wl_actions_free(&a);
 }
 
 static void test_ssa_and_missing_worker(void **state)
@@ -512,6 +542,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_all_actions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_status_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ssa_and_missing_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_changed_by_resource_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_calls_completes_at_once, setup, teardown),
