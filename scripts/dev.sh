@@ -123,7 +123,7 @@ start_env() {
     elif [ "$KEEP_DATA" = 1 ]; then
       log "restarting the running dev environment, started without --data: its jobs are lost"
     else
-      log "restarting the running dev environment: its jobs are lost (pass --data to keep them)"
+      log "restarting the running dev environment: its jobs are lost (ARGS=--data keeps them: make dev-up ARGS=--data)"
     fi
   fi
   # --data after a run without it: the saved objects are older than what ran last; say so

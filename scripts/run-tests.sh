@@ -6,7 +6,8 @@
 #   scripts/run-tests.sh checks DIR [FILTER] the same, for test/checks/
 # Each test has a hard timeout so a hang fails instead of blocking CI.
 # With CI set (as .ci/run does) nothing passes by skipping: exit 77 counts as a
-# failure, and so does a run that found no test at all (unless FILTER was given).
+# failure, and so does a run that found no test at all. A FILTER that matches no
+# test name fails too (a typo must not pass).
 set -u
 kind=$1
 dir=$2
@@ -90,6 +91,10 @@ esac
 
 if [ $((pass + fail + skip)) -eq 0 ] && [ -z "$filter" ]; then
   echo "!! $kind: no test found in $dir"
+  fail=1
+elif [ $((pass + fail + skip)) -eq 0 ]; then
+  # a misspelt T= must not look like a pass
+  echo "!! $kind: no test name in $dir contains '$filter'"
   fail=1
 fi
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"

@@ -569,6 +569,16 @@ static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char
     return msg;
 }
 
+static const char NOT_NOW_PREFIX[] = "no cluster fits now: ";
+static const char PIN_UNKNOWN_PREFIX[] = "pinned cluster ";
+
+/* Whether a check message is st_not_now's: the job already waits for a cluster. */
+static bool waiting_message(const char *msg)
+{
+    return strncmp(msg, NOT_NOW_PREFIX, sizeof(NOT_NOW_PREFIX) - 1) == 0 ||
+           strncmp(msg, PIN_UNKNOWN_PREFIX, sizeof(PIN_UNKNOWN_PREFIX) - 1) == 0;
+}
+
 /* Nothing fits now, or the pinned cluster is unknown: Pending with the reason,
  * a Warning Event on a new message, requeue. `unplaced` as for st_invalid.
  * Returns the check message (new). */
@@ -580,17 +590,23 @@ static char *st_not_now(const struct wl_snapshot *s, struct wlst *w, const json_
         act_patch_job(a, s->job, unplaced);
     char *msg;
     if (p->status == WL_PLACE_NOT_NOW)
-        msg = xasprintf("no cluster fits now: %s", p->message ? p->message : "");
+        msg = xasprintf("%s%s", NOT_NOW_PREFIX, p->message ? p->message : "");
     else
-        msg = xasprintf("pinned cluster %s is not a registered worker%s%s",
+        msg = xasprintf("%s%s is not a registered worker%s%s", PIN_UNKNOWN_PREFIX,
                         p->cluster ? p->cluster : "", p->message ? ": " : "",
                         p->message ? p->message : "");
-    if (strcmp(cur_msg, msg) != 0)
+    /* Events on both (kubectl describe job shows why it waits), on each new message; the
+     * log line once, when the job starts waiting, not at every change of what is free */
+    if (strcmp(cur_msg, msg) != 0) {
         act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
+        act_event(a, WL_TGT_JOB, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
+    }
     wlst_check(w, "Pending", msg);
     act_requeue(a, p->status == WL_PLACE_NOT_NOW ? s->opts.no_fit_requeue_ms
                                                  : s->opts.pin_unknown_requeue_ms);
     outcome(a, WL_OUT_WAITING, NULL);
+    if (!waiting_message(cur_msg))
+        outcome_told(a, REASON_NO_CLUSTER_FITS, msg);
     return msg;
 }
 

@@ -247,7 +247,7 @@ next 8
 out=$(scripts/dev.sh up 2>&1) || die "dev-up failed" "$out"
 grep -q "'make dev-down' stops everything" <<<"$out" || die "dev-up READY block" "$out"
 out=$(scripts/dev.sh up 2>&1) || die "second dev-up failed" "$out"
-grep -qF "restarting the running dev environment: its jobs are lost (pass --data to keep them)" <<<"$out" ||
+grep -qF "restarting the running dev environment: its jobs are lost (ARGS=--data keeps them: make dev-up ARGS=--data)" <<<"$out" ||
   die "second dev-up does not say it restarts" "$out"
 # --data after a run without it: the jobs of the run are lost, and the saved objects are older
 out=$(scripts/dev.sh up --data 2>&1) || die "dev-up --data failed" "$out"
