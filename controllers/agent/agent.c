@@ -348,9 +348,27 @@ static bool job_idle(json_t *obj)
     return !jx_cond_is_true(obj, "Complete") && !jx_cond_is_true(obj, "Failed");
 }
 
-/* The Jobs store's idle index: "1" when job_idle. The verdict is derived from the store's
- * lean Job (store_project_lean, shared with the workload controller) on each change, where
- * the agent's own projection used to compute it. */
+/* Jobs in an informer of the agent's own (no other user of the cache can share it): what
+ * the agent reads, uid and what job_idle and nopods_entry read. */
+static json_t *project_job(json_t *obj, void *ud)
+{
+    (void)ud;
+    static const char *const paths[] = {"metadata.uid",
+                                        "metadata.creationTimestamp",
+                                        "spec.suspend",
+                                        "status.startTime",
+                                        "status.active",
+                                        "status.ready",
+                                        "status.succeeded",
+                                        "status.failed",
+                                        "status.terminating",
+                                        "status.conditions",
+                                        NULL};
+    return store_project_fields(obj, paths);
+}
+
+/* The Jobs store's idle index: "1" when job_idle, derived from the stored Job on each change
+ * (the lean Job when the informer is shared with the workload controller). */
 static void index_idle(json_t *obj, struct store_values *vals, void *ud)
 {
     (void)ud;
@@ -979,10 +997,12 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
     if (rc == 0)
         rc = make_informer(a, NULL, "pods", NULL, project_pod, &a->sink, &ph, o.informer_backoff_s,
                            &a->pods_reg, &a->pods, e);
-    /* the Jobs as the workload controller reads them (the lean projection: one store for
-     * both, agent.h); the verdicts come from indexes */
+    /* In a cache of the caller's, the Jobs as the workload controller reads them (lean: one
+     * informer and store for both, agent.h); in the agent's own, only what it reads. The
+     * verdicts come from indexes either way. */
     if (rc == 0)
-        rc = make_informer(a, "batch", "jobs", AGENT_HUB_WORK_LABEL, store_project_lean, NULL, &jh,
+        rc = make_informer(a, "batch", "jobs", AGENT_HUB_WORK_LABEL,
+                           a->own_cache ? project_job : store_project_lean, NULL, &jh,
                            o.informer_backoff_s, &a->jobs_reg, &a->jobs, e);
     if (rc == 0)
         rc = cache_add_index(a->jobs_reg, AGENT_INDEX_UID, store_index_by_field,

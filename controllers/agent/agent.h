@@ -8,10 +8,11 @@
  * unschedulable, allocatable and Ready; per pod a compact record, podrec.h:
  * its node, whether it counts there, its effective requests/limits computed
  * once per change by podres_pod(), its controller Job's uid and progress,
- * about 300 bytes cached; the Jobs carrying AGENT_HUB_WORK_LABEL lean,
- * store_project_lean, indexed by uid and by the no-pods verdict: that informer
- * is the one the workload controller reads its copies from, through the
- * informer cache of the worker client, agent_opts.cache) and
+ * about 300 bytes cached; the Jobs carrying AGENT_HUB_WORK_LABEL, indexed by
+ * uid and by the no-pods verdict: with agent_opts.cache (the operator) lean,
+ * store_project_lean, the informer the workload controller reads its copies
+ * from; in the agent's own cache (`kueue-ks agent`) only the fields it reads)
+ * and
  * maintains ClusterMetrics <cluster>
  * (galaxy.kubestellar.io/v1alpha1, cluster-scoped) through the hub client:
  *
@@ -146,8 +147,9 @@ struct agent_opts {
     double jobs_grace_s;
     /* The informer cache over the worker client (pkg/kube/cache.h; borrowed, must outlive
      * the agent), shared with the process's other users of that client: the operator's
-     * workload controller reads the worker's Jobs from the same informer. NULL: the agent
-     * makes its own (`kueue-ks agent`). */
+     * workload controller reads the worker's Jobs from the same informer (label
+     * AGENT_HUB_WORK_LABEL, store_project_lean). NULL: the agent makes its own
+     * (`kueue-ks agent`), where its Jobs keep only the fields it reads. */
     struct kcache *cache;
 };
 

@@ -491,10 +491,11 @@ static void test_known_by_failed_probes(void **state)
 
 /* ---- the agent and the copies informer share the worker's Jobs -------------------------- */
 
+/* started by the worker's Job controller (status.startTime): without pods, a no-pods verdict */
 #define JOB(name, labels)                                                                          \
     "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"" name "\","           \
     "\"namespace\":\"ns\",\"uid\":\"uid-" name "\",\"resourceVersion\":\"5\",\"labels\":{" labels  \
-    "}}}"
+    "}},\"status\":{\"startTime\":\"2026-11-24T09:58:01Z\"}}"
 #define HUB_WORK "\"kubestellar.io/cluster\":\"w1\""
 #define COPY_OF(origin)                                                                            \
     HUB_WORK ",\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":\"" origin     \
@@ -693,6 +694,12 @@ static void test_agent_shares_jobs(void **state)
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(n1, "managedResourceRequests"), "cpu")),
         "1500m");
+    /* and its no-pods verdict comes from the lean Job: the other kueue-ks's copy has no pod */
+    json_t *u = json_object_get(json_object_get(body, "status"), "unschedulableJobs");
+    assert_int_equal(json_array_size(u), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(u, 0), "name")), "theirs");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(u, 0), "cause")),
+                        "no-pods");
     json_decref(body);
 
     workers_free(f.w);
