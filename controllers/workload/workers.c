@@ -30,8 +30,8 @@ struct worker {
     json_t *labels; /* the Secret's metadata.labels (cluster selector); NULL for a flag worker */
     struct kube_rest_config *cfg;
     struct kube_client *client;
-    /* the informers over client, shared by the agent and the copies informers (the Job one
-     * is the agent's) */
+    /* the informers over client, for the agent and the copies informers (the Job informer
+     * is one for both) */
     struct kcache *cache;
     struct agent *agent;
     struct cache_reg *reg[WORKERS_MAX_KINDS];
