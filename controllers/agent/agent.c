@@ -8,6 +8,7 @@
 #include "controllers/agent/podrec.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/podres/podres.h"
+#include "pkg/kube/cache.h"
 #include "pkg/kube/informer.h"
 #include "pkg/reasons/reasons.h"
 #include "pkg/util/clock.h"
@@ -41,7 +42,12 @@ struct agent {
     void *on_change_ud;
     struct sink sink;
 
-    struct informer *nodes, *pods, *jobs; /* jobs: worker copies of hub Jobs only */
+    /* The worker's informers, through the cache (shared with the other users of the worker
+     * client: the workload controller reads the same Jobs); the informer pointers are the
+     * cache's, borrowed. jobs: the worker copies of hub Jobs only. */
+    struct kcache *cache, *own_cache; /* own_cache: made when opts gave none */
+    struct cache_reg *nodes_reg, *pods_reg, *jobs_reg;
+    struct informer *nodes, *pods, *jobs;
     bool running;
     bool source_down; /* the watched cluster is unreachable: do not vouch for stale data */
 
@@ -303,7 +309,7 @@ static void unsched_scan_pods(json_t *pods, json_t *job_uids, json_t *by, json_t
     }
 }
 
-/* A copy without pods (projected idle Job, see project_job): its entry. */
+/* A copy without pods (an idle Job, see job_idle): its entry. */
 static json_t *nopods_entry(json_t *job)
 {
     json_t *md = json_object_get(job, "metadata");
@@ -342,17 +348,32 @@ static bool job_idle(json_t *obj)
     return !jx_cond_is_true(obj, "Complete") && !jx_cond_is_true(obj, "Failed");
 }
 
-/* Jobs: uid, creationTimestamp, startTime and kks.idle = "1" when job_idle (the label
- * selector did the filtering). */
+/* Jobs in an informer of the agent's own (no other user of the cache can share it): what
+ * the agent reads, uid and what job_idle and nopods_entry read. */
 static json_t *project_job(json_t *obj, void *ud)
 {
     (void)ud;
-    static const char *const paths[] = {"metadata.uid", "metadata.creationTimestamp",
-                                        "status.startTime", NULL};
-    json_t *p = store_project_fields(obj, paths);
+    static const char *const paths[] = {"metadata.uid",
+                                        "metadata.creationTimestamp",
+                                        "spec.suspend",
+                                        "status.startTime",
+                                        "status.active",
+                                        "status.ready",
+                                        "status.succeeded",
+                                        "status.failed",
+                                        "status.terminating",
+                                        "status.conditions",
+                                        NULL};
+    return store_project_fields(obj, paths);
+}
+
+/* The Jobs store's idle index: "1" when job_idle, derived from the stored Job on each change
+ * (the lean Job when the informer is shared with the workload controller). */
+static void index_idle(json_t *obj, struct store_values *vals, void *ud)
+{
+    (void)ud;
     if (job_idle(obj))
-        json_object_set_new(p, KKS_KEY, json_pack("{s:s}", "idle", "1"));
-    return p;
+        store_values_add(vals, "1");
 }
 
 /* status.unschedulableJobs from projected pods (array, borrowed), the uids
@@ -447,10 +468,8 @@ json_t *agent_compute_unschedulable(json_t *pods, json_t *jobs)
                              AGENT_HUB_WORK_LABEL))
             continue;
         collect_uid(NULL, j, uids);
-        json_t *pj = project_job(j, NULL);
-        if (json_object_get(pj, KKS_KEY))
-            json_array_append(idle, pj);
-        json_decref(pj);
+        if (job_idle(j))
+            json_array_append(idle, j);
     }
     json_t *out = compute_unsched(pp, uids, idle);
     json_decref(pp);
@@ -467,8 +486,9 @@ json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings)
     return out;
 }
 
-#define AGENT_INDEX_UID  "uid"  /* the Jobs store by metadata.uid */
-#define AGENT_INDEX_IDLE "idle" /* the Jobs store by kks.idle ("1": job_idle) */
+/* Indexes of the shared Jobs store, named after their user (cache.h). */
+#define AGENT_INDEX_UID  "agent/uid"  /* the Jobs store by metadata.uid */
+#define AGENT_INDEX_IDLE "agent/idle" /* "1": job_idle */
 
 static int collect(const char *key, json_t *obj, void *ud)
 {
@@ -879,10 +899,10 @@ static void job_add(void *ud, json_t *obj)
     kick(ud);
 }
 
-/* A copy started or stopped having pods by its status (kks.idle). */
+/* A copy started or stopped having pods by its status (job_idle). */
 static void job_update(void *ud, json_t *old_obj, json_t *new_obj)
 {
-    if (!same(json_object_get(old_obj, KKS_KEY), json_object_get(new_obj, KKS_KEY)))
+    if (job_idle(old_obj) != job_idle(new_obj))
         kick(ud);
 }
 
@@ -899,10 +919,12 @@ static void on_jobs_poll(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- lifecycle ----------------------------------------------------------------- */
 
+/* Acquire the worker's informer through the cache (created by its first user: that user's
+ * name and backoff are used). */
 static int make_informer(struct agent *a, const char *group, const char *resource,
-                         const char *selector, store_project_fn fn,
-                         const struct informer_handlers *h, double backoff, struct informer **out,
-                         struct err *e)
+                         const char *selector, store_project_fn fn, void *fn_ud,
+                         const struct informer_handlers *h, double backoff, struct cache_reg **reg,
+                         struct informer **out, struct err *e)
 {
     /* named after the cluster: the agents of several workers log in one process */
     char name[128];
@@ -917,13 +939,13 @@ static int make_informer(struct agent *a, const char *group, const char *resourc
         .name = name,
         .lg = a->lg,
         .project = fn,
-        .project_ud = &a->sink,
+        .project_ud = fn_ud,
         .backoff_initial_s = backoff,
     };
-    int rc = informer_new(&io, out, e);
+    int rc = cache_acquire(a->cache, &io, h, reg, e);
     if (rc < 0)
         return rc;
-    informer_add_handlers(*out, h);
+    *out = cache_informer(*reg);
     return 0;
 }
 
@@ -960,6 +982,9 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
     ev_timer_init(&a->jobs_timer, on_jobs_poll, JOBS_POLL_S, JOBS_POLL_S);
     a->jobs_timer.data = a;
     a->jobs_grace_s = o.jobs_grace_s > 0 ? o.jobs_grace_s : JOBS_GRACE_S;
+    a->cache = o.cache;
+    if (!a->cache)
+        a->cache = a->own_cache = cache_new(worker);
 
     struct informer_handlers nh = {
         .on_add = node_add, .on_update = node_update, .on_delete = node_add, .ud = a};
@@ -967,20 +992,23 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
         .on_add = pod_add, .on_update = pod_update, .on_delete = pod_delete, .ud = a};
     struct informer_handlers jh = {
         .on_add = job_add, .on_update = job_update, .on_delete = job_add, .ud = a};
-    int rc = make_informer(a, NULL, "nodes", NULL, project_node, &nh, o.informer_backoff_s,
-                           &a->nodes, e);
+    int rc = make_informer(a, NULL, "nodes", NULL, project_node, &a->sink, &nh,
+                           o.informer_backoff_s, &a->nodes_reg, &a->nodes, e);
     if (rc == 0)
-        rc = make_informer(a, NULL, "pods", NULL, project_pod, &ph, o.informer_backoff_s, &a->pods,
-                           e);
+        rc = make_informer(a, NULL, "pods", NULL, project_pod, &a->sink, &ph, o.informer_backoff_s,
+                           &a->pods_reg, &a->pods, e);
+    /* In a cache of the caller's, the Jobs as the workload controller reads them (lean: one
+     * informer and store for both, agent.h); in the agent's own, only what it reads. The
+     * verdicts come from indexes either way. */
     if (rc == 0)
-        rc = make_informer(a, "batch", "jobs", AGENT_HUB_WORK_LABEL, project_job, &jh,
-                           o.informer_backoff_s, &a->jobs, e);
+        rc = make_informer(a, "batch", "jobs", AGENT_HUB_WORK_LABEL,
+                           a->own_cache ? project_job : store_project_lean, NULL, &jh,
+                           o.informer_backoff_s, &a->jobs_reg, &a->jobs, e);
     if (rc == 0)
-        rc = informer_add_index(a->jobs, AGENT_INDEX_UID, store_index_by_field,
-                                (void *)"metadata.uid", e);
+        rc = cache_add_index(a->jobs_reg, AGENT_INDEX_UID, store_index_by_field,
+                             (void *)"metadata.uid", e);
     if (rc == 0)
-        rc = informer_add_index(a->jobs, AGENT_INDEX_IDLE, store_index_by_field,
-                                (void *)KKS_KEY ".idle", e);
+        rc = cache_add_index(a->jobs_reg, AGENT_INDEX_IDLE, index_idle, NULL, e);
     if (rc < 0) {
         agent_free(a);
         return rc;
@@ -994,9 +1022,9 @@ void agent_stop(struct agent *a)
     if (!a || !a->running)
         return;
     a->running = false;
-    informer_stop(a->nodes);
-    informer_stop(a->pods);
-    informer_stop(a->jobs);
+    cache_stop(a->nodes_reg);
+    cache_stop(a->pods_reg);
+    cache_stop(a->jobs_reg);
     ev_timer_stop(a->loop, &a->flush_timer);
     ev_timer_stop(a->loop, &a->hb_timer);
     ev_timer_stop(a->loop, &a->jobs_timer);
@@ -1011,15 +1039,15 @@ int agent_start(struct agent *a, struct err *e)
 {
     if (a->running)
         return err_set(e, -EALREADY, "agent for cluster %s is already running", a->cluster);
-    int rc = informer_start(a->nodes, e);
+    int rc = cache_start(a->nodes_reg, e);
     if (rc < 0)
         return rc;
-    rc = informer_start(a->pods, e);
+    rc = cache_start(a->pods_reg, e);
     if (rc == 0)
-        rc = informer_start(a->jobs, e);
+        rc = cache_start(a->jobs_reg, e);
     if (rc < 0) {
-        informer_stop(a->nodes);
-        informer_stop(a->pods);
+        cache_stop(a->nodes_reg);
+        cache_stop(a->pods_reg);
         return rc;
     }
     a->running = true;
@@ -1037,9 +1065,10 @@ void agent_free(struct agent *a)
     if (!a)
         return;
     agent_stop(a);
-    informer_free(a->nodes);
-    informer_free(a->pods);
-    informer_free(a->jobs);
+    cache_release(a->nodes_reg);
+    cache_release(a->pods_reg);
+    cache_release(a->jobs_reg);
+    cache_free(a->own_cache);
     json_decref(a->computed);
     json_decref(a->written);
     free(a->cluster);

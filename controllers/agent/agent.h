@@ -8,7 +8,11 @@
  * unschedulable, allocatable and Ready; per pod a compact record, podrec.h:
  * its node, whether it counts there, its effective requests/limits computed
  * once per change by podres_pod(), its controller Job's uid and progress,
- * about 300 bytes cached; per Job carrying AGENT_HUB_WORK_LABEL its uid) and
+ * about 300 bytes cached; the Jobs carrying AGENT_HUB_WORK_LABEL, indexed by
+ * uid and by the no-pods verdict: with agent_opts.cache (the operator) lean,
+ * store_project_lean, the informer the workload controller reads its copies
+ * from; in the agent's own cache (`kueue-ks agent`) only the fields it reads)
+ * and
  * maintains ClusterMetrics <cluster>
  * (galaxy.kubestellar.io/v1alpha1, cluster-scoped) through the hub client:
  *
@@ -106,6 +110,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pkg/kube/cache.h"
 #include "pkg/kube/client.h"
 #include "pkg/util/err.h"
 #include "pkg/util/log.h"
@@ -140,6 +145,12 @@ struct agent_opts {
     double informer_backoff_s;
     /* How long the first write waits for the Job list (0 = 5 s; tests shorten it). */
     double jobs_grace_s;
+    /* The informer cache over the worker client (pkg/kube/cache.h; borrowed, must outlive
+     * the agent), shared with the process's other users of that client: the operator's
+     * workload controller reads the worker's Jobs from the same informer (label
+     * AGENT_HUB_WORK_LABEL, store_project_lean). NULL: the agent makes its own
+     * (`kueue-ks agent`), where its Jobs keep only the fields it reads. */
+    struct kcache *cache;
 };
 
 struct agent_stats {

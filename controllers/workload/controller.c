@@ -1834,8 +1834,13 @@ static int gc_cluster(const char *cluster, json_t *cm, void *ud)
             continue;
         json_t *uids = json_object();
         store_foreach(js, collect_uid, uids);
-        json_t *objs = json_array();
-        store_foreach(cs, collect_obj, objs);
+        /* ours by the origin index when the store has it (the shared Job store holds every
+         * hub-work Job of the worker); wl_gc_orphans judges only ours either way */
+        json_t *objs = store_by_index(cs, XF_INDEX_ORIGIN, c->cfg.opts.origin, NULL);
+        if (!objs) {
+            objs = json_array();
+            store_foreach(cs, collect_obj, objs);
+        }
         size_t n = json_array_size(objs);
         const json_t **v = xcalloc(n ? n : 1, sizeof(*v));
         for (size_t j = 0; j < n; j++)

@@ -94,7 +94,10 @@ struct wlc_sources {
      * borrowed). NULL callback = the kind table. */
     const struct kind_def *const *(*kinds)(void *ud, size_t *n);
     /* The store of our copies of kind k on `cluster` when that worker is
-     * connected and synced, else NULL. May be NULL (kubestellar transport). */
+     * connected and synced, else NULL. May be NULL (kubestellar transport).
+     * It may hold other copies too (workers.h: the Job store is shared with
+     * the agent): only objects xf_is_ours() are taken as ours; the orphan
+     * sweep lists them by the index XF_INDEX_ORIGIN when the store has it. */
     struct store *(*copies)(void *ud, const char *cluster, const struct kind_def *k);
     /* The registered worker names (a new JSON array of strings), NULL = no
      * registry (the ClusterMetrics objects are every cluster). A registered

@@ -11,6 +11,7 @@
 #include "controllers/agent/agent.h"
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/kube/cache.h"
 #include "pkg/kube/informer.h"
 #include "pkg/kube/kubeconfig.h"
 #include "pkg/util/b64.h"
@@ -29,8 +30,12 @@ struct worker {
     json_t *labels; /* the Secret's metadata.labels (cluster selector); NULL for a flag worker */
     struct kube_rest_config *cfg;
     struct kube_client *client;
+    /* the informers over client, for the agent and the copies informers (the Job informer
+     * is one for both) */
+    struct kcache *cache;
     struct agent *agent;
-    struct informer *inf[WORKERS_MAX_KINDS];
+    struct cache_reg *reg[WORKERS_MAX_KINDS];
+    struct informer *inf[WORKERS_MAX_KINDS]; /* the cache's, borrowed */
     const struct kind_def *kinds[WORKERS_MAX_KINDS];
     size_t n_inf;
     ev_timer tick;
@@ -153,17 +158,28 @@ static void changed(struct workers *w, const char *name)
         w->cfg.on_change(w->cfg.ud, name);
 }
 
+/* A copy of ours: the Job informer is shared with the agent and holds every hub-work Job
+ * of the worker (another kueue-ks's, KubeStellar's); the others are not our business. */
+static bool ours(const struct workers *w, const json_t *obj)
+{
+    const char *o = jx_label(obj, XF_LABEL_ORIGIN);
+    return o && strcmp(o, w->origin) == 0;
+}
+
 static void copy_add(void *ud, json_t *obj)
 {
     struct worker *k = ud;
-    if (k->w->cfg.on_copy)
+    if (k->w->cfg.on_copy && ours(k->w, obj))
         k->w->cfg.on_copy(k->w->cfg.ud, obj);
 }
 
+/* A copy that stops being ours (its origin label changed) is seen as it is now, as the
+ * server-side selector's DELETED would show it. */
 static void copy_update(void *ud, json_t *old_obj, json_t *new_obj)
 {
-    (void)old_obj;
-    copy_add(ud, new_obj);
+    struct worker *k = ud;
+    if (k->w->cfg.on_copy && (ours(k->w, new_obj) || ours(k->w, old_obj)))
+        k->w->cfg.on_copy(k->w->cfg.ud, new_obj);
 }
 
 static bool job_synced(const struct worker *k)
@@ -232,7 +248,7 @@ static void worker_stop(struct worker *k)
     if (k->agent)
         agent_stop(k->agent);
     for (size_t i = 0; i < k->n_inf; i++)
-        informer_stop(k->inf[i]);
+        cache_stop(k->reg[i]);
 }
 
 static void worker_free(struct worker *k)
@@ -240,9 +256,11 @@ static void worker_free(struct worker *k)
     if (!k)
         return;
     worker_stop(k);
+    /* the registrations go with their users: the last one frees each informer */
     agent_free(k->agent);
     for (size_t i = 0; i < k->n_inf; i++)
-        informer_free(k->inf[i]);
+        cache_release(k->reg[i]);
+    cache_free(k->cache);
     kube_client_free(k->client);
     kube_rest_config_free(k->cfg);
     free(k->name);
@@ -252,7 +270,19 @@ static void worker_free(struct worker *k)
     free(k);
 }
 
-/* The copies informer of kind kd on worker k (not started). */
+/* batch/v1 Job: the kind whose worker informer the agent shares. */
+static bool is_job(const struct kind_def *kd)
+{
+    return strcmp(kd->group, "batch") == 0 && strcmp(kd->version, "v1") == 0 &&
+           strcmp(kd->kind, "Job") == 0;
+}
+
+/* The copies informer of kind kd on worker k, through the worker's cache (not started).
+ * Jobs: selected by XF_LABEL_CLUSTER (every copy of a hub job carries it: xf_downsync copies
+ * the placement label of the hub job, whose value is the cluster) and projected lean, as
+ * the agent selects and projects them (AGENT_HUB_WORK_LABEL): one list, one watch and one
+ * store for both; ours are told by the XF_INDEX_ORIGIN index and the handlers. Other
+ * kinds: our copies only (server-side selector kueue-ks.io/origin=<origin>). */
 static int worker_add_informer(struct worker *k, const struct kind_def *kd, struct err *e)
 {
     struct workers *w = k->w;
@@ -261,22 +291,28 @@ static int worker_add_informer(struct worker *k, const struct kind_def *kd, stru
     char iname[160];
     snprintf(iname, sizeof iname, "%s/%s%s%s", k->name, kd->resource, kd->group[0] ? "." : "",
              kd->group);
-    struct informer_opts io = {.client = k->client,
-                               .group = kd->group,
+    struct informer_opts io = {.group = kd->group,
                                .version = kd->version,
                                .resource = kd->resource,
-                               .label_selector = w->selector,
+                               .label_selector = is_job(kd) ? XF_LABEL_CLUSTER : w->selector,
                                .name = iname,
                                .project = store_project_lean,
                                .lg = w->cfg.lg,
                                .backoff_initial_s = w->cfg.informer_backoff_s,
                                .backoff_max_s = w->cfg.informer_backoff_s > 0 ? 5.0 : 0};
-    int rc = informer_new(&io, &k->inf[k->n_inf], e);
-    if (rc < 0)
-        return rc;
     struct informer_handlers h = {
         .on_add = copy_add, .on_update = copy_update, .on_delete = copy_add, .ud = k};
-    informer_add_handlers(k->inf[k->n_inf], &h);
+    struct cache_reg *reg = NULL;
+    int rc = cache_acquire(k->cache, &io, &h, &reg, e);
+    if (rc == 0)
+        rc =
+            cache_add_index(reg, XF_INDEX_ORIGIN, store_index_by_label, (void *)XF_LABEL_ORIGIN, e);
+    if (rc < 0) {
+        cache_release(reg);
+        return rc;
+    }
+    k->reg[k->n_inf] = reg;
+    k->inf[k->n_inf] = cache_informer(reg);
     k->kinds[k->n_inf++] = kd;
     return 0;
 }
@@ -302,17 +338,20 @@ static int worker_new(struct workers *w, const char *name, struct kube_rest_conf
         err_prefix(e, "worker %s", name);
         goto fail;
     }
+    k->cache = cache_new(k->client);
+    /* the copies informers first: the shared Job informer is created with their options */
+    for (size_t i = 0; i < w->n_kinds; i++)
+        if ((rc = worker_add_informer(k, w->kinds[i], e)) < 0)
+            goto fail;
     if (w->cfg.run_agents) {
         struct agent_opts ao = {.min_interval_s = w->cfg.agent_min_interval_s,
                                 .lg = w->cfg.lg,
-                                .informer_backoff_s = w->cfg.informer_backoff_s};
+                                .informer_backoff_s = w->cfg.informer_backoff_s,
+                                .cache = k->cache};
         rc = agent_new(k->client, w->cfg.hub, name, &ao, &k->agent, e);
         if (rc < 0)
             goto fail;
     }
-    for (size_t i = 0; i < w->n_kinds; i++)
-        if ((rc = worker_add_informer(k, w->kinds[i], e)) < 0)
-            goto fail;
     ev_timer_init(&k->tick, tick_cb, 0.05, WORKERS_TICK_S);
     k->tick.data = k;
     *out = k;
@@ -330,7 +369,7 @@ static int worker_start(struct worker *k, struct err *e)
     if (k->agent && (rc = agent_start(k->agent, e)) < 0)
         return rc;
     for (size_t i = 0; i < k->n_inf; i++)
-        if ((rc = informer_start(k->inf[i], e)) < 0)
+        if ((rc = cache_start(k->reg[i], e)) < 0)
             return rc;
     ev_timer_start(k->w->loop, &k->tick);
     k->started = true;
@@ -549,7 +588,7 @@ int workers_add_kind(struct workers *w, const struct kind_def *k, struct err *e)
         struct worker *wk = w->v[i];
         int r = worker_add_informer(wk, k, e);
         if (r == 0 && wk->started)
-            r = informer_start(wk->inf[wk->n_inf - 1], e);
+            r = cache_start(wk->reg[wk->n_inf - 1], e);
         if (r < 0 && rc == 0)
             rc = r; /* the other workers still get theirs */
     }

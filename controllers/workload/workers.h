@@ -19,13 +19,27 @@
  * Per worker: a kube_client; optionally an in-process ClusterMetrics agent
  * (controllers/agent/agent.h) writing ClusterMetrics <name> to the hub; one
  * informer per job kind of the kind table on the worker's copies (label
- * selector kueue-ks.io/origin=<origin>, all namespaces); and a reachability
+ * selector kueue-ks.io/origin=<origin>, all namespaces; batch/v1 Job:
+ * kubestellar.io/cluster, every copy of a hub job, ours or another
+ * kueue-ks's or KubeStellar's, the agent's selection: see below); and a reachability
  * probe (GET /version every probe_interval_s, no retries). A worker is
  * *reachable* while its probes succeed (it turns unreachable after two failed
  * probes in a row, so one lost probe is not an outage, also right after a
  * start) and its Job copies informer has synced. on_change(cluster) runs on the loop whenever a
  * worker is added, removed, becomes reachable / unreachable or known (workers_known); on_copy(obj)
- * for every add, update and delete of a copy on any worker.
+ * for every add, update and delete of a copy on any worker (of ours: label
+ * kueue-ks.io/origin=<origin>; an update that takes the label away is passed on too).
+ *
+ * Shared informers: each worker client has one informer cache (pkg/kube/cache.h)
+ * through which the copies informers and the agent's Nodes, Pods and Jobs
+ * informers are acquired. The Job copies informer and the agent's Job informer
+ * are one (same selector kubestellar.io/cluster, same lean projection): one
+ * list, one watch and one store per worker. Its store (workers_copies for
+ * batch/v1 Job) therefore holds every hub-work Job on the worker; ours are the
+ * ones with our origin label, listed by the store index XF_INDEX_ORIGIN (every
+ * copies store has it). Removing a worker releases every registration: the
+ * informers stop and go with the worker's cache; a re-registered worker gets
+ * new ones.
  */
 #ifndef KKS_CONTROLLERS_WORKLOAD_WORKERS_H
 #define KKS_CONTROLLERS_WORKLOAD_WORKERS_H
@@ -97,7 +111,9 @@ void workers_stop(struct workers *w);
 /* The client of worker `name` (borrowed) when registered, else NULL. */
 struct kube_client *workers_client(struct workers *w, const char *name);
 /* The store of our copies of kind k on `name` (borrowed) when the worker is
- * reachable and that informer has synced, else NULL. */
+ * reachable and that informer has synced, else NULL. For batch/v1 Job it holds
+ * the other hub-work Jobs of the worker too (see above): filter with
+ * xf_is_ours() or read the XF_INDEX_ORIGIN index. */
 struct store *workers_copies(struct workers *w, const char *name, const struct kind_def *k);
 bool workers_reachable(struct workers *w, const char *name);
 /* True once this process knows worker `name`'s state: its Job copies informer

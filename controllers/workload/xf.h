@@ -68,6 +68,9 @@
 #define XF_MANAGED_BY_VALUE  "kueue-ks"
 #define XF_LABEL_ORIGIN      "kueue-ks.io/origin"
 #define XF_LABEL_ORIGIN_UID  "kueue-ks.io/origin-uid"
+/* The index of a worker copies store by XF_LABEL_ORIGIN (store_index_by_label): the Job
+ * store also holds other hub-work Jobs (workers.h); store_by_index(.., origin) lists ours. */
+#define XF_INDEX_ORIGIN "copies/origin"
 /* spec.managedBy value of a hub job whose status the syncer mirrors continuously. */
 #define XF_MANAGED_BY "kueue-ks.io/syncer"
 

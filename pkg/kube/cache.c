@@ -16,6 +16,15 @@ struct cache_reg {
     struct shared *sh;
     struct informer_handlers h;
     bool released; /* released while the shared informer was dispatching */
+    bool started;  /* cache_start() without a cache_stop() since */
+};
+
+/* An index registered through the cache (to tell a second registration of the same index
+ * from a clash). */
+struct shared_index {
+    char *name;
+    store_index_fn fn;
+    void *ud;
 };
 
 /* One shared informer and its registrations. */
@@ -27,6 +36,8 @@ struct shared {
     size_t n, cap;
     int dispatching; /* depth of fan-out calls: releases only mark meanwhile */
     bool doomed;     /* the last registration went during a fan-out: free after it */
+    struct shared_index *idx;
+    size_t n_idx;
 };
 
 struct kcache {
@@ -48,6 +59,9 @@ static void shared_free(struct shared *sh)
     informer_free(sh->inf);
     for (size_t i = 0; i < sh->n; i++)
         free(sh->regs[i]);
+    for (size_t i = 0; i < sh->n_idx; i++)
+        free(sh->idx[i].name);
+    free(sh->idx);
     free(sh->regs);
     free(sh->key);
     free(sh);
@@ -192,7 +206,28 @@ int cache_acquire(struct kcache *c, const struct informer_opts *io,
 int cache_start(struct cache_reg *reg, struct err *e)
 {
     int rc = informer_start(reg->sh->inf, e);
-    return rc == -EALREADY ? 0 : rc;
+    if (rc == -EALREADY)
+        rc = 0;
+    if (rc == 0)
+        reg->started = true;
+    return rc;
+}
+
+/* Stop the informer when no live registration wants it running. */
+static void stop_unwanted(struct shared *sh)
+{
+    for (size_t i = 0; i < sh->n; i++)
+        if (!sh->regs[i]->released && sh->regs[i]->started)
+            return;
+    informer_stop(sh->inf);
+}
+
+void cache_stop(struct cache_reg *reg)
+{
+    if (!reg || reg->released || !reg->started)
+        return;
+    reg->started = false;
+    stop_unwanted(reg->sh);
 }
 
 void cache_release(struct cache_reg *reg)
@@ -208,9 +243,32 @@ void cache_release(struct cache_reg *reg)
     if (live == 0) {
         informer_stop(sh->inf);
         sh->doomed = true;
+    } else if (reg->started) {
+        stop_unwanted(sh);
     }
     if (sh->dispatching == 0)
         shared_compact(sh);
+}
+
+int cache_add_index(struct cache_reg *reg, const char *name, store_index_fn fn, void *ud,
+                    struct err *e)
+{
+    struct shared *sh = reg->sh;
+    for (size_t i = 0; i < sh->n_idx; i++) {
+        if (strcmp(sh->idx[i].name, name) != 0)
+            continue;
+        if (sh->idx[i].fn == fn && sh->idx[i].ud == ud)
+            return 0;
+        return err_set(e, -EEXIST,
+                       "cache: index %s of %s is registered with another function by another user",
+                       name, informer_path(sh->inf));
+    }
+    int rc = informer_add_index(sh->inf, name, fn, ud, e);
+    if (rc < 0)
+        return rc;
+    sh->idx = xrealloc(sh->idx, (sh->n_idx + 1) * sizeof(*sh->idx));
+    sh->idx[sh->n_idx++] = (struct shared_index){.name = xstrdup(name), .fn = fn, .ud = ud};
+    return 0;
 }
 
 struct informer *cache_informer(const struct cache_reg *reg)

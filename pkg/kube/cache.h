@@ -11,8 +11,15 @@
  * holding objects receives an add for each of them at once (as client-go
  * does). cache_start() starts the informer when it is not running yet (the
  * first caller's tuning options were used to create it: later acquirers share
- * them). Releasing the last registration stops and frees the informer:
- * handlers are reference-counted.
+ * them); starts are counted per registration too: cache_stop() stops the
+ * informer only when no other live registration has started it (its store is
+ * kept, a later start lists again). Releasing the last registration stops and
+ * frees the informer: handlers are reference-counted.
+ *
+ * Users of one informer share its store and its indexes: cache_add_index()
+ * registers an index once; a second user registering the same name with the
+ * same function and argument shares it, another function under that name is
+ * refused (name indexes after their user).
  *
  * The projection is part of the key: users with different projections get
  * different informers, so users that want to share agree on one (NULL =
@@ -49,9 +56,20 @@ int cache_acquire(struct kcache *c, const struct informer_opts *io,
                   const struct informer_handlers *h, struct cache_reg **out, struct err *e);
 /* Start the shared informer unless it runs. 0, or a negative errno. */
 int cache_start(struct cache_reg *reg, struct err *e);
+/* This user no longer needs the informer running: it stops when no other live
+ * registration has started it. The registration keeps its handlers (events
+ * go on while another user runs the informer). NULL is fine. */
+void cache_stop(struct cache_reg *reg);
 /* Drop the registration (its handlers get no more events); the last one
- * stops and frees the informer. NULL is fine. */
+ * stops and frees the informer (so does the last started one leaving, as
+ * cache_stop()). NULL is fine. */
 void cache_release(struct cache_reg *reg);
+/* Register a store index on the shared informer (see informer_add_index); 0
+ * also when this user or another registered the same name, function and
+ * argument; -EEXIST with a message when the name has another function. The
+ * index lives as long as the informer. */
+int cache_add_index(struct cache_reg *reg, const char *name, store_index_fn fn, void *ud,
+                    struct err *e);
 /* The shared informer (borrowed; read its store, has_synced, stats; do not
  * stop or free it). */
 struct informer *cache_informer(const struct cache_reg *reg);

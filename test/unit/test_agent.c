@@ -743,6 +743,33 @@ static void test_writes_managed_requests(void **state)
     fx_free(f);
 }
 
+/* The no-pods verdict through the agent's own Job informer (its narrow projection and the
+ * idle index): a started copy without pods is reported, a suspended one is not. */
+static void test_writes_no_pods(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    script_jobs(f, "{\"metadata\":{\"name\":\"idle\",\"namespace\":\"ns\",\"uid\":\"uid-idle\","
+                   "\"labels\":{\"kubestellar.io/cluster\":\"c1\"}},\"spec\":{\"parallelism\":1},"
+                   "\"status\":{\"startTime\":\"2026-11-24T09:58:01Z\"}},"
+                   "{\"metadata\":{\"name\":\"held\",\"namespace\":\"ns\",\"uid\":\"uid-held\","
+                   "\"labels\":{\"kubestellar.io/cluster\":\"c1\"}},\"spec\":{\"suspend\":true},"
+                   "\"status\":{\"startTime\":\"2026-11-24T09:58:01Z\"}}");
+    start_to_first_write(f, NODE_N1,
+                         "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+                         "\"items\":[]}");
+    json_t *st = patch_status(f, 0);
+    json_t *u = json_object_get(st, "unschedulableJobs");
+    assert_int_equal(json_array_size(u), 1);
+    json_t *j = json_array_get(u, 0);
+    assert_string_equal(json_string_value(json_object_get(j, "name")), "idle");
+    assert_string_equal(json_string_value(json_object_get(j, "uid")), "uid-idle");
+    assert_string_equal(json_string_value(json_object_get(j, "cause")), "no-pods");
+    assert_string_equal(json_string_value(json_object_get(j, "since")), "2026-11-24T09:58:01Z");
+    json_decref(st);
+    fx_free(f);
+}
+
 /* Refuse the Job list `times` times (403; -1 = always). */
 static void refuse_jobs(struct fx *f, int times)
 {
@@ -1252,6 +1279,7 @@ int main(void)
         cmocka_unit_test(test_compute_no_progress),
         cmocka_unit_test(test_writes_exact_status_once),
         cmocka_unit_test(test_writes_managed_requests),
+        cmocka_unit_test(test_writes_no_pods),
         cmocka_unit_test(test_jobs_refused),
         cmocka_unit_test(test_jobs_late),
         cmocka_unit_test(test_watch_changes),

@@ -244,11 +244,113 @@ static void test_release_stops_events(void **state)
     fx_free(&f);
 }
 
+static bool both_added(void *arg)
+{
+    struct user *u = arg;
+    return u[0].adds >= 2 && u[1].adds >= 2;
+}
+
+static bool updated(void *arg)
+{
+    return ((struct user *)arg)->updates >= 1;
+}
+
+struct srv_lists {
+    struct fakesrv *srv;
+    size_t want;
+};
+
+static bool lists_reach(void *arg)
+{
+    struct srv_lists *l = arg;
+    size_t lists, watches;
+    count_requests(l->srv, CMS, &lists, &watches);
+    return lists >= l->want;
+}
+
+static void index_other(json_t *obj, struct store_values *vals, void *ud)
+{
+    (void)obj;
+    (void)vals;
+    (void)ud;
+}
+
+/* Starts are counted per user: one user's stop leaves the informer running for the other
+ * (its events go on, to both registrations); the last stop stops it (a start lists again).
+ * Indexes are shared by name; a clash is refused. The last release frees the informer and a
+ * new acquire makes a new one. */
+static void test_stop_counts_starts_and_indexes(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f);
+    struct fakesrv_resp list = {
+        .method = "GET", .path = CMS, .query_lacks = "watch=", .body = LIST_BODY, .times = -1};
+    fakesrv_push(f.srv, &list);
+    struct fakesrv_chunk late = {.delay_s = 0.3, .data = MOD_EVENT "\n"};
+    struct fakesrv_resp watch = {.method = "GET",
+                                 .path = CMS,
+                                 .query_contains = "watch=",
+                                 .chunks = &late,
+                                 .n_chunks = 1,
+                                 .end = FAKESRV_HOLD};
+    fakesrv_push(f.srv, &watch);
+    fakesrv_push_watch(f.srv, CMS, NULL, FAKESRV_HOLD);
+    fakesrv_push_watch(f.srv, CMS, NULL, FAKESRV_HOLD);
+    struct user u[2] = {0};
+    struct cache_reg *r[2];
+    struct err e = {0};
+    for (int i = 0; i < 2; i++) {
+        struct informer_handlers h = {u_add, u_update, u_delete, &u[i]};
+        assert_int_equal(cache_acquire(f.cache, &cm_opts, &h, &r[i], &e), 0);
+        assert_int_equal(cache_start(r[i], &e), 0);
+        assert_int_equal(
+            cache_add_index(r[i], "by-name", store_index_by_field, (void *)"metadata.name", &e), 0);
+    }
+    err_clear(&e);
+    assert_int_equal(cache_add_index(r[1], "by-name", index_other, NULL, &e), -EEXIST);
+    assert_non_null(strstr(e.msg, "by-name"));
+    assert_true(run_until(f.loop, both_added, u, 5.0));
+    json_t *hit = store_by_index(informer_store(cache_informer(r[0])), "by-name", "cluster2", NULL);
+    assert_int_equal(json_array_size(hit), 1);
+    json_decref(hit);
+    /* user 0 stops: the informer runs on for user 1, and both still get its events */
+    cache_stop(r[0]);
+    assert_true(run_until(f.loop, updated, &u[1], 5.0));
+    assert_int_equal(u[0].updates, 1);
+    size_t lists, watches;
+    count_requests(f.srv, CMS, &lists, &watches);
+    assert_int_equal(lists, 1);
+    /* the last stop stops it: a start lists again */
+    cache_stop(r[1]);
+    assert_int_equal(cache_start(r[1], &e), 0);
+    struct srv_lists two = {f.srv, 2};
+    assert_true(run_until(f.loop, lists_reach, &two, 5.0));
+    /* releasing the only started user stops it too; the last release frees it */
+    cache_release(r[1]);
+    assert_int_equal(cache_informers(f.cache), 1);
+    cache_release(r[0]);
+    assert_int_equal(cache_informers(f.cache), 0);
+    /* a new user after that: a new informer, a new list */
+    struct user v = {0};
+    struct informer_handlers h = {u_add, u_update, u_delete, &v};
+    struct cache_reg *again;
+    assert_int_equal(cache_acquire(f.cache, &cm_opts, &h, &again, &e), 0);
+    assert_int_equal(cache_add_index(again, "by-name", index_other, NULL, &e), 0);
+    assert_int_equal(cache_start(again, &e), 0);
+    struct srv_lists three = {f.srv, 3};
+    assert_true(run_until(f.loop, lists_reach, &three, 5.0));
+    cache_release(again);
+    assert_int_equal(cache_users(f.cache), 0);
+    fx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_users_one_list_and_watch),
         cmocka_unit_test(test_release_stops_events),
+        cmocka_unit_test(test_stop_counts_starts_and_indexes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

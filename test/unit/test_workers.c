@@ -15,6 +15,7 @@
 
 #include "controllers/workload/wlrun.h"
 #include "controllers/workload/workers.h"
+#include "controllers/workload/xf.h"
 #include "pkg/kube/client.h"
 #include "pkg/util/err.h"
 #include "pkg/util/xalloc.h"
@@ -488,6 +489,230 @@ static void test_known_by_failed_probes(void **state)
     probe_free(&f);
 }
 
+/* ---- the agent and the copies informer share the worker's Jobs -------------------------- */
+
+/* started by the worker's Job controller (status.startTime): without pods, a no-pods verdict */
+#define JOB(name, labels)                                                                          \
+    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"" name "\","           \
+    "\"namespace\":\"ns\",\"uid\":\"uid-" name "\",\"resourceVersion\":\"5\",\"labels\":{" labels  \
+    "}},\"status\":{\"startTime\":\"2026-11-24T09:58:01Z\"}}"
+#define HUB_WORK "\"kubestellar.io/cluster\":\"w1\""
+#define COPY_OF(origin)                                                                            \
+    HUB_WORK ",\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":\"" origin     \
+             "\",\"kueue-ks.io/origin-uid\":\"h-" origin "\""
+#define SHARED_JOBS_ITEMS                                                                          \
+    JOB("ours", COPY_OF("o1")) "," JOB("theirs", COPY_OF("o2")) "," JOB("ks", HUB_WORK)
+#define SHARED_JOBS                                                                                \
+    "{\"kind\":\"JobList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[" SHARED_JOBS_ITEMS \
+    "]}"
+
+#define POD(name, owner, cpu)                                                                      \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"resourceVersion\":\"6\","         \
+    "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"" owner "\","   \
+    "\"uid\":\"uid-" owner "\",\"controller\":true}]},\"spec\":{\"nodeName\":\"n1\","              \
+    "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"" cpu "\"}}}]},"                      \
+    "\"status\":{\"phase\":\"Running\"}}"
+#define CM_STATUS "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics/w1/status"
+
+struct share_fx {
+    json_t *seen; /* names passed to on_copy */
+    struct fakesrv *srv;
+    struct workers *w;
+};
+
+static void share_copy(void *ud, json_t *obj)
+{
+    struct share_fx *f = ud;
+    json_array_append_new(f->seen, json_string(json_string_value(
+                                       json_object_get(json_object_get(obj, "metadata"), "name"))));
+}
+
+/* Requests to `path`: lists (no watch= in the query) and watches. */
+static void count_lw(struct fakesrv *s, const char *path, size_t *lists, size_t *watches)
+{
+    *lists = *watches = 0;
+    for (size_t i = 0; i < fakesrv_nreq(s); i++) {
+        struct fakesrv_req *r = fakesrv_req_get(s, i);
+        if (strcmp(r->path, path) == 0) {
+            if (strstr(r->query, "watch="))
+                (*watches)++;
+            else
+                (*lists)++;
+        }
+        fakesrv_req_free(r);
+    }
+}
+
+/* Every informer of the worker (the agent's nodes, pods and jobs) has its watch open. */
+static void share_watching(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct share_fx *f = t->data;
+    static const char *const paths[] = {"/api/v1/nodes", "/api/v1/pods", "/apis/batch/v1/jobs"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t l, wa;
+        count_lw(f->srv, paths[i], &l, &wa);
+        if (wa == 0)
+            return;
+    }
+    size_t patches = 0;
+    for (size_t i = 0; i < fakesrv_nreq(f->srv); i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->srv, i);
+        patches += strcmp(r->method, "PATCH") == 0 && strcmp(r->path, CM_STATUS) == 0;
+        fakesrv_req_free(r);
+    }
+    if (workers_reachable(f->w, "w1") && patches > 0)
+        ev_break(loop, EVBREAK_ALL);
+}
+
+static void share_guard(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)t;
+    (void)revents;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+static void share_run(struct ev_loop *loop, struct share_fx *f, double guard_s,
+                      void (*stop)(struct ev_loop *, ev_timer *, int))
+{
+    ev_timer poll, guard;
+    ev_timer_init(&poll, stop ? stop : share_guard, 0.02, 0.02);
+    poll.data = f;
+    ev_timer_init(&guard, share_guard, guard_s, 0);
+    if (stop)
+        ev_timer_start(loop, &poll);
+    ev_timer_start(loop, &guard);
+    ev_run(loop, 0);
+    ev_timer_stop(loop, &poll);
+    ev_timer_stop(loop, &guard);
+}
+
+/* An operator with the in-process agent on a worker lists and watches the worker's Jobs
+ * once (the agent's informer and the copies informer are one, label kubestellar.io/cluster,
+ * through the worker's informer cache), where it made two requests of each. The copies
+ * store holds every hub-work Job; the controller is told of ours only (on_copy) and the
+ * origin index lists ours. */
+static void test_agent_shares_jobs(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct share_fx f = {.seen = json_array(), .srv = fakesrv_start(NULL)};
+    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
+                                               .path = "/version",
+                                               .body = "{\"gitVersion\":\"v1.32.0\"}",
+                                               .times = -1});
+    fakesrv_push_json(f.srv, "GET", "/api/v1/nodes", "watch=", 200,
+                      "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"3\"},"
+                      "\"items\":[{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"2\"},"
+                      "\"status\":{\"allocatable\":{\"cpu\":\"8\"}}}]}");
+    /* pods of our copy, of KubeStellar's and of a Job that is no hub work */
+    fakesrv_push_json(f.srv, "GET", "/api/v1/pods", "watch=", 200,
+                      "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"4\"},"
+                      "\"items\":[" POD("p1", "ours", "1") "," POD("p2", "ks", "500m") "," POD(
+                          "p3", "local", "2") "]}");
+    fakesrv_push(f.srv, &(struct fakesrv_resp){
+                            .method = "PATCH", .path = CM_STATUS, .body = "{}", .times = -1});
+    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
+                                               .path = "/apis/batch/v1/jobs",
+                                               .query_lacks = "watch=",
+                                               .body = SHARED_JOBS,
+                                               .times = -1});
+    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
+                                               .path = "/",
+                                               .query_contains = "watch=",
+                                               .end = FAKESRV_HOLD,
+                                               .times = -1});
+    struct kube_rest_config *hc = kube_rest_config_new();
+    hc->server = xstrdup(fakesrv_url(f.srv)); /* the hub: ClusterMetrics is written there */
+    struct kube_client *hub = NULL;
+    assert_int_equal(kube_client_new(loop, hc, NULL, NULL, &hub, NULL), 0);
+    struct workers_config cfg = {.hub = hub,
+                                 .origin = "o1",
+                                 .allow_insecure = true,
+                                 .run_agents = true,
+                                 .agent_min_interval_s = 0.05,
+                                 .probe_interval_s = 0.01,
+                                 .informer_backoff_s = 0.05,
+                                 .on_copy = share_copy,
+                                 .ud = &f};
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(workers_new(&cfg, &f.w, &e), 0);
+    char *kc = write_kc(fakesrv_url(f.srv), false);
+    char *spec = xasprintf("w1=%s", kc);
+    assert_int_equal(workers_add_file(f.w, spec, &e), 0);
+    assert_int_equal(workers_start(f.w, &e), 0);
+    share_run(loop, &f, 10.0, share_watching);
+    share_run(loop, &f, 0.3, NULL); /* a second list or watch would have come by now */
+
+    size_t lists, watches;
+    count_lw(f.srv, "/apis/batch/v1/jobs", &lists, &watches);
+    assert_int_equal(lists, 1);
+    assert_int_equal(watches, 1);
+    struct fakesrv_req *r = fakesrv_req_get(f.srv, 0);
+    for (size_t i = 0; strcmp(r->path, "/apis/batch/v1/jobs") != 0; i++) {
+        fakesrv_req_free(r);
+        r = fakesrv_req_get(f.srv, i + 1);
+    }
+    assert_non_null(strstr(r->query, "labelSelector=kubestellar.io%2Fcluster"));
+    fakesrv_req_free(r);
+    for (size_t i = 0; i < 2; i++) {
+        const char *p = i ? "/api/v1/pods" : "/api/v1/nodes";
+        count_lw(f.srv, p, &lists, &watches);
+        assert_int_equal(lists, 1);
+        assert_int_equal(watches, 1);
+    }
+    /* the controller sees our copy only */
+    assert_int_equal(json_array_size(f.seen), 1);
+    assert_string_equal(json_string_value(json_array_get(f.seen, 0)), "ours");
+    struct store *cs = workers_copies(f.w, "w1", kind_lookup("batch/v1", "Job"));
+    assert_non_null(cs);
+    assert_int_equal(store_len(cs), 3); /* the agent counts every hub-work Job */
+    json_t *mine = store_by_index(cs, XF_INDEX_ORIGIN, "o1", NULL);
+    assert_int_equal(json_array_size(mine), 1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_array_get(mine, 0), "metadata"), "name")),
+                        "ours");
+    json_decref(mine);
+    /* the agent's managedResourceRequests still counts every hub-work copy's pods, ours and
+     * KubeStellar's, not the local Job's */
+    struct fakesrv_req *pr = NULL;
+    for (size_t i = 0; i < fakesrv_nreq(f.srv) && !pr; i++) {
+        pr = fakesrv_req_get(f.srv, i);
+        if (strcmp(pr->method, "PATCH") != 0 || strcmp(pr->path, CM_STATUS) != 0) {
+            fakesrv_req_free(pr);
+            pr = NULL;
+        }
+    }
+    assert_non_null(pr);
+    json_t *body = json_loads(pr->body, 0, NULL);
+    fakesrv_req_free(pr);
+    json_t *n1 = json_array_get(json_object_get(json_object_get(body, "status"), "nodes"), 0);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(n1, "allocatedResourceRequests"), "cpu")),
+        "3500m");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(n1, "managedResourceRequests"), "cpu")),
+        "1500m");
+    /* and its no-pods verdict comes from the lean Job: the other kueue-ks's copy has no pod */
+    json_t *u = json_object_get(json_object_get(body, "status"), "unschedulableJobs");
+    assert_int_equal(json_array_size(u), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(u, 0), "name")), "theirs");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(u, 0), "cause")),
+                        "no-pods");
+    json_decref(body);
+
+    workers_free(f.w);
+    kube_client_free(hub);
+    kube_rest_config_free(hc);
+    fakesrv_stop(f.srv);
+    ev_loop_destroy(loop);
+    unlink(kc);
+    free(kc);
+    free(spec);
+    json_decref(f.seen);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -499,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_probe_debounce),
         cmocka_unit_test(test_first_probe_failure_is_a_blip),
         cmocka_unit_test(test_known_by_failed_probes),
+        cmocka_unit_test(test_agent_shares_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
