@@ -1340,6 +1340,28 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
     return pass_perform(c, r);
 }
 
+/* A reservation held for `key` whose copy (a batch/v1 Job) has all its pods ready: they are
+ * bound, so the next metrics of the cluster show them and the reservation need not wait out
+ * the whole settle time (until then the same pods count twice: a burst could use about half
+ * of a cluster's capacity). Other kinds keep the settle time. */
+static void note_pods_seen(struct wlc *c, const char *key, const struct recon *r)
+{
+    const char *cluster = NULL;
+    if (!r->wl || !r->k || r->k->status_rule != KIND_STATUS_JOB ||
+        !place_resv_lookup(&c->resv, key, &cluster))
+        return;
+    const json_t *copy = NULL;
+    for (size_t i = 0; i < r->cw.n && !copy; i++)
+        if (r->cw.v[i].cluster && strcmp(r->cw.v[i].cluster, cluster) == 0)
+            copy = r->cw.v[i].obj;
+    long long pods = 0;
+    const json_t *ps = jx_arr(r->wl, "spec.podSets");
+    for (size_t i = 0; i < json_array_size(ps); i++)
+        pods += jx_int(json_array_get(ps, i), "count", 0);
+    if (copy && pods > 0 && jx_int(copy, "status.ready", 0) >= pods)
+        place_resv_pods_seen(&c->resv, key, now_ms(c));
+}
+
 static void process(struct wq *q, const char *key, void *ud)
 {
     struct wlc *c = ud;
@@ -1367,6 +1389,7 @@ static void process(struct wq *q, const char *key, void *ud)
     } else {
         if (!r.s.check_name) /* our check gone: no dispatch of ours under way (review) */
             strmap_del(&c->dispatching, key);
+        note_pods_seen(c, key, &r);
         handled =
             relay_kueue_reason(c, q, key, r.okey, &r.s) || (r.s.check_name && reconcile(c, q, &r));
     }

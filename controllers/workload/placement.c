@@ -565,7 +565,8 @@ fail:
 struct resv_cluster {
     struct strmap nodes; /* node name -> struct place_reslist * (sum over entries) */
     size_t n_entries;
-    int64_t min_at_ms; /* at most the oldest entry's at_ms: sync skips the scan before it */
+    int64_t min_at_ms;     /* at most the oldest entry's at_ms: sync skips the scan before it */
+    int64_t min_settle_ms; /* at most the smallest entry settle_at_ms, likewise */
 };
 
 static void reslist_box_free(void *p)
@@ -585,6 +586,7 @@ void place_resv_init(struct place_resv *r)
 {
     memset(r, 0, sizeof *r);
     r->settle_ms = 30000;
+    r->seen_margin_ms = 2000;
     r->ttl_ms = 600000;
     strmap_init(&r->by_key);
     strmap_init(&r->by_cluster);
@@ -624,6 +626,7 @@ static void resv_totals_apply(struct place_resv *r, const struct place_resv_entr
             return;
         rc = xcalloc(1, sizeof *rc);
         rc->min_at_ms = en->at_ms;
+        rc->min_settle_ms = en->settle_at_ms;
         strmap_put(&r->by_cluster, en->cluster, rc);
     }
     if (sign < 0 && rc->n_entries <= 1) {
@@ -633,6 +636,8 @@ static void resv_totals_apply(struct place_resv *r, const struct place_resv_entr
     rc->n_entries = sign > 0 ? rc->n_entries + 1 : rc->n_entries - 1;
     if (sign > 0 && en->at_ms < rc->min_at_ms)
         rc->min_at_ms = en->at_ms;
+    if (sign > 0 && en->settle_at_ms < rc->min_settle_ms)
+        rc->min_settle_ms = en->settle_at_ms;
     for (size_t k = 0; k < en->n_nodes; k++) {
         struct place_reslist *sum = strmap_get(&rc->nodes, en->node_names[k]);
         if (!sum) {
@@ -685,6 +690,7 @@ int place_resv_add(struct place_resv *r, const char *key, const struct place_res
     en->key = xstrdup(key);
     en->cluster = xstrdup(res->cluster);
     en->at_ms = now_ms;
+    en->settle_at_ms = sat_add(now_ms, r->settle_ms);
     en->n_nodes = res->n_nodes;
     en->per_node = xcalloc(res->n_nodes ? res->n_nodes : 1, sizeof *en->per_node);
     en->node_names = xcalloc(res->n_nodes ? res->n_nodes : 1, sizeof *en->node_names);
@@ -697,40 +703,60 @@ int place_resv_add(struct place_resv *r, const char *key, const struct place_res
     return 0;
 }
 
-static bool resv_due(const struct place_resv *r, int64_t at_ms, const struct place_cluster *c,
-                     int64_t now_ms)
+static bool resv_due(const struct place_resv *r, int64_t at_ms, int64_t settle_at_ms,
+                     const struct place_cluster *c, int64_t now_ms)
 {
-    if (c->has_last_updated && c->last_updated_ms >= sat_add(at_ms, r->settle_ms))
+    if (c->has_last_updated && c->last_updated_ms >= settle_at_ms)
         return true;
     return now_ms >= sat_add(at_ms, r->ttl_ms);
+}
+
+int place_resv_pods_seen(struct place_resv *r, const char *key, int64_t seen_ms)
+{
+    long i = resv_find(r, key);
+    if (i < 0)
+        return 0;
+    struct place_resv_entry *en = &r->v[i];
+    int64_t at = sat_add(seen_ms, r->seen_margin_ms);
+    if (at >= en->settle_at_ms)
+        return 0;
+    en->settle_at_ms = at;
+    struct resv_cluster *rc = strmap_get(&r->by_cluster, en->cluster);
+    if (rc && at < rc->min_settle_ms)
+        rc->min_settle_ms = at;
+    return 1;
 }
 
 size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int64_t now_ms)
 {
     struct resv_cluster *rc = strmap_get(&r->by_cluster, c->name);
     /* Nothing on this cluster is old enough: no scan (called on every pass). */
-    if (!rc || !resv_due(r, rc->min_at_ms, c, now_ms))
+    if (!rc || !resv_due(r, rc->min_at_ms, rc->min_settle_ms, c, now_ms))
         return 0;
     size_t dropped = 0;
     bool any = false;
-    int64_t min_at = INT64_MAX;
+    int64_t min_at = INT64_MAX, min_settle = INT64_MAX;
     for (size_t i = 0; i < r->n;) {
         const struct place_resv_entry *en = &r->v[i];
         if (strcmp(en->cluster, c->name) != 0) {
             i++;
-        } else if (resv_due(r, en->at_ms, c, now_ms)) {
+        } else if (resv_due(r, en->at_ms, en->settle_at_ms, c, now_ms)) {
             resv_drop_at(r, i);
             dropped++;
         } else {
             any = true;
             if (en->at_ms < min_at)
                 min_at = en->at_ms;
+            if (en->settle_at_ms < min_settle)
+                min_settle = en->settle_at_ms;
             i++;
         }
     }
     rc = any ? strmap_get(&r->by_cluster, c->name) : NULL;
-    if (rc)
+    if (rc) {
         rc->min_at_ms = min_at;
+        rc->min_settle_ms = min_settle;
+    }
     return dropped;
 }
 

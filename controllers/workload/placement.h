@@ -66,7 +66,11 @@
  * (place_resv_sync): when the cluster's metrics have a lastUpdated at least
  * `settle_ms` after the reservation was made (the agent counts bound pods,
  * Pending included, so by then the pods are in allocatedResourceRequests),
- * or when it is older than `ttl_ms` whatever the metrics say. The controller
+ * or at least `seen_margin_ms` after the controller saw all the copy's pods
+ * running and ready (place_resv_pods_seen: bound before that, so a metrics
+ * write after it counts them; the margin covers the agent's informer lag and
+ * a small clock skew of a remote agent), or when it is older than `ttl_ms`
+ * whatever the metrics say. The controller
  * also removes it explicitly when the workload is evicted, finished or
  * re-placed (place_resv_remove). Over-holding is conservative: it can only
  * make a cluster look fuller than it is, never double-book it. Deciding again
@@ -195,6 +199,8 @@ struct place_resv_entry {
     char *key;     /* owned: workload key */
     char *cluster; /* owned */
     int64_t at_ms;
+    int64_t settle_at_ms;           /* metrics at least this new show it: at_ms + settle_ms, earlier
+                                       once its pods are seen running (place_resv_pods_seen) */
     struct place_reslist *per_node; /* owned, parallel to node_names */
     char **node_names;              /* owned */
     size_t n_nodes;
@@ -209,6 +215,7 @@ struct place_resv {
     struct place_resv_entry *v; /* owned */
     size_t n;
     int64_t settle_ms;        /* default 30000 */
+    int64_t seen_margin_ms;   /* default 2000 */
     int64_t ttl_ms;           /* default 600000 */
     struct strmap by_key;     /* key -> entry index + 1 */
     struct strmap by_cluster; /* cluster -> per-node sums (private to placement.c) */
@@ -223,6 +230,10 @@ void place_resv_free(struct place_resv *r);
  * Returns 0, or -EINVAL when the result is not PLACE_OK. */
 int place_resv_add(struct place_resv *r, const char *key, const struct place_result *res,
                    int64_t now_ms);
+/* The copy of `key`'s reservation was seen at seen_ms with all its pods running and ready
+ * (bound): metrics written seen_margin_ms after that show them. Returns 1 when that made
+ * the reservation's drop come earlier, 0 otherwise (none held, or already as early). */
+int place_resv_pods_seen(struct place_resv *r, const char *key, int64_t seen_ms);
 /* Drop the reservation of `key`. Returns 1 when one was dropped, 0 if none. */
 int place_resv_remove(struct place_resv *r, const char *key);
 /* Apply the drop rule above to every reservation on cluster `c`: returns how

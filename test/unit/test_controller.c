@@ -1562,6 +1562,51 @@ static void two_placed_free(struct two_placed *t)
         json_decref(v[i]);
 }
 
+/* A placement is held as a reservation until the cluster's metrics show its pods: once the
+ * copy (batch/v1 Job) has all its pods ready, metrics written 2 s later do, without waiting
+ * out the 30 s settle time (the pods counted twice meanwhile: a burst could use about half of
+ * a cluster). The next placement's decision drops it. */
+static void test_ready_copy_ends_reservation(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
+    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_job(f->c, job2);
+    run_until(f, 2, 1);
+    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+    /* every hub write from here on is answered */
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = "/apis/", .body = "{}", .times = -1});
+    json_object_set_new(cp, "status", J("{\"active\":3,\"ready\":3,\"startTime\":\"T1\"}"));
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    uint64_t r0 = reconciles(f);
+    wlc_on_job(f->c, cp);
+    run_passes(f, r0 + 1);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.reservations, 1);
+    /* c1's agent writes its metrics 2 s after the pods were seen ready */
+    put(f->cms, "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":"
+                "\"2026-11-22T10:00:02Z\",\"nodes\":[{\"name\":\"n1\",\"labels\":{\"instance\":"
+                "\"spot\"},\"allocatableResources\":{\"cpu\":\"8\",\"memory\":\"32Gi\"},"
+                "\"allocatedResourceRequests\":{\"cpu\":\"4\"}}]}}");
+    put_other(f);
+    r0 = reconciles(f);
+    wlc_enqueue(f->c, "default/job-other-4c5d6");
+    run_passes(f, r0 + 1);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 2);
+    assert_int_equal(st.reservations, 1); /* other's; sample's went with the new metrics */
+    json_decref(cp);
+    json_decref(wl2);
+    json_decref(job2);
+    json_decref(wp);
+    json_decref(jp);
+}
+
 /* Dispatch before status return: while another job is placed and its copy not made, a copy
  * seen running gets its remote-status annotation at once, but its check's "running" message
  * (a Workload status write) waits; it is written once the other job's copy is made. */
@@ -1930,6 +1975,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_repeat_before_own_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_message_waits_for_dispatches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),

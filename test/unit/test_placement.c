@@ -666,6 +666,51 @@ static void test_pinned(void **state)
     place_cluster_free(&cs[1]);
 }
 
+/* A reservation whose copy's pods were seen running goes with the first metrics written
+ * seen_margin_ms after that, not settle_ms after the placement; the quick skip of
+ * place_resv_sync honours it; a later sighting never delays a drop. */
+static void test_reservation_pods_seen(void **state)
+{
+    (void)state;
+    struct place_cluster c;
+    cluster_init(&c, "c1", 1, "'cpu':'4'", NULL, NULL);
+    const int64_t lu = c.last_updated_ms;
+    struct place_resv rv;
+    place_resv_init(&rv);
+    struct place_workload w1, w2;
+    struct place_result r;
+    workload_init(&w1, "w1", 1, "'cpu':'3'", NULL, NULL);
+    workload_init(&w2, "w2", 1, "'cpu':'1'", NULL, NULL);
+    assert_int_equal(place_decide(&w1, &c, 1, &g_default_flavor, 1, &rv, NULL, &r), 0);
+    assert_int_equal(place_resv_add(&rv, w1.key, &r, lu), 0);
+    place_result_free(&r);
+    assert_int_equal(place_decide(&w2, &c, 1, &g_default_flavor, 1, &rv, NULL, &r), 0);
+    assert_int_equal(place_resv_add(&rv, w2.key, &r, lu), 0);
+    place_result_free(&r);
+    assert_int_equal(place_resv_pods_seen(&rv, "ns/nope", lu + 3000), 0);
+    assert_int_equal(place_resv_pods_seen(&rv, w1.key, lu + 3000), 1);
+    assert_int_equal(place_resv_pods_seen(&rv, w1.key, lu + 4000), 0); /* not later */
+    assert_int_equal(place_resv_pods_seen(&rv, w1.key, lu + 2000), 1); /* earlier is */
+    /* metrics written before seen + margin: both kept */
+    c.last_updated_ms = lu + 2000 + rv.seen_margin_ms - 1;
+    assert_int_equal(place_resv_sync(&rv, &c, lu + 5000), 0);
+    /* at seen + margin: w1 goes, w2 (pods not seen) stays until the settle time */
+    c.last_updated_ms = lu + 2000 + rv.seen_margin_ms;
+    assert_int_equal(place_resv_sync(&rv, &c, lu + 5000), 1);
+    const char *where = NULL;
+    assert_false(place_resv_lookup(&rv, w1.key, &where));
+    assert_true(place_resv_lookup(&rv, w2.key, &where));
+    /* a sighting after the settle time changes nothing */
+    assert_int_equal(place_resv_pods_seen(&rv, w2.key, lu + rv.settle_ms), 0);
+    c.last_updated_ms = lu + rv.settle_ms;
+    assert_int_equal(place_resv_sync(&rv, &c, lu + rv.settle_ms), 1);
+    assert_int_equal(rv.n, 0);
+    place_resv_free(&rv);
+    place_workload_free(&w1);
+    place_workload_free(&w2);
+    place_cluster_free(&c);
+}
+
 static void test_reservation_lifecycle(void **state)
 {
     (void)state;
@@ -1181,6 +1226,7 @@ int main(void)
         cmocka_unit_test(test_gpu_and_quantities),
         cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_reservation_lifecycle),
+        cmocka_unit_test(test_reservation_pods_seen),
         cmocka_unit_test(test_reservation_index),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_multi_podset_ffd),
