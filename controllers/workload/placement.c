@@ -1320,14 +1320,16 @@ static void fill_ok(const struct wview *v, const struct place_cluster *c, const 
         if (v->wl->podsets[p].left_to_worker)
             buf_printf(&left, "%spod set %s: %s", buf_str(&left)[0] ? "; " : "",
                        v->wl->podsets[p].name, v->wl->podsets[p].left_to_worker);
+    /* percentages for people: the scores are parts per million */
     char pref[96] = "";
     if (ev->preferred_ppm > 0)
-        snprintf(pref, sizeof pref, ", preferred node affinity %" PRId64 " ppm met",
-                 ev->preferred_ppm);
-    out->message =
-        xasprintf("placed on cluster %s (%s score %" PRId64 " ppm free after placement%s)%s%s",
-                  c->name, pol == PLACE_BINPACK ? "binpack" : "spread", ev->score_ppm, pref,
-                  buf_str(&left)[0] ? "; left to the worker's scheduler: " : "", buf_str(&left));
+        snprintf(pref, sizeof pref, ", preferred node affinity %.1f%% met",
+                 (double)ev->preferred_ppm / 1e4);
+    out->message = xasprintf(
+        "placed on cluster %s (%s: %.1f%% of its capacity free after placement%s)%s%s", c->name,
+        pol == PLACE_BINPACK ? "binpack, the fullest fit wins" : "spread, the most free wins",
+        (double)ev->score_ppm / 1e4, pref,
+        buf_str(&left)[0] ? "; left to the worker's scheduler: " : "", buf_str(&left));
     if (buf_str(&left)[0])
         out->left_to_worker = buf_detach(&left);
     else
