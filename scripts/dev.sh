@@ -230,6 +230,7 @@ check_exported_kubeconfig() {
   *) return 0 ;;
   esac
   if [ -s "$kc" ] && kubectl --kubeconfig "$kc" get --raw /readyz >/dev/null 2>&1; then
+    refuse_if_foreground_elsewhere # a 'make run' in another terminal: say that, not dev-up
     log "KUBECONFIG=$kc is the running dev environment (make dev-up): stop it with 'make dev-down', or unset KUBECONFIG to start a new one here"
   else
     log "KUBECONFIG=$kc points at a dev hub that is not running: unset KUBECONFIG or run make dev-down, then run this again"
