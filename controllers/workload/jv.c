@@ -15,6 +15,7 @@
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/quantity/quantity.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
 #define JV_COLS 8
@@ -161,6 +162,33 @@ static void no_progress(const struct jv_input *in, struct buf *out)
     }
 }
 
+/* The cluster the job is placed on has no fresh metrics: what the copy reported may be old,
+ * and the operator's next step is the worker-lost timeout; say so (a user saw "running"
+ * for 5 minutes on a frozen worker with nothing saying why it did not move). */
+static void stale_worker_note(const struct jv_input *in, const char *cluster, struct buf *out)
+{
+    const json_t *items = jx_arr(in->cluster_metrics, "items");
+    const json_t *cm = NULL;
+    for (size_t i = 0; i < json_array_size(items) && !cm; i++) {
+        const char *n = jx_str(json_array_get(items, i), "metadata.name", NULL);
+        if (n && strcmp(n, cluster) == 0)
+            cm = json_array_get(items, i);
+    }
+    if (!cm)
+        return;
+    int64_t stale = in->stale_after_ms > 0 ? in->stale_after_ms : 60000;
+    const char *lu = jx_str(cm, "status.lastUpdated", NULL);
+    struct timespec ts;
+    if (lu && clock_parse_rfc3339(lu, &ts) == 0 &&
+        in->now_ms - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000) <= stale)
+        return;
+    buf_printf(out,
+               "  Worker:       %s: no fresh metrics since %s (unreachable, or its agent stopped): "
+               "what its copy reported may be old; the job is placed again once the worker is "
+               "lost for --worker-lost-timeout (5m by default)\n",
+               cluster, lu ? lu : "ever");
+}
+
 static void ours_part(const struct jv_input *in, struct buf *out)
 {
     buf_puts(out, "\nkueue-ks\n");
@@ -196,9 +224,14 @@ static void ours_part(const struct jv_input *in, struct buf *out)
     json_decref(r);
     no_progress(in, out);
     static const char *const done[] = {"Complete", "Failed", "Succeeded"};
+    bool finished = false;
     for (size_t i = 0; i < sizeof done / sizeof done[0]; i++)
-        if (jx_cond_is_true(in->job, done[i]))
+        if (jx_cond_is_true(in->job, done[i])) {
             buf_printf(out, "  Job:          %s\n", done[i]);
+            finished = true;
+        }
+    if (placed && !finished)
+        stale_worker_note(in, placed, out);
 }
 
 /* One row per cluster, pod set and resource of the report. */

@@ -177,6 +177,38 @@ static void test_placed_running(void **state)
     json_decref(acs);
 }
 
+/* Placed on a cluster whose metrics are stale (cluster3: an hour old): the kueue-ks part says
+ * that what its copy reported may be old and what the operator does next; a finished job, or
+ * one placed on a fresh cluster (test_placed_running), gets no such line. */
+static void test_placed_on_stale_worker(void **state)
+{
+    (void)state;
+    json_t *cms = J(CMS);
+    for (int finished = 0; finished <= 1; finished++) {
+        json_t *job = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j','namespace':"
+                        "'team','uid':'u2','labels':{'kubestellar.io/cluster':'cluster3'},"
+                        "'annotations':{'kueue-ks.io/placed-by':'kueue-ks'}}}");
+        if (finished)
+            json_object_set_new(job, "status",
+                                J("{'conditions':[{'type':'Complete','status':'True'}]}"));
+        struct jv_input in = {.job = job, .cluster_metrics = cms, .now_ms = T0};
+        struct buf b;
+        buf_init(&b, 1 << 20);
+        assert_int_equal(jv_render(&in, &b), 0);
+        const char *want = "  Worker:       cluster3: no fresh metrics since 2026-11-22T09:00:00Z "
+                           "(unreachable, or its agent stopped): what its copy reported may be "
+                           "old; the job is placed again once the worker is lost for "
+                           "--worker-lost-timeout (5m by default)\n";
+        if (finished)
+            assert_null(strstr(buf_str(&b), "  Worker:  "));
+        else
+            assert_non_null(strstr(buf_str(&b), want));
+        buf_free(&b);
+        json_decref(job);
+    }
+    json_decref(cms);
+}
+
 /* A worker reports the job's copy as making no progress (issue 15, point 4):
  * a "No progress" line per reporting cluster, after the worker copy; another
  * job's entry, or one in another namespace, is not shown. */
@@ -390,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_no_workload_no_queue),
         cmocka_unit_test(test_selector_affinity_exclusion),
         cmocka_unit_test(test_no_progress_line),
+        cmocka_unit_test(test_placed_on_stale_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
