@@ -1681,6 +1681,7 @@ static int count_cluster(const char *key, json_t *obj, void *ud)
 struct ac_call {
     struct wlc *c;
     char *name;
+    char *active, *message; /* the Active condition written */
 };
 
 static void on_ac_done(void *ud, const struct kube_result *r)
@@ -1703,8 +1704,14 @@ static void on_ac_done(void *ud, const struct kube_result *r)
             ev_timer_start(c->cfg.loop, &c->ac_retry);
     } else {
         c->st.ac_writes++;
+        /* Kueue admits through the check only while it is Active (an inactive one makes its
+         * ClusterQueues inactive): a user following the log sees when and why that changes */
+        log_info(c->cfg.lg, "admission check status written", "admissionCheck", ac->name, "active",
+                 ac->active ? ac->active : "", "why", ac->message ? ac->message : "");
     }
     free(ac->name);
+    free(ac->active);
+    free(ac->message);
     free(ac);
 }
 
@@ -1733,6 +1740,9 @@ static int sync_ac(const char *key, json_t *ac, void *ud)
     struct ac_call *call = xcalloc(1, sizeof(*call));
     call->c = w->c;
     call->name = xstrdup(key);
+    const json_t *cond = jx_find_by(jx_arr(patch, "status.conditions"), "type", "Active");
+    call->active = xstrdup(jx_str(cond, "status", ""));
+    call->message = xstrdup(jx_str(cond, "message", ""));
     if (kube_client_patch(w->c->cfg.ops.hub, path, KUBE_CT_MERGE_PATCH, patch, on_ac_done, call,
                           NULL, &e) == 0) {
         json_object_set_new(w->c->ac_inflight, key, json_true());
@@ -1740,6 +1750,8 @@ static int sync_ac(const char *key, json_t *ac, void *ud)
     } else {
         log_warn(w->c->cfg.lg, "AdmissionCheck status write", "error", e.msg);
         free(call->name);
+        free(call->active);
+        free(call->message);
         free(call);
     }
     free(path);
