@@ -1440,6 +1440,9 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
         c.limit = v;
     }
     const char *cont = query(req, "continue");
+    const char *lrv = query(req, "resourceVersion");
+    if (lrv && strcmp(lrv, "0") == 0 && !(cont && *cont))
+        c.limit = 0; /* as kube-apiserver 1.34 from its watch cache: whole, `limit` ignored */
     if (cont && *cont) {
         char *txt = unb64(cont);
         json_t *tok = txt ? json_loads(txt, 0, NULL) : NULL;

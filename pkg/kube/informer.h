@@ -30,13 +30,16 @@
  * The first list (client-go's reflector, relistResourceVersion()): until the
  * informer has a resourceVersion, its list asks for resourceVersion=0, "any
  * state", which kube-apiserver answers from its watch cache instead of etcd
- * (1.34, ListFromCacheSnapshot: paged from a cache snapshot; before it the
- * cache ignored `limit` and answered whole); continuation pages carry no
- * resourceVersion (the token holds it). That state may lag the newest by
+ * and answers whole, ignoring `limit` (1.34.4: test/e2e/real_fidelity.sh,
+ * cm-list-rv0); the request still says limit=500, as client-go's pager, so
+ * a server that pages it is followed (continuation pages carry no
+ * resourceVersion: the token holds it). That state may lag the newest by
  * what the cache has not applied yet; the watch from the list's RV then
- * delivers the rest. A 410 or "too large resource version" answer to it is
- * retried at once as a consistent read (no backoff), and after a 410 lists
- * are consistent reads until one succeeds, as in client-go.
+ * delivers the rest. A 410 or "too large resource version" answer to it, or
+ * a whole list beyond the client's body cap (-EFBIG, kube_client_opts
+ * max_body), is retried at once as a consistent read (no backoff; paged),
+ * and after a 410 lists are consistent reads until one succeeds, as in
+ * client-go.
  *
  * Re-list consistency: every other list (a re-list after 410, an informer
  * started again with objects in its store) is sent without

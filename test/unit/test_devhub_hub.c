@@ -292,6 +292,12 @@ static void test_list_items_as_apiserver(void **state)
     }
     assert_int_equal(seen, 30);
     assert_int_equal(pages, 5);
+    /* resourceVersion=0 is answered whole, `limit` ignored (kube-apiserver 1.34.4 from its
+     * watch cache; real_fidelity.sh cm-list-rv0) */
+    assert_int_equal(call(f, "GET", CM, "resourceVersion=0&limit=7", NULL, NULL, &o), 200);
+    assert_int_equal(json_array_size(json_object_get(o, "items")), 30);
+    assert_string_equal(S(o, "metadata", "continue"), "");
+    json_decref(o);
 
     /* a custom resource's items keep their type, the served one */
     json_t *crd = json_loads(

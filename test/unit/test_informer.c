@@ -78,14 +78,15 @@ static void on_delete(void *ud, json_t *obj)
         snprintf(r->log[r->n++], sizeof r->log[0], "delete %s %s", name_of(obj), rv_of(obj));
 }
 
-static void fx_init(struct fx *f, const char *label_selector)
+/* max_body: the client's response body cap (0: its default). */
+static void fx_init_cap(struct fx *f, const char *label_selector, size_t max_body)
 {
     memset(f, 0, sizeof *f);
     f->loop = ev_loop_new(EVFLAG_AUTO);
     f->srv = fakesrv_start(NULL);
     f->cfg = kube_rest_config_new();
     f->cfg->server = xstrdup(fakesrv_url(f->srv));
-    struct kube_client_opts co = {.max_retries = -1, .backoff_s = 0.01};
+    struct kube_client_opts co = {.max_retries = -1, .backoff_s = 0.01, .max_body = max_body};
     struct err e;
     err_clear(&e);
     assert_int_equal(kube_client_new(f->loop, f->cfg, &co, NULL, &f->client, &e), 0);
@@ -103,6 +104,11 @@ static void fx_init(struct fx *f, const char *label_selector)
     f->rec.inf = f->inf;
     struct informer_handlers h = {on_add, on_update, on_delete, &f->rec};
     informer_add_handlers(f->inf, &h);
+}
+
+static void fx_init(struct fx *f, const char *label_selector)
+{
+    fx_init_cap(f, label_selector, 0);
 }
 
 static void fx_free(struct fx *f)
@@ -559,6 +565,32 @@ static void test_list_from_cache_refused_consistent_read(void **state)
     fx_free(&f);
 }
 
+/* kube-apiserver answers resourceVersion=0 whole: beyond the client's body cap the list is
+ * taken again at once as a consistent read, which is paged. */
+static void test_list_from_cache_too_big_paged_consistent(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init_cap(&f, NULL, 400);
+    /* the whole list (~600 bytes) ignores limit=500; the pages fit */
+    push_page(f.srv, "resourceVersion=0", NULL, "a:1,b:2,c:3,d:4,e:5,f:6", "50", NULL);
+    push_page(f.srv, "limit=500", "resourceVersion=", "a:1,b:2,c:3", "50", "tok1");
+    push_page(f.srv, "continue=tok1", "resourceVersion=", "d:4,e:5,f:6", "50", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, full_list_watching, 5.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    assert_int_equal(f.rec.adds, 6);
+    assert_true(query_has(f.srv, 0, "resourceVersion=0"));
+    assert_false(query_has(f.srv, 1, "resourceVersion="));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.failures, 0);
+    assert_int_equal(s.lists, 1);
+    assert_int_equal(s.list_pages, 3);
+    fx_free(&f);
+}
+
 /* A stopped informer started again lists as a consistent read: its store holds what it had,
  * and a list from a lagging cache could take it back in time. */
 static bool first_watch_started(struct fx *f)
@@ -875,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_error_410_relist_diff),
         cmocka_unit_test(test_expired_continue_full_relist),
         cmocka_unit_test(test_list_from_cache_refused_consistent_read),
+        cmocka_unit_test(test_list_from_cache_too_big_paged_consistent),
         cmocka_unit_test(test_restart_lists_consistent),
         cmocka_unit_test(test_dropped_watch_rewatches),
         cmocka_unit_test(test_short_watch_backoff),
