@@ -75,8 +75,8 @@ static void rollback(struct buf *out, size_t len)
         out->data[len] = 0;
 }
 
-int listtext_item(const char *txt, size_t n, bool strip, const char *api_version,
-                  const char *kind, struct buf *out)
+int listtext_item(const char *txt, size_t n, bool strip, const char *api_version, const char *kind,
+                  struct buf *out)
 {
     if (n < 2 || txt[0] != '{' || txt[n - 1] != '}')
         return -EAGAIN;

@@ -24,7 +24,7 @@
 
 #include "pkg/util/buf.h"
 
-int listtext_item(const char *txt, size_t n, bool strip, const char *api_version,
-                  const char *kind, struct buf *out);
+int listtext_item(const char *txt, size_t n, bool strip, const char *api_version, const char *kind,
+                  struct buf *out);
 
 #endif

@@ -313,8 +313,7 @@ static void list_done(void *ud, const struct kube_result *r)
     }
     if (r->rc < 0) {
         if (inf->from_cache && !inf->cont &&
-            (kube_err_is_gone(r->err) || kube_err_is_rv_too_large(r->err) ||
-             r->rc == -EFBIG)) {
+            (kube_err_is_gone(r->err) || kube_err_is_rv_too_large(r->err) || r->rc == -EFBIG)) {
             /* resourceVersion=0 refused (client-go: retry at once as a consistent read), or
              * answered whole (kube-apiserver ignores `limit` there) beyond the client's body
              * cap: the consistent read is paged */
