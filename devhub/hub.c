@@ -1328,17 +1328,21 @@ static void list_item_type(const struct list_ctx *c, json_t *obj)
     }
 }
 
-/* Whether the list is full (then `more`); counts the item otherwise. */
-static bool list_take(struct list_ctx *c, const char *key)
+/* Whether the list is full (then `more`: a matching object is left for the next page). */
+static bool list_full(struct list_ctx *c)
 {
     if (c->limit > 0 && c->count >= c->limit) {
         c->more = true;
-        return false;
+        return true;
     }
+    return false;
+}
+
+static void list_count(struct list_ctx *c, const char *key)
+{
     c->count++;
     free(c->last_key);
     c->last_key = xstrdup(key);
-    return true;
 }
 
 static int list_cb(const char *key, json_t *obj, void *userdata)
@@ -1346,15 +1350,17 @@ static int list_cb(const char *key, json_t *obj, void *userdata)
     struct list_ctx *c = userdata;
     if (!watch_matches(c->w, obj))
         return 0;
-    if (!list_take(c, key))
+    if (list_full(c))
         return 1;
+    list_count(c, key);
     list_item_type(c, obj);
     json_array_append(c->items, obj);
     return 0;
 }
 
 /* The JSON form: each item's text from the stored text (devhub/listtext.h), parsed only to
- * match a selector or when the text cannot be used as it is. */
+ * match a selector or when the text cannot be used as it is. A stored text that does not
+ * parse is skipped, as hstore_list skips it. */
 static int list_text_cb(const char *key, const char *txt, size_t n, void *userdata)
 {
     struct list_ctx *c = userdata;
@@ -1367,30 +1373,31 @@ static int list_text_cb(const char *key, const char *txt, size_t n, void *userda
             return 0;
         }
     }
-    if (!list_take(c, key)) {
+    if (list_full(c)) {
         json_decref(obj);
         return 1;
     }
-    if (c->count > 1 && buf_append(&c->text, ",", 1) < 0)
-        goto big;
-    if (listtext_item(txt, n, !c->r->crd, c->av, c->r->kind, &c->text) < 0) {
+    size_t mark = c->text.len;
+    int rc = c->count > 0 ? buf_append(&c->text, ",", 1) : 0;
+    if (rc == 0 && listtext_item(txt, n, !c->r->crd, c->av, c->r->kind, &c->text) < 0) {
         if (!obj)
             obj = jscan_load(txt, n, NULL);
-        char *item = NULL;
-        if (obj) {
-            list_item_type(c, obj);
-            item = json_dumps(obj, JSON_COMPACT);
+        if (!obj) {
+            c->text.len = mark;
+            if (c->text.data)
+                c->text.data[mark] = 0;
+            return 0;
         }
-        int rc = buf_puts(&c->text, item ? item : "null");
+        list_item_type(c, obj);
+        char *item = json_dumps(obj, JSON_COMPACT);
+        rc = item ? buf_puts(&c->text, item) : -ENOMEM;
         free(item);
-        if (rc < 0)
-            goto big;
     }
     json_decref(obj);
+    if (rc < 0)
+        return -E2BIG;
+    list_count(c, key);
     return 0;
-big:
-    json_decref(obj);
-    return -E2BIG;
 }
 
 /* Parse selectors into a (not registered) watch-like filter. false + resp on error. */
