@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jscan.h"
 #include "pkg/util/xalloc.h"
 
 enum {
@@ -33,8 +34,10 @@ static const char *const sql_text[ST__N] = {
                   "uid = excluded.uid, owners = excluded.owners, fg = excluded.fg",
     [ST_DEL] = "DELETE FROM objects WHERE key = ?1",
     [ST_CHANGE] = "INSERT INTO changes(rv, type, key, obj) VALUES(?1, ?2, ?3, ?4)",
-    [ST_LIST] = "SELECT key, obj FROM objects WHERE key >= ?1 AND key < ?2 AND key > ?3 "
-                "ORDER BY key",
+    /* One lower bound (list_lower): with two (key >= prefix AND key > after) SQLite seeks
+     * to the first and filters by the second, so every page re-read the collection from its
+     * start (O(n^2) over a paged list). */
+    [ST_LIST] = "SELECT key, obj FROM objects WHERE key > ?1 AND key < ?2 ORDER BY key",
     [ST_COUNT] = "SELECT count(*) FROM objects WHERE key >= ?1 AND key < ?2",
     [ST_CHANGES] = "SELECT rv, type, key, obj FROM changes WHERE rv > ?1 AND key >= ?2 AND "
                    "key < ?3 ORDER BY rv",
@@ -190,7 +193,8 @@ static json_t *parse_col(sqlite3_stmt *st, int col)
     int n = sqlite3_column_bytes(st, col);
     if (!txt)
         return NULL;
-    return json_loadb(txt, (size_t)n, 0, NULL);
+    /* jscan_load: the same tree as json_loadb in a third of the time (bench-devhub) */
+    return jscan_load(txt, (size_t)n, NULL);
 }
 
 int hstore_get(struct hstore *s, const char *key, json_t **out, struct err *e)
@@ -339,6 +343,13 @@ static char *prefix_end(const char *prefix)
     return xasprintf("%s\xff", prefix);
 }
 
+/* The exclusive lower bound of a list: `after` when it is past the prefix, else the prefix
+ * itself (a key is the prefix plus a non-empty name, so every key of the prefix is > it). */
+static const char *list_lower(const char *prefix, const char *after)
+{
+    return after && strcmp(after, prefix) > 0 ? after : prefix;
+}
+
 int hstore_list(struct hstore *s, const char *prefix, const char *after, store_obj_cb cb,
                 void *userdata, struct err *e)
 {
@@ -350,9 +361,8 @@ int hstore_list(struct hstore *s, const char *prefix, const char *after, store_o
         ret = db_err(s, e, "list");
         goto out;
     }
-    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, list_lower(prefix, after), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, end, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, after ? after : "", -1, SQLITE_STATIC);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *obj = parse_col(st, 1);
@@ -360,6 +370,36 @@ int hstore_list(struct hstore *s, const char *prefix, const char *after, store_o
             continue;
         ret = cb((const char *)sqlite3_column_text(st, 0), obj, userdata);
         json_decref(obj);
+        if (ret)
+            goto out;
+    }
+    if (rc != SQLITE_DONE)
+        ret = db_err(s, e, "list");
+out:
+    sqlite3_finalize(st);
+    free(end);
+    return ret;
+}
+
+int hstore_list_text(struct hstore *s, const char *prefix, const char *after, store_text_cb cb,
+                     void *userdata, struct err *e)
+{
+    char *end = prefix_end(prefix);
+    sqlite3_stmt *st = NULL;
+    int ret = 0;
+    if (sqlite3_prepare_v2(s->db, sql_text[ST_LIST], -1, &st, NULL) != SQLITE_OK) {
+        ret = db_err(s, e, "list");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, list_lower(prefix, after), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, end, -1, SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *txt = (const char *)sqlite3_column_text(st, 1);
+        int n = sqlite3_column_bytes(st, 1);
+        if (!txt)
+            continue;
+        ret = cb((const char *)sqlite3_column_text(st, 0), txt, (size_t)n, userdata);
         if (ret)
             goto out;
     }

@@ -53,6 +53,12 @@ typedef int (*store_obj_cb)(const char *key, json_t *obj, void *userdata);
 /* Objects with keys starting with prefix and > after (after may be NULL or ""). */
 int hstore_list(struct hstore *s, const char *prefix, const char *after, store_obj_cb cb,
                 void *userdata, struct err *e);
+/* The same as hstore_list with the stored JSON text (compact, jansson's dump; borrowed, n
+ * bytes, NUL-terminated) instead of a parsed object: for a list that can be answered without
+ * a parse (devhub/listtext.h). */
+typedef int (*store_text_cb)(const char *key, const char *txt, size_t n, void *userdata);
+int hstore_list_text(struct hstore *s, const char *prefix, const char *after, store_text_cb cb,
+                     void *userdata, struct err *e);
 /*
  * Garbage-collector queries, served from indexes instead of a full scan:
  * objects with ownerReferences; objects being deleted in the foreground

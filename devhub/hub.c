@@ -13,10 +13,12 @@
 #include "devhub/registry.h"
 #include "devhub/route.h"
 #include "devhub/hstore.h"
+#include "devhub/listtext.h"
 #include "devhub/table.h"
 #include "devhub/validate.h"
 #include "devhub/defaults.h"
 #include "devhub/fields.h"
+#include "pkg/json/jscan.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/labels/sel.h"
 #include "pkg/util/b64.h"
@@ -1297,36 +1299,104 @@ static json_t *as_table(const struct reg_resource *r, json_t *list, const struct
     return tbl;
 }
 
+/* A list response's cap (kube-apiserver has none; a devhub holding more than this in one
+ * collection is not what it is for). */
+#define HUB_LIST_MAX_BYTES ((size_t)1 << 30)
+
 struct list_ctx {
     struct hub_watch *w; /* for filtering (labels/fields) */
-    json_t *items;
+    json_t *items;       /* the items as trees (Table requests) */
+    struct buf text;     /* or as text: the items joined by commas (JSON requests) */
+    long count;
     long limit;
-    long seen;
     char *last_key;
     bool more;
+    bool filtered; /* a selector: objects are parsed to be matched */
     const struct reg_resource *r;
+    char *av; /* the served apiVersion (custom resources' items carry it) */
 };
 
-static int list_cb(const char *key, json_t *obj, void *userdata)
+/* As kube-apiserver: items of a built-in list carry no apiVersion/kind (the list does);
+ * custom resources, served as unstructured, keep theirs. */
+static void list_item_type(const struct list_ctx *c, json_t *obj)
 {
-    struct list_ctx *c = userdata;
-    if (!watch_matches(c->w, obj))
-        return 0;
-    if (c->limit > 0 && (long)json_array_size(c->items) >= c->limit) {
-        c->more = true;
-        return 1;
-    }
-    /* As kube-apiserver: items of a built-in list carry no apiVersion/kind (the list does);
-     * custom resources, served as unstructured, keep theirs. */
     if (c->r->crd) {
         set_type(obj, c->r);
     } else {
         json_object_del(obj, "apiVersion");
         json_object_del(obj, "kind");
     }
-    json_array_append(c->items, obj);
+}
+
+/* Whether the list is full (then `more`: a matching object is left for the next page). */
+static bool list_full(struct list_ctx *c)
+{
+    if (c->limit > 0 && c->count >= c->limit) {
+        c->more = true;
+        return true;
+    }
+    return false;
+}
+
+static void list_count(struct list_ctx *c, const char *key)
+{
+    c->count++;
     free(c->last_key);
     c->last_key = xstrdup(key);
+}
+
+static int list_cb(const char *key, json_t *obj, void *userdata)
+{
+    struct list_ctx *c = userdata;
+    if (!watch_matches(c->w, obj))
+        return 0;
+    if (list_full(c))
+        return 1;
+    list_count(c, key);
+    list_item_type(c, obj);
+    json_array_append(c->items, obj);
+    return 0;
+}
+
+/* The JSON form: each item's text from the stored text (devhub/listtext.h), parsed only to
+ * match a selector or when the text cannot be used as it is. A stored text that does not
+ * parse is skipped, as hstore_list skips it. */
+static int list_text_cb(const char *key, const char *txt, size_t n, void *userdata)
+{
+    struct list_ctx *c = userdata;
+    json_t *obj = NULL;
+    if (c->filtered) {
+        obj = jscan_load(txt, n, NULL);
+        bool match = obj && watch_matches(c->w, obj);
+        if (!match) {
+            json_decref(obj);
+            return 0;
+        }
+    }
+    if (list_full(c)) {
+        json_decref(obj);
+        return 1;
+    }
+    size_t mark = c->text.len;
+    int rc = c->count > 0 ? buf_append(&c->text, ",", 1) : 0;
+    if (rc == 0 && listtext_item(txt, n, !c->r->crd, c->av, c->r->kind, &c->text) < 0) {
+        if (!obj)
+            obj = jscan_load(txt, n, NULL);
+        if (!obj) {
+            c->text.len = mark;
+            if (c->text.data)
+                c->text.data[mark] = 0;
+            return 0;
+        }
+        list_item_type(c, obj);
+        char *item = json_dumps(obj, JSON_COMPACT);
+        rc = item ? buf_puts(&c->text, item) : -ENOMEM;
+        free(item);
+    }
+    json_decref(obj);
+    if (rc < 0)
+        return -E2BIG;
+    list_count(c, key);
     return 0;
 }
 
@@ -1359,6 +1429,7 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
 {
     struct hub_watch filt = {0};
     struct list_ctx c = {.w = &filt, .r = r};
+    buf_init(&c.text, HUB_LIST_MAX_BYTES);
     char *prefix = list_prefix(r, ns);
     char *after = NULL;
     int64_t rv = hstore_rv(h->st);
@@ -1376,6 +1447,9 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
         c.limit = v;
     }
     const char *cont = query(req, "continue");
+    const char *lrv = query(req, "resourceVersion");
+    if (lrv && strcmp(lrv, "0") == 0 && !(cont && *cont))
+        c.limit = 0; /* as kube-apiserver 1.34 from its watch cache: whole, `limit` ignored */
     if (cont && *cont) {
         char *txt = unb64(cont);
         json_t *tok = txt ? json_loads(txt, 0, NULL) : NULL;
@@ -1406,33 +1480,61 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
         rv = trv;
         json_decref(tok);
     }
-    c.items = json_array();
-    if (hstore_list(h->st, prefix, after, list_cb, &c, &e) < 0) {
+    c.filtered = filt.labels || filt.fields;
+    c.av = reg_api_version(r);
+    bool table = wants_table(req);
+    int lrc;
+    if (table) {
+        c.items = json_array();
+        lrc = hstore_list(h->st, prefix, after, list_cb, &c, &e);
+    } else {
+        lrc = hstore_list_text(h->st, prefix, after, list_text_cb, &c, &e);
+        if (lrc == -E2BIG)
+            err_set(&e, -E2BIG, "list: the response would exceed %zu bytes", c.text.max);
+    }
+    if (lrc < 0) {
         internal_error(resp, &e);
         goto out;
     }
-    char *av = reg_api_version(r);
     char *rvs = rv_string(rv);
     json_t *md = json_pack("{s:s}", "resourceVersion", rvs);
+    free(rvs);
     if (c.more && c.last_key) {
         char *tok = make_continue(rv, c.last_key, prefix);
         json_object_set_new(md, "continue", json_string(tok));
         free(tok);
     }
-    json_t *list = json_pack("{s:s, s:s, s:o, s:O}", "kind", r->list_kind, "apiVersion", av,
-                             "metadata", md, "items", c.items);
-    free(av);
-    free(rvs);
-    if (wants_table(req)) {
-        json_t *tbl = as_table(r, list, req, resp);
-        json_decref(list);
-        if (!tbl)
-            goto out;
-        list = tbl;
+    if (!table) {
+        /* The same document as the tree below would dump to, items spliced in as text. */
+        char *mds = json_dumps(md, JSON_COMPACT);
+        json_t *head = json_pack("{s:s, s:s}", "kind", r->list_kind, "apiVersion", c.av);
+        char *heads = json_dumps(head, JSON_COMPACT);
+        json_decref(head);
+        json_decref(md);
+        struct buf doc;
+        buf_init(&doc, c.text.len + 4096 + strlen(mds) + strlen(heads));
+        heads[strlen(heads) - 1] = 0; /* drop the closing brace */
+        buf_printf(&doc, "%s,\"metadata\":%s,\"items\":[", heads, mds);
+        buf_append(&doc, c.text.data ? c.text.data : "", c.text.len);
+        buf_puts(&doc, "]}");
+        free(mds);
+        free(heads);
+        resp->code = 200;
+        resp->body = buf_detach(&doc);
+        resp->content_type = "application/json";
+        goto out;
     }
-    set_json_resp(resp, 200, list);
+    json_t *list = json_pack("{s:s, s:s, s:o, s:O}", "kind", r->list_kind, "apiVersion", c.av,
+                             "metadata", md, "items", c.items);
+    json_t *tbl = as_table(r, list, req, resp);
+    json_decref(list);
+    if (!tbl)
+        goto out;
+    set_json_resp(resp, 200, tbl);
 out:
     json_decref(c.items);
+    buf_free(&c.text);
+    free(c.av);
     free(c.last_key);
     free(after);
     free(prefix);

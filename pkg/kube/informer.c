@@ -57,6 +57,10 @@ struct informer {
     json_t *items;
     char *cont;
     bool unpaged;
+    bool from_cache; /* this list asked for resourceVersion=0 */
+    /* client-go's isLastSyncResourceVersionUnavailable: a 410 or "too large" answer; lists
+     * are consistent reads until one succeeds */
+    bool rv_unavailable;
 
     /* watch in progress */
     struct kube_watch *watch;
@@ -231,6 +235,12 @@ static void list_request(struct informer *inf)
     const char *q[12];
     size_t n = selector_query(inf, q);
     char limit[24];
+    /* resourceVersion=0 on the first request only: a continuation carries its own RV in the
+     * token (kube-apiserver refuses both together) */
+    if (inf->from_cache && !inf->cont) {
+        q[n++] = "resourceVersion";
+        q[n++] = "0";
+    }
     if (!inf->unpaged) {
         snprintf(limit, sizeof limit, "%d", inf->page_size);
         q[n++] = "limit";
@@ -256,7 +266,11 @@ static void start_list(struct informer *inf)
     list_reset(inf);
     inf->items = json_array();
     inf->state = INF_LISTING;
-    log_v(inf->lg, 2, "informer listing", "informer", inf->name, "path", inf->path);
+    /* client-go's relistResourceVersion(): "0" (any cached state) until the informer has a
+     * resourceVersion, a consistent read after that and after a 410 (informer.h) */
+    inf->from_cache = !inf->rv && !inf->rv_unavailable;
+    log_v(inf->lg, 2, "informer listing", "informer", inf->name, "path", inf->path,
+          "resourceVersion", inf->from_cache ? "0" : "");
     list_request(inf);
 }
 
@@ -298,6 +312,18 @@ static void list_done(void *ud, const struct kube_result *r)
         return;
     }
     if (r->rc < 0) {
+        if (inf->from_cache && !inf->cont &&
+            (kube_err_is_gone(r->err) || kube_err_is_rv_too_large(r->err) || r->rc == -EFBIG)) {
+            /* resourceVersion=0 refused (client-go: retry at once as a consistent read), or
+             * answered whole (kube-apiserver ignores `limit` there) beyond the client's body
+             * cap: the consistent read is paged */
+            inf->st.expired++;
+            inf->rv_unavailable = true;
+            log_info(inf->lg, "list from the cache refused, listing as a consistent read",
+                     "informer", inf->name, "error", r->err ? r->err->msg : "");
+            start_list(inf);
+            return;
+        }
         if (inf->cont && kube_err_is_gone(r->err)) {
             /* The continue token expired: start over as one unpaged list. */
             inf->st.expired++;
@@ -306,6 +332,7 @@ static void list_done(void *ud, const struct kube_result *r)
             list_reset(inf);
             inf->items = json_array();
             inf->unpaged = true;
+            inf->from_cache = false; /* as client-go's pager: the full list is consistent */
             list_request(inf);
             return;
         }
@@ -354,6 +381,7 @@ static void list_done(void *ud, const struct kube_result *r)
         return;
     }
     inf->st.lists++;
+    inf->rv_unavailable = false;
     free(inf->last_err);
     inf->last_err = NULL;
     if (!inf->synced)
@@ -427,6 +455,7 @@ static void watch_close(void *ud, int rc, const struct err *e)
     bool too_large = rc != 0 && kube_err_is_rv_too_large(e);
     if (rc == -ESTALE || kube_err_is_gone(e) || too_large) {
         inf->st.expired++;
+        inf->rv_unavailable = true;
         double d = backoff_next(inf);
         log_info(inf->lg,
                  too_large ? "watch resourceVersion ahead of the server, re-listing"

@@ -3,9 +3,9 @@
  * (group/version/resource, optionally one namespace and selectors), on the
  * kube_client's libev loop (docs/architecture.md).
  *
- *  - list: paged (limit=500, continue tokens) as a consistent read; when a
- *    continuation page answers 410 (the continue token expired) the list
- *    starts over as one full list without paging;
+ *  - list: paged (limit=500, continue tokens); when a continuation page
+ *    answers 410 (the continue token expired) the list starts over as one
+ *    full list without paging, a consistent read;
  *  - the list result goes through store_replace(): handlers receive the
  *    difference against the cache as add/update/delete (a delete carries the
  *    last known object), so a re-list after 410 delivers exactly what
@@ -27,9 +27,26 @@
  *    with 0 events counts as a failure; list failures back off the same way.
  *    Every re-list (after 410 included) waits out one backoff step.
  *
- * Re-list consistency: every list is sent without resourceVersion, i.e. as
- * a consistent (quorum) read of the newest state, never from a cache that
- * may lag; the store is replaced by its result as one diff (adds, updates,
+ * The first list (client-go's reflector, relistResourceVersion()): until the
+ * informer has a resourceVersion, its list asks for resourceVersion=0, "any
+ * state", which kube-apiserver answers from its watch cache instead of etcd
+ * and answers whole, ignoring `limit` (1.34.4: test/e2e/real_fidelity.sh,
+ * cm-list-rv0); the request still says limit=500, as client-go's pager, so
+ * a server that pages it is followed (continuation pages carry no
+ * resourceVersion: the token holds it). That state may lag the newest by
+ * what the cache has not applied yet; the watch from the list's RV then
+ * delivers the rest. A 410 or "too large resource version" answer to it, or
+ * a whole list beyond the client's body cap (-EFBIG, kube_client_opts
+ * max_body), is retried at once as a consistent read (no backoff; paged),
+ * and after a 410 lists are consistent reads until one succeeds, as in
+ * client-go.
+ *
+ * Re-list consistency: every other list (a re-list after 410, an informer
+ * started again with objects in its store) is sent without
+ * resourceVersion, i.e. as a consistent read of the newest state, never from
+ * a cache that may lag (client-go re-lists from its last resourceVersion,
+ * "not older than"; a consistent read gives the same guarantee and is
+ * simpler); the store is replaced by its result as one diff (adds, updates,
  * deletes carrying the last known object) and the watch resumes from the
  * list's RV. So after a re-list the store is at least as new as anything
  * delivered before, and nothing seen in between is lost: an object deleted

@@ -272,6 +272,13 @@ step crd apply -f "$ROOT/config/crd/galaxy.kubestellar.io_clustermetrics.yaml"
 until_both 10 "CRD established" '$K get clustermetrics'
 step cr-unknown-field sh: 'printf "apiVersion: galaxy.kubestellar.io/v1alpha1\nkind: ClusterMetrics\nmetadata:\n  name: c1\nspec:\n  colour: red\n" | $K create -f -'
 step cr-unknown-status sh: 'printf "apiVersion: galaxy.kubestellar.io/v1alpha1\nkind: ClusterMetrics\nmetadata:\n  name: c2\nstatus:\n  nodez: []\n" | $K create -f - --validate=warn'
+# Lists as the operator's informers read them: the first from the cache (resourceVersion=0)
+# paged, continuations without resourceVersion; built-in items untyped, custom resources typed.
+LISTQ='{kind, apiVersion, n: (.items | length), more: ((.metadata.continue // "") != ""),
+  types: [.items[] | [.apiVersion, .kind]]}'
+step cr-two sh: 'for n in l1 l2; do printf "apiVersion: galaxy.kubestellar.io/v1alpha1\nkind: ClusterMetrics\nmetadata:\n  name: $n\n" | $K create -f -; done'
+step cr-list-rv0 sh: "\$K get --raw '/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics?resourceVersion=0&limit=1' | jq -cS '$LISTQ'"
+step cr-list-continue sh: "c=\$(\$K get --raw '/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics?limit=1' | jq -r .metadata.continue) && \$K get --raw \"/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics?limit=1&continue=\$c\" | jq -cS '$LISTQ'"
 
 # Pods.
 cat >"$WORK/m/pod.yaml" <<'Y'
@@ -301,6 +308,8 @@ step cm-get-l get cm -n fid -l 'app in (demo,x)' -o name
 step cm-field-selector get cm -n fid --field-selector metadata.name=app -o name
 step bad-selector get cm -n fid -l 'a in ('
 step cm-generate-name sh: 'printf "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: gen-\n  namespace: fid\n" | $K create -f -'
+step cm-list-rv0 sh: "\$K get --raw '/api/v1/namespaces/fid/configmaps?resourceVersion=0&limit=1' | jq -cS '$LISTQ'"
+step cm-list-consistent sh: "\$K get --raw '/api/v1/namespaces/fid/configmaps?limit=1' | jq -cS '$LISTQ'"
 step not-found get job nope -n fid
 step already-exists create namespace fid
 step describe-cm describe cm app -n fid

@@ -78,14 +78,15 @@ static void on_delete(void *ud, json_t *obj)
         snprintf(r->log[r->n++], sizeof r->log[0], "delete %s %s", name_of(obj), rv_of(obj));
 }
 
-static void fx_init(struct fx *f, const char *label_selector)
+/* max_body: the client's response body cap (0: its default). */
+static void fx_init_cap(struct fx *f, const char *label_selector, size_t max_body)
 {
     memset(f, 0, sizeof *f);
     f->loop = ev_loop_new(EVFLAG_AUTO);
     f->srv = fakesrv_start(NULL);
     f->cfg = kube_rest_config_new();
     f->cfg->server = xstrdup(fakesrv_url(f->srv));
-    struct kube_client_opts co = {.max_retries = -1, .backoff_s = 0.01};
+    struct kube_client_opts co = {.max_retries = -1, .backoff_s = 0.01, .max_body = max_body};
     struct err e;
     err_clear(&e);
     assert_int_equal(kube_client_new(f->loop, f->cfg, &co, NULL, &f->client, &e), 0);
@@ -103,6 +104,11 @@ static void fx_init(struct fx *f, const char *label_selector)
     f->rec.inf = f->inf;
     struct informer_handlers h = {on_add, on_update, on_delete, &f->rec};
     informer_add_handlers(f->inf, &h);
+}
+
+static void fx_init(struct fx *f, const char *label_selector)
+{
+    fx_init_cap(f, label_selector, 0);
 }
 
 static void fx_free(struct fx *f)
@@ -315,6 +321,11 @@ static void test_paged_list_then_watch(void **state)
     assert_true(p1 == 0 && p2 == 1 && p3 == 2 && w == 3);
     assert_true(query_has(f.srv, p1, "labelSelector=app%3Dweb"));
     assert_true(query_has(f.srv, p3, "limit=500"));
+    /* The first list may come from the server's cache (client-go's reflector: RV "0"); its
+     * continuations carry no resourceVersion (the token has it). */
+    assert_true(query_has(f.srv, p1, "resourceVersion=0"));
+    assert_false(query_has(f.srv, p2, "resourceVersion="));
+    assert_false(query_has(f.srv, p3, "resourceVersion="));
     assert_true(query_has(f.srv, w, "labelSelector=app%3Dweb"));
     assert_true(query_has(f.srv, w, "resourceVersion=100"));
     assert_true(query_has(f.srv, w, "allowWatchBookmarks=true"));
@@ -421,6 +432,10 @@ static void test_error_410_relist_diff(void **state)
     assert_int_equal(f.rec.updates, 1);
     assert_int_equal(f.rec.deletes, 1);
     assert_int_equal(count_req(f.srv, "limit=500", NULL), 2);
+    /* The first list from the cache, the re-list after 410 a consistent read (never back in
+     * time: no resourceVersion at all, not "0" nor the expired one). */
+    assert_true(query_has(f.srv, find_req(f.srv, "limit=500", NULL, 0), "resourceVersion=0"));
+    assert_false(query_has(f.srv, find_req(f.srv, "limit=500", NULL, 1), "resourceVersion="));
     int w2 = find_req(f.srv, "watch=", NULL, 1);
     assert_true(query_has(f.srv, w2, "resourceVersion=20"));
     assert_string_equal(informer_last_rv(f.inf), "20");
@@ -479,6 +494,134 @@ static void test_expired_continue_full_relist(void **state)
     assert_int_equal(s.lists, 1);
     assert_int_equal(s.list_pages, 3);
     assert_int_equal(s.failures, 0);
+    fx_free(&f);
+}
+
+/* A server that refuses resourceVersion=0 (410 Expired, or "too large" from a cache behind
+ * the RV) gets the same list again at once as a consistent read, without a backoff; the
+ * continuation-410 fallback (a full list) is a consistent read too. */
+static void test_list_from_cache_refused_consistent_read(void **state)
+{
+    (void)state;
+    static const char *const bodies[] = {
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":410,"
+        "\"reason\":\"Expired\",\"message\":\"too old resource version: 0\"}",
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":504,"
+        "\"reason\":\"Timeout\",\"message\":\"Too large resource version: 0, current: 1\","
+        "\"details\":{\"causes\":[{\"type\":\"ResourceVersionTooLarge\",\"message\":"
+        "\"Too large resource version\"}]}}",
+    };
+    static const int codes[] = {410, 504};
+    for (int k = 0; k < 2; k++) {
+        struct fx f;
+        fx_init(&f, NULL);
+        struct fakesrv_resp refused = {
+            .method = "GET",
+            .path = PODS,
+            .query_contains = "resourceVersion=0",
+            .status = codes[k],
+            .body = bodies[k],
+        };
+        fakesrv_push(f.srv, &refused);
+        push_page(f.srv, "limit=500", "resourceVersion=", "a:1,b:2", "40", NULL);
+        fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+        assert_int_equal(informer_start(f.inf, NULL), 0);
+        assert_true(run_until(&f, full_list_watching, 5.0));
+        assert_int_equal(fakesrv_unmatched(f.srv), 0);
+        assert_int_equal(f.rec.adds, 2);
+        assert_true(query_has(f.srv, 0, "resourceVersion=0"));
+        assert_true(query_has(f.srv, 1, "limit=500"));
+        assert_false(query_has(f.srv, 1, "resourceVersion="));
+        assert_true(query_has(f.srv, find_req(f.srv, "watch=", NULL, 0), "resourceVersion=40"));
+        struct informer_stats s;
+        informer_stats(f.inf, &s);
+        assert_int_equal(s.failures, 0);
+        assert_int_equal(s.expired, 1);
+        assert_int_equal(s.lists, 1);
+        fx_free(&f);
+    }
+
+    /* continuation 410 during a list from the cache: the full list is consistent */
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "resourceVersion=0", "continue=", "a:1", "30", "tok1");
+    struct fakesrv_resp gone = {
+        .method = "GET",
+        .path = PODS,
+        .query_contains = "continue=tok1",
+        .status = 410,
+        .body = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":410,"
+                "\"reason\":\"Expired\",\"message\":\"The provided continue parameter is too "
+                "old\"}",
+    };
+    fakesrv_push(f.srv, &gone);
+    push_page(f.srv, NULL, "limit=", "a:1,b:2", "31", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, full_list_watching, 5.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    assert_false(query_has(f.srv, 2, "resourceVersion="));
+    assert_int_equal(f.rec.adds, 2);
+    fx_free(&f);
+}
+
+/* kube-apiserver answers resourceVersion=0 whole: beyond the client's body cap the list is
+ * taken again at once as a consistent read, which is paged. */
+static void test_list_from_cache_too_big_paged_consistent(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init_cap(&f, NULL, 400);
+    /* the whole list (~600 bytes) ignores limit=500; the pages fit */
+    push_page(f.srv, "resourceVersion=0", NULL, "a:1,b:2,c:3,d:4,e:5,f:6", "50", NULL);
+    push_page(f.srv, "limit=500", "resourceVersion=", "a:1,b:2,c:3", "50", "tok1");
+    push_page(f.srv, "continue=tok1", "resourceVersion=", "d:4,e:5,f:6", "50", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, full_list_watching, 5.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    assert_int_equal(f.rec.adds, 6);
+    assert_true(query_has(f.srv, 0, "resourceVersion=0"));
+    assert_false(query_has(f.srv, 1, "resourceVersion="));
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.failures, 0);
+    assert_int_equal(s.lists, 1);
+    assert_int_equal(s.list_pages, 3);
+    fx_free(&f);
+}
+
+/* A stopped informer started again lists as a consistent read: its store holds what it had,
+ * and a list from a lagging cache could take it back in time. */
+static bool first_watch_started(struct fx *f)
+{
+    return count_req(f->srv, "watch=", NULL) >= 1;
+}
+
+static bool second_list_watching(struct fx *f)
+{
+    return count_req(f->srv, "watch=", NULL) >= 2;
+}
+
+static void test_restart_lists_consistent(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "resourceVersion=0", "watch=", "a:1", "10", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, first_watch_started, 5.0));
+    informer_stop(f.inf);
+    push_page(f.srv, "limit=500", "resourceVersion=", "a:1,b:2", "12", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, second_list_watching, 5.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    int l2 = find_req(f.srv, "limit=500", NULL, 1);
+    assert_true(l2 > 0);
+    assert_false(query_has(f.srv, l2, "resourceVersion="));
+    assert_int_equal(f.rec.adds, 2);
     fx_free(&f);
 }
 
@@ -763,6 +906,9 @@ int main(void)
         cmocka_unit_test(test_bookmark),
         cmocka_unit_test(test_error_410_relist_diff),
         cmocka_unit_test(test_expired_continue_full_relist),
+        cmocka_unit_test(test_list_from_cache_refused_consistent_read),
+        cmocka_unit_test(test_list_from_cache_too_big_paged_consistent),
+        cmocka_unit_test(test_restart_lists_consistent),
         cmocka_unit_test(test_dropped_watch_rewatches),
         cmocka_unit_test(test_short_watch_backoff),
         cmocka_unit_test(test_watch_http_410_relists),
