@@ -37,6 +37,8 @@ struct informer {
     char *label_selector;
     char *field_selector;
     struct store *store;
+    ev_prepare trim; /* packed store: drops its decoded trees between loop iterations */
+    bool trimming;
     struct informer_handlers *h;
     size_t nh;
     char *last_err; /* the last failure logged at warn, until a list succeeds */
@@ -195,6 +197,17 @@ static int resync_one(const char *key, json_t *obj, void *ud)
     struct informer *inf = ud;
     deliver_update(inf, obj, obj);
     return inf->running ? 0 : 1;
+}
+
+/* Before the loop polls, i.e. between callbacks: the packed store's decoded trees go (the
+ * lifetime in store.h); after a pass that decoded many, their pages go back too. */
+static void trim_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    struct informer *inf = w->data;
+    if (store_decoded(inf->store) == 0)
+        return;
+    if (store_trim(inf->store) >= INFORMER_TRIM_ITEMS)
+        malloc_trim(0);
 }
 
 static void resync_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -498,8 +511,16 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
         inf->label_selector = xstrdup(o->label_selector);
     if (o->field_selector && *o->field_selector)
         inf->field_selector = xstrdup(o->field_selector);
-    struct store_opts so = {.project = o->project, .project_ud = o->project_ud};
+    struct store_opts so = {
+        .project = o->project, .project_ud = o->project_ud, .packed = o->packed, .tab = o->tab};
     inf->store = store_new(&so);
+    if (o->packed) {
+        ev_prepare_init(&inf->trim, trim_cb);
+        inf->trim.data = inf;
+        ev_prepare_start(inf->loop, &inf->trim);
+        ev_unref(inf->loop); /* does not keep the loop running */
+        inf->trimming = true;
+    }
     inf->page_size = o->page_size > 0 ? o->page_size : INFORMER_PAGE_SIZE;
     inf->b_init = o->backoff_initial_s > 0 ? o->backoff_initial_s : INFORMER_BACKOFF_INITIAL_S;
     inf->b_max = o->backoff_max_s > 0 ? o->backoff_max_s : INFORMER_BACKOFF_MAX_S;
@@ -552,6 +573,10 @@ void informer_free(struct informer *inf)
     if (!inf)
         return;
     informer_stop(inf);
+    if (inf->trimming) {
+        ev_ref(inf->loop);
+        ev_prepare_stop(inf->loop, &inf->trim);
+    }
     store_free(inf->store);
     free(inf->h);
     free(inf->rv);

@@ -45,6 +45,14 @@
  * When the client is freed under a running informer (calls complete with
  * -ECANCELED / -ESHUTDOWN), the informer stops instead of retrying.
  *
+ * Packed stores (informer_opts.packed; store.h): the informer drops the
+ * store's decoded trees from an ev_prepare watcher, i.e. between loop
+ * callbacks (never during a handler, a reconcile or any other callback), and
+ * calls malloc_trim(0) when that freed INFORMER_TRIM_ITEMS trees or more. So
+ * what store_get()/store_foreach() return is valid for the rest of the
+ * current callback (and until the object is replaced or removed); keep it
+ * longer only with json_incref().
+ *
  * Handlers run on the loop. Objects passed to them are the store's
  * (projected) objects, borrowed for the call: json_incref() to keep them,
  * never modify them. A handler may call informer_stop() but must not call
@@ -102,6 +110,10 @@ struct informer_opts {
     /* The store's projection (applied before anything is cached). */
     store_project_fn project;
     void *project_ud;
+    /* Keep the objects packed (store.h), with this intern table (borrowed, NULL = the store's
+     * own; must outlive the informer). */
+    bool packed;
+    struct jpack_tab *tab;
 
     /* Tuning; 0 = the defaults above (tests shorten them). */
     int page_size;
