@@ -1,8 +1,8 @@
 /*
  * store: see store.h. Objects live in a strmap key -> entry; an entry holds
  * the object (unpacked stores) or its jpack bytes and, while it is cached,
- * the decoded tree (packed stores). Every index is a jansson object value ->
- * set of keys (a jansson object key -> null); index entries for an object are
+ * the decoded tree (packed stores). Every index is a strmap value -> set of
+ * keys (struct iset); index entries for an object are
  * recomputed from the stored (immutable) object when it is replaced or
  * removed.
  */
@@ -16,11 +16,22 @@
 #include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
 
+/* The keys of one index value: a small array, or a strmap (values: the set itself, as a
+ * non-NULL marker) once it holds more than ISET_SMALL keys, so that removing a key from a big
+ * set (every pod of a node) stays O(1). */
+#define ISET_SMALL 8
+struct iset {
+    uint32_t n;         /* keys held */
+    uint32_t cap;       /* of keys[] while small */
+    struct strmap *big; /* non-NULL: the keys live here */
+    char **keys;        /* small: owned copies */
+};
+
 struct store_index {
     char *name;
     store_index_fn fn;
     void *ud;
-    json_t *map; /* value -> {key: null} */
+    struct strmap map; /* value -> struct iset */
 };
 
 /* One stored object. */
@@ -157,17 +168,79 @@ static void values_release(struct store_values *vals)
 
 /* ---- indexes --------------------------------------------------------------- */
 
+static void iset_free(void *p)
+{
+    struct iset *set = p;
+    if (!set)
+        return;
+    if (set->big) {
+        strmap_free(set->big, NULL);
+        free(set->big);
+    }
+    for (uint32_t i = 0; !set->big && i < set->n; i++)
+        free(set->keys[i]);
+    free(set->keys);
+    free(set);
+}
+
+static void iset_add(struct iset *set, const char *key)
+{
+    if (set->big) {
+        if (!strmap_put(set->big, key, set))
+            set->n++;
+        return;
+    }
+    for (uint32_t i = 0; i < set->n; i++)
+        if (strcmp(set->keys[i], key) == 0)
+            return;
+    if (set->n == ISET_SMALL) {
+        set->big = xcalloc(1, sizeof(*set->big));
+        strmap_init(set->big);
+        for (uint32_t i = 0; i < set->n; i++) {
+            strmap_put(set->big, set->keys[i], set);
+            free(set->keys[i]);
+        }
+        free(set->keys);
+        set->keys = NULL;
+        set->cap = 0;
+        strmap_put(set->big, key, set);
+        set->n++;
+        return;
+    }
+    if (set->n == set->cap) {
+        set->cap = set->cap ? set->cap * 2 : 1;
+        set->keys = xrealloc(set->keys, set->cap * sizeof(*set->keys));
+    }
+    set->keys[set->n++] = xstrdup(key);
+}
+
+static void iset_del(struct iset *set, const char *key)
+{
+    if (set->big) {
+        if (strmap_del(set->big, key))
+            set->n--;
+        return;
+    }
+    for (uint32_t i = 0; i < set->n; i++) {
+        if (strcmp(set->keys[i], key) == 0) {
+            free(set->keys[i]);
+            set->keys[i] = set->keys[--set->n];
+            return;
+        }
+    }
+}
+
 static void index_insert(struct store_index *ix, const char *key, json_t *obj)
 {
     struct store_values vals = {0};
     ix->fn(obj, &vals, ix->ud);
     for (size_t i = 0; i < vals.n; i++) {
-        json_t *set = json_object_get(ix->map, vals.v[i]);
+        struct iset *set = strmap_get(&ix->map, vals.v[i]);
         if (!set) {
-            set = json_object();
-            json_object_set_new(ix->map, vals.v[i], set);
+            set = xcalloc(1, sizeof(*set));
+            strmap_put(&ix->map, vals.v[i], set);
         }
-        json_object_set_new(set, key, json_null());
+        iset_add(set, key);
     }
     values_release(&vals);
 }
@@ -177,12 +250,12 @@ static void index_remove(struct store_index *ix, const char *key, json_t *obj)
     struct store_values vals = {0};
     ix->fn(obj, &vals, ix->ud);
     for (size_t i = 0; i < vals.n; i++) {
-        json_t *set = json_object_get(ix->map, vals.v[i]);
+        struct iset *set = strmap_get(&ix->map, vals.v[i]);
         if (!set)
             continue;
-        json_object_del(set, key);
-        if (json_object_size(set) == 0)
-            json_object_del(ix->map, vals.v[i]);
+        iset_del(set, key);
+        if (set->n == 0)
+            iset_free(strmap_del(&ix->map, vals.v[i]));
     }
     values_release(&vals);
 }
@@ -237,7 +310,7 @@ void store_free(struct store *s)
         return;
     for (size_t i = 0; i < s->nidx; i++) {
         free(s->idx[i].name);
-        json_decref(s->idx[i].map);
+        strmap_free(&s->idx[i].map, iset_free);
     }
     free(s->idx);
     strmap_foreach(&s->objs, free_entry_cb, s);
@@ -302,7 +375,7 @@ int store_add_index(struct store *s, const char *name, store_index_fn fn, void *
     ix->name = xstrdup(name);
     ix->fn = fn;
     ix->ud = ud;
-    ix->map = json_object();
+    strmap_init(&ix->map);
     struct index_all a = {s, ix};
     strmap_foreach(&s->objs, index_all_cb, &a);
     return 0;
@@ -424,6 +497,19 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+struct key_list {
+    const char **keys;
+    size_t *n;
+};
+
+static int collect_key(const char *key, void *val, void *ud)
+{
+    (void)val;
+    struct key_list *l = ud;
+    l->keys[(*l->n)++] = key;
+    return 0;
+}
+
 /* The sorted keys of one index value; *n = count. NULL array when none. */
 static const char **index_lookup(const struct store *s, const char *index, const char *value,
                                  size_t *n, int *rc, struct err *e)
@@ -435,17 +521,15 @@ static const char **index_lookup(const struct store *s, const char *index, const
         *rc = err_set(e, -ENOENT, "store has no index %s", index);
         return NULL;
     }
-    json_t *set = json_object_get(ix->map, value);
-    size_t cnt = json_object_size(set);
-    if (cnt == 0)
+    const struct iset *set = strmap_get(&ix->map, value);
+    if (!set || set->n == 0)
         return NULL;
-    const char **keys = xcalloc(cnt, sizeof(*keys));
-    const char *key;
-    json_t *v;
-    json_object_foreach(set, key, v)
-    {
-        keys[(*n)++] = key;
-    }
+    const char **keys = xcalloc(set->n, sizeof(*keys));
+    if (set->big)
+        strmap_foreach(set->big, collect_key, &(struct key_list){keys, n});
+    else
+        for (uint32_t i = 0; i < set->n; i++)
+            keys[(*n)++] = set->keys[i];
     qsort(keys, *n, sizeof(*keys), cmp_str);
     return keys;
 }

@@ -395,6 +395,39 @@ static void test_project_lean(void **state)
     json_decref(a);
 }
 
+/* An index value with many keys (past the small set) and removals from it. */
+static void test_big_index_set(void **state)
+{
+    struct store *s = mk(state, NULL);
+    assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
+    for (int i = 0; i < 20; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "p%02d", i);
+        json_t *o = pod("ns", name, "1", "n1", "x");
+        assert_int_equal(store_upsert(s, o, NULL, NULL, NULL), 0);
+        json_decref(o);
+    }
+    for (int i = 0; i < 20; i += 2) {
+        char key[16];
+        snprintf(key, sizeof key, "ns/p%02d", i);
+        assert_int_equal(store_delete_key(s, key, NULL), 0);
+    }
+    assert_idx(s, "node", "n1", "ns/p01,ns/p03,ns/p05,ns/p07,ns/p09,ns/p11,ns/p13,ns/p15,ns/p17,ns/p19");
+    json_t *moved = pod("ns", "p05", "2", "n2", "x");
+    assert_int_equal(store_upsert(s, moved, NULL, NULL, NULL), 0);
+    json_decref(moved);
+    assert_idx(s, "node", "n2", "ns/p05");
+    for (int i = 1; i < 20; i += 2) {
+        char key[16];
+        snprintf(key, sizeof key, "ns/p%02d", i);
+        assert_int_equal(store_delete_key(s, key, NULL), 0);
+    }
+    assert_idx(s, "node", "n1", "");
+    assert_idx(s, "node", "n2", "");
+    assert_int_equal(store_len(s), 0);
+    store_free(s);
+}
+
 /* Packed: reads return a cached decoded tree until store_trim(); references taken survive it;
  * stores sharing an intern table give every string back when their objects go. */
 static void test_packed_lifetime(void **state)
@@ -459,6 +492,8 @@ int main(void)
         cmocka_unit_test_prestate(test_projection, &packed),
         cmocka_unit_test_prestate(test_replace_diff, &packed),
         cmocka_unit_test_prestate(test_foreach, &packed),
+        cmocka_unit_test(test_big_index_set),
+        cmocka_unit_test_prestate(test_big_index_set, &packed),
         cmocka_unit_test(test_packed_lifetime),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
