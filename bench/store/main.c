@@ -129,8 +129,8 @@ static void run(const char *label, int n, store_project_fn proj)
 /* Heap bytes per object of n renamed copies of `proto` cached through `proj` (NULL = whole),
  * once the decoded list is released. */
 struct cache_mode {
-    bool packed;         /* a packed store (store.h), its own intern table, trimmed */
-    store_index_fn idx;  /* an index to register, or NULL */
+    bool packed;        /* a packed store (store.h), its own intern table, trimmed */
+    store_index_fn idx; /* an index to register, or NULL */
 };
 
 static size_t cached_per_object_mode(const json_t *proto, int n, store_project_fn proj,
@@ -171,7 +171,8 @@ static size_t cached_per_object(const json_t *proto, int n, store_project_fn pro
 static void index_uid(json_t *obj, struct store_values *vals, void *ud)
 {
     (void)ud;
-    store_values_add(vals, json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid")));
+    store_values_add(vals,
+                     json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid")));
 }
 
 /* The agent's projection of a pod: its compact record. */

@@ -904,8 +904,8 @@ static int add_fixed(struct wlrun *r, struct err *e)
                          HUB_CM, e)) < 0 ||
         /* ClusterQueues only for their default cluster selector, read at each placement:
          * no handlers (the quota controller rewrites them often) */
-        (rc = add_informer(r, "kueue.x-k8s.io", kv, "clusterqueues", "clusterqueues", &hnone,
-                           false, &r->fixed[HUB_CQ], e)) < 0)
+        (rc = add_informer(r, "kueue.x-k8s.io", kv, "clusterqueues", "clusterqueues", &hnone, false,
+                           &r->fixed[HUB_CQ], e)) < 0)
         return rc;
     return 0;
 }

@@ -85,6 +85,7 @@ static struct sent *entry_new(struct store *s, json_t *p)
     if (n > UINT32_MAX) { /* not a size an object has; keep it whole */
         jpack_release(s->tab, bytes, n);
         free(bytes);
+        bytes = NULL;
         n = 0;
     }
     struct sent *e = xmalloc(sizeof(*e) + n);
@@ -577,7 +578,7 @@ static bool obj_changed(const json_t *old, const json_t *new_obj)
 
 struct pending_event {
     enum store_event_type type;
-    json_t *old, *new_obj;     /* owned references */
+    json_t *old, *new_obj; /* owned references */
 };
 
 struct replace_ctx {
@@ -657,8 +658,7 @@ int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, s
             indexes_update(s, keys[i], NULL, p);
             strmap_put(&next, keys[i], entry_new(s, p));
         } else if (obj_changed(cur_obj, p)) {
-            ev[nev++] = (struct pending_event){STORE_UPDATE, json_incref(cur_obj),
-                                               json_incref(p)};
+            ev[nev++] = (struct pending_event){STORE_UPDATE, json_incref(cur_obj), json_incref(p)};
             indexes_update(s, keys[i], cur_obj, p);
             strmap_put(&next, keys[i], entry_new(s, p));
             entry_free(s, cur);

@@ -412,7 +412,8 @@ static void test_big_index_set(void **state)
         snprintf(key, sizeof key, "ns/p%02d", i);
         assert_int_equal(store_delete_key(s, key, NULL), 0);
     }
-    assert_idx(s, "node", "n1", "ns/p01,ns/p03,ns/p05,ns/p07,ns/p09,ns/p11,ns/p13,ns/p15,ns/p17,ns/p19");
+    assert_idx(s, "node", "n1",
+               "ns/p01,ns/p03,ns/p05,ns/p07,ns/p09,ns/p11,ns/p13,ns/p15,ns/p17,ns/p19");
     json_t *moved = pod("ns", "p05", "2", "n2", "x");
     assert_int_equal(store_upsert(s, moved, NULL, NULL, NULL), 0);
     json_decref(moved);
@@ -485,9 +486,12 @@ int main(void)
 {
     static bool packed = true;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keys),       cmocka_unit_test(test_upsert_get_delete_indexes),
-        cmocka_unit_test(test_projection), cmocka_unit_test(test_replace_diff),
-        cmocka_unit_test(test_foreach),    cmocka_unit_test(test_project_lean),
+        cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_upsert_get_delete_indexes),
+        cmocka_unit_test(test_projection),
+        cmocka_unit_test(test_replace_diff),
+        cmocka_unit_test(test_foreach),
+        cmocka_unit_test(test_project_lean),
         cmocka_unit_test_prestate(test_upsert_get_delete_indexes, &packed),
         cmocka_unit_test_prestate(test_projection, &packed),
         cmocka_unit_test_prestate(test_replace_diff, &packed),
