@@ -401,7 +401,7 @@ static void test_big_index_set(void **state)
     struct store *s = mk(state, NULL);
     assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
     for (int i = 0; i < 20; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "p%02d", i);
         json_t *o = pod("ns", name, "1", "n1", "x");
         assert_int_equal(store_upsert(s, o, NULL, NULL, NULL), 0);
