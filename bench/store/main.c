@@ -156,7 +156,7 @@ static size_t cached_per_object_mode(const json_t *proto, int n, store_project_f
     for (int i = 0; i < n; i++)
         store_upsert(s, json_array_get(list, (size_t)i), NULL, NULL, NULL);
     json_decref(list);
-    store_trim(s); /* packed: what stays between loop iterations (informer.h) */
+    store_trim(s, true); /* packed: what stays between loop iterations (informer.h) */
     size_t after = heap_used();
     store_free(s);
     return (after > before ? after - before : 0) / (size_t)n;

@@ -397,7 +397,7 @@ static const struct jp_ent *rd_ent(struct rd *r)
 
 /*
  * Skip one value, checking it. When `unref` is set, drop one reference for every interned
- * string in it (only call so on bytes already checked).
+ * string in it, up to the first invalid byte.
  */
 static bool skip(struct rd *r, int depth, struct jpack_tab *unref)
 {
@@ -547,9 +547,6 @@ void jpack_release(struct jpack_tab *t, const uint8_t *p, size_t len)
     if (!p)
         return;
     struct rd r = {p, p + len, t};
-    if (!skip(&r, 0, NULL) || r.p != r.end)
-        return;
-    r.p = p;
     skip(&r, 0, t);
 }
 

@@ -60,7 +60,8 @@ size_t jpack_encode(struct jpack_tab *t, const json_t *v, uint8_t **out);
 json_t *jpack_decode(const struct jpack_tab *t, const uint8_t *p, size_t len);
 
 /* Drop the table references a packed string took (call once per encode,
- * before freeing it). Bytes that do not decode release nothing. */
+ * before freeing it). Meant for what jpack_encode() made: other bytes are
+ * read safely, but release references up to their first invalid byte. */
 void jpack_release(struct jpack_tab *t, const uint8_t *p, size_t len);
 
 /*

@@ -37,7 +37,8 @@ struct informer {
     char *label_selector;
     char *field_selector;
     struct store *store;
-    ev_prepare trim; /* packed store: drops its decoded trees between loop iterations */
+    ev_prepare trim;     /* packed store: bounds its decoded trees between loop iterations */
+    ev_timer trim_timer; /* packed store: drops the decoded trees not read lately */
     bool trimming;
     struct informer_handlers *h;
     size_t nh;
@@ -199,15 +200,27 @@ static int resync_one(const char *key, json_t *obj, void *ud)
     return inf->running ? 0 : 1;
 }
 
-/* Before the loop polls, i.e. between callbacks: the packed store's decoded trees go (the
- * lifetime in store.h); after a pass that decoded many, their pages go back too. */
+/* Before the loop polls, i.e. between callbacks: when the packed store caches more than
+ * INFORMER_DECODED_MAX decoded trees, those not read since the last trim go, and all of them
+ * when more than twice that remain (a pass over every object, a list); their pages too after a
+ * big pass (the lifetime in store.h). */
 static void trim_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     struct informer *inf = w->data;
-    if (store_decoded(inf->store) == 0)
+    if (store_decoded(inf->store) <= INFORMER_DECODED_MAX)
         return;
-    if (store_trim(inf->store) >= INFORMER_TRIM_ITEMS)
+    size_t dropped = store_trim(inf->store, false);
+    if (store_decoded(inf->store) > 2 * INFORMER_DECODED_MAX)
+        dropped += store_trim(inf->store, true);
+    if (dropped >= INFORMER_TRIM_ITEMS)
         malloc_trim(0);
+}
+
+/* Every INFORMER_DECODED_TTL_S: the trees not read since the last tick go. */
+static void trim_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct informer *inf = w->data;
+    store_trim(inf->store, false);
 }
 
 static void resync_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -518,7 +531,12 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
         ev_prepare_init(&inf->trim, trim_cb);
         inf->trim.data = inf;
         ev_prepare_start(inf->loop, &inf->trim);
-        ev_unref(inf->loop); /* does not keep the loop running */
+        ev_unref(inf->loop); /* neither keeps the loop running */
+        ev_timer_init(&inf->trim_timer, trim_timer_cb, INFORMER_DECODED_TTL_S,
+                      INFORMER_DECODED_TTL_S);
+        inf->trim_timer.data = inf;
+        ev_timer_start(inf->loop, &inf->trim_timer);
+        ev_unref(inf->loop);
         inf->trimming = true;
     }
     inf->page_size = o->page_size > 0 ? o->page_size : INFORMER_PAGE_SIZE;
@@ -576,6 +594,8 @@ void informer_free(struct informer *inf)
     if (inf->trimming) {
         ev_ref(inf->loop);
         ev_prepare_stop(inf->loop, &inf->trim);
+        ev_ref(inf->loop);
+        ev_timer_stop(inf->loop, &inf->trim_timer);
     }
     store_free(inf->store);
     free(inf->h);

@@ -52,6 +52,7 @@ struct store {
     struct jpack_tab *tab; /* packed: the intern table */
     bool own_tab;
     struct sent **dec; /* packed entries whose decoded tree is cached */
+    uint8_t *dused;    /* per dec[i]: read since the last store_trim(s, false) */
     size_t ndec, capdec;
 };
 
@@ -62,7 +63,9 @@ static void dec_add(struct store *s, struct sent *e)
     if (s->ndec == s->capdec) {
         s->capdec = s->capdec ? s->capdec * 2 : 64;
         s->dec = xrealloc(s->dec, s->capdec * sizeof(*s->dec));
+        s->dused = xrealloc(s->dused, s->capdec);
     }
+    s->dused[s->ndec] = 1;
     s->dec[s->ndec++] = e;
     e->dpos = (uint32_t)s->ndec;
 }
@@ -73,6 +76,7 @@ static void dec_del(struct store *s, struct sent *e)
         return;
     struct sent *last = s->dec[--s->ndec];
     s->dec[e->dpos - 1] = last;
+    s->dused[e->dpos - 1] = s->dused[s->ndec];
     last->dpos = e->dpos;
     e->dpos = 0;
 }
@@ -117,9 +121,12 @@ static json_t *entry_obj(const struct store *cs, struct sent *e)
 {
     if (!e)
         return NULL;
-    if (e->obj || !e->len)
-        return e->obj;
     struct store *s = (struct store *)cs; /* the decoded cache is not observable state */
+    if (e->obj || !e->len) {
+        if (e->dpos)
+            s->dused[e->dpos - 1] = 1;
+        return e->obj;
+    }
     e->obj = jpack_decode(s->tab, e->blob, e->len);
     if (e->obj)
         dec_add(s, e);
@@ -317,21 +324,29 @@ void store_free(struct store *s)
     strmap_foreach(&s->objs, free_entry_cb, s);
     strmap_free(&s->objs, NULL);
     free(s->dec);
+    free(s->dused);
     if (s->own_tab)
         jpack_tab_free(s->tab);
     free(s);
 }
 
-size_t store_trim(struct store *s)
+size_t store_trim(struct store *s, bool all)
 {
-    size_t n = s->ndec;
-    for (size_t i = 0; i < n; i++) {
-        json_decref(s->dec[i]->obj);
-        s->dec[i]->obj = NULL;
-        s->dec[i]->dpos = 0;
+    size_t dropped = 0;
+    for (size_t i = 0; i < s->ndec;) {
+        struct sent *e = s->dec[i];
+        if (!all && s->dused[i]) {
+            s->dused[i] = 0; /* a second chance: kept until the next trim unless read again */
+            i++;
+            continue;
+        }
+        json_t *obj = e->obj;
+        e->obj = NULL;
+        dec_del(s, e); /* moves the last one to i */
+        json_decref(obj);
+        dropped++;
     }
-    s->ndec = 0;
-    return n;
+    return dropped;
 }
 
 size_t store_decoded(const struct store *s)

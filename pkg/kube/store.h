@@ -25,9 +25,11 @@
  *  - unpacked store: the stored object, valid until it is replaced or removed;
  *  - packed store: the decoded tree, cached in the store: the same pointer for
  *    every read of that object until the object is replaced or removed, or
- *    until store_trim() drops the decoded trees. The informer trims its store
- *    only between loop callbacks (an ev_prepare watcher, informer.h), never
- *    during a handler, a reconcile or any other callback: a borrowed pointer
+ *    until store_trim() drops the decoded tree. The informer trims its store
+ *    only between loop callbacks (ev_prepare and ev_timer watchers,
+ *    informer.h), never during a handler, a reconcile or any other callback,
+ *    and keeps recently read trees (decoding on every read would cost more
+ *    than the rest of a reconcile): a borrowed pointer
  *    is good for the rest of the current callback. Keep it longer (across
  *    loop iterations, in a struct that outlives the callback) only with
  *    json_incref(); and do not use pointer equality to tell whether a packed
@@ -96,11 +98,12 @@ struct store *store_new(const struct store_opts *opts);
 void store_free(struct store *s);
 
 /*
- * Drop the decoded trees a packed store caches (see the lifetime above);
- * returns how many. References callers took stay valid. 0 for an unpacked
- * store.
+ * Drop decoded trees a packed store caches (see the lifetime above): all of
+ * them, or (all = false) those not read since the previous such call (a
+ * second chance: a tree read between two calls survives the second). Returns
+ * how many went. References callers took stay valid. 0 for an unpacked store.
  */
-size_t store_trim(struct store *s);
+size_t store_trim(struct store *s, bool all);
 /* Number of decoded trees cached (packed stores; 0 otherwise). */
 size_t store_decoded(const struct store *s);
 

@@ -183,7 +183,7 @@ static void test_hostile_bytes(void **state)
     for (size_t i = 0; i < sizeof deep; i++)
         deep[i] = 0x18; /* array of 1 */
     assert_null(jpack_decode(t, deep, sizeof deep));
-    jpack_release(t, deep, sizeof deep); /* invalid: releases nothing */
+    jpack_release(t, deep, sizeof deep); /* no interned string in it: releases nothing */
     assert_int_equal(jpack_tab_len(t), before);
     /* too deep to encode: nothing kept */
     json_t *d = json_string("leaf-string");
