@@ -40,6 +40,8 @@ struct informer {
     ev_prepare trim;     /* packed store: bounds its decoded trees between loop iterations */
     ev_timer trim_timer; /* packed store: drops the decoded trees not read lately */
     bool trimming;
+    bool trim_all;   /* a list was stored: drop every decoded tree at the next prepare */
+    bool trim_pages; /* ... and it was a big one: malloc_trim then */
     struct informer_handlers *h;
     size_t nh;
     char *last_err; /* the last failure logged at warn, until a list succeeds */
@@ -207,6 +209,13 @@ static int resync_one(const char *key, json_t *obj, void *ud)
 static void trim_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     struct informer *inf = w->data;
+    if (inf->trim_all) {
+        inf->trim_all = false;
+        if (store_trim(inf->store, true) >= INFORMER_TRIM_ITEMS || inf->trim_pages)
+            malloc_trim(0);
+        inf->trim_pages = false;
+        return;
+    }
     if (store_decoded(inf->store) <= INFORMER_DECODED_MAX)
         return;
     size_t dropped = store_trim(inf->store, false);
@@ -371,7 +380,10 @@ static void list_done(void *ud, const struct kube_result *r)
     int rc = store_replace(inf->store, all, replace_cb, inf, &e);
     size_t listed = json_array_size(all);
     json_decref(all);
-    if (listed >= INFORMER_TRIM_ITEMS)
+    if (inf->trimming) { /* the stored trees go at the next prepare, then the pages */
+        inf->trim_all = true;
+        inf->trim_pages = inf->trim_pages || listed >= INFORMER_TRIM_ITEMS;
+    } else if (listed >= INFORMER_TRIM_ITEMS)
         malloc_trim(0); /* the decoded list was freed: give its pages back (see informer.h) */
     if (gen != inf->gen || !inf->running)
         return; /* stopped (or restarted) by a handler */

@@ -50,8 +50,10 @@
  * a reconcile or any other callback): every INFORMER_DECODED_TTL_S those not
  * read since the previous tick (an ev_timer); before the loop polls (an
  * ev_prepare), when there are more than INFORMER_DECODED_MAX, those not read
- * since the previous trim, and all of them when more than twice that remain,
- * with malloc_trim(0) when that freed INFORMER_TRIM_ITEMS trees or more. So
+ * since the previous trim, and all of them when more than twice that remain
+ * or a list was just stored, with malloc_trim(0) when that freed
+ * INFORMER_TRIM_ITEMS trees or more (after a list of that many, the decoded
+ * list's pages go back then, not at once: the stored trees hold some). So
  * what store_get()/store_foreach() return is valid for the rest of the
  * current callback (and until the object is replaced or removed); keep it
  * longer only with json_incref().
