@@ -16,7 +16,11 @@
  * (what `kueue-ks run` keeps for hub Jobs, Workloads and worker copies); one
  * JSON line per kind:
  *   {"bench":"store","kind":..,"json_bytes":..,"whole_bytes":..,"lean_bytes":..,
- *    "lean_ratio":..}  (bytes per cached object; lean_ratio = lean / whole)
+ *    "lean_ratio":..,"packed_bytes":..,"packed_ratio":..,"lean_index_bytes":..,
+ *    "packed_index_bytes":..}
+ * (bytes per cached object; lean_ratio = lean / whole; packed: lean in a packed store
+ * (store.h, pkg/json/jpack.h) with its own intern table, decoded trees trimmed, the
+ * table included; *_index_bytes: with the index the controller registers on that kind).
  *
  * And the agent's pod cache: N Pod-like objects (above) cached whole and as the
  * agent's compact records (controllers/agent/podrec.h: one packed string per pod):
