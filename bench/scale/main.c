@@ -76,7 +76,8 @@ struct bench {
     int n, pods;
     double timeout_s;
     bool keep;
-    int op_v; /* --op-v: the operator's --v */
+    int op_v;    /* --op-v: the operator's --v */
+    bool packed; /* --packed-cache: passed to the operator */
     char root[PATH_MAX];
     char work[64];
     pid_t pids[NCLUSTERS];
@@ -242,6 +243,7 @@ static int start_operator(struct bench *b)
                     "--worker",
                     w2,
                     v,
+                    b->packed ? "--packed-cache" : NULL,
                     NULL};
     pid_t pid = spawn(b, log, argv);
     if (pid < 0)
@@ -747,15 +749,16 @@ static void report(const struct bench *b)
 {
     double objects = 3.0 * b->n + 2.0 * b->pods;
     double bpo = (b->rss_mb - b->rss_empty_mb) * 1024.0 * 1024.0 / objects;
-    printf(
-        "{\"bench\":\"scale\",\"workloads\":%d,\"jobs\":%d,\"pods_per_worker\":%d,"
-        "\"copies\":%d,\"rss_mb\":%.1f,\"rss_peak_mb\":%.1f,\"rss_empty_mb\":%.1f,"
-        "\"bytes_per_object\":%.0f,\"ready_s\":%.3f,\"first_dispatch_s\":%.3f,"
-        "\"lists_s\":%.3f,\"list_mb\":%.3f,\"rss_ratio\":%.2f,\"ready_ratio\":%.2f,"
-        "\"first_dispatch_ratio\":%.2f}\n",
-        b->n + 1, b->n + 1, b->pods, b->n, b->rss_mb, b->rss_peak_mb, b->rss_empty_mb, bpo,
-        b->ready_s, b->first_s, b->lists_s, b->list_mb, b->list_mb > 0 ? b->rss_mb / b->list_mb : 0,
-        b->lists_s > 0 ? b->ready_s / b->lists_s : 0, b->lists_s > 0 ? b->first_s / b->lists_s : 0);
+    printf("{\"bench\":\"scale\",\"workloads\":%d,\"jobs\":%d,\"pods_per_worker\":%d,"
+           "\"copies\":%d,\"rss_mb\":%.1f,\"rss_peak_mb\":%.1f,\"rss_empty_mb\":%.1f,"
+           "\"bytes_per_object\":%.0f,\"ready_s\":%.3f,\"first_dispatch_s\":%.3f,"
+           "\"lists_s\":%.3f,\"list_mb\":%.3f,\"rss_ratio\":%.2f,\"ready_ratio\":%.2f,"
+           "\"first_dispatch_ratio\":%.2f,\"packed_cache\":%s}\n",
+           b->n + 1, b->n + 1, b->pods, b->n, b->rss_mb, b->rss_peak_mb, b->rss_empty_mb, bpo,
+           b->ready_s, b->first_s, b->lists_s, b->list_mb,
+           b->list_mb > 0 ? b->rss_mb / b->list_mb : 0,
+           b->lists_s > 0 ? b->ready_s / b->lists_s : 0,
+           b->lists_s > 0 ? b->first_s / b->lists_s : 0, b->packed ? "true" : "false");
     printf("scale: %d workloads + jobs, %d copies, %d pods per worker: RSS %.1f MB (peak %.1f, "
            "empty %.1f; %.0f B per cached object; %.2fx the %.1f MB listed), ready %.3f s after "
            "the lists, first dispatch %.3f s after the restart (the same lists by the bench: "
@@ -772,6 +775,10 @@ static int parse_args(struct bench *b, int argc, char **argv)
             b->keep = true;
             continue;
         }
+        if (!strcmp(argv[i], "--packed-cache")) {
+            b->packed = true;
+            continue;
+        }
         char *end = NULL;
         long v = 0;
         if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--pods") ||
@@ -780,9 +787,11 @@ static int parse_args(struct bench *b, int argc, char **argv)
             v = strtol(argv[i + 1], &end, 10);
         }
         if (!end || errno || *end || v < (strcmp(argv[i], "--op-v") ? 1 : 0) || v > 1000000) {
-            fprintf(stderr, "usage: bench-scale [--n N (default 10000)] [--pods P per worker "
-                            "(default 10000)] [--timeout SECONDS per phase] [--keep] "
-                            "[--op-v V (the operator's log verbosity, default 0)]\n");
+            fprintf(stderr,
+                    "usage: bench-scale [--n N (default 10000)] [--pods P per worker "
+                    "(default 10000)] [--timeout SECONDS per phase] [--keep] "
+                    "[--op-v V (the operator's log verbosity, default 0)] [--packed-cache (the "
+                    "operator's)]\n");
             return -EINVAL;
         }
         if (!strcmp(argv[i], "--n"))

@@ -16,7 +16,11 @@
  * (what `kueue-ks run` keeps for hub Jobs, Workloads and worker copies); one
  * JSON line per kind:
  *   {"bench":"store","kind":..,"json_bytes":..,"whole_bytes":..,"lean_bytes":..,
- *    "lean_ratio":..}  (bytes per cached object; lean_ratio = lean / whole)
+ *    "lean_ratio":..,"packed_bytes":..,"packed_ratio":..,"lean_index_bytes":..,
+ *    "packed_index_bytes":..}
+ * (bytes per cached object; lean_ratio = lean / whole; packed: lean in a packed store
+ * (store.h, pkg/json/jpack.h) with its own intern table, decoded trees trimmed, the
+ * table included; *_index_bytes: with the index the controller registers on that kind).
  *
  * And the agent's pod cache: N Pod-like objects (above) cached whole and as the
  * agent's compact records (controllers/agent/podrec.h: one packed string per pod):
@@ -26,6 +30,7 @@
  *   bench-store [N]      default N = 10000
  */
 #include <limits.h>
+#include <stdbool.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -127,7 +132,13 @@ static void run(const char *label, int n, store_project_fn proj)
 
 /* Heap bytes per object of n renamed copies of `proto` cached through `proj` (NULL = whole),
  * once the decoded list is released. */
-static size_t cached_per_object(const json_t *proto, int n, store_project_fn proj)
+struct cache_mode {
+    bool packed;        /* a packed store (store.h), its own intern table, trimmed */
+    store_index_fn idx; /* an index to register, or NULL */
+};
+
+static size_t cached_per_object_mode(const json_t *proto, int n, store_project_fn proj,
+                                     const struct cache_mode *m)
 {
     size_t before = heap_used();
     json_t *list = json_array();
@@ -142,14 +153,30 @@ static size_t cached_per_object(const json_t *proto, int n, store_project_fn pro
         json_object_set_new(md, "uid", json_string(uid));
         json_array_append_new(list, o);
     }
-    struct store_opts so = {.project = proj};
+    struct store_opts so = {.project = proj, .packed = m && m->packed};
     struct store *s = store_new(&so);
+    if (m && m->idx)
+        store_add_index(s, "idx", m->idx, NULL, NULL);
     for (int i = 0; i < n; i++)
         store_upsert(s, json_array_get(list, (size_t)i), NULL, NULL, NULL);
     json_decref(list);
+    store_trim(s, true); /* packed: what stays between loop iterations (informer.h) */
     size_t after = heap_used();
     store_free(s);
     return (after > before ? after - before : 0) / (size_t)n;
+}
+
+static size_t cached_per_object(const json_t *proto, int n, store_project_fn proj)
+{
+    return cached_per_object_mode(proto, n, proj, NULL);
+}
+
+/* The controller's index of a kind: owner uid for Workloads, own uid for jobs. */
+static void index_uid(json_t *obj, struct store_values *vals, void *ud)
+{
+    (void)ud;
+    store_values_add(vals,
+                     json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid")));
 }
 
 /* The agent's projection of a pod: its compact record. */
@@ -194,9 +221,22 @@ static int run_kind(const char *root, const char *file, int n)
     size_t whole = cached_per_object(proto, n, NULL);
     size_t lean = cached_per_object(proto, n, store_project_lean);
     const char *kind = json_string_value(json_object_get(proto, "kind"));
+    bool is_wl = kind && strcmp(kind, "Workload") == 0;
+    struct cache_mode pm = {.packed = true};
+    size_t packed = cached_per_object_mode(proto, n, store_project_lean, &pm);
+    struct cache_mode lim = {.idx = is_wl ? store_index_by_owner_uid : index_uid};
+    size_t lean_idx = cached_per_object_mode(proto, n, store_project_lean, &lim);
+    struct cache_mode pim = {.packed = true, .idx = lim.idx};
+    size_t packed_idx = cached_per_object_mode(proto, n, store_project_lean, &pim);
     printf("{\"bench\":\"store\",\"kind\":\"%s\",\"objects\":%d,\"json_bytes\":%zu,"
-           "\"whole_bytes\":%zu,\"lean_bytes\":%zu,\"lean_ratio\":%.2f}\n",
-           kind, n, json_bytes, whole, lean, whole ? (double)lean / (double)whole : 0.0);
+           "\"whole_bytes\":%zu,\"lean_bytes\":%zu,\"lean_ratio\":%.2f,\"packed_bytes\":%zu,"
+           "\"packed_ratio\":%.3f,\"lean_index_bytes\":%zu,\"packed_index_bytes\":%zu}\n",
+           kind, n, json_bytes, whole, lean, whole ? (double)lean / (double)whole : 0.0, packed,
+           whole ? (double)packed / (double)whole : 0.0, lean_idx, packed_idx);
+    printf("%-10s packed (lean, jpack + interned strings, decoded trees trimmed) %zu B/object "
+           "(%.1f %% of whole); with the controller's %s index: lean %zu, packed %zu B/object\n",
+           kind, packed, whole ? 100.0 * (double)packed / (double)whole : 0.0,
+           is_wl ? "owner-uid" : "uid", lean_idx, packed_idx);
     printf("%-10s %zu B of JSON: cached whole %zu B/object, lean (no managedFields, no "
            "last-applied) %zu B/object (%.0f %% of whole)\n",
            kind, json_bytes, whole, lean, whole ? 100.0 * (double)lean / (double)whole : 0.0);

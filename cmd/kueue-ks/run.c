@@ -28,10 +28,11 @@ struct run_opts {
     char *ac_controller;
     struct flag_strv workers;
     int workload_concurrency;
+    bool packed_cache;
     struct quota_options quota; /* --metrics-stale-after is shared with placement */
 };
 
-#define RUN_NFLAGS 11
+#define RUN_NFLAGS 12
 #define ALL_NFLAGS (MGR_FLAGS_MAX + RUN_NFLAGS + QUOTA_NFLAGS)
 
 /* The table: the manager's flags, run's own, the quota controller's. Returns its size. */
@@ -71,6 +72,10 @@ static size_t run_flags(struct run_opts *o, struct flag *fl)
          "Workloads reconciled at once (each waits on its own writes; more overlap more round "
          "trips to the API servers)",
          "4"},
+        {"packed-cache", FLAG_BOOL, &o->packed_cache,
+         "Keep hub Workloads, hub jobs and worker copies packed in memory: about 4x less memory "
+         "with many workloads, for a slower start and more CPU per dispatch",
+         "false"},
     };
     memcpy(fl + n, t, sizeof t);
     n += RUN_NFLAGS;
@@ -114,6 +119,7 @@ int cmd_run(int argc, char **argv)
         .workers = (const char *const *)o.workers.v,
         .n_workers = o.workers.n,
         .concurrency = o.workload_concurrency,
+        .packed_cache = o.packed_cache,
         .metrics_stale_after_s = o.quota.metrics_stale_after,
     };
     if (wlrun_new(&wc, &wr, &e) < 0) {

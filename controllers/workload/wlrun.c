@@ -12,6 +12,7 @@
 #include "controllers/workload/controller.h"
 #include "controllers/workload/xf.h"
 #include "controllers/workload/workers.h"
+#include "pkg/json/jpack.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/discovery.h"
 #include "pkg/kube/cache.h"
@@ -33,6 +34,7 @@
 enum { HUB_WL = 0, HUB_AC, HUB_RF, HUB_CM, HUB_CQ, HUB_FIXED };
 
 struct wlrun {
+    struct jpack_tab *tab; /* the packed stores' intern table (packed_tab) */
     struct wlrun_config cfg;
     bool direct;
     enum place_policy policy;
@@ -693,11 +695,23 @@ static int ready_check(void *ud, struct err *e)
 
 /* ---- set-up after discovery ------------------------------------------------------ */
 
+/* The intern table of the packed stores (hub Workloads and jobs, worker copies): one for the
+ * process, so a Workload, its job and the job's copies share their strings. */
+static struct jpack_tab *packed_tab(struct wlrun *r)
+{
+    if (!r->tab)
+        r->tab = jpack_tab_new();
+    return r->tab;
+}
+
 static int add_informer(struct wlrun *r, const char *group, const char *version,
                         const char *resource, const char *name, const struct informer_handlers *h,
-                        struct informer **out, struct err *e)
+                        bool packed, struct informer **out, struct err *e)
 {
+    packed = packed && r->cfg.packed_cache;
     struct informer_opts io = {.client = r->hub,
+                               .packed = packed,
+                               .tab = packed ? packed_tab(r) : NULL,
                                .group = group,
                                .version = version,
                                .resource = resource,
@@ -766,7 +780,7 @@ static int add_dyn_kind(struct wlrun *r, struct kind_def *k, struct err *e)
     char name[160];
     snprintf(name, sizeof name, "hub/%s%s%s", k->resource, k->group[0] ? "." : "", k->group);
     struct informer_handlers h;
-    int rc = add_informer(r, k->group, k->version, k->resource, name, job_handlers(r, &h),
+    int rc = add_informer(r, k->group, k->version, k->resource, name, job_handlers(r, &h), true,
                           &r->jobs[r->n_jobs], e);
     if (rc < 0 || (rc = add_uid_index(r->jobs[r->n_jobs], e)) < 0)
         return rc;
@@ -879,19 +893,19 @@ static int add_fixed(struct wlrun *r, struct err *e)
         .on_add = cm_event, .on_update = cm_update, .on_delete = cm_event, .ud = r};
     struct informer_handlers hnone = {.ud = r};
     int rc;
-    if ((rc = add_informer(r, "kueue.x-k8s.io", kv, "workloads", "workloads", &hwl,
+    if ((rc = add_informer(r, "kueue.x-k8s.io", kv, "workloads", "workloads", &hwl, true,
                            &r->fixed[HUB_WL], e)) < 0 ||
         (rc = informer_add_index(r->fixed[HUB_WL], WLC_INDEX_OWNER, store_index_by_owner_uid, NULL,
                                  e)) < 0 ||
         (rc = add_informer(r, "kueue.x-k8s.io", kv, "admissionchecks", "admissionchecks", &hcl,
-                           &r->fixed[HUB_AC], e)) < 0 ||
+                           false, &r->fixed[HUB_AC], e)) < 0 ||
         (rc = add_shared(r, "kueue.x-k8s.io", kv, "resourceflavors", "resourceflavors", &hcl,
                          HUB_RF, e)) < 0 ||
         (rc = add_shared(r, AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, "clustermetrics", &hcm,
                          HUB_CM, e)) < 0 ||
         /* ClusterQueues only for their default cluster selector, read at each placement:
          * no handlers (the quota controller rewrites them often) */
-        (rc = add_informer(r, "kueue.x-k8s.io", kv, "clusterqueues", "clusterqueues", &hnone,
+        (rc = add_informer(r, "kueue.x-k8s.io", kv, "clusterqueues", "clusterqueues", &hnone, false,
                            &r->fixed[HUB_CQ], e)) < 0)
         return rc;
     return 0;
@@ -910,7 +924,7 @@ static int add_job_informers(struct wlrun *r, struct err *e)
             continue;
         char name[96];
         snprintf(name, sizeof name, "hub/%s", tab[i].resource);
-        if ((rc = add_informer(r, tab[i].group, tab[i].version, tab[i].resource, name, &hjob,
+        if ((rc = add_informer(r, tab[i].group, tab[i].version, tab[i].resource, name, &hjob, true,
                                &r->jobs[r->n_jobs], e)) < 0 ||
             (rc = add_uid_index(r->jobs[r->n_jobs], e)) < 0)
             return rc;
@@ -936,7 +950,9 @@ static int add_workers(struct wlrun *r, struct err *e)
                                 .on_change = worker_changed,
                                 .on_copy = copy_event,
                                 .ud = r,
-                                .lg = r->lg};
+                                .lg = r->lg,
+                                .packed = r->cfg.packed_cache,
+                                .tab = r->cfg.packed_cache ? packed_tab(r) : NULL};
     if ((rc = workers_new(&wc, &r->workers, e)) < 0)
         return rc;
     for (size_t i = 0; i < r->cfg.n_workers; i++)
@@ -1281,6 +1297,7 @@ void wlrun_free(struct wlrun *r)
         kind_dynamic_free(r->dyn[i]);
     json_decref(r->dyn_disc);
     json_decref(r->cm_dirty);
+    jpack_tab_free(r->tab); /* after wlrun_release freed the stores using it */
     free(r);
 }
 

@@ -297,6 +297,9 @@ static int worker_add_informer(struct worker *k, const struct kind_def *kd, stru
                                .label_selector = is_job(kd) ? XF_LABEL_CLUSTER : w->selector,
                                .name = iname,
                                .project = store_project_lean,
+                               /* a copy is a hub job's size: packed, strings shared */
+                               .packed = w->cfg.packed,
+                               .tab = w->cfg.tab,
                                .lg = w->cfg.lg,
                                .backoff_initial_s = w->cfg.informer_backoff_s,
                                .backoff_max_s = w->cfg.informer_backoff_s > 0 ? 5.0 : 0};

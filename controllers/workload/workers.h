@@ -61,6 +61,7 @@
 #define WORKERS_NAME_LABEL   "name"
 #define WORKERS_MAX_KINDS    32
 
+struct jpack_tab;
 struct workers_config {
     struct kube_client *hub;     /* borrowed, required: Secrets informer and agent writes */
     const char *ns;              /* operator namespace for worker Secrets; NULL/"" = none watched */
@@ -79,6 +80,10 @@ struct workers_config {
     void (*on_copy)(void *ud, json_t *obj);           /* may be NULL; obj borrowed */
     void *ud;
     const struct logger *lg; /* borrowed, may be NULL */
+    /* Copies kept in packed stores (store.h), with this intern table (pkg/json/jpack.h;
+     * borrowed, must outlive the workers; NULL = one per store). */
+    bool packed;
+    struct jpack_tab *tab;
 };
 
 struct workers;

@@ -37,6 +37,11 @@ struct informer {
     char *label_selector;
     char *field_selector;
     struct store *store;
+    ev_prepare trim;     /* packed store: bounds its decoded trees between loop iterations */
+    ev_timer trim_timer; /* packed store: drops the decoded trees not read lately */
+    bool trimming;
+    bool trim_all;   /* a list was stored: drop every decoded tree at the next prepare */
+    bool trim_pages; /* ... and it was a big one: malloc_trim then */
     struct informer_handlers *h;
     size_t nh;
     char *last_err; /* the last failure logged at warn, until a list succeeds */
@@ -199,6 +204,36 @@ static int resync_one(const char *key, json_t *obj, void *ud)
     struct informer *inf = ud;
     deliver_update(inf, obj, obj);
     return inf->running ? 0 : 1;
+}
+
+/* Before the loop polls, i.e. between callbacks: when the packed store caches more than
+ * INFORMER_DECODED_MAX decoded trees, those not read since the last trim go, and all of them
+ * when more than twice that remain (a pass over every object, a list); their pages too after a
+ * big pass (the lifetime in store.h). */
+static void trim_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    struct informer *inf = w->data;
+    if (inf->trim_all) {
+        inf->trim_all = false;
+        if (store_trim(inf->store, true) >= INFORMER_TRIM_ITEMS || inf->trim_pages)
+            malloc_trim(0);
+        inf->trim_pages = false;
+        return;
+    }
+    if (store_decoded(inf->store) <= INFORMER_DECODED_MAX)
+        return;
+    size_t dropped = store_trim(inf->store, false);
+    if (store_decoded(inf->store) > 2 * INFORMER_DECODED_MAX)
+        dropped += store_trim(inf->store, true);
+    if (dropped >= INFORMER_TRIM_ITEMS)
+        malloc_trim(0);
+}
+
+/* Every INFORMER_DECODED_TTL_S: the trees not read since the last tick go. */
+static void trim_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct informer *inf = w->data;
+    store_trim(inf->store, false);
 }
 
 static void resync_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -372,7 +407,10 @@ static void list_done(void *ud, const struct kube_result *r)
     int rc = store_replace(inf->store, all, replace_cb, inf, &e);
     size_t listed = json_array_size(all);
     json_decref(all);
-    if (listed >= INFORMER_TRIM_ITEMS)
+    if (inf->trimming) { /* the stored trees go at the next prepare, then the pages */
+        inf->trim_all = true;
+        inf->trim_pages = inf->trim_pages || listed >= INFORMER_TRIM_ITEMS;
+    } else if (listed >= INFORMER_TRIM_ITEMS)
         malloc_trim(0); /* the decoded list was freed: give its pages back (see informer.h) */
     if (gen != inf->gen || !inf->running)
         return; /* stopped (or restarted) by a handler */
@@ -527,8 +565,21 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
         inf->label_selector = xstrdup(o->label_selector);
     if (o->field_selector && *o->field_selector)
         inf->field_selector = xstrdup(o->field_selector);
-    struct store_opts so = {.project = o->project, .project_ud = o->project_ud};
+    struct store_opts so = {
+        .project = o->project, .project_ud = o->project_ud, .packed = o->packed, .tab = o->tab};
     inf->store = store_new(&so);
+    if (o->packed) {
+        ev_prepare_init(&inf->trim, trim_cb);
+        inf->trim.data = inf;
+        ev_prepare_start(inf->loop, &inf->trim);
+        ev_unref(inf->loop); /* neither keeps the loop running */
+        ev_timer_init(&inf->trim_timer, trim_timer_cb, INFORMER_DECODED_TTL_S,
+                      INFORMER_DECODED_TTL_S);
+        inf->trim_timer.data = inf;
+        ev_timer_start(inf->loop, &inf->trim_timer);
+        ev_unref(inf->loop);
+        inf->trimming = true;
+    }
     inf->page_size = o->page_size > 0 ? o->page_size : INFORMER_PAGE_SIZE;
     inf->b_init = o->backoff_initial_s > 0 ? o->backoff_initial_s : INFORMER_BACKOFF_INITIAL_S;
     inf->b_max = o->backoff_max_s > 0 ? o->backoff_max_s : INFORMER_BACKOFF_MAX_S;
@@ -581,6 +632,12 @@ void informer_free(struct informer *inf)
     if (!inf)
         return;
     informer_stop(inf);
+    if (inf->trimming) {
+        ev_ref(inf->loop);
+        ev_prepare_stop(inf->loop, &inf->trim);
+        ev_ref(inf->loop);
+        ev_timer_stop(inf->loop, &inf->trim_timer);
+    }
     store_free(inf->store);
     free(inf->h);
     free(inf->rv);

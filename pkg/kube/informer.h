@@ -62,6 +62,19 @@
  * When the client is freed under a running informer (calls complete with
  * -ECANCELED / -ESHUTDOWN), the informer stops instead of retrying.
  *
+ * Packed stores (informer_opts.packed; store.h): the informer drops the
+ * store's decoded trees only between loop callbacks (never during a handler,
+ * a reconcile or any other callback): every INFORMER_DECODED_TTL_S those not
+ * read since the previous tick (an ev_timer); before the loop polls (an
+ * ev_prepare), when there are more than INFORMER_DECODED_MAX, those not read
+ * since the previous trim, and all of them when more than twice that remain
+ * or a list was just stored, with malloc_trim(0) when that freed
+ * INFORMER_TRIM_ITEMS trees or more (after a list of that many, the decoded
+ * list's pages go back then, not at once: the stored trees hold some). So
+ * what store_get()/store_foreach() return is valid for the rest of the
+ * current callback (and until the object is replaced or removed); keep it
+ * longer only with json_incref().
+ *
  * Handlers run on the loop. Objects passed to them are the store's
  * (projected) objects, borrowed for the call: json_incref() to keep them,
  * never modify them. A handler may call informer_stop() but must not call
@@ -94,6 +107,13 @@
  * projections, and without a trim glibc keeps those pages resident (with 10,000 pods per
  * worker that was 120 MB of RSS for 3 MB of cached records; bench-scale). */
 #define INFORMER_TRIM_ITEMS 1000
+/* Packed stores: about this many decoded trees are kept past a loop iteration (a real
+ * server's Workload decodes to about 16 KB: 4 to 8 MB per store at most), and one not read for
+ * one to two periods of INFORMER_DECODED_TTL_S goes. A reconcile reads the objects an event
+ * just stored, so most reads in a burst hit the cache (decoding costs more than the rest of
+ * a reconcile; docs/performance.md "Cached object size"). */
+#define INFORMER_DECODED_MAX   512
+#define INFORMER_DECODED_TTL_S 5.0
 
 struct informer;
 
@@ -119,6 +139,10 @@ struct informer_opts {
     /* The store's projection (applied before anything is cached). */
     store_project_fn project;
     void *project_ud;
+    /* Keep the objects packed (store.h), with this intern table (borrowed, NULL = the store's
+     * own; must outlive the informer). */
+    bool packed;
+    struct jpack_tab *tab;
 
     /* Tuning; 0 = the defaults above (tests shorten them). */
     int page_size;

@@ -1,8 +1,10 @@
 /*
- * store: see store.h. Objects live in a jansson object (key -> object);
- * every index is a jansson object value -> set of keys (a jansson object
- * key -> null). Index entries for an object are recomputed from the stored
- * (immutable) object when it is replaced or removed.
+ * store: see store.h. Objects live in a strmap key -> entry; an entry holds
+ * the object (unpacked stores) or its jpack bytes and, while it is cached,
+ * the decoded tree (packed stores). Every index is a strmap value -> set of
+ * keys (struct iset); index entries for an object are
+ * recomputed from the stored (immutable) object when it is replaced or
+ * removed.
  */
 #include "pkg/kube/store.h"
 
@@ -10,22 +12,143 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jpack.h"
+#include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
+
+/* The keys of one index value: a small array, or a strmap (values: the set itself, as a
+ * non-NULL marker) once it holds more than ISET_SMALL keys, so that removing a key from a big
+ * set (every pod of a node) stays O(1). */
+#define ISET_SMALL 8
+struct iset {
+    uint32_t n;         /* keys held */
+    uint32_t cap;       /* of keys[] while small */
+    struct strmap *big; /* non-NULL: the keys live here */
+    char **keys;        /* small: owned copies */
+};
 
 struct store_index {
     char *name;
     store_index_fn fn;
     void *ud;
-    json_t *map; /* value -> {key: null} */
+    struct strmap map; /* value -> struct iset */
+};
+
+/* One stored object. */
+struct sent {
+    json_t *obj;   /* unpacked: the object; packed: the decoded tree while cached, or NULL */
+    uint32_t dpos; /* packed: 1 + position in store.dec while obj is cached, else 0 */
+    uint32_t len;  /* packed: bytes in blob; 0 = unpacked entry */
+    uint8_t blob[];
 };
 
 struct store {
-    json_t *objs; /* key -> stored object */
+    struct strmap objs; /* key -> struct sent */
     struct store_index *idx;
     size_t nidx;
     store_project_fn project;
     void *project_ud;
+    bool packed;
+    struct jpack_tab *tab; /* packed: the intern table */
+    bool own_tab;
+    struct sent **dec; /* packed entries whose decoded tree is cached */
+    uint8_t *dused;    /* per dec[i]: read since the last store_trim(s, false) */
+    size_t ndec, capdec;
 };
+
+/* ---- entries ---------------------------------------------------------------- */
+
+static void dec_add(struct store *s, struct sent *e)
+{
+    if (s->ndec == s->capdec) {
+        s->capdec = s->capdec ? s->capdec * 2 : 64;
+        s->dec = xrealloc(s->dec, s->capdec * sizeof(*s->dec));
+        s->dused = xrealloc(s->dused, s->capdec);
+    }
+    s->dused[s->ndec] = 1;
+    s->dec[s->ndec++] = e;
+    e->dpos = (uint32_t)s->ndec;
+}
+
+static void dec_del(struct store *s, struct sent *e)
+{
+    if (!e->dpos)
+        return;
+    struct sent *last = s->dec[--s->ndec];
+    s->dec[e->dpos - 1] = last;
+    s->dused[e->dpos - 1] = s->dused[s->ndec];
+    last->dpos = e->dpos;
+    e->dpos = 0;
+}
+
+/* A new entry for the projected object p (a reference is taken). */
+static struct sent *entry_new(struct store *s, json_t *p)
+{
+    uint8_t *bytes = NULL;
+    size_t n = s->packed ? jpack_encode(s->tab, p, &bytes) : 0;
+    if (n > UINT32_MAX) { /* not a size an object has; keep it whole */
+        jpack_release(s->tab, bytes, n);
+        free(bytes);
+        bytes = NULL;
+        n = 0;
+    }
+    struct sent *e = xmalloc(sizeof(*e) + n);
+    e->obj = json_incref(p);
+    e->dpos = 0;
+    e->len = (uint32_t)n;
+    if (n) {
+        memcpy(e->blob, bytes, n);
+        dec_add(s, e); /* p is the decoded tree until the next trim */
+    }
+    free(bytes);
+    return e;
+}
+
+static void entry_free(struct store *s, struct sent *e)
+{
+    if (!e)
+        return;
+    if (e->len) {
+        jpack_release(s->tab, e->blob, e->len);
+        dec_del(s, e);
+    }
+    json_decref(e->obj);
+    free(e);
+}
+
+/* The entry's object, decoded and cached when packed (borrowed). */
+static json_t *entry_obj(const struct store *cs, struct sent *e)
+{
+    if (!e)
+        return NULL;
+    struct store *s = (struct store *)cs; /* the decoded cache is not observable state */
+    if (e->obj || !e->len) {
+        if (e->dpos)
+            s->dused[e->dpos - 1] = 1;
+        return e->obj;
+    }
+    e->obj = jpack_decode(s->tab, e->blob, e->len);
+    if (e->obj)
+        dec_add(s, e);
+    return e->obj;
+}
+
+static const char *rv_of(const json_t *obj)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+/* The entry's metadata.resourceVersion without decoding it; *n its length. */
+static const char *entry_rv(const struct store *s, const struct sent *e, size_t *n)
+{
+    if (e->obj) {
+        const char *rv = rv_of(e->obj);
+        *n = rv ? strlen(rv) : 0;
+        return rv;
+    }
+    static const char *const path[] = {"metadata", "resourceVersion", NULL};
+    return jpack_get_str(s->tab, e->blob, e->len, path, n);
+}
 
 /* ---- values ---------------------------------------------------------------- */
 
@@ -53,17 +176,79 @@ static void values_release(struct store_values *vals)
 
 /* ---- indexes --------------------------------------------------------------- */
 
+static void iset_free(void *p)
+{
+    struct iset *set = p;
+    if (!set)
+        return;
+    if (set->big) {
+        strmap_free(set->big, NULL);
+        free(set->big);
+    }
+    for (uint32_t i = 0; !set->big && i < set->n; i++)
+        free(set->keys[i]);
+    free(set->keys);
+    free(set);
+}
+
+static void iset_add(struct iset *set, const char *key)
+{
+    if (set->big) {
+        if (!strmap_put(set->big, key, set))
+            set->n++;
+        return;
+    }
+    for (uint32_t i = 0; i < set->n; i++)
+        if (strcmp(set->keys[i], key) == 0)
+            return;
+    if (set->n == ISET_SMALL) {
+        set->big = xcalloc(1, sizeof(*set->big));
+        strmap_init(set->big);
+        for (uint32_t i = 0; i < set->n; i++) {
+            strmap_put(set->big, set->keys[i], set);
+            free(set->keys[i]);
+        }
+        free(set->keys);
+        set->keys = NULL;
+        set->cap = 0;
+        strmap_put(set->big, key, set);
+        set->n++;
+        return;
+    }
+    if (set->n == set->cap) {
+        set->cap = set->cap ? set->cap * 2 : 1;
+        set->keys = xrealloc(set->keys, set->cap * sizeof(*set->keys));
+    }
+    set->keys[set->n++] = xstrdup(key);
+}
+
+static void iset_del(struct iset *set, const char *key)
+{
+    if (set->big) {
+        if (strmap_del(set->big, key))
+            set->n--;
+        return;
+    }
+    for (uint32_t i = 0; i < set->n; i++) {
+        if (strcmp(set->keys[i], key) == 0) {
+            free(set->keys[i]);
+            set->keys[i] = set->keys[--set->n];
+            return;
+        }
+    }
+}
+
 static void index_insert(struct store_index *ix, const char *key, json_t *obj)
 {
     struct store_values vals = {0};
     ix->fn(obj, &vals, ix->ud);
     for (size_t i = 0; i < vals.n; i++) {
-        json_t *set = json_object_get(ix->map, vals.v[i]);
+        struct iset *set = strmap_get(&ix->map, vals.v[i]);
         if (!set) {
-            set = json_object();
-            json_object_set_new(ix->map, vals.v[i], set);
+            set = xcalloc(1, sizeof(*set));
+            strmap_put(&ix->map, vals.v[i], set);
         }
-        json_object_set_new(set, key, json_null());
+        iset_add(set, key);
     }
     values_release(&vals);
 }
@@ -73,12 +258,12 @@ static void index_remove(struct store_index *ix, const char *key, json_t *obj)
     struct store_values vals = {0};
     ix->fn(obj, &vals, ix->ud);
     for (size_t i = 0; i < vals.n; i++) {
-        json_t *set = json_object_get(ix->map, vals.v[i]);
+        struct iset *set = strmap_get(&ix->map, vals.v[i]);
         if (!set)
             continue;
-        json_object_del(set, key);
-        if (json_object_size(set) == 0)
-            json_object_del(ix->map, vals.v[i]);
+        iset_del(set, key);
+        if (set->n == 0)
+            iset_free(strmap_del(&ix->map, vals.v[i]));
     }
     values_release(&vals);
 }
@@ -90,19 +275,6 @@ static void indexes_update(struct store *s, const char *key, json_t *old, json_t
             index_remove(&s->idx[i], key, old);
         if (new_obj)
             index_insert(&s->idx[i], key, new_obj);
-    }
-}
-
-static void indexes_rebuild(struct store *s)
-{
-    for (size_t i = 0; i < s->nidx; i++) {
-        json_object_clear(s->idx[i].map);
-        const char *key;
-        json_t *obj;
-        json_object_foreach(s->objs, key, obj)
-        {
-            index_insert(&s->idx[i], key, obj);
-        }
     }
 }
 
@@ -119,12 +291,25 @@ static struct store_index *index_find(const struct store *s, const char *name)
 struct store *store_new(const struct store_opts *opts)
 {
     struct store *s = xcalloc(1, sizeof(*s));
-    s->objs = json_object();
+    strmap_init(&s->objs);
     if (opts) {
         s->project = opts->project;
         s->project_ud = opts->project_ud;
+        s->packed = opts->packed;
+        s->tab = opts->tab;
+    }
+    if (s->packed && !s->tab) {
+        s->tab = jpack_tab_new();
+        s->own_tab = true;
     }
     return s;
+}
+
+static int free_entry_cb(const char *key, void *val, void *ud)
+{
+    (void)key;
+    entry_free(ud, val);
+    return 0;
 }
 
 void store_free(struct store *s)
@@ -133,11 +318,40 @@ void store_free(struct store *s)
         return;
     for (size_t i = 0; i < s->nidx; i++) {
         free(s->idx[i].name);
-        json_decref(s->idx[i].map);
+        strmap_free(&s->idx[i].map, iset_free);
     }
     free(s->idx);
-    json_decref(s->objs);
+    strmap_foreach(&s->objs, free_entry_cb, s);
+    strmap_free(&s->objs, NULL);
+    free(s->dec);
+    free(s->dused);
+    if (s->own_tab)
+        jpack_tab_free(s->tab);
     free(s);
+}
+
+size_t store_trim(struct store *s, bool all)
+{
+    size_t dropped = 0;
+    for (size_t i = 0; i < s->ndec;) {
+        struct sent *e = s->dec[i];
+        if (!all && s->dused[i]) {
+            s->dused[i] = 0; /* a second chance: kept until the next trim unless read again */
+            i++;
+            continue;
+        }
+        json_t *obj = e->obj;
+        e->obj = NULL;
+        dec_del(s, e); /* moves the last one to i */
+        json_decref(obj);
+        dropped++;
+    }
+    return dropped;
+}
+
+size_t store_decoded(const struct store *s)
+{
+    return s->ndec;
 }
 
 char *store_key_of(const json_t *obj, struct err *e)
@@ -154,6 +368,20 @@ char *store_key_of(const json_t *obj, struct err *e)
     return xstrdup(name);
 }
 
+struct index_all {
+    struct store *s;
+    struct store_index *ix;
+};
+
+static int index_all_cb(const char *key, void *val, void *ud)
+{
+    struct index_all *a = ud;
+    json_t *obj = entry_obj(a->s, val);
+    if (obj)
+        index_insert(a->ix, key, obj);
+    return 0;
+}
+
 int store_add_index(struct store *s, const char *name, store_index_fn fn, void *ud, struct err *e)
 {
     if (index_find(s, name))
@@ -163,13 +391,9 @@ int store_add_index(struct store *s, const char *name, store_index_fn fn, void *
     ix->name = xstrdup(name);
     ix->fn = fn;
     ix->ud = ud;
-    ix->map = json_object();
-    const char *key;
-    json_t *obj;
-    json_object_foreach(s->objs, key, obj)
-    {
-        index_insert(ix, key, obj);
-    }
+    strmap_init(&ix->map);
+    struct index_all a = {s, ix};
+    strmap_foreach(&s->objs, index_all_cb, &a);
     return 0;
 }
 
@@ -191,9 +415,11 @@ int store_upsert(struct store *s, json_t *obj, json_t **stored, json_t **old, st
     if (!key)
         return -EINVAL;
     json_t *p = store_project(s, obj);
-    json_t *prev = json_incref(json_object_get(s->objs, key));
+    struct sent *pe = strmap_get(&s->objs, key);
+    json_t *prev = json_incref(entry_obj(s, pe));
     indexes_update(s, key, prev, p);
-    json_object_set(s->objs, key, p);
+    strmap_put(&s->objs, key, entry_new(s, p));
+    entry_free(s, pe);
     if (stored)
         *stored = p;
     else
@@ -210,12 +436,13 @@ int store_delete_key(struct store *s, const char *key, json_t **old)
 {
     if (old)
         *old = NULL;
-    json_t *prev = json_object_get(s->objs, key);
-    if (!prev)
+    struct sent *pe = strmap_get(&s->objs, key);
+    if (!pe)
         return -ENOENT;
-    json_incref(prev);
+    json_t *prev = json_incref(entry_obj(s, pe));
     indexes_update(s, key, prev, NULL);
-    json_object_del(s->objs, key);
+    strmap_del(&s->objs, key);
+    entry_free(s, pe);
     if (old)
         *old = prev;
     else
@@ -239,43 +466,64 @@ int store_delete(struct store *s, json_t *obj, json_t **old, struct err *e)
 
 json_t *store_get(const struct store *s, const char *key)
 {
-    return json_object_get(s->objs, key);
+    return entry_obj(s, strmap_get(&s->objs, key));
 }
 
 size_t store_len(const struct store *s)
 {
-    return json_object_size(s->objs);
+    return strmap_len(&s->objs);
+}
+
+struct foreach_ctx {
+    const struct store *s;
+    int (*fn)(const char *key, json_t *obj, void *ud);
+    void *ud;
+};
+
+static int foreach_cb(const char *key, void *val, void *ud)
+{
+    struct foreach_ctx *c = ud;
+    json_t *obj = entry_obj(c->s, val);
+    return obj ? c->fn(key, obj, c->ud) : 0;
 }
 
 int store_foreach(const struct store *s, int (*fn)(const char *key, json_t *obj, void *ud),
                   void *ud)
 {
-    const char *key;
-    json_t *obj;
-    json_object_foreach(s->objs, key, obj)
-    {
-        int rc = fn(key, obj, ud);
-        if (rc)
-            return rc;
-    }
+    struct foreach_ctx c = {s, fn, ud};
+    return strmap_foreach(&s->objs, foreach_cb, &c);
+}
+
+static int keys_cb(const char *key, void *val, void *ud)
+{
+    (void)val;
+    json_array_append_new(ud, json_string(key));
     return 0;
 }
 
 json_t *store_keys(const struct store *s)
 {
     json_t *arr = json_array();
-    const char *key;
-    json_t *obj;
-    json_object_foreach(s->objs, key, obj)
-    {
-        json_array_append_new(arr, json_string(key));
-    }
+    strmap_foreach(&s->objs, keys_cb, arr);
     return arr;
 }
 
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+struct key_list {
+    const char **keys;
+    size_t *n;
+};
+
+static int collect_key(const char *key, void *val, void *ud)
+{
+    (void)val;
+    struct key_list *l = ud;
+    l->keys[(*l->n)++] = key;
+    return 0;
 }
 
 /* The sorted keys of one index value; *n = count. NULL array when none. */
@@ -289,17 +537,15 @@ static const char **index_lookup(const struct store *s, const char *index, const
         *rc = err_set(e, -ENOENT, "store has no index %s", index);
         return NULL;
     }
-    json_t *set = json_object_get(ix->map, value);
-    size_t cnt = json_object_size(set);
-    if (cnt == 0)
+    const struct iset *set = strmap_get(&ix->map, value);
+    if (!set || set->n == 0)
         return NULL;
-    const char **keys = xcalloc(cnt, sizeof(*keys));
-    const char *key;
-    json_t *v;
-    json_object_foreach(set, key, v)
-    {
-        keys[(*n)++] = key;
-    }
+    const char **keys = xcalloc(set->n, sizeof(*keys));
+    if (set->big)
+        strmap_foreach(set->big, collect_key, &(struct key_list){keys, n});
+    else
+        for (uint32_t i = 0; i < set->n; i++)
+            keys[(*n)++] = set->keys[i];
     qsort(keys, *n, sizeof(*keys), cmp_str);
     return keys;
 }
@@ -313,7 +559,7 @@ json_t *store_by_index(const struct store *s, const char *index, const char *val
         return NULL;
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
-        json_t *obj = json_object_get(s->objs, keys[i]);
+        json_t *obj = store_get(s, keys[i]);
         if (obj)
             json_array_append(arr, obj);
     }
@@ -337,16 +583,6 @@ json_t *store_index_keys(const struct store *s, const char *index, const char *v
 
 /* ---- replace --------------------------------------------------------------- */
 
-struct pending_event {
-    enum store_event_type type;
-    json_t *old, *new_obj; /* owned references */
-};
-
-static const char *rv_of(const json_t *obj)
-{
-    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
-}
-
 static bool obj_changed(const json_t *old, const json_t *new_obj)
 {
     const char *a = rv_of(old), *b = rv_of(new_obj);
@@ -355,13 +591,37 @@ static bool obj_changed(const json_t *old, const json_t *new_obj)
     return !json_equal((json_t *)old, (json_t *)new_obj);
 }
 
+struct pending_event {
+    enum store_event_type type;
+    json_t *old, *new_obj; /* owned references */
+};
+
+struct replace_ctx {
+    struct store *s;
+    struct strmap *next;
+    struct pending_event *ev;
+    size_t nev;
+};
+
+/* Entries of the old map not listed: DELETE events (the entry is freed). */
+static int replace_gone_cb(const char *key, void *val, void *ud)
+{
+    struct replace_ctx *c = ud;
+    if (strmap_get(c->next, key))
+        return 0;
+    json_t *cur = entry_obj(c->s, val);
+    indexes_update(c->s, key, cur, NULL);
+    c->ev[c->nev++] = (struct pending_event){STORE_DELETE, json_incref(cur), NULL};
+    entry_free(c->s, val);
+    return 0;
+}
+
 int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, struct err *e)
 {
     if (!json_is_array(items))
         return err_set(e, -EINVAL, "store replace: list items is not an array");
     size_t n = json_array_size(items);
     char **keys = xcalloc(n ? n : 1, sizeof(*keys));
-    json_t *next = NULL;
     struct pending_event *ev = NULL;
     size_t nev = 0;
     int rc = 0;
@@ -373,53 +633,60 @@ int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, s
             goto out;
         }
     }
-    next = json_object();
-    ev = xcalloc(n + json_object_size(s->objs) + 1, sizeof(*ev));
+    /* Entries move from s->objs to next as they are listed; what is left in s->objs at the
+     * end was not listed. Indexes are updated per event (an unchanged entry keeps its index
+     * values): no decode of unchanged packed objects. */
+    struct strmap next;
+    strmap_init(&next);
+    ev = xcalloc(n + strmap_len(&s->objs) + 1, sizeof(*ev));
     for (size_t i = 0; i < n; i++) {
         json_t *raw = json_array_get(items, i);
-        json_t *prev_listed = json_object_get(next, keys[i]);
-        json_t *cur0 = json_object_get(s->objs, keys[i]);
-        const char *rv_raw = rv_of(raw), *rv_cur = cur0 ? rv_of(cur0) : NULL;
-        if (!prev_listed && rv_raw && rv_cur && strcmp(rv_raw, rv_cur) == 0) {
-            /* Unchanged (same resourceVersion): keep the cached copy, skip the projection. */
-            json_object_set(next, keys[i], cur0);
-            continue;
-        }
-        json_t *p = store_project(s, raw);
-        if (prev_listed) {
+        struct sent *listed = strmap_get(&next, keys[i]);
+        if (listed) {
             /* Duplicate key in one list: the later item wins, one event. */
+            json_t *p = store_project(s, raw);
+            json_t *was = entry_obj(s, listed);
+            indexes_update(s, keys[i], was, p);
             for (size_t j = 0; j < nev; j++) {
-                if (ev[j].new_obj == prev_listed) {
+                if (ev[j].new_obj == was) {
                     json_decref(ev[j].new_obj);
                     ev[j].new_obj = json_incref(p);
                 }
             }
-            json_object_set_new(next, keys[i], p);
+            entry_free(s, strmap_put(&next, keys[i], entry_new(s, p)));
+            json_decref(p);
             continue;
         }
-        json_t *cur = json_object_get(s->objs, keys[i]);
-        if (!cur) {
-            ev[nev++] = (struct pending_event){STORE_ADD, NULL, json_incref(p)};
-            json_object_set_new(next, keys[i], p);
-        } else if (obj_changed(cur, p)) {
-            ev[nev++] = (struct pending_event){STORE_UPDATE, json_incref(cur), json_incref(p)};
-            json_object_set_new(next, keys[i], p);
-        } else {
-            json_object_set(next, keys[i], cur);
-            json_decref(p);
+        struct sent *cur = strmap_del(&s->objs, keys[i]);
+        size_t rvn = 0;
+        const char *rv_raw = rv_of(raw), *rv_cur = cur ? entry_rv(s, cur, &rvn) : NULL;
+        if (rv_raw && rv_cur && strlen(rv_raw) == rvn && memcmp(rv_raw, rv_cur, rvn) == 0) {
+            /* Unchanged (same resourceVersion): keep the cached copy, skip the projection. */
+            strmap_put(&next, keys[i], cur);
+            continue;
         }
+        json_t *p = store_project(s, raw);
+        json_t *cur_obj = cur ? entry_obj(s, cur) : NULL;
+        if (!cur_obj) { /* absent (or undecodable, which a packed store never makes) */
+            entry_free(s, cur);
+            ev[nev++] = (struct pending_event){STORE_ADD, NULL, json_incref(p)};
+            indexes_update(s, keys[i], NULL, p);
+            strmap_put(&next, keys[i], entry_new(s, p));
+        } else if (obj_changed(cur_obj, p)) {
+            ev[nev++] = (struct pending_event){STORE_UPDATE, json_incref(cur_obj), json_incref(p)};
+            indexes_update(s, keys[i], cur_obj, p);
+            strmap_put(&next, keys[i], entry_new(s, p));
+            entry_free(s, cur);
+        } else {
+            strmap_put(&next, keys[i], cur);
+        }
+        json_decref(p);
     }
-    const char *key;
-    json_t *cur;
-    json_object_foreach(s->objs, key, cur)
-    {
-        if (!json_object_get(next, key))
-            ev[nev++] = (struct pending_event){STORE_DELETE, json_incref(cur), NULL};
-    }
-    json_decref(s->objs);
+    struct replace_ctx c = {s, &next, ev, nev};
+    strmap_foreach(&s->objs, replace_gone_cb, &c);
+    nev = c.nev;
+    strmap_free(&s->objs, NULL);
     s->objs = next;
-    next = NULL;
-    indexes_rebuild(s);
     for (size_t i = 0; i < nev; i++) {
         if (cb)
             cb(ev[i].type, ev[i].old, ev[i].new_obj, ud);
@@ -427,7 +694,6 @@ int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, s
         json_decref(ev[i].new_obj);
     }
 out:
-    json_decref(next);
     free(ev);
     for (size_t i = 0; i < n; i++)
         free(keys[i]);

@@ -17,7 +17,29 @@
  *    client-go's DeletedFinalStateUnknown): what makes a re-list after 410
  *    deliver the right events.
  *
- * Lookups are O(1) (jansson's hash tables). Not thread-safe: one loop.
+ * Packed stores (store_opts.packed, for the big kinds: docs/performance.md
+ * "Cached object size") keep each object as jpack bytes (pkg/json/jpack.h)
+ * with interned strings instead of a json_t tree, and decode it when it is
+ * read. Lifetime of what reads return (store_get, store_foreach's objects):
+ *
+ *  - unpacked store: the stored object, valid until it is replaced or removed;
+ *  - packed store: the decoded tree, cached in the store: the same pointer for
+ *    every read of that object until the object is replaced or removed, or
+ *    until store_trim() drops the decoded tree. The informer trims its store
+ *    only between loop callbacks (ev_prepare and ev_timer watchers,
+ *    informer.h), never during a handler, a reconcile or any other callback,
+ *    and keeps recently read trees (decoding on every read would cost more
+ *    than the rest of a reconcile): a borrowed pointer
+ *    is good for the rest of the current callback. Keep it longer (across
+ *    loop iterations, in a struct that outlives the callback) only with
+ *    json_incref(); and do not use pointer equality to tell whether a packed
+ *    store still holds "the same object" across iterations (compare
+ *    metadata.resourceVersion or uid instead).
+ *
+ * References handed out (store_upsert's stored and old objects, store_by_index's
+ * arrays, store_replace's events) are new references in both modes.
+ *
+ * Lookups are O(1) (pkg/util/strmap). Not thread-safe: one loop.
  */
 #ifndef KKS_KUBE_STORE_H
 #define KKS_KUBE_STORE_H
@@ -61,15 +83,29 @@ enum store_event_type { STORE_ADD = 1, STORE_UPDATE = 2, STORE_DELETE = 3 };
  */
 typedef void (*store_event_fn)(enum store_event_type type, json_t *old, json_t *new_obj, void *ud);
 
+struct jpack_tab;
 struct store_opts {
     store_project_fn project; /* may be NULL: store objects whole */
     void *project_ud;
+    bool packed;           /* keep objects as jpack bytes (see above) */
+    struct jpack_tab *tab; /* packed: the intern table (borrowed, may be shared by the stores of
+                              one loop; must outlive the store); NULL = the store's own */
 };
 
 /* Create an empty store (opts may be NULL). Never NULL. */
 struct store *store_new(const struct store_opts *opts);
 /* Free the store, its indexes and its references to objects. NULL is fine. */
 void store_free(struct store *s);
+
+/*
+ * Drop decoded trees a packed store caches (see the lifetime above): all of
+ * them, or (all = false) those not read since the previous such call (a
+ * second chance: a tree read between two calls survives the second). Returns
+ * how many went. References callers took stay valid. 0 for an unpacked store.
+ */
+size_t store_trim(struct store *s, bool all);
+/* Number of decoded trees cached (packed stores; 0 otherwise). */
+size_t store_decoded(const struct store *s);
 
 /*
  * The key of an object: "namespace/name", or "name" without a namespace.
@@ -108,14 +144,14 @@ int store_delete_key(struct store *s, const char *key, json_t **old);
  */
 json_t *store_project(struct store *s, json_t *obj);
 
-/* The object stored under `key`, borrowed (valid until it is replaced or
- * removed), or NULL. */
+/* The object stored under `key`, borrowed (valid as stated above), or NULL. */
 json_t *store_get(const struct store *s, const char *key);
 size_t store_len(const struct store *s);
 
 /*
  * Call fn for every object (unspecified order) until it returns non-zero,
- * which is returned. The store must not be modified meanwhile.
+ * which is returned. The store must not be modified meanwhile. Objects are
+ * borrowed as for store_get (a packed store decodes and caches each one).
  */
 int store_foreach(const struct store *s, int (*fn)(const char *key, json_t *obj, void *ud),
                   void *ud);

@@ -3,7 +3,8 @@
 # the operator, dispatches 40 jobs, restarts the operator with one more reserved job, and
 # prints a JSON line with every field: the counts it was given, positive RSS figures (peak
 # at least the final one), ready and first-dispatch times, the baselines and the ratios
-# computed from them; the work directory is removed. No figure is compared with a target
+# computed from them; the work directory is removed; the same with the operator's
+# --packed-cache. No figure is compared with a target
 # (the targets are measured by `make bench`, docs/performance.md).
 # Skipped (exit 77) when the devhub binary or jq is missing.
 set -u
@@ -13,23 +14,31 @@ BENCH=$ROOT/bin/bench-scale
 [ -x "$ROOT/bin/kueue-ks" ] || { echo "FAIL: bin/kueue-ks not built"; exit 1; }
 [ -x "$ROOT/bin/kueue-ks-devhub" ] || { echo "SKIP: bin/kueue-ks-devhub not built"; exit 77; }
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
-
-out=$("$BENCH" --n 40 --pods 60 --timeout 120 2>&1)
-rc=$?
+out=
 fail() { echo "FAIL $1"; echo "---- output:"; echo "$out" | head -20; exit 1; }
-[ $rc = 0 ] || fail "bench-scale exit $rc"
-json=$(grep '^{"bench":"scale"' <<<"$out")
-[ -n "$json" ] || fail "no JSON line"
-jq -e '[.workloads,.jobs,.pods_per_worker,.copies,.rss_mb,.rss_peak_mb,.rss_empty_mb,
-        .bytes_per_object,.ready_s,.first_dispatch_s,.lists_s,.list_mb,.rss_ratio,.ready_ratio,
-        .first_dispatch_ratio]|all(type=="number")' <<<"$json" >/dev/null ||
-  fail "JSON line lacks a field: $json"
-jq -e '.workloads==41 and .jobs==41 and .pods_per_worker==60 and .copies==40 and
-       .rss_mb>0 and .rss_empty_mb>0 and .rss_peak_mb>=.rss_mb and .first_dispatch_s>0 and
-       .lists_s>0 and .list_mb>0 and
-       (.rss_ratio - .rss_mb/.list_mb | fabs) < 0.05 * .rss_ratio + 0.01 and
-       (.first_dispatch_ratio - .first_dispatch_s/.lists_s | fabs) < 0.05 * .first_dispatch_ratio + 0.01' \
-  <<<"$json" >/dev/null || fail "unexpected figures: $json"
-grep -q '^scale: 41 workloads' <<<"$out" || fail "no human line"
-grep -q 'logs kept' <<<"$out" && fail "work directory kept after success"
-echo "ok   bench-scale --n 40 --pods 60: $(grep '^scale:' <<<"$out")"
+
+# Twice: with the operator's default stores, then with --packed-cache (the packed stores'
+# whole path: lists packed, the restart's passes, a dispatch).
+for mode in default packed; do
+  extra=()
+  [ $mode = packed ] && extra=(--packed-cache)
+  out=$("$BENCH" --n 40 --pods 60 --timeout 120 "${extra[@]}" 2>&1)
+  rc=$?
+  [ $rc = 0 ] || fail "bench-scale ($mode) exit $rc"
+  json=$(grep '^{"bench":"scale"' <<<"$out")
+  [ -n "$json" ] || fail "no JSON line ($mode)"
+  jq -e '[.workloads,.jobs,.pods_per_worker,.copies,.rss_mb,.rss_peak_mb,.rss_empty_mb,
+          .bytes_per_object,.ready_s,.first_dispatch_s,.lists_s,.list_mb,.rss_ratio,.ready_ratio,
+          .first_dispatch_ratio]|all(type=="number")' <<<"$json" >/dev/null ||
+    fail "JSON line lacks a field: $json"
+  jq -e --argjson packed "$([ $mode = packed ] && echo true || echo false)" \
+    '.workloads==41 and .jobs==41 and .pods_per_worker==60 and .copies==40 and
+     .rss_mb>0 and .rss_empty_mb>0 and .rss_peak_mb>=.rss_mb and .first_dispatch_s>0 and
+     .lists_s>0 and .list_mb>0 and .packed_cache==$packed and
+     (.rss_ratio - .rss_mb/.list_mb | fabs) < 0.05 * .rss_ratio + 0.01 and
+     (.first_dispatch_ratio - .first_dispatch_s/.lists_s | fabs) < 0.05 * .first_dispatch_ratio + 0.01' \
+    <<<"$json" >/dev/null || fail "unexpected figures ($mode): $json"
+  grep -q '^scale: 41 workloads' <<<"$out" || fail "no human line ($mode)"
+  grep -q 'logs kept' <<<"$out" && fail "work directory kept after success ($mode)"
+  echo "ok   bench-scale --n 40 --pods 60 ($mode): $(grep '^scale:' <<<"$out")"
+done

@@ -78,8 +78,8 @@ static void on_delete(void *ud, json_t *obj)
         snprintf(r->log[r->n++], sizeof r->log[0], "delete %s %s", name_of(obj), rv_of(obj));
 }
 
-/* max_body: the client's response body cap (0: its default). */
-static void fx_init_cap(struct fx *f, const char *label_selector, size_t max_body)
+/* max_body: the client's response body cap (0: its default); packed: a packed store. */
+static void fx_init_full(struct fx *f, const char *label_selector, size_t max_body, bool packed)
 {
     memset(f, 0, sizeof *f);
     f->loop = ev_loop_new(EVFLAG_AUTO);
@@ -99,6 +99,7 @@ static void fx_init_cap(struct fx *f, const char *label_selector, size_t max_bod
         .backoff_max_s = 0.1,
         .backoff_jitter = -1,
         .seed = 42,
+        .packed = packed,
     };
     assert_int_equal(informer_new(&io, &f->inf, &e), 0);
     f->rec.inf = f->inf;
@@ -108,7 +109,7 @@ static void fx_init_cap(struct fx *f, const char *label_selector, size_t max_bod
 
 static void fx_init(struct fx *f, const char *label_selector)
 {
-    fx_init_cap(f, label_selector, 0);
+    fx_init_full(f, label_selector, 0, false);
 }
 
 static void fx_free(struct fx *f)
@@ -450,6 +451,38 @@ static void test_error_410_relist_diff(void **state)
     fx_free(&f);
 }
 
+/* A packed store: the same events as above; the stored trees are dropped between loop
+ * callbacks after the list, reads decode equal objects. */
+static void test_packed_relist_diff(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init_full(&f, NULL, 0, true);
+    push_page(f.srv, "limit=500", "watch=", "a:1,b:2,c:3", "10", NULL);
+    char *err410 = fakesrv_watch_error_line(410);
+    const char *evs[] = {err410, NULL};
+    fakesrv_push_watch(f.srv, PODS, evs, FAKESRV_HOLD);
+    free(err410);
+    push_page(f.srv, "limit=500", "watch=", "a:1,b:5,d:6", "20", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, relist_delivered, 5.0));
+    assert_int_equal(f.rec.n, 6);
+    assert_string_equal(f.rec.log[3], "update b 2>5");
+    assert_string_equal(f.rec.log[4], "add d 6");
+    assert_string_equal(f.rec.log[5], "delete c 3");
+    struct store *st = informer_store(f.inf);
+    assert_int_equal(store_len(st), 3);
+    /* run_until's poll timer ran after the list callback: a prepare came in between */
+    assert_int_equal(store_decoded(st), 0);
+    json_t *b = store_get(st, "ns/b");
+    assert_non_null(b);
+    assert_string_equal(rv_of(b), "5");
+    assert_ptr_equal(store_get(st, "ns/b"), b); /* decoded once, until a trim */
+    assert_int_equal(store_decoded(st), 1);
+    fx_free(&f);
+}
+
 static bool full_list_watching(struct fx *f)
 {
     return count_req(f->srv, "watch=", NULL) >= 1;
@@ -571,7 +604,7 @@ static void test_list_from_cache_too_big_paged_consistent(void **state)
 {
     (void)state;
     struct fx f;
-    fx_init_cap(&f, NULL, 400);
+    fx_init_full(&f, NULL, 400, false);
     /* the whole list (~600 bytes) ignores limit=500; the pages fit */
     push_page(f.srv, "resourceVersion=0", NULL, "a:1,b:2,c:3,d:4,e:5,f:6", "50", NULL);
     push_page(f.srv, "limit=500", "resourceVersion=", "a:1,b:2,c:3", "50", "tok1");
@@ -905,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_paged_list_then_watch),
         cmocka_unit_test(test_bookmark),
         cmocka_unit_test(test_error_410_relist_diff),
+        cmocka_unit_test(test_packed_relist_diff),
         cmocka_unit_test(test_expired_continue_full_relist),
         cmocka_unit_test(test_list_from_cache_refused_consistent_read),
         cmocka_unit_test(test_list_from_cache_too_big_paged_consistent),

@@ -5,10 +5,12 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jpack.h"
 #include "pkg/kube/store.h"
 #include "pkg/util/xalloc.h"
 
@@ -52,6 +54,15 @@ static char *idx(struct store *s, const char *index, const char *value)
     return xstrdup(out);
 }
 
+/* A store in the mode the test runs in: *state is NULL (unpacked) or points to true (packed,
+ * which must behave the same). */
+static struct store *mk(void **state, const struct store_opts *o)
+{
+    struct store_opts x = o ? *o : (struct store_opts){0};
+    x.packed = *state && *(const bool *)*state;
+    return store_new(&x);
+}
+
 #define assert_idx(s, index, value, want)                                                          \
     do {                                                                                           \
         char *got_ = idx((s), (index), (value));                                                   \
@@ -84,8 +95,7 @@ static void test_keys(void **state)
 
 static void test_upsert_get_delete_indexes(void **state)
 {
-    (void)state;
-    struct store *s = store_new(NULL);
+    struct store *s = mk(state, NULL);
     assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
     assert_int_equal(store_add_index(s, "app", store_index_by_label, "app", NULL), 0);
     assert_int_equal(store_add_index(s, "owner", store_index_by_owner_uid, NULL, NULL), 0);
@@ -178,10 +188,9 @@ static json_t *project_pod(json_t *obj, void *ud)
 
 static void test_projection(void **state)
 {
-    (void)state;
     int calls = 0;
     struct store_opts o = {.project = project_pod, .project_ud = &calls};
-    struct store *s = store_new(&o);
+    struct store *s = mk(state, &o);
     json_t *a = pod("ns", "a", "1", "n1", "web");
     json_object_set_new(json_object_get(a, "metadata"), "managedFields",
                         json_pack("[{s:s}]", "manager", "kubectl"));
@@ -252,8 +261,7 @@ static void record(enum store_event_type t, json_t *old, json_t *new_obj, void *
 
 static void test_replace_diff(void **state)
 {
-    (void)state;
-    struct store *s = store_new(NULL);
+    struct store *s = mk(state, NULL);
     assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
     struct events ev = {.s = s};
     json_t *l1 = json_array();
@@ -340,8 +348,7 @@ static int count_cb(const char *key, json_t *obj, void *ud)
 
 static void test_foreach(void **state)
 {
-    (void)state;
-    struct store *s = store_new(NULL);
+    struct store *s = mk(state, NULL);
     for (int i = 0; i < 5; i++) {
         char name[16];
         snprintf(name, sizeof name, "p%d", i);
@@ -388,12 +395,117 @@ static void test_project_lean(void **state)
     json_decref(a);
 }
 
+/* An index value with many keys (past the small set) and removals from it. */
+static void test_big_index_set(void **state)
+{
+    struct store *s = mk(state, NULL);
+    assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
+    for (int i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%02d", i);
+        json_t *o = pod("ns", name, "1", "n1", "x");
+        assert_int_equal(store_upsert(s, o, NULL, NULL, NULL), 0);
+        json_decref(o);
+    }
+    for (int i = 0; i < 20; i += 2) {
+        char key[16];
+        snprintf(key, sizeof key, "ns/p%02d", i);
+        assert_int_equal(store_delete_key(s, key, NULL), 0);
+    }
+    assert_idx(s, "node", "n1",
+               "ns/p01,ns/p03,ns/p05,ns/p07,ns/p09,ns/p11,ns/p13,ns/p15,ns/p17,ns/p19");
+    json_t *moved = pod("ns", "p05", "2", "n2", "x");
+    assert_int_equal(store_upsert(s, moved, NULL, NULL, NULL), 0);
+    json_decref(moved);
+    assert_idx(s, "node", "n2", "ns/p05");
+    for (int i = 1; i < 20; i += 2) {
+        char key[16];
+        snprintf(key, sizeof key, "ns/p%02d", i);
+        assert_int_equal(store_delete_key(s, key, NULL), 0);
+    }
+    assert_idx(s, "node", "n1", "");
+    assert_idx(s, "node", "n2", "");
+    assert_int_equal(store_len(s), 0);
+    store_free(s);
+}
+
+/* Packed: reads return a cached decoded tree until store_trim(); references taken survive it;
+ * stores sharing an intern table give every string back when their objects go. */
+static void test_packed_lifetime(void **state)
+{
+    (void)state;
+    struct jpack_tab *tab = jpack_tab_new();
+    struct store_opts o = {.packed = true, .tab = tab};
+    struct store *s1 = store_new(&o), *s2 = store_new(&o);
+    assert_int_equal(store_add_index(s1, "node", store_index_by_field, "spec.nodeName", NULL), 0);
+    json_t *a = pod("ns", "a", "1", "n1", "web"), *b = pod("ns", "b", "2", "n1", "web");
+    assert_int_equal(store_upsert(s1, a, NULL, NULL, NULL), 0);
+    assert_int_equal(store_upsert(s1, b, NULL, NULL, NULL), 0);
+    assert_int_equal(store_upsert(s2, a, NULL, NULL, NULL), 0);
+    assert_true(jpack_tab_len(tab) > 0);
+    assert_ptr_equal(store_get(s1, "ns/a"), a); /* the stored tree stays cached until a trim */
+    assert_int_equal(store_decoded(s1), 2);
+    json_t *kept = json_incref(store_get(s1, "ns/a"));
+    assert_int_equal(store_trim(s1, true), 2);
+    assert_int_equal(store_decoded(s1), 0);
+    json_t *d = store_get(s1, "ns/a");
+    assert_ptr_not_equal(d, a); /* decoded again */
+    assert_true(json_equal(d, a));
+    assert_ptr_equal(store_get(s1, "ns/a"), d); /* once per trim, not per read */
+    assert_int_equal(store_decoded(s1), 1);
+    /* second chance: a tree read since the last partial trim stays, one not read goes */
+    assert_int_equal(store_trim(s1, false), 0);
+    assert_ptr_equal(store_get(s1, "ns/a"), d);
+    assert_int_equal(store_trim(s1, false), 0);
+    assert_int_equal(store_trim(s1, false), 1);
+    assert_int_equal(store_decoded(s1), 0);
+    d = store_get(s1, "ns/a");
+    assert_true(json_equal(kept, a)); /* the reference taken before the trim */
+    json_decref(kept);
+    assert_idx(s1, "node", "n1", "ns/a,ns/b");
+    json_t *objs = store_by_index(s1, "node", "n1", NULL);
+    assert_int_equal(json_array_size(objs), 2);
+    assert_true(json_equal(json_array_get(objs, 1), b));
+    json_decref(objs);
+    /* replace after a trim: unchanged by resourceVersion without decoding; b changed */
+    store_trim(s1, true);
+    json_t *l = json_array();
+    json_array_append(l, a);
+    json_array_append_new(l, pod("ns", "b", "3", "n2", "web"));
+    struct events ev = {.s = s1};
+    assert_int_equal(store_replace(s1, l, record, &ev, NULL), 0);
+    assert_int_equal(ev.n, 1);
+    assert_string_equal(ev.log[0], "update ns/b 2>3");
+    assert_idx(s1, "node", "n1", "ns/a");
+    assert_idx(s1, "node", "n2", "ns/b");
+    json_decref(l);
+    assert_int_equal(store_delete_key(s1, "ns/a", NULL), 0);
+    store_free(s1);
+    assert_true(jpack_tab_len(tab) > 0); /* s2 still holds a */
+    store_free(s2);
+    assert_int_equal(jpack_tab_len(tab), 0);
+    jpack_tab_free(tab);
+    json_decref(a);
+    json_decref(b);
+}
+
 int main(void)
 {
+    static bool packed = true;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keys),       cmocka_unit_test(test_upsert_get_delete_indexes),
-        cmocka_unit_test(test_projection), cmocka_unit_test(test_replace_diff),
-        cmocka_unit_test(test_foreach),    cmocka_unit_test(test_project_lean),
+        cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_upsert_get_delete_indexes),
+        cmocka_unit_test(test_projection),
+        cmocka_unit_test(test_replace_diff),
+        cmocka_unit_test(test_foreach),
+        cmocka_unit_test(test_project_lean),
+        cmocka_unit_test_prestate(test_upsert_get_delete_indexes, &packed),
+        cmocka_unit_test_prestate(test_projection, &packed),
+        cmocka_unit_test_prestate(test_replace_diff, &packed),
+        cmocka_unit_test_prestate(test_foreach, &packed),
+        cmocka_unit_test(test_big_index_set),
+        cmocka_unit_test_prestate(test_big_index_set, &packed),
+        cmocka_unit_test(test_packed_lifetime),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

@@ -1,0 +1,594 @@
+/*
+ * jpack: see jpack.h. The intern table is an array of entries indexed by id
+ * (freed ids are reused) and an open-addressing hash of ids (linear probing,
+ * backward-shift deletion). Every reader of packed bytes checks bounds, ids
+ * and depth: jpack_decode() of garbage returns NULL.
+ */
+#include "pkg/json/jpack.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg/util/xalloc.h"
+
+enum { T_NULL, T_TRUE, T_FALSE, T_INT, T_REAL, T_STR, T_SID, T_OBJ, T_ARR, T_MAX };
+
+/* A string value longer than this stays inline: long values (messages, commands) are rarely
+ * shared whole across objects. */
+#define JP_INTERN_MAX 64
+
+struct jp_ent {
+    uint32_t hash, refs, len;
+    char s[]; /* len bytes + NUL */
+};
+
+struct jpack_tab {
+    struct jp_ent **ents; /* by id; NULL = free id */
+    uint32_t nents, cap_ents;
+    uint32_t *free_ids;
+    uint32_t nfree, cap_free;
+    uint32_t *slots; /* id + 1; 0 = empty */
+    uint32_t nslots, used;
+};
+
+/* ---- table ------------------------------------------------------------------ */
+
+static uint32_t jp_hash(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+struct jpack_tab *jpack_tab_new(void)
+{
+    return xcalloc(1, sizeof(struct jpack_tab));
+}
+
+void jpack_tab_free(struct jpack_tab *t)
+{
+    if (!t)
+        return;
+    for (uint32_t i = 0; i < t->nents; i++)
+        free(t->ents[i]);
+    free(t->ents);
+    free(t->free_ids);
+    free(t->slots);
+    free(t);
+}
+
+size_t jpack_tab_len(const struct jpack_tab *t)
+{
+    return t->used;
+}
+
+size_t jpack_tab_bytes(const struct jpack_tab *t)
+{
+    size_t b = sizeof(*t) + (size_t)t->cap_ents * sizeof(*t->ents) +
+               (size_t)t->cap_free * sizeof(*t->free_ids) + (size_t)t->nslots * sizeof(*t->slots);
+    for (uint32_t i = 0; i < t->nents; i++)
+        if (t->ents[i]) /* malloc's 16-byte granularity and header */
+            b += ((sizeof(struct jp_ent) + t->ents[i]->len + 1 + 8 + 15) & ~(size_t)15);
+    return b;
+}
+
+static void tab_place(struct jpack_tab *t, uint32_t id)
+{
+    uint32_t mask = t->nslots - 1, i = t->ents[id]->hash & mask;
+    while (t->slots[i])
+        i = (i + 1) & mask;
+    t->slots[i] = id + 1;
+}
+
+static void tab_grow(struct jpack_tab *t)
+{
+    uint32_t *old = t->slots, n = t->nslots;
+    t->nslots = n ? n * 2 : 64;
+    t->slots = xcalloc(t->nslots, sizeof(*t->slots));
+    for (uint32_t i = 0; i < n; i++)
+        if (old[i])
+            tab_place(t, old[i] - 1);
+    free(old);
+}
+
+/* The id of string s, or UINT32_MAX when absent. */
+static uint32_t tab_lookup(const struct jpack_tab *t, const char *s, size_t n, uint32_t h)
+{
+    if (!t->nslots)
+        return UINT32_MAX;
+    uint32_t mask = t->nslots - 1;
+    for (uint32_t i = h & mask; t->slots[i]; i = (i + 1) & mask) {
+        const struct jp_ent *e = t->ents[t->slots[i] - 1];
+        if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0)
+            return t->slots[i] - 1;
+    }
+    return UINT32_MAX;
+}
+
+static uint32_t tab_find(const struct jpack_tab *t, const char *s, size_t n)
+{
+    return tab_lookup(t, s, n, jp_hash(s, n));
+}
+
+/* The id of string s (taking one reference), adding it when absent. */
+static uint32_t tab_ref(struct jpack_tab *t, const char *s, size_t n)
+{
+    uint32_t h = jp_hash(s, n);
+    uint32_t found = tab_lookup(t, s, n, h);
+    if (found != UINT32_MAX) {
+        t->ents[found]->refs++;
+        return found;
+    }
+    if ((t->used + 1) * 4 > t->nslots * 3)
+        tab_grow(t);
+    uint32_t id;
+    if (t->nfree) {
+        id = t->free_ids[--t->nfree];
+    } else {
+        if (t->nents == t->cap_ents) {
+            t->cap_ents = t->cap_ents ? t->cap_ents * 2 : 64;
+            t->ents = xrealloc(t->ents, t->cap_ents * sizeof(*t->ents));
+        }
+        id = t->nents++;
+    }
+    struct jp_ent *e = xmalloc(sizeof(*e) + n + 1);
+    e->hash = h;
+    e->refs = 1;
+    e->len = (uint32_t)n;
+    memcpy(e->s, s, n);
+    e->s[n] = '\0';
+    t->ents[id] = e;
+    t->used++;
+    tab_place(t, id);
+    return id;
+}
+
+static void tab_unref(struct jpack_tab *t, uint32_t id)
+{
+    struct jp_ent *e = t->ents[id];
+    if (--e->refs)
+        return;
+    uint32_t mask = t->nslots - 1, i = e->hash & mask;
+    while (t->slots[i] != id + 1)
+        i = (i + 1) & mask;
+    /* backward-shift deletion: move later members of the probe run into the hole */
+    for (uint32_t j = (i + 1) & mask; t->slots[j]; j = (j + 1) & mask) {
+        uint32_t k = t->ents[t->slots[j] - 1]->hash & mask;
+        bool move = i <= j ? (k <= i || k > j) : (k <= i && k > j);
+        if (move) {
+            t->slots[i] = t->slots[j];
+            i = j;
+        }
+    }
+    t->slots[i] = 0;
+    t->used--;
+    free(e);
+    t->ents[id] = NULL;
+    if (t->nfree == t->cap_free) {
+        t->cap_free = t->cap_free ? t->cap_free * 2 : 64;
+        t->free_ids = xrealloc(t->free_ids, t->cap_free * sizeof(*t->free_ids));
+    }
+    t->free_ids[t->nfree++] = id;
+}
+
+static const struct jp_ent *tab_get(const struct jpack_tab *t, uint64_t id)
+{
+    return id < t->nents ? t->ents[id] : NULL;
+}
+
+/* ---- encode ------------------------------------------------------------------ */
+
+struct wr {
+    uint8_t *p;
+    size_t len, cap;
+};
+
+static void wr_need(struct wr *w, size_t n)
+{
+    if (w->len + n <= w->cap)
+        return;
+    while (w->len + n > w->cap)
+        w->cap = w->cap ? w->cap * 2 : 256;
+    w->p = xrealloc(w->p, w->cap);
+}
+
+static void wr_varint(struct wr *w, uint64_t v)
+{
+    wr_need(w, 10);
+    while (v >= 0x80) {
+        w->p[w->len++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    w->p[w->len++] = (uint8_t)v;
+}
+
+static void wr_tag(struct wr *w, unsigned type, uint64_t arg)
+{
+    wr_need(w, 11);
+    if (arg < 15) {
+        w->p[w->len++] = (uint8_t)(type | (arg << 4));
+        return;
+    }
+    w->p[w->len++] = (uint8_t)(type | 0xf0);
+    wr_varint(w, arg);
+}
+
+static bool is_hex(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Whether a string value goes into the table. Values that look unique (uids, timestamps,
+ * resourceVersions and other numbers) cost more there (an entry, a slot) than inline, and
+ * very short ones are as short inline as an id (measured with bench-store). */
+static bool should_intern(const char *s, size_t n)
+{
+    if (n <= 2 || n > JP_INTERN_MAX)
+        return false;
+    size_t digits = 0;
+    while (digits < n && s[digits] >= '0' && s[digits] <= '9')
+        digits++;
+    if (digits == n)
+        return false;
+    if (n >= 20 && digits == 4 && s[4] == '-' && s[7] == '-' && s[10] == 'T')
+        return false; /* RFC 3339 */
+    if (n == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-') {
+        for (size_t i = 0; i < n; i++)
+            if (i != 8 && i != 13 && i != 18 && i != 23 && !is_hex(s[i]))
+                return true;
+        return false; /* a uid */
+    }
+    return true;
+}
+
+static int enc(struct jpack_tab *t, struct wr *w, const json_t *v, int depth)
+{
+    if (depth > JPACK_MAX_DEPTH)
+        return -1;
+    switch (json_typeof(v)) {
+    case JSON_NULL:
+        wr_tag(w, T_NULL, 0);
+        return 0;
+    case JSON_TRUE:
+        wr_tag(w, T_TRUE, 0);
+        return 0;
+    case JSON_FALSE:
+        wr_tag(w, T_FALSE, 0);
+        return 0;
+    case JSON_INTEGER: {
+        uint64_t u = (uint64_t)json_integer_value(v);
+        wr_tag(w, T_INT, (u << 1) ^ (0 - (u >> 63))); /* zigzag */
+        return 0;
+    }
+    case JSON_REAL: {
+        double d = json_real_value(v);
+        wr_tag(w, T_REAL, 0);
+        wr_need(w, 8);
+        memcpy(w->p + w->len, &d, 8);
+        w->len += 8;
+        return 0;
+    }
+    case JSON_STRING: {
+        const char *s = json_string_value(v);
+        size_t n = json_string_length(v);
+        if (should_intern(s, n)) {
+            wr_tag(w, T_SID, tab_ref(t, s, n));
+            return 0;
+        }
+        wr_tag(w, T_STR, n);
+        wr_need(w, n);
+        memcpy(w->p + w->len, s, n);
+        w->len += n;
+        return 0;
+    }
+    case JSON_OBJECT: {
+        wr_tag(w, T_OBJ, json_object_size(v));
+        const char *key;
+        size_t klen;
+        json_t *m;
+        json_object_keylen_foreach((json_t *)v, key, klen, m)
+        {
+            wr_varint(w, tab_ref(t, key, klen));
+            if (enc(t, w, m, depth + 1) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    case JSON_ARRAY: {
+        wr_tag(w, T_ARR, json_array_size(v));
+        size_t i;
+        json_t *m;
+        json_array_foreach(v, i, m)
+        {
+            if (enc(t, w, m, depth + 1) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    }
+    return -1;
+}
+
+/* Drop the references enc() took for `v`, in the same order, up to where it stopped (the
+ * depth limit): what a failed encode leaves. */
+static int unenc(struct jpack_tab *t, const json_t *v, int depth)
+{
+    if (depth > JPACK_MAX_DEPTH)
+        return -1;
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        size_t n = json_string_length(v);
+        if (should_intern(s, n))
+            tab_unref(t, tab_find(t, s, n));
+    } else if (json_is_object(v)) {
+        const char *key;
+        size_t klen;
+        json_t *m;
+        json_object_keylen_foreach((json_t *)v, key, klen, m)
+        {
+            tab_unref(t, tab_find(t, key, klen));
+            if (unenc(t, m, depth + 1) < 0)
+                return -1;
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *m;
+        json_array_foreach(v, i, m)
+        {
+            if (unenc(t, m, depth + 1) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- readers ------------------------------------------------------------------ */
+
+struct rd {
+    const uint8_t *p, *end;
+    const struct jpack_tab *t;
+};
+
+static bool rd_varint(struct rd *r, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (r->p == r->end)
+            return false;
+        uint8_t b = *r->p++;
+        if (shift == 63 && b > 1)
+            return false;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool rd_tag(struct rd *r, unsigned *type, uint64_t *arg)
+{
+    if (r->p == r->end)
+        return false;
+    uint8_t b = *r->p++;
+    *type = b & 0x0f;
+    if (*type >= T_MAX)
+        return false;
+    if ((b >> 4) < 15) {
+        *arg = b >> 4;
+        return true;
+    }
+    return rd_varint(r, arg);
+}
+
+static size_t rd_left(const struct rd *r)
+{
+    return (size_t)(r->end - r->p);
+}
+
+static const struct jp_ent *rd_ent(struct rd *r)
+{
+    uint64_t id;
+    return rd_varint(r, &id) ? tab_get(r->t, id) : NULL;
+}
+
+/*
+ * Skip one value, checking it. When `unref` is set, drop one reference for every interned
+ * string in it, up to the first invalid byte.
+ */
+static bool skip(struct rd *r, int depth, struct jpack_tab *unref)
+{
+    unsigned type;
+    uint64_t arg;
+    if (depth > JPACK_MAX_DEPTH || !rd_tag(r, &type, &arg))
+        return false;
+    switch (type) {
+    case T_REAL:
+        if (rd_left(r) < 8)
+            return false;
+        r->p += 8;
+        return true;
+    case T_STR:
+        if (arg > rd_left(r))
+            return false;
+        r->p += arg;
+        return true;
+    case T_SID:
+        if (!tab_get(r->t, arg))
+            return false;
+        if (unref)
+            tab_unref(unref, (uint32_t)arg);
+        return true;
+    case T_OBJ:
+        if (arg > rd_left(r))
+            return false;
+        for (uint64_t i = 0; i < arg; i++) {
+            uint64_t id;
+            if (!rd_varint(r, &id) || !tab_get(r->t, id))
+                return false;
+            if (unref)
+                tab_unref(unref, (uint32_t)id);
+            if (!skip(r, depth + 1, unref))
+                return false;
+        }
+        return true;
+    case T_ARR:
+        if (arg > rd_left(r))
+            return false;
+        for (uint64_t i = 0; i < arg; i++)
+            if (!skip(r, depth + 1, unref))
+                return false;
+        return true;
+    default:
+        return true;
+    }
+}
+
+static json_t *dec(struct rd *r, int depth)
+{
+    unsigned type;
+    uint64_t arg;
+    if (depth > JPACK_MAX_DEPTH || !rd_tag(r, &type, &arg))
+        return NULL;
+    switch (type) {
+    case T_NULL:
+        return json_null();
+    case T_TRUE:
+        return json_true();
+    case T_FALSE:
+        return json_false();
+    case T_INT:
+        return json_integer((json_int_t)((arg >> 1) ^ (0 - (arg & 1))));
+    case T_REAL: {
+        if (rd_left(r) < 8)
+            return NULL;
+        double d;
+        memcpy(&d, r->p, 8);
+        r->p += 8;
+        return json_real(d); /* NULL for NaN/inf: not something we encode */
+    }
+    case T_STR: {
+        if (arg > rd_left(r))
+            return NULL;
+        const char *s = (const char *)r->p;
+        r->p += arg;
+        return json_stringn(s, arg); /* checks UTF-8 */
+    }
+    case T_SID: {
+        const struct jp_ent *e = tab_get(r->t, arg);
+        return e ? json_stringn_nocheck(e->s, e->len) : NULL;
+    }
+    case T_OBJ: {
+        if (arg > rd_left(r))
+            return NULL;
+        json_t *o = json_object();
+        for (uint64_t i = 0; i < arg; i++) {
+            const struct jp_ent *k = rd_ent(r);
+            json_t *m = k ? dec(r, depth + 1) : NULL;
+            if (!m || json_object_setn_new_nocheck(o, k->s, k->len, m) < 0) {
+                json_decref(o);
+                return NULL;
+            }
+        }
+        return o;
+    }
+    case T_ARR: {
+        if (arg > rd_left(r))
+            return NULL;
+        json_t *a = json_array();
+        for (uint64_t i = 0; i < arg; i++) {
+            json_t *m = dec(r, depth + 1);
+            if (!m || json_array_append_new(a, m) < 0) {
+                json_decref(a);
+                return NULL;
+            }
+        }
+        return a;
+    }
+    }
+    return NULL;
+}
+
+/* ---- API ------------------------------------------------------------------------ */
+
+size_t jpack_encode(struct jpack_tab *t, const json_t *v, uint8_t **out)
+{
+    *out = NULL;
+    if (!v)
+        return 0;
+    struct wr w = {0};
+    if (enc(t, &w, v, 0) < 0) {
+        unenc(t, v, 0); /* give back the references taken before the depth limit */
+        free(w.p);
+        return 0;
+    }
+    *out = xrealloc(w.p, w.len ? w.len : 1);
+    return w.len;
+}
+
+json_t *jpack_decode(const struct jpack_tab *t, const uint8_t *p, size_t len)
+{
+    if (!p)
+        return NULL;
+    struct rd r = {p, p + len, t};
+    json_t *v = dec(&r, 0);
+    if (v && r.p != r.end) {
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
+void jpack_release(struct jpack_tab *t, const uint8_t *p, size_t len)
+{
+    if (!p)
+        return;
+    struct rd r = {p, p + len, t};
+    skip(&r, 0, t);
+}
+
+const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t len,
+                          const char *const *path, size_t *n)
+{
+    if (!p || !path || !path[0])
+        return NULL;
+    struct rd r = {p, p + len, t};
+    for (size_t d = 0; path[d]; d++) {
+        unsigned type;
+        uint64_t cnt;
+        if (!rd_tag(&r, &type, &cnt) || type != T_OBJ || cnt > rd_left(&r))
+            return NULL;
+        uint64_t i = 0;
+        for (; i < cnt; i++) {
+            const struct jp_ent *k = rd_ent(&r);
+            if (!k)
+                return NULL;
+            if (strlen(path[d]) == k->len && memcmp(path[d], k->s, k->len) == 0)
+                break;
+            if (!skip(&r, 1, NULL))
+                return NULL;
+        }
+        if (i == cnt)
+            return NULL;
+    }
+    unsigned type;
+    uint64_t arg;
+    if (!rd_tag(&r, &type, &arg))
+        return NULL;
+    if (type == T_STR) {
+        if (arg > rd_left(&r))
+            return NULL;
+        *n = arg;
+        return (const char *)r.p;
+    }
+    if (type == T_SID) {
+        const struct jp_ent *e = tab_get(t, arg);
+        if (e)
+            *n = e->len;
+        return e ? e->s : NULL;
+    }
+    return NULL;
+}

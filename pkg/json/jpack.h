@@ -1,0 +1,76 @@
+/*
+ * jpack: a jansson tree as one compact byte string, and back.
+ *
+ * What the informer stores of the big kinds keep instead of json_t trees
+ * (docs/performance.md "Cached object size"): a jansson tree costs about 10
+ * bytes of heap per byte of JSON (a hash table per object, an allocation per
+ * key, string and number); a packed object is one allocation of about the
+ * JSON's size or less.
+ *
+ * Format: one tag byte per value (type in the low 4 bits, a small argument
+ * 0..14 in the high 4 bits, 15 = a varint follows): null, true, false,
+ * integer (zigzag), real (8 bytes, the double's bits), string inline (length
+ * then bytes), string interned (id), object (count, then key id + value per
+ * member, in jansson's iteration order, which is insertion order), array
+ * (count, values).
+ *
+ * Interning: object keys always, and string values that are likely to repeat
+ * across objects (see jpack.c: values that look unique by shape — uids,
+ * RFC 3339 timestamps, all-digit strings such as resourceVersions — and long
+ * ones stay inline: in the table they would cost more than their bytes).
+ * The table (struct jpack_tab) counts one reference per occurrence in a
+ * packed string; jpack_release() drops them, and a string goes from the table
+ * when its last reference does. The creator owns the table; it can be shared
+ * by several stores on one loop. Not thread-safe.
+ *
+ * The round trip is exact: json_equal() holds, integers stay integers (all of
+ * json_int_t), reals keep their bits, strings may hold NUL bytes, object
+ * member order is kept. jpack_decode() of any byte string (corrupted, hostile)
+ * returns NULL instead of crashing or reading out of bounds.
+ */
+#ifndef KKS_JSON_JPACK_H
+#define KKS_JSON_JPACK_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct jpack_tab;
+
+/* An empty intern table. Never NULL. */
+struct jpack_tab *jpack_tab_new(void);
+/* Free the table (strings still referenced go with it). NULL is fine. */
+void jpack_tab_free(struct jpack_tab *t);
+/* Number of strings held. */
+size_t jpack_tab_len(const struct jpack_tab *t);
+/* Approximate heap bytes held by the table (entries, slots). */
+size_t jpack_tab_bytes(const struct jpack_tab *t);
+
+/*
+ * Encode `v` (borrowed) into a new byte string (*out, caller frees with free()
+ * after jpack_release()), taking table references for its interned strings.
+ * Returns the length, or 0 (*out = NULL) when v is NULL or nested deeper than
+ * JPACK_MAX_DEPTH.
+ */
+#define JPACK_MAX_DEPTH 1024
+size_t jpack_encode(struct jpack_tab *t, const json_t *v, uint8_t **out);
+
+/* Decode `len` bytes into a new tree (new reference), or NULL when the bytes
+ * are not a valid packed value for this table. */
+json_t *jpack_decode(const struct jpack_tab *t, const uint8_t *p, size_t len);
+
+/* Drop the table references a packed string took (call once per encode,
+ * before freeing it). Meant for what jpack_encode() made: other bytes are
+ * read safely, but release references up to their first invalid byte. */
+void jpack_release(struct jpack_tab *t, const uint8_t *p, size_t len);
+
+/*
+ * The string at `path` (member names from the root, NULL-terminated) of a
+ * packed object without decoding it: a pointer into the blob or the table
+ * (valid while both are), its length in *n. NULL when absent, not a string or
+ * the bytes are invalid.
+ */
+const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t len,
+                          const char *const *path, size_t *n);
+
+#endif

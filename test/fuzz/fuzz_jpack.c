@@ -1,0 +1,52 @@
+/*
+ * Fuzz target for pkg/json/jpack.h, differential against jansson: when the input parses
+ * (json_loadb, flags 0), packing then unpacking it must give an equal tree with the same
+ * compact dump (member order, integer vs real), and releasing it must give back every
+ * reference it took (the table ends empty). Whatever the input, jpack_decode() and
+ * jpack_get_str() of the raw bytes, against a table holding the parsed
+ * tree's strings, must not crash or overrun (and the first two change nothing). A
+ * disagreement traps.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg/json/jpack.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct jpack_tab *t = jpack_tab_new();
+    json_error_t je;
+    json_t *j = json_loadb((const char *)data, size, 0, &je);
+    uint8_t *p = NULL;
+    size_t n = j ? jpack_encode(t, j, &p) : 0;
+    if (j && !p)
+        __builtin_trap(); /* jansson's own depth limit is below JPACK_MAX_DEPTH */
+    if (p) {
+        json_t *back = jpack_decode(t, p, n);
+        char *a = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+        char *b = back ? json_dumps(back, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        if (!back || !json_equal(j, back) || !a || !b || strcmp(a, b) != 0)
+            __builtin_trap();
+        free(a);
+        free(b);
+        json_decref(back);
+    }
+    /* the raw bytes as a packed value, against a table that holds strings */
+    size_t before = jpack_tab_len(t);
+    json_decref(jpack_decode(t, data, size));
+    size_t sl;
+    jpack_get_str(t, data, size, (const char *const[]){"metadata", "name", NULL}, &sl);
+    if (jpack_tab_len(t) != before)
+        __builtin_trap();
+    if (p) {
+        jpack_release(t, p, n);
+        free(p);
+        if (jpack_tab_len(t) != 0)
+            __builtin_trap();
+    }
+    json_decref(j);
+    jpack_tab_free(t);
+    return 0;
+}

@@ -1,0 +1,212 @@
+/* Unit tests for pkg/json/jpack: exact round trips, the intern table's references, and
+ * decoding hostile bytes. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg/json/jpack.h"
+
+/* Pack v, unpack it, check it is equal (and for reals/integers of the same type), release. */
+static void round_trip(struct jpack_tab *t, json_t *v, bool nul_key)
+{
+    uint8_t *p;
+    size_t n = jpack_encode(t, v, &p);
+    assert_non_null(p);
+    assert_true(n > 0);
+    json_t *back = jpack_decode(t, p, n);
+    assert_non_null(back);
+    if (!nul_key) /* json_equal looks keys up as C strings */
+        assert_true(json_equal(v, back));
+    char *a = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    char *b = json_dumps(back, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    assert_string_equal(a, b); /* member order and number types too */
+    free(a);
+    free(b);
+    json_decref(back);
+    jpack_release(t, p, n);
+    free(p);
+}
+
+static void test_round_trip_edges(void **state)
+{
+    (void)state;
+    struct jpack_tab *t = jpack_tab_new();
+    const char *docs[] = {
+        "null",
+        "true",
+        "false",
+        "0",
+        "-1",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "1.0",
+        "-0.0",
+        "1e308",
+        "4.9e-324",
+        "\"\"",
+        "\"x\"",
+        "{}",
+        "[]",
+        "[[],{},[{}],{\"a\":[]}]",
+        "{\"z\":1,\"a\":2,\"m\":{\"b\":null,\"a\":true}}",
+        "{\"uid\":\"0a1b2c3d-0a1b-0a1b-0a1b-0a1b2c3d4e5f\",\"t\":\"2026-11-26T20:47:13Z\","
+        "\"rv\":\"123456\",\"name\":\"job-1\",\"nameAgain\":\"job-1\"}",
+        "\"h\\u00e9llo \\u4e16\\u754c \\ud83d\\ude00\"",
+        "{\"key\":\"v\\u0000al\",\"\":\"\"}",
+        "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,-16,-15,-14,1000000]",
+        NULL,
+    };
+    for (size_t i = 0; docs[i]; i++) {
+        json_error_t err;
+        json_t *v = json_loads(docs[i], JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+        assert_non_null(v);
+        round_trip(t, v, false);
+        json_decref(v);
+    }
+    /* a long string, many members (counts past the one-byte tag) */
+    json_t *o = json_object();
+    char buf[5000];
+    memset(buf, 'q', sizeof buf - 1);
+    buf[sizeof buf - 1] = '\0';
+    json_object_set_new(o, "long", json_string(buf));
+    for (int i = 0; i < 300; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "k%d", i);
+        json_object_set_new(o, k, json_integer(i * 1000003LL));
+    }
+    json_object_setn_new(o, "k\0ey", 4, json_stringn("v\0", 2)); /* NUL in a key (built) */
+    round_trip(t, o, true);
+    json_decref(o);
+    assert_int_equal(jpack_tab_len(t), 0); /* every reference went back */
+    jpack_tab_free(t);
+}
+
+static void test_intern_refcounts(void **state)
+{
+    (void)state;
+    struct jpack_tab *t = jpack_tab_new();
+    json_t *a = json_pack("{s:s,s:s}", "kind", "Job", "queue", "team-a");
+    json_t *b = json_pack("{s:s,s:s}", "kind", "Job", "queue", "team-b");
+    uint8_t *pa, *pb;
+    size_t na = jpack_encode(t, a, &pa), nb = jpack_encode(t, b, &pb);
+    /* kind, queue, Job shared; team-a, team-b */
+    assert_int_equal(jpack_tab_len(t), 5);
+    jpack_release(t, pa, na);
+    free(pa);
+    assert_int_equal(jpack_tab_len(t), 4); /* team-a went */
+    json_t *back = jpack_decode(t, pb, nb);
+    assert_true(json_equal(back, b));
+    json_decref(back);
+    size_t n;
+    const char *kind = jpack_get_str(t, pb, nb, (const char *const[]){"kind", NULL}, &n);
+    assert_non_null(kind);
+    assert_int_equal(n, 3);
+    assert_memory_equal(kind, "Job", 3);
+    assert_null(jpack_get_str(t, pb, nb, (const char *const[]){"nope", NULL}, &n));
+    assert_null(jpack_get_str(t, pb, nb, (const char *const[]){"kind", "x", NULL}, &n));
+    jpack_release(t, pb, nb);
+    free(pb);
+    assert_int_equal(jpack_tab_len(t), 0);
+    /* many strings: the table grows, ids are reused after release */
+    uint8_t *p[500];
+    size_t len[500];
+    for (int i = 0; i < 500; i++) {
+        char s[32];
+        snprintf(s, sizeof s, "name-%d", i);
+        json_t *v = json_pack("{s:s}", "name", s);
+        len[i] = jpack_encode(t, v, &p[i]);
+        json_decref(v);
+    }
+    assert_int_equal(jpack_tab_len(t), 501);
+    for (int i = 0; i < 500; i += 2) {
+        jpack_release(t, p[i], len[i]);
+        free(p[i]);
+    }
+    for (int i = 1; i < 500; i += 2) {
+        json_t *v = jpack_decode(t, p[i], len[i]);
+        char s[32];
+        snprintf(s, sizeof s, "name-%d", i);
+        assert_string_equal(json_string_value(json_object_get(v, "name")), s);
+        json_decref(v);
+        jpack_release(t, p[i], len[i]);
+        free(p[i]);
+    }
+    assert_int_equal(jpack_tab_len(t), 0);
+    json_decref(a);
+    json_decref(b);
+    jpack_tab_free(t);
+}
+
+static void test_hostile_bytes(void **state)
+{
+    (void)state;
+    struct jpack_tab *t = jpack_tab_new();
+    json_t *v = json_loads("{\"metadata\":{\"name\":\"a-name\",\"labels\":{\"x\":\"why\"}},"
+                           "\"spec\":[1,2.5,\"s\",null,true]}",
+                           0, NULL);
+    uint8_t *p;
+    size_t n = jpack_encode(t, v, &p);
+    size_t before = jpack_tab_len(t);
+    /* every truncation fails cleanly */
+    for (size_t i = 0; i < n; i++)
+        assert_null(jpack_decode(t, p, i));
+    /* every single-byte corruption decodes to something or nothing, never crashes */
+    for (size_t i = 0; i < n; i++) {
+        for (int b = 0; b < 256; b += 7) {
+            uint8_t *q = malloc(n);
+            memcpy(q, p, n);
+            q[i] = (uint8_t)b;
+            json_decref(jpack_decode(t, q, n));
+            size_t sl;
+            jpack_get_str(t, q, n, (const char *const[]){"metadata", "name", NULL}, &sl);
+            free(q);
+        }
+    }
+    /* huge counts, unknown ids, runaway varints, deep nesting */
+    const uint8_t bad[][12] = {
+        {0xf7, 0xff, 0xff, 0xff, 0xff, 0x0f},
+        {0xf6, 0xff, 0xff, 0x7f},
+        {0x13, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+        {0x0f},
+        {0x04, 1, 2},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_null(jpack_decode(t, bad[i], sizeof bad[i]));
+    uint8_t deep[4000];
+    for (size_t i = 0; i < sizeof deep; i++)
+        deep[i] = 0x18; /* array of 1 */
+    assert_null(jpack_decode(t, deep, sizeof deep));
+    jpack_release(t, deep, sizeof deep); /* no interned string in it: releases nothing */
+    assert_int_equal(jpack_tab_len(t), before);
+    /* too deep to encode: nothing kept */
+    json_t *d = json_string("leaf-string");
+    for (int i = 0; i < JPACK_MAX_DEPTH + 5; i++)
+        d = json_pack("{s:o}", "child", d);
+    uint8_t *dp;
+    assert_int_equal(jpack_encode(t, d, &dp), 0);
+    assert_null(dp);
+    assert_int_equal(jpack_tab_len(t), before);
+    json_decref(d);
+    jpack_release(t, p, n);
+    free(p);
+    assert_int_equal(jpack_tab_len(t), 0);
+    json_decref(v);
+    jpack_tab_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_edges),
+        cmocka_unit_test(test_intern_refcounts),
+        cmocka_unit_test(test_hostile_bytes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
