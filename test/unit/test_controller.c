@@ -1524,6 +1524,30 @@ static json_t *last_hub_body(struct fx *f, const char *method, const char *path)
     return req_body(f->hub_srv, fakesrv_nreq(f->hub_srv) - 1, method, path);
 }
 
+/* "sample" placed on c1 (its writes *jp, *wp), the informers showing them (job2, wl2), its
+ * copy made on c1 (cp, the body posted): new references, one_placed_free. */
+struct one_placed {
+    json_t *jp, *wp, *job2, *wl2, *cp;
+};
+
+static void one_placed(struct fx *f, struct one_placed *o)
+{
+    place_once(f, &o->jp, &o->wp);
+    o->job2 = deliver(f->jobs, "default/sample", o->jp, "6");
+    o->wl2 = deliver(f->wls, "default/job-sample-1a2b3", o->wp, "11");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_job(f->c, o->job2);
+    run_until(f, 2, 1);
+    o->cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+}
+
+static void one_placed_free(struct one_placed *o)
+{
+    json_t *v[] = {o->jp, o->wp, o->job2, o->wl2, o->cp};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        json_decref(v[i]);
+}
+
 /* What two placements wrote and saw (new references; two_placed_free). */
 struct two_placed {
     json_t *jp, *wp, *job2, *wl2, *cp, *ojp, *owp;
@@ -1533,13 +1557,13 @@ struct two_placed {
  * events not delivered yet). */
 static void two_placed(struct fx *f, struct two_placed *t)
 {
-    place_once(f, &t->jp, &t->wp);
-    t->job2 = deliver(f->jobs, "default/sample", t->jp, "6");
-    t->wl2 = deliver(f->wls, "default/job-sample-1a2b3", t->wp, "11");
-    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
-    wlc_on_job(f->c, t->job2);
-    run_until(f, 2, 1);
-    t->cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+    struct one_placed o;
+    one_placed(f, &o);
+    t->jp = o.jp;
+    t->wp = o.wp;
+    t->job2 = o.job2;
+    t->wl2 = o.wl2;
+    t->cp = o.cp;
     put_other(f);
     fakesrv_push_json(f->hub_srv, "PATCH", OTHER_PATH, NULL, 200, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", OTHER_WL_STATUS, NULL, 200, "{}");
@@ -1569,14 +1593,9 @@ static void two_placed_free(struct two_placed *t)
 static void test_ready_copy_ends_reservation(void **state)
 {
     struct fx *f = *state;
-    json_t *jp, *wp;
-    place_once(f, &jp, &wp);
-    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
-    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
-    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
-    wlc_on_job(f->c, job2);
-    run_until(f, 2, 1);
-    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+    struct one_placed o;
+    one_placed(f, &o);
+    json_t *cp = o.cp;
     /* every hub write from here on is answered */
     fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
                                  .method = "PATCH", .path = "/apis/", .body = "{}", .times = -1});
@@ -1600,11 +1619,7 @@ static void test_ready_copy_ends_reservation(void **state)
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.placements, 2);
     assert_int_equal(st.reservations, 1); /* other's; sample's went with the new metrics */
-    json_decref(cp);
-    json_decref(wl2);
-    json_decref(job2);
-    json_decref(wp);
-    json_decref(jp);
+    one_placed_free(&o);
 }
 
 /* Dispatch before status return: while another job is placed and its copy not made, a copy
@@ -1825,14 +1840,9 @@ static void test_finish_logged_once_despite_conflicts(void **state)
     struct fx *f = *state;
     struct logcap lc;
     log_to(f, &lc);
-    json_t *jp, *wp;
-    place_once(f, &jp, &wp);
-    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
-    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
-    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
-    wlc_on_job(f->c, job2);
-    run_until(f, 2, 1);
-    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+    struct one_placed o;
+    one_placed(f, &o);
+    json_t *cp = o.cp;
     json_object_set_new(cp, "status",
                         J("{\"succeeded\":3,\"startTime\":\"T1\",\"completionTime\":"
                           "\"T2\",\"conditions\":[{\"type\":\"Complete\","
@@ -1859,11 +1869,7 @@ static void test_finish_logged_once_despite_conflicts(void **state)
     assert_true(status_writes >= 3);
     assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
     assert_int_equal(msg_lines(f, &lc, "job finished"), 1);
-    json_decref(cp);
-    json_decref(wl2);
-    json_decref(job2);
-    json_decref(wp);
-    json_decref(jp);
+    one_placed_free(&o);
 }
 
 enum { OTHERS = 20 };
