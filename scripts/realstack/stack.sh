@@ -60,6 +60,14 @@ stop_all() {
   rm -f "$f"
 }
 
+# The end of the stack (down, or Ctrl-C of run): stopped, and its kubeconfigs removed: they
+# name ports nothing listens on any more, and a later `kueue-ks status` or kubectl with one
+# would only say "connection refused".
+stop_for_good() {
+  stop_all
+  rm -f "$REAL"/hub.kubeconfig "$REAL"/cluster[0-9]*.kubeconfig
+}
+
 # N free loopback ports, held open together so they differ, then released.
 free_ports() {
   python3 - "$1" <<'PY'
@@ -500,7 +508,7 @@ run)
     REAL_OWN_GROUP=1 "$ROOT/scripts/realstack/stack.sh" run "$@" || rc=$?
     exit $rc
   fi
-  trap stop_all EXIT
+  trap stop_for_good EXIT
   # Ctrl-C is how this mode ends: a clean stop, exit 0
   trap 'exit 0' INT TERM
   start_env
@@ -517,8 +525,8 @@ run)
   wait "$op"
   ;;
 down)
-  stop_all
-  log "stopped"
+  stop_for_good
+  log "stopped (kubeconfigs removed; logs kept in $REAL)"
   ;;
 kueue-restart)
   # kueue-restart CLUSTER [DISPATCHER]: stop that cluster's Kueue and start it again (the bench

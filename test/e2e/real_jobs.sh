@@ -182,8 +182,11 @@ pids=$(cat "$WORK"/*.pid)
 . "$WORK/ports.env"
 "$ROOT/scripts/realstack/stack.sh" down >/dev/null 2>&1 || die "stack.sh down failed"
 for p in $pids; do kill -0 "$p" 2>/dev/null && die "process $p still runs after stack.sh down"; done
+for kc in hub cluster1 cluster2; do
+  [ -e "$WORK/$kc.kubeconfig" ] && die "$kc.kubeconfig left after stack.sh down (its ports are closed)"
+done
 for port in "$HUB_API" "$CLUSTER1_API" "$CLUSTER2_API" "$KUEUE_WEBHOOK" "$KUEUE_HEALTH"; do
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && die "port $port still open after stack.sh down"
 done
-pass "stack.sh down: $(echo "$pids" | wc -w) processes gone, apiserver and Kueue ports closed"
+pass "stack.sh down: $(echo "$pids" | wc -w) processes gone, apiserver and Kueue ports closed, kubeconfigs removed"
 echo "ok   real_jobs passed"
