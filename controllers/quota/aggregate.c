@@ -480,8 +480,15 @@ int agg_update_cluster(struct agg *a, const json_t *cm, struct vocab_warnings *w
                        name);
     struct cluster *c = cluster_find(a, name);
     if (!c) {
+        /* kept sorted by name: the quota-source breakdown lists them in this order, which must
+         * not depend on the order the ClusterMetrics arrived in (stores iterate in hash order) */
+        size_t at = 0;
+        while (at < a->nclusters && strcmp(a->clusters[at].name, name) < 0)
+            at++;
         a->clusters = xrealloc(a->clusters, (a->nclusters + 1) * sizeof *a->clusters);
-        c = &a->clusters[a->nclusters++];
+        memmove(&a->clusters[at + 1], &a->clusters[at], (a->nclusters - at) * sizeof *a->clusters);
+        a->nclusters++;
+        c = &a->clusters[at];
         memset(c, 0, sizeof *c);
         c->name = xstrdup(name);
         c->contrib = xcalloc(a->ncells ? a->ncells : 1, sizeof *c->contrib);

@@ -94,6 +94,23 @@ static struct agg *agg_plain(void)
     return agg_new(&cfg);
 }
 
+/* The breakdown lists clusters by name whatever order their ClusterMetrics arrived in (the
+ * stores iterate in hash order: the annotation would change with nothing else changed). */
+static void test_breakdown_sorted_by_cluster(void **state)
+{
+    (void)state;
+    struct agg *a = agg_plain();
+    set_queue(a, CQ_DEFAULT);
+    update(a, cm("c3", 0, "{'name':'n3','allocatableResources':{'cpu':'3'}}"));
+    update(a, cm("c1", 0, "{'name':'n1','allocatableResources':{'cpu':'1'}}"));
+    update(a, cm("c2", 0, "{'name':'n2','allocatableResources':{'cpu':'2'}}"));
+    struct agg_result r;
+    assert_int_equal(agg_compute(a, T0, &r), 0);
+    assert_non_null(strstr(r.breakdown, "default-flavor/cpu=6: c1=1 c2=2 c3=3"));
+    agg_result_free(&r);
+    agg_free(a);
+}
+
 static void test_exact_sums(void **state)
 {
     (void)state;
@@ -718,6 +735,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_sums),
+        cmocka_unit_test(test_breakdown_sorted_by_cluster),
         cmocka_unit_test(test_flavors_default_alias_taints),
         cmocka_unit_test(test_unschedulable_notready_stale),
         cmocka_unit_test(test_shrink_delay),
