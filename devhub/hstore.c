@@ -350,37 +350,6 @@ static const char *list_lower(const char *prefix, const char *after)
     return after && strcmp(after, prefix) > 0 ? after : prefix;
 }
 
-int hstore_list(struct hstore *s, const char *prefix, const char *after, store_obj_cb cb,
-                void *userdata, struct err *e)
-{
-    char *end = prefix_end(prefix);
-    /* Statements may be re-entered by the callback (e.g. a get): use a fresh one. */
-    sqlite3_stmt *st = NULL;
-    int ret = 0;
-    if (sqlite3_prepare_v2(s->db, sql_text[ST_LIST], -1, &st, NULL) != SQLITE_OK) {
-        ret = db_err(s, e, "list");
-        goto out;
-    }
-    sqlite3_bind_text(st, 1, list_lower(prefix, after), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, end, -1, SQLITE_STATIC);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *obj = parse_col(st, 1);
-        if (!obj)
-            continue;
-        ret = cb((const char *)sqlite3_column_text(st, 0), obj, userdata);
-        json_decref(obj);
-        if (ret)
-            goto out;
-    }
-    if (rc != SQLITE_DONE)
-        ret = db_err(s, e, "list");
-out:
-    sqlite3_finalize(st);
-    free(end);
-    return ret;
-}
-
 int hstore_list_text(struct hstore *s, const char *prefix, const char *after, store_text_cb cb,
                      void *userdata, struct err *e)
 {
@@ -409,6 +378,31 @@ out:
     sqlite3_finalize(st);
     free(end);
     return ret;
+}
+
+/* hstore_list on top of hstore_list_text: each stored text parsed for the callback. */
+struct parse_ctx {
+    store_obj_cb cb;
+    void *ud;
+};
+
+static int parse_then(const char *key, const char *txt, size_t n, void *ud)
+{
+    struct parse_ctx *p = ud;
+    /* jscan_load: the same tree as json_loadb in a third of the time (bench-devhub) */
+    json_t *obj = jscan_load(txt, n, NULL);
+    if (!obj)
+        return 0; /* a stored text that does not parse is skipped */
+    int ret = p->cb(key, obj, p->ud);
+    json_decref(obj);
+    return ret;
+}
+
+int hstore_list(struct hstore *s, const char *prefix, const char *after, store_obj_cb cb,
+                void *userdata, struct err *e)
+{
+    struct parse_ctx p = {.cb = cb, .ud = userdata};
+    return hstore_list_text(s, prefix, after, parse_then, &p, e);
 }
 
 /* Run a fresh statement that selects (key, obj) and feed the callback. */

@@ -290,6 +290,16 @@ static json_t *req_body(struct fakesrv *s, size_t i, const char *method, const c
     return b;
 }
 
+/* The worker copy finished: all 3 pods succeeded, Complete at 09:59:30. */
+static void set_copy_complete(json_t *cp)
+{
+    json_object_set_new(cp, "status",
+                        J("{\"succeeded\":3,\"startTime\":\"T1\",\"completionTime\":"
+                          "\"T2\",\"conditions\":[{\"type\":\"Complete\","
+                          "\"status\":\"True\",\"lastTransitionTime\":"
+                          "\"2026-11-22T09:59:30Z\"}]}"));
+}
+
 /* The first pass: the placement (job patch *jp, workload status patch *wp, new references). */
 static void place_once(struct fx *f, json_t **jp, json_t **wp)
 {
@@ -347,11 +357,7 @@ static void test_place_then_copy(void **state)
     assert_int_equal(fakesrv_nreq(f->hub_srv), 2); /* nothing more on the hub */
 
     /* the worker copy appears and finishes: the final status comes back */
-    json_object_set_new(cp, "status",
-                        J("{\"succeeded\":3,\"startTime\":\"T1\",\"completionTime\":"
-                          "\"T2\",\"conditions\":[{\"type\":\"Complete\","
-                          "\"status\":\"True\",\"lastTransitionTime\":"
-                          "\"2026-11-22T09:59:30Z\"}]}"));
+    set_copy_complete(cp);
     store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
     fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "PATCH",
                                                     .path = JOB_PATH,
@@ -1843,11 +1849,7 @@ static void test_finish_logged_once_despite_conflicts(void **state)
     struct one_placed o;
     one_placed(f, &o);
     json_t *cp = o.cp;
-    json_object_set_new(cp, "status",
-                        J("{\"succeeded\":3,\"startTime\":\"T1\",\"completionTime\":"
-                          "\"T2\",\"conditions\":[{\"type\":\"Complete\","
-                          "\"status\":\"True\",\"lastTransitionTime\":"
-                          "\"2026-11-22T09:59:30Z\"}]}"));
+    set_copy_complete(cp);
     store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
     /* job status and annotation written every time, the Workload never */
     fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
