@@ -1320,13 +1320,17 @@ static void fill_ok(const struct wview *v, const struct place_cluster *c, const 
         if (v->wl->podsets[p].left_to_worker)
             buf_printf(&left, "%spod set %s: %s", buf_str(&left)[0] ? "; " : "",
                        v->wl->podsets[p].name, v->wl->podsets[p].left_to_worker);
-    /* percentages for people: the scores are parts per million */
+    /* percentages for people: the scores are parts per million. Spelled "percent", not '%':
+     * the message becomes the admission check's, and Kueue passes that as the format string
+     * of its UpdatedAdmissionCheck Event on the job ("99.6%!o(MISSING)f its capacity", seen
+     * on the real stack) */
     char pref[96] = "";
     if (ev->preferred_ppm > 0)
-        snprintf(pref, sizeof pref, ", preferred node affinity %.1f%% met",
+        snprintf(pref, sizeof pref, ", preferred node affinity %.1f percent met",
                  (double)ev->preferred_ppm / 1e4);
     out->message = xasprintf(
-        "placed on cluster %s (%s: %.1f%% of its capacity free after placement%s)%s%s", c->name,
+        "placed on cluster %s (%s: %.1f percent of its capacity free after placement%s)%s%s",
+        c->name,
         pol == PLACE_BINPACK ? "binpack, the fullest fit wins" : "spread, the most free wins",
         (double)ev->score_ppm / 1e4, pref,
         buf_str(&left)[0] ? "; left to the worker's scheduler: " : "", buf_str(&left));

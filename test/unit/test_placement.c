@@ -1125,7 +1125,7 @@ static void test_node_affinity(void **state)
     assert_int_equal(r.status, PLACE_OK);
     assert_string_equal(r.cluster, "c2");
     assert_int_equal(r.preferred_ppm, 1000000);
-    assert_non_null(strstr(r.message, "preferred node affinity 100.0% met"));
+    assert_non_null(strstr(r.message, "preferred node affinity 100.0 percent met"));
     place_result_free(&r);
     place_workload_free(&w);
     /* ...but a preference never overrides the required fit: 9 cpu do not fit c2 */
