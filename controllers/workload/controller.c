@@ -1222,6 +1222,8 @@ static bool own_held(struct wlc *c, const struct recon *r)
         return false;
     }
     c->st.own_holds++;
+    log_v(c->cfg.lg, 5, "pass held: own write not in the stores yet", "workload", r->key, "wl_rv",
+          wl ? wl : "", "job_rv", job ? job : "");
     return true;
 }
 
@@ -1321,6 +1323,8 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
     const char *pinned = NULL;
     if (wl_wants_placement(&r->s, &pinned)) {
         if (placing_held(c, r->key, r->wl)) {
+            log_v(c->cfg.lg, 5, "pass held: own placement not in the job store yet", "workload",
+                  r->key);
             /* the job's update event queues the key again; the timer is a backstop */
             wq_forget(q, r->key);
             wq_add_after(q, r->key, 1.0);
@@ -1337,6 +1341,14 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
         return false;
     }
     defer_note(c, r->key, &r->acts, r->s.now_ms);
+    if (log_v_enabled(c->cfg.lg, 5)) {
+        char n[24], kind[24];
+        snprintf(n, sizeof n, "%zu", r->acts.n);
+        snprintf(kind, sizeof kind, "%d", (int)r->acts.outcome.kind);
+        log_v(c->cfg.lg, 5, "pass decided", "workload", r->key, "outcome", kind, "actions", n,
+              "wl_rv", jx_resource_version(r->wl) ? jx_resource_version(r->wl) : "", "job_rv",
+              r->job && jx_resource_version(r->job) ? jx_resource_version(r->job) : "");
+    }
     return pass_perform(c, r);
 }
 
@@ -1366,6 +1378,7 @@ static void process(struct wq *q, const char *key, void *ud)
 {
     struct wlc *c = ud;
     c->st.reconciles++;
+    log_v(c->cfg.lg, 5, "pass", "workload", key);
     if (c->cfg.src.synced && !c->cfg.src.synced(c->cfg.src.ud)) {
         wq_add_after(q, key, 1.0);
         wq_done(q, key);
@@ -1563,7 +1576,13 @@ static void add_passing(struct wlc *c, const char *key, const json_t *wl)
 void wlc_on_workload(struct wlc *c, const json_t *wl)
 {
     char *key = jx_obj_key(wl);
-    if (key)
+    log_v(c->cfg.lg, 5, "workload event", "workload", key ? key : "", "rv",
+          jx_resource_version(wl) ? jx_resource_version(wl) : "");
+    /* a dispatch under way (placed, no copy yet) may be waiting for this event of its own
+     * placement write (own_held): it goes on first, as after its job's event */
+    if (key && strmap_get(&c->dispatching, key))
+        wq_add_level(c->q, key, WQ_FIRST);
+    else if (key)
         wq_add(c->q, key);
     free(key);
 }
@@ -1587,10 +1606,13 @@ static void on_job(struct wlc *c, const json_t *obj, bool listed)
     json_t *keys = store_index_keys(c->cfg.src.workloads, WLC_INDEX_OWNER, uid, NULL);
     for (size_t i = 0; keys && i < json_array_size(keys); i++) {
         const char *k = json_string_value(json_array_get(keys, i));
+        if (!listed)
+            log_v(c->cfg.lg, 5, hub ? "job event" : "copy event", "workload", k, "rv",
+                  jx_resource_version(obj) ? jx_resource_version(obj) : "");
         if (hub && listed)
             add_passing(c, k, store_get(c->cfg.src.workloads, k));
         else if (hub)
-            wq_add_urgent(c->q, k);
+            wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
         else
             wq_add(c->q, k);
     }
@@ -1958,4 +1980,5 @@ void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)
     wq_stats(c->q, &qs);
     out->queued = qs.depth;
     out->queued_urgent = qs.urgent;
+    out->queued_first = qs.first;
 }

@@ -36,7 +36,7 @@
  * Dispatch before status return: dispatches are under way while a Workload whose pass
  * placed its job has no copy yet (until a later pass of it decides anything else: the copy
  * made, evicted...) or keys wait in the queue's plain FIFO (reservations to place, copies'
- * status to return; hub job events are queued ahead, wq_add_urgent). Meanwhile a pass whose only
+ * status to return; hub job events are queued first, WQ_FIRST). Meanwhile a pass whose only
  * Workload status write would be the check's "running on cluster c" leaves it
  * (wl_snapshot.defer_running; the remote-status annotation and the hub job's status still
  * go at once): the key runs again, ahead, once no dispatch is under way, or after 5 s at
@@ -155,10 +155,13 @@ void wlc_free(struct wlc *c);
 /* Queue a Workload key ("ns/name"). */
 void wlc_enqueue(struct wlc *c, const char *key);
 /* Handlers: queue the Workload(s) concerned by a changed object. A hub job change
- * queues them ahead of the others (wq_add_urgent): it moves a dispatch under way on
- * (the placement written: make the copy), which a burst of new reservations must not
- * hold back. A copy change (its status to return) is queued in order: ahead, the
- * status return's job patches went into a burst and slowed it (docs/performance.md). */
+ * queues them first (WQ_FIRST, ahead of the urgent keys too): it moves a dispatch under
+ * way on (the placement written: make the copy), which a burst of new reservations must
+ * not hold back, neither in the plain FIFO nor, at a restart, the reservations the start-up
+ * lists queued ahead (wlc_on_workload_listed): with 300 reserved at once, no copy was made
+ * until every one of them was placed (docs/performance.md). A copy change (its status to return) is
+ * queued in order: ahead, the status return's job patches went into a burst and slowed it
+ * (docs/performance.md). */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
 /* The same for objects delivered by the start-up lists (not changes): a pass over every
@@ -235,7 +238,8 @@ struct wlc_stats {
     uint64_t own_holds;     /* passes held until the stores showed the last pass's writes */
     uint64_t deferrals;     /* passes that left the running message behind dispatches */
     size_t queued;          /* keys waiting in the work queue, ready */
-    size_t queued_urgent;   /* of those, queued ahead (wq_add_urgent) */
+    size_t queued_urgent;   /* of those, queued ahead (wq_add_urgent or WQ_FIRST) */
+    size_t queued_first;    /* of those, queued first (a hub job change: WQ_FIRST) */
 };
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
 

@@ -23,7 +23,7 @@ struct wq_item {
     char *key;
     uint32_t hash;
     bool dirty;
-    bool urgent; /* queued (or to be re-queued by wq_done) in the urgent FIFO */
+    uint8_t prio; /* enum wq_level: the FIFO it is queued in (or re-queued into by wq_done) */
     bool processing;
     bool queued;
     size_t heap_idx; /* HEAP_NONE when not waiting */
@@ -52,10 +52,9 @@ struct wq {
     size_t nbuckets;
     size_t nitems;
 
-    /* FIFOs of queued items: the urgent one is served first; depth counts both */
-    struct wq_item *qhead, *qtail;
-    struct wq_item *uhead, *utail;
-    size_t depth, udepth;
+    /* FIFOs of queued items, one per level, the highest served first; depth counts all */
+    struct wq_item *head[WQ_LEVELS], *tail[WQ_LEVELS];
+    size_t depth, ldepth[WQ_LEVELS];
 
     /* min-heap on ready_at */
     struct wq_item **heap;
@@ -234,8 +233,8 @@ static void wq_arm_timer(struct wq *q)
 
 static void wq_push_queue(struct wq *q, struct wq_item *it)
 {
-    struct wq_item **head = it->urgent ? &q->uhead : &q->qhead;
-    struct wq_item **tail = it->urgent ? &q->utail : &q->qtail;
+    struct wq_item **head = &q->head[it->prio];
+    struct wq_item **tail = &q->tail[it->prio];
     it->queued = true;
     it->qnext = NULL;
     it->qprev = *tail;
@@ -245,15 +244,15 @@ static void wq_push_queue(struct wq *q, struct wq_item *it)
         *head = it;
     *tail = it;
     q->depth++;
-    q->udepth += it->urgent;
+    q->ldepth[it->prio]++;
     wq_kick(q);
 }
 
 /* Take a queued item out of its FIFO. */
 static void wq_unlink(struct wq *q, struct wq_item *it)
 {
-    struct wq_item **head = it->urgent ? &q->uhead : &q->qhead;
-    struct wq_item **tail = it->urgent ? &q->utail : &q->qtail;
+    struct wq_item **head = &q->head[it->prio];
+    struct wq_item **tail = &q->tail[it->prio];
     if (it->qprev)
         it->qprev->qnext = it->qnext;
     else
@@ -265,16 +264,18 @@ static void wq_unlink(struct wq *q, struct wq_item *it)
     it->qnext = it->qprev = NULL;
     it->queued = false;
     q->depth--;
-    q->udepth -= it->urgent;
+    q->ldepth[it->prio]--;
 }
 
 static struct wq_item *wq_pop_queue(struct wq *q)
 {
-    struct wq_item *it = q->uhead ? q->uhead : q->qhead;
+    struct wq_item *it = NULL;
+    for (int l = WQ_LEVELS - 1; l >= 0 && !it; l--)
+        it = q->head[l];
     if (!it)
         return NULL;
     wq_unlink(q, it);
-    it->urgent = false;
+    it->prio = WQ_PLAIN;
     return it;
 }
 
@@ -382,19 +383,25 @@ void wq_add(struct wq *q, const char *key)
     wq_add_item(q, item_get(q, key));
 }
 
-void wq_add_urgent(struct wq *q, const char *key)
+void wq_add_level(struct wq *q, const char *key, enum wq_level level)
 {
-    if (q->shutting_down)
+    if (q->shutting_down || level >= WQ_LEVELS)
         return;
     struct wq_item *it = item_get(q, key);
-    if (it->queued && !it->urgent) {
+    if (it->queued && it->prio < level) {
         wq_unlink(q, it);
-        it->urgent = true;
+        it->prio = (uint8_t)level;
         wq_push_queue(q, it);
         return;
     }
-    it->urgent = true;
+    if (it->prio < level)
+        it->prio = (uint8_t)level;
     wq_add_item(q, it);
+}
+
+void wq_add_urgent(struct wq *q, const char *key)
+{
+    wq_add_level(q, key, WQ_URGENT);
 }
 
 void wq_add_after(struct wq *q, const char *key, double delay)
@@ -486,7 +493,7 @@ int wq_done(struct wq *q, const char *key)
         wq_push_queue(q, it);
     } else {
         it->dirty = false;
-        it->urgent = false;
+        it->prio = WQ_PLAIN;
     }
     item_maybe_release(q, it);
     wq_kick(q);
@@ -533,7 +540,8 @@ bool wq_shutting_down(const struct wq *q)
 void wq_stats(const struct wq *q, struct wq_stats *out)
 {
     out->depth = q->depth;
-    out->urgent = q->udepth;
+    out->urgent = q->ldepth[WQ_URGENT] + q->ldepth[WQ_FIRST];
+    out->first = q->ldepth[WQ_FIRST];
     out->waiting = q->heap_len;
     out->processing = q->processing;
     out->adds = q->adds;

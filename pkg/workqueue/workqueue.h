@@ -13,8 +13,9 @@
  *    DefaultControllerRateLimiter;
  *  - delayed adds (a min-heap keyed by ready time; re-adding a waiting key
  *    keeps the earlier time; a delay <= 0 adds at once);
- *  - urgent adds (wq_add_urgent): served before the plain FIFO (an addition
- *    to client-go's semantics);
+ *  - levels (an addition to client-go's semantics): one FIFO per level, the
+ *    highest served first: WQ_FIRST, then WQ_URGENT (wq_add_urgent), then the
+ *    plain adds;
  *  - shutdown: stop handing out keys, drop queued and waiting keys.
  *
  * Driving a controller: the queue calls `process(q, key, ud)` from an ev_idle
@@ -44,6 +45,14 @@
 
 struct wq;
 
+/* Queue levels, the highest served first (FIFO within a level). */
+enum wq_level {
+    WQ_PLAIN = 0, /* wq_add */
+    WQ_URGENT,    /* wq_add_urgent */
+    WQ_FIRST,     /* ahead of the urgent ones too */
+    WQ_LEVELS
+};
+
 /*
  * Called for each key handed out. `key` is borrowed and stays valid until
  * wq_done(q, key) is called for it.
@@ -72,7 +81,8 @@ struct wq_opts {
 /* Plain counters (no dependency on a metrics module). */
 struct wq_stats {
     size_t depth;      /* keys queued, ready to be handed out */
-    size_t urgent;     /* of those, queued with wq_add_urgent */
+    size_t urgent;     /* of those, queued ahead of wq_add's (WQ_URGENT and WQ_FIRST) */
+    size_t first;      /* of those, queued with WQ_FIRST */
     size_t waiting;    /* keys in the delay heap */
     size_t processing; /* keys handed out and not yet done */
     uint64_t adds;     /* keys that became queued-or-dirty (after de-dup), cumulative */
@@ -93,6 +103,9 @@ void wq_add(struct wq *q, const char *key);
  * Ignored after shutdown.
  */
 void wq_add_urgent(struct wq *q, const char *key);
+/* The same at any level (wq_add_urgent is WQ_URGENT): a queued key moves up, never
+ * down; a key being processed is re-queued at the highest level it was added with. */
+void wq_add_level(struct wq *q, const char *key, enum wq_level level);
 /*
  * Add a key after `delay` seconds. delay <= 0 adds now. If the key is already
  * waiting, the earlier ready time wins. Ignored after shutdown.

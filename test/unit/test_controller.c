@@ -1931,6 +1931,51 @@ static void test_listed_reservation_queued_ahead(void **state)
     assert_int_equal(st.placements, 1);
 }
 
+/* A hub job change moves a dispatch under way on (the copy to make): it is queued first, ahead
+ * of the reservations a restart's lists queued ahead of the rest, so that copies are made while
+ * the backlog is being placed, not after all of it (bench-dispatch --real: 300 reserved while
+ * the operator was down, no copy until all 300 were placed). */
+static void test_job_change_first_after_restart(void **state)
+{
+    struct fx *f = *state;
+    fill_restart(f);
+    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-sample-1a2b3"));
+    for (int i = 0; i < OTHERS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "default/other-%d", i);
+        wlc_on_workload_listed(f->c, store_get(f->wls, key));
+    }
+    wlc_on_job(f->c, store_get(f->jobs, "default/placed"));
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, OTHERS + 2);
+    assert_int_equal(st.queued_urgent, 2);
+    assert_int_equal(st.queued_first, 1);
+}
+
+/* A Workload event of a dispatch under way (its job placed, no copy yet) is queued first too:
+ * the pass making the copy may be waiting for it (own_held), behind a backlog of
+ * reservations otherwise. Once the copy is made, its Workload's events are plain again. */
+static void test_dispatching_workload_event_first(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    json_t *wl = store_get(f->wls, "default/job-sample-1a2b3");
+    json_t *wl2 = jx_merge_apply(wl, wp);
+    jx_set_new(wl2, "metadata.resourceVersion", json_string("11"), NULL);
+    store_upsert(f->wls, wl2, NULL, NULL, NULL);
+    wlc_enqueue(f->c, "default/unrelated");
+    wlc_on_workload(f->c, wl2);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, 2);
+    assert_int_equal(st.queued_first, 1);
+    json_decref(wl2);
+    json_decref(jp);
+    json_decref(wp);
+}
+
 /* The pass over every Workload after a worker change (at a restart, the workers become
  * reachable after the lists) queues the same way. */
 static void test_enqueue_all_reservation_ahead(void **state)
@@ -1948,6 +1993,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_place_then_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_change_first_after_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatching_workload_event_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_logged_once_despite_conflicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_falls_back_to_merge, setup, teardown),

@@ -129,6 +129,48 @@ static void test_urgent_first(void **state)
     wq_free(q);
 }
 
+/* Levels: WQ_FIRST ahead of WQ_URGENT ahead of the plain adds, first in first out within
+ * one; a queued key moves up, never down; a key being processed comes back at the highest
+ * level it was added with meanwhile. */
+static void test_levels(void **state)
+{
+    (void)state;
+    struct wq_opts o = {0};
+    struct wq *q = wq_new(&o);
+    wq_add(q, "p1");
+    wq_add_urgent(q, "u1");
+    wq_add_urgent(q, "u2");
+    wq_add_level(q, "f1", WQ_FIRST);
+    wq_add_level(q, "u2", WQ_FIRST); /* moves up */
+    wq_add_urgent(q, "f1");          /* not down */
+    wq_add(q, "p2");
+    struct wq_stats st;
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 5);
+    assert_int_equal(st.urgent, 3);
+    assert_int_equal(st.first, 2);
+    assert_string_equal(wq_get(q), "f1");
+    assert_string_equal(wq_get(q), "u2");
+    assert_string_equal(wq_get(q), "u1");
+    /* "p1" is being processed: added urgent then first, it comes back first */
+    assert_string_equal(wq_get(q), "p1");
+    wq_add_urgent(q, "p1");
+    wq_add_level(q, "p1", WQ_FIRST);
+    wq_add_urgent(q, "u9");
+    assert_int_equal(wq_done(q, "p1"), 0);
+    assert_string_equal(wq_get(q), "p1");
+    assert_string_equal(wq_get(q), "u9");
+    assert_string_equal(wq_get(q), "p2");
+    assert_null(wq_get(q));
+    /* done with no add meanwhile: a later plain add is plain */
+    assert_int_equal(wq_done(q, "p1"), 0);
+    wq_add_urgent(q, "u3");
+    wq_add(q, "p1");
+    assert_string_equal(wq_get(q), "u3");
+    assert_string_equal(wq_get(q), "p1");
+    wq_free(q);
+}
+
 static void test_backoff_sequence(void **state)
 {
     (void)state;
@@ -434,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_dedup),
         cmocka_unit_test(test_dirty_while_processing),
         cmocka_unit_test(test_urgent_first),
+        cmocka_unit_test(test_levels),
         cmocka_unit_test(test_backoff_sequence),
         cmocka_unit_test(test_bucket_limit),
         cmocka_unit_test(test_add_after_order),
