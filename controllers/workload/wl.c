@@ -561,9 +561,11 @@ static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char
     char *msg = xasprintf("placed on cluster %s%s%s", p->cluster, p->message ? ": " : "",
                           p->message ? p->message : "");
     wlst_check(w, "Pending", msg);
+    /* on the job only: the Workload carries the same in its ClusterAssigned condition, and
+     * each Event is a hub write and a request (about a quarter of a dispatch's) */
     act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_CLUSTER,
               xasprintf("Assigned to cluster %s", p->cluster));
-    act_event(a, WL_TGT_WORKLOAD, "Normal", REASON_ASSIGNED_CLUSTER, amsg);
+    free(amsg);
     ev_placed(s, p, work, a);
     outcome(a, WL_OUT_PLACED, p->cluster);
     return msg;

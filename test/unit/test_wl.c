@@ -279,7 +279,6 @@ static const struct tcase cases[] = {
               "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"},\"spec\":{"
               "\"template\":{\"spec\":{\"nodeSelector\":{\"instance\":\"spot\"}}}}}",
               "reserve c2", "event job Normal AssignedCluster: Assigned to cluster c2",
-              "event workload Normal AssignedCluster: assigned to cluster c2",
               "event job Normal AssignedFlavor",
               "\"message\":\"placed on cluster c2: most free\",\"name\":\"ks-check\","
               "\"state\":\"Pending\""}},
@@ -290,7 +289,7 @@ static const struct tcase cases[] = {
      .place_cluster = "c2",
      .place_left = "pod set main: topology spread (topologyKey zone)",
      .want_placement = true,
-     .want = {"patch-job", "reserve c2", "AssignedCluster", "AssignedCluster",
+     .want = {"patch-job", "reserve c2", "AssignedCluster",
               "event job Normal ConstraintsLeftToWorker: placed on cluster c2 on capacity; not "
               "judged by kueue-ks, left to the worker's scheduler: pod set main: topology spread "
               "(topologyKey zone)",
@@ -303,7 +302,7 @@ static const struct tcase cases[] = {
      .place_cluster = "c3",
      .want_placement = true,
      .want = {"\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"resourceVersion\":\"5\"}", "reserve c3",
-              "AssignedCluster", "AssignedCluster", "AssignedFlavor", "wl-status"}},
+              "AssignedCluster", "AssignedFlavor", "wl-status"}},
     {.name = "reserved, nothing fits now: message, events on both, requeue, told (the log line)",
      .out = "waiting told NoClusterFits",
      .wl = RESERVED("Pending"),
@@ -361,7 +360,7 @@ static const struct tcase cases[] = {
      .want = {"delete-copy c1 default/sample",
               "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/placed-for\":\"" TOKEN
               "\"},\"labels\":{\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
-              "reserve c2", "AssignedCluster", "AssignedCluster", "AssignedFlavor", "wl-status"}},
+              "reserve c2", "AssignedCluster", "AssignedFlavor", "wl-status"}},
     {.name = "reserved, check Retry: wait for Kueue",
      .out = "none",
      .wl = RESERVED_ASSIGNED("Retry"),
