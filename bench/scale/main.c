@@ -38,7 +38,7 @@
  *    "copies":N,"objects":..,"rss_mb":..,
  *    "rss_peak_mb":..,"rss_empty_mb":..,"bytes_per_object":..,"ready_s":..,
  *    "first_dispatch_s":..,"lists_s":..,"list_mb":..,"rss_ratio":..,"ready_ratio":..,
- *    "first_dispatch_ratio":..}
+ *    "first_dispatch_ratio":..,"packed_cache":true|false}
  * objects: the items of the baseline's lists but Nodes, what the operator caches (N + 1
  * Workloads and Jobs, 2P Pods, N copies, on the real stack also the copies' N pods);
  * bytes_per_object = (rss_mb - rss_empty_mb) / objects;
@@ -861,21 +861,20 @@ static void report(const struct bench *b)
     double bpo =
         b->objects ? (b->rss_mb - b->rss_empty_mb) * 1024.0 * 1024.0 / (double)b->objects : 0;
     printf("{\"bench\":\"scale\",\"mode\":\"%s\",\"workloads\":%d,\"jobs\":%d,"
-           "\"pods_per_worker\":%d,\"copies\":%d,\"objects\":%zu,\"rss_mb\":%.1f,\"rss_peak_mb\":%."
-           "1f,\"rss_empty_mb\":%.1f,"
-           "\"bytes_per_object\":%.0f,\"ready_s\":%.3f,\"first_dispatch_s\":%.3f,"
-           "\"lists_s\":%.3f,\"list_mb\":%.3f,\"rss_ratio\":%.2f,\"ready_ratio\":%.2f,"
-           "\"first_dispatch_ratio\":%.2f,\"packed_cache\":%s}\n",
+           "\"pods_per_worker\":%d,\"copies\":%d,\"objects\":%zu,\"rss_mb\":%.1f,"
+           "\"rss_peak_mb\":%.1f,\"rss_empty_mb\":%.1f,\"bytes_per_object\":%.0f,"
+           "\"ready_s\":%.3f,\"first_dispatch_s\":%.3f,\"lists_s\":%.3f,\"list_mb\":%.3f,"
+           "\"rss_ratio\":%.2f,\"ready_ratio\":%.2f,\"first_dispatch_ratio\":%.2f,"
+           "\"packed_cache\":%s}\n",
            b->real ? "real" : "devhub", b->n + 1, b->n + 1, b->pods, b->n, b->objects, b->rss_mb,
            b->rss_peak_mb, b->rss_empty_mb, bpo, b->ready_s, b->first_s, b->lists_s, b->list_mb,
            b->list_mb > 0 ? b->rss_mb / b->list_mb : 0,
            b->lists_s > 0 ? b->ready_s / b->lists_s : 0,
            b->lists_s > 0 ? b->first_s / b->lists_s : 0, b->packed ? "true" : "false");
-    printf("scale: %d workloads + jobs on the %s, %d copies, %d pods per worker: RSS %.1f MB (peak "
-           "%.1f, "
-           "empty %.1f; %.0f B per cached object; %.2fx the %.1f MB listed), ready %.3f s after "
-           "the lists, first dispatch %.3f s after the restart (the same lists by the bench: "
-           "%.3f s)\n",
+    printf("scale: %d workloads + jobs on the %s, %d copies, %d pods per worker: RSS %.1f MB "
+           "(peak %.1f, empty %.1f; %.0f B per cached object; %.2fx the %.1f MB listed), "
+           "ready %.3f s after the lists, first dispatch %.3f s after the restart (the same "
+           "lists by the bench: %.3f s)\n",
            b->n + 1, b->real ? "real stack" : "devhub", b->n, b->pods, b->rss_mb, b->rss_peak_mb,
            b->rss_empty_mb, bpo, b->list_mb > 0 ? b->rss_mb / b->list_mb : 0, b->list_mb,
            b->ready_s, b->first_s, b->lists_s);
