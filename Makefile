@@ -206,12 +206,16 @@ dev-down:
 
 # Each bench with its defaults, then the shapes docs/performance.md quotes:
 # placement at the dispatch shape with 10,000 reservations held, dispatch at N=10,000
-# (bench-scale's defaults are the goal's shape: 10,000 workloads, 10,000 pods per worker).
+# (bench-scale's defaults are the goal's shape: 10,000 workloads, 10,000 pods per worker),
+# then bench-scale --real on a real stack of its own (N = 1,000, 1,000 pods per worker;
+# SKIP without the real-stack components).
 bench: bins
 	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	$(Q)echo "== $(BINDIR)/bench-placement (2 clusters x 4 nodes, 10000 held)"; \
 	  $(BINDIR)/bench-placement --clusters 2 --nodes 4 --jobs 10000 --node-cpu 100000
 	$(Q)echo "== $(BINDIR)/bench-dispatch --n 10000"; $(BINDIR)/bench-dispatch --n 10000
+	$(Q)echo "== $(BINDIR)/bench-scale --real (bench/scale/real.sh: a real stack of its own)"; \
+	  bench/scale/real.sh
 
 # ---- real stack: real Kubernetes, Kueue and kwok as local processes ---------
 # Components built from the Go modules pinned in test/realstack/tools/ (build/realstack/bin).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Keeps bench/scale from rotting: `bin/bench-scale --n 40 --pods 60` starts its devhubs and
 # the operator, dispatches 40 jobs, restarts the operator with one more reserved job, and
-# prints a JSON line with every field: the counts it was given, positive RSS figures (peak
+# prints a JSON line with every field: mode devhub, the counts it was given (and the objects
+# cached: 41 Workloads and Jobs, 2 x 60 pods, 40 copies), positive RSS figures (peak
 # at least the final one), ready and first-dispatch times, the baselines and the ratios
 # computed from them; the work directory is removed; the same with the operator's
 # --packed-cache. No figure is compared with a target
@@ -27,12 +28,13 @@ for mode in default packed; do
   [ $rc = 0 ] || fail "bench-scale ($mode) exit $rc"
   json=$(grep '^{"bench":"scale"' <<<"$out")
   [ -n "$json" ] || fail "no JSON line ($mode)"
-  jq -e '[.workloads,.jobs,.pods_per_worker,.copies,.rss_mb,.rss_peak_mb,.rss_empty_mb,
+  jq -e '[.workloads,.jobs,.pods_per_worker,.copies,.objects,.rss_mb,.rss_peak_mb,.rss_empty_mb,
           .bytes_per_object,.ready_s,.first_dispatch_s,.lists_s,.list_mb,.rss_ratio,.ready_ratio,
           .first_dispatch_ratio]|all(type=="number")' <<<"$json" >/dev/null ||
     fail "JSON line lacks a field: $json"
   jq -e --argjson packed "$([ $mode = packed ] && echo true || echo false)" \
-    '.workloads==41 and .jobs==41 and .pods_per_worker==60 and .copies==40 and
+    '.mode=="devhub" and .workloads==41 and .jobs==41 and .pods_per_worker==60 and
+     .copies==40 and .objects==41+41+2*60+40 and
      .rss_mb>0 and .rss_empty_mb>0 and .rss_peak_mb>=.rss_mb and .first_dispatch_s>0 and
      .lists_s>0 and .list_mb>0 and .packed_cache==$packed and
      (.rss_ratio - .rss_mb/.list_mb | fabs) < 0.05 * .rss_ratio + 0.01 and
