@@ -1482,7 +1482,10 @@ static void test_no_repeat_before_own_events(void **state)
     jx_set_new(wl2, "metadata.resourceVersion", json_string("11"), NULL);
     store_upsert(f->wls, wl2, NULL, NULL, NULL);
     fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_enqueue(f->c, "default/unrelated");
     wlc_on_workload(f->c, wl2);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued_first, 1); /* the held dispatch goes on first */
     run_until(f, 2, 1);
     tloop_run_for(f->loop, 0.2);
     assert_int_equal(fakesrv_nreq(f->hub_srv), 2);
