@@ -1349,8 +1349,17 @@ static bool ranks_before(const struct ceval *ea, const char *a, const struct cev
     return strcmp(a, b) < 0;
 }
 
+static int pcluster_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp((*(const struct place_cluster *const *)a)->name,
+                  (*(const struct place_cluster *const *)b)->name);
+}
+
 /* The ready clusters placement may use (only the pinned one with a pin) into
- * cand; *pin_seen: the pinned cluster is among `clusters`. Returns how many. */
+ * cand, sorted by name: the callers collect clusters in store hash order, and
+ * the messages list clusters in candidate order (ties already go to the
+ * smaller name: ranks_before). *pin_seen: the pinned cluster is among
+ * `clusters`. Returns how many. */
 static size_t candidates(const struct place_cluster *clusters, size_t n, const char *pinned,
                          const struct place_cluster **cand, bool *pin_seen)
 {
@@ -1363,7 +1372,33 @@ static size_t candidates(const struct place_cluster *clusters, size_t n, const c
         if (clusters[i].ready)
             cand[nc++] = &clusters[i];
     }
+    qsort(cand, nc, sizeof *cand, pcluster_ptr_cmp);
     return nc;
+}
+
+/* opts' others and unknown, sorted by name (borrowed entries): the "never
+ * fits" and "waiting for" messages name clusters in this order. */
+struct sorted_rest {
+    const struct place_cluster **others;
+    const char **unknown;
+};
+
+static void sorted_rest_init(struct sorted_rest *r, const struct place_opts *opts)
+{
+    r->others = xcalloc(opts->n_others ? opts->n_others : 1, sizeof *r->others);
+    for (size_t i = 0; i < opts->n_others; i++)
+        r->others[i] = &opts->others[i];
+    qsort(r->others, opts->n_others, sizeof *r->others, pcluster_ptr_cmp);
+    r->unknown = xcalloc(opts->n_unknown ? opts->n_unknown : 1, sizeof *r->unknown);
+    for (size_t i = 0; i < opts->n_unknown; i++)
+        r->unknown[i] = opts->unknown[i];
+    qsort(r->unknown, opts->n_unknown, sizeof *r->unknown, cstr_cmp);
+}
+
+static void sorted_rest_free(struct sorted_rest *r)
+{
+    free(r->others);
+    free(r->unknown);
 }
 
 /* The best candidate that fits now, into out (PLACE_OK); false when none
@@ -1422,7 +1457,8 @@ static bool fits_empty(const struct wview *v, const struct place_cluster *c, siz
  * pinned cluster matters then). `never` says why not per cluster, *listed
  * counts them. */
 static bool fit_ever(const struct wview *v, const struct place_cluster **cand, size_t nc,
-                     const struct place_opts *opts, size_t *listed, struct buf *never)
+                     const struct place_opts *opts, const struct sorted_rest *rest, size_t *listed,
+                     struct buf *never)
 {
     bool ever = false;
     *listed = 0;
@@ -1430,7 +1466,7 @@ static bool fit_ever(const struct wview *v, const struct place_cluster **cand, s
         ever = fits_empty(v, cand[i], listed, never) || ever;
     size_t n_others = opts->pinned ? 0 : opts->n_others;
     for (size_t i = 0; i < n_others && !ever; i++)
-        ever = fits_empty(v, &opts->others[i], listed, never);
+        ever = fits_empty(v, rest->others[i], listed, never);
     if (*listed > MSG_MAX_CLUSTERS)
         buf_printf(never, "; and %zu more", *listed - MSG_MAX_CLUSTERS);
     return ever;
@@ -1438,13 +1474,13 @@ static bool fit_ever(const struct wview *v, const struct place_cluster **cand, s
 
 /* NOT_NOW while clusters of unknown capacity could still fit it: the message
  * names them. */
-static void wait_unknown(const struct place_opts *opts, size_t listed, const char *never,
-                         struct place_result *out)
+static void wait_unknown(const struct place_opts *opts, const struct sorted_rest *rest,
+                         size_t listed, const char *never, struct place_result *out)
 {
     struct buf names;
     buf_init(&names, 1024);
     for (size_t i = 0; i < opts->n_unknown && i < MSG_MAX_CLUSTERS; i++)
-        buf_printf(&names, "%s%s", i ? ", " : "", opts->unknown[i]);
+        buf_printf(&names, "%s%s", i ? ", " : "", rest->unknown[i]);
     if (opts->n_unknown > MSG_MAX_CLUSTERS)
         buf_printf(&names, " and %zu more", opts->n_unknown - MSG_MAX_CLUSTERS);
     out->status = PLACE_NOT_NOW;
@@ -1461,9 +1497,11 @@ static void no_fit(const struct wview *v, const struct place_cluster **cand, siz
     struct buf never;
     buf_init(&never, 4096);
     size_t listed;
-    bool ever = fit_ever(v, cand, nc, opts, &listed, &never);
+    struct sorted_rest rest;
+    sorted_rest_init(&rest, opts);
+    bool ever = fit_ever(v, cand, nc, opts, &rest, &listed, &never);
     if (!ever && !opts->pinned && opts->n_unknown > 0) {
-        wait_unknown(opts, listed, buf_str(&never), out); /* an incomplete view: never final */
+        wait_unknown(opts, &rest, listed, buf_str(&never), out); /* incomplete view: not final */
     } else if (nc == 0 && !ever && !opts->pinned && opts->n_others > 0) {
         out->status = PLACE_NEVER;
         out->message = xasprintf("no cluster can ever fit it, even empty: %s", buf_str(&never));
@@ -1484,6 +1522,7 @@ static void no_fit(const struct wview *v, const struct place_cluster **cand, siz
                                      opts->pinned, buf_str(&never))
                          : xasprintf("no cluster can ever fit it, even empty: %s", buf_str(&never));
     }
+    sorted_rest_free(&rest);
     buf_free(&never);
 }
 

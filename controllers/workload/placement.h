@@ -262,7 +262,9 @@ struct place_opts {
     /* The rest of the registered clusters, for the "never fits" judgement
      * only (not used with a pin): `others` are known (usable metrics) but
      * not candidates now (e.g. unreachable): evaluated empty; `unknown`
-     * names the clusters whose capacity is not known. Both borrowed. */
+     * names the clusters whose capacity is not known. Both borrowed, in
+     * any order: messages name clusters (candidates, others, unknown) sorted
+     * by name, whatever order the caller collected them in. */
     const struct place_cluster *others;
     size_t n_others;
     const char *const *unknown;

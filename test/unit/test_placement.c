@@ -526,6 +526,48 @@ static void test_never_vs_not_now(void **state)
     place_cluster_free(&cs[1]);
 }
 
+/* The messages name clusters in name order whatever order the caller collected them in (the
+ * controller collects them in store hash order, unrelated to names). */
+static void test_messages_in_name_order(void **state)
+{
+    (void)state;
+    struct place_cluster cs[3], others[2];
+    /* 8 cpu nodes, 7 requested: a 6 cpu pod fits none now, every one empty */
+    cluster_init(&cs[0], "zeta", 1, "'cpu':'8'", "'cpu':'7'", NULL);
+    cluster_init(&cs[1], "alpha", 1, "'cpu':'8'", "'cpu':'7'", NULL);
+    cluster_init(&cs[2], "mid", 1, "'cpu':'8'", "'cpu':'7'", NULL);
+    cluster_init(&others[0], "yak", 1, "'cpu':'2'", NULL, NULL);
+    cluster_init(&others[1], "bee", 1, "'cpu':'2'", NULL, NULL);
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'6'", NULL, NULL);
+    assert_int_equal(place_decide(&w, cs, 3, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    const char *a = strstr(r.message, "alpha: "), *m = strstr(r.message, "mid: "),
+               *z = strstr(r.message, "zeta: ");
+    assert_true(a && m && z && a < m && m < z);
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* too big even empty: the candidates (zeta, alpha), then the others, each in name order (4
+     * listed at most); the unknown ones too */
+    workload_init(&w, "w", 1, "'cpu':'9'", NULL, NULL);
+    const char *unknown[] = {"uu", "cc", "kk"};
+    struct place_opts o = {.others = others, .n_others = 2, .unknown = unknown, .n_unknown = 3};
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    a = strstr(r.message, "alpha: ");
+    z = strstr(r.message, "zeta: ");
+    const char *b = strstr(r.message, "bee: "), *y = strstr(r.message, "yak: ");
+    assert_true(a && z && b && y && a < z && z < b && b < y);
+    assert_non_null(strstr(r.message, "waiting for the metrics of cluster(s) cc, kk, uu ("));
+    place_result_free(&r);
+    place_workload_free(&w);
+    for (int i = 0; i < 3; i++)
+        place_cluster_free(&cs[i]);
+    place_cluster_free(&others[0]);
+    place_cluster_free(&others[1]);
+}
+
 /* "Never fits" only from a complete view of the registered clusters. */
 static void test_never_needs_every_cluster(void **state)
 {
@@ -1222,6 +1264,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_ties),
         cmocka_unit_test(test_never_vs_not_now),
         cmocka_unit_test(test_never_needs_every_cluster),
+        cmocka_unit_test(test_messages_in_name_order),
         cmocka_unit_test(test_no_status_not_usable),
         cmocka_unit_test(test_gpu_and_quantities),
         cmocka_unit_test(test_pinned),
