@@ -198,7 +198,7 @@ running_placed() {
 jobs_total() {
   local want
   want=$(running_placed)
-  [ "$want" -ge 1 ] && [ "$(bin/kueue-ks status -o json | jq '[.clusters[].jobs|tonumber]|add')" = "$want" ]
+  [ "$want" -ge 1 ] && [ "$(bin/kueue-ks status -o json | jq '[.clusters[].jobs]|add')" = "$want" ]
 }
 wait_until 30 "status counts the placed, unfinished jobs (the PyTorchJob among them)" jobs_total
 out=$(bin/kueue-ks status) || die "status failed" "$out"
