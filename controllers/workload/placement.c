@@ -16,6 +16,7 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/util/plural.h"
 
 #define PPM 1000000
 /* Node allocatable "pods" (110 by default) caps the pods per node; a node that
@@ -1070,17 +1071,20 @@ static void explain_no_node(const struct wview *v, const struct place_cluster *c
     const char *errs = affinity_errors(ps->affinity);
     if (by_aff > 0)
         snprintf(why, n,
-                 "pod set %s: the required node affinity %s excludes the %zu %snode(s) that match "
-                 "the flavor's nodeLabels, the nodeSelector and the tolerations%s%s",
+                 "pod set %s: the required node affinity %s excludes the %zu %snode%s that "
+                 "match the flavor's nodeLabels, the nodeSelector and the tolerations%s%s",
                  ps->name, affinity_required_text(ps->affinity), by_aff,
-                 empty ? "" : "ready, schedulable ", errs ? "; invalid node affinity: " : "",
-                 errs ? errs : "");
+                 empty ? "" : "ready, schedulable ", plural_s((long long)by_aff),
+                 errs ? "; invalid node affinity: " : "", errs ? errs : "");
     else if (later > 0)
         snprintf(why, n,
-                 "pod set %s: the %zu node(s) that match the flavor's nodeLabels, the "
-                 "nodeSelector%s and the tolerations are not usable now (not ready, cordoned or "
-                 "tainted node.kubernetes.io/...)",
-                 ps->name, later, affinity_has_required(ps->affinity) ? ", the node affinity" : "");
+                 "pod set %s: the %zu %s the flavor's nodeLabels, the nodeSelector%s and the "
+                 "tolerations %s not usable now (not ready, cordoned or tainted "
+                 "node.kubernetes.io/...)",
+                 ps->name, later,
+                 plural_of((long long)later, "node that matches", "nodes that match"),
+                 affinity_has_required(ps->affinity) ? ", the node affinity" : "",
+                 plural_of((long long)later, "is", "are"));
     else
         snprintf(
             why, n,
@@ -1133,9 +1137,9 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
         if (best < req) {
             char q1[48], q2[48];
             snprintf(why, n,
-                     "pod set %s: %" PRId64 " of %" PRId64 " pods (each %s) fit; %s: at most %s "
+                     "pod set %s: %" PRId64 " of %" PRId64 " pod%s (each %s) fit; %s: at most %s "
                      "left on a matching node%s, a pod needs %s",
-                     ps->name, fitted, ps->count, each, v->res[r],
+                     ps->name, fitted, ps->count, plural_s(ps->count), each, v->res[r],
                      fmt_milli(q1, sizeof q1, best < 0 ? 0 : best),
                      empty ? " even with the cluster empty" : "", fmt_milli(q2, sizeof q2, req));
             return;
@@ -1143,8 +1147,9 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
     }
     snprintf(why, n,
              "pod set %s: %" PRId64 " of %" PRId64
-             " pods (each %s) fit on the %zu matching nodes%s",
-             ps->name, fitted, ps->count, each, eligible,
+             " pod%s (each %s) fit on the %zu matching node%s%s",
+             ps->name, fitted, ps->count, plural_s(ps->count), each, eligible,
+             plural_s((long long)eligible),
              ps->one_per_node ? " (one per node: required pod anti-affinity on "
                                 "kubernetes.io/hostname)"
                               : "");
@@ -1484,9 +1489,11 @@ static void wait_unknown(const struct place_opts *opts, const struct sorted_rest
     if (opts->n_unknown > MSG_MAX_CLUSTERS)
         buf_printf(&names, " and %zu more", opts->n_unknown - MSG_MAX_CLUSTERS);
     out->status = PLACE_NOT_NOW;
-    out->message = xasprintf("no known cluster can fit it%s%s; waiting for the metrics of "
-                             "cluster(s) %s (not known yet: no status, stale or not ready)",
-                             listed ? ": " : "", never, buf_str(&names));
+    out->message =
+        xasprintf("no known cluster can fit it%s%s; waiting for the metrics of "
+                  "%s %s (not known yet: no status, stale or not ready)",
+                  listed ? ": " : "", never,
+                  plural_of((long long)opts->n_unknown, "cluster", "clusters"), buf_str(&names));
     buf_free(&names);
 }
 
