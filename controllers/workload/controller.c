@@ -849,6 +849,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
         store_foreach(c->cfg.src.flavors, collect_place_flavor, &fl);
         struct place_opts po = {.policy = c->cfg.policy,
                                 .pinned = pinned,
+                                .pinned_by = "the job's label " XF_LABEL_CLUSTER,
                                 .others = others.v,
                                 .n_others = others.n,
                                 .unknown = w.unknown,

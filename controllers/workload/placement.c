@@ -1279,8 +1279,9 @@ out:
 
 /* Fill the OK result from the evaluation of cluster c. */
 static void fill_ok(const struct wview *v, const struct place_cluster *c, const struct ceval *ev,
-                    enum place_policy pol, struct place_result *out)
+                    const struct place_opts *opts, struct place_result *out)
 {
+    enum place_policy pol = opts->policy;
     size_t nn = c->n_nodes, np = v->wl->n_podsets, nr = v->nres;
     out->status = PLACE_OK;
     out->cluster = xstrdup(c->name);
@@ -1330,11 +1331,16 @@ static void fill_ok(const struct wview *v, const struct place_cluster *c, const 
     if (ev->preferred_ppm > 0)
         snprintf(pref, sizeof pref, ", preferred node affinity %.1f%% met",
                  (double)ev->preferred_ppm / 1e4);
-    out->message = xasprintf(
-        "placed on cluster %s (%s: %.1f%% of its capacity free after placement%s)%s%s", c->name,
-        pol == PLACE_BINPACK ? "binpack, the fullest fit wins" : "spread, the most free wins",
-        (double)ev->score_ppm / 1e4, pref,
-        buf_str(&left)[0] ? "; left to the worker's scheduler: " : "", buf_str(&left));
+    /* a pinned job had one candidate: say so and by what, not the policy that did not choose */
+    char *how = opts->pinned
+                    ? xasprintf("pinned by %s", opts->pinned_by ? opts->pinned_by : "the job")
+                    : xstrdup(pol == PLACE_BINPACK ? "binpack, the fullest fit wins"
+                                                   : "spread, the most free wins");
+    out->message =
+        xasprintf("placed on cluster %s (%s: %.1f%% of its capacity free after placement%s)%s%s",
+                  c->name, how, (double)ev->score_ppm / 1e4, pref,
+                  buf_str(&left)[0] ? "; left to the worker's scheduler: " : "", buf_str(&left));
+    free(how);
     if (buf_str(&left)[0])
         out->left_to_worker = buf_detach(&left);
     else
@@ -1437,7 +1443,7 @@ static bool fit_now(const struct wview *v, const struct place_cluster **cand, si
         }
     }
     if (best >= 0)
-        fill_ok(v, cand[best], &best_ev, opts->policy, out);
+        fill_ok(v, cand[best], &best_ev, opts, out);
     else if (listed > MSG_MAX_CLUSTERS)
         buf_printf(why, "; and %zu more", listed - MSG_MAX_CLUSTERS);
     ceval_free(&best_ev);

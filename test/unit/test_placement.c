@@ -681,14 +681,24 @@ static void test_pinned(void **state)
     struct place_workload w;
     struct place_result r;
     workload_init(&w, "w", 1, "'cpu':'2'", NULL, NULL);
-    /* Spread would pick big; the pin wins. */
-    struct place_opts o = {.pinned = "small"};
+    /* Spread would pick big; the pin wins, and the message says it was the pin (and what
+     * pinned it), not the policy */
+    struct place_opts o = {.pinned = "small", .pinned_by = "the job's label x/cluster"};
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
     assert_int_equal(r.status, PLACE_OK);
     assert_string_equal(r.cluster, "small");
+    assert_non_null(
+        strstr(r.message, "placed on cluster small (pinned by the job's label x/cluster: 50.0%"));
+    assert_null(strstr(r.message, "spread"));
     place_result_free(&r);
+    o.pinned_by = NULL;
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_non_null(strstr(r.message, "placed on cluster small (pinned by the job: "));
+    place_result_free(&r);
+    o.pinned_by = "the job's label x/cluster";
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
     assert_string_equal(r.cluster, "big");
+    assert_non_null(strstr(r.message, "placed on cluster big (spread, the most free wins: "));
     place_result_free(&r);
     o.pinned = "nosuch";
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
