@@ -144,6 +144,9 @@ $(OBJDIR)/fuzz/%: $(OBJDIR)/test/fuzz/%.o $(DEVHUB_LIB) $(LIB)
 # The text rendering of `kueue-ks status` lives next to its command; its tests link it.
 $(OBJDIR)/test/test_sv $(OBJDIR)/fuzz/fuzz_sv: $(call obj,cmd/kueue-ks/sv.c)
 
+# bench-dispatch's status-return figures and wait (pure): their tests link them.
+$(OBJDIR)/test/test_stret: $(call obj,bench/dispatch/stret.c)
+
 unit-bins: $(TEST_BINS)
 fuzz-bins: $(FUZZ_BINS)
 

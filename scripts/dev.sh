@@ -33,20 +33,25 @@ log() { echo "dev: $*" >&2; }
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# The port a devhub's kubeconfig names: the one it listens on (DEV_*_PORT=0 lets it pick a free
+# one; the kubeconfig is written, by rename, once it listens).
+kc_port() { sed -n 's#.*server: https://127.0.0.1:\([0-9]*\).*#\1#p' "$1" | head -1; }
+
 start_devhub() { # name port kubeconfig extra-args...
   local name=$1 port=$2 kc=$3
   shift 3
-  if port_busy "$port"; then
+  if [ "$port" != 0 ] && port_busy "$port"; then
     log "port $port is in use (another 'make dev-up'?): run 'make dev-down' or set DEV_*_PORT"
     return 1
   fi
   rm -f "$kc"
+  # same-port: the user's DEV_*_PORT (stable addresses for a dev environment); 0 picks one
   bin/kueue-ks-devhub --listen "127.0.0.1:$port" --name "$name" --kubeconfig-out "$kc" \
     --crds devhub/crds --crds config/crd "$@" >"$DEV/$name.log" 2>&1 &
   echo $! >>"$DEV/pids"
   for _ in $(seq 1 100); do
     if [ -s "$kc" ] && kubectl --kubeconfig "$kc" get --raw /readyz >/dev/null 2>&1; then
-      log "$name ready on https://127.0.0.1:$port ($kc)"
+      log "$name ready on https://127.0.0.1:$(kc_port "$kc") ($kc)"
       return 0
     fi
     sleep 0.1
@@ -141,6 +146,8 @@ start_env() {
     --nodes '2x cpu=8,memory=32Gi;labels=instance=spot'
   start_devhub cluster2 "$C2_PORT" "$DEV/cluster2.kubeconfig" --run-jobs \
     --nodes '2x cpu=8,memory=32Gi,nvidia.com/gpu=2;labels=instance=h100'
+  HUB_PORT=$(kc_port "$DEV/hub.kubeconfig") C1_PORT=$(kc_port "$DEV/cluster1.kubeconfig")
+  C2_PORT=$(kc_port "$DEV/cluster2.kubeconfig")
   kubectl --kubeconfig "$DEV/hub.kubeconfig" apply -f examples/setup/ >/dev/null
   log "applied examples/setup/"
 }

@@ -166,6 +166,26 @@ int stret_unreturned(const struct stret *s)
     return s ? s->changes - s->prog.n : 0;
 }
 
+int stret_terminal(const struct stret *s)
+{
+    int n = 0;
+    for (int i = 0; s && i < s->n; i++)
+        n += s->j[i].term_t > 0;
+    return n;
+}
+
+double stret_wait_until(const struct stret *s, double cap, double grace)
+{
+    double last = 0;
+    for (int i = 0; s && i < s->n; i++) {
+        if (s->j[i].term_t == 0)
+            return cap; /* still running on its worker */
+        if (s->j[i].term_t > last)
+            last = s->j[i].term_t;
+    }
+    return last + grace < cap ? last + grace : cap;
+}
+
 static int cmp(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
@@ -183,9 +203,10 @@ static double pct_ms(double *v, int n, double p)
 
 void stret_figures(const struct stret *s, struct stret_fig *o)
 {
-    *o = (struct stret_fig){.changes = s->changes, .returned = s->prog.n, .finals = s->fin.n};
-    for (int i = 0; i < s->n; i++)
-        o->terminal += s->j[i].term_t > 0;
+    *o = (struct stret_fig){.changes = s->changes,
+                            .returned = s->prog.n,
+                            .terminal = stret_terminal(s),
+                            .finals = s->fin.n};
     int n = s->prog.n + s->fin.n;
     double *all = xcalloc((size_t)n + 1, sizeof *all);
     memcpy(all, s->prog.v, (size_t)s->prog.n * sizeof *all);

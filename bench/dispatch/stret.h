@@ -28,6 +28,13 @@ void stret_hub(struct stret *s, int i, const json_t *job, double t);
 int stret_finals(const struct stret *s);
 /* Copy changes the hub has not shown yet. */
 int stret_unreturned(const struct stret *s);
+/* Copies seen terminal on the workers. */
+int stret_terminal(const struct stret *s);
+/* Until when (the caller's time) to wait for the hub's final statuses: `cap` while some copy
+ * has not finished on its worker (the worker's lag is not the hub's: on a real stack the
+ * worker's kube-controller-manager marks copies Complete tens of seconds after their pods
+ * end); once every copy finished, `grace` after the last one did (at most `cap`). */
+double stret_wait_until(const struct stret *s, double cap, double grace);
 
 struct stret_fig {
     int changes;  /* copy count changes seen */

@@ -99,8 +99,8 @@ struct bench {
     pid_t pids[NCLUSTERS];
     int npids;
     pid_t op_pid;
-    int op_run; /* 1, 2: which op<k>.log */
-    int health_port;
+    int op_run;      /* 1, 2: which op<k>.log */
+    int health_port; /* the operator's, from its log once it listens (0: not yet) */
     struct ev_loop *loop;
     struct kube_client *cl[NCLUSTERS];
     struct kube_rest_config *cfg[NCLUSTERS];
@@ -230,20 +230,6 @@ static int start_devhub(struct bench *b, int c)
     return 0;
 }
 
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof sa;
-    int port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 static int start_operator(struct bench *b)
 {
     char bin[PATH_MAX + 32], hub[PATH_MAX], k1[PATH_MAX], k2[PATH_MAX], w1[PATH_MAX + 16],
@@ -254,8 +240,10 @@ static int start_operator(struct bench *b)
     kc_path(b, 2, k2, sizeof k2);
     snprintf(w1, sizeof w1, "cluster1=%s", k1);
     snprintf(w2, sizeof w2, "cluster2=%s", k2);
-    b->health_port = free_port();
-    snprintf(health, sizeof health, "127.0.0.1:%d", b->health_port);
+    /* port 0: the operator binds a free port and logs it ("serving health probes" port=N); a
+     * port picked here could be taken before the operator binds it */
+    b->health_port = 0;
+    snprintf(health, sizeof health, "127.0.0.1:0");
     snprintf(log, sizeof log, "op%d.log", ++b->op_run);
     snprintf(v, sizeof v, "--v=%d", b->op_v);
     char *argv[] = {bin,
@@ -280,9 +268,33 @@ static int start_operator(struct bench *b)
     return 0;
 }
 
-/* 1 when the operator's /readyz answers 200, 0 otherwise. */
-static int readyz(const struct bench *b)
+/* The health port op<run>.log reports, 0 while it has not been logged yet. */
+static int logged_health_port(const struct bench *b)
 {
+    char *path = xasprintf("%s/op%d.log", b->work, b->op_run);
+    FILE *f = fopen(path, "r");
+    free(path);
+    if (!f)
+        return 0;
+    char line[1024];
+    int port = 0;
+    while (!port && fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "msg=\"serving health probes\"");
+        p = p ? strstr(p, " port=") : NULL;
+        if (p)
+            port = (int)strtol(p + 6, NULL, 10);
+    }
+    fclose(f);
+    return port;
+}
+
+/* 1 when the operator's /readyz answers 200, 0 otherwise. */
+static int readyz(struct bench *b)
+{
+    if (!b->health_port)
+        b->health_port = logged_health_port(b);
+    if (!b->health_port)
+        return 0;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0)
         return 0;

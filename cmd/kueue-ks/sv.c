@@ -20,16 +20,40 @@
 
 /* ---- a kubectl-like table (tabwriter, padding 3) ------------------------------ */
 
+/* How a column's cells read in JSON (-o json). */
+enum col_kind {
+    COL_STR,      /* the text */
+    COL_INT,      /* a number; "-" -> null */
+    COL_PAIR,     /* "a/b" -> {pair_a: "a", pair_b: "b"}; "-" -> null */
+    COL_PAIR_INT, /* "a/b" -> {pair_a: a, pair_b: b} as numbers */
+};
+
+/* A column: its text header and its camelCase JSON field, as kubectl's JSON names fields. */
+struct col {
+    const char *header, *key;
+    enum col_kind kind;
+    const char *pair_a, *pair_b;
+};
+
 struct table {
     size_t ncols;
-    char **cells; /* rows * ncols, owned */
+    const struct col *cols; /* borrowed, ncols of them */
+    char **cells;           /* rows * ncols, owned */
     size_t nrows, cap;
 };
 
-static void table_init(struct table *t, size_t ncols)
+static void table_row(struct table *t, const char *const *cells);
+
+/* The header row is the columns' headers. */
+static void table_init(struct table *t, const struct col *cols, size_t ncols)
 {
     memset(t, 0, sizeof *t);
     t->ncols = ncols;
+    t->cols = cols;
+    const char *hdr[SV_MAX_COLS];
+    for (size_t c = 0; c < ncols && c < SV_MAX_COLS; c++)
+        hdr[c] = cols[c].header;
+    table_row(t, hdr);
 }
 
 /* Append a row of ncols strings (copied). */
@@ -100,21 +124,41 @@ static int table_write(struct table *t, struct buf *out)
     return rc < 0 ? -E2BIG : 0;
 }
 
-/* The rows after the header as objects keyed by the lower-cased header
- * ("CPU(used/cap)" -> "cpu(used/cap)"). New reference. */
+/* A number from a cell, or the text when it is not one ("?"). New reference. */
+static json_t *cell_int(const char *v)
+{
+    char *end = NULL;
+    long long n = strtoll(v, &end, 10);
+    return end != v && !*end ? json_integer((json_int_t)n) : json_string(v);
+}
+
+static json_t *cell_json(const struct col *c, const char *v)
+{
+    if (c->kind != COL_STR && strcmp(v, "-") == 0)
+        return json_null();
+    if (c->kind == COL_INT)
+        return cell_int(v);
+    const char *slash = c->kind == COL_STR ? NULL : strchr(v, '/');
+    if (!slash)
+        return json_string(v);
+    char *a = xstrndup(v, (size_t)(slash - v));
+    json_t *o = json_object();
+    json_object_set_new(o, c->pair_a, c->kind == COL_PAIR_INT ? cell_int(a) : json_string(a));
+    json_object_set_new(o, c->pair_b,
+                        c->kind == COL_PAIR_INT ? cell_int(slash + 1) : json_string(slash + 1));
+    free(a);
+    return o;
+}
+
+/* The rows after the header as objects keyed by the columns' JSON fields. New reference. */
 static json_t *table_json(const struct table *t)
 {
     json_t *arr = json_array();
     for (size_t r = 1; r < t->nrows; r++) {
         json_t *o = json_object();
-        for (size_t c = 0; c < t->ncols; c++) {
-            char key[64];
-            snprintf(key, sizeof key, "%s", t->cells[c]);
-            for (char *k = key; *k; k++)
-                if (*k >= 'A' && *k <= 'Z')
-                    *k = (char)(*k - 'A' + 'a');
-            json_object_set_new(o, key, json_string(t->cells[r * t->ncols + c]));
-        }
+        for (size_t c = 0; c < t->ncols; c++)
+            json_object_set_new(o, t->cols[c].key,
+                                cell_json(&t->cols[c], t->cells[r * t->ncols + c]));
         json_array_append_new(arr, o);
     }
     return arr;
@@ -286,13 +330,20 @@ static int render_clusters(const struct sv_input *in, struct buf *out)
     if (json_array_size(items) == 0)
         return note_emit(in, "clusters", "CLUSTERS",
                          "no ClusterMetrics found (is the agent running?)", out);
+    static const struct col cols[] = {
+        {"CLUSTER", "name", COL_STR, NULL, NULL},
+        {"READY", "ready", COL_STR, NULL, NULL},
+        {"NODES", "nodes", COL_PAIR_INT, "ready", "total"},
+        {"CPU(used/cap)", "cpu", COL_PAIR, "used", "capacity"},
+        {"MEMORY(used/cap)", "memory", COL_PAIR, "used", "capacity"},
+        {"GPU(used/cap)", "gpu", COL_PAIR, "used", "capacity"},
+        {"METRICS-AGE", "metricsAge", COL_STR, NULL, NULL},
+        {"JOBS", "jobs", COL_INT, NULL, NULL},
+        {"UNSCHEDULABLE", "unschedulableNodes", COL_INT, NULL, NULL},
+        {"TAINTED", "taintedNodes", COL_INT, NULL, NULL},
+    };
     struct table t;
-    size_t nc = in->wide ? 10 : 8;
-    table_init(&t, nc);
-    const char *hdr[] = {"CLUSTER",          "READY",         "NODES",       "CPU(used/cap)",
-                         "MEMORY(used/cap)", "GPU(used/cap)", "METRICS-AGE", "JOBS",
-                         "UNSCHEDULABLE",    "TAINTED"};
-    table_row(&t, hdr);
+    table_init(&t, cols, in->wide ? 10 : 8);
     size_t i;
     json_t *cm;
     json_array_foreach(items, i, cm)
@@ -410,12 +461,25 @@ static int render_queues(const struct sv_input *in, struct buf *out)
      * check a placed workload stays quota-reserved (the check is never Ready),
      * so it is 0 for queues kueue-ks serves: shown in wide/JSON only. */
     bool use_col = in->wide || in->json_out;
+    static const struct col cols[] = {
+        {"CLUSTERQUEUE", "clusterQueue", COL_STR, NULL, NULL},
+        {"FLAVOR", "flavor", COL_STR, NULL, NULL},
+        {"RESOURCE", "resource", COL_STR, NULL, NULL},
+        {"QUOTA", "quota", COL_STR, NULL, NULL},
+        {"RESERVED", "reserved", COL_STR, NULL, NULL},
+        {"IN-USE", "inUse", COL_STR, NULL, NULL},
+        {"SOURCE", "source", COL_STR, NULL, NULL},
+    };
+    static const struct col cols_no_use[] = {
+        {"CLUSTERQUEUE", "clusterQueue", COL_STR, NULL, NULL},
+        {"FLAVOR", "flavor", COL_STR, NULL, NULL},
+        {"RESOURCE", "resource", COL_STR, NULL, NULL},
+        {"QUOTA", "quota", COL_STR, NULL, NULL},
+        {"RESERVED", "reserved", COL_STR, NULL, NULL},
+        {"SOURCE", "source", COL_STR, NULL, NULL},
+    };
     struct table t;
-    table_init(&t, use_col ? 7 : 6);
-    const char *hdr[] = {"CLUSTERQUEUE", "FLAVOR",   "RESOURCE",
-                         "QUOTA",        "RESERVED", use_col ? "IN-USE" : "SOURCE",
-                         "SOURCE"};
-    table_row(&t, hdr);
+    table_init(&t, use_col ? cols : cols_no_use, use_col ? 7 : 6);
     size_t i, gi, fi, ri;
     json_t *cq, *g, *f, *r;
     json_array_foreach(items, i, cq)
@@ -516,6 +580,7 @@ json_t *sv_render_json(const struct sv_input *in)
 {
     struct sv_input j = *in;
     j.json_out = json_object();
+    j.wide = true; /* every column, sources whole: JSON is read by programs, not widths */
     struct buf unused;
     buf_init(&unused, 16);
     sv_render(&j, &unused);

@@ -60,9 +60,13 @@ struct sv_input {
     json_t *json_out; /* set by sv_render_json only */
 };
 
-/* The same view as JSON: {"clusters":[{<lower-case column>: value}], "queues":[...],
- * "workloads":{"total","pending","quotaReserved","admitted","finished"}}; a
- * section without a table is [] with "<section>Note". New reference. */
+/* The wide view as JSON, fields in camelCase as kubectl's JSON:
+ * {"clusters":[{"name","ready","nodes":{"ready","total"},"cpu"|"memory"|"gpu":
+ * {"used","capacity"} (null: "-"),"metricsAge","jobs","unschedulableNodes","taintedNodes"}],
+ * "queues":[{"clusterQueue","flavor","resource","quota","reserved","inUse","source"}],
+ * "workloads":{"total","pending","quotaReserved","admitted","finished"}}; counts are numbers
+ * (null for "-"), quantities strings; a section without a table is [] with "<section>Note".
+ * New reference. */
 json_t *sv_render_json(const struct sv_input *in);
 
 /* Append the whole view to `out`. 0, or -E2BIG when out's cap is reached. */

@@ -13,6 +13,7 @@
 #include "pkg/reasons/reasons.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/util/plural.h"
 
 #define KKS_KEY           "kks" /* computed fields added by the projections */
 #define RETRY_INITIAL_S   1.0
@@ -548,11 +549,11 @@ static json_t *compute_from_stores(struct agent *a)
 
 static json_t *ready_condition(struct agent *a, size_t n_nodes)
 {
-    return json_pack(
-        "[{s:s, s:s, s:s, s:o, s:s}]", "type", "Ready", "status", "True", "reason",
-        REASON_AGENT_REPORTING, "message",
-        json_sprintf("kueue-ks agent reports %zu nodes of cluster %s", n_nodes, a->cluster),
-        "lastTransitionTime", a->ready_since);
+    return json_pack("[{s:s, s:s, s:s, s:o, s:s}]", "type", "Ready", "status", "True", "reason",
+                     REASON_AGENT_REPORTING, "message",
+                     json_sprintf("kueue-ks agent reports %zu node%s of cluster %s", n_nodes,
+                                  plural_s((long long)n_nodes), a->cluster),
+                     "lastTransitionTime", a->ready_since);
 }
 
 /* data: {nodes, unschedulableJobs} as compute_from_stores makes it. */

@@ -17,6 +17,7 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/util/plural.h"
 #include "pkg/workqueue/workqueue.h"
 
 struct wlc {
@@ -794,8 +795,9 @@ static void placement_message(struct wlc *c, const struct wl_snapshot *s, const 
     }
     if (sel_text) {
         char *with_sel =
-            xasprintf("%s (cluster selector \"%s\" from the %s: %zu of %zu clusters)",
-                      wp->message ? wp->message : "", sel_text, sel_from, w->n_selected, w->n_seen);
+            xasprintf("%s (cluster selector \"%s\" from the %s: %zu of %zu %s)",
+                      wp->message ? wp->message : "", sel_text, sel_from, w->n_selected, w->n_seen,
+                      plural_of((long long)w->n_seen, "cluster", "clusters"));
         free(*msg);
         *msg = with_sel;
         wp->message = *msg;
@@ -847,6 +849,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
         store_foreach(c->cfg.src.flavors, collect_place_flavor, &fl);
         struct place_opts po = {.policy = c->cfg.policy,
                                 .pinned = pinned,
+                                .pinned_by = "the job's label " XF_LABEL_CLUSTER,
                                 .others = others.v,
                                 .n_others = others.n,
                                 .unknown = w.unknown,

@@ -10,6 +10,7 @@
 #include "pkg/quantity/quantity.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/util/plural.h"
 
 const char *explain_fit_name(enum explain_fit f)
 {
@@ -250,8 +251,9 @@ static char *cluster_why(const struct explain_input *in, const struct explain_cl
     /* every single pod fits a node: the pod count is what does not */
     if (ec->n_ps) {
         const struct explain_podset *ps = &ec->ps[0];
-        buf_printf(&b, "%zu matching node%s cannot hold all %" PRId64 " pods of pod set %s%s",
-                   ps->matching, ps->matching == 1 ? "" : "s", ps->count, ps->name,
+        buf_printf(&b, "%zu matching node%s cannot hold %s%" PRId64 " pod%s of pod set %s%s",
+                   ps->matching, plural_s((long long)ps->matching), ps->count > 1 ? "all " : "",
+                   ps->count, plural_s(ps->count), ps->name,
                    ec->fit == EXPLAIN_NEVER ? " even empty" : " now");
     }
 out:;

@@ -17,6 +17,7 @@
 #include "pkg/quantity/quantity.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/util/plural.h"
 
 #define JV_COLS 8
 
@@ -154,9 +155,10 @@ static void no_progress(const struct jv_input *in, struct buf *out)
                 strcmp(jx_str(v, "name", ""), name) != 0)
                 continue;
             const char *m = jx_str(v, "message", "");
-            buf_printf(out, "  No progress:  on %s since %s (%s, %lld pod(s)): %s%s%s\n",
+            long long pods = jx_int(v, "pods", 0);
+            buf_printf(out, "  No progress:  on %s since %s (%s, %lld pod%s): %s%s%s\n",
                        jx_name(cm) ? jx_name(cm) : "?", jx_str(v, "since", "?"),
-                       jx_str(v, "cause", "unschedulable"), jx_int(v, "pods", 0),
+                       jx_str(v, "cause", "unschedulable"), pods, plural_s(pods),
                        jx_str(v, "reason", "?"), *m ? ": " : "", m);
         }
     }

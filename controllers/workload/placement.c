@@ -16,6 +16,7 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
+#include "pkg/util/plural.h"
 
 #define PPM 1000000
 /* Node allocatable "pods" (110 by default) caps the pods per node; a node that
@@ -1070,17 +1071,20 @@ static void explain_no_node(const struct wview *v, const struct place_cluster *c
     const char *errs = affinity_errors(ps->affinity);
     if (by_aff > 0)
         snprintf(why, n,
-                 "pod set %s: the required node affinity %s excludes the %zu %snode(s) that match "
-                 "the flavor's nodeLabels, the nodeSelector and the tolerations%s%s",
+                 "pod set %s: the required node affinity %s excludes the %zu %snode%s that "
+                 "match the flavor's nodeLabels, the nodeSelector and the tolerations%s%s",
                  ps->name, affinity_required_text(ps->affinity), by_aff,
-                 empty ? "" : "ready, schedulable ", errs ? "; invalid node affinity: " : "",
-                 errs ? errs : "");
+                 empty ? "" : "ready, schedulable ", plural_s((long long)by_aff),
+                 errs ? "; invalid node affinity: " : "", errs ? errs : "");
     else if (later > 0)
         snprintf(why, n,
-                 "pod set %s: the %zu node(s) that match the flavor's nodeLabels, the "
-                 "nodeSelector%s and the tolerations are not usable now (not ready, cordoned or "
-                 "tainted node.kubernetes.io/...)",
-                 ps->name, later, affinity_has_required(ps->affinity) ? ", the node affinity" : "");
+                 "pod set %s: the %zu %s the flavor's nodeLabels, the nodeSelector%s and the "
+                 "tolerations %s not usable now (not ready, cordoned or tainted "
+                 "node.kubernetes.io/...)",
+                 ps->name, later,
+                 plural_of((long long)later, "node that matches", "nodes that match"),
+                 affinity_has_required(ps->affinity) ? ", the node affinity" : "",
+                 plural_of((long long)later, "is", "are"));
     else
         snprintf(
             why, n,
@@ -1133,9 +1137,9 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
         if (best < req) {
             char q1[48], q2[48];
             snprintf(why, n,
-                     "pod set %s: %" PRId64 " of %" PRId64 " pods (each %s) fit; %s: at most %s "
+                     "pod set %s: %" PRId64 " of %" PRId64 " pod%s (each %s) fit; %s: at most %s "
                      "left on a matching node%s, a pod needs %s",
-                     ps->name, fitted, ps->count, each, v->res[r],
+                     ps->name, fitted, ps->count, plural_s(ps->count), each, v->res[r],
                      fmt_milli(q1, sizeof q1, best < 0 ? 0 : best),
                      empty ? " even with the cluster empty" : "", fmt_milli(q2, sizeof q2, req));
             return;
@@ -1143,8 +1147,9 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
     }
     snprintf(why, n,
              "pod set %s: %" PRId64 " of %" PRId64
-             " pods (each %s) fit on the %zu matching nodes%s",
-             ps->name, fitted, ps->count, each, eligible,
+             " pod%s (each %s) fit on the %zu matching node%s%s",
+             ps->name, fitted, ps->count, plural_s(ps->count), each, eligible,
+             plural_s((long long)eligible),
              ps->one_per_node ? " (one per node: required pod anti-affinity on "
                                 "kubernetes.io/hostname)"
                               : "");
@@ -1274,8 +1279,9 @@ out:
 
 /* Fill the OK result from the evaluation of cluster c. */
 static void fill_ok(const struct wview *v, const struct place_cluster *c, const struct ceval *ev,
-                    enum place_policy pol, struct place_result *out)
+                    const struct place_opts *opts, struct place_result *out)
 {
+    enum place_policy pol = opts->policy;
     size_t nn = c->n_nodes, np = v->wl->n_podsets, nr = v->nres;
     out->status = PLACE_OK;
     out->cluster = xstrdup(c->name);
@@ -1328,12 +1334,16 @@ static void fill_ok(const struct wview *v, const struct place_cluster *c, const 
     if (ev->preferred_ppm > 0)
         snprintf(pref, sizeof pref, ", preferred node affinity %.1f percent met",
                  (double)ev->preferred_ppm / 1e4);
-    out->message = xasprintf(
-        "placed on cluster %s (%s: %.1f percent of its capacity free after placement%s)%s%s",
-        c->name,
-        pol == PLACE_BINPACK ? "binpack, the fullest fit wins" : "spread, the most free wins",
-        (double)ev->score_ppm / 1e4, pref,
-        buf_str(&left)[0] ? "; left to the worker's scheduler: " : "", buf_str(&left));
+    /* a pinned job had one candidate: say so and by what, not the policy that did not choose */
+    char *how = opts->pinned
+                    ? xasprintf("pinned by %s", opts->pinned_by ? opts->pinned_by : "the job")
+                    : xstrdup(pol == PLACE_BINPACK ? "binpack, the fullest fit wins"
+                                                   : "spread, the most free wins");
+    out->message =
+        xasprintf("placed on cluster %s (%s: %.1f percent of its capacity free after placement%s)%s%s",
+                  c->name, how, (double)ev->score_ppm / 1e4, pref,
+                  buf_str(&left)[0] ? "; left to the worker's scheduler: " : "", buf_str(&left));
+    free(how);
     if (buf_str(&left)[0])
         out->left_to_worker = buf_detach(&left);
     else
@@ -1353,8 +1363,17 @@ static bool ranks_before(const struct ceval *ea, const char *a, const struct cev
     return strcmp(a, b) < 0;
 }
 
+static int pcluster_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp((*(const struct place_cluster *const *)a)->name,
+                  (*(const struct place_cluster *const *)b)->name);
+}
+
 /* The ready clusters placement may use (only the pinned one with a pin) into
- * cand; *pin_seen: the pinned cluster is among `clusters`. Returns how many. */
+ * cand, sorted by name: the callers collect clusters in store hash order, and
+ * the messages list clusters in candidate order (ties already go to the
+ * smaller name: ranks_before). *pin_seen: the pinned cluster is among
+ * `clusters`. Returns how many. */
 static size_t candidates(const struct place_cluster *clusters, size_t n, const char *pinned,
                          const struct place_cluster **cand, bool *pin_seen)
 {
@@ -1367,7 +1386,33 @@ static size_t candidates(const struct place_cluster *clusters, size_t n, const c
         if (clusters[i].ready)
             cand[nc++] = &clusters[i];
     }
+    qsort(cand, nc, sizeof *cand, pcluster_ptr_cmp);
     return nc;
+}
+
+/* opts' others and unknown, sorted by name (borrowed entries): the "never
+ * fits" and "waiting for" messages name clusters in this order. */
+struct sorted_rest {
+    const struct place_cluster **others;
+    const char **unknown;
+};
+
+static void sorted_rest_init(struct sorted_rest *r, const struct place_opts *opts)
+{
+    r->others = xcalloc(opts->n_others ? opts->n_others : 1, sizeof *r->others);
+    for (size_t i = 0; i < opts->n_others; i++)
+        r->others[i] = &opts->others[i];
+    qsort(r->others, opts->n_others, sizeof *r->others, pcluster_ptr_cmp);
+    r->unknown = xcalloc(opts->n_unknown ? opts->n_unknown : 1, sizeof *r->unknown);
+    for (size_t i = 0; i < opts->n_unknown; i++)
+        r->unknown[i] = opts->unknown[i];
+    qsort(r->unknown, opts->n_unknown, sizeof *r->unknown, cstr_cmp);
+}
+
+static void sorted_rest_free(struct sorted_rest *r)
+{
+    free(r->others);
+    free(r->unknown);
 }
 
 /* The best candidate that fits now, into out (PLACE_OK); false when none
@@ -1401,7 +1446,7 @@ static bool fit_now(const struct wview *v, const struct place_cluster **cand, si
         }
     }
     if (best >= 0)
-        fill_ok(v, cand[best], &best_ev, opts->policy, out);
+        fill_ok(v, cand[best], &best_ev, opts, out);
     else if (listed > MSG_MAX_CLUSTERS)
         buf_printf(why, "; and %zu more", listed - MSG_MAX_CLUSTERS);
     ceval_free(&best_ev);
@@ -1426,7 +1471,8 @@ static bool fits_empty(const struct wview *v, const struct place_cluster *c, siz
  * pinned cluster matters then). `never` says why not per cluster, *listed
  * counts them. */
 static bool fit_ever(const struct wview *v, const struct place_cluster **cand, size_t nc,
-                     const struct place_opts *opts, size_t *listed, struct buf *never)
+                     const struct place_opts *opts, const struct sorted_rest *rest, size_t *listed,
+                     struct buf *never)
 {
     bool ever = false;
     *listed = 0;
@@ -1434,7 +1480,7 @@ static bool fit_ever(const struct wview *v, const struct place_cluster **cand, s
         ever = fits_empty(v, cand[i], listed, never) || ever;
     size_t n_others = opts->pinned ? 0 : opts->n_others;
     for (size_t i = 0; i < n_others && !ever; i++)
-        ever = fits_empty(v, &opts->others[i], listed, never);
+        ever = fits_empty(v, rest->others[i], listed, never);
     if (*listed > MSG_MAX_CLUSTERS)
         buf_printf(never, "; and %zu more", *listed - MSG_MAX_CLUSTERS);
     return ever;
@@ -1442,19 +1488,21 @@ static bool fit_ever(const struct wview *v, const struct place_cluster **cand, s
 
 /* NOT_NOW while clusters of unknown capacity could still fit it: the message
  * names them. */
-static void wait_unknown(const struct place_opts *opts, size_t listed, const char *never,
-                         struct place_result *out)
+static void wait_unknown(const struct place_opts *opts, const struct sorted_rest *rest,
+                         size_t listed, const char *never, struct place_result *out)
 {
     struct buf names;
     buf_init(&names, 1024);
     for (size_t i = 0; i < opts->n_unknown && i < MSG_MAX_CLUSTERS; i++)
-        buf_printf(&names, "%s%s", i ? ", " : "", opts->unknown[i]);
+        buf_printf(&names, "%s%s", i ? ", " : "", rest->unknown[i]);
     if (opts->n_unknown > MSG_MAX_CLUSTERS)
         buf_printf(&names, " and %zu more", opts->n_unknown - MSG_MAX_CLUSTERS);
     out->status = PLACE_NOT_NOW;
-    out->message = xasprintf("no known cluster can fit it%s%s; waiting for the metrics of "
-                             "cluster(s) %s (not known yet: no status, stale or not ready)",
-                             listed ? ": " : "", never, buf_str(&names));
+    out->message =
+        xasprintf("no known cluster can fit it%s%s; waiting for the metrics of "
+                  "%s %s (not known yet: no status, stale or not ready)",
+                  listed ? ": " : "", never,
+                  plural_of((long long)opts->n_unknown, "cluster", "clusters"), buf_str(&names));
     buf_free(&names);
 }
 
@@ -1465,9 +1513,11 @@ static void no_fit(const struct wview *v, const struct place_cluster **cand, siz
     struct buf never;
     buf_init(&never, 4096);
     size_t listed;
-    bool ever = fit_ever(v, cand, nc, opts, &listed, &never);
+    struct sorted_rest rest;
+    sorted_rest_init(&rest, opts);
+    bool ever = fit_ever(v, cand, nc, opts, &rest, &listed, &never);
     if (!ever && !opts->pinned && opts->n_unknown > 0) {
-        wait_unknown(opts, listed, buf_str(&never), out); /* an incomplete view: never final */
+        wait_unknown(opts, &rest, listed, buf_str(&never), out); /* incomplete view: not final */
     } else if (nc == 0 && !ever && !opts->pinned && opts->n_others > 0) {
         out->status = PLACE_NEVER;
         out->message = xasprintf("no cluster can ever fit it, even empty: %s", buf_str(&never));
@@ -1488,6 +1538,7 @@ static void no_fit(const struct wview *v, const struct place_cluster **cand, siz
                                      opts->pinned, buf_str(&never))
                          : xasprintf("no cluster can ever fit it, even empty: %s", buf_str(&never));
     }
+    sorted_rest_free(&rest);
     buf_free(&never);
 }
 

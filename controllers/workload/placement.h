@@ -259,10 +259,15 @@ enum place_status {
 struct place_opts {
     enum place_policy policy;
     const char *pinned; /* borrowed, NULL = choose; a pinned cluster is the only candidate */
+    /* borrowed, may be NULL: what pinned it, for the OK message ("placed on cluster c (pinned
+     * by <pinned_by>: ...)" instead of the policy's words) */
+    const char *pinned_by;
     /* The rest of the registered clusters, for the "never fits" judgement
      * only (not used with a pin): `others` are known (usable metrics) but
      * not candidates now (e.g. unreachable): evaluated empty; `unknown`
-     * names the clusters whose capacity is not known. Both borrowed. */
+     * names the clusters whose capacity is not known. Both borrowed, in
+     * any order: messages name clusters (candidates, others, unknown) sorted
+     * by name, whatever order the caller collected them in. */
     const struct place_cluster *others;
     size_t n_others;
     const char *const *unknown;

@@ -626,10 +626,8 @@ int httpd_start(struct httpd *srv, struct err *e)
 {
     if (srv->daemon)
         return err_set(e, -EALREADY, "http server: already started");
-    if (srv->disabled) {
-        log_info(srv->lg, "http server disabled");
-        return 0;
-    }
+    if (srv->disabled)
+        return 0; /* the caller says so once for all its servers (mgr) */
     int family = AF_INET;
     int fd = open_listener(srv, &family, e);
     if (fd < 0)

@@ -310,6 +310,13 @@ static void on_probe(void *ud, const struct kube_result *r)
         log_info(m->lg, "serving metrics", "port", LOG_INT(httpd_port(m->metrics_srv)));
     if (httpd_port(m->health_srv) > 0)
         log_info(m->lg, "serving health probes", "port", LOG_INT(httpd_port(m->health_srv)));
+    /* one line for the process, naming what is off (httpd_start does not log) */
+    bool no_metrics = httpd_port(m->metrics_srv) <= 0, no_health = httpd_port(m->health_srv) <= 0;
+    if (no_metrics || no_health)
+        log_info(m->lg, "http server disabled", "servers",
+                 no_metrics && no_health ? "metrics,health-probes"
+                 : no_metrics            ? "metrics"
+                                         : "health-probes");
     start_leading_or_elect(m);
 }
 

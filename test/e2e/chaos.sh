@@ -197,6 +197,7 @@ restart_hub() {
   kill -9 "${PIDS[0]}"
   wait "${PIDS[0]}" 2>/dev/null
   rm -f "$WORK/hub.kc"
+  # same-port: the operator's hub kubeconfig names this port; it was free a moment ago
   "$DEVHUB" --listen "127.0.0.1:$HUB_PORT" --name hub --kubeconfig-out "$WORK/hub.kc" \
     --crds "$ROOT/devhub/crds" --crds "$ROOT/config/crd" --kueue --data "$WORK/hub.db" \
     "${NOCOMPACT[@]}" --fault-seed $((SEED * 4 + 3)) >>"$WORK/hub.log" 2>&1 &

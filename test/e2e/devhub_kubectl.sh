@@ -65,6 +65,7 @@ start_devhub() { # start_devhub LISTEN [extra flags]
     ls "$d"/*.yaml >/dev/null 2>&1 && set -- "$@" --crds "$d"
   done
   rm -f "$KUBECONFIG"
+  # same-port: 127.0.0.1:0 at first; the restart keeps its port (kubeconfigs written before)
   "$BIN" --listen "$listen" --name e2e --kubeconfig-out "$KUBECONFIG" --token "$TOKEN" \
     --data "$WORK/hub.db" --crds "$TD/crds" --bookmark-interval 1 \
     --nodes '2xcpu=8,memory=32Gi,nvidia.com/gpu=1;labels=instance=h100' "$@" >>"$WORK/devhub.log" 2>&1 &

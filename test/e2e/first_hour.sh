@@ -46,14 +46,13 @@ wait_until() { # SECONDS WHAT COMMAND...
   die "timed out ($t s) waiting for: $what" "$("$@" 2>&1)"
 }
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-# Five ports from a base a multiple of 5 apart per process: two copies started by processes
-# with close ids (pids 18847 and 18850) used to overlap (one's metrics and health ports were
-# the other's hub and cluster1), and its operator never became ready.
-base=$((20000 + ($$ % 4000) * 5))
-while ! { port_free $base && port_free $((base + 1)) && port_free $((base + 2)) &&
-  port_free $((base + 3)) && port_free $((base + 4)); }; do base=$((base + 5)); done
-export DEV_HUB_PORT=$base DEV_CLUSTER1_PORT=$((base + 1)) DEV_CLUSTER2_PORT=$((base + 2))
-export DEV_METRICS_ADDR=127.0.0.1:$((base + 3)) DEV_HEALTH_ADDR=127.0.0.1:$((base + 4))
+# The devhubs bind free ports themselves (DEV_*_PORT=0: a port picked here could be taken before
+# a devhub binds it); the operator's two ports from a base a multiple of 2 apart per process: two
+# copies started by processes with close ids used to overlap.
+base=$((20000 + ($$ % 8000) * 2))
+while ! { port_free $base && port_free $((base + 1)); }; do base=$((base + 2)); done
+export DEV_HUB_PORT=0 DEV_CLUSTER1_PORT=0 DEV_CLUSTER2_PORT=0
+export DEV_METRICS_ADDR=127.0.0.1:$base DEV_HEALTH_ADDR=127.0.0.1:$((base + 1))
 unset KUBECONFIG
 
 # ---- 1: make run: the READY block comes last --------------------------------------
@@ -61,8 +60,12 @@ next 1
 scripts/dev.sh run >"$WORK/run.out" 2>&1 &
 RUNPID=$!
 wait_until 120 "READY block" grep -q "Ctrl-C stops everything" "$WORK/run.out"
-for want in "kueue-ks dev environment: READY" "hub       https://127.0.0.1:$DEV_HUB_PORT" \
-  "cluster1  https://127.0.0.1:$DEV_CLUSTER1_PORT" "export KUBECONFIG=$DEV_DIR/hub.kubeconfig" \
+# the ports the devhubs got, from the kubeconfigs they wrote once they listened
+kc_port() { sed -n 's#.*server: https://127.0.0.1:\([0-9]*\).*#\1#p' "$1" | head -1; }
+hub_port=$(kc_port "$DEV_DIR/hub.kubeconfig") c1_port=$(kc_port "$DEV_DIR/cluster1.kubeconfig")
+{ [ -n "$hub_port" ] && [ -n "$c1_port" ]; } || die "no ports in the kubeconfigs in $DEV_DIR"
+for want in "kueue-ks dev environment: READY" "hub       https://127.0.0.1:$hub_port" \
+  "cluster1  https://127.0.0.1:$c1_port" "export KUBECONFIG=$DEV_DIR/hub.kubeconfig" \
   "kubectl create -f examples/batch-job.yaml" "bin/kueue-ks status" \
   "bin/kueue-ks explain job/NAME" "get jobs,pods -A" "$DEV_DIR/{hub,cluster1,cluster2}.log"; do
   grep -qF -- "$want" "$WORK/run.out" || die "READY block lacks '$want'" "$(cat "$WORK/run.out")"
@@ -195,7 +198,7 @@ running_placed() {
 jobs_total() {
   local want
   want=$(running_placed)
-  [ "$want" -ge 1 ] && [ "$(bin/kueue-ks status -o json | jq '[.clusters[].jobs|tonumber]|add')" = "$want" ]
+  [ "$want" -ge 1 ] && [ "$(bin/kueue-ks status -o json | jq '[.clusters[].jobs]|add')" = "$want" ]
 }
 wait_until 30 "status counts the placed, unfinished jobs (the PyTorchJob among them)" jobs_total
 out=$(bin/kueue-ks status) || die "status failed" "$out"
@@ -274,6 +277,9 @@ grep -q "signal received, shutting down" "$WORK/term.out" || die "the operator d
 for f in hub cluster1 cluster2; do
   [ -e "$DEV_DIR/$f.kubeconfig" ] && die "$f.kubeconfig left after Ctrl-C on a terminal"
 done
-wait_until 10 "the hub's port free" port_free "$DEV_HUB_PORT"
+# the hub's port as the READY block of this run showed it (its kubeconfig is gone)
+hub_port=$(sed -n 's#^  hub       https://127.0.0.1:\([0-9]*\) .*#\1#p' "$WORK/term.out" | head -1)
+[ -n "$hub_port" ] || die "no hub port in the READY block" "$(tail -20 "$WORK/term.out")"
+wait_until 10 "the hub's port free" port_free "$hub_port"
 pass "make run on a terminal: Ctrl-C exits 0, nothing left running"
 echo "first_hour: all steps passed"

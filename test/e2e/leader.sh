@@ -17,8 +17,8 @@ fails=0
 ok() { echo "  ok: $*"; }
 bad() { echo "  FAIL: $*"; fails=$((fails + 1)); }
 
-port=$((20000 + RANDOM % 20000))
-bin/kueue-ks-devhub --listen "127.0.0.1:$port" --name hub --kubeconfig-out "$tmp/kc" >"$tmp/devhub.log" 2>&1 &
+# port 0: the devhub binds a free port and writes it into the kubeconfig once it listens
+bin/kueue-ks-devhub --listen 127.0.0.1:0 --name hub --kubeconfig-out "$tmp/kc" >"$tmp/devhub.log" 2>&1 &
 pids+=($!)
 export KUBECONFIG=$tmp/kc
 for _ in $(seq 1 100); do

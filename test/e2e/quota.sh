@@ -28,8 +28,9 @@ start_hub() { # name crd-dirs...
   shift
   local args=()
   for d in "$@"; do args+=(--crds "$d"); done
-  local port=$((20000 + RANDOM % 20000))
-  bin/kueue-ks-devhub --listen "127.0.0.1:$port" --name "$name" --kubeconfig-out "$tmp/$name.kc" \
+  # port 0: the devhub binds a free port itself and writes it into the kubeconfig once it
+  # listens (a port picked here could be taken before the devhub binds it)
+  bin/kueue-ks-devhub --listen 127.0.0.1:0 --name "$name" --kubeconfig-out "$tmp/$name.kc" \
     "${args[@]}" >"$tmp/$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 1 100); do

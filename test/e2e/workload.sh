@@ -164,7 +164,11 @@ for _ in $(seq 25); do [ "$(copies job-c)" = "0 1" ] && break; sleep 0.2; done
 [ "$(copies job-c)" = "0 1" ] || die "job-c copies: $(copies job-c) (want 0 1)"
 wait_until 20 "hub job-c Complete" hub_job_complete job-c
 [ "$(copies job-c)" = "0 1" ] || die "job-c copies after completion: $(copies job-c)"
-pass "job-c pinned to cluster2 ran there only and completed"
+# the "job placed" line says it was the pin, and what pinned it, not a spread decision
+placed=$(grep 'msg="job placed".*job=default/job-c ' "$WORK/op.log" | head -1)
+grep -q "why=\"placed on cluster cluster2 (pinned by the job's label kubestellar.io/cluster: " \
+  <<<"$placed" || die "job-c's 'job placed' line does not name the pin" "$placed"
+pass "job-c pinned to cluster2 ran there only and completed; 'job placed' names the pin"
 job_yaml job-c2 1 20s '    kubestellar.io/cluster: cluster2' | k hub create -f - >/dev/null || die "job-c2 not created"
 wait_until 15 "job-c2 (pinned to cluster2, flavor spot) Rejected naming the pin" \
   rejected_with job-c2 "pinned cluster cluster2"

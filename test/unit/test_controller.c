@@ -853,7 +853,7 @@ static void test_not_rejected_while_metrics_unknown(void **state)
                 "\"2026-11-22T09:00:00Z\",\"nodes\":[]}}");
     json_t *chk = check_after_pass(f, "100");
     assert_string_equal(jx_str(chk, "state", ""), "Pending");
-    assert_non_null(strstr(jx_str(chk, "message", ""), "waiting for the metrics of cluster(s) c3"));
+    assert_non_null(strstr(jx_str(chk, "message", ""), "waiting for the metrics of cluster c3"));
     json_decref(chk);
     assert_metric(f, "kueue_ks_workloads_rejected_total 0");
 }

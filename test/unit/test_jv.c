@@ -234,9 +234,9 @@ static void test_no_progress_line(void **state)
     assert_int_equal(jv_render(&in, &b), 0);
     const char *want = "  Worker copy:  no status reported yet\n"
                        "  No progress:  on cluster1 since 2026-11-22T09:58:00Z (not-started, 2 "
-                       "pod(s)): ErrImagePull: failed to pull image \"x\"\n"
+                       "pods): ErrImagePull: failed to pull image \"x\"\n"
                        "  No progress:  on cluster2 since 2026-11-22T09:50:00Z (unschedulable, 1 "
-                       "pod(s)): Unschedulable\n";
+                       "pod): Unschedulable\n";
     if (!strstr(buf_str(&b), want))
         fail_msg("no No progress lines in:\n%s", buf_str(&b));
     assert_null(strstr(buf_str(&b), "NoPods"));

@@ -291,6 +291,64 @@ static void test_bad_bind_address(void **state)
     assert_non_null(strstr(e.msg, "--metrics-bind-address"));
 }
 
+static int stop_at_start(void *ud, struct mgr *m, struct err *e)
+{
+    (void)ud;
+    (void)m;
+    (void)e;
+    raise(SIGTERM);
+    return 0;
+}
+
+static void no_stop(void *ud)
+{
+    (void)ud;
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Both http servers off (--metrics-bind-address 0 --health-probe-bind-address 0): one line
+ * says so for the process, naming both (it used to be two identical lines, one per server,
+ * naming neither); one server off: the line names that one. */
+static void test_disabled_servers_logged_once(void **state)
+{
+    struct fixture *f = *state;
+    fakesrv_push(f->srv,
+                 &(struct fakesrv_resp){
+                     .method = "GET", .path = "/version", .body = VERSION_JSON, .times = -1});
+    static const char *const health[] = {"0", "127.0.0.1:0"};
+    static const char *const want[] = {"servers=metrics,health-probes", "servers=metrics"};
+    for (int k = 0; k < 2; k++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        assert_non_null(out);
+        struct logger lg;
+        log_init(&lg, out, 0, LOG_FMT_TEXT);
+        struct mgr_options o = {
+            .kubeconfig = f->kubeconfig, .metrics_bind = "0", .health_bind = health[k]};
+        struct mgr *m = NULL;
+        struct err e;
+        err_clear(&e);
+        assert_int_equal(mgr_new(ev_default_loop(0), &o, &lg, &m, &e), 0);
+        struct mgr_runnable r = {"stop", stop_at_start, no_stop, NULL};
+        mgr_add_runnable(m, &r);
+        assert_int_equal(mgr_run(m), 0);
+        mgr_free(m);
+        fclose(out);
+        assert_int_equal(count_of(text, "http server disabled"), 1);
+        assert_non_null(strstr(text, want[k]));
+        assert_int_equal(count_of(text, "serving health probes"), (size_t)k);
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +358,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unreachable_then_up, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_kubeconfig_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_bind_address, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disabled_servers_logged_once, setup, teardown),
     };
     int rc = cmocka_run_group_tests_name("manager", tests, NULL, NULL);
     ev_loop_destroy(ev_default_loop(0));

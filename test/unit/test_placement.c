@@ -375,7 +375,7 @@ static void test_transient_taints_wait(void **state)
     workload_init(&w, "w", 1, "'cpu':'1'", NULL, NULL);
     assert_int_equal(place_decide(&w, &c, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
     assert_int_equal(r.status, PLACE_NOT_NOW);
-    assert_non_null(strstr(r.message, "the 2 node(s) that match"));
+    assert_non_null(strstr(r.message, "the 2 nodes that match"));
     assert_non_null(strstr(r.message, "not usable now"));
     place_result_free(&r);
     place_workload_free(&w);
@@ -504,7 +504,7 @@ static void test_never_vs_not_now(void **state)
     workload_init(&w, "w", 1, "'cpu':'6'", NULL, NULL);
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
     assert_int_equal(r.status, PLACE_NOT_NOW);
-    assert_non_null(strstr(r.message, "c1: pod set main: 0 of 1 pods"));
+    assert_non_null(strstr(r.message, "c1: pod set main: 0 of 1 pod (each cpu=6) fit"));
     assert_non_null(strstr(r.message, "cpu: at most 1 left on a matching node, a pod needs 6"));
     assert_non_null(strstr(r.message, "c2:"));
     place_result_free(&r);
@@ -514,7 +514,7 @@ static void test_never_vs_not_now(void **state)
     assert_int_equal(r.status, PLACE_NEVER);
     assert_non_null(strstr(r.message, "even empty"));
     assert_non_null(strstr(
-        r.message, "c1: pod set main: 0 of 1 pods (each cpu=9) fit; cpu: "
+        r.message, "c1: pod set main: 0 of 1 pod (each cpu=9) fit; cpu: "
                    "at most 8 left on a matching node even with the cluster empty, a pod needs 9"));
     place_result_free(&r);
     /* No clusters at all: not now. */
@@ -524,6 +524,48 @@ static void test_never_vs_not_now(void **state)
     place_workload_free(&w);
     place_cluster_free(&cs[0]);
     place_cluster_free(&cs[1]);
+}
+
+/* The messages name clusters in name order whatever order the caller collected them in (the
+ * controller collects them in store hash order, unrelated to names). */
+static void test_messages_in_name_order(void **state)
+{
+    (void)state;
+    struct place_cluster cs[3], others[2];
+    /* 8 cpu nodes, 7 requested: a 6 cpu pod fits none now, every one empty */
+    cluster_init(&cs[0], "zeta", 1, "'cpu':'8'", "'cpu':'7'", NULL);
+    cluster_init(&cs[1], "alpha", 1, "'cpu':'8'", "'cpu':'7'", NULL);
+    cluster_init(&cs[2], "mid", 1, "'cpu':'8'", "'cpu':'7'", NULL);
+    cluster_init(&others[0], "yak", 1, "'cpu':'2'", NULL, NULL);
+    cluster_init(&others[1], "bee", 1, "'cpu':'2'", NULL, NULL);
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'6'", NULL, NULL);
+    assert_int_equal(place_decide(&w, cs, 3, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    const char *a = strstr(r.message, "alpha: "), *m = strstr(r.message, "mid: "),
+               *z = strstr(r.message, "zeta: ");
+    assert_true(a && m && z && a < m && m < z);
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* too big even empty: the candidates (zeta, alpha), then the others, each in name order (4
+     * listed at most); the unknown ones too */
+    workload_init(&w, "w", 1, "'cpu':'9'", NULL, NULL);
+    const char *unknown[] = {"uu", "cc", "kk"};
+    struct place_opts o = {.others = others, .n_others = 2, .unknown = unknown, .n_unknown = 3};
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_int_equal(r.status, PLACE_NOT_NOW);
+    a = strstr(r.message, "alpha: ");
+    z = strstr(r.message, "zeta: ");
+    const char *b = strstr(r.message, "bee: "), *y = strstr(r.message, "yak: ");
+    assert_true(a && z && b && y && a < z && z < b && b < y);
+    assert_non_null(strstr(r.message, "waiting for the metrics of clusters cc, kk, uu ("));
+    place_result_free(&r);
+    place_workload_free(&w);
+    for (int i = 0; i < 3; i++)
+        place_cluster_free(&cs[i]);
+    place_cluster_free(&others[0]);
+    place_cluster_free(&others[1]);
 }
 
 /* "Never fits" only from a complete view of the registered clusters. */
@@ -548,7 +590,7 @@ static void test_never_needs_every_cluster(void **state)
     o = (struct place_opts){.unknown = unknown, .n_unknown = 1};
     assert_int_equal(place_decide(&w, &small, 1, &g_default_flavor, 1, NULL, &o, &r), 0);
     assert_int_equal(r.status, PLACE_NOT_NOW);
-    assert_non_null(strstr(r.message, "waiting for the metrics of cluster(s) later"));
+    assert_non_null(strstr(r.message, "waiting for the metrics of cluster later"));
     assert_non_null(strstr(r.message, "small: pod set main"));
     place_result_free(&r);
     /* No candidate at all, only unknown ones: still waiting. */
@@ -639,14 +681,24 @@ static void test_pinned(void **state)
     struct place_workload w;
     struct place_result r;
     workload_init(&w, "w", 1, "'cpu':'2'", NULL, NULL);
-    /* Spread would pick big; the pin wins. */
-    struct place_opts o = {.pinned = "small"};
+    /* Spread would pick big; the pin wins, and the message says it was the pin (and what
+     * pinned it), not the policy */
+    struct place_opts o = {.pinned = "small", .pinned_by = "the job's label x/cluster"};
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
     assert_int_equal(r.status, PLACE_OK);
     assert_string_equal(r.cluster, "small");
+    assert_non_null(
+        strstr(r.message, "placed on cluster small (pinned by the job's label x/cluster: 50.0%"));
+    assert_null(strstr(r.message, "spread"));
     place_result_free(&r);
+    o.pinned_by = NULL;
+    assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
+    assert_non_null(strstr(r.message, "placed on cluster small (pinned by the job: "));
+    place_result_free(&r);
+    o.pinned_by = "the job's label x/cluster";
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
     assert_string_equal(r.cluster, "big");
+    assert_non_null(strstr(r.message, "placed on cluster big (spread, the most free wins: "));
     place_result_free(&r);
     o.pinned = "nosuch";
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
@@ -1088,7 +1140,7 @@ static void test_node_affinity(void **state)
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, NULL, &r), 0);
     assert_int_equal(r.status, PLACE_NEVER);
     assert_non_null(strstr(r.message, "c1: pod set main: the required node affinity "
-                                      "(no-such-label In [x]) excludes the 2 node(s)"));
+                                      "(no-such-label In [x]) excludes the 2 nodes"));
     assert_non_null(strstr(r.message, "c2: pod set main: the required node affinity"));
     place_result_free(&r);
     place_workload_free(&w);
@@ -1222,6 +1274,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_ties),
         cmocka_unit_test(test_never_vs_not_now),
         cmocka_unit_test(test_never_needs_every_cluster),
+        cmocka_unit_test(test_messages_in_name_order),
         cmocka_unit_test(test_no_status_not_usable),
         cmocka_unit_test(test_gpu_and_quantities),
         cmocka_unit_test(test_pinned),

@@ -119,24 +119,29 @@ static void test_full(void **state)
         "\n"
         "WORKLOADS: 5 (pending 2, quota-reserved 1, admitted 1, finished 1)\n" RESERVED_NOTE);
 
-    /* -o json: the same rows, keyed by column */
+    /* -o json: every column (as wide), keyed by camelCase fields as kubectl's JSON; used/cap
+     * and ready/total split, counts as numbers, "-" as null */
     in.wide = false;
     json_t *j = sv_render_json(&in);
     char *txt = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
     const char *want =
-        "{\"clusters\":[{\"cluster\":\"c1\",\"cpu(used/cap)\":\"250m/500m\",\"gpu(used/cap)\":"
-        "\"-\",\"jobs\":\"0\",\"memory(used/cap)\":\"0/?\",\"metrics-age\":\"-\",\"nodes\":"
-        "\"1/1\",\"ready\":\"Unknown\"},{\"cluster\":\"c2\",\"cpu(used/cap)\":\"1500m/6\","
-        "\"gpu(used/cap)\":\"1/2\",\"jobs\":\"2\",\"memory(used/cap)\":\"1Gi/9728Mi\","
-        "\"metrics-age\":\"5s\",\"nodes\":\"1/2\",\"ready\":\"True\"}],\"queues\":[{"
-        "\"clusterqueue\":\"team-a\",\"flavor\":\"default-flavor\",\"in-use\":\"500m\","
-        "\"quota\":\"6\",\"reserved\":\"1\",\"resource\":\"cpu\",\"source\":\"c1=500m "
-        "c2=5500m reserved=1\"},{\"clusterqueue\":\"team-a\",\"flavor\":\"default-flavor\","
-        "\"in-use\":\"0\",\"quota\":\"8Gi\",\"reserved\":\"0\",\"resource\":\"memory\","
-        "\"source\":\"c2=8Gi\"},{\"clusterqueue\":\"team-b\",\"flavor\":\"default-flavor\","
-        "\"in-use\":\"0\",\"quota\":\"10\",\"reserved\":\"0\",\"resource\":\"cpu\","
-        "\"source\":\"-\"}],\"workloads\":{\"admitted\":1,\"finished\":1,\"pending\":2,"
-        "\"quotaReserved\":1,\"total\":5}}";
+        "{\"clusters\":[{\"cpu\":{\"capacity\":\"500m\",\"used\":\"250m\"},\"gpu\":null,"
+        "\"jobs\":0,\"memory\":{\"capacity\":\"?\",\"used\":\"0\"},\"metricsAge\":\"-\","
+        "\"name\":\"c1\",\"nodes\":{\"ready\":1,\"total\":1},\"ready\":\"Unknown\","
+        "\"taintedNodes\":0,\"unschedulableNodes\":0},{\"cpu\":{\"capacity\":\"6\","
+        "\"used\":\"1500m\"},\"gpu\":{\"capacity\":\"2\",\"used\":\"1\"},\"jobs\":2,"
+        "\"memory\":{\"capacity\":\"9728Mi\",\"used\":\"1Gi\"},\"metricsAge\":\"5s\","
+        "\"name\":\"c2\",\"nodes\":{\"ready\":1,\"total\":2},\"ready\":\"True\","
+        "\"taintedNodes\":1,\"unschedulableNodes\":1}],"
+        "\"queues\":[{\"clusterQueue\":\"team-a\",\"flavor\":\"default-flavor\","
+        "\"inUse\":\"500m\",\"quota\":\"6\",\"reserved\":\"1\",\"resource\":\"cpu\","
+        "\"source\":\"c1=500m c2=5500m reserved=1 (stale: c3)\"},"
+        "{\"clusterQueue\":\"team-a\",\"flavor\":\"default-flavor\",\"inUse\":\"0\","
+        "\"quota\":\"8Gi\",\"reserved\":\"0\",\"resource\":\"memory\","
+        "\"source\":\"c2=8Gi (stale: c3)\"},{\"clusterQueue\":\"team-b\","
+        "\"flavor\":\"default-flavor\",\"inUse\":\"0\",\"quota\":\"10\",\"reserved\":\"0\","
+        "\"resource\":\"cpu\",\"source\":\"-\"}],\"workloads\":{\"admitted\":1,"
+        "\"finished\":1,\"pending\":2,\"quotaReserved\":1,\"total\":5}}";
     if (strcmp(txt, want) != 0)
         fail_msg("json got:\n%s\nwant:\n%s", txt, want);
     free(txt);
