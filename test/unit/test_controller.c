@@ -1944,6 +1944,42 @@ static void test_enqueue_all_reservation_ahead(void **state)
     assert_int_equal(st.queued_urgent, 1);
 }
 
+/* A placed job's next pass (the copy) waits for the placement's own events (own_held). At a
+ * restart the pass over every Workload has queued them all in order: the Workload's event
+ * then queues the key ahead, not behind them (bench-scale's first_dispatch_s: 2.6 s behind
+ * 10,000 keys), while another Workload's event stays in order. */
+static void test_dispatching_workload_event_ahead(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    for (int i = 0; i < OTHERS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "default/other-%d", i);
+        wlc_enqueue(f->c, key);
+    }
+    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
+    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+    wlc_on_workload(f->c, wl2);
+    json_t *other = J(WL);
+    jx_set_new(other, "metadata.name", json_string("other-0"), NULL);
+    wlc_on_workload(f->c, other); /* queued already, in order: stays there */
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, OTHERS + 1);
+    assert_int_equal(st.queued_urgent, 1);
+    /* and the copy is made */
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    run_until(f, 2, 1);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 0);
+    json_decref(other);
+    json_decref(wl2);
+    json_decref(job2);
+    json_decref(jp);
+    json_decref(wp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1989,6 +2025,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_listed_reservation_queued_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enqueue_all_reservation_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatching_workload_event_ahead, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
