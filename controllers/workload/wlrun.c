@@ -27,6 +27,9 @@
 /* every this many ticks the orphan GC sweeps every copy anyway (a backstop:
  * events and wlc_gc_pending cover the known cases) */
 #define WLRUN_GC_SWEEP_TICKS 10
+/* grouping delays (soon()): ClusterMetrics and worker changes, orphan checks */
+#define CLUSTERS_SOON_S 0.2
+#define GC_SOON_S       0.5
 #define BP_GROUP             "control.kubestellar.io"
 #define BP_VERSION           "v1alpha1"
 #define BP_RESOURCE          "bindingpolicies"
@@ -232,12 +235,15 @@ static struct kube_client *ops_worker(void *ud, const char *cluster)
     return r->workers ? workers_client(r->workers, cluster) : NULL;
 }
 
+/* Run t's callback after its delay, once however many calls come meanwhile (the calls are
+ * grouped). The delay is set again each time: libev leaves a one-shot timer that fired with
+ * about 0 left, so a plain restart would fire at once and group nothing. */
 static void soon(struct wlrun *r, ev_timer *t)
 {
-    if (r->stopped || !r->set_up)
+    if (r->stopped || !r->set_up || ev_is_active(t))
         return;
-    if (!ev_is_active(t))
-        ev_timer_start(r->loop, t);
+    ev_timer_set(t, t == &r->gc_soon ? GC_SOON_S : CLUSTERS_SOON_S, 0.);
+    ev_timer_start(r->loop, t);
 }
 
 /* ---- BindingPolicies and namespaces ------------------------------------------ */
@@ -1197,9 +1203,9 @@ static int run_start(void *ud, struct mgr *m, struct err *e)
     r->lg = mgr_logger(m);
     r->loop = mgr_loop(m);
     r->started = true;
-    ev_timer_init(&r->gc_soon, gc_cb, 0.5, 0);
+    ev_timer_init(&r->gc_soon, gc_cb, GC_SOON_S, 0);
     r->gc_soon.data = r;
-    ev_timer_init(&r->clusters_soon, clusters_cb, 0.2, 0);
+    ev_timer_init(&r->clusters_soon, clusters_cb, CLUSTERS_SOON_S, 0);
     r->clusters_soon.data = r;
     if (mgr_health(m))
         httpd_add_readyz_check(mgr_health(m), "workload-informers-synced", ready_check, r);

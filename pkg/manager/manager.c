@@ -5,6 +5,7 @@
 #include "pkg/util/xalloc.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #define MGR_SHUTDOWN_BUDGET_S 5.0
 #define MGR_DEFAULT_PROBE_S   10.0
 #define MGR_MAX_RUNNABLES     16
+#define MGR_TRIM_S            5.0
+#define MGR_TRIM_MIN_FREE     ((size_t)16 << 20)
 
 struct mgr {
     struct ev_loop *loop;
@@ -41,6 +44,7 @@ struct mgr {
     ev_signal sigint;
     ev_timer shutdown_timer;
     ev_timer probe_timer; /* the start-up probe's next attempt */
+    ev_timer trim_timer;  /* MGR_TRIM_S: free heap pages back to the system (on_trim) */
     double probe_backoff_s;
     ev_tstamp probe_since;
 };
@@ -374,6 +378,28 @@ static int send_probe(struct mgr *m, struct err *e)
     return kube_client_do(m->client, &req, on_probe, m, NULL, e);
 }
 
+/* glibc keeps the pages of freed memory inside its heap: after a start-up that decoded and
+ * then dropped whole lists (real objects are ~4 KB of JSON, ~10x that decoded), the operator
+ * held 722 MB resident of which 134 MB in use (bench-scale --real, N = 2,000, 10,000 pods per
+ * worker; a malloc_trim(0) at idle: 138 MB). The informers trim after their big lists, but
+ * much is freed later (the start-up passes). So, every MGR_TRIM_S, when more than
+ * MGR_TRIM_MIN_FREE bytes are free in the heap, their pages go back. */
+static void on_trim(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct mgr *m = w->data;
+    struct mallinfo2 mi = mallinfo2();
+    if (mi.fordblks < MGR_TRIM_MIN_FREE)
+        return;
+    malloc_trim(0);
+    if (log_v_enabled(m->lg, 4)) {
+        char f[32];
+        snprintf(f, sizeof f, "%zu", mi.fordblks);
+        log_v(m->lg, 4, "free heap pages returned", "free_bytes", f);
+    }
+}
+
 int mgr_run(struct mgr *m)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -393,7 +419,13 @@ int mgr_run(struct mgr *m)
         log_error(m->lg, "cannot reach the API server", "server", m->cfg->server, "error", e.msg);
         return 1;
     }
+    ev_timer_init(&m->trim_timer, on_trim, MGR_TRIM_S, MGR_TRIM_S);
+    m->trim_timer.data = m;
+    ev_timer_start(m->loop, &m->trim_timer);
+    ev_unref(m->loop); /* the trim alone does not keep the loop running */
     ev_run(m->loop, 0);
+    ev_ref(m->loop);
+    ev_timer_stop(m->loop, &m->trim_timer);
     if (ev_is_active(&m->probe_timer))
         ev_timer_stop(m->loop, &m->probe_timer);
     ev_signal_stop(m->loop, &m->sigterm);
