@@ -30,9 +30,9 @@
 /* grouping delays (soon()): ClusterMetrics and worker changes, orphan checks */
 #define CLUSTERS_SOON_S 0.2
 #define GC_SOON_S       0.5
-#define BP_GROUP             "control.kubestellar.io"
-#define BP_VERSION           "v1alpha1"
-#define BP_RESOURCE          "bindingpolicies"
+#define BP_GROUP        "control.kubestellar.io"
+#define BP_VERSION      "v1alpha1"
+#define BP_RESOURCE     "bindingpolicies"
 
 enum { HUB_WL = 0, HUB_AC, HUB_RF, HUB_CM, HUB_CQ, HUB_FIXED };
 
