@@ -1339,10 +1339,10 @@ static void fill_ok(const struct wview *v, const struct place_cluster *c, const 
                     ? xasprintf("pinned by %s", opts->pinned_by ? opts->pinned_by : "the job")
                     : xstrdup(pol == PLACE_BINPACK ? "binpack, the fullest fit wins"
                                                    : "spread, the most free wins");
-    out->message =
-        xasprintf("placed on cluster %s (%s: %.1f percent of its capacity free after placement%s)%s%s",
-                  c->name, how, (double)ev->score_ppm / 1e4, pref,
-                  buf_str(&left)[0] ? "; left to the worker's scheduler: " : "", buf_str(&left));
+    out->message = xasprintf(
+        "placed on cluster %s (%s: %.1f percent of its capacity free after placement%s)%s%s",
+        c->name, how, (double)ev->score_ppm / 1e4, pref,
+        buf_str(&left)[0] ? "; left to the worker's scheduler: " : "", buf_str(&left));
     free(how);
     if (buf_str(&left)[0])
         out->left_to_worker = buf_detach(&left);
