@@ -44,7 +44,7 @@ struct mgr {
     ev_signal sigint;
     ev_timer shutdown_timer;
     ev_timer probe_timer; /* the start-up probe's next attempt */
-    ev_timer trim_timer;  /* MGR_TRIM_S: free heap pages back to the system (on_trim) */
+    ev_timer trim_timer;  /* every MGR_TRIM_S: on_trim */
     double probe_backoff_s;
     ev_tstamp probe_since;
 };

@@ -10,7 +10,7 @@
  *      lease ends the process, as client-go recommends); without, at once;
  *   5. on SIGTERM/SIGINT stop the runnables, release the Lease (bounded
  *      time) and return exit code 0.
- * Meanwhile, every 5 s, free heap pages beyond 16 MB go back to the system (malloc_trim:
+ * Meanwhile, every 5 s, free heap pages beyond 16 MB are returned (malloc_trim:
  * glibc keeps the pages of freed lists resident otherwise).
  *
  * Runnables are the controllers; they get the client and metrics registry
