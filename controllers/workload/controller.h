@@ -159,9 +159,10 @@ void wlc_enqueue(struct wlc *c, const char *key);
  * way on (the placement written: make the copy), which a burst of new reservations must
  * not hold back, neither in the plain FIFO nor, at a restart, the reservations the start-up
  * lists queued ahead (wlc_on_workload_listed): with 300 reserved at once, no copy was made
- * until every one of them was placed (docs/performance.md). A copy change (its status to return) is
- * queued in order: ahead, the status return's job patches went into a burst and slowed it
- * (docs/performance.md). */
+ * until every one of them was placed (docs/performance.md). A Workload or copy change of a key
+ * whose job is placed without a copy yet is queued first too (its pass may wait for that event,
+ * own_held). Other copy changes (their status to return) are queued in order: ahead, the
+ * status return's job patches went into a burst and slowed it (docs/performance.md). */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
 /* The same for objects delivered by the start-up lists (not changes): a pass over every

@@ -10,6 +10,7 @@
 #include "pkg/json/jsonx.h"
 #include "pkg/reasons/reasons.h"
 #include "pkg/util/buf.h"
+#include "pkg/util/utf8.h"
 #include "pkg/util/xalloc.h"
 
 /* ---- action list ------------------------------------------------------------ */
@@ -224,11 +225,32 @@ struct wlst {
     json_t *cond;   /* ClusterAssigned in conds (borrowed) */
 };
 
+/* The check message as Kueue relays it: its UpdatedAdmissionCheck Event on the job takes the
+ * message as a format string ("50%!o(MISSING)f" on the real stack), so a '%' (a user's
+ * cluster selector, a server's message) is written as U+FF05 FULLWIDTH PERCENT SIGN. Cut to
+ * WL_CHECK_MESSAGE_MAX bytes (the CRD's maxLength) on a character boundary. New string. */
+static char *check_text(const char *m)
+{
+    struct buf b;
+    buf_init(&b, WL_CHECK_MESSAGE_MAX);
+    const unsigned char *p = (const unsigned char *)m, *end = p + strlen(m);
+    while (p < end) {
+        bool pct = *p == '%';
+        size_t n = pct ? 1 : utf8_len(p, end);
+        if (n == 0)
+            n = 1; /* not UTF-8: kept as it was (jansson refuses it as before) */
+        if ((pct ? buf_append(&b, "\xef\xbc\x85", 3) : buf_append(&b, p, n)) < 0)
+            break; /* at the cap, whole characters only */
+        p += n;
+    }
+    return buf_detach(&b);
+}
+
 static void wlst_check(struct wlst *w, const char *state, const char *message)
 {
     const json_t *cur_list = jx_arr(w->s->workload, "status.admissionChecks");
     const json_t *cur = jx_find_by(cur_list, "name", w->s->check_name);
-    char *msg = xstrndup(message ? message : "", WL_CHECK_MESSAGE_MAX);
+    char *msg = check_text(message ? message : "");
     const char *cur_msg = jx_str(cur, "message", "");
     if (cur && strcmp(check_state(cur), state) == 0 && strcmp(cur_msg, msg) == 0) {
         free(msg);
@@ -558,8 +580,11 @@ static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char
     r->cluster = xstrdup(p->cluster);
     char *amsg = xasprintf("assigned to cluster %s", p->cluster);
     wlst_assigned(w, true, REASON_CLUSTER_ASSIGNED, amsg);
-    char *msg = xasprintf("placed on cluster %s%s%s", p->cluster, p->message ? ": " : "",
-                          p->message ? p->message : "");
+    /* placement.c's message already says "placed on cluster c (why)": not twice */
+    bool named = p->message && strncmp(p->message, "placed on cluster ", 18) == 0;
+    char *msg = named ? xstrdup(p->message)
+                      : xasprintf("placed on cluster %s%s%s", p->cluster, p->message ? ": " : "",
+                                  p->message ? p->message : "");
     wlst_check(w, "Pending", msg);
     /* on the job only: the Workload carries the same in its ClusterAssigned condition, and
      * each Event is a hub write and a request (about a quarter of a dispatch's) */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MGR_DEFAULT_NAMESPACE "kueue-ks-system"
 #define MGR_DEFAULT_LEASE     "kueue-ks-leader"
@@ -17,6 +18,8 @@
 #define MGR_DEFAULT_PROBE_S   10.0
 #define MGR_MAX_RUNNABLES     16
 #define MGR_TRIM_S            5.0
+#define MGR_TRIM_EARLY_TICKS  12 /* the first minute */
+#define MGR_TRIM_LATE_S       60.0
 #define MGR_TRIM_MIN_FREE     ((size_t)16 << 20)
 
 struct mgr {
@@ -44,7 +47,9 @@ struct mgr {
     ev_signal sigint;
     ev_timer shutdown_timer;
     ev_timer probe_timer; /* the start-up probe's next attempt */
-    ev_timer trim_timer;  /* every MGR_TRIM_S: on_trim */
+    ev_timer trim_timer;  /* on_trim */
+    unsigned trim_ticks;
+    size_t trim_floor; /* free heap bytes at the last trim */
     double probe_backoff_s;
     ev_tstamp probe_since;
 };
@@ -382,21 +387,42 @@ static int send_probe(struct mgr *m, struct err *e)
  * then dropped whole lists (real objects are ~4 KB of JSON, ~10x that decoded), the operator
  * held 722 MB resident of which 134 MB in use (bench-scale --real, N = 2,000, 10,000 pods per
  * worker; a malloc_trim(0) at idle: 138 MB). The informers trim after their big lists, but
- * much is freed later (the start-up passes). So, every MGR_TRIM_S, when more than
- * MGR_TRIM_MIN_FREE bytes are free in the heap, their pages go back. */
+ * much is freed later (the start-up passes). So the heap is looked at every MGR_TRIM_S during
+ * the first minute, then every MGR_TRIM_LATE_S, and trimmed when MGR_TRIM_MIN_FREE more bytes
+ * are free than at the last trim: both calls walk every free chunk (tens of ms with 300,000
+ * holes), and holes that cannot be returned must not make every tick trim again. */
+static long rss_kb(void)
+{
+    long pages = 0, res = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f && fscanf(f, "%ld %ld", &pages, &res) != 2)
+        res = 0;
+    if (f)
+        fclose(f);
+    return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
 static void on_trim(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop;
     (void)revents;
     struct mgr *m = w->data;
+    if (++m->trim_ticks == MGR_TRIM_EARLY_TICKS)
+        w->repeat = MGR_TRIM_LATE_S; /* libev reads it at the next rearm */
     struct mallinfo2 mi = mallinfo2();
-    if (mi.fordblks < MGR_TRIM_MIN_FREE)
+    if (mi.fordblks < m->trim_floor)
+        m->trim_floor = mi.fordblks; /* reused since: count new free memory from here */
+    if (mi.fordblks < m->trim_floor + MGR_TRIM_MIN_FREE)
         return;
-    malloc_trim(0);
-    if (log_v_enabled(m->lg, 4)) {
-        char f[32];
+    m->trim_floor = mi.fordblks;
+    long before = log_v_enabled(m->lg, 4) ? rss_kb() : 0;
+    if (malloc_trim(0) && before) {
+        char f[32], b[32], a[32];
         snprintf(f, sizeof f, "%zu", mi.fordblks);
-        log_v(m->lg, 4, "free heap pages returned", "free_bytes", f);
+        snprintf(b, sizeof b, "%ld", before / 1024);
+        snprintf(a, sizeof a, "%ld", rss_kb() / 1024);
+        log_v(m->lg, 4, "free heap pages returned", "free_bytes", f, "rss_mb_before", b,
+              "rss_mb_after", a);
     }
 }
 

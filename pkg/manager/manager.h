@@ -10,8 +10,9 @@
  *      lease ends the process, as client-go recommends); without, at once;
  *   5. on SIGTERM/SIGINT stop the runnables, release the Lease (bounded
  *      time) and return exit code 0.
- * Meanwhile, every 5 s, free heap pages beyond 16 MB are returned (malloc_trim:
- * glibc keeps the pages of freed lists resident otherwise).
+ * Meanwhile the heap is trimmed (malloc_trim: glibc keeps the pages of freed lists resident
+ * otherwise) when 16 MB more are free than at the last trim, looked at every 5 s during the
+ * first minute, then every minute.
  *
  * Runnables are the controllers; they get the client and metrics registry
  * from the manager and register their own readiness checks.

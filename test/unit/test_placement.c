@@ -687,8 +687,8 @@ static void test_pinned(void **state)
     assert_int_equal(place_decide(&w, cs, 2, &g_default_flavor, 1, NULL, &o, &r), 0);
     assert_int_equal(r.status, PLACE_OK);
     assert_string_equal(r.cluster, "small");
-    assert_non_null(
-        strstr(r.message, "placed on cluster small (pinned by the job's label x/cluster: 50.0 percent"));
+    assert_non_null(strstr(
+        r.message, "placed on cluster small (pinned by the job's label x/cluster: 50.0 percent"));
     assert_null(strstr(r.message, "spread"));
     place_result_free(&r);
     o.pinned_by = NULL;

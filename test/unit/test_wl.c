@@ -1300,6 +1300,45 @@ static const struct kind_def *widget_kind(struct kind_def **own)
     return *own;
 }
 
+/* The check message, as Kueue relays it in an Event whose format string it is: the
+ * placement's own "placed on cluster c1 (...)" is not prefixed again, and a '%' (here from the
+ * placement's text) is written as U+FF05, so Kueue's Event shows the text and no
+ * "%!o(MISSING)". */
+static void test_check_message_as_kueue_relays_it(void **state)
+{
+    (void)state;
+    struct wl_fx f = RESERVED("Pending");
+    json_t *wl = make_wl(&f);
+    json_t *job = make_job(JOB_FREE);
+    json_t *flavors = J("{\"spot\":{\"instance\":\"spot\"}}");
+    struct wl_placement pl = {
+        .status = WL_PLACE_OK,
+        .cluster = "c1",
+        .message = "placed on cluster c1 (spread: 99.6% of its capacity free after placement)"};
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .flavor_labels = flavors,
+                            .placement = &pl,
+                            .placed = {.reachable = true, .usable = true},
+                            .now_ms = 1000000,
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    assert_non_null(strstr(d, "\"message\":\"placed on cluster c1 (spread: 99.6\xef\xbc\x85 of its "
+                              "capacity free after placement)\""));
+    assert_null(strstr(d, "c1: placed on"));
+    free(d);
+    wl_actions_free(&a);
+    json_decref(flavors);
+    json_decref(job);
+    json_decref(wl);
+}
+
 static void test_generic_kind(void **state)
 {
     (void)state;
@@ -1494,6 +1533,7 @@ int main(void)
         cmocka_unit_test(test_create_copy_object),
         cmocka_unit_test(test_podset_labels),
         cmocka_unit_test(test_gc_orphans),
+        cmocka_unit_test(test_check_message_as_kueue_relays_it),
         cmocka_unit_test(test_generic_kind),
         cmocka_unit_test(test_evicting_resets_mirrored_activity),
         cmocka_unit_test(test_delete_carries_copy_uid),
