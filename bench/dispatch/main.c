@@ -90,6 +90,7 @@
 
 #include <ev.h>
 
+#include "bench/realstack.h"
 #include "pkg/kube/client.h"
 #include "pkg/kube/kubeconfig.h"
 #include "pkg/kube/watch.h"
@@ -493,19 +494,13 @@ static int setup_hub(struct bench *b)
 static int wait_quota(struct bench *b)
 {
     char *path = kube_path(KUEUE_GV, "clusterqueues", NULL, "cluster-queue-ks", NULL);
-    struct qty need = qty_from_milli((int64_t)b->n * 100, QTY_DECIMAL_SI), have = {0};
     double deadline = clock_mono_s() + 60;
     int rc = -ETIMEDOUT;
     while (rc && clock_mono_s() < deadline) {
         json_t *cq = NULL;
-        if (sync_call(b, 0, "GET", path, NULL, &cq) == 0) {
-            const json_t *fl =
-                jx_find_by(jx_arr(cq, "spec.resourceGroups[0].flavors"), "name", "spot");
-            const json_t *cpu = jx_find_by(jx_arr(fl, "resources"), "name", "cpu");
-            if (cpu && qty_parse_json(json_object_get(cpu, "nominalQuota"), &have, NULL) == 0 &&
-                have.nano >= need.nano)
-                rc = 0;
-        }
+        if (sync_call(b, 0, "GET", path, NULL, &cq) == 0 &&
+            bench_spot_cpu_holds(cq, (int64_t)b->n * 100))
+            rc = 0;
         json_decref(cq);
         if (rc)
             usleep(200000);
@@ -556,20 +551,10 @@ static double hub_patches(struct bench *b, const char *resource, const char *sub
 static int setup_real(struct bench *b)
 {
     for (int c = 1; c < NCLUSTERS; c++) {
-        const char *inst = c == 1 ? "spot" : "h100";
-        char name[64], cpu[32], mem[32], pods[32];
+        char name[64];
         snprintf(name, sizeof name, "%s-bench-node", cluster_names[c]);
-        snprintf(cpu, sizeof cpu, "%d", b->n / 10 + 8);
-        snprintf(mem, sizeof mem, "%dGi", b->n / 100 + 8);
-        snprintf(pods, sizeof pods, "%d", b->n + 10);
-        json_t *cap = json_pack("{s:s, s:s, s:s}", "cpu", cpu, "memory", mem, "pods", pods);
-        json_t *node = json_pack(
-            "{s:s, s:s, s:{s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s, s:s}}, s:{s:O, s:o}}",
-            "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "annotations",
-            "kwok.x-k8s.io/node", "fake", "node.alpha.kubernetes.io/ttl", "0", "labels", "type",
-            "kwok", "instance", inst, "node.kubernetes.io/instance-type", inst,
-            "kubernetes.io/hostname", name, "kubernetes.io/os", "linux", "kubernetes.io/arch",
-            "amd64", "status", "capacity", cap, "allocatable", cap);
+        json_t *node = bench_kwok_node(name, c == 1 ? "spot" : "h100", b->n / 10 + 8,
+                                       b->n / 100 + 8, b->n + 10);
         int rc = sync_call(b, c, "POST", "/api/v1/nodes", node, NULL);
         json_decref(node);
         if (rc < 0 && rc != -EEXIST) {
