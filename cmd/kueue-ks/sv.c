@@ -470,16 +470,14 @@ static int render_queues(const struct sv_input *in, struct buf *out)
         {"IN-USE", "inUse", COL_STR, NULL, NULL},
         {"SOURCE", "source", COL_STR, NULL, NULL},
     };
-    static const struct col cols_no_use[] = {
-        {"CLUSTERQUEUE", "clusterQueue", COL_STR, NULL, NULL},
-        {"FLAVOR", "flavor", COL_STR, NULL, NULL},
-        {"RESOURCE", "resource", COL_STR, NULL, NULL},
-        {"QUOTA", "quota", COL_STR, NULL, NULL},
-        {"RESERVED", "reserved", COL_STR, NULL, NULL},
-        {"SOURCE", "source", COL_STR, NULL, NULL},
-    };
+    enum { NCOLS = sizeof cols / sizeof cols[0] };
+    struct col shown[NCOLS]; /* cols without IN-USE unless use_col; the rows below match */
+    size_t nshown = 0;
+    for (size_t c = 0; c < NCOLS; c++)
+        if (use_col || strcmp(cols[c].key, "inUse") != 0)
+            shown[nshown++] = cols[c];
     struct table t;
-    table_init(&t, use_col ? cols : cols_no_use, use_col ? 7 : 6);
+    table_init(&t, shown, nshown);
     size_t i, gi, fi, ri;
     json_t *cq, *g, *f, *r;
     json_array_foreach(items, i, cq)

@@ -1345,12 +1345,13 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
     }
     defer_note(c, r->key, &r->acts, r->s.now_ms);
     if (log_v_enabled(c->cfg.lg, 5)) {
-        char n[24], kind[24];
+        char n[24];
         snprintf(n, sizeof n, "%zu", r->acts.n);
-        snprintf(kind, sizeof kind, "%d", (int)r->acts.outcome.kind);
-        log_v(c->cfg.lg, 5, "pass decided", "workload", r->key, "outcome", kind, "actions", n,
+        char *out = wl_outcome_describe(&r->acts.outcome);
+        log_v(c->cfg.lg, 5, "pass decided", "workload", r->key, "outcome", out, "actions", n,
               "wl_rv", jx_resource_version(r->wl) ? jx_resource_version(r->wl) : "", "job_rv",
               r->job && jx_resource_version(r->job) ? jx_resource_version(r->job) : "");
+        free(out);
     }
     return pass_perform(c, r);
 }

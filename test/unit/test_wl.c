@@ -1300,6 +1300,23 @@ static const struct kind_def *widget_kind(struct kind_def **own)
     return *own;
 }
 
+/* A reserved Workload's snapshot with placement `pl` computed (direct transport, cluster
+ * usable): what the driver hands wl_decide() when the job is to be placed. */
+static struct wl_snapshot placing_snapshot(json_t *wl, json_t *job, const struct kind_def *k,
+                                           json_t *flavors, const struct wl_placement *pl)
+{
+    return (struct wl_snapshot){.workload = wl,
+                                .job = job,
+                                .kind = k,
+                                .check_name = CHECK,
+                                .flavor_labels = flavors,
+                                .placement = pl,
+                                .placed = {.reachable = true, .usable = true},
+                                .now_ms = 1000000,
+                                .now = NOW,
+                                .opts = {.direct = true, .origin = "hub"}};
+}
+
 /* The check message, as Kueue relays it in an Event whose format string it is: the
  * placement's own "placed on cluster c1 (...)" is not prefixed again, and a '%' (here from the
  * placement's text) is written as U+FF05, so Kueue's Event shows the text and no
@@ -1315,16 +1332,7 @@ static void test_check_message_as_kueue_relays_it(void **state)
         .status = WL_PLACE_OK,
         .cluster = "c1",
         .message = "placed on cluster c1 (spread: 99.6% of its capacity free after placement)"};
-    struct wl_snapshot s = {.workload = wl,
-                            .job = job,
-                            .kind = kind_lookup("batch/v1", "Job"),
-                            .check_name = CHECK,
-                            .flavor_labels = flavors,
-                            .placement = &pl,
-                            .placed = {.reachable = true, .usable = true},
-                            .now_ms = 1000000,
-                            .now = NOW,
-                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_snapshot s = placing_snapshot(wl, job, kind_lookup("batch/v1", "Job"), flavors, &pl);
     struct wl_actions a;
     wl_actions_init(&a);
     assert_int_equal(wl_decide(&s, &a, NULL), 0);
@@ -1352,16 +1360,7 @@ static void test_generic_kind(void **state)
                     "\"containers\":[{\"name\":\"c\"}]}}}}");
     json_t *flavors = J("{\"spot\":{\"instance\":\"spot\"}}");
     struct wl_placement pl = {.status = WL_PLACE_OK, .cluster = "c1", .message = "most free"};
-    struct wl_snapshot s = {.workload = wl,
-                            .job = job,
-                            .kind = k,
-                            .check_name = CHECK,
-                            .flavor_labels = flavors,
-                            .placement = &pl,
-                            .placed = {.reachable = true, .usable = true},
-                            .now_ms = 1000000,
-                            .now = NOW,
-                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_snapshot s = placing_snapshot(wl, job, k, flavors, &pl);
     assert_true(wl_wants_placement(&s, NULL));
     struct wl_actions a;
     wl_actions_init(&a);
