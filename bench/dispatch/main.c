@@ -69,7 +69,12 @@
  * (keep the work directory with the children's logs), --callgrind (run the
  * operator under valgrind --tool=callgrind, keep the work directory and print
  * one more line {"bench":"dispatch-callgrind",..}: the repeatable CPU figure,
- * see report_callgrind). Exit 0 when all N were
+ * see report_callgrind); with --real one more line
+ * {"bench":"dispatch-real-cost",..}: where the CPU and the hub's writes go, per component of
+ * the stack (STACK_DIR/<component>.pid) and the operator, per dispatch (the operator's start
+ * to the last copy) against per raw Workload status write of the same run, the machine's busy
+ * share in both windows, and over the jobs' whole life (to the last final status)
+ * cpu_ms_per_job / hub_writes_per_job (see report_real_cost). Exit 0 when all N were
  * placed, 1 otherwise (the work directory with the children's logs is then
  * kept and named on stderr).
  * Children get SIGTERM on exit (and SIGKILL if the bench dies: PDEATHSIG).
@@ -100,6 +105,7 @@
 #include "pkg/json/jsonx.h"
 #include "pkg/quantity/quantity.h"
 
+#include "bench/dispatch/stackcpu.h"
 #include "bench/dispatch/stret.h"
 
 #define NCLUSTERS 3 /* hub, cluster1, cluster2 */
@@ -158,9 +164,17 @@ struct bench {
     bool done;
     int rc;
     json_t *body;
-    char *raw_text; /* hub_patches: the /metrics text */
+    char *raw_text; /* hub_writes: the /metrics text */
     char errmsg[512];
     double wl_patches, job_patches; /* --real: hub PATCHes during the timed dispatch */
+    /* --real: where the CPU and the hub's writes go, over the timed dispatch (d) and over the
+     * raw Workload status phase (r) */
+    struct stackcpu sc;
+    struct stackcpu_snap cpu_d0, cpu_d1, cpu_r0, cpu_r1, cpu_l1;
+    double op_d1, op_l1; /* the timed operator's CPU seconds at d1, l1 (its whole life) */
+    json_t *writes_d0;   /* hub_writes() when the timed operator started */
+    json_t *writes_d, *writes_r, *writes_l; /* hub_writes() differences; l: start to the
+                                             * last final status seen (the jobs' whole life) */
     /* creates (hub jobs, then the raw phase) */
     char *jobs_path;
     int next, in_flight, create_failed;
@@ -210,27 +224,6 @@ static int spawn(struct bench *b, const char *log, char *const argv[])
     return 0;
 }
 
-/* CPU seconds (user + system) a child has used so far, from /proc; -1 if unknown. */
-static double child_cpu_s(pid_t pid)
-{
-    char path[64], line[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(line, 1, sizeof line - 1, f);
-    fclose(f);
-    line[n] = 0;
-    char *p = strrchr(line, ')'); /* after "pid (comm)": state is field 3, utime 14, stime 15 */
-    if (!p)
-        return -1;
-    unsigned long long ut = 0, st = 0;
-    if (sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut, &st) != 2)
-        return -1;
-    long hz = sysconf(_SC_CLK_TCK);
-    return hz > 0 ? (double)(ut + st) / (double)hz : -1;
-}
-
 static void stop_operator(struct bench *b);
 
 static void stop_children(struct bench *b)
@@ -258,7 +251,7 @@ static void stop_operator(struct bench *b)
 {
     if (!b->op_pid)
         return;
-    double cpu = child_cpu_s(b->op_pid);
+    double cpu = stackcpu_pid_s(b->op_pid);
     kill(b->op_pid, SIGTERM);
     double deadline = clock_mono_s() + (b->callgrind ? 60 : 10);
     while (waitpid(b->op_pid, NULL, WNOHANG) == 0) {
@@ -511,39 +504,78 @@ static int wait_quota(struct bench *b)
     return rc;
 }
 
-/* --real: the hub API server's count of PATCH (and APPLY) requests to `resource` (subresource
- * `sub`, "" for none), from its /metrics (apiserver_request_total, every client); -1 if unknown. */
-static double hub_patches(struct bench *b, const char *resource, const char *sub)
+/* --real: the hub API server's count of write requests so far (apiserver_request_total, every
+ * client, from its /metrics), as an object {"VERB resource[/subresource]": count}; NULL if
+ * unknown. A server-side apply counts as verb APPLY. */
+static json_t *hub_writes(struct bench *b)
 {
     struct kube_request req = {.method = "GET", .path = "/metrics"};
     b->done = false;
     b->raw_text = NULL;
     struct err e = {0};
     if (kube_client_do(b->cl[0], &req, text_done, b, NULL, &e) < 0)
-        return -1;
+        return NULL;
     while (!b->done)
         ev_run(b->loop, EVRUN_ONCE);
     if (!b->raw_text)
-        return -1;
-    char want_r[96], want_s[96];
-    snprintf(want_r, sizeof want_r, "resource=\"%s\"", resource);
-    snprintf(want_s, sizeof want_s, "subresource=\"%s\"", sub);
-    double total = 0;
+        return NULL;
+    json_t *out = json_object();
+    static const char *const verbs[] = {"POST", "PUT", "PATCH", "APPLY", "DELETE"};
     char *save = NULL;
     for (char *line = strtok_r(b->raw_text, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
-        /* a server-side apply counts as verb APPLY */
-        if (strncmp(line, "apiserver_request_total{", 24) != 0 ||
-            (!strstr(line, "verb=\"PATCH\"") && !strstr(line, "verb=\"APPLY\"")) ||
-            !strstr(line, want_r) || !strstr(line, want_s))
+        if (strncmp(line, "apiserver_request_total{", 24) != 0)
             continue;
+        char verb[16] = "", res[64] = "", sub[64] = "";
+        const char *v = strstr(line, "verb=\""), *r = strstr(line, "resource=\""),
+                   *u = strstr(line, "subresource=\"");
+        if (!v || !r || sscanf(v, "verb=\"%15[^\"]", verb) != 1 ||
+            sscanf(r, "resource=\"%63[^\"]", res) != 1)
+            continue;
+        if (u)
+            sscanf(u, "subresource=\"%63[^\"]", sub);
+        bool write = false;
+        for (size_t k = 0; k < sizeof verbs / sizeof verbs[0]; k++)
+            write = write || strcmp(verb, verbs[k]) == 0;
         const char *sp = strrchr(line, ' ');
-        if (sp)
-            total += strtod(sp + 1, NULL);
+        if (!write || !sp)
+            continue;
+        char key[160];
+        snprintf(key, sizeof key, "%s %s%s%s", verb, res, sub[0] ? "/" : "", sub);
+        json_t *have = json_object_get(out, key);
+        json_object_set_new(out, key,
+                            json_real((have ? json_real_value(have) : 0) + strtod(sp + 1, NULL)));
     }
     free(b->raw_text);
     b->raw_text = NULL;
-    return total;
+    return out;
+}
+
+/* b - a per key of two hub_writes() tables (new object; keys with no change left out; NULL
+ * if either is). */
+static json_t *writes_diff(const json_t *a, const json_t *b)
+{
+    if (!a || !b)
+        return NULL;
+    json_t *out = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)b, k, v)
+    {
+        double d = json_real_value(v) - json_real_value(json_object_get(a, k));
+        if (d > 0)
+            json_object_set_new(out, k, json_real(d));
+    }
+    return out;
+}
+
+/* The sum of a writes table's PATCH and APPLY counts of `res` ("workloads/status"). */
+static double writes_patches(const json_t *w, const char *res)
+{
+    char k1[96], k2[96];
+    snprintf(k1, sizeof k1, "PATCH %s", res);
+    snprintf(k2, sizeof k2, "APPLY %s", res);
+    return json_real_value(json_object_get(w, k1)) + json_real_value(json_object_get(w, k2));
 }
 
 /* --real: one more kwok node per worker (the stack's 4 nodes take 110 pods each), as
@@ -1003,16 +1035,24 @@ static int run_reserved_first(struct bench *b)
         fprintf(stderr, "bench-dispatch: %d of %d workloads reserved\n", b->reserved, b->n);
         return -ETIMEDOUT;
     }
-    double wl0 = b->real ? hub_patches(b, "workloads", "status") : -1;
-    double job0 = b->real ? hub_patches(b, "jobs", "") : -1;
+    json_t *w0 = b->real ? hub_writes(b) : NULL;
+    b->writes_d0 = json_incref(w0);
+    if (b->real)
+        stackcpu_take(&b->sc, &b->cpu_d0);
     b->op_start = clock_mono_s();
     int rc = start_operator(b);
     while (rc == 0 && b->placed < b->n && !b->timed_out && !b->failed)
         ev_run(b->loop, 0);
-    if (b->real && wl0 >= 0 && job0 >= 0) {
-        b->wl_patches = hub_patches(b, "workloads", "status") - wl0;
-        b->job_patches = hub_patches(b, "jobs", "") - job0;
+    if (b->real) {
+        stackcpu_take(&b->sc, &b->cpu_d1);
+        b->op_d1 = stackcpu_pid_s(b->op_pid);
+        json_t *w1 = hub_writes(b);
+        b->writes_d = writes_diff(w0, w1);
+        json_decref(w1);
+        b->wl_patches = writes_patches(b->writes_d, "workloads/status");
+        b->job_patches = writes_patches(b->writes_d, "jobs");
     }
+    json_decref(w0);
     return rc ? rc : b->placed < b->n ? -ETIMEDOUT : 0;
 }
 
@@ -1099,6 +1139,9 @@ static int run(struct bench *b)
             return rc;
         }
     }
+    if (b->real && stackcpu_open(&b->sc, b->real) < 0)
+        fprintf(stderr, "bench-dispatch: no STACK_DIR/*.pid in %s: CPU per component not shown\n",
+                b->real);
     if ((rc = b->real ? setup_real(b) : setup_hub(b)) < 0)
         return rc;
     if ((rc = start_operator(b)) < 0)
@@ -1119,7 +1162,7 @@ static int run(struct bench *b)
     /* N hub jobs; --callgrind: the first n_base alone (the baseline), then the rest, each
      * phase's operator instructions dumped by callgrind_control */
     b->created_at = clock_mono_s();
-    b->op_cpu0 = child_cpu_s(b->op_pid);
+    b->op_cpu0 = stackcpu_pid_s(b->op_pid);
     ev_timer t;
     ev_timer_init(&t, on_timeout, b->timeout_s, 0);
     t.data = b;
@@ -1138,10 +1181,17 @@ static int run(struct bench *b)
         cg_control(b, "-i", "off");
     }
     /* --reserved-first: the timed operator is a new process, all of its CPU counts */
-    b->op_cpu_win = child_cpu_s(b->op_pid) - (b->reserved_first ? 0 : b->op_cpu0);
+    b->op_cpu_win = stackcpu_pid_s(b->op_pid) - (b->reserved_first ? 0 : b->op_cpu0);
     ev_timer_stop(b->loop, &t);
     if (rc == 0 && b->st)
         status_wait(b);
+    if (rc == 0 && b->real && b->st && stret_finals(b->st) == b->n) {
+        stackcpu_take(&b->sc, &b->cpu_l1);
+        b->op_l1 = stackcpu_pid_s(b->op_pid);
+        json_t *w1 = hub_writes(b);
+        b->writes_l = writes_diff(b->writes_d0, w1);
+        json_decref(w1);
+    }
     for (int c = 0; c <= NCLUSTERS && !b->failed; c++) {
         kube_watch_stop(b->w[c]);
         b->w[c] = NULL;
@@ -1196,20 +1246,79 @@ static int raw_all(struct bench *b, struct raw_rates *rr)
 {
     if (b->real)
         stop_operator(b); /* the raw writes alone on the servers */
-    double raw_cpu0 = b->real ? 0 : child_cpu_s(b->pids[1]);
+    double raw_cpu0 = b->real ? 0 : stackcpu_pid_s(b->pids[1]);
     int rc = raw_phase(b, &rr->create_s);
-    b->raw_cpu_s = b->real ? 0 : child_cpu_s(b->pids[1]) - raw_cpu0;
+    b->raw_cpu_s = b->real ? 0 : stackcpu_pid_s(b->pids[1]) - raw_cpu0;
     rr->create = rr->create_s > 0 ? b->n / rr->create_s : 0;
     rr->slowest = rr->create;
     for (int k = RAW_WL_STATUS; rc == 0 && b->real && k <= RAW_JOB_PATCH; k++) {
         double secs = 0;
+        json_t *w0 = k == RAW_WL_STATUS ? hub_writes(b) : NULL;
+        if (k == RAW_WL_STATUS)
+            stackcpu_take(&b->sc, &b->cpu_r0);
         rc = raw_run(b, (enum raw_kind)k, &secs);
+        if (k == RAW_WL_STATUS) {
+            stackcpu_take(&b->sc, &b->cpu_r1);
+            json_t *w1 = hub_writes(b);
+            b->writes_r = writes_diff(w0, w1);
+            json_decref(w1);
+        }
+        json_decref(w0);
         double rate = secs > 0 ? b->n / secs : 0;
         *(k == RAW_WL_STATUS ? &rr->wl_status : &rr->job_patch) = rate;
         if (rate < rr->slowest)
             rr->slowest = rate;
     }
     return rc;
+}
+
+/* Writes `"key":count/per,...` of a writes table (no braces); returns the sum. */
+static double print_writes(const json_t *w, double per)
+{
+    double sum = 0;
+    const char *sep = "", *k;
+    json_t *v;
+    json_object_foreach((json_t *)w, k, v)
+    {
+        printf("%s\"%s\":%.2f", sep, k, json_real_value(v) / per);
+        sep = ",";
+        sum += json_real_value(v) / per;
+    }
+    return sum;
+}
+
+/* --real: where a dispatch's CPU and hub writes go, against one raw Workload status write's
+ * in the same run: CPU milliseconds per component of the stack (and the operator) per
+ * dispatch and per raw write, the machine's busy share over each window, and the hub's write
+ * requests (every client) per dispatch and per raw write. */
+static void report_real_cost(struct bench *b)
+{
+    if (!b->real || b->sc.n == 0 || b->placed < b->n)
+        return;
+    double n = b->n;
+    printf("{\"bench\":\"dispatch-real-cost\",\"n\":%d,\"cpu_ms_per_dispatch\":{", b->n);
+    double d = stackcpu_print(stdout, &b->sc, &b->cpu_d0, &b->cpu_d1, n);
+    printf(",\"operator\":%.3f},\"cpu_ms_per_dispatch_total\":%.3f,", b->op_d1 * 1e3 / n,
+           d + b->op_d1 * 1e3 / n);
+    printf("\"machine_busy_dispatch\":%.2f,\"cpu_ms_per_raw_wl_status\":{",
+           stackcpu_busy(&b->cpu_d0, &b->cpu_d1));
+    double r = stackcpu_print(stdout, &b->sc, &b->cpu_r0, &b->cpu_r1, n);
+    printf("},\"cpu_ms_per_raw_wl_status_total\":%.3f,\"machine_busy_raw\":%.2f,", r,
+           stackcpu_busy(&b->cpu_r0, &b->cpu_r1));
+    printf("\"hub_writes_per_dispatch\":{");
+    double wd = b->writes_d ? print_writes(b->writes_d, n) : 0;
+    printf("},\"hub_writes_per_dispatch_total\":%.2f,\"hub_writes_per_raw_wl_status\":{", wd);
+    double wr = b->writes_r ? print_writes(b->writes_r, n) : 0;
+    printf("},\"hub_writes_per_raw_wl_status_total\":%.2f", wr);
+    if (b->writes_l) { /* every job's whole life: dispatch, status return, finish */
+        printf(",\"cpu_ms_per_job\":{");
+        double l = stackcpu_print(stdout, &b->sc, &b->cpu_d0, &b->cpu_l1, n);
+        printf(",\"operator\":%.3f},\"cpu_ms_per_job_total\":%.3f,\"hub_writes_per_job\":{",
+               b->op_l1 * 1e3 / n, l + b->op_l1 * 1e3 / n);
+        double wl = print_writes(b->writes_l, n);
+        printf("},\"hub_writes_per_job_total\":%.2f", wl);
+    }
+    printf("}\n");
 }
 
 /* Operator CPU per dispatch over the dispatch window (first hub job created to the
@@ -1305,10 +1414,11 @@ static void report(struct bench *b, const struct raw_rates *rr)
     else
         snprintf(qps_s, sizeof qps_s, "(its default)");
     /* where the time went: CPU of each child over the whole run */
-    double op_cpu = b->op_cpu_s + (b->op_pid ? child_cpu_s(b->op_pid) : 0);
+    double op_cpu = b->op_cpu_s + (b->op_pid ? stackcpu_pid_s(b->op_pid) : 0);
     if (b->npids == NCLUSTERS)
         printf("cpu seconds: hub devhub %.2f, cluster1 %.2f, cluster2 %.2f, operator %.2f\n",
-               child_cpu_s(b->pids[0]), child_cpu_s(b->pids[1]), child_cpu_s(b->pids[2]), op_cpu);
+               stackcpu_pid_s(b->pids[0]), stackcpu_pid_s(b->pids[1]), stackcpu_pid_s(b->pids[2]),
+               op_cpu);
     else
         printf("cpu seconds: operator %.2f; hub PATCHes during the dispatch (every client) per "
                "workload: Workload status %.2f, Job %.2f\n",
@@ -1437,6 +1547,7 @@ int main(int argc, char **argv)
     if (b.placed > 0) {
         report(&b, &rr);
         report_cpu(&b);
+        report_real_cost(&b);
     }
     if (b.timed_out)
         fprintf(stderr, "bench-dispatch: timed out after %.0f s with %d of %d placed\n",
@@ -1454,6 +1565,10 @@ int main(int argc, char **argv)
     else
         fprintf(stderr, "bench-dispatch: %s; logs kept in %s\n", rc ? "failed" : "done", b.work);
     json_decref(b.sample);
+    json_decref(b.writes_d0);
+    json_decref(b.writes_d);
+    json_decref(b.writes_r);
+    json_decref(b.writes_l);
     free(b.reserved_t);
     free(b.placed_t);
     free(b.labelled_t);

@@ -535,16 +535,22 @@ static char *st_invalid(const struct wl_snapshot *s, struct wlst *w, const json_
     return msg;
 }
 
-/* The Events of a placement besides AssignedCluster: flavor labels injected,
- * a kind outside the table, constraints left to the worker. */
-static void ev_placed(const struct wl_snapshot *s, const struct wl_placement *p, const json_t *work,
+/* The message of the one Event a dispatch writes on the job ("Created on" / "Assigned to"
+ * cluster c), with the nodeSelector keys injected from the admitted flavors, if any (the
+ * job's kueue-ks.io/injected-node-selector annotation). */
+static char *dispatch_event_msg(const char *what, const char *cluster, const json_t *job)
+{
+    const char *inj = jx_annotation(job, XF_ANN_INJECTED);
+    return xasprintf("%s cluster %s%s%s", what, cluster,
+                     inj ? "; nodeSelector added from the admitted flavors: " : "", inj ? inj : "");
+}
+
+/* The Events of a placement besides the dispatch's own: a kind outside the table,
+ * constraints left to the worker. */
+static void ev_placed(const struct wl_snapshot *s, const struct wl_placement *p,
                       struct wl_actions *a)
 {
     ev_left_to_worker(p, a);
-    const char *inj = jx_annotation(work, XF_ANN_INJECTED);
-    if (inj)
-        act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_FLAVOR,
-                  xasprintf("nodeSelector added from the admitted flavors: %s", inj));
     if (s->kind->generic) {
         /* outside the kind table: only the label moves it (no pod templates known) */
         char *gmsg =
@@ -586,12 +592,16 @@ static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char
                       : xasprintf("placed on cluster %s%s%s", p->cluster, p->message ? ": " : "",
                                   p->message ? p->message : "");
     wlst_check(w, "Pending", msg);
-    /* on the job only: the Workload carries the same in its ClusterAssigned condition, and
-     * each Event is a hub write and a request (about a quarter of a dispatch's) */
-    act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_CLUSTER,
-              xasprintf("Assigned to cluster %s", p->cluster));
+    /* One Event per dispatch, on the job: each is a hub write (on a real server about as
+     * much CPU as a job patch). With the direct transport it is Dispatched, when the copy is
+     * made; the placement itself is told by the check message (real Kueue relays each one as
+     * an UpdatedAdmissionCheck Event on the job) and the ClusterAssigned condition. With
+     * BindingPolicies the label is the dispatch. */
+    if (!s->opts.direct)
+        act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_CLUSTER,
+                  dispatch_event_msg("Assigned to", p->cluster, work));
     free(amsg);
-    ev_placed(s, p, work, a);
+    ev_placed(s, p, a);
     outcome(a, WL_OUT_PLACED, p->cluster);
     return msg;
 }
@@ -635,6 +645,21 @@ static char *st_not_now(const struct wl_snapshot *s, struct wlst *w, const json_
     if (!waiting_message(cur_msg))
         outcome_told(a, REASON_NO_CLUSTER_FITS, msg);
     return msg;
+}
+
+/* Whether check message `msg` already says the job is on `cluster`: the placement's
+ * ("placed on cluster c" then the end or " (why)" / ": why") or "running on cluster c". */
+static bool tells_placement(const char *msg, const char *cluster)
+{
+    static const char *const pre[] = {"placed on cluster ", "running on cluster "};
+    size_t cl = strlen(cluster);
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
+        size_t pl = strlen(pre[i]);
+        if (strncmp(msg, pre[i], pl) == 0 && strncmp(msg + pl, cluster, cl) == 0 &&
+            (msg[pl + cl] == '\0' || msg[pl + cl] == ' ' || msg[pl + cl] == ':'))
+            return true;
+    }
+    return false;
 }
 
 /* Fits no cluster ever: check Rejected, Events on both. Returns the check message (new). */
@@ -722,19 +747,24 @@ static void mirror_status(const struct wl_snapshot *s, struct wlst *w, const cha
             jx_patch_release(&p);
         }
     }
-    /* The check message follows the state (placed -> running -> finished), never the
-     * progress: the counts are in the remote-status annotation (a job patch), so a
-     * copy's pods starting or finishing write no Workload, the scarce write on a real
-     * server (docs/performance.md) */
+    /* The check message follows the state, never the progress: the counts are in the
+     * remote-status annotation (a job patch), so a copy's pods starting or finishing write
+     * no Workload, the scarce write on a real server (docs/performance.md). While the copy
+     * runs, the placement's message ("placed on cluster c (why)") stays: rewriting it to
+     * "running on cluster c" would cost a Workload write (and Kueue's Event relaying it)
+     * per job to say what the hub job's status already shows; another message (an error
+     * of an earlier pass) becomes "running on cluster c". */
     char *msg;
+    const json_t *entry =
+        jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
     if (st.result == KIND_SUCCEEDED)
         msg = xasprintf("finished on cluster %s: succeeded", cluster);
     else if (st.result == KIND_FAILED)
         msg = xasprintf("finished on cluster %s: failed", cluster);
+    else if (tells_placement(jx_str(entry, "message", ""), cluster))
+        msg = xstrdup(jx_str(entry, "message", ""));
     else
         msg = xasprintf("running on cluster %s", cluster);
-    const json_t *entry =
-        jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
     if (st.result == KIND_RUNNING && s->defer_running && !w->cond &&
         strcmp(jx_str(entry, "message", ""), msg) != 0)
         a->deferred = true; /* the annotation now, the Workload once the burst is over */
@@ -881,7 +911,7 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
         x->object = obj;
         outcome(a, WL_OUT_DISPATCHED, cluster);
         act_event(a, WL_TGT_JOB, "Normal", REASON_DISPATCHED,
-                  xasprintf("Created on cluster %s", cluster));
+                  dispatch_event_msg("Created on", cluster, s->job));
         return;
     }
     mirror_status(s, w, cluster, copy, a);

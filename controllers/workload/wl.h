@@ -31,8 +31,9 @@
  *     (wl_wants_placement() tells the driver to compute one; without it the
  *     decision is a requeue). OK: undo any stale placement, place (label,
  *     nodeSelector, annotations) in one job patch guarded by
- *     resourceVersion, reserve, ClusterAssigned=True, check message, Events
- *     AssignedCluster (+ AssignedFlavor when node labels were injected).
+ *     resourceVersion, reserve, ClusterAssigned=True, check message; with
+ *     BindingPolicies (not direct) Event AssignedCluster (naming the nodeSelector keys
+ *     injected from the flavors, if any): one Event per dispatch.
  *     A job of a kind outside the kind table (kind->generic) is placed by
  *     the label only and gets Warning Events REASON_UNKNOWN_JOB_KIND (pkg/reasons).
  *     NOT_NOW / PIN_UNKNOWN: check stays Pending with the reason in its
@@ -49,7 +50,8 @@
  *     made for an earlier admission (its kueue-ks.io/placed-for differs) is
  *     deleted and its status never mirrored; the copy on c is
  *     created when absent (the placement was recorded in the hub first, in
- *     state 5, so a crash never yields two copies); when present its status
+ *     state 5, so a crash never yields two copies), Event Dispatched (naming the
+ *     injected nodeSelector keys, if any); when present its status
  *     comes back (xf.h (d)): hub job status patch (status subresource)
  *     when the final/mirrored status differs, kueue-ks.io/remote-status
  *     annotation (the counts), and the check message by state only:

@@ -13,7 +13,6 @@
 /* ---- Events of the workload controller (on the hub job and/or Workload) ---- */
 #define REASON_EVICTED          "Evicted"         /* the placement was withdrawn */
 #define REASON_ASSIGNED_CLUSTER "AssignedCluster" /* a worker cluster was chosen */
-#define REASON_ASSIGNED_FLAVOR  "AssignedFlavor"  /* flavor node labels were injected */
 #define REASON_UNKNOWN_JOB_KIND "UnknownJobKind"  /* the owner's kind cannot be placed */
 #define REASON_NO_CLUSTER_FITS  "NoClusterFits"   /* fits no cluster even empty: rejected */
 #define REASON_WORKER_LOST      "WorkerLost"      /* the placed cluster is gone: retry */

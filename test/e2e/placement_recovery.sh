@@ -337,7 +337,10 @@ job_before=$(jq -rs '[.[]|select(.object.metadata.labels["kubestellar.io/cluster
 if [ "$wl_writes" -lt 1 ] || [ "$wl_writes" -gt 2 ]; then
   die "job-e's Workload had $wl_writes versions naming the exclusion, want 1 or 2 (a write loop?)"
 fi
-nf=$(k hub get events -n default -o json | jq '[.items[]|select(.involvedObject.name=="job-e" and .reason=="AssignedCluster")]|length')
-[ "$nf" = 1 ] || die "job-e placed $nf times (AssignedCluster Events), want 1"
+# one Event per dispatch (Dispatched, the copy made), and one placement token on the job
+nf=$(k hub get events -n default -o json | jq '[.items[]|select(.involvedObject.name=="job-e" and .reason=="Dispatched")]|length')
+[ "$nf" = 1 ] || die "job-e dispatched $nf times (Dispatched Events), want 1"
+tokens=$(jq -rs '[.[]|.object.metadata.annotations["kueue-ks.io/placed-for"]|select(.!=null)]|unique|length' "$WORK/e-job.watch")
+[ "$tokens" = 1 ] || die "job-e placed with $tokens placement tokens, want 1"
 pass "waited ${EXCL_S}s with '$(echo "$msg" | grep -o 'cluster1: excluded until [^;]*' | head -1)', no copy, $job_before job version(s) and $wl_writes Workload version(s) naming the exclusion seen (watch), placed once on cluster1 after it, Complete"
 echo "PASS placement_recovery"

@@ -395,7 +395,7 @@ echo '{"status":{"phase":"Running","ready":2}}' |
 wait_until 10 "hub Widget w1 status copied from cluster2" jq_ok hub \
   '.status.phase=="Running" and .status.ready==2' widget w1 -n default
 wait_until 10 "check message of widget-w1 names cluster2" jq_ok hub \
-  '[.status.admissionChecks[]|select(.name=="kubestellar-admc" and .state=="Pending" and (.message|contains("running on cluster cluster2")))]|length==1' \
+  '[.status.admissionChecks[]|select(.name=="kubestellar-admc" and .state=="Pending" and (.message|test("^(placed|running) on cluster cluster2")))]|length==1' \
   workload widget-w1 -n default
 k hub delete widget w2 -n default --wait=false >/dev/null || die "cannot delete hub Widget w2"
 wait_until 15 "cluster2 copy of w2 deleted" eval '[ "$(wcopies w2)" = "0 0" ]'

@@ -1588,6 +1588,20 @@ static void two_placed(struct fx *f, struct two_placed *t)
     assert_non_null(t->owp);
 }
 
+/* The sample's check message set (as another writer's version) to an earlier pass's error:
+ * a running copy replaces it with "running on cluster c1" (a Workload write), where the
+ * placement's message would stay. */
+static void sample_message_error(struct fx *f)
+{
+    json_t *wl = json_deep_copy(store_get(f->wls, "default/job-sample-1a2b3"));
+    json_t *e = json_array_get(jx_arr(wl, "status.admissionChecks"), 0);
+    assert_non_null(e);
+    json_object_set_new(e, "message", json_string("cannot copy to cluster c1: refused"));
+    jx_set_new(wl, "metadata.resourceVersion", json_string("20"), NULL);
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+}
+
 static void two_placed_free(struct two_placed *t)
 {
     json_t *v[] = {t->jp, t->wp, t->job2, t->wl2, t->cp, t->ojp, t->owp};
@@ -1633,12 +1647,14 @@ static void test_ready_copy_ends_reservation(void **state)
 
 /* Dispatch before status return: while another job is placed and its copy not made, a copy
  * seen running gets its remote-status annotation at once, but its check's "running" message
- * (a Workload status write) waits; it is written once the other job's copy is made. */
+ * (a Workload status write, here replacing an earlier error) waits; it is written once the
+ * other job's copy is made. */
 static void test_running_message_waits_for_dispatches(void **state)
 {
     struct fx *f = *state;
     struct two_placed t;
     two_placed(f, &t);
+    sample_message_error(f);
     json_t *cp = t.cp;
 
     /* sample's copy runs: the annotation, no Workload write */
@@ -1688,6 +1704,7 @@ static void test_check_gone_ends_dispatch(void **state)
     struct fx *f = *state;
     struct two_placed t;
     two_placed(f, &t);
+    sample_message_error(f);
     json_t *cp = t.cp;
     /* other is being dispatched until its Workload no longer has our check */
     json_t *owl = json_deep_copy(store_get(f->wls, "default/job-other-4c5d6"));

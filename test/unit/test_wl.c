@@ -278,10 +278,21 @@ static const struct tcase cases[] = {
               "placed-by\":\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"labels\":{"
               "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"},\"spec\":{"
               "\"template\":{\"spec\":{\"nodeSelector\":{\"instance\":\"spot\"}}}}}",
-              "reserve c2", "event job Normal AssignedCluster: Assigned to cluster c2",
-              "event job Normal AssignedFlavor",
+              "reserve c2",
               "\"message\":\"placed on cluster c2: most free\",\"name\":\"ks-check\","
               "\"state\":\"Pending\""}},
+    {.name = "kubestellar transport, placed with flavor labels: the label is the dispatch, its "
+             "one Event names the cluster and the injected keys",
+     .out = "placed c2",
+     .wl = RESERVED("Pending"),
+     .place = WL_PLACE_OK,
+     .place_cluster = "c2",
+     .direct_off = true,
+     .want_placement = true,
+     .want = {"patch-job", "reserve c2",
+              "event job Normal AssignedCluster: Assigned to cluster c2; nodeSelector added from "
+              "the admitted flavors: {\"spec.template\":{\"instance\":\"spot\"}}",
+              "wl-status"}},
     {.name = "reserved: placed with constraints left to the worker: an Event says which",
      .out = "placed c2",
      .wl = RESERVED("Pending"),
@@ -289,11 +300,11 @@ static const struct tcase cases[] = {
      .place_cluster = "c2",
      .place_left = "pod set main: topology spread (topologyKey zone)",
      .want_placement = true,
-     .want = {"patch-job", "reserve c2", "AssignedCluster",
+     .want = {"patch-job", "reserve c2",
               "event job Normal ConstraintsLeftToWorker: placed on cluster c2 on capacity; not "
               "judged by kueue-ks, left to the worker's scheduler: pod set main: topology spread "
               "(topologyKey zone)",
-              "AssignedFlavor", "wl-status"}},
+              "wl-status"}},
     {.name = "reserved, user pinned c3: placed there, label untouched",
      .out = "placed c3",
      .wl = RESERVED("Pending"),
@@ -302,7 +313,7 @@ static const struct tcase cases[] = {
      .place_cluster = "c3",
      .want_placement = true,
      .want = {"\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"resourceVersion\":\"5\"}", "reserve c3",
-              "AssignedCluster", "AssignedFlavor", "wl-status"}},
+              "wl-status"}},
     {.name = "reserved, nothing fits now: message, events on both, requeue, told (the log line)",
      .out = "waiting told NoClusterFits",
      .wl = RESERVED("Pending"),
@@ -360,7 +371,7 @@ static const struct tcase cases[] = {
      .want = {"delete-copy c1 default/sample",
               "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/placed-for\":\"" TOKEN
               "\"},\"labels\":{\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
-              "reserve c2", "AssignedCluster", "AssignedFlavor", "wl-status"}},
+              "reserve c2", "wl-status"}},
     {.name = "reserved, check Retry: wait for Kueue",
      .out = "none",
      .wl = RESERVED_ASSIGNED("Retry"),
@@ -374,7 +385,8 @@ static const struct tcase cases[] = {
      .job = JOB_PLACED_C1,
      .place = -1,
      .want = {"create-copy c1 default/sample",
-              "event job Normal Dispatched: Created on cluster c1"}},
+              "event job Normal Dispatched: Created on cluster c1; nodeSelector added from the "
+              "admitted flavors: {\"spec.template\":{\"instance\":\"spot\"}}"}},
     {.name = "placed, ClusterAssigned missing (crash after the job patch): set it",
      .out = "none",
      .wl = RESERVED("Pending"),
@@ -396,8 +408,8 @@ static const struct tcase cases[] = {
      .job = JOB_PLACED_C1,
      .place = -1,
      .want = {"create-copy c1", "Dispatched"}},
-    {.name =
-         "placed, copy seen: remote-status annotation, the check message says running (no counts)",
+    {.name = "placed, copy seen, no placement message: remote-status annotation, the check message "
+             "says running (no counts)",
      .out = "none",
      .wl = RESERVED_ASSIGNED("Pending"),
      .job = JOB_PLACED_C1,
@@ -407,6 +419,27 @@ static const struct tcase cases[] = {
               "\"{\\\"active\\\":2,\\\"cluster\\\":\\\"c1\\\",\\\"failed\\\":0,\\\"ready\\\":2,"
               "\\\"succeeded\\\":1}\"}}}",
               "\"message\":\"running on cluster c1\""}},
+    {.name = "placed, copy seen, the check message tells the placement: it stays (the "
+             "annotation only, no Workload write for \"running\")",
+     .out = "none",
+     .wl = {.reserved = RES_TRUE,
+            .state = "Pending",
+            .assigned = true,
+            .msg = "placed on cluster c1 (spread, the most free wins)"},
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":"}},
+    {.name = "placed on c1, copy seen, the check message names another cluster: running on c1",
+     .out = "none",
+     .wl = {.reserved = RES_TRUE,
+            .state = "Pending",
+            .assigned = true,
+            .msg = "placed on cluster c10: most free"},
+     .job = JOB_PLACED_C1,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {"patch-job", "\"message\":\"running on cluster c1\""}},
     {.name = "placed, running, the copy's counts change: the annotation only, no Workload write "
              "(the check message changes with the state, not the progress)",
      .out = "none",
@@ -1109,10 +1142,11 @@ static void test_status_write_forms(void **state)
 static void test_defer_running(void **state)
 {
     (void)state;
+    /* an earlier pass's error is the message: "running" replaces it */
     struct wl_fx fx = {.reserved = RES_TRUE,
                        .state = "Pending",
                        .assigned = true,
-                       .msg = "placed on cluster c1: most free"};
+                       .msg = "cannot copy to cluster c1: connection refused"};
     json_t *wl = make_wl(&fx);
     json_t *job = make_job(JOB_PLACED_C1);
     json_t *run = make_copy(job, COPY_STATUS_RUNNING);
