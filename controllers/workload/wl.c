@@ -719,16 +719,20 @@ static void mirror_status(const struct wl_snapshot *s, struct wlst *w, const cha
     struct xf_status st;
     if (xf_status_return(s->kind, copy, cluster, full, &st, NULL) < 0)
         return;
-    if (st.status) {
+    /* Once the hub job shows the copy's result, a status the hub's Job controller owns (not
+     * managed by our syncer) is left to it: a real one amends the final status we wrote,
+     * and writing ours again started another round (2.4 status writes per job on the real
+     * stack, each also a Kueue reconcile and an UpdatedAdmissionCheck Event). */
+    bool shown = !full && st.result != KIND_RUNNING && kind_result(s->kind, s->job) == st.result;
+    if (st.status && !shown) {
         json_t *cur = jx_obj(s->job, "status");
         json_t *empty = json_object();
         json_t *d = jx_merge_diff(cur ? cur : empty, st.status);
         json_decref(empty);
         if (json_object_size(d) > 0) {
             push(a, WL_ACT_PATCH_JOB_STATUS)->patch = json_pack("{s:o}", "status", d);
-            /* FINISHED on the first write of the final status only: a real Job controller
-             * amends the status we wrote, so the write can come twice (the hub job then
-             * already shows the result) */
+            /* FINISHED on the first write of the final status only (a managed-by copy's
+             * status can be written again after it) */
             if (st.result != KIND_RUNNING && kind_result(s->kind, s->job) == KIND_RUNNING) {
                 outcome(a, WL_OUT_FINISHED, cluster);
                 a->outcome.failed = st.result == KIND_FAILED;
