@@ -2,6 +2,7 @@
 #include "controllers/workload/controller.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +15,7 @@
 #include "pkg/json/jsonx.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/reasons/reasons.h"
+#include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
@@ -72,7 +74,11 @@ struct wlc {
     /* Dispatch before status return (defer_note): */
     struct strmap dispatching; /* key -> DEP_MARK: its job is placed, its copy not made yet */
     json_t *deferred;          /* key -> ms its check's running message was first deferred */
-    bool gc_pending;           /* an orphan check could not be made: sweep at the next tick */
+    /* key -> what a pass that only deferred the running message (no action) saw
+     * (defer_fingerprint, owned): the same inputs while dispatches are still under way
+     * decide the same, so such a pass is not made again (defer_unchanged) */
+    struct strmap defer_fp;
+    bool gc_pending; /* an orphan check could not be made: sweep at the next tick */
 };
 
 /* strmap values must not be NULL: markers (never written through) */
@@ -1283,6 +1289,88 @@ static void defer_note(struct wlc *c, const char *key, const struct wl_actions *
     wq_add_after(c->q, key, DEFER_MAX_MS / 1000.0);
 }
 
+/* Append s (NULL: none) to a fingerprint, length first: no two inputs read the same. */
+static void fp_put(struct buf *b, const char *s)
+{
+    char n[24];
+    if (!s) {
+        buf_puts(b, "-;");
+        return;
+    }
+    snprintf(n, sizeof n, "%zu:", strlen(s));
+    buf_puts(b, n);
+    buf_puts(b, s);
+}
+
+/* What a decision on the placed job reads besides the clock: the Workload and the hub job
+ * (by resourceVersion: a store holds one object per version), our check, the copies, the
+ * placed cluster's state, the worker's unschedulable report, the fit text. New string. */
+static char *defer_fingerprint(const struct recon *r)
+{
+    const struct wl_snapshot *s = &r->s;
+    struct buf b;
+    buf_init(&b, (size_t)1 << 20);
+    fp_put(&b, jx_resource_version(r->wl));
+    fp_put(&b, r->job ? jx_resource_version(r->job) : NULL);
+    fp_put(&b, s->check_name);
+    char t[96];
+    snprintf(t, sizeof t, "%d%d%lld", s->placed.usable, s->placed.reachable,
+             (long long)s->placed.unusable_since_ms);
+    fp_put(&b, t);
+    if (s->unsched) {
+        snprintf(t, sizeof t, "%lld", (long long)s->unsched->since_ms);
+        fp_put(&b, t);
+        fp_put(&b, s->unsched->uid);
+        fp_put(&b, s->unsched->cause);
+        fp_put(&b, s->unsched->reason);
+        fp_put(&b, s->unsched->message);
+    } else {
+        fp_put(&b, NULL);
+    }
+    fp_put(&b, s->explain);
+    for (size_t i = 0; i < s->n_copies; i++) {
+        fp_put(&b, s->copies[i].cluster);
+        fp_put(&b, jx_uid(s->copies[i].obj));
+        fp_put(&b, jx_resource_version(s->copies[i].obj));
+    }
+    return buf_detach(&b);
+}
+
+/* A pass that deferred the running message and did nothing else is not made again while
+ * dispatches are still under way (defer_wanted: within DEFER_MAX_MS) and nothing it read
+ * changed: the deferred keys run again each time the queue is briefly idle
+ * (defer_flush), and during a burst they would all decide the same, over and over.
+ * The key stays deferred; its DEFER_MAX_MS timer, the next flush or a change of its
+ * objects runs the pass. True when the pass is skipped (the key is done with). */
+static bool defer_unchanged(struct wlc *c, struct wq *q, const struct recon *r)
+{
+    const char *was = strmap_get(&c->defer_fp, r->key);
+    if (!was || !defer_wanted(c, r->key, r->s.now_ms))
+        return false;
+    char *fp = defer_fingerprint(r);
+    bool same = strcmp(fp, was) == 0;
+    free(fp);
+    if (!same)
+        return false;
+    c->st.defer_skips++;
+    struct wl_actions deferred = {.deferred = true}; /* what such a pass decides */
+    defer_note(c, r->key, &deferred, r->s.now_ms);
+    log_v(c->cfg.lg, 5, "pass skipped: deferred, nothing changed", "workload", r->key);
+    json_object_del(c->written, r->key); /* as on_done after a pass without writes */
+    json_object_del(c->refused, r->key);
+    wq_forget(q, r->key);
+    wq_done(q, r->key);
+    update_depth(c);
+    return true;
+}
+
+/* After a decision: remember what a pass that only deferred saw (defer_unchanged). */
+static void defer_remember(struct wlc *c, const struct recon *r)
+{
+    char *fp = r->acts.deferred && r->acts.n == 0 && !c->pass_read ? defer_fingerprint(r) : NULL;
+    free(fp ? strmap_put(&c->defer_fp, r->key, fp) : strmap_del(&c->defer_fp, r->key));
+}
+
 /* Carries out the decision; false when nothing could be started (the key is
  * to be forgotten), else on_done finishes the key. */
 static bool pass_perform(struct wlc *c, struct recon *r)
@@ -1323,6 +1411,8 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
     }
     snapshot_ours(c, r);
     placing_expire(c, r->key, r->job, r->s.now_ms);
+    if (defer_unchanged(c, q, r))
+        return true;
     const char *pinned = NULL;
     if (wl_wants_placement(&r->s, &pinned)) {
         if (placing_held(c, r->key, r->wl)) {
@@ -1344,12 +1434,14 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
         return false;
     }
     defer_note(c, r->key, &r->acts, r->s.now_ms);
+    defer_remember(c, r);
     if (log_v_enabled(c->cfg.lg, 5)) {
         char n[24];
         snprintf(n, sizeof n, "%zu", r->acts.n);
         char *out = wl_outcome_describe(&r->acts.outcome);
         log_v(c->cfg.lg, 5, "pass decided", "workload", r->key, "outcome", out, "actions", n,
-              "wl_rv", jx_resource_version(r->wl) ? jx_resource_version(r->wl) : "", "job_rv",
+              "deferred", r->acts.deferred ? "true" : "false", "wl_rv",
+              jx_resource_version(r->wl) ? jx_resource_version(r->wl) : "", "job_rv",
               r->job && jx_resource_version(r->job) ? jx_resource_version(r->job) : "");
         free(out);
     }
@@ -1401,6 +1493,7 @@ static void process(struct wq *q, const char *key, void *ud)
         json_object_del(c->placed_logged, key);
         json_object_del(c->finished_logged, key);
         json_object_del(c->deferred, key);
+        free(strmap_del(&c->defer_fp, key));
         strmap_del(&c->dispatching, key);
         handled = false;
     } else {
@@ -1528,6 +1621,7 @@ void wlc_free(struct wlc *c)
     strmap_free(&c->placed_on, placed_set_free);
     strmap_free(&c->seen_usable, NULL);
     strmap_free(&c->dispatching, NULL);
+    strmap_free(&c->defer_fp, free);
     json_decref(c->deferred);
     json_decref(c->unusable_since);
     json_decref(c->pending_placed);

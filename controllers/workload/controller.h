@@ -238,6 +238,7 @@ struct wlc_stats {
     size_t placed;          /* Workloads known placed on a cluster */
     uint64_t own_holds;     /* passes held until the stores showed the last pass's writes */
     uint64_t deferrals;     /* passes that left the running message behind dispatches */
+    uint64_t defer_skips;   /* of those, not made: nothing changed since the last one */
     size_t queued;          /* keys waiting in the work queue, ready */
     size_t queued_urgent;   /* of those, queued ahead (wq_add_urgent or WQ_FIRST) */
     size_t queued_first;    /* of those, queued first (a hub job change: WQ_FIRST) */

@@ -86,6 +86,17 @@ static size_t utf8_put(uint32_t cp, unsigned char *b)
     return 4;
 }
 
+/* plain[c]: byte c stands for itself in a string (printable ASCII but '"' and '\\'): one load
+ * a byte in the scan's inner loop instead of four comparisons. */
+static const bool plain[256] = {
+#define P(c)  [c] = ((c) >= 0x20 && (c) < 0x80 && (c) != '"' && (c) != '\\')
+#define P8(c) P(c), P(c + 1), P(c + 2), P(c + 3), P(c + 4), P(c + 5), P(c + 6), P(c + 7)
+    P8(0x20), P8(0x28), P8(0x30), P8(0x38), P8(0x40), P8(0x48),
+    P8(0x50), P8(0x58), P8(0x60), P8(0x68), P8(0x70), P8(0x78),
+#undef P8
+#undef P
+};
+
 /*
  * The string at s->p (its opening quote), checked; s->p ends after the closing quote. The
  * decoded bytes go to out[0..cap) when out is not NULL (what does not fit is dropped) and
@@ -115,7 +126,7 @@ static int scan_string(struct scan *s, char *out, size_t cap, size_t *len)
         }
         if (c != '\\') {
             const unsigned char *q = s->p + 1;
-            while (q < s->end && *q != '"' && *q != '\\' && *q >= 0x20 && *q < 0x80)
+            while (q < s->end && plain[*q])
                 q++;
             put(out, cap, len, s->p, (size_t)(q - s->p));
             s->p = q;

@@ -86,7 +86,7 @@ static json_t *step(const json_t *cur, const struct seg *s)
     return json_is_object(cur) ? json_object_getn(cur, s->key, s->len) : NULL;
 }
 
-json_t *jx_get(const json_t *root, const char *path)
+static json_t *get_escaped(const json_t *root, const char *path)
 {
     if (!root || !path)
         return NULL;
@@ -101,6 +101,46 @@ json_t *jx_get(const json_t *root, const char *path)
             return NULL;
     }
     return rc < 0 ? NULL : cur;
+}
+
+json_t *jx_get(const json_t *root, const char *path)
+{
+    if (!root || !path)
+        return NULL;
+    /* The keys are looked up in place in the path (next_seg's copy only for a path with a
+     * backslash escape); the same segments, limits and verdicts as next_seg. */
+    json_t *cur = (json_t *)root;
+    bool first = true;
+    const char *p = path;
+    while (*p) {
+        if (!first && *p == '.')
+            p++;
+        else if (!first && *p != '[')
+            return NULL;
+        first = false;
+        if (*p == '[') {
+            const char *end = strchr(p, ']');
+            size_t idx;
+            if (!end || parse_index(p + 1, (size_t)(end - p - 1), &idx) < 0)
+                return NULL;
+            cur = json_is_array(cur) ? json_array_get(cur, idx) : NULL;
+            p = end + 1;
+        } else {
+            const char *k = p;
+            while (*p && *p != '.' && *p != '[') {
+                if (*p == '\\')
+                    return get_escaped(root, path);
+                p++;
+            }
+            size_t len = (size_t)(p - k);
+            if (len == 0 || len > JX_KEY_MAX)
+                return NULL;
+            cur = json_is_object(cur) ? json_object_getn(cur, k, len) : NULL;
+        }
+        if (!cur)
+            return NULL;
+    }
+    return cur;
 }
 
 /* Varargs step: a key applied to an array is an index. */

@@ -64,6 +64,7 @@ struct kube_call {
     void *ud;
 
     CURL *easy;
+    unsigned easy_gen; /* the client's tls_gen when easy's client cert/key were set */
     struct curl_slist *hdrs;
     char errbuf[CURL_ERROR_SIZE];
     struct buf resp;
@@ -123,6 +124,14 @@ struct kube_client {
     bool shutting_down;
     struct sock_rec *socks;
     struct rng rng;
+
+    /* Easy handles of finished attempts, kept for the next ones (curl_easy_init, the
+     * options that never change and libcurl's buffers are paid once; the connections
+     * live in the multi handle either way). idle_gen[i]: tls_gen of idle[i]'s cert/key. */
+    CURL *idle[KUBE_CLIENT_IDLE_HANDLES];
+    unsigned idle_gen[KUBE_CLIENT_IDLE_HANDLES];
+    size_t n_idle;
+    size_t handles_made; /* curl_easy_init calls, for the tests */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -455,13 +464,37 @@ static void queue_remove(struct kube_client *c, struct kube_call *call)
     call->qnext = NULL;
 }
 
+/*
+ * A handle out of the multi goes back to the idle list. Its per-request pointers into the
+ * call (headers, error buffer, write data) are cleared first: the call is about to be freed.
+ * The next user sets every per-request option again (start_attempt).
+ */
+static void handle_put(struct kube_client *c, CURL *h, unsigned gen)
+{
+    if (!h)
+        return;
+    if (c->n_idle == KUBE_CLIENT_IDLE_HANDLES || c->shutting_down) {
+        curl_easy_cleanup(h);
+        return;
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, (char *)NULL);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, (void *)NULL);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, (void *)NULL);
+    curl_easy_setopt(h, CURLOPT_PRIVATE, (void *)NULL);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, (char *)NULL);
+    c->idle[c->n_idle] = h;
+    c->idle_gen[c->n_idle] = gen;
+    c->n_idle++;
+}
+
 static void call_free(struct kube_call *call)
 {
     struct kube_client *c = call->c;
     list_del(c, call);
     ev_timer_stop(c->loop, &call->backoff);
     if (call->easy)
-        curl_easy_cleanup(call->easy);
+        handle_put(c, call->easy, call->easy_gen);
     curl_slist_free_all(call->hdrs);
     free(call->method);
     free(call->path);
@@ -751,10 +784,8 @@ static void schedule_retry(struct kube_call *call, const char *why)
     call->retries++;
     log_v(c->lg, 2, "retrying request", "verb", call->method, "path", call->path, "reason", why,
           "attempt", LOG_INT(call->attempts + 1), "delay_s", LOG_DBL(delay));
-    if (call->easy) {
-        curl_easy_cleanup(call->easy);
-        call->easy = NULL;
-    }
+    handle_put(c, call->easy, call->easy_gen);
+    call->easy = NULL;
     buf_reset(&call->resp);
     call->state = CALL_BACKOFF;
     ev_timer_set(&call->backoff, delay, 0.);
@@ -833,7 +864,7 @@ static void finish_attempt(struct kube_call *call, CURLcode res)
         kube_rest_config_invalidate(c->cfg);
         log_v(c->lg, 2, "401 Unauthorized, refreshing credentials", "verb", call->method, "path",
               call->path);
-        curl_easy_cleanup(call->easy);
+        handle_put(c, call->easy, call->easy_gen);
         call->easy = NULL;
         buf_reset(&call->resp);
         queue_push(c, call);
@@ -949,6 +980,124 @@ static bool wait_for_exec(struct kube_call *call)
     return true;
 }
 
+/* The client cert/key to present: the kubeconfig's, else an exec plugin's (may change). */
+static void set_client_cert(const struct kube_client *c, CURL *h, bool fresh)
+{
+    const struct kube_rest_config *cfg = c->cfg;
+    const char *cert = cfg->cert_pem, *key = cfg->key_pem;
+    size_t cert_len = cfg->cert_len, key_len = cfg->key_len;
+    if (!cert && cfg->exec_cert_pem) {
+        cert = cfg->exec_cert_pem;
+        cert_len = strlen(cert);
+    }
+    if (!key && cfg->exec_key_pem) {
+        key = cfg->exec_key_pem;
+        key_len = strlen(key);
+    }
+    if (cert && cert_len) {
+        set_blob(h, CURLOPT_SSLCERT_BLOB, cert, cert_len);
+        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    } else if (!fresh) {
+        curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, (struct curl_blob *)NULL);
+    }
+    if (key && key_len) {
+        set_blob(h, CURLOPT_SSLKEY_BLOB, key, key_len);
+        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    } else if (!fresh) {
+        curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, (struct curl_blob *)NULL);
+    }
+}
+
+/* A new easy handle with the options every request of this client shares. */
+static CURL *handle_new(struct kube_client *c)
+{
+    CURL *h = curl_easy_init();
+    if (!h)
+        return NULL;
+    c->handles_made++;
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    if (c->http2) {
+        /* h2 when ALPN agrees (kube-apiserver), else HTTP/1.1. PIPEWAIT: in a
+         * burst, wait for the first connection's ALPN answer and multiplex
+         * on it rather than open one connection per request. */
+        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+        curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
+    } else {
+        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    }
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+    if (c->connect_to)
+        curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
+    const struct kube_rest_config *cfg = c->cfg;
+    if (cfg->insecure_skip_tls_verify) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    } else {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    }
+    if (cfg->ca_pem && cfg->ca_len)
+        set_blob(h, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_len);
+    set_client_cert(c, h, true);
+    return h;
+}
+
+/*
+ * An easy handle for the call's next attempt: an idle one (its client cert/key set again
+ * when an exec plugin replaced them since) or a new one. Every option a request sets is set
+ * here on each use, and the ones only some requests set are first put back to libcurl's
+ * defaults, so nothing of an earlier request (method, body, timeout, headers) carries over.
+ */
+static CURL *handle_for(struct kube_call *call)
+{
+    struct kube_client *c = call->c;
+    CURL *h;
+    if (c->n_idle > 0) {
+        c->n_idle--;
+        h = c->idle[c->n_idle];
+        if (c->idle_gen[c->n_idle] != c->cfg->exec_pem_gen)
+            set_client_cert(c, h, false);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, (char *)NULL);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)-1);
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L); /* method GET, no upload, no NOBODY */
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 0L);
+    } else {
+        h = handle_new(c);
+        if (!h)
+            return NULL;
+    }
+    call->easy_gen = c->cfg->exec_pem_gen;
+
+    curl_easy_setopt(h, CURLOPT_URL, call->url);
+    curl_easy_setopt(h, CURLOPT_PRIVATE, (char *)call);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, call->hdrs);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, call->errbuf);
+    call->errbuf[0] = '\0';
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, call);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, call);
+    if (!call->on_data && call->timeout_s > 0)
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(call->timeout_s * 1000.0));
+    if (!strcmp(call->method, "GET")) {
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    } else {
+        if (strcmp(call->method, "POST") != 0)
+            curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, call->method);
+        if (call->body || !strcmp(call->method, "POST")) {
+            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)call->body_len);
+            curl_easy_setopt(h, CURLOPT_POSTFIELDS, call->body ? call->body : "");
+        }
+    }
+    return h;
+}
+
 static void start_attempt(struct kube_call *call)
 {
     struct kube_client *c = call->c;
@@ -970,13 +1119,6 @@ static void start_attempt(struct kube_call *call)
         complete(call, rc, &e, 0, NULL);
         return;
     }
-    CURL *h = curl_easy_init();
-    if (!h) {
-        err_set(&e, -ENOMEM, "%s %s: cannot create a libcurl handle", call->method, call->path);
-        complete(call, -ENOMEM, &e, 0, NULL);
-        return;
-    }
-    call->easy = h;
     curl_slist_free_all(call->hdrs);
     call->hdrs = NULL;
     call->hdrs = curl_slist_append(call->hdrs, "Accept: application/json");
@@ -994,76 +1136,13 @@ static void start_attempt(struct kube_call *call)
         free(auth);
         call->token_sent = true;
     }
-
-    curl_easy_setopt(h, CURLOPT_URL, call->url);
-    curl_easy_setopt(h, CURLOPT_PRIVATE, (char *)call);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    if (c->http2) {
-        /* h2 when ALPN agrees (kube-apiserver), else HTTP/1.1. PIPEWAIT: in a
-         * burst, wait for the first connection's ALPN answer and multiplex
-         * on it rather than open one connection per request. */
-        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-        curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
-    } else {
-        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    CURL *h = handle_for(call);
+    if (!h) {
+        err_set(&e, -ENOMEM, "%s %s: cannot create a libcurl handle", call->method, call->path);
+        complete(call, -ENOMEM, &e, 0, NULL);
+        return;
     }
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, call->hdrs);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-    if (c->connect_to)
-        curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, call->errbuf);
-    call->errbuf[0] = '\0';
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, call);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, call);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
-    if (!call->on_data && call->timeout_s > 0)
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(call->timeout_s * 1000.0));
-
-    if (!strcmp(call->method, "GET")) {
-        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-    } else {
-        if (strcmp(call->method, "POST") != 0)
-            curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, call->method);
-        if (call->body || !strcmp(call->method, "POST")) {
-            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)call->body_len);
-            curl_easy_setopt(h, CURLOPT_POSTFIELDS, call->body ? call->body : "");
-        }
-    }
-
-    const struct kube_rest_config *cfg = c->cfg;
-    if (cfg->insecure_skip_tls_verify) {
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-    } else {
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-    }
-    if (cfg->ca_pem && cfg->ca_len)
-        set_blob(h, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_len);
-    const char *cert = cfg->cert_pem, *key = cfg->key_pem;
-    size_t cert_len = cfg->cert_len, key_len = cfg->key_len;
-    if (!cert && cfg->exec_cert_pem) {
-        cert = cfg->exec_cert_pem;
-        cert_len = strlen(cert);
-    }
-    if (!key && cfg->exec_key_pem) {
-        key = cfg->exec_key_pem;
-        key_len = strlen(key);
-    }
-    if (cert && cert_len) {
-        set_blob(h, CURLOPT_SSLCERT_BLOB, cert, cert_len);
-        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-    }
-    if (key && key_len) {
-        set_blob(h, CURLOPT_SSLKEY_BLOB, key, key_len);
-        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-    }
+    call->easy = h;
 
     call->retry_after = -1;
     call->abort_rc = 0;
@@ -1227,6 +1306,8 @@ void kube_client_free(struct kube_client *c)
         reap_deferred(c);
     }
     ev_timer_stop(c->loop, &c->limiter);
+    while (c->n_idle > 0)
+        curl_easy_cleanup(c->idle[--c->n_idle]);
     curl_multi_cleanup(c->multi);
     ev_timer_stop(c->loop, &c->curl_timer);
     while (c->socks) {
@@ -1267,6 +1348,11 @@ void kube_client_limits(const struct kube_client *c, double *qps, int *burst)
 size_t kube_client_pending(const struct kube_client *c)
 {
     return c->pending;
+}
+
+size_t kube_client_handles_made(const struct kube_client *c)
+{
+    return c->handles_made;
 }
 
 static bool valid_method(const char *m)

@@ -29,6 +29,8 @@
  *   - JSON request bodies (jansson) and JSON response bodies, capped
  *     (default 64 MiB; a bigger response fails with -EFBIG);
  *   - per-request timeout (default 30 s, per attempt; streams have none);
+ *   - libcurl easy handles reused from finished attempts (the per-request options —
+ *     URL, method, body, headers, timeout — are set afresh on each use);
  *   - retries (at most max_retries), as client-go's rest.Request does them
  *     (IsNextRetry/checkWait: a response is retried only when the server
  *     sent Retry-After; a transport error only for GET):
@@ -105,6 +107,7 @@
 #define KUBE_CLIENT_DEFAULT_MAX_BODY      ((size_t)64 << 20)
 #define KUBE_CLIENT_RETRY_AFTER_MAX_S     60.0
 #define KUBE_CLIENT_H2_STREAMS            1000 /* our cap on streams a connection */
+#define KUBE_CLIENT_IDLE_HANDLES          16   /* libcurl easy handles kept for reuse */
 
 /* Content types for request bodies. */
 #define KUBE_CT_JSON            "application/json"
@@ -167,6 +170,9 @@ const struct kube_rest_config *kube_client_config(const struct kube_client *c);
 void kube_client_limits(const struct kube_client *c, double *qps, int *burst);
 /* Calls submitted and not yet completed/cancelled (queued, waiting or in flight). */
 size_t kube_client_pending(const struct kube_client *c);
+/* libcurl easy handles created so far: an attempt reuses the handle of a finished one
+ * (up to KUBE_CLIENT_IDLE_HANDLES are kept), so this stays below the number of attempts. */
+size_t kube_client_handles_made(const struct kube_client *c);
 
 /* What a completion callback receives. Everything is borrowed for the duration of the callback. */
 struct kube_result {

@@ -181,6 +181,7 @@ void kube_rest_config_exec_store(struct kube_rest_config *c, struct exec_cred *c
     wipe_free(c->exec_key_pem, 0);
     c->exec_cert_pem = cred->cert_pem;
     c->exec_key_pem = cred->key_pem;
+    c->exec_pem_gen++;
     memset(cred, 0, sizeof *cred);
 }
 
@@ -250,6 +251,7 @@ void kube_rest_config_invalidate(struct kube_rest_config *c)
     FREE_AND_NULL(c->exec_cert_pem);
     wipe_free(c->exec_key_pem, 0);
     c->exec_key_pem = NULL;
+    c->exec_pem_gen++;
     c->cached_token_expiry = 0;
     memset(&c->cached_token_mtime, 0, sizeof c->cached_token_mtime);
 }

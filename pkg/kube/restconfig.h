@@ -65,6 +65,8 @@ struct kube_rest_config {
     double cached_token_checked_s; /* monotonic time of the last token file check */
     char *exec_cert_pem;           /* client cert/key returned by an exec plugin */
     char *exec_key_pem;
+    unsigned exec_pem_gen; /* bumped whenever exec_cert_pem/exec_key_pem are replaced or
+                              dropped (the client re-applies them to the handles it reuses) */
 };
 
 /* Allocate a zeroed config (never NULL). */

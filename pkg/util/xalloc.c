@@ -61,17 +61,23 @@ char *xstrndup(const char *s, size_t n)
 
 char *xasprintf(const char *fmt, ...)
 {
+    /* One formatting pass for the common short string (keys, paths, tokens): into a
+     * stack buffer first, a second pass only when it did not fit. */
+    char tmp[256];
     va_list ap, ap2;
     va_start(ap, fmt);
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
     if (n < 0) {
         va_end(ap2);
         return xstrdup("");
     }
     char *p = xmalloc((size_t)n + 1);
-    vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    if ((size_t)n < sizeof tmp)
+        memcpy(p, tmp, (size_t)n + 1);
+    else
+        vsnprintf(p, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
     return p;
 }

@@ -172,6 +172,24 @@ static void test_xalloc(void **state)
     char *s = xasprintf("%s-%d", "a", 7);
     assert_string_equal(s, "a-7");
     free(s);
+    /* around the 256-byte stack buffer of the one-pass path, and far past it */
+    static const size_t lens[] = {0, 1, 254, 255, 256, 257, 511, 5000};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        char *want = xmalloc(lens[i] + 1);
+        for (size_t j = 0; j < lens[i]; j++)
+            want[j] = (char)('a' + j % 26);
+        want[lens[i]] = '\0';
+        s = xasprintf("%s", want);
+        assert_int_equal(strlen(s), lens[i]);
+        assert_string_equal(s, want);
+        free(s);
+        s = xasprintf("<%s>%d", want, 42); /* the format adds 4 bytes */
+        assert_int_equal(strlen(s), lens[i] + 4);
+        assert_memory_equal(s + 1, want, lens[i]);
+        assert_string_equal(s + 1 + lens[i], ">42");
+        free(s);
+        free(want);
+    }
     s = xstrndup("abcdef", 3);
     assert_string_equal(s, "abc");
     FREE_AND_NULL(s);

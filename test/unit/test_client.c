@@ -693,6 +693,104 @@ static void test_connection_reuse(void **state)
     fx_free(f);
 }
 
+/* Requests one after another reuse one libcurl handle, and none carries over anything of the
+ * request before it: method, body, Content-Type, timeout. */
+static void test_handle_reuse_starts_clean(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    fakesrv_push_json(f->srv, "POST", "/p", NULL, 201, "{}");
+    fakesrv_push_json(f->srv, "DELETE", "/d", NULL, 200, "{}");
+    fakesrv_push_json(f->srv, "PATCH", "/q", NULL, 200, "{}");
+    fakesrv_push_json(f->srv, "GET", "/g", NULL, 200, "{}");
+    fakesrv_push_json(f->srv, "POST", "/e", NULL, 201, "{}");
+    do_req(f, "POST", "/p", NULL, "{\"a\":1}", NULL);
+    fx_run(f, 1, 10);
+    do_req(f, "DELETE", "/d", NULL, NULL, NULL); /* no body after a body */
+    fx_run(f, 2, 10);
+    do_req(f, "PATCH", "/q", NULL, "[{\"op\":\"remove\",\"path\":\"/a\"}]", KUBE_CT_JSON_PATCH);
+    fx_run(f, 3, 10);
+    do_req(f, "GET", "/g", NULL, NULL, NULL); /* GET after a custom method with a body */
+    fx_run(f, 4, 10);
+    do_req(f, "POST", "/e", NULL, NULL, NULL); /* a POST without body after a GET */
+    fx_run(f, 5, 10);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(f->got[i].rc, 0);
+    assert_int_equal(kube_client_handles_made(f->c), 1);
+
+    static const struct {
+        const char *method, *path, *ct, *body;
+    } want[] = {
+        {"POST", "/p", "application/json", "{\"a\":1}"},
+        {"DELETE", "/d", NULL, ""},
+        {"PATCH", "/q", KUBE_CT_JSON_PATCH, "[{\"op\":\"remove\",\"path\":\"/a\"}]"},
+        {"GET", "/g", NULL, ""},
+        /* libcurl's own type for an empty POST body, as on a new handle (below): not the
+         * JSON patch type of the request before */
+        {"POST", "/e", "application/x-www-form-urlencoded", ""},
+    };
+    assert_int_equal(fakesrv_nreq(f->srv), 5);
+    for (size_t i = 0; i < 5; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->srv, i);
+        assert_string_equal(r->method, want[i].method);
+        assert_string_equal(r->path, want[i].path);
+        assert_string_equal(r->body, want[i].body);
+        const char *ct = fakesrv_req_header(r, "Content-Type");
+        if (want[i].ct)
+            assert_string_equal(ct, want[i].ct);
+        else
+            assert_null(ct);
+        assert_string_equal(fakesrv_req_header(r, "Authorization"), "Bearer static-token");
+        fakesrv_req_free(r);
+    }
+
+    /* a timeout set for one request is gone for the next one, which has none */
+    struct fakesrv_resp slow = {.method = "GET", .path = "/slow", .delay_s = 0.6, .body = "{}"};
+    fakesrv_push(f->srv, &slow);
+    struct kube_request quick = {.method = "GET", .path = "/slow", .timeout_s = 0.2};
+    struct err e;
+    assert_int_equal(kube_client_do(f->c, &quick, done_cb, f, NULL, &e), 0);
+    fx_run(f, 6, 10);
+    assert_int_equal(f->got[5].rc, -ETIMEDOUT);
+    fakesrv_push(f->srv, &slow);
+    struct kube_request patient = {.method = "GET", .path = "/slow", .timeout_s = -1};
+    assert_int_equal(kube_client_do(f->c, &patient, done_cb, f, NULL, &e), 0);
+    fx_run(f, 7, 10);
+    assert_int_equal(f->got[6].rc, 0);
+    assert_int_equal(kube_client_handles_made(f->c), 1);
+
+    /* the empty POST on a new handle of a new client */
+    fx_client(f, NULL);
+    fakesrv_push_json(f->srv, "POST", "/e", NULL, 201, "{}");
+    do_req(f, "POST", "/e", NULL, NULL, NULL);
+    fx_run(f, 8, 10);
+    assert_int_equal(kube_client_handles_made(f->c), 1);
+    struct fakesrv_req *r = fakesrv_req_get(f->srv, fakesrv_nreq(f->srv) - 1);
+    assert_string_equal(r->path, "/e");
+    assert_string_equal(fakesrv_req_header(r, "Content-Type"), want[4].ct);
+    fakesrv_req_free(r);
+    fx_free(f);
+}
+
+/* Requests in flight together each have their own handle; once done, the handles are kept
+ * (up to KUBE_CLIENT_IDLE_HANDLES) and the next ones create none. */
+static void test_handles_kept_for_reuse(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 4; i++) {
+            struct fakesrv_resp held = {
+                .method = "GET", .path = "/h", .delay_s = 0.1, .body = "{}"};
+            fakesrv_push(f->srv, &held);
+            do_req(f, "GET", "/h", NULL, NULL, NULL);
+        }
+        fx_run(f, 4 * (round + 1), 10);
+        assert_true(kube_client_handles_made(f->c) <= 4);
+    }
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(f->got[i].rc, 0);
+    fx_free(f);
+}
+
 static void test_body_cap_and_bad_json(void **state)
 {
     struct fx *f = fx_new(NULL);
@@ -1181,6 +1279,66 @@ static void test_tls_client_cert(void **state)
     fx_free(f);
 }
 
+/* An exec plugin's client certificate arrives after a request was made without one (a 401
+ * re-runs the plugin): the retry, on the handle of the first attempt, presents it. */
+static void test_exec_cert_on_reused_handle(void **state)
+{
+    struct fakesrv_opts so = {.tls = true, .client_certs = true};
+    struct fx *f = fx_new(&so);
+    const char *ca = fakesrv_ca_pem(f->srv);
+    f->cfg->ca_pem = xstrdup(ca);
+    f->cfg->ca_len = strlen(ca);
+    free(f->cfg->token);
+    f->cfg->token = NULL;
+    char dir[] = "/tmp/kks-execcert-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *cred1 = xasprintf("%s/cred1.json", dir), *cred2 = xasprintf("%s/cred2.json", dir);
+    char *ran = xasprintf("%s/ran", dir), *cmd = xasprintf("%s/plugin", dir);
+    json_t *st = json_pack("{s:s}", "token", "exec-tok");
+    json_t *doc = json_pack("{s:s, s:s, s:o}", "apiVersion", "client.authentication.k8s.io/v1",
+                            "kind", "ExecCredential", "status", st);
+    assert_int_equal(json_dump_file(doc, cred1, 0), 0);
+    json_object_set_new(st, "clientCertificateData", json_string(fakesrv_client_cert_pem(f->srv)));
+    json_object_set_new(st, "clientKeyData", json_string(fakesrv_client_key_pem(f->srv)));
+    assert_int_equal(json_dump_file(doc, cred2, 0), 0);
+    json_decref(doc);
+    char *script = xasprintf("#!/bin/sh\nif [ -e '%s' ]; then cat '%s'; else touch '%s'; "
+                             "cat '%s'; fi\n",
+                             ran, cred2, ran, cred1);
+    write_file(cmd, script);
+    free(script);
+    assert_int_equal(chmod(cmd, 0700), 0);
+    f->cfg->exec = xcalloc(1, sizeof *f->cfg->exec);
+    f->cfg->exec->command = xstrdup(cmd);
+    f->cfg->exec->api_version = xstrdup("client.authentication.k8s.io/v1");
+    fx_client(f, NULL);
+    fakesrv_push_status(f->srv, "GET", "/api/v1/pods", 401, "Unauthorized", "Unauthorized");
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 1, 15);
+    assert_int_equal(f->got[0].rc, 0);
+    assert_int_equal(f->got[0].attempts, 2);
+    assert_int_equal(kube_client_handles_made(f->c), 1);
+    assert_int_equal(fakesrv_nreq(f->srv), 2);
+    struct fakesrv_req *r = fakesrv_req_get(f->srv, 0);
+    assert_null(r->client_cn);
+    fakesrv_req_free(r);
+    r = fakesrv_req_get(f->srv, 1);
+    assert_non_null(r->client_cn);
+    assert_string_equal(r->client_cn, "fakesrv-client");
+    fakesrv_req_free(r);
+    fx_free(f);
+    unlink(cred1);
+    unlink(cred2);
+    unlink(ran);
+    unlink(cmd);
+    rmdir(dir);
+    free(cred1);
+    free(cred2);
+    free(ran);
+    free(cmd);
+}
+
 static void test_insecure_warns_once(void **state)
 {
     struct fakesrv_opts so = {.tls = true};
@@ -1325,6 +1483,8 @@ int main(void)
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_query_encoding),
         cmocka_unit_test(test_connection_reuse),
+        cmocka_unit_test(test_handle_reuse_starts_clean),
+        cmocka_unit_test(test_handles_kept_for_reuse),
         cmocka_unit_test(test_body_cap_and_bad_json),
         cmocka_unit_test(test_body_unused),
         cmocka_unit_test(test_body_rv_only),
@@ -1335,6 +1495,7 @@ int main(void)
         cmocka_unit_test(test_token_error),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_tls_client_cert),
+        cmocka_unit_test(test_exec_cert_on_reused_handle),
         cmocka_unit_test(test_insecure_warns_once),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_free_cancels_pending),

@@ -1695,6 +1695,85 @@ static void test_running_message_waits_for_dispatches(void **state)
     two_placed_free(&t);
 }
 
+/* While a dispatch is under way, a pass that only deferred the running message is not made
+ * again when nothing it reads changed (deferred keys run again each time the queue is briefly
+ * idle, and would decide the same over and over); a change of the copy makes it again, and the
+ * message is written once the dispatch is over. */
+static void test_deferred_pass_not_repeated(void **state)
+{
+    struct fx *f = *state;
+    struct two_placed t;
+    two_placed(f, &t);
+    json_t *cp = t.cp;
+
+    /* sample's copy runs: the annotation, the running message deferred */
+    json_object_set_new(cp, "status", J("{\"active\":3,\"ready\":3,\"startTime\":\"T1\"}"));
+    jx_set_new(cp, "metadata.resourceVersion", json_string("31"), NULL);
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    uint64_t r0 = reconciles(f);
+    wlc_on_job(f->c, cp);
+    run_passes(f, r0 + 1);
+    tloop_run_for(f->loop, 0.2);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 5);
+    json_t *ap = last_hub_body(f, "PATCH", JOB_PATH);
+    json_t *job3 = deliver(f->jobs, "default/sample", ap, "7");
+    /* the annotation's event: deferred again, nothing else to do */
+    r0 = reconciles(f);
+    wlc_on_job(f->c, job3);
+    run_passes(f, r0 + 1);
+    tloop_run_for(f->loop, 0.1);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.deferrals, 2);
+    assert_int_equal(st.defer_skips, 0);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 5);
+    /* queued again, nothing changed, the dispatch still under way: not made */
+    r0 = reconciles(f);
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_passes(f, r0 + 1);
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_passes(f, r0 + 2);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.defer_skips, 2);
+    assert_int_equal(st.deferrals, 4);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 5);
+
+    /* the copy changes: the pass is made (its new counts in the annotation), still deferred */
+    json_object_set_new(cp, "status", J("{\"active\":3,\"ready\":2,\"startTime\":\"T1\"}"));
+    jx_set_new(cp, "metadata.resourceVersion", json_string("32"), NULL);
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    r0 = reconciles(f);
+    wlc_on_job(f->c, cp);
+    run_passes(f, r0 + 1);
+    run_until(f, 6, 1);
+    json_t *ap2 = last_hub_body(f, "PATCH", JOB_PATH);
+    assert_non_null(strstr(jx_annotation(ap2, XF_ANN_REMOTE_STATUS), "\"ready\":2"));
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.defer_skips, 2);
+    json_t *job4 = deliver(f->jobs, "default/sample", ap2, "8");
+
+    /* other's copy is made: the dispatch is over, sample's running message is written */
+    json_t *ojob = deliver(f->jobs, "default/other", t.ojp, "6");
+    json_t *owl = deliver(f->wls, "default/job-other-4c5d6", t.owp, "11");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_on_job(f->c, ojob);
+    run_until(f, 7, 2);
+    json_t *sp = last_hub_body(f, "PATCH", WL_STATUS);
+    assert_string_equal(jx_str(sp, "status.admissionChecks[0].message", ""),
+                        "running on cluster c1");
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 0);
+    json_t *jsons[] = {ap, job3, ap2, job4, ojob, owl, sp};
+    for (size_t i = 0; i < sizeof jsons / sizeof jsons[0]; i++)
+        json_decref(jsons[i]);
+    two_placed_free(&t);
+}
+
 /* A placed job's dispatch ends when our check leaves its Workload (the
  * AdmissionCheck removed from its ClusterQueue after the placing pass): the
  * copy is never made, and another job's running message must not wait behind
@@ -2063,6 +2142,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_second_placement_before_job_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_repeat_before_own_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_message_waits_for_dispatches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deferred_pass_not_repeated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),

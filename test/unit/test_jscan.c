@@ -140,6 +140,25 @@ static void test_escapes(void **state)
     assert_rv("{\"metadata\":{\"resourceVersionresourceVersion\":\"1\"}}", "(none)");
 }
 
+/* Every byte value inside a string, after plain bytes and before more of them (the scan's
+ * fast loop over plain bytes must stop at exactly the bytes jansson treats specially), in a
+ * value and in a key: the same verdict and tree as jansson. */
+static void test_every_byte_in_strings(void **state)
+{
+    (void)state;
+    for (int b = 1; b < 256; b++) {
+        char t[128];
+        int n = snprintf(t, sizeof t, "{\"metadata\":{\"resourceVersion\":\"ab%cd\"}}", b);
+        assert_true(n > 0 && (size_t)n < sizeof t);
+        agree(t, (size_t)n);
+        n = snprintf(t, sizeof t, "{\"k%cey\":\"x\",\"v\":[\"%c\",\"pq%c\"]}", b, b, b);
+        assert_true(n > 0 && (size_t)n < sizeof t);
+        agree(t, (size_t)n);
+    }
+    /* a 2-byte UTF-8 sequence and an escape right after a run of plain bytes */
+    agree_s("{\"metadata\":{\"resourceVersion\":\"abcdefgh\xc3\xa9xyz\\u0041\\n!\"}}");
+}
+
 /* What jansson rejects is rejected, with a message; nothing is returned. */
 static void test_rejects(void **state)
 {
@@ -291,7 +310,7 @@ int main(void)
         cmocka_unit_test(test_found),      cmocka_unit_test(test_absent),
         cmocka_unit_test(test_duplicates), cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_rejects),    cmocka_unit_test(test_depth),
-        cmocka_unit_test(test_load),
+        cmocka_unit_test(test_load),       cmocka_unit_test(test_every_byte_in_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,25 @@ static void test_get_paths(void **state)
     assert_null(jx_get(o, "spec.containers[0]name"));
     assert_null(jx_get(o, "metadata.name\\"));
     assert_null(jx_get(NULL, "a"));
+    assert_null(jx_get(o, "metadata.]"));
+    assert_null(jx_get(o, "metadata."));
+    assert_null(jx_get(o, "[0]"));               /* an index on an object */
+    assert_null(jx_get(o, "spec.containers.0")); /* a key on an array */
+    assert_null(jx_get(o, "spec.containers[1]x"));
+    assert_ptr_equal(jx_get(o, "spec.containers[1]"),
+                     json_array_get(json_object_get(json_object_get(o, "spec"), "containers"), 1));
+    /* a key of JX_KEY_MAX bytes is looked up, one byte more never matches */
+    char k[JX_KEY_MAX + 2];
+    memset(k, 'k', sizeof k - 1);
+    k[sizeof k - 1] = '\0';
+    json_t *big = json_object();
+    json_object_set_new(big, k, json_integer(2));
+    k[JX_KEY_MAX] = '\0';
+    json_object_set_new(big, k, json_integer(1));
+    assert_int_equal(jx_int(big, k, -1), 1);
+    k[JX_KEY_MAX] = 'k';
+    assert_null(jx_get(big, k));
+    json_decref(big);
     /* varargs */
     assert_string_equal(
         json_string_value(jx_getv(o, "metadata", "labels", "kubestellar.io/cluster")), "c1");
