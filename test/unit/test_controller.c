@@ -1704,6 +1704,7 @@ static void test_deferred_pass_not_repeated(void **state)
     struct fx *f = *state;
     struct two_placed t;
     two_placed(f, &t);
+    sample_message_error(f);
     json_t *cp = t.cp;
 
     /* sample's copy runs: the annotation, the running message deferred */
