@@ -84,7 +84,7 @@ struct wlrun {
      * (names in cm_dirty) can affect */
     bool all_dirty;
     json_t *cm_dirty;
-    json_t *bp_done; /* cluster -> true */
+    json_t *bp_done; /* cluster -> true (ensured), "no API" (direct transport), false (in flight) */
     json_t *ns_done; /* "cluster/ns" -> true */
     /* "ns/queue" -> true while its hub LocalQueue read is in flight: the jobs of a queue
      * share one read (at a restart every listed job asks for its queue at once) */
@@ -264,16 +264,20 @@ static void bp_done_cb(void *ud, const struct kube_result *res)
             log_info(r->lg, "BindingPolicy ensured", "cluster", bc->cluster, "created",
                      res->rc == 0 ? "true" : "false");
         }
-    } else if (res->rc != -ECANCELED && res->rc != -ESHUTDOWN) {
-        json_object_del(r->bp_done, bc->cluster); /* retried on the next pass */
-        if (res->rc == -ENOENT && r->workers && !r->bp_missing_logged)
-            /* direct transport: the built-in syncer delivers; a hub without KubeStellar is
-             * the usual case, not a problem (a real hub has no BindingPolicy CRD) */
+    } else if (res->rc == -ENOENT && r->workers) {
+        /* direct transport: the built-in syncer delivers; a hub without KubeStellar is the
+         * usual case, not a problem (a real hub has no BindingPolicy CRD), and asking again
+         * at every clusters pass was a failing request every few seconds */
+        json_object_set_new(r->bp_done, bc->cluster, json_string("no API"));
+        if (!r->bp_missing_logged)
             log_v(r->lg, 1,
                   "no BindingPolicy API on the hub (no KubeStellar): not needed by "
                   "the direct transport",
                   "cluster", bc->cluster);
-        else if (res->rc != -ENOENT || !r->bp_missing_logged)
+        r->bp_missing_logged = true;
+    } else if (res->rc != -ECANCELED && res->rc != -ESHUTDOWN) {
+        json_object_del(r->bp_done, bc->cluster); /* retried on the next pass */
+        if (res->rc != -ENOENT || !r->bp_missing_logged)
             log_warn(r->lg, "cannot create BindingPolicy (retried periodically)", "cluster",
                      bc->cluster, "error", res->err->msg, "hint",
                      res->rc == -ENOENT ? "install the KubeStellar BindingPolicy CRD on the hub"

@@ -485,6 +485,12 @@ static bool lq_done(struct run *x)
     return find_req(lq_worker, "POST", LQ_WPATH, NULL, "\"name\":\"lq\"") >= 0;
 }
 
+/* lq_done, then 1 s more: about 5 ticks (gc_interval_s 0.2), each ensuring BindingPolicies */
+static bool lq_done_ticks(struct run *x)
+{
+    return (x->polls > 0 || lq_done(x)) && ++x->polls >= 20;
+}
+
 /* A restart lists every job at once, all in one LocalQueue: its hub copy is read once for
  * all of them, not once per job (1,000 concurrent GETs at bench-scale N = 1,000, each on its
  * own connection, held the restarted operator's first dispatch for seconds), and the
@@ -558,11 +564,16 @@ static void test_jobs_of_a_queue_share_one_localqueue_read(void **state)
     /* the hub's job list comes at a retry of the informer (backoff 0.8 s doubling) after
      * the worker is reachable, which can take seconds under load */
     run_guard_s = 40.0;
-    struct wlrun_config cfg = {.workers = workers, .n_workers = 1, .allow_insecure_workers = true};
+    struct wlrun_config cfg = {
+        .workers = workers, .n_workers = 1, .allow_insecure_workers = true, .gc_interval_s = 0.2};
     struct wlrun_stats st;
-    assert_int_equal(run(f, &cfg, lq_done, &st), 0);
+    assert_int_equal(run(f, &cfg, lq_done_ticks, &st), 0);
     assert_int_equal(count_req(f->srv, "GET", LQ_HUBPATH), 1);
     assert_int_equal(count_req(lq_worker, "POST", LQ_WPATH), 1);
+    /* the hub has no BindingPolicy API (404), which the direct transport does not need:
+     * asked once, not again at every tick */
+    assert_int_equal(
+        count_req(f->srv, "POST", "/apis/control.kubestellar.io/v1alpha1/bindingpolicies"), 1);
     fakesrv_stop(lq_worker);
     unlink(wkc);
 }
