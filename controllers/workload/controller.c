@@ -1289,49 +1289,55 @@ static void defer_note(struct wlc *c, const char *key, const struct wl_actions *
     wq_add_after(c->q, key, DEFER_MAX_MS / 1000.0);
 }
 
-/* Append s (NULL: none) to a fingerprint, length first: no two inputs read the same. */
-static void fp_put(struct buf *b, const char *s)
+/* Append s (NULL: none) to a fingerprint, length first: no two inputs read the same.
+ * Sets *bad when the buffer's cap refused it (a truncated fingerprint could match another). */
+static void fp_put(struct buf *b, const char *s, bool *bad)
 {
     char n[24];
     if (!s) {
-        buf_puts(b, "-;");
+        *bad = *bad || buf_puts(b, "-;") < 0;
         return;
     }
     snprintf(n, sizeof n, "%zu:", strlen(s));
-    buf_puts(b, n);
-    buf_puts(b, s);
+    *bad = *bad || buf_puts(b, n) < 0 || buf_puts(b, s) < 0;
 }
 
 /* What a decision on the placed job reads besides the clock: the Workload and the hub job
  * (by resourceVersion: a store holds one object per version), our check, the copies, the
- * placed cluster's state, the worker's unschedulable report, the fit text. New string. */
+ * placed cluster's state, the worker's unschedulable report, the fit text. New string;
+ * NULL when it does not fit its cap (never compared then). */
 static char *defer_fingerprint(const struct recon *r)
 {
     const struct wl_snapshot *s = &r->s;
     struct buf b;
+    bool bad = false;
     buf_init(&b, (size_t)1 << 20);
-    fp_put(&b, jx_resource_version(r->wl));
-    fp_put(&b, r->job ? jx_resource_version(r->job) : NULL);
-    fp_put(&b, s->check_name);
+    fp_put(&b, jx_resource_version(r->wl), &bad);
+    fp_put(&b, r->job ? jx_resource_version(r->job) : NULL, &bad);
+    fp_put(&b, s->check_name, &bad);
     char t[96];
     snprintf(t, sizeof t, "%d%d%lld", s->placed.usable, s->placed.reachable,
              (long long)s->placed.unusable_since_ms);
-    fp_put(&b, t);
+    fp_put(&b, t, &bad);
     if (s->unsched) {
         snprintf(t, sizeof t, "%lld", (long long)s->unsched->since_ms);
-        fp_put(&b, t);
-        fp_put(&b, s->unsched->uid);
-        fp_put(&b, s->unsched->cause);
-        fp_put(&b, s->unsched->reason);
-        fp_put(&b, s->unsched->message);
+        fp_put(&b, t, &bad);
+        fp_put(&b, s->unsched->uid, &bad);
+        fp_put(&b, s->unsched->cause, &bad);
+        fp_put(&b, s->unsched->reason, &bad);
+        fp_put(&b, s->unsched->message, &bad);
     } else {
-        fp_put(&b, NULL);
+        fp_put(&b, NULL, &bad);
     }
-    fp_put(&b, s->explain);
+    fp_put(&b, s->explain, &bad);
     for (size_t i = 0; i < s->n_copies; i++) {
-        fp_put(&b, s->copies[i].cluster);
-        fp_put(&b, jx_uid(s->copies[i].obj));
-        fp_put(&b, jx_resource_version(s->copies[i].obj));
+        fp_put(&b, s->copies[i].cluster, &bad);
+        fp_put(&b, jx_uid(s->copies[i].obj), &bad);
+        fp_put(&b, jx_resource_version(s->copies[i].obj), &bad);
+    }
+    if (bad) {
+        buf_free(&b);
+        return NULL;
     }
     return buf_detach(&b);
 }
@@ -1348,7 +1354,7 @@ static bool defer_unchanged(struct wlc *c, struct wq *q, const struct recon *r)
     if (!was || !defer_wanted(c, r->key, r->s.now_ms))
         return false;
     char *fp = defer_fingerprint(r);
-    bool same = strcmp(fp, was) == 0;
+    bool same = fp && strcmp(fp, was) == 0;
     free(fp);
     if (!same)
         return false;

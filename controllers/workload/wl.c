@@ -719,11 +719,14 @@ static void mirror_status(const struct wl_snapshot *s, struct wlst *w, const cha
     struct xf_status st;
     if (xf_status_return(s->kind, copy, cluster, full, &st, NULL) < 0)
         return;
-    /* Once the hub job shows the copy's result, a status the hub's Job controller owns (not
-     * managed by our syncer) is left to it: a real one amends the final status we wrote,
-     * and writing ours again started another round (2.4 status writes per job on the real
-     * stack, each also a Kueue reconcile and an UpdatedAdmissionCheck Event). */
-    bool shown = !full && st.result != KIND_RUNNING && kind_result(s->kind, s->job) == st.result;
+    /* Once a batch/v1 Job on the hub shows the copy's result, a status its Job controller
+     * owns (not managed by our syncer) is left to it: a real one amends the final status we
+     * wrote, and writing ours again started another round (2.4 status writes per job on the
+     * real stack, each also a Kueue reconcile and an UpdatedAdmissionCheck Event). Kinds
+     * whose whole status is copied (PyTorchJob, JobSet) keep following the copy: their
+     * replica counts can still change after the result. */
+    bool shown = !full && s->kind->status_rule == KIND_STATUS_JOB && st.result != KIND_RUNNING &&
+                 kind_result(s->kind, s->job) == st.result;
     if (st.status && !shown) {
         json_t *cur = jx_obj(s->job, "status");
         json_t *empty = json_object();

@@ -53,10 +53,12 @@
  *     state 5, so a crash never yields two copies), Event Dispatched (naming the
  *     injected nodeSelector keys, if any); when present its status
  *     comes back (xf.h (d)): hub job status patch (status subresource)
- *     when the final/mirrored status differs, kueue-ks.io/remote-status
- *     annotation (the counts), and the check message by state only:
- *     "running on cluster c" while it runs, "finished on cluster c: succeeded|failed"
- *     (a change of the counts writes no Workload); with defer_running the running
+ *     when the final/mirrored status differs (a batch/v1 hub job not managed by our
+ *     syncer that shows the copy's result already is left to its Job controller),
+ *     kueue-ks.io/remote-status annotation (the counts), and the check message by
+ *     state only: the placement's message ("placed on cluster c ...") stays while it
+ *     runs, any other becomes "running on cluster c"; "finished on cluster c:
+ *     succeeded|failed" at the end (a change of the counts writes no Workload); with defer_running the running
  *     message waits (deferred) when it would be the Workload write's only change. One copy at a
  * time: while a copy on another cluster is still seen, it is deleted and the copy on c waits
  * (requeue). Unschedulable on the worker (s->unsched, both transports; with the direct transport

@@ -79,5 +79,7 @@ char *xasprintf(const char *fmt, ...)
     else
         vsnprintf(p, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
+    /* the text may be a secret (a bearer token's header): none left on the stack */
+    explicit_bzero(tmp, (size_t)n < sizeof tmp ? (size_t)n + 1 : sizeof tmp);
     return p;
 }

@@ -1446,6 +1446,72 @@ static void test_generic_kind(void **state)
     kind_dynamic_free(own);
 }
 
+/* Once the hub shows the copy's result: a batch/v1 Job's status is its Job controller's
+ * (not written again), but a kind whose whole status is copied keeps following the copy,
+ * whose replica counts still change after the result. */
+static void test_status_after_result(void **state)
+{
+    (void)state;
+    struct wl_fx f = {.reserved = RES_TRUE,
+                      .state = "Pending",
+                      .assigned = true,
+                      .msg = "finished on cluster c1: succeeded"};
+    json_t *wl = make_wl(&f);
+    const struct kind_def *pk = kind_lookup("kubeflow.org/v1", "PyTorchJob");
+    json_t *pj = J("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{"
+                   "\"name\":\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
+                   "\"resourceVersion\":\"7\"},\"spec\":{\"runPolicy\":{\"suspend\":true},"
+                   "\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{"
+                   "\"containers\":[{\"name\":\"c\"}]}}}}}}");
+    xf_place(pk, pj, "c1", NULL, TOKEN, NULL);
+    struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
+    json_t *copy = xf_downsync(pk, pj, &o, NULL);
+    assert_non_null(copy);
+    const char *done = "\"conditions\":[{\"type\":\"Succeeded\",\"status\":\"True\"}]}";
+    char buf[256];
+    snprintf(buf, sizeof buf, "{\"replicaStatuses\":{\"Worker\":{\"active\":2}},%s", done);
+    json_object_set_new(pj, "status", J(buf));
+    snprintf(buf, sizeof buf, "{\"replicaStatuses\":{\"Worker\":{\"active\":0}},%s", done);
+    json_object_set_new(copy, "status", J(buf));
+    struct wl_copy cp = {.cluster = "c1", .obj = copy};
+    struct wl_snapshot s = {.workload = wl,
+                            .job = pj,
+                            .kind = pk,
+                            .check_name = CHECK,
+                            .copies = &cp,
+                            .n_copies = 1,
+                            .placed = {.reachable = true, .usable = true},
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    if (!strstr(d,
+                "patch-job-status {\"status\":{\"replicaStatuses\":{\"Worker\":{\"active\":0}}}}"))
+        fail_msg("PyTorchJob: the copy's counts after the result not followed:\n%s", d);
+    free(d);
+    wl_actions_free(&a);
+    json_decref(copy);
+    json_decref(pj);
+
+    /* batch/v1: the hub job shows Complete, amended by its Job controller: no status write */
+    json_t *job = make_job(JOB_PLACED_C1_DONE);
+    json_t *jc = make_copy(job, "{\"succeeded\":3,\"startTime\":\"T1\",\"conditions\":[{\"type\":"
+                                "\"Complete\",\"status\":\"True\"}]}");
+    cp.obj = jc;
+    s.job = job;
+    s.kind = kind_lookup("batch/v1", "Job");
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    for (size_t i = 0; i < a.n; i++)
+        assert_int_not_equal(a.v[i].type, WL_ACT_PATCH_JOB_STATUS);
+    wl_actions_free(&a);
+    json_decref(jc);
+    json_decref(job);
+    json_decref(wl);
+}
+
 /* Real Kueue clears the reservation of an evicted workload only once the hub
  * job is inactive (jobframework: Job status.active, Kubeflow
  * replicaStatuses[*].active, JobSet replicatedJobsStatus[*].active). The
@@ -1569,6 +1635,7 @@ int main(void)
         cmocka_unit_test(test_check_message_as_kueue_relays_it),
         cmocka_unit_test(test_generic_kind),
         cmocka_unit_test(test_evicting_resets_mirrored_activity),
+        cmocka_unit_test(test_status_after_result),
         cmocka_unit_test(test_delete_carries_copy_uid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
