@@ -58,9 +58,9 @@
  *     kueue-ks.io/remote-status annotation (the counts), and the check message by
  *     state only: the placement's message ("placed on cluster c ...") stays while it
  *     runs, any other becomes "running on cluster c"; "finished on cluster c:
- *     succeeded|failed" at the end (a change of the counts writes no Workload); with defer_running the running
- *     message waits (deferred) when it would be the Workload write's only change. One copy at a
- * time: while a copy on another cluster is still seen, it is deleted and the copy on c waits
+ *     succeeded|failed" at the end (a change of the counts writes no Workload); with defer_running
+ * the running message waits (deferred) when it would be the Workload write's only change. One copy
+ * at a time: while a copy on another cluster is still seen, it is deleted and the copy on c waits
  * (requeue). Unschedulable on the worker (s->unsched, both transports; with the direct transport
  * only for the copy on c made for this admission, its uid matching, none of its pods ready or
  * succeeded): once now - since >= unschedulable_timeout_ms, check Retry naming the worker's reason,
