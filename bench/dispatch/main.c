@@ -73,7 +73,9 @@
  * {"bench":"dispatch-real-cost",..}: where the CPU and the hub's writes go, per component of
  * the stack (STACK_DIR/<component>.pid) and the operator, per dispatch (the operator's start
  * to the last copy) against per raw Workload status write of the same run, the machine's busy
- * share in both windows, and over the jobs' whole life (to the last final status)
+ * share in both windows, the hub's processes alone (hub_cpu_ratio: its CPU per raw write
+ * over per dispatch, the ratio a hub on its own machine would see), and over the jobs' whole
+ * life (to the last final status)
  * cpu_ms_per_job / hub_writes_per_job (see report_real_cost). Exit 0 when all N were
  * placed, 1 otherwise (the work directory with the children's logs is then
  * kept and named on stderr).
@@ -1305,6 +1307,12 @@ static void report_real_cost(struct bench *b)
     double r = stackcpu_print(stdout, &b->sc, &b->cpu_r0, &b->cpu_r1, n);
     printf("},\"cpu_ms_per_raw_wl_status_total\":%.3f,\"machine_busy_raw\":%.2f,", r,
            stackcpu_busy(&b->cpu_r0, &b->cpu_r1));
+    /* the hub's own processes alone: what the ratio would be with the workers elsewhere */
+    double hd = stackcpu_sum(&b->sc, &b->cpu_d0, &b->cpu_d1, n, "hub-"),
+           hr = stackcpu_sum(&b->sc, &b->cpu_r0, &b->cpu_r1, n, "hub-");
+    printf("\"hub_cpu_ms_per_dispatch\":%.3f,\"hub_cpu_ms_per_raw_wl_status\":%.3f,"
+           "\"hub_cpu_ratio\":%.2f,",
+           hd, hr, hd > 0 ? hr / hd : 0.0);
     printf("\"hub_writes_per_dispatch\":{");
     double wd = b->writes_d ? print_writes(b->writes_d, n) : 0;
     printf("},\"hub_writes_per_dispatch_total\":%.2f,\"hub_writes_per_raw_wl_status\":{", wd);

@@ -112,3 +112,13 @@ double stackcpu_print(FILE *f, const struct stackcpu *sc, const struct stackcpu_
     }
     return sum;
 }
+
+double stackcpu_sum(const struct stackcpu *sc, const struct stackcpu_snap *a,
+                    const struct stackcpu_snap *b, double per, const char *prefix)
+{
+    double sum = 0;
+    for (int i = 0; i < sc->n && per > 0; i++)
+        if (strncmp(sc->name[i], prefix, strlen(prefix)) == 0 && a->s[i] >= 0 && b->s[i] > a->s[i])
+            sum += (b->s[i] - a->s[i]) * 1e3 / per;
+    return sum;
+}

@@ -28,6 +28,10 @@ int stackcpu_open(struct stackcpu *sc, const char *dir);
 /* CPU seconds (user + system) process `pid` has used so far; -1 if unknown. */
 double stackcpu_pid_s(pid_t pid);
 void stackcpu_take(const struct stackcpu *sc, struct stackcpu_snap *out);
+/* The CPU milliseconds from `a` to `b` divided by `per` of the components whose name starts
+ * with `prefix` ("hub-"). */
+double stackcpu_sum(const struct stackcpu *sc, const struct stackcpu_snap *a,
+                    const struct stackcpu_snap *b, double per, const char *prefix);
 /* How busy the machine was from `a` to `b`: busy over all CPU time (0..1), -1 if unknown. */
 double stackcpu_busy(const struct stackcpu_snap *a, const struct stackcpu_snap *b);
 /* Writes `"name":ms,...` (no braces): each component's CPU milliseconds from `a` to `b`
