@@ -1241,7 +1241,8 @@ static void test_tls(void **state)
     fx_free(f);
 }
 
-static void test_tls_client_cert(void **state)
+/* A TLS server that asks for client certificates, its CA trusted, no token. */
+static struct fx *fx_tls_certs(void)
 {
     struct fakesrv_opts so = {.tls = true, .client_certs = true};
     struct fx *f = fx_new(&so);
@@ -1250,6 +1251,12 @@ static void test_tls_client_cert(void **state)
     f->cfg->ca_len = strlen(ca);
     free(f->cfg->token);
     f->cfg->token = NULL;
+    return f;
+}
+
+static void test_tls_client_cert(void **state)
+{
+    struct fx *f = fx_tls_certs();
     /* No client certificate: the server sees none. */
     fx_client(f, NULL);
     fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
@@ -1283,13 +1290,7 @@ static void test_tls_client_cert(void **state)
  * re-runs the plugin): the retry, on the handle of the first attempt, presents it. */
 static void test_exec_cert_on_reused_handle(void **state)
 {
-    struct fakesrv_opts so = {.tls = true, .client_certs = true};
-    struct fx *f = fx_new(&so);
-    const char *ca = fakesrv_ca_pem(f->srv);
-    f->cfg->ca_pem = xstrdup(ca);
-    f->cfg->ca_len = strlen(ca);
-    free(f->cfg->token);
-    f->cfg->token = NULL;
+    struct fx *f = fx_tls_certs();
     char dir[] = "/tmp/kks-execcert-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char *cred1 = xasprintf("%s/cred1.json", dir), *cred2 = xasprintf("%s/cred2.json", dir);

@@ -1645,6 +1645,29 @@ static void test_ready_copy_ends_reservation(void **state)
     one_placed_free(&o);
 }
 
+/* other's events delivered and its copy made: the dispatch is over, so sample's deferred
+ * running message is written (the hub's requests reaching `hub`), with no failure. Returns
+ * that write's body; *ojob, *owl: other's delivered objects (new references). */
+static json_t *other_copy_then_running(struct fx *f, const struct two_placed *t, size_t hub,
+                                       json_t **ojob, json_t **owl)
+{
+    *ojob = deliver(f->jobs, "default/other", t->ojp, "6");
+    *owl = deliver(f->wls, "default/job-other-4c5d6", t->owp, "11");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_on_job(f->c, *ojob);
+    run_until(f, hub, 2);
+    json_t *sp = last_hub_body(f, "PATCH", WL_STATUS);
+    assert_string_equal(jx_str(sp, "status.admissionChecks[0].message", ""),
+                        "running on cluster c1");
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 0);
+    return sp;
+}
+
 /* Dispatch before status return: while another job is placed and its copy not made, a copy
  * seen running gets its remote-status annotation at once, but its check's "running" message
  * (a Workload status write, here replacing an earlier error) waits; it is written once the
@@ -1676,19 +1699,7 @@ static void test_running_message_waits_for_dispatches(void **state)
     json_t *job3 = deliver(f->jobs, "default/sample", ap, "7");
 
     /* other's events: its copy is made; then sample's running message is written */
-    json_t *ojob = deliver(f->jobs, "default/other", t.ojp, "6");
-    json_t *owl = deliver(f->wls, "default/job-other-4c5d6", t.owp, "11");
-    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
-    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
-    wlc_on_job(f->c, ojob);
-    run_until(f, 6, 2);
-    json_t *sp = last_hub_body(f, "PATCH", WL_STATUS);
-    assert_string_equal(jx_str(sp, "status.admissionChecks[0].message", ""),
-                        "running on cluster c1");
-    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
-    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
-    wlc_get_stats(f->c, &st);
-    assert_int_equal(st.failures, 0);
+    json_t *ojob, *owl, *sp = other_copy_then_running(f, &t, 6, &ojob, &owl);
     json_t *jsons[] = {ap, job3, ojob, owl, sp};
     for (size_t i = 0; i < sizeof jsons / sizeof jsons[0]; i++)
         json_decref(jsons[i]);
@@ -1756,19 +1767,7 @@ static void test_deferred_pass_not_repeated(void **state)
     json_t *job4 = deliver(f->jobs, "default/sample", ap2, "8");
 
     /* other's copy is made: the dispatch is over, sample's running message is written */
-    json_t *ojob = deliver(f->jobs, "default/other", t.ojp, "6");
-    json_t *owl = deliver(f->wls, "default/job-other-4c5d6", t.owp, "11");
-    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
-    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
-    wlc_on_job(f->c, ojob);
-    run_until(f, 7, 2);
-    json_t *sp = last_hub_body(f, "PATCH", WL_STATUS);
-    assert_string_equal(jx_str(sp, "status.admissionChecks[0].message", ""),
-                        "running on cluster c1");
-    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
-    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
-    wlc_get_stats(f->c, &st);
-    assert_int_equal(st.failures, 0);
+    json_t *ojob, *owl, *sp = other_copy_then_running(f, &t, 7, &ojob, &owl);
     json_t *jsons[] = {ap, job3, ap2, job4, ojob, owl, sp};
     for (size_t i = 0; i < sizeof jsons / sizeof jsons[0]; i++)
         json_decref(jsons[i]);
