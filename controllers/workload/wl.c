@@ -564,6 +564,9 @@ static void ev_placed(const struct wl_snapshot *s, const struct wl_placement *p,
     }
 }
 
+/* How a placement's check message starts (placement.c's, or st_place_ok's own). */
+static const char PLACED_PREFIX[] = "placed on cluster ";
+
 /* Placement OK: place (label, nodeSelector, annotations) in one job patch,
  * reserve, ClusterAssigned, check message, Events. Returns the check message (new). */
 static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char *token,
@@ -587,15 +590,15 @@ static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char
     char *amsg = xasprintf("assigned to cluster %s", p->cluster);
     wlst_assigned(w, true, REASON_CLUSTER_ASSIGNED, amsg);
     /* placement.c's message already says "placed on cluster c (why)": not twice */
-    bool named = p->message && strncmp(p->message, "placed on cluster ", 18) == 0;
+    bool named = p->message && strncmp(p->message, PLACED_PREFIX, sizeof PLACED_PREFIX - 1) == 0;
     char *msg = named ? xstrdup(p->message)
                       : xasprintf("placed on cluster %s%s%s", p->cluster, p->message ? ": " : "",
                                   p->message ? p->message : "");
     wlst_check(w, "Pending", msg);
-    /* One Event per dispatch, on the job: each is a hub write (on a real server about as
-     * much CPU as a job patch). With the direct transport it is Dispatched, when the copy is
-     * made; the placement itself is told by the check message (real Kueue relays each one as
-     * an UpdatedAdmissionCheck Event on the job) and the ClusterAssigned condition. With
+    /* One Event per dispatch, on the job: each is a hub write (about 4 ms of the hub's CPU
+     * on the real stack, docs/performance.md). With the direct transport it is Dispatched, when the
+     * copy is made; the placement itself is told by the check message (real Kueue relays each one
+     * as an UpdatedAdmissionCheck Event on the job) and the ClusterAssigned condition. With
      * BindingPolicies the label is the dispatch. */
     if (!s->opts.direct)
         act_event(a, WL_TGT_JOB, "Normal", REASON_ASSIGNED_CLUSTER,
@@ -651,7 +654,7 @@ static char *st_not_now(const struct wl_snapshot *s, struct wlst *w, const json_
  * ("placed on cluster c" then the end or " (why)" / ": why") or "running on cluster c". */
 static bool tells_placement(const char *msg, const char *cluster)
 {
-    static const char *const pre[] = {"placed on cluster ", "running on cluster "};
+    static const char *const pre[] = {PLACED_PREFIX, "running on cluster "};
     size_t cl = strlen(cluster);
     for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
         size_t pl = strlen(pre[i]);
