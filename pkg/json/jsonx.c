@@ -11,13 +11,25 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
-/* One parsed path segment: a key (unescaped) or an array index. */
+/*
+ * One parsed path segment: an array index, or a key. A key is read in place in the path
+ * (`raw`, `len` bytes, not NUL-terminated); only a key with a backslash escape is copied,
+ * unescaped, into `buf` (`escaped`). Segments are copied by value (jx_set_new, jx_del), so
+ * the key is found with seg_key(), never through a pointer into the struct itself.
+ */
 struct seg {
     bool is_index;
+    bool escaped;
     size_t index;
+    const char *raw;
     size_t len;
-    char key[JX_KEY_MAX + 1];
+    char buf[JX_KEY_MAX + 1];
 };
+
+static const char *seg_key(const struct seg *s)
+{
+    return s->escaped ? s->buf : s->raw;
+}
 
 /* Parse a decimal index of n bytes. 0 or -1. */
 static int parse_index(const char *s, size_t n, size_t *out)
@@ -59,19 +71,30 @@ static int next_seg(const char **p, struct seg *s, bool *first)
         return 1;
     }
     s->is_index = false;
-    s->len = 0;
-    while (*c && *c != '.' && *c != '[') {
-        if (*c == '\\') {
-            c++;
-            if (*c == '\0')
-                return -1;
-        }
-        if (s->len >= JX_KEY_MAX)
+    s->escaped = false;
+    s->raw = c;
+    while (*c && *c != '.' && *c != '[' && *c != '\\')
+        c++;
+    s->len = (size_t)(c - s->raw);
+    if (*c == '\\') {
+        /* Rare: copy what was read so far, then unescape the rest. */
+        if (s->len > JX_KEY_MAX)
             return -1;
-        s->key[s->len++] = *c++;
+        memcpy(s->buf, s->raw, s->len);
+        s->escaped = true;
+        while (*c && *c != '.' && *c != '[') {
+            if (*c == '\\') {
+                c++;
+                if (*c == '\0')
+                    return -1;
+            }
+            if (s->len >= JX_KEY_MAX)
+                return -1;
+            s->buf[s->len++] = *c++;
+        }
+        s->buf[s->len] = '\0';
     }
-    s->key[s->len] = '\0';
-    if (s->len == 0)
+    if (s->len == 0 || s->len > JX_KEY_MAX)
         return -1;
     *p = c;
     return 1;
@@ -83,10 +106,10 @@ static json_t *step(const json_t *cur, const struct seg *s)
         return NULL;
     if (s->is_index)
         return json_is_array(cur) ? json_array_get(cur, s->index) : NULL;
-    return json_is_object(cur) ? json_object_getn(cur, s->key, s->len) : NULL;
+    return json_is_object(cur) ? json_object_getn(cur, seg_key(s), s->len) : NULL;
 }
 
-static json_t *get_escaped(const json_t *root, const char *path)
+json_t *jx_get(const json_t *root, const char *path)
 {
     if (!root || !path)
         return NULL;
@@ -101,46 +124,6 @@ static json_t *get_escaped(const json_t *root, const char *path)
             return NULL;
     }
     return rc < 0 ? NULL : cur;
-}
-
-json_t *jx_get(const json_t *root, const char *path)
-{
-    if (!root || !path)
-        return NULL;
-    /* The keys are looked up in place in the path (next_seg's copy only for a path with a
-     * backslash escape); the same segments, limits and verdicts as next_seg. */
-    json_t *cur = (json_t *)root;
-    bool first = true;
-    const char *p = path;
-    while (*p) {
-        if (!first && *p == '.')
-            p++;
-        else if (!first && *p != '[')
-            return NULL;
-        first = false;
-        if (*p == '[') {
-            const char *end = strchr(p, ']');
-            size_t idx;
-            if (!end || parse_index(p + 1, (size_t)(end - p - 1), &idx) < 0)
-                return NULL;
-            cur = json_is_array(cur) ? json_array_get(cur, idx) : NULL;
-            p = end + 1;
-        } else {
-            const char *k = p;
-            while (*p && *p != '.' && *p != '[') {
-                if (*p == '\\')
-                    return get_escaped(root, path);
-                p++;
-            }
-            size_t len = (size_t)(p - k);
-            if (len == 0 || len > JX_KEY_MAX)
-                return NULL;
-            cur = json_is_object(cur) ? json_object_getn(cur, k, len) : NULL;
-        }
-        if (!cur)
-            return NULL;
-    }
-    return cur;
 }
 
 /* Varargs step: a key applied to an array is an index. */
@@ -238,10 +221,12 @@ static int put(json_t *cur, const struct seg *s, json_t *value, const char *path
     }
     if (!json_is_object(cur)) {
         json_decref(value);
-        return err_set(e, -EINVAL, "path \"%s\": key \"%s\" applied to a non-object", path, s->key);
+        return err_set(e, -EINVAL, "path \"%s\": key \"%.*s\" applied to a non-object", path,
+                       (int)s->len, seg_key(s));
     }
-    if (json_object_setn_new(cur, s->key, s->len, value) != 0)
-        return err_set(e, -EINVAL, "path \"%s\": key \"%s\" is not valid UTF-8", path, s->key);
+    if (json_object_setn_new(cur, seg_key(s), s->len, value) != 0)
+        return err_set(e, -EINVAL, "path \"%s\": key \"%.*s\" is not valid UTF-8", path,
+                       (int)s->len, seg_key(s));
     return 0;
 }
 
@@ -275,8 +260,8 @@ int jx_set_new(json_t *root, const char *path, json_t *value, struct err *e)
         if (!child || json_is_null(child)) {
             if (!json_is_object(cur) && !s.is_index) {
                 json_decref(value);
-                return err_set(e, -EINVAL, "path \"%s\": key \"%s\" applied to a non-object", path,
-                               s.key);
+                return err_set(e, -EINVAL, "path \"%s\": key \"%.*s\" applied to a non-object",
+                               path, (int)s.len, seg_key(&s));
             }
             child = nexts.is_index ? json_array() : json_object();
             json_t *keep = child;
@@ -361,7 +346,7 @@ int jx_del(json_t *root, const char *path)
             }
             if (!json_is_object(cur))
                 return -ENOENT;
-            return json_object_deln(cur, s.key, s.len) == 0 ? 0 : -ENOENT;
+            return json_object_deln(cur, seg_key(&s), s.len) == 0 ? 0 : -ENOENT;
         }
         cur = step(cur, &s);
         if (!cur)

@@ -148,6 +148,14 @@ static void test_set_and_del(void **state)
     assert_int_equal(jx_del(o, "spec.list[3]"), -ENOENT);
     assert_int_equal(jx_del(o, "metadata.labels.x\\.io/y"), 0);
     assert_int_equal(jx_del(o, "metadata.labels.x\\.io/y"), -ENOENT);
+    /* an escaped key in the middle of a path: kept while the next segment is read */
+    assert_int_equal(jx_set_new(o, "spec.a\\.b.c\\[d\\].e", json_integer(7), &e), 0);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(json_object_get(jx_get(o, "spec"), "a.b"), "c[d]"), "e")),
+                     7);
+    assert_int_equal(jx_int(o, "spec.a\\.b.c\\[d\\].e", -1), 7);
+    assert_int_equal(jx_del(o, "spec.a\\.b.c\\[d\\].e"), 0);
+    assert_json(jx_get(o, "spec.a\\.b"), "{\"c[d]\":{}}");
     assert_int_equal(jx_del(o, "nope.deeper"), -ENOENT);
     assert_int_equal(jx_del(o, "a..b"), -EINVAL);
     json_decref(o);
