@@ -59,7 +59,7 @@ struct informer {
 
     /* list in progress */
     struct kube_call *call;
-    json_t *items;
+    struct store_list *items; /* the pages so far, projected as they arrive */
     char *cont;
     bool unpaged;
     bool from_cache; /* this list asked for resourceVersion=0 */
@@ -99,7 +99,7 @@ static void set_rv(struct informer *inf, const char *rv)
 
 static void list_reset(struct informer *inf)
 {
-    json_decref(inf->items);
+    store_list_free(inf->items);
     inf->items = NULL;
     FREE_AND_NULL(inf->cont);
     inf->unpaged = false;
@@ -299,7 +299,7 @@ static void list_request(struct informer *inf)
 static void start_list(struct informer *inf)
 {
     list_reset(inf);
-    inf->items = json_array();
+    inf->items = store_list_new(inf->store);
     inf->state = INF_LISTING;
     /* client-go's relistResourceVersion(): "0" (any cached state) until the informer has a
      * resourceVersion, a consistent read after that and after a 410 (informer.h) */
@@ -365,7 +365,7 @@ static void list_done(void *ud, const struct kube_result *r)
             log_info(inf->lg, "list continue token expired, listing without paging", "informer",
                      inf->name);
             list_reset(inf);
-            inf->items = json_array();
+            inf->items = store_list_new(inf->store);
             inf->unpaged = true;
             inf->from_cache = false; /* as client-go's pager: the full list is consistent */
             list_request(inf);
@@ -385,8 +385,22 @@ static void list_done(void *ud, const struct kube_result *r)
         return;
     }
     if (json_is_array(items)) {
+        /* Projected (packed) now: the page's whole objects go with its body after this
+         * callback instead of waiting for the last page. */
         list_items_typed(items, r->body);
-        json_array_extend(inf->items, items);
+        size_t i;
+        json_t *it;
+        json_array_foreach(items, i, it)
+        {
+            struct err e;
+            err_clear(&e);
+            if (store_list_add(inf->items, it, &e) < 0) {
+                err_prefix(&e, "GET %s: list item %zu", inf->path, i);
+                list_reset(inf);
+                fail_and_retry(inf, NEXT_LIST, "list result rejected", &e);
+                return;
+            }
+        }
     }
     const char *cont = json_string_value(json_object_get(md, "continue"));
     if (!inf->unpaged && cont && *cont) {
@@ -396,7 +410,7 @@ static void list_done(void *ud, const struct kube_result *r)
         return;
     }
     const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
-    json_t *all = inf->items;
+    struct store_list *all = inf->items;
     inf->items = NULL;
     list_reset(inf);
     struct err e;
@@ -404,9 +418,9 @@ static void list_done(void *ud, const struct kube_result *r)
     unsigned gen = inf->gen;
     /* The RV is recorded first so handlers reading informer_last_rv() see the list's. */
     set_rv(inf, rv);
-    int rc = store_replace(inf->store, all, replace_cb, inf, &e);
-    size_t listed = json_array_size(all);
-    json_decref(all);
+    size_t listed = store_list_len(all);
+    int rc = store_list_commit(all, replace_cb, inf, &e);
+    store_list_free(all);
     if (inf->trimming) { /* the stored trees go at the next prepare, then the pages */
         inf->trim_all = true;
         inf->trim_pages = inf->trim_pages || listed >= INFORMER_TRIM_ITEMS;

@@ -616,71 +616,142 @@ static int replace_gone_cb(const char *key, void *val, void *ud)
     return 0;
 }
 
-int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, struct err *e)
-{
-    if (!json_is_array(items))
-        return err_set(e, -EINVAL, "store replace: list items is not an array");
-    size_t n = json_array_size(items);
-    char **keys = xcalloc(n ? n : 1, sizeof(*keys));
-    struct pending_event *ev = NULL;
-    size_t nev = 0;
-    int rc = 0;
+/* One listed object. */
+struct list_item {
+    char *key;
+    char *rv;         /* unchanged: the stored object's resourceVersion when it was listed */
+    struct sent *ent; /* the projected (packed) object; NULL = unchanged */
+};
 
-    for (size_t i = 0; i < n; i++) {
-        keys[i] = store_key_of(json_array_get(items, i), e);
-        if (!keys[i]) {
-            rc = err_prefix(e, "store replace: item %zu", i);
-            goto out;
+struct store_list {
+    struct store *s;
+    struct strmap seen; /* key -> 1 + its index in items */
+    struct list_item *items;
+    size_t n, cap;
+};
+
+struct store_list *store_list_new(struct store *s)
+{
+    struct store_list *l = xcalloc(1, sizeof(*l));
+    l->s = s;
+    strmap_init(&l->seen);
+    return l;
+}
+
+void store_list_free(struct store_list *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->items[i].key);
+        free(l->items[i].rv);
+        entry_free(l->s, l->items[i].ent);
+    }
+    free(l->items);
+    strmap_free(&l->seen, NULL);
+    free(l);
+}
+
+size_t store_list_len(const struct store_list *l)
+{
+    return l->n;
+}
+
+int store_list_add(struct store_list *l, json_t *obj, struct err *e)
+{
+    struct store *s = l->s;
+    char *key = store_key_of(obj, e);
+    if (!key)
+        return -EINVAL;
+    uintptr_t at = (uintptr_t)strmap_get(&l->seen, key);
+    struct list_item *it;
+    if (at) { /* listed twice: the later item wins */
+        free(key);
+        it = &l->items[at - 1];
+        FREE_AND_NULL(it->rv);
+        entry_free(s, it->ent);
+        it->ent = NULL;
+    } else {
+        if (l->n == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 64;
+            l->items = xrealloc(l->items, l->cap * sizeof(*l->items));
+        }
+        it = &l->items[l->n++];
+        *it = (struct list_item){.key = key};
+        strmap_put(&l->seen, key, (void *)(uintptr_t)l->n);
+        struct sent *cur = strmap_get(&s->objs, key);
+        size_t rvn = 0;
+        const char *rv = rv_of(obj), *rv_cur = cur ? entry_rv(s, cur, &rvn) : NULL;
+        if (rv && rv_cur && strlen(rv) == rvn && memcmp(rv, rv_cur, rvn) == 0) {
+            /* Unchanged (same resourceVersion): the stored copy stays, no projection. */
+            it->rv = xstrdup(rv);
+            return 0;
         }
     }
+    json_t *p = store_project(s, obj);
+    it->ent = entry_new(s, p);
+    json_decref(p);
+    if (it->ent->len) { /* packed: only the bytes wait for the commit */
+        dec_del(s, it->ent);
+        json_decref(it->ent->obj);
+        it->ent->obj = NULL;
+    }
+    return 0;
+}
+
+/* Every item found unchanged when it was added still is (the store was not modified since). */
+static bool list_still_valid(const struct store_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const struct list_item *it = &l->items[i];
+        if (it->ent)
+            continue;
+        struct sent *cur = strmap_get(&l->s->objs, it->key);
+        size_t rvn = 0;
+        const char *rv_cur = cur ? entry_rv(l->s, cur, &rvn) : NULL;
+        if (!rv_cur || strlen(it->rv) != rvn || memcmp(it->rv, rv_cur, rvn) != 0)
+            return false;
+    }
+    return true;
+}
+
+int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct err *e)
+{
+    struct store *s = l->s;
+    if (!list_still_valid(l))
+        return err_set(e, -ESTALE, "store replace: the store changed while the list was read");
     /* Entries move from s->objs to next as they are listed; what is left in s->objs at the
      * end was not listed. Indexes are updated per event (an unchanged entry keeps its index
      * values): no decode of unchanged packed objects. */
     struct strmap next;
     strmap_init(&next);
-    ev = xcalloc(n + strmap_len(&s->objs) + 1, sizeof(*ev));
-    for (size_t i = 0; i < n; i++) {
-        json_t *raw = json_array_get(items, i);
-        struct sent *listed = strmap_get(&next, keys[i]);
-        if (listed) {
-            /* Duplicate key in one list: the later item wins, one event. */
-            json_t *p = store_project(s, raw);
-            json_t *was = entry_obj(s, listed);
-            indexes_update(s, keys[i], was, p);
-            for (size_t j = 0; j < nev; j++) {
-                if (ev[j].new_obj == was) {
-                    json_decref(ev[j].new_obj);
-                    ev[j].new_obj = json_incref(p);
-                }
-            }
-            entry_free(s, strmap_put(&next, keys[i], entry_new(s, p)));
-            json_decref(p);
+    struct pending_event *ev = xcalloc(l->n + strmap_len(&s->objs) + 1, sizeof(*ev));
+    size_t nev = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        struct list_item *it = &l->items[i];
+        struct sent *cur = strmap_del(&s->objs, it->key);
+        if (!it->ent) {
+            strmap_put(&next, it->key, cur);
             continue;
         }
-        struct sent *cur = strmap_del(&s->objs, keys[i]);
-        size_t rvn = 0;
-        const char *rv_raw = rv_of(raw), *rv_cur = cur ? entry_rv(s, cur, &rvn) : NULL;
-        if (rv_raw && rv_cur && strlen(rv_raw) == rvn && memcmp(rv_raw, rv_cur, rvn) == 0) {
-            /* Unchanged (same resourceVersion): keep the cached copy, skip the projection. */
-            strmap_put(&next, keys[i], cur);
-            continue;
-        }
-        json_t *p = store_project(s, raw);
+        struct sent *ne = it->ent;
+        it->ent = NULL;
+        json_t *p = entry_obj(s, ne); /* a packed one is decoded (and cached) here */
         json_t *cur_obj = cur ? entry_obj(s, cur) : NULL;
         if (!cur_obj) { /* absent (or undecodable, which a packed store never makes) */
             entry_free(s, cur);
             ev[nev++] = (struct pending_event){STORE_ADD, NULL, json_incref(p)};
-            indexes_update(s, keys[i], NULL, p);
-            strmap_put(&next, keys[i], entry_new(s, p));
+            indexes_update(s, it->key, NULL, p);
+            strmap_put(&next, it->key, ne);
         } else if (obj_changed(cur_obj, p)) {
             ev[nev++] = (struct pending_event){STORE_UPDATE, json_incref(cur_obj), json_incref(p)};
-            indexes_update(s, keys[i], cur_obj, p);
-            strmap_put(&next, keys[i], entry_new(s, p));
+            indexes_update(s, it->key, cur_obj, p);
+            strmap_put(&next, it->key, ne);
             entry_free(s, cur);
         } else {
-            strmap_put(&next, keys[i], cur);
+            strmap_put(&next, it->key, cur);
+            entry_free(s, ne);
         }
-        json_decref(p);
     }
     struct replace_ctx c = {s, &next, ev, nev};
     strmap_foreach(&s->objs, replace_gone_cb, &c);
@@ -693,11 +764,29 @@ int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, s
         json_decref(ev[i].old);
         json_decref(ev[i].new_obj);
     }
-out:
     free(ev);
-    for (size_t i = 0; i < n; i++)
-        free(keys[i]);
-    free(keys);
+    return 0;
+}
+
+int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, struct err *e)
+{
+    if (!json_is_array(items))
+        return err_set(e, -EINVAL, "store replace: list items is not an array");
+    struct store_list *l = store_list_new(s);
+    int rc = 0;
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        rc = store_list_add(l, it, e);
+        if (rc < 0) {
+            err_prefix(e, "store replace: item %zu", i);
+            break;
+        }
+    }
+    if (rc == 0)
+        rc = store_list_commit(l, cb, ud, e);
+    store_list_free(l);
     return rc;
 }
 

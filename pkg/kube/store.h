@@ -177,9 +177,36 @@ json_t *store_index_keys(const struct store *s, const char *index, const char *v
  * objects produce no event and keep their stored copy. The store is fully
  * updated before the first event is delivered (handlers may read it). `cb`
  * may be NULL. Returns 0, or -EINVAL (nothing changed) when an item has no
- * name or `items` is not an array.
+ * name or `items` is not an array. (A store_list of the items, below.)
  */
 int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, struct err *e);
+
+/*
+ * A list received in parts (an informer's pages), for a store_replace() that
+ * does not hold the parts' whole objects until the end: store_list_add()
+ * projects each object at once (and, in a packed store, packs it and keeps
+ * only the bytes), so the caller may free each part before the next one
+ * arrives; an object whose metadata.resourceVersion is the stored one's is
+ * neither projected nor packed (the stored copy stays, as in store_replace).
+ * store_list_commit() then replaces the contents with the listed objects and
+ * reports the difference exactly as store_replace() does (an object listed
+ * twice: the later one, one event). The store must not be modified between
+ * the first add and the commit: the commit checks that the objects found
+ * unchanged still are, and fails with -ESTALE (nothing changed) otherwise.
+ * A packed store decodes the listed objects that differ at the commit, for
+ * the events and the indexes.
+ */
+struct store_list;
+/* An empty list for `s` (borrowed; must outlive the list). Never NULL. */
+struct store_list *store_list_new(struct store *s);
+/* Add one object (borrowed). 0, or -EINVAL when it has no metadata.name. */
+int store_list_add(struct store_list *l, json_t *obj, struct err *e);
+/* Objects added so far (an object listed twice counts once). */
+size_t store_list_len(const struct store_list *l);
+/* Replace the contents (see above). Once per list, then store_list_free(). 0, or -ESTALE. */
+int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct err *e);
+/* Free the list and the objects it holds. NULL is fine. */
+void store_list_free(struct store_list *l);
 
 /*
  * A projection helper: a new object holding only the listed dotted paths of

@@ -78,8 +78,36 @@ static void on_delete(void *ud, json_t *obj)
         snprintf(r->log[r->n++], sizeof r->log[0], "delete %s %s", name_of(obj), rv_of(obj));
 }
 
+/* Projection calls, with the list pages received when each came (test_list_projected_per_page). */
+struct proj_count {
+    struct informer **inf;
+    int calls;
+    uint64_t pages_at[16];
+};
+
+static json_t *count_project(json_t *obj, void *ud)
+{
+    struct proj_count *pc = ud;
+    struct informer_stats st;
+    informer_stats(*pc->inf, &st);
+    if (pc->calls < 16)
+        pc->pages_at[pc->calls] = st.list_pages;
+    pc->calls++;
+    return json_incref(obj);
+}
+
+static void fx_init_opts(struct fx *f, const char *label_selector, size_t max_body, bool packed,
+                         struct proj_count *pc);
+
 /* max_body: the client's response body cap (0: its default); packed: a packed store. */
 static void fx_init_full(struct fx *f, const char *label_selector, size_t max_body, bool packed)
+{
+    fx_init_opts(f, label_selector, max_body, packed, NULL);
+}
+
+/* The same, with a projection counting its calls in pc (NULL: none). */
+static void fx_init_opts(struct fx *f, const char *label_selector, size_t max_body, bool packed,
+                         struct proj_count *pc)
 {
     memset(f, 0, sizeof *f);
     f->loop = ev_loop_new(EVFLAG_AUTO);
@@ -100,7 +128,11 @@ static void fx_init_full(struct fx *f, const char *label_selector, size_t max_bo
         .backoff_jitter = -1,
         .seed = 42,
         .packed = packed,
+        .project = pc ? count_project : NULL,
+        .project_ud = pc,
     };
+    if (pc)
+        pc->inf = &f->inf;
     assert_int_equal(informer_new(&io, &f->inf, &e), 0);
     f->rec.inf = f->inf;
     struct informer_handlers h = {on_add, on_update, on_delete, &f->rec};
@@ -480,6 +512,94 @@ static void test_packed_relist_diff(void **state)
     assert_string_equal(rv_of(b), "5");
     assert_ptr_equal(store_get(st, "ns/b"), b); /* decoded once, until a trim */
     assert_int_equal(store_decoded(st), 1);
+    fx_free(&f);
+}
+
+/* A paged list: each page's items are projected once, when the page arrives (before the next
+ * page is asked for), not again when the list is stored; a re-list after 410 projects only
+ * what changed and delivers the diff. *state: NULL, or true for a packed store. */
+static void test_list_projected_per_page(void **state)
+{
+    bool packed = *state && *(const bool *)*state;
+    struct fx f;
+    struct proj_count pc = {0};
+    fx_init_opts(&f, NULL, 0, packed, &pc);
+    push_page(f.srv, "limit=500", "continue=", "a:1,b:2", "100", "tok1");
+    push_page(f.srv, "continue=tok1", NULL, "c:3,d:4", "100", "tok2");
+    push_page(f.srv, "continue=tok2", NULL, "e:5", "100", NULL);
+    char *err410 = fakesrv_watch_error_line(410);
+    const char *evs[] = {err410, NULL};
+    fakesrv_push_watch(f.srv, PODS, evs, FAKESRV_HOLD);
+    free(err410);
+    /* The re-list: a, c, e unchanged, b changed, d gone, g new; two pages. */
+    push_page(f.srv, "limit=500", "continue=", "a:1,b:7", "200", "tok3");
+    push_page(f.srv, "continue=tok3", NULL, "c:3,e:5,g:8", "200", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, relist_delivered, 5.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+
+    /* First list: 5 projections, page by page (list_pages counts the page being handled). */
+    assert_int_equal(pc.calls, 5 + 2);
+    const uint64_t want[] = {1, 1, 2, 2, 3, 4, 5};
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(pc.pages_at[i], want[i]);
+    /* Events: 5 adds, then the re-list's diff. */
+    assert_int_equal(f.rec.n, 8);
+    assert_string_equal(f.rec.log[0], "add a 1");
+    assert_string_equal(f.rec.log[4], "add e 5");
+    assert_string_equal(f.rec.log[5], "update b 2>7");
+    assert_string_equal(f.rec.log[6], "add g 8");
+    assert_string_equal(f.rec.log[7], "delete d 4");
+    struct store *st = informer_store(f.inf);
+    assert_int_equal(store_len(st), 5);
+    assert_null(store_get(st, "ns/d"));
+    assert_string_equal(rv_of(store_get(st, "ns/b")), "7");
+    assert_string_equal(json_string_value(json_object_get(store_get(st, "ns/g"), "kind")), "Pod");
+    assert_string_equal(informer_last_rv(f.inf), "200");
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.lists, 2);
+    assert_int_equal(s.list_pages, 5);
+    fx_free(&f);
+}
+
+/* A page with an item without a name: the list is rejected (nothing stored, no event) and
+ * retried after a backoff. */
+static bool second_list_synced(struct fx *f)
+{
+    return informer_has_synced(f->inf);
+}
+
+static void test_list_bad_item_retries(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, NULL);
+    push_page(f.srv, "limit=500", "continue=", "a:1", "100", "tok1");
+    struct fakesrv_resp bad = {
+        .method = "GET",
+        .path = PODS,
+        .query_contains = "continue=tok1",
+        .status = 200,
+        .body = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
+                "\"100\"},\"items\":[{\"metadata\":{\"namespace\":\"ns\"}}]}",
+    };
+    fakesrv_push(f.srv, &bad);
+    push_page(f.srv, "limit=500", "continue=", "a:1,b:2", "110", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, second_list_synced, 5.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    assert_int_equal(f.rec.n, 2);
+    assert_string_equal(f.rec.log[0], "add a 1");
+    assert_string_equal(f.rec.log[1], "add b 2");
+    assert_int_equal(f.rec.adds_before_sync, 2);
+    struct informer_stats s;
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.failures, 1);
+    assert_int_equal(s.lists, 1);
+    assert_string_equal(informer_last_rv(f.inf), "110");
     fx_free(&f);
 }
 
@@ -934,7 +1054,11 @@ static void test_list_failure_retries_and_stop(void **state)
 
 int main(void)
 {
+    static bool packed = true;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_list_projected_per_page),
+        cmocka_unit_test_prestate(test_list_projected_per_page, &packed),
+        cmocka_unit_test(test_list_bad_item_retries),
         cmocka_unit_test(test_paged_list_then_watch),
         cmocka_unit_test(test_bookmark),
         cmocka_unit_test(test_error_410_relist_diff),

@@ -339,6 +339,101 @@ static void test_replace_diff(void **state)
     store_free(s);
 }
 
+/* A projection that counts its calls (and keeps the object whole). */
+static json_t *count_project(json_t *obj, void *ud)
+{
+    (*(int *)ud)++;
+    return json_incref(obj);
+}
+
+/* A list added item by item: each item projected once, when added (its tree may go at once),
+ * none for an unchanged one; the commit reports what store_replace reports. */
+static void test_list_parts(void **state)
+{
+    int calls = 0;
+    struct store_opts o = {.project = count_project, .project_ud = &calls};
+    struct store *s = mk(state, &o);
+    assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
+    struct events ev = {.s = s};
+    struct store_list *l = store_list_new(s);
+    const char *names[] = {"a", "b", "c"}, *rvs[] = {"1", "2", "3"}, *nodes[] = {"n1", "n1", "n2"};
+    for (int i = 0; i < 3; i++) {
+        json_t *p = pod("ns", names[i], rvs[i], nodes[i], "x");
+        assert_int_equal(store_list_add(l, p, NULL), 0);
+        json_decref(p); /* the part's tree goes before the next one */
+        assert_int_equal(calls, i + 1);
+    }
+    assert_int_equal(store_len(s), 0); /* nothing stored before the commit */
+    assert_int_equal(store_list_len(l), 3);
+    assert_int_equal(store_list_commit(l, record, &ev, NULL), 0);
+    store_list_free(l);
+    assert_int_equal(calls, 3);
+    assert_int_equal(ev.n, 3);
+    assert_string_equal(ev.log[0], "add ns/a ->1");
+    assert_string_equal(ev.log[2], "add ns/c ->3");
+    assert_int_equal(ev.len_seen, 3);
+    assert_idx(s, "node", "n1", "ns/a,ns/b");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(store_get(s, "ns/c"), "spec"), "nodeName")),
+                        "n2");
+
+    /* Re-list: a unchanged (no projection), b changed, b listed again (the later wins, one
+     * event), c gone, d new. */
+    calls = 0;
+    ev.n = 0;
+    l = store_list_new(s);
+    json_t *items[] = {pod("ns", "a", "1", "n1", "x"), pod("ns", "b", "6", "n2", "x"),
+                       pod("ns", "d", "8", "n3", "x"), pod("ns", "b", "7", "n3", "x")};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(store_list_add(l, items[i], NULL), 0);
+        json_decref(items[i]);
+    }
+    assert_int_equal(calls, 3);
+    assert_int_equal(store_list_len(l), 3);
+    assert_int_equal(store_list_commit(l, record, &ev, NULL), 0);
+    store_list_free(l);
+    assert_int_equal(calls, 3);
+    assert_int_equal(ev.n, 3);
+    assert_string_equal(ev.log[0], "update ns/b 2>7");
+    assert_string_equal(ev.log[1], "add ns/d ->8");
+    assert_string_equal(ev.log[2], "delete ns/c 3>-");
+    assert_int_equal(store_len(s), 3);
+    assert_idx(s, "node", "n1", "ns/a");
+    assert_idx(s, "node", "n2", "");
+    assert_idx(s, "node", "n3", "ns/b,ns/d");
+
+    /* No name: -EINVAL, nothing added; a list freed without a commit changes nothing. */
+    struct err e;
+    err_clear(&e);
+    l = store_list_new(s);
+    json_t *bad = json_pack("{s:{}}", "metadata");
+    assert_int_equal(store_list_add(l, bad, &e), -EINVAL);
+    json_decref(bad);
+    assert_int_equal(store_list_len(l), 0);
+    json_t *x = pod("ns", "x", "9", "n1", "x");
+    assert_int_equal(store_list_add(l, x, NULL), 0);
+    json_decref(x);
+    store_list_free(l);
+    assert_int_equal(store_len(s), 3);
+    assert_null(store_get(s, "ns/x"));
+
+    /* The store changed under an item found unchanged: -ESTALE, nothing changed. */
+    l = store_list_new(s);
+    json_t *a = pod("ns", "a", "1", "n1", "x"), *a2 = pod("ns", "a", "5", "n1", "x");
+    assert_int_equal(store_list_add(l, a, NULL), 0);
+    assert_int_equal(store_upsert(s, a2, NULL, NULL, NULL), 0);
+    ev.n = 0;
+    err_clear(&e);
+    assert_int_equal(store_list_commit(l, record, &ev, &e), -ESTALE);
+    assert_non_null(strstr(e.msg, "changed"));
+    store_list_free(l);
+    assert_int_equal(ev.n, 0);
+    assert_int_equal(store_len(s), 3);
+    json_decref(a);
+    json_decref(a2);
+    store_free(s);
+}
+
 static int count_cb(const char *key, json_t *obj, void *ud)
 {
     int *n = ud;
@@ -502,6 +597,8 @@ int main(void)
         cmocka_unit_test_prestate(test_upsert_get_delete_indexes, &packed),
         cmocka_unit_test_prestate(test_projection, &packed),
         cmocka_unit_test_prestate(test_replace_diff, &packed),
+        cmocka_unit_test(test_list_parts),
+        cmocka_unit_test_prestate(test_list_parts, &packed),
         cmocka_unit_test_prestate(test_foreach, &packed),
         cmocka_unit_test(test_big_index_set),
         cmocka_unit_test_prestate(test_big_index_set, &packed),
