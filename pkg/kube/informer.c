@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jsplit.h"
 #include "pkg/kube/watch.h"
 #include "pkg/util/rng.h"
 #include "pkg/util/clock.h"
@@ -288,7 +289,9 @@ static void list_request(struct informer *inf)
     q[n] = NULL;
     struct err e;
     err_clear(&e);
-    int rc = kube_client_get(inf->client, inf->path, q, list_done, inf, &inf->call, &e);
+    /* the body is split into its items here (jsplit), not parsed whole by the client */
+    struct kube_request req = {.method = "GET", .path = inf->path, .query = q, .body_unused = true};
+    int rc = kube_client_do(inf->client, &req, list_done, inf, &inf->call, &e);
     if (rc < 0) {
         inf->call = NULL;
         list_reset(inf);
@@ -311,27 +314,43 @@ static void start_list(struct informer *inf)
 
 /* kube-apiserver lists items without apiVersion and kind (the list carries them, kind
  * "<Kind>List"); watch events carry both. Listed objects get them from the list, as
- * client-go's unstructured decoding does, so an Event about any stored object can name it. */
-static void list_items_typed(json_t *items, const json_t *body)
+ * client-go's unstructured decoding does, so an Event about any stored object can name it.
+ * `kind`: the item kind (NULL when the list's kind is not "<Kind>List"). */
+static void item_typed(json_t *it, json_t *kind, const char *av)
 {
-    const char *lk = json_string_value(json_object_get(body, "kind"));
-    const char *av = json_string_value(json_object_get(body, "apiVersion"));
-    size_t n = lk ? strlen(lk) : 0;
-    if (n <= 4 || strcmp(lk + n - 4, "List") != 0)
+    if (!kind || !json_is_object(it))
         return;
-    json_t *kind = json_stringn(lk, n - 4);
-    size_t i;
-    json_t *it;
-    json_array_foreach(items, i, it)
-    {
-        if (!json_is_object(it))
-            continue;
-        if (!json_is_string(json_object_get(it, "kind")))
-            json_object_set(it, "kind", kind);
-        if (av && !json_is_string(json_object_get(it, "apiVersion")))
-            json_object_set_new(it, "apiVersion", json_string(av));
+    if (!json_is_string(json_object_get(it, "kind")))
+        json_object_set(it, "kind", kind);
+    if (av && !json_is_string(json_object_get(it, "apiVersion")))
+        json_object_set_new(it, "apiVersion", json_string(av));
+}
+
+/* Add one page's items to the list, each typed and projected (and its tree freed) before the
+ * next is parsed: only one item's whole tree at a time. 0, or negative with `e` set. */
+static int page_items(struct informer *inf, const struct jsplit *sp, struct err *e)
+{
+    const char *lk = json_string_value(json_object_get(sp->rest, "kind"));
+    const char *av = json_string_value(json_object_get(sp->rest, "apiVersion"));
+    size_t n = lk ? strlen(lk) : 0;
+    json_t *kind = n > 4 && strcmp(lk + n - 4, "List") == 0 ? json_stringn(lk, n - 4) : NULL;
+    json_t *tree = json_object_get(sp->rest, "items"); /* not split (jsplit.h) */
+    size_t count = sp->n ? sp->n : json_array_size(tree);
+    int rc = 0;
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        json_t *it = sp->n ? jsplit_item(sp, i, e) : json_incref(json_array_get(tree, i));
+        if (!it) {
+            rc = -EBADMSG;
+        } else {
+            item_typed(it, kind, av);
+            rc = store_list_add(inf->items, it, e);
+        }
+        if (rc < 0)
+            err_prefix(e, "GET %s: list item %zu", inf->path, i);
+        json_decref(it);
     }
     json_decref(kind);
+    return rc;
 }
 
 static void list_done(void *ud, const struct kube_result *r)
@@ -375,49 +394,47 @@ static void list_done(void *ud, const struct kube_result *r)
         fail_and_retry(inf, NEXT_LIST, "list failed", r->err);
         return;
     }
-    json_t *items = json_object_get(r->body, "items");
-    json_t *md = json_object_get(r->body, "metadata");
-    if (!json_is_object(r->body) || (items && !json_is_array(items) && !json_is_null(items))) {
-        struct err e;
-        err_set(&e, -EBADMSG, "GET %s: list response is not a list (no items array)", inf->path);
+    struct err e;
+    err_clear(&e);
+    struct jsplit sp;
+    if (jsplit_list(r->raw, r->raw_len, &sp, &e) < 0) {
+        err_prefix(&e, "GET %s: list response is not JSON", inf->path);
+        jsplit_release(&sp);
         list_reset(inf);
         fail_and_retry(inf, NEXT_LIST, "list failed", &e);
         return;
     }
-    if (json_is_array(items)) {
-        /* Projected (packed) now: the page's whole objects go with its body after this
-         * callback instead of waiting for the last page. */
-        list_items_typed(items, r->body);
-        size_t i;
-        json_t *it;
-        json_array_foreach(items, i, it)
-        {
-            struct err e;
-            err_clear(&e);
-            if (store_list_add(inf->items, it, &e) < 0) {
-                err_prefix(&e, "GET %s: list item %zu", inf->path, i);
-                list_reset(inf);
-                fail_and_retry(inf, NEXT_LIST, "list result rejected", &e);
-                return;
-            }
-        }
+    json_t *items = json_object_get(sp.rest, "items");
+    json_t *md = json_object_get(sp.rest, "metadata");
+    if (!json_is_object(sp.rest) || (items && !json_is_array(items) && !json_is_null(items))) {
+        err_set(&e, -EBADMSG, "GET %s: list response is not a list (no items array)", inf->path);
+        jsplit_release(&sp);
+        list_reset(inf);
+        fail_and_retry(inf, NEXT_LIST, "list failed", &e);
+        return;
+    }
+    /* Projected (packed) now: the page's whole objects go one by one, not at the last page. */
+    if (page_items(inf, &sp, &e) < 0) {
+        jsplit_release(&sp);
+        list_reset(inf);
+        fail_and_retry(inf, NEXT_LIST, "list result rejected", &e);
+        return;
     }
     const char *cont = json_string_value(json_object_get(md, "continue"));
     if (!inf->unpaged && cont && *cont) {
         free(inf->cont);
         inf->cont = xstrdup(cont);
+        jsplit_release(&sp);
         list_request(inf);
         return;
     }
-    const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
     struct store_list *all = inf->items;
     inf->items = NULL;
     list_reset(inf);
-    struct err e;
-    err_clear(&e);
     unsigned gen = inf->gen;
     /* The RV is recorded first so handlers reading informer_last_rv() see the list's. */
-    set_rv(inf, rv);
+    set_rv(inf, json_string_value(json_object_get(md, "resourceVersion")));
+    jsplit_release(&sp);
     size_t listed = store_list_len(all);
     int rc = store_list_commit(all, replace_cb, inf, &e);
     store_list_free(all);

@@ -6,10 +6,15 @@
  *  - list: paged (limit=500, continue tokens); when a continuation page
  *    answers 410 (the continue token expired) the list starts over as one
  *    full list without paging, a consistent read;
- *  - the list result goes through store_replace(): handlers receive the
- *    difference against the cache as add/update/delete (a delete carries the
- *    last known object), so a re-list after 410 delivers exactly what
- *    changed; has_synced becomes true once the first list was delivered;
+ *  - the list result goes through the store as one store_replace() (a
+ *    store_list, store.h): handlers receive the difference against the cache
+ *    as add/update/delete (a delete carries the last known object), so a
+ *    re-list after 410 delivers exactly what changed; has_synced becomes true
+ *    once the first list was delivered. Each response is split into its items
+ *    (pkg/json/jsplit.h) and each item parsed, projected (packed) and freed
+ *    before the next, so a list never holds its objects whole, only their
+ *    projections (a page's or a whole response's; an item without a name
+ *    rejects the list, which is retried after a backoff);
  *  - watch from the list's resourceVersion with allowWatchBookmarks=true and
  *    a random timeoutSeconds in [300, 600]; BOOKMARK only advances the
  *    resourceVersion; ADDED/MODIFIED/DELETED update the store, then the
