@@ -413,7 +413,7 @@ static void list_done(void *ud, const struct kube_result *r)
         fail_and_retry(inf, NEXT_LIST, "list failed", &e);
         return;
     }
-    /* Projected (packed) now: the page's whole objects go one by one, not at the last page. */
+    /* Projected now: the page's whole objects go one by one, not at the last page. */
     if (page_items(inf, &sp, &e) < 0) {
         jsplit_release(&sp);
         list_reset(inf);

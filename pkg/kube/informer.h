@@ -11,7 +11,7 @@
  *    as add/update/delete (a delete carries the last known object), so a
  *    re-list after 410 delivers exactly what changed; has_synced becomes true
  *    once the first list was delivered. Each response is split into its items
- *    (pkg/json/jsplit.h) and each item parsed, projected (packed) and freed
+ *    (pkg/json/jsplit.h) and each item parsed, projected and freed
  *    before the next, so a list never holds its objects whole, only their
  *    projections (a page's or a whole response's; an item without a name
  *    rejects the list, which is retried after a backoff);
@@ -107,10 +107,11 @@
 #define INFORMER_SHORT_WATCH_S     1.0
 #define INFORMER_WATCH_TIMEOUT_MIN 300
 #define INFORMER_WATCH_TIMEOUT_MAX 600
-/* A list of at least this many items is followed by malloc_trim(0): the decoded list
- * (whole objects, about 10 bytes of heap per byte of JSON) is freed once the store holds its
- * projections, and without a trim glibc keeps those pages resident (with 10,000 pods per
- * worker that was 120 MB of RSS for 3 MB of cached records; bench-scale). */
+/* A list of at least this many items is followed by malloc_trim(0): its response bodies and
+ * its items' whole trees (about 10 bytes of heap per byte of JSON, freed one by one as they
+ * are projected) are free once the store holds the projections, and without a trim glibc
+ * keeps those pages resident (with 10,000 pods per worker that was 120 MB of RSS for 3 MB of
+ * cached records when lists were decoded whole; bench-scale). */
 #define INFORMER_TRIM_ITEMS 1000
 /* Packed stores: about this many decoded trees are kept past a loop iteration (a real
  * server's Workload decodes to about 16 KB: 4 to 8 MB per store at most), and one not read for

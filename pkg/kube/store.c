@@ -619,8 +619,8 @@ static int replace_gone_cb(const char *key, void *val, void *ud)
 /* One listed object. */
 struct list_item {
     char *key;
-    char *rv;         /* unchanged: the stored object's resourceVersion when it was listed */
-    struct sent *ent; /* the projected (packed) object; NULL = unchanged */
+    char *rv;  /* unchanged: the stored object's resourceVersion when it was listed */
+    json_t *p; /* the projection; NULL = unchanged */
 };
 
 struct store_list {
@@ -645,7 +645,7 @@ void store_list_free(struct store_list *l)
     for (size_t i = 0; i < l->n; i++) {
         free(l->items[i].key);
         free(l->items[i].rv);
-        entry_free(l->s, l->items[i].ent);
+        json_decref(l->items[i].p);
     }
     free(l->items);
     strmap_free(&l->seen, NULL);
@@ -669,8 +669,8 @@ int store_list_add(struct store_list *l, json_t *obj, struct err *e)
         free(key);
         it = &l->items[at - 1];
         FREE_AND_NULL(it->rv);
-        entry_free(s, it->ent);
-        it->ent = NULL;
+        json_decref(it->p);
+        it->p = NULL;
     } else {
         if (l->n == l->cap) {
             l->cap = l->cap ? l->cap * 2 : 64;
@@ -688,14 +688,10 @@ int store_list_add(struct store_list *l, json_t *obj, struct err *e)
             return 0;
         }
     }
-    json_t *p = store_project(s, obj);
-    it->ent = entry_new(s, p);
-    json_decref(p);
-    if (it->ent->len) { /* packed: only the bytes wait for the commit */
-        dec_del(s, it->ent);
-        json_decref(it->ent->obj);
-        it->ent->obj = NULL;
-    }
+    /* A packed store packs it at the commit, as store_replace did: the projection is its decoded
+     * tree then, for the events, and the packed entries are allocated together, not between
+     * the items' trees (which would keep pages of the heap resident). */
+    it->p = store_project(s, obj);
     return 0;
 }
 
@@ -704,7 +700,7 @@ static bool list_still_valid(const struct store_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         const struct list_item *it = &l->items[i];
-        if (it->ent)
+        if (it->p)
             continue;
         struct sent *cur = strmap_get(&l->s->objs, it->key);
         size_t rvn = 0;
@@ -730,27 +726,24 @@ int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct 
     for (size_t i = 0; i < l->n; i++) {
         struct list_item *it = &l->items[i];
         struct sent *cur = strmap_del(&s->objs, it->key);
-        if (!it->ent) {
+        json_t *p = it->p;
+        if (!p) {
             strmap_put(&next, it->key, cur);
             continue;
         }
-        struct sent *ne = it->ent;
-        it->ent = NULL;
-        json_t *p = entry_obj(s, ne); /* a packed one is decoded (and cached) here */
         json_t *cur_obj = cur ? entry_obj(s, cur) : NULL;
         if (!cur_obj) { /* absent (or undecodable, which a packed store never makes) */
             entry_free(s, cur);
             ev[nev++] = (struct pending_event){STORE_ADD, NULL, json_incref(p)};
             indexes_update(s, it->key, NULL, p);
-            strmap_put(&next, it->key, ne);
+            strmap_put(&next, it->key, entry_new(s, p));
         } else if (obj_changed(cur_obj, p)) {
             ev[nev++] = (struct pending_event){STORE_UPDATE, json_incref(cur_obj), json_incref(p)};
             indexes_update(s, it->key, cur_obj, p);
-            strmap_put(&next, it->key, ne);
+            strmap_put(&next, it->key, entry_new(s, p));
             entry_free(s, cur);
         } else {
             strmap_put(&next, it->key, cur);
-            entry_free(s, ne);
         }
     }
     struct replace_ctx c = {s, &next, ev, nev};

@@ -182,19 +182,22 @@ json_t *store_index_keys(const struct store *s, const char *index, const char *v
 int store_replace(struct store *s, json_t *items, store_event_fn cb, void *ud, struct err *e);
 
 /*
- * A list received in parts (an informer's pages), for a store_replace() that
- * does not hold the parts' whole objects until the end: store_list_add()
- * projects each object at once (and, in a packed store, packs it and keeps
- * only the bytes), so the caller may free each part before the next one
- * arrives; an object whose metadata.resourceVersion is the stored one's is
- * neither projected nor packed (the stored copy stays, as in store_replace).
+ * A list received in parts (an informer's pages, or items one at a time), for
+ * a store_replace() that does not hold the parts' whole objects until the
+ * end: store_list_add() projects each object at once, so the caller may free
+ * each part before the next one arrives; an object whose
+ * metadata.resourceVersion is the stored one's is not projected (the stored
+ * copy stays, as in store_replace).
  * store_list_commit() then replaces the contents with the listed objects and
  * reports the difference exactly as store_replace() does (an object listed
  * twice: the later one, one event). The store must not be modified between
  * the first add and the commit: the commit checks that the objects found
  * unchanged still are, and fails with -ESTALE (nothing changed) otherwise.
- * A packed store decodes the listed objects that differ at the commit, for
- * the events and the indexes.
+ * A packed store packs the projections at the commit (packing each one when
+ * it is added would leave only the bytes, but then the commit decodes every
+ * object again for its event, and the entries lie scattered between the
+ * items' freed trees, which keeps heap pages resident: bench-scale
+ * --packed-cache, docs/performance.md "Scale").
  */
 struct store_list;
 /* An empty list for `s` (borrowed; must outlive the list). Never NULL. */
