@@ -377,7 +377,7 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
 static int collect_flavor(const char *key, json_t *obj, void *ud)
 {
     json_t *nl = jx_obj(obj, "spec.nodeLabels");
-    json_object_set_new(ud, key, nl ? json_deep_copy(nl) : json_object());
+    json_object_set_new(ud, key, nl ? jx_deep_copy(nl) : json_object());
     return 0;
 }
 

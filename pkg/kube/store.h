@@ -5,7 +5,7 @@
  *
  *  - objects are jansson trees shared by reference; an object in the store is
  *    immutable: callers must never modify a json_t they got from the store
- *    (build a copy with json_deep_copy() to change it);
+ *    (build a copy with jx_deep_copy() to change it);
  *  - a per-kind projection hook runs before an object is stored, so the store
  *    keeps only the fields controllers read (store_project_fields() is a
  *    ready-made one);
