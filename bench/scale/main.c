@@ -84,6 +84,7 @@
 #include "pkg/quantity/quantity.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/err.h"
+#include "pkg/util/mtune.h"
 #include "pkg/util/xalloc.h"
 
 #define NCLUSTERS 3 /* hub, cluster1, cluster2 */
@@ -278,6 +279,10 @@ static int start_operator(struct bench *b)
                     b->packed ? "--packed-cache" : NULL,
                     NULL};
     /* massif for the restarted operator only: the first run is set-up */
+    /* valgrind does not follow the operator's exec of itself with glibc's tunables
+     * (pkg/util/mtune.h): with them set it runs on under massif */
+    if (b->massif && b->op_run == 2)
+        setenv("GLIBC_TUNABLES", MTUNE_GLIBC_TUNABLES, 0);
     pid_t pid = spawn(b, log, b->massif && b->op_run == 2 ? argv : argv + 6);
     if (pid < 0)
         return (int)pid;
