@@ -235,7 +235,7 @@ static void job_labels_from_template(json_t *job)
     json_t *labels = json_object_get(md, "labels");
     json_t *tl = jx_obj(job, "spec.template.metadata.labels");
     if (tl && (!json_is_object(labels) || json_object_size(labels) == 0))
-        json_object_set_new(md, "labels", json_deep_copy(tl));
+        json_object_set_new(md, "labels", jx_deep_copy(tl));
 }
 
 static int job_fail(struct valid_result *r, const json_t *job, const char *field,

@@ -851,14 +851,14 @@ static void do_update(struct hub *h, const struct reg_resource *r, const char *k
         return;
     }
     if (mode == WRITE_STATUS) {
-        next = json_deep_copy(old);
+        next = jx_deep_copy(old);
         json_t *st = json_object_get(cand, "status");
         if (st)
             json_object_set(next, "status", st);
         else
             json_object_del(next, "status");
     } else {
-        next = json_deep_copy(cand);
+        next = jx_deep_copy(cand);
         if (r->has_status) {
             json_t *st = json_object_get(old, "status");
             if (st)
@@ -981,7 +981,7 @@ static int collect_key(const char *key, json_t *obj, void *userdata)
 static int really_delete(struct hub *h, const struct reg_resource *r, const char *key, json_t *obj,
                          struct err *e)
 {
-    json_t *old = json_deep_copy(obj);
+    json_t *old = jx_deep_copy(obj);
     int ret = 0;
     if (!strcmp(r->resource, "namespaces") && !*r->group) {
         const char *ns = mstr(obj, "name");
@@ -997,7 +997,7 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
             json_array_foreach(items, k, it)
             {
                 json_t *o = json_object_get(it, "obj");
-                json_t *prev = json_deep_copy(o);
+                json_t *prev = jx_deep_copy(o);
                 commit(h, jx_field_str(it, "key"), HSTORE_DELETED, prev, o, NULL);
                 json_decref(prev);
             }
@@ -1015,7 +1015,7 @@ static int really_delete(struct hub *h, const struct reg_resource *r, const char
         json_array_foreach(items, k, it)
         {
             json_t *o = json_object_get(it, "obj");
-            json_t *prev = json_deep_copy(o);
+            json_t *prev = jx_deep_copy(o);
             commit(h, jx_field_str(it, "key"), HSTORE_DELETED, prev, o, NULL);
             json_decref(prev);
         }
@@ -1039,7 +1039,7 @@ static void orphan_dependents(struct hub *h, const char *uid)
     json_array_foreach(items, k, it)
     {
         json_t *o = json_object_get(it, "obj");
-        json_t *prev = json_deep_copy(o);
+        json_t *prev = jx_deep_copy(o);
         json_t *refs = json_object_get(meta(o), "ownerReferences");
         for (size_t i = json_array_size(refs); i-- > 0;) {
             if (!strcmp(jx_field_str(json_array_get(refs, i), "uid"), uid))
@@ -1105,7 +1105,7 @@ static void do_delete(struct hub *h, const struct reg_resource *r, const char *k
         set_json_resp(resp, 200, json_incref(obj));
         return;
     }
-    json_t *next = json_deep_copy(obj);
+    json_t *next = jx_deep_copy(obj);
     json_t *md = meta(next);
     bool terminating = json_object_get(md, "deletionTimestamp") != NULL;
     if (prop == PROP_ORPHAN)
@@ -1211,7 +1211,7 @@ static int gc_pass(struct hub *h)
         const struct reg_resource *r = res_for_key(h, key);
         if (!r || hstore_has_dependents(h->st, mstr(o, "uid")))
             continue;
-        json_t *next = json_deep_copy(o);
+        json_t *next = jx_deep_copy(o);
         remove_finalizer(next, "foregroundDeletion");
         struct err e = {0};
         if (json_array_size(json_object_get(meta(next), "finalizers")) == 0)
@@ -1937,7 +1937,7 @@ static void handle_object(struct hub *h, const struct reg_resource *r, const str
                     "must be greater than or equal to 0");
             goto out;
         }
-        json_t *next = json_deep_copy(cur);
+        json_t *next = jx_deep_copy(cur);
         json_t *spec = json_object_get(next, "spec");
         if (!json_is_object(spec)) {
             spec = json_object();
@@ -2314,7 +2314,7 @@ int hub_apply_object(struct hub *h, json_t *obj, struct err *e)
     char *key = make_key(r, ns, name);
     json_t *cur = NULL;
     struct hub_resp resp = {0};
-    json_t *copy = json_deep_copy(obj);
+    json_t *copy = jx_deep_copy(obj);
     if (hstore_get(h->st, key, &cur, NULL) == 0) {
         json_object_set(meta(copy), "resourceVersion",
                         json_object_get(meta(cur), "resourceVersion"));
@@ -2330,7 +2330,7 @@ int hub_apply_object(struct hub *h, json_t *obj, struct err *e)
         if (resp.code == 201 && r->has_status && json_object_get(obj, "status") && !is_crd_res(r)) {
             json_t *stored = json_loads(resp.body, 0, NULL);
             hub_resp_release(&resp);
-            json_t *st = json_deep_copy(stored);
+            json_t *st = jx_deep_copy(stored);
             json_object_set(st, "status", json_object_get(obj, "status"));
             do_update(h, r, key, stored, st, WRITE_STATUS, false, &resp);
             json_decref(st);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "devhub/validate.h"
+#include "pkg/json/jsonx.h"
 #include "pkg/quantity/quantity.h"
 #include "pkg/util/xalloc.h"
 
@@ -248,7 +249,7 @@ json_t *nodes_make(const struct nodes_spec *s, const char *prefix, unsigned inde
 
     json_t *spec = json_object();
     if (json_array_size(s->taints))
-        json_object_set_new(spec, "taints", json_deep_copy(s->taints));
+        json_object_set_new(spec, "taints", jx_deep_copy(s->taints));
 
     unsigned a = fnv(pf) % 250 + 1;
     char ip[32];
@@ -283,8 +284,8 @@ json_t *nodes_make(const struct nodes_spec *s, const char *prefix, unsigned inde
     free(id);
 
     json_t *status = json_object();
-    json_object_set_new(status, "capacity", json_deep_copy(s->resources));
-    json_object_set_new(status, "allocatable", json_deep_copy(s->resources));
+    json_object_set_new(status, "capacity", jx_deep_copy(s->resources));
+    json_object_set_new(status, "allocatable", jx_deep_copy(s->resources));
     json_object_set_new(status, "conditions", conds);
     json_object_set_new(status, "addresses", addrs);
     json_object_set_new(status, "daemonEndpoints",

@@ -349,11 +349,11 @@ static int apply_one(json_t **doc, const json_t *op, size_t i, struct err *e)
         goto out;
     }
     if (!strcmp(kind, "add")) {
-        rc = op_add(doc, &p, path, json_deep_copy(value), e);
+        rc = op_add(doc, &p, path, jx_deep_copy(value), e);
     } else if (!strcmp(kind, "remove")) {
         rc = op_remove(doc, &p, path, "remove", NULL, e);
     } else if (!strcmp(kind, "replace")) {
-        rc = op_replace(doc, &p, path, json_deep_copy(value), e);
+        rc = op_replace(doc, &p, path, jx_deep_copy(value), e);
     } else if (!strcmp(kind, "test")) {
         json_t *cur = jptr_walk(*doc, &p, p.n);
         if (!cur || !jv_equal(cur, value))
@@ -376,7 +376,7 @@ static int apply_one(json_t **doc, const json_t *op, size_t i, struct err *e)
                           fpath);
                 goto out;
             }
-            rc = op_add(doc, &p, path, json_deep_copy(src), e);
+            rc = op_add(doc, &p, path, jx_deep_copy(src), e);
         } else { /* move */
             if (!strcmp(fpath, path))
                 goto out;
@@ -411,7 +411,7 @@ int patch_json(const json_t *target, const json_t *patch, json_t **out, struct e
                     "Request entity too large: The allowed maximum operations in a JSON patch is "
                     "%d, got %zu",
                     PATCH_MAX_JSON_OPS, json_array_size(patch));
-    json_t *doc = target ? json_deep_copy(target) : json_null();
+    json_t *doc = target ? jx_deep_copy(target) : json_null();
     for (size_t i = 0; i < json_array_size(patch); i++) {
         int rc = apply_one(&doc, json_array_get(patch, i), i, e);
         if (rc) {
@@ -656,7 +656,7 @@ static int sm_merge_list(struct sm_ctx *c, const struct sm_rule *r, const json_t
     bool replace = false;
 
     if (key) {
-        merged = json_deep_copy(ol);
+        merged = jx_deep_copy(ol);
         for (size_t i = 0; i < json_array_size(pl); i++) {
             json_t *pv = json_array_get(pl, i);
             if (!json_is_object(pv)) {
@@ -841,7 +841,7 @@ static int sm_fresh(struct sm_ctx *c, const json_t *pv, json_t **out, struct err
         *out = a;
         return 0;
     }
-    *out = json_deep_copy(pv);
+    *out = jx_deep_copy(pv);
     return 0;
 }
 
@@ -971,7 +971,7 @@ int patch_strategic(const json_t *target, const json_t *patch, const char *kind,
     if (!json_is_object(patch))
         return perr(e, PATCH_EBAD, "the strategic merge patch must be a JSON object");
     struct sm_ctx c = {.kind = kind};
-    json_t *doc = json_is_object(target) ? json_deep_copy(target) : json_object();
+    json_t *doc = json_is_object(target) ? jx_deep_copy(target) : json_object();
     int rc = sm_merge_map(&c, doc, patch, e);
     if (rc) {
         json_decref(doc);

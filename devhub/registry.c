@@ -243,13 +243,13 @@ int reg_add_crd(struct registry *reg, json_t *crd, struct err *e)
             r->scale_selector_path = xstrdup(jx_field_str(scale, "labelSelectorPath"));
         }
         json_t *sn = json_object_get(names, "shortNames");
-        r->short_names = json_is_array(sn) ? json_deep_copy(sn) : json_array();
+        r->short_names = json_is_array(sn) ? jx_deep_copy(sn) : json_array();
         json_t *cats = json_object_get(names, "categories");
-        r->categories = json_is_array(cats) ? json_deep_copy(cats) : json_array();
+        r->categories = json_is_array(cats) ? jx_deep_copy(cats) : json_array();
         json_t *cols = json_object_get(v, "additionalPrinterColumns");
-        r->columns = json_is_array(cols) ? json_deep_copy(cols) : NULL;
+        r->columns = json_is_array(cols) ? jx_deep_copy(cols) : NULL;
         json_t *sch = json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
-        r->schema = json_is_object(sch) ? json_deep_copy(sch) : NULL;
+        r->schema = json_is_object(sch) ? jx_deep_copy(sch) : NULL;
         r->crd = xstrdup(crd_name);
         add(reg, r);
     }

@@ -355,7 +355,7 @@ static void delete_pod(struct simjobs *s, const json_t *pod)
 static json_t *conds_copy(const json_t *obj)
 {
     json_t *c = jx_arr(obj, "status.conditions");
-    return c ? json_deep_copy(c) : json_array();
+    return c ? jx_deep_copy(c) : json_array();
 }
 
 /* ---- pods: schedule, run, complete ------------------------------------------ */
@@ -596,15 +596,14 @@ static json_t *job_pod(const json_t *job, long index)
     json_t *pod = json_pack("{s:s,s:s,s:{},s:O}", "apiVersion", "v1", "kind", "Pod", "metadata",
                             "spec", jx_obj(tmpl, "spec") ? jx_obj(tmpl, "spec") : json_object());
     json_t *md = json_object_get(pod, "metadata");
-    json_t *labels = jx_obj(tmpl, "metadata.labels")
-                         ? json_deep_copy(jx_obj(tmpl, "metadata.labels"))
-                         : json_object();
+    json_t *labels = jx_obj(tmpl, "metadata.labels") ? jx_deep_copy(jx_obj(tmpl, "metadata.labels"))
+                                                     : json_object();
     json_object_set_new(labels, "batch.kubernetes.io/job-name", json_string(jx_name(job)));
     json_object_set_new(labels, "job-name", json_string(jx_name(job)));
     json_object_set_new(labels, "batch.kubernetes.io/controller-uid", json_string(jx_uid(job)));
     json_object_set_new(labels, "controller-uid", json_string(jx_uid(job)));
     json_t *ann = jx_obj(tmpl, "metadata.annotations")
-                      ? json_deep_copy(jx_obj(tmpl, "metadata.annotations"))
+                      ? jx_deep_copy(jx_obj(tmpl, "metadata.annotations"))
                       : json_object();
     char *gen;
     if (index >= 0) {
@@ -817,9 +816,8 @@ static json_t *pt_pod(const json_t *job, const char *rtype, const json_t *rspec,
     char *name = xasprintf("%s-%s-%ld", jx_name(job), lower, index);
     char idx[24];
     snprintf(idx, sizeof(idx), "%ld", index);
-    json_t *labels = jx_obj(tmpl, "metadata.labels")
-                         ? json_deep_copy(jx_obj(tmpl, "metadata.labels"))
-                         : json_object();
+    json_t *labels = jx_obj(tmpl, "metadata.labels") ? jx_deep_copy(jx_obj(tmpl, "metadata.labels"))
+                                                     : json_object();
     json_object_set_new(labels, "training.kubeflow.org/job-name", json_string(jx_name(job)));
     json_object_set_new(labels, "training.kubeflow.org/operator-name",
                         json_string("pytorchjob-controller"));

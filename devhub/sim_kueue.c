@@ -85,8 +85,8 @@ static json_t *template_copy(const json_t *tmpl)
     if (jx_obj(tmpl, "metadata.annotations"))
         json_object_set(md, "annotations", jx_obj(tmpl, "metadata.annotations"));
     json_object_set_new(t, "metadata", md);
-    json_object_set_new(
-        t, "spec", jx_obj(tmpl, "spec") ? json_deep_copy(jx_obj(tmpl, "spec")) : json_object());
+    json_object_set_new(t, "spec",
+                        jx_obj(tmpl, "spec") ? jx_deep_copy(jx_obj(tmpl, "spec")) : json_object());
     return t;
 }
 
@@ -264,7 +264,7 @@ static json_t *usage_of(const json_t *usage, const char *flavor)
 int simkueue_assign(const json_t *cq, const json_t *flavors, const json_t *podsets,
                     const json_t *usage, json_t **out, char **why)
 {
-    json_t *acc = usage ? json_deep_copy(usage) : json_object();
+    json_t *acc = usage ? jx_deep_copy(usage) : json_object();
     json_t *result = json_array();
     int ret = 0;
     size_t p;
@@ -488,7 +488,7 @@ json_t *simkueue_victims(const json_t *cq, const json_t *flavors, const json_t *
             json_array_append(cand, w);
     }
     sort_with(cand, cmp_victim);
-    json_t *u = usage ? json_deep_copy(usage) : json_object();
+    json_t *u = usage ? jx_deep_copy(usage) : json_object();
     json_t *chosen = json_array();
     bool ok = false;
     json_array_foreach(cand, i, w)
@@ -772,7 +772,7 @@ struct wl_edit {
 
 static void edit_begin(struct wl_edit *ed, const json_t *wl)
 {
-    ed->status = jx_obj(wl, "status") ? json_deep_copy(jx_obj(wl, "status")) : json_object();
+    ed->status = jx_obj(wl, "status") ? jx_deep_copy(jx_obj(wl, "status")) : json_object();
     if (!jx_arr(ed->status, "conditions"))
         json_object_set_new(ed->status, "conditions", json_array());
     ed->conds = jx_arr(ed->status, "conditions");
@@ -873,7 +873,7 @@ static void reserve(struct simkueue *k, const json_t *cq, const json_t *wl, json
         json_pack("{s:s,s:O}", "clusterQueue", jx_name(cq), "podSetAssignments", assignments));
     json_t *names = cq_checks(cq, assignments);
     json_t *checks = jx_arr(ed.status, "admissionChecks")
-                         ? json_deep_copy(jx_arr(ed.status, "admissionChecks"))
+                         ? jx_deep_copy(jx_arr(ed.status, "admissionChecks"))
                          : json_array();
     json_t *kept = json_array();
     size_t i, j;
@@ -1016,7 +1016,7 @@ static void sync_cq(struct simkueue *k, struct pass *ps, const json_t *cq)
     /* what holds quota and what waits: maintained from the changes (cq_agg) */
     json_t *agg = json_object_get(k->cq_agg, name);
     json_t *reserved = NULL, *pending = json_array();
-    json_t *usage = jx_obj(agg, "usage") ? json_deep_copy(jx_obj(agg, "usage")) : json_object();
+    json_t *usage = jx_obj(agg, "usage") ? jx_deep_copy(jx_obj(agg, "usage")) : json_object();
     json_t *admitted_usage =
         jx_obj(agg, "ausage") ? json_incref(jx_obj(agg, "ausage")) : json_object();
     size_t i;
@@ -1091,9 +1091,8 @@ static void sync_cq(struct simkueue *k, struct pass *ps, const json_t *cq)
                            "reservingWorkloads", (json_int_t)reserving, "admittedWorkloads",
                            (json_int_t)admitted, "flavorsReservation", flavor_list(cq, usage),
                            "flavorsUsage", flavor_list(cq, admitted_usage));
-    json_t *conds = jx_arr(cq, "status.conditions")
-                        ? json_deep_copy(jx_arr(cq, "status.conditions"))
-                        : json_array();
+    json_t *conds = jx_arr(cq, "status.conditions") ? jx_deep_copy(jx_arr(cq, "status.conditions"))
+                                                    : json_array();
     struct jx_cond c = {.type = "Active",
                         .status = stopped ? "False" : "True",
                         .reason = stopped ? "Stopped" : "Ready",
@@ -1119,9 +1118,8 @@ static void sync_lq(struct simkueue *k, struct pass *ps, const json_t *lq)
     long pending = (long)jx_int(agg, "pending", 0), reserving = (long)jx_int(agg, "reserving", 0),
          admitted = (long)jx_int(agg, "admitted", 0);
     bool have_cq = json_object_get(ps->cqs, jx_str(lq, "spec.clusterQueue", "")) != NULL;
-    json_t *conds = jx_arr(lq, "status.conditions")
-                        ? json_deep_copy(jx_arr(lq, "status.conditions"))
-                        : json_array();
+    json_t *conds = jx_arr(lq, "status.conditions") ? jx_deep_copy(jx_arr(lq, "status.conditions"))
+                                                    : json_array();
     struct jx_cond c = {.type = "Active",
                         .status = have_cq ? "True" : "False",
                         .reason = have_cq ? "Ready" : "ClusterQueueDoesNotExist",
@@ -1568,7 +1566,7 @@ int simkueue_sync(struct simkueue *k)
             edit_cond(&ed, "Finished", "True", fin, msg);
             edit_commit(k, &ed, w);
             /* this pass must not count it any more */
-            json_t *c = json_deep_copy(w);
+            json_t *c = jx_deep_copy(w);
             struct jx_cond fc = {.type = "Finished", .status = "True", .reason = fin};
             jx_cond_set(c, &fc, NULL);
             wl_put(k, key, c);

@@ -1491,7 +1491,7 @@ json_t *table_build(const struct table_printer *p, const json_t *items, const st
     if (o->continue_token && *o->continue_token)
         json_object_set_new(md, "continue", json_string(o->continue_token));
     json_object_set_new(t, "metadata", md);
-    json_object_set_new(t, "columnDefinitions", json_deep_copy(p->columns));
+    json_object_set_new(t, "columnDefinitions", jx_deep_copy(p->columns));
     json_t *rows = json_array();
     for (size_t i = 0; i < json_array_size(items); i++) {
         const json_t *obj = json_array_get(items, i);
@@ -1515,7 +1515,7 @@ json_t *table_build(const struct table_printer *p, const json_t *items, const st
         }
         json_object_set_new(row, "cells", cells);
         if (o->include == TABLE_INCLUDE_OBJECT) {
-            json_t *whole = json_deep_copy(obj);
+            json_t *whole = jx_deep_copy(obj);
             if (o->kind && !json_object_get(whole, "kind"))
                 json_object_set_new(whole, "kind", json_string(o->kind));
             if (o->api_version && !json_object_get(whole, "apiVersion"))
@@ -1526,7 +1526,7 @@ json_t *table_build(const struct table_printer *p, const json_t *items, const st
             json_object_set_new(pom, "kind", json_string("PartialObjectMetadata"));
             json_object_set_new(pom, "apiVersion", json_string("meta.k8s.io/v1"));
             json_t *m = oget(obj, "metadata");
-            json_object_set_new(pom, "metadata", m ? json_deep_copy(m) : json_object());
+            json_object_set_new(pom, "metadata", m ? jx_deep_copy(m) : json_object());
             json_object_set_new(row, "object", pom);
         }
         json_array_append_new(rows, row);

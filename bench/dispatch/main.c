@@ -103,6 +103,7 @@
 #include "pkg/kube/watch.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/err.h"
+#include "pkg/util/mtune.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/quantity/quantity.h"
@@ -389,6 +390,10 @@ static int start_operator(struct bench *b)
     }
     for (int i = 0; i < b->n_op_args; i++)
         argv[k++] = (char *)b->op_args[i];
+    /* valgrind does not follow the operator's exec of itself with glibc's tunables
+     * (pkg/util/mtune.h): set them here, so the profile is of the operator as it runs */
+    if (b->callgrind)
+        setenv("GLIBC_TUNABLES", MTUNE_GLIBC_TUNABLES, 0);
     int rc = spawn(b, "op.log", b->callgrind ? argv : argv + 4);
     if (rc == 0)
         b->op_pid = b->pids[--b->npids];

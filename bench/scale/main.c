@@ -50,7 +50,11 @@
  * Options: --real STACK_DIR, --n N (default 10000; 1000 with --real), --pods P (default 10000;
  * 1000 with --real), --timeout SECONDS (per phase, default 120 + N/4 + P/100; with --real
  * 120 + N/2 + P/50), --keep (keep the work directory with the children's logs),
- * --op-v V (the operator's --v, for its request log in op<k>.log; default 0).
+ * --op-v V (the operator's --v, for its request log in op<k>.log; default 0), --massif (run 2,
+ * the restarted operator, under `valgrind --tool=massif --vgdb=yes`: a detailed heap snapshot
+ * at ready and one once settled, massif.ready and massif.settled, with massif.out, the whole
+ * profile written at exit, kept in the work directory; read them with ms_print; the times and
+ * the RSS are then valgrind's, not the operator's).
  * Exit 0 when every phase completed, 1 otherwise (the work directory is then kept and named).
  * Children get SIGTERM on exit (SIGKILL if the bench dies: PDEATHSIG).
  */
@@ -80,6 +84,7 @@
 #include "pkg/quantity/quantity.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/err.h"
+#include "pkg/util/mtune.h"
 #include "pkg/util/xalloc.h"
 
 #define NCLUSTERS 3 /* hub, cluster1, cluster2 */
@@ -96,6 +101,7 @@ struct bench {
     bool keep;
     int op_v;         /* --op-v: the operator's --v */
     bool packed;      /* --packed-cache: passed to the operator */
+    bool massif;      /* --massif: run 2 under valgrind's massif */
     const char *real; /* --real DIR: a running real stack (REAL_NO_OPERATOR=1), else devhubs */
     char root[PATH_MAX];
     char work[64];
@@ -173,8 +179,9 @@ static void stop_pid(pid_t pid, double grace_s)
 
 static void stop_operator(struct bench *b)
 {
+    /* under massif the exit writes the profile: give it time */
     if (b->op_pid > 0)
-        stop_pid(b->op_pid, 10);
+        stop_pid(b->op_pid, b->massif ? 120 : 10);
     b->op_pid = 0;
 }
 
@@ -236,7 +243,7 @@ static int start_devhub(struct bench *b, int c)
 static int start_operator(struct bench *b)
 {
     char bin[PATH_MAX + 32], hub[PATH_MAX], k1[PATH_MAX], k2[PATH_MAX], w1[PATH_MAX + 16],
-        w2[PATH_MAX + 16], health[32], log[32], v[16];
+        w2[PATH_MAX + 16], health[32], log[32], v[16], out[128];
     snprintf(bin, sizeof bin, "%s/bin/kueue-ks", b->root);
     kc_path(b, 0, hub, sizeof hub);
     kc_path(b, 1, k1, sizeof k1);
@@ -249,7 +256,14 @@ static int start_operator(struct bench *b)
     snprintf(health, sizeof health, "127.0.0.1:0");
     snprintf(log, sizeof log, "op%d.log", ++b->op_run);
     snprintf(v, sizeof v, "--v=%d", b->op_v);
-    char *argv[] = {bin,
+    snprintf(out, sizeof out, "--massif-out-file=%s/massif.out", b->work);
+    char *argv[] = {"/usr/bin/valgrind",
+                    "--tool=massif",
+                    "--vgdb=yes",
+                    "--threshold=0.1", /* the small holders add up: 0.1 % of the heap */
+                    "--depth=40",
+                    out,
+                    bin,
                     "run",
                     "--kubeconfig",
                     hub,
@@ -264,7 +278,12 @@ static int start_operator(struct bench *b)
                     v,
                     b->packed ? "--packed-cache" : NULL,
                     NULL};
-    pid_t pid = spawn(b, log, argv);
+    /* massif for the restarted operator only: the first run is set-up */
+    /* valgrind does not follow the operator's exec of itself with glibc's tunables
+     * (pkg/util/mtune.h): with them set it runs on under massif */
+    if (b->massif && b->op_run == 2)
+        setenv("GLIBC_TUNABLES", MTUNE_GLIBC_TUNABLES, 0);
+    pid_t pid = spawn(b, log, b->massif && b->op_run == 2 ? argv : argv + 6);
     if (pid < 0)
         return (int)pid;
     b->op_pid = pid;
@@ -737,6 +756,22 @@ static bool copy_exists(struct bench *b, const char *name)
     return false;
 }
 
+/* --massif: a detailed snapshot of the restarted operator's heap into <work>/massif.<name>
+ * (vgdb asks the valgrind gdbserver; a failure is reported, the run goes on). */
+static void massif_snapshot(struct bench *b, const char *name)
+{
+    if (!b->massif)
+        return;
+    char pid[32], *file = xasprintf("%s/massif.%s", b->work, name);
+    snprintf(pid, sizeof pid, "--pid=%d", (int)b->op_pid);
+    char *argv[] = {"/usr/bin/vgdb", pid, "detailed_snapshot", file, NULL};
+    pid_t p = spawn(b, "vgdb.log", argv);
+    int st = 0;
+    if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        die_msg("vgdb detailed_snapshot failed (see vgdb.log)", name);
+    free(file);
+}
+
 /* Run 2: restart and time it (see the header). */
 static int restart(struct bench *b)
 {
@@ -771,11 +806,13 @@ static int restart(struct bench *b)
     b->rss_mb = rss_mb(b->op_pid);
     if (b->rss_mb > b->rss_peak_mb)
         b->rss_peak_mb = b->rss_mb;
+    massif_snapshot(b, "ready");
     /* the operator returns free heap pages every 5 s (pkg/manager): RSS once that ran */
     double settle = clock_mono_s() + SETTLE_S;
     while (clock_mono_s() < settle)
         usleep(POLL_US);
     b->rss_settled_mb = rss_mb(b->op_pid);
+    massif_snapshot(b, "settled");
     double lists_end = last_synced(b, 2);
     b->ready_s = lists_end > 0 ? ready_t - lists_end : -1;
     b->first_s = first_t - t0;
@@ -897,6 +934,10 @@ static int parse_args(struct bench *b, int argc, char **argv)
             b->packed = true;
             continue;
         }
+        if (!strcmp(argv[i], "--massif")) {
+            b->massif = b->keep = true;
+            continue;
+        }
         if (!strcmp(argv[i], "--real") && i + 1 < argc) {
             b->real = argv[++i];
             continue;
@@ -914,7 +955,7 @@ static int parse_args(struct bench *b, int argc, char **argv)
                     "--real)] [--pods P per worker (default 10000, 1000 with --real)] "
                     "[--timeout SECONDS per phase] [--keep] "
                     "[--op-v V (the operator's log verbosity, default 0)] [--packed-cache (the "
-                    "operator's)]\n");
+                    "operator's)] [--massif (the restarted operator's heap profile)]\n");
             return -EINVAL;
         }
         if (!strcmp(argv[i], "--n"))

@@ -4,6 +4,7 @@
 #include "cmd/kueue-ks/cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int cli_invalid(const struct logger *lg, const char *msg)
 {
@@ -40,6 +41,9 @@ int cli_mgr_new(const struct mgr_flag_values *mf, const struct logger *lg, struc
 {
     struct err e;
     err_clear(&e);
+    /* What main's mtune_reexec() left in effect (pkg/util/mtune.h). */
+    const char *tun = getenv("GLIBC_TUNABLES");
+    log_v(lg, 2, "malloc settings", "GLIBC_TUNABLES", tun ? tun : "(unset: glibc's defaults)");
     *loop = ev_default_loop(EVFLAG_AUTO);
     struct mgr_options mo;
     mgr_flags_options(mf, &mo);

@@ -6,6 +6,7 @@
 
 #include "cmd/kueue-ks/cmds.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/util/mtune.h"
 
 static int usage(FILE *out)
 {
@@ -34,6 +35,7 @@ int main(int argc, char **argv)
             return 0;
         }
         /* No subcommand: run, like the Go operator's single-command binary. */
+        mtune_reexec(argv);
         return cmd_run(argc - 1, argv + 1);
     }
     const char *cmd = argv[1];
@@ -43,6 +45,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "help"))
         return usage(stdout);
+    if (!strcmp(cmd, "run") || !strcmp(cmd, "agent"))
+        mtune_reexec(argv); /* returns when it is not needed or not possible */
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "agent"))

@@ -19,6 +19,7 @@
 #include "cmd/kueue-ks/cmds.h"
 #include "cmd/kueue-ks/sv.h"
 #include "controllers/workload/kinds.h"
+#include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"
 #include "pkg/kube/discovery.h"
 #include "pkg/kube/kubeconfig.h"
@@ -263,7 +264,7 @@ int cmd_status(int argc, char **argv)
     /* every placed kind in one list for the JOBS column */
     json_t *jobs = NULL;
     if (s.l[L_JOBS].body) {
-        jobs = json_deep_copy(s.l[L_JOBS].body);
+        jobs = jx_deep_copy(s.l[L_JOBS].body);
         for (int w = L_KINDS; w < L_KINDS + (int)nextra; w++)
             if (s.l[w].body)
                 json_array_extend(json_object_get(jobs, "items"),

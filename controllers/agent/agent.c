@@ -240,15 +240,15 @@ static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
         json_t *e = json_object();
         json_object_set_new(e, "name", json_string(node_name(n)));
         json_object_set_new(e, "allocatableResources",
-                            json_is_object(alloc) ? json_deep_copy(alloc) : json_object());
+                            json_is_object(alloc) ? jx_deep_copy(alloc) : json_object());
         json_object_set_new(e, "allocatedResourceRequests", podres_to_json(&acc[i].req));
         json_object_set_new(e, "allocatedResourceLimits", podres_to_json(&acc[i].lim));
         if (job_uids)
             json_object_set_new(e, "managedResourceRequests", podres_to_json(&acc[i].managed));
         json_object_set_new(e, "taints",
-                            json_is_array(taints) ? json_deep_copy(taints) : json_array());
+                            json_is_array(taints) ? jx_deep_copy(taints) : json_array());
         json_object_set_new(e, "labels",
-                            json_is_object(labels) ? json_deep_copy(labels) : json_object());
+                            json_is_object(labels) ? jx_deep_copy(labels) : json_object());
         json_object_set_new(e, "unschedulable",
                             json_boolean(json_is_true(json_object_get(spec, "unschedulable"))));
         json_object_set_new(e, "ready", json_boolean(json_is_true(json_object_get(kks, "ready"))));

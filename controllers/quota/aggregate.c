@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/quantity/quantity.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
@@ -580,7 +581,7 @@ int agg_set_flavor(struct agg *a, const json_t *rf, struct err *e)
         slot = &a->flavors[a->nflavors++];
     }
     slot->f = f;
-    slot->spec = spec ? json_deep_copy(spec) : NULL;
+    slot->spec = spec ? jx_deep_copy(spec) : NULL;
     if (flavor_used(a, f.name))
         agg_recompute_all(a);
     return 0;
@@ -996,7 +997,7 @@ json_t *agg_build_patch(const json_t *cq, const struct agg_result *r)
 {
     if (!r || r->n_changes == 0)
         return NULL;
-    json_t *rgs = json_deep_copy(json_object_get(json_object_get(cq, "spec"), "resourceGroups"));
+    json_t *rgs = jx_deep_copy(json_object_get(json_object_get(cq, "spec"), "resourceGroups"));
     if (!rgs)
         return NULL;
     for (size_t i = 0; i < r->n_changes; i++) {

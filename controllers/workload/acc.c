@@ -42,7 +42,7 @@ int acc_decide(const json_t *ac, size_t n_usable, size_t n_registered, const cha
     }
     c.message = msg;
     json_t *cur = jx_arr(ac, "status.conditions");
-    json_t *conds = cur ? json_deep_copy(cur) : json_array();
+    json_t *conds = cur ? jx_deep_copy(cur) : json_array();
     int rc = jx_conds_set(conds, &c, now);
     free(msg);
     if (rc <= 0) {

@@ -377,7 +377,7 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
 static int collect_flavor(const char *key, json_t *obj, void *ud)
 {
     json_t *nl = jx_obj(obj, "spec.nodeLabels");
-    json_object_set_new(ud, key, nl ? json_deep_copy(nl) : json_object());
+    json_object_set_new(ud, key, nl ? jx_deep_copy(nl) : json_object());
     return 0;
 }
 
@@ -1659,13 +1659,17 @@ static bool wants_placement(struct wlc *c, const json_t *wl)
     if (!js || !name)
         return false;
     char *okey = jx_key_make(jx_namespace(wl), name);
-    json_t *job = store_get(js, okey);
+    json_t *job = store_get_ref(js, okey); /* a pass's read: not cached (store.h) */
     free(okey);
     const char *owner_uid = jx_str(owner, "uid", NULL);
-    if (job && owner_uid && jx_uid(job) && strcmp(owner_uid, jx_uid(job)) != 0)
-        return false; /* a new job with the same name: not this workload's */
-    struct wl_snapshot s = {.workload = wl, .job = job, .check_name = our_check(c, wl)};
-    return wl_wants_placement(&s, NULL);
+    bool wants = false;
+    if (!job || !owner_uid || !jx_uid(job) || strcmp(owner_uid, jx_uid(job)) == 0) {
+        /* else a new job with the same name: not this workload's */
+        struct wl_snapshot s = {.workload = wl, .job = job, .check_name = our_check(c, wl)};
+        wants = wl_wants_placement(&s, NULL);
+    }
+    json_decref(job);
+    return wants;
 }
 
 /* Queue `key` of a pass over many Workloads: ahead when it wants a placement. */
@@ -1722,9 +1726,11 @@ static void on_job(struct wlc *c, const json_t *obj, bool listed)
         if (!listed)
             log_v(c->cfg.lg, 5, hub ? "job event" : "copy event", "workload", k, "rv",
                   jx_resource_version(obj) ? jx_resource_version(obj) : "");
-        if (hub && listed)
-            add_passing(c, k, store_get(c->cfg.src.workloads, k));
-        else if (hub)
+        if (hub && listed) {
+            json_t *wl = store_get_ref(c->cfg.src.workloads, k); /* a pass's read */
+            add_passing(c, k, wl);
+            json_decref(wl);
+        } else if (hub)
             wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
         else
             add_changed(c, k);
@@ -1747,7 +1753,9 @@ void wlc_enqueue_all(struct wlc *c)
     json_t *keys = store_keys(c->cfg.src.workloads);
     for (size_t i = 0; i < json_array_size(keys); i++) {
         const char *k = json_string_value(json_array_get(keys, i));
-        add_passing(c, k, store_get(c->cfg.src.workloads, k));
+        json_t *wl = store_get_ref(c->cfg.src.workloads, k); /* one tree at a time */
+        add_passing(c, k, wl);
+        json_decref(wl);
     }
     json_decref(keys);
 }
@@ -1915,13 +1923,6 @@ static bool uid_in(void *ud, const char *uid)
     return json_object_get(ud, uid) != NULL;
 }
 
-static int collect_obj(const char *key, json_t *obj, void *ud)
-{
-    (void)key;
-    json_array_append(ud, obj);
-    return 0;
-}
-
 static void on_gc_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct wlc *c = ud;
@@ -1967,27 +1968,45 @@ static void log_gc(struct gc_walk *g, const struct kind_def *kd, const struct wl
     }
 }
 
+/* Perform the d deletions of orphans in acts (copies of kind kd on `cluster`); frees acts.
+ * Returns how many were started. */
+static size_t gc_perform(struct gc_walk *g, const char *cluster, const struct kind_def *kd,
+                         struct wl_actions *acts, size_t d)
+{
+    struct wlc *c = g->c;
+    if (d > 0) {
+        log_gc(g, kd, acts);
+        char *key = xasprintf("gc/%s/%s", cluster, kd->resource);
+        struct wlx_ops ops = c->cfg.ops;
+        ops.reserve = NULL;
+        ops.unreserve = NULL;
+        if (wlx_perform(&ops, key, NULL, NULL, kd, acts, on_gc_done, c, NULL) < 0)
+            d = 0;
+        free(key);
+    }
+    wl_actions_free(acts);
+    return d;
+}
+
 /* Delete the orphans among v[0..n) (copies of kind kd on `cluster`). */
 static size_t gc_delete(struct gc_walk *g, const char *cluster, const struct kind_def *kd,
                         const json_t *const *v, size_t n, bool (*hub_has)(void *, const char *),
                         void *ud)
 {
-    struct wlc *c = g->c;
     struct wl_actions acts;
     wl_actions_init(&acts);
-    size_t d = wl_gc_orphans(cluster, v, n, c->cfg.opts.origin, hub_has, ud, &acts);
-    if (d > 0) {
-        log_gc(g, kd, &acts);
-        char *key = xasprintf("gc/%s/%s", cluster, kd->resource);
-        struct wlx_ops ops = c->cfg.ops;
-        ops.reserve = NULL;
-        ops.unreserve = NULL;
-        if (wlx_perform(&ops, key, NULL, NULL, kd, &acts, on_gc_done, c, NULL) < 0)
-            d = 0;
-        free(key);
-    }
-    wl_actions_free(&acts);
-    return d;
+    size_t d = wl_gc_orphans(cluster, v, n, g->c->cfg.opts.origin, hub_has, ud, &acts);
+    return gc_perform(g, cluster, kd, &acts, d);
+}
+
+/* A hub job of the store `ud` has this uid (WLC_INDEX_UID); without the index,
+ * yes: the sweep judges it. */
+static bool uid_indexed(void *ud, const char *uid)
+{
+    json_t *keys = store_index_keys(ud, WLC_INDEX_UID, uid, NULL);
+    bool has = !keys || json_array_size(keys) > 0;
+    json_decref(keys);
+    return has;
 }
 
 static int gc_cluster(const char *cluster, json_t *cm, void *ud)
@@ -2002,22 +2021,43 @@ static int gc_cluster(const char *cluster, json_t *cm, void *ud)
         struct store *cs = copies_store(c, cluster, kd);
         if (!js || !cs)
             continue;
-        json_t *uids = json_object();
-        store_foreach(js, collect_uid, uids);
+        /* The sweep reads every copy and, without the uid index, every hub job: one decoded
+         * tree at a time (store_get_ref), not all of them until the next trim (at 4,000 jobs
+         * the sweep held 17 MB of trees; docs/performance.md "Scale"). */
+        json_t *uids = store_index_keys(js, WLC_INDEX_UID, "", NULL);
+        bool indexed = uids != NULL;
+        json_decref(uids);
+        uids = NULL;
+        if (!indexed) {
+            uids = json_object();
+            json_t *keys = store_keys(js);
+            for (size_t j = 0; j < json_array_size(keys); j++) {
+                json_t *job = store_get_ref(js, json_string_value(json_array_get(keys, j)));
+                if (job)
+                    collect_uid(NULL, job, uids);
+                json_decref(job);
+            }
+            json_decref(keys);
+        }
         /* ours by the origin index when the store has it (the shared Job store holds every
          * hub-work Job of the worker); wl_gc_orphans judges only ours either way */
-        json_t *objs = store_by_index(cs, XF_INDEX_ORIGIN, c->cfg.opts.origin, NULL);
-        if (!objs) {
-            objs = json_array();
-            store_foreach(cs, collect_obj, objs);
+        json_t *keys = store_index_keys(cs, XF_INDEX_ORIGIN, c->cfg.opts.origin, NULL);
+        if (!keys)
+            keys = store_keys(cs);
+        struct wl_actions acts;
+        wl_actions_init(&acts);
+        size_t d = 0;
+        for (size_t j = 0; j < json_array_size(keys); j++) {
+            json_t *copy = store_get_ref(cs, json_string_value(json_array_get(keys, j)));
+            const json_t *v = copy;
+            if (copy)
+                d += wl_gc_orphans(cluster, &v, 1, c->cfg.opts.origin,
+                                   indexed ? uid_indexed : uid_in, indexed ? (void *)js : uids,
+                                   &acts);
+            json_decref(copy);
         }
-        size_t n = json_array_size(objs);
-        const json_t **v = xcalloc(n ? n : 1, sizeof(*v));
-        for (size_t j = 0; j < n; j++)
-            v[j] = json_array_get(objs, j);
-        g->deleted += gc_delete(g, cluster, kd, v, n, uid_in, uids);
-        free(v);
-        json_decref(objs);
+        g->deleted += gc_perform(g, cluster, kd, &acts, d);
+        json_decref(keys);
         json_decref(uids);
     }
     return 0;
@@ -2034,16 +2074,6 @@ size_t wlc_gc(struct wlc *c)
     c->gc_said = g.said;
     c->st.gc_deleted += g.deleted;
     return g.deleted;
-}
-
-/* A hub job of the store `ud` has this uid (WLC_INDEX_UID); without the index,
- * yes: the sweep judges it. */
-static bool uid_indexed(void *ud, const char *uid)
-{
-    json_t *keys = store_index_keys(ud, WLC_INDEX_UID, uid, NULL);
-    bool has = !keys || json_array_size(keys) > 0;
-    json_decref(keys);
-    return has;
 }
 
 static int gc_key_cluster(const char *cluster, json_t *cm, void *ud)

@@ -257,7 +257,7 @@ static void wlst_check(struct wlst *w, const char *state, const char *message)
         return;
     }
     if (!w->checks)
-        w->checks = json_deep_copy(cur_list);
+        w->checks = jx_deep_copy(cur_list);
     json_t *e = jx_find_by(w->checks, "name", w->s->check_name);
     bool changed_state = !cur || strcmp(check_state(cur), state) != 0;
     json_object_set_new(e, "state", json_string(state));
@@ -275,7 +275,7 @@ static void wlst_assigned(struct wlst *w, bool assigned, const char *reason, con
         return;
     if (!w->conds) {
         json_t *c = jx_arr(w->s->workload, "status.conditions");
-        w->conds = c ? json_deep_copy(c) : json_array();
+        w->conds = c ? jx_deep_copy(c) : json_array();
     }
     struct jx_cond c = {.type = WL_COND_CLUSTER_ASSIGNED,
                         .status = assigned ? "True" : "False",
@@ -439,7 +439,7 @@ char *wl_not_admitted_message(const char *fit, bool never, const char *why)
 static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const json_t *entry,
                           bool evicting, struct wl_actions *a)
 {
-    json_t *work = json_deep_copy(s->job);
+    json_t *work = jx_deep_copy(s->job);
     const char *was = xf_placed_cluster(s->job);
     char *was_c = was ? xstrdup(was) : NULL;
     xf_unplace(s->kind, work);
@@ -686,7 +686,7 @@ static void st_place(const struct wl_snapshot *s, struct wlst *w, const char *to
 {
     const struct wl_placement *p = s->placement;
     const char *stale = xf_placed_cluster(s->job);
-    json_t *work = json_deep_copy(s->job);
+    json_t *work = jx_deep_copy(s->job);
     if (stale) {
         /* placed for an earlier admission (we missed the eviction): undo it and
          * remove its copies before placing again */
@@ -838,7 +838,7 @@ static bool st_unschedulable(const struct wl_snapshot *s, struct wlst *w, const 
     if (!until) {
         char *v = excl_with(jx_annotation(s->job, EXCL_ANNOTATION), cluster,
                             s->now_ms + s->opts.exclusion_ms, s->now_ms);
-        json_t *to = json_deep_copy(s->job);
+        json_t *to = jx_deep_copy(s->job);
         jx_setv_new(to, json_string(v), "metadata", "annotations", EXCL_ANNOTATION);
         act_patch_job(a, s->job, to);
         json_decref(to);

@@ -467,7 +467,7 @@ static void secret_upsert(void *ud, json_t *obj)
     k->secret_key = xstrdup(key);
     k->secret_rv = xstrdup(rv ? rv : "");
     const json_t *sl = json_object_get(json_object_get(obj, "metadata"), "labels");
-    k->labels = json_is_object(sl) ? json_deep_copy(sl) : NULL;
+    k->labels = json_is_object(sl) ? jx_deep_copy(sl) : NULL;
     push(w, k);
     log_info(w->cfg.lg, "worker registered", "cluster", name, "source", src);
     if (w->started && worker_start(k, &e) < 0)

@@ -193,7 +193,7 @@ json_t *xf_downsync(const struct kind_def *k, const json_t *hub, const struct xf
         return err_set(e, -EINVAL, "downsync of %s: origin and origin uid are required",
                        jx_name(hub)),
                NULL;
-    json_t *w = json_deep_copy(hub);
+    json_t *w = jx_deep_copy(hub);
     json_t *meta = json_object_get(w, "metadata");
     for (size_t i = 0; i < sizeof(strip_meta) / sizeof(strip_meta[0]); i++)
         json_object_del(meta, strip_meta[i]);
@@ -249,7 +249,7 @@ static void copy_field(json_t *dst, const json_t *src, const char *key)
 {
     json_t *v = json_object_get(src, key);
     if (v)
-        json_object_set_new(dst, key, json_deep_copy(v));
+        json_object_set_new(dst, key, jx_deep_copy(v));
 }
 
 /* Insert a copy of condition `term` with type `pre` before it when absent. */
@@ -262,7 +262,7 @@ static void ensure_pre(json_t *conds, const char *term, const char *pre)
         const char *t = jx_str(c, "type", NULL);
         const char *st = jx_str(c, "status", NULL);
         if (t && strcmp(t, term) == 0 && st && strcmp(st, "True") == 0) {
-            json_t *p = json_deep_copy(c);
+            json_t *p = jx_deep_copy(c);
             json_object_set_new(p, "type", json_string(pre));
             json_array_insert_new(conds, i, p);
             return;
@@ -279,7 +279,7 @@ static json_t *job_status(const struct kind_def *k, const json_t *ws, enum kind_
         "completedIndexes", "failedIndexes", "uncountedTerminatedPods"};
     for (size_t i = 0; i < sizeof(copy) / sizeof(copy[0]); i++)
         copy_field(s, ws, copy[i]);
-    json_t *conds = json_deep_copy(jx_arr(ws, "conditions"));
+    json_t *conds = jx_deep_copy(jx_arr(ws, "conditions"));
     if (conds) {
         if (r == KIND_SUCCEEDED)
             ensure_pre(conds, k->success[0], k->pre_success);
@@ -313,7 +313,7 @@ int xf_status_return(const struct kind_def *k, const json_t *worker, const char 
     enum kind_result r = kind_result(k, worker);
     out->result = r;
     if (k->status_rule != KIND_STATUS_JOB) {
-        out->status = ws ? json_deep_copy(ws) : NULL;
+        out->status = ws ? jx_deep_copy(ws) : NULL;
         return 0;
     }
     json_t *rem =
@@ -363,7 +363,7 @@ json_t *xf_status_stopped(const struct kind_def *k, const json_t *hub, bool full
             busy = busy || jx_int(json_array_get(rj, i), "active", 0) != 0 ||
                    jx_int(json_array_get(rj, i), "ready", 0) != 0;
         if (busy) {
-            json_t *v = json_deep_copy(rj);
+            json_t *v = jx_deep_copy(rj);
             for (size_t i = 0; i < json_array_size(v); i++) {
                 json_t *e = json_array_get(v, i);
                 if (!json_is_object(e))

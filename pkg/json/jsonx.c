@@ -373,6 +373,40 @@ json_t *jx_find_by(const json_t *arr, const char *field, const char *value)
 
 /* ---- parsing / printing --------------------------------------------------- */
 
+json_t *jx_deep_copy(const json_t *v)
+{
+    if (!v)
+        return NULL;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        json_t *o = json_object();
+        const char *k;
+        size_t klen;
+        json_t *x;
+        json_object_keylen_foreach((json_t *)v, k, klen, x)
+        {
+            json_object_setn_new_nocheck(o, k, klen, jx_deep_copy(x));
+        }
+        return o;
+    }
+    case JSON_ARRAY: {
+        json_t *a = json_array();
+        size_t n = json_array_size(v);
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(a, jx_deep_copy(json_array_get(v, i)));
+        return a;
+    }
+    case JSON_STRING:
+        return json_stringn_nocheck(json_string_value(v), json_string_length(v));
+    case JSON_INTEGER:
+        return json_integer(json_integer_value(v));
+    case JSON_REAL:
+        return json_real(json_real_value(v));
+    default: /* true, false, null: jansson's shared constants */
+        return json_incref((json_t *)v);
+    }
+}
+
 json_t *jx_loadb(const char *data, size_t n, struct err *e)
 {
     json_error_t je;
@@ -397,8 +431,8 @@ char *jx_dumps(const json_t *v)
 json_t *jx_merge_apply(const json_t *target, const json_t *patch)
 {
     if (!json_is_object(patch))
-        return patch ? json_deep_copy(patch) : json_null();
-    json_t *res = json_is_object(target) ? json_deep_copy(target) : json_object();
+        return patch ? jx_deep_copy(patch) : json_null();
+    json_t *res = json_is_object(target) ? jx_deep_copy(target) : json_object();
     const char *k;
     json_t *pv;
     json_object_foreach((json_t *)patch, k, pv)
@@ -418,7 +452,7 @@ json_t *jx_merge_diff(const json_t *from, const json_t *to)
     if (!json_is_object(from) || !json_is_object(to)) {
         if (from && to && json_equal(from, to))
             return json_object();
-        return to ? json_deep_copy(to) : json_null();
+        return to ? jx_deep_copy(to) : json_null();
     }
     json_t *patch = json_object();
     const char *k;
@@ -441,7 +475,7 @@ json_t *jx_merge_diff(const json_t *from, const json_t *to)
         if (json_is_object(old) && json_is_object(v)) {
             json_object_set_new(patch, k, jx_merge_diff(old, v));
         } else {
-            json_object_set_new(patch, k, json_deep_copy(v));
+            json_object_set_new(patch, k, jx_deep_copy(v));
         }
     }
     return patch;

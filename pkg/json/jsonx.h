@@ -91,6 +91,14 @@ json_t *jx_loadb(const char *data, size_t n, struct err *e);
 /* Compact one-line JSON with sorted keys. New string. "null" for NULL. */
 char *jx_dumps(const json_t *v);
 
+/*
+ * A deep copy of v: what jansson's json_deep_copy returns (same values, same key order),
+ * without its loop check, which formats every container's address with snprintf into a hash
+ * table (a third of its cost; docs/performance.md). Trees here are parsed or built, never
+ * cyclic. New reference; NULL for NULL.
+ */
+json_t *jx_deep_copy(const json_t *v);
+
 /* ---- RFC 7386 JSON merge patch --------------------------------------------- */
 
 /*

@@ -20,10 +20,13 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "pkg/util/rng.h"
 #include "pkg/util/clock.h"
@@ -1008,6 +1011,18 @@ static void set_client_cert(const struct kube_client *c, CURL *h, bool fresh)
     }
 }
 
+/* Each new TCP connection: TCP_USER_TIMEOUT (client.h). A socket that refuses it (not TCP)
+ * is used as it is. */
+static int sockopt_cb(void *ud, curl_socket_t fd, curlsocktype purpose)
+{
+    (void)ud;
+    if (purpose == CURLSOCKTYPE_IPCXN) {
+        unsigned int ms = KUBE_CLIENT_TCP_USER_TIMEOUT_MS;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+    }
+    return CURL_SOCKOPT_OK;
+}
+
 /* A new easy handle with the options every request of this client shares. */
 static CURL *handle_new(struct kube_client *c)
 {
@@ -1034,6 +1049,7 @@ static CURL *handle_new(struct kube_client *c)
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
+    curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
     const struct kube_rest_config *cfg = c->cfg;
     if (cfg->insecure_skip_tls_verify) {

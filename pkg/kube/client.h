@@ -26,6 +26,14 @@
  *     always over http:// or with opts.http1_only, HTTP/1.1 with keep-alive
  *     (each open watch holds one connection);
  *     CURLOPT_NOSIGNAL is set, the daemon should still ignore SIGPIPE;
+ *   - every TCP connection has keepalive (idle 30 s, then every 15 s) and
+ *     TCP_USER_TIMEOUT KUBE_CLIENT_TCP_USER_TIMEOUT_MS: the kernel closes a
+ *     connection whose sent bytes or keepalive probes go unacknowledged that
+ *     long, so a peer gone without a reset (a dropped NAT entry, a failed-over
+ *     load balancer) fails its requests and watches in under a minute instead
+ *     of after TCP's ~15 minutes of retransmissions; over HTTP/2 that is every
+ *     request and watch to the server, since a timed-out stream leaves the
+ *     connection open;
  *   - JSON request bodies (jansson) and JSON response bodies, capped
  *     (default 64 MiB; a bigger response fails with -EFBIG);
  *   - per-request timeout (default 30 s, per attempt; streams have none);
@@ -106,8 +114,9 @@
 #define KUBE_CLIENT_DEFAULT_BACKOFF_MAX_S 30.0
 #define KUBE_CLIENT_DEFAULT_MAX_BODY      ((size_t)64 << 20)
 #define KUBE_CLIENT_RETRY_AFTER_MAX_S     60.0
-#define KUBE_CLIENT_H2_STREAMS            1000 /* our cap on streams a connection */
-#define KUBE_CLIENT_IDLE_HANDLES          16   /* libcurl easy handles kept for reuse */
+#define KUBE_CLIENT_H2_STREAMS            1000  /* our cap on streams a connection */
+#define KUBE_CLIENT_IDLE_HANDLES          16    /* libcurl easy handles kept for reuse */
+#define KUBE_CLIENT_TCP_USER_TIMEOUT_MS   30000 /* see above: unacknowledged this long, closed */
 
 /* Content types for request bodies. */
 #define KUBE_CT_JSON            "application/json"

@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/util/rng.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
@@ -280,7 +281,7 @@ static int put_record(struct lease_elector *le, enum step step, const struct rec
 {
     if (!le->lease)
         return -EINVAL;
-    json_t *obj = json_deep_copy(le->lease);
+    json_t *obj = jx_deep_copy(le->lease);
     json_object_set_new(obj, "apiVersion", json_string(LEASE_GROUP "/v1"));
     json_object_set_new(obj, "kind", json_string("Lease"));
     json_object_set_new(obj, "spec", record_to_spec(rec));

@@ -469,6 +469,19 @@ json_t *store_get(const struct store *s, const char *key)
     return entry_obj(s, strmap_get(&s->objs, key));
 }
 
+json_t *store_get_ref(const struct store *s, const char *key)
+{
+    struct sent *e = strmap_get(&s->objs, key);
+    if (!e)
+        return NULL;
+    if (e->obj || !e->len) { /* unpacked, or cached: a read like store_get's */
+        if (e->dpos)
+            s->dused[e->dpos - 1] = 1;
+        return json_incref(e->obj);
+    }
+    return jpack_decode(s->tab, e->blob, e->len);
+}
+
 size_t store_len(const struct store *s)
 {
     return strmap_len(&s->objs);

@@ -5,7 +5,7 @@
  *
  *  - objects are jansson trees shared by reference; an object in the store is
  *    immutable: callers must never modify a json_t they got from the store
- *    (build a copy with json_deep_copy() to change it);
+ *    (build a copy with jx_deep_copy() to change it);
  *  - a per-kind projection hook runs before an object is stored, so the store
  *    keeps only the fields controllers read (store_project_fields() is a
  *    ready-made one);
@@ -146,6 +146,14 @@ json_t *store_project(struct store *s, json_t *obj);
 
 /* The object stored under `key`, borrowed (valid as stated above), or NULL. */
 json_t *store_get(const struct store *s, const char *key);
+/*
+ * The same as a new reference (caller json_decref()s it), for passes over many
+ * objects: a packed store whose tree for `key` is not cached decodes one for
+ * the caller alone and does not cache it, so a pass holds one tree at a time
+ * instead of every tree until the next trim (at 4,000 Workloads a start-up pass
+ * held 85 MB of trees at once: docs/performance.md "Scale"). NULL when absent.
+ */
+json_t *store_get_ref(const struct store *s, const char *key);
 size_t store_len(const struct store *s);
 
 /*

@@ -42,6 +42,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *dl = json_dumps(l, JSON_COMPACT);
         if (!json_equal(j, l) || strcmp(dj, dl) != 0)
             __builtin_trap();
+        /* jx_deep_copy: the same values in the same key order, as jansson's deep copy */
+        json_t *c = jx_deep_copy(l);
+        char *dc = json_dumps(c, JSON_COMPACT);
+        if (!json_equal(c, l) || strcmp(dc, dl) != 0)
+            __builtin_trap();
+        free(dc);
+        json_decref(c);
         free(dj);
         free(dl);
     }

@@ -4,11 +4,15 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <ev.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -690,6 +694,53 @@ static void test_connection_reuse(void **state)
     assert_int_equal(a->conn_id, b->conn_id);
     fakesrv_req_free(a);
     fakesrv_req_free(b);
+    fx_free(f);
+}
+
+/* The client's connections (this process's sockets whose peer is the fake server) carry
+ * TCP_USER_TIMEOUT and keepalive (client.h). Returns how many were checked. */
+static int check_client_sockets(const char *url)
+{
+    const char *colon = strrchr(url, ':');
+    assert_non_null(colon);
+    int port = (int)strtol(colon + 1, NULL, 10);
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int checked = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        int fd = (int)strtol(de->d_name, NULL, 10);
+        struct sockaddr_in peer;
+        socklen_t len = sizeof peer;
+        if (de->d_name[0] == '.' || fd == dirfd(d) ||
+            getpeername(fd, (struct sockaddr *)&peer, &len) < 0 || peer.sin_family != AF_INET ||
+            ntohs(peer.sin_port) != port)
+            continue;
+        unsigned int ms = 0;
+        int keep = 0;
+        socklen_t l1 = sizeof ms, l2 = sizeof keep;
+        assert_int_equal(getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, &l1), 0);
+        assert_int_equal(ms, KUBE_CLIENT_TCP_USER_TIMEOUT_MS);
+        assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &keep, &l2), 0);
+        assert_int_equal(keep, 1);
+        checked++;
+    }
+    closedir(d);
+    return checked;
+}
+
+/* A connection is bounded when its peer vanishes without a reset: the kernel closes it after
+ * KUBE_CLIENT_TCP_USER_TIMEOUT_MS of unacknowledged bytes or probes. */
+static void test_connections_bounded(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(NULL);
+    fakesrv_push_json(f->srv, "GET", "/a", NULL, 200, "{}");
+    do_req(f, "GET", "/a", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    /* the connection stays open for reuse: exactly one, with the options */
+    assert_int_equal(check_client_sockets(fakesrv_url(f->srv)), 1);
     fx_free(f);
 }
 
@@ -1484,6 +1535,7 @@ int main(void)
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_query_encoding),
         cmocka_unit_test(test_connection_reuse),
+        cmocka_unit_test(test_connections_bounded),
         cmocka_unit_test(test_handle_reuse_starts_clean),
         cmocka_unit_test(test_handles_kept_for_reuse),
         cmocka_unit_test(test_body_cap_and_bad_json),

@@ -2065,6 +2065,65 @@ static void test_enqueue_all_reservation_ahead(void **state)
     assert_int_equal(st.queued_urgent, 1);
 }
 
+static int copy_into(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    assert_int_equal(store_upsert(ud, obj, NULL, NULL, NULL), 0);
+    return 0;
+}
+
+/* A packed copy of `old` (freed) with index `index` (NULL: none), no tree decoded. */
+static struct store *packed_copy(struct store *old, const char *index, store_index_fn fn, void *ud)
+{
+    struct store *s = store_new(&(struct store_opts){.packed = true});
+    if (index)
+        assert_int_equal(store_add_index(s, index, fn, ud, NULL), 0);
+    store_foreach(old, copy_into, s);
+    store_free(old);
+    store_trim(s, true);
+    return s;
+}
+
+/* With packed stores (kueue-ks run --packed-cache) the start-up pass over every Workload and
+ * the orphan sweep read every object one decoded tree at a time (store_get_ref) and leave
+ * none cached behind them (at N = 4,000 they held 100 MB of trees at once:
+ * docs/performance.md "Scale"), with the outcomes of the unpacked tests above. The copies'
+ * store has no origin index: the sweep's walk over every key. */
+static void test_packed_passes_leave_no_trees(void **state)
+{
+    struct fx *f = *state;
+    fill_restart(f);
+    put_copy_and_orphan(f);
+    fakesrv_push_json(f->w_srv, "DELETE", "/apis/batch/v1/namespaces/default/jobs/old", NULL, 200,
+                      "{}");
+    wlc_free(f->c);
+    metrics_registry_free(f->reg);
+    f->reg = metrics_registry_new();
+    f->wls = packed_copy(f->wls, WLC_INDEX_OWNER, store_index_by_owner_uid, NULL);
+    f->jobs = packed_copy(f->jobs, WLC_INDEX_UID, store_index_by_field, (void *)"metadata.uid");
+    f->copies_c1 = packed_copy(f->copies_c1, NULL, NULL, NULL);
+    new_wlc(f, false, NULL, NULL);
+    store_trim(f->wls, true);
+    assert_int_equal(wlc_gc(f->c), 1);
+    assert_int_equal(store_decoded(f->copies_c1), 0);
+    assert_int_equal(store_decoded(f->jobs), 0);
+    run_until(f, 0, 1);
+    struct fakesrv_req *r = fakesrv_req_get(f->w_srv, 0);
+    assert_string_equal(r->method, "DELETE");
+    assert_string_equal(r->path, "/apis/batch/v1/namespaces/default/jobs/old");
+    fakesrv_req_free(r);
+    /* last: the loop is not run again, so the queued passes do not run (they would read) */
+    store_trim(f->wls, true);
+    store_trim(f->jobs, true);
+    wlc_enqueue_all(f->c);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, OTHERS + 2);
+    assert_int_equal(st.queued_urgent, 1);
+    assert_int_equal(store_decoded(f->wls), 0);
+    assert_int_equal(store_decoded(f->jobs), 0);
+}
+
 /* A placed job's next pass (the copy) waits for the placement's own events (own_held). At a
  * restart the pass over every Workload has queued them all in order: the Workload's event
  * then queues the key ahead, not behind them (bench-scale's first_dispatch_s: 2.6 s behind
@@ -2149,6 +2208,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_listed_reservation_queued_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enqueue_all_reservation_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_packed_passes_leave_no_trees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatching_workload_event_ahead, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

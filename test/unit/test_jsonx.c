@@ -107,6 +107,32 @@ static void test_get_paths(void **state)
     json_decref(o);
 }
 
+/* jx_deep_copy: equal, same key order, nothing shared but jansson's constants. */
+static void test_deep_copy(void **state)
+{
+    (void)state;
+    const char *text = "{\"z\":1,\"a\":[true,false,null,2.5,\"s\\u0000t\",{\"k\":[[]]}],"
+                       "\"m\":{\"y\":{},\"b\":-7},\"e\":\"\"}";
+    json_t *o = json_loads(text, JSON_ALLOW_NUL, NULL);
+    assert_non_null(o);
+    json_t *c = jx_deep_copy(o);
+    assert_true(json_equal(o, c));
+    char *d1 = json_dumps(o, JSON_COMPACT), *d2 = json_dumps(c, JSON_COMPACT);
+    assert_string_equal(d1, d2); /* key order kept: z, a, m, e */
+    free(d1);
+    free(d2);
+    assert_int_equal(json_string_length(jx_get(c, "a[4]")), 3); /* an embedded NUL kept */
+    /* a change to the copy leaves the original alone */
+    assert_int_equal(jx_set_new(c, "m.y.new", json_integer(1), NULL), 0);
+    assert_int_equal(json_array_append_new(jx_arr(c, "a[5].k[0]"), json_true()), 0);
+    assert_null(jx_get(o, "m.y.new"));
+    assert_int_equal(json_array_size(jx_arr(o, "a[5].k[0]")), 0);
+    assert_ptr_not_equal(jx_get(o, "a[4]"), jx_get(c, "a[4]"));
+    assert_null(jx_deep_copy(NULL));
+    json_decref(c);
+    json_decref(o);
+}
+
 static void test_set_and_del(void **state)
 {
     (void)state;
@@ -495,12 +521,12 @@ static void test_use_xalloc(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_get_paths),       cmocka_unit_test(test_set_and_del),
-        cmocka_unit_test(test_merge_patch_rfc), cmocka_unit_test(test_merge_diff),
-        cmocka_unit_test(test_patch_builder),   cmocka_unit_test(test_k8s_accessors),
-        cmocka_unit_test(test_conditions),      cmocka_unit_test(test_owners),
-        cmocka_unit_test(test_load_dump),       cmocka_unit_test(test_use_xalloc),
-        cmocka_unit_test(test_find_by),
+        cmocka_unit_test(test_get_paths),     cmocka_unit_test(test_set_and_del),
+        cmocka_unit_test(test_deep_copy),     cmocka_unit_test(test_merge_patch_rfc),
+        cmocka_unit_test(test_merge_diff),    cmocka_unit_test(test_patch_builder),
+        cmocka_unit_test(test_k8s_accessors), cmocka_unit_test(test_conditions),
+        cmocka_unit_test(test_owners),        cmocka_unit_test(test_load_dump),
+        cmocka_unit_test(test_use_xalloc),    cmocka_unit_test(test_find_by),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

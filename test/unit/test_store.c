@@ -584,6 +584,38 @@ static void test_packed_lifetime(void **state)
     json_decref(b);
 }
 
+/* store_get_ref: a new reference in both modes; a packed store's tree that is not cached is
+ * decoded for the caller and left uncached (a pass holds one at a time), a cached one is
+ * shared and counts as read. */
+static void test_get_ref(void **state)
+{
+    struct store *s = mk(state, NULL);
+    bool packed = *state && *(const bool *)*state;
+    json_t *a = pod("ns", "a", "1", "n1", "web"), *b = pod("ns", "b", "2", "n1", "web");
+    assert_int_equal(store_upsert(s, a, NULL, NULL, NULL), 0);
+    assert_int_equal(store_upsert(s, b, NULL, NULL, NULL), 0);
+    assert_null(store_get_ref(s, "ns/none"));
+    json_t *r = store_get_ref(s, "ns/a"); /* cached (or unpacked): the stored tree */
+    assert_ptr_equal(r, store_get(s, "ns/a"));
+    json_decref(r);
+    store_trim(s, true);
+    assert_int_equal(store_decoded(s), 0);
+    r = store_get_ref(s, "ns/b");
+    assert_non_null(r);
+    assert_true(json_equal(r, b));
+    if (packed) {
+        assert_int_equal(store_decoded(s), 0); /* not cached */
+        assert_ptr_not_equal(r, store_get(s, "ns/b"));
+        assert_int_equal(store_decoded(s), 1);
+        assert_int_equal(store_trim(s, true), 1);
+    }
+    assert_true(json_equal(r, b)); /* the caller's reference outlives trims */
+    json_decref(r);
+    store_free(s);
+    json_decref(a);
+    json_decref(b);
+}
+
 int main(void)
 {
     static bool packed = true;
@@ -603,6 +635,8 @@ int main(void)
         cmocka_unit_test(test_big_index_set),
         cmocka_unit_test_prestate(test_big_index_set, &packed),
         cmocka_unit_test(test_packed_lifetime),
+        cmocka_unit_test(test_get_ref),
+        cmocka_unit_test_prestate(test_get_ref, &packed),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
