@@ -195,7 +195,7 @@ int jx_conds_set(json_t *conds, const struct jx_cond *c, const char *now);
 /*
  * Same on obj.status.conditions (created when missing).
  * For a merge patch: arrays are replaced whole, so patch the full list:
- *   json_t *c = json_deep_copy(jx_arr(obj, "status.conditions")) or json_array();
+ *   json_t *c = jx_deep_copy(jx_arr(obj, "status.conditions")) or json_array();
  *   if (jx_conds_set(c, &cond, NULL) > 0) jx_patch_set_new(&p, "status.conditions", c);
  */
 int jx_cond_set(json_t *obj, const struct jx_cond *c, const char *now);

@@ -30,4 +30,31 @@ check "agent sets the tunables" "$want" \
     env -u GLIBC_TUNABLES "$BIN" agent --cluster-name c1 --kubeconfig /nonexistent/kc --v 2
 check "the user's value is kept" "glibc.malloc.tcache_count=7" \
     env GLIBC_TUNABLES=glibc.malloc.tcache_count=7 "$BIN" run --kubeconfig /nonexistent/kc --v 2
+
+# A running operator keeps its process name (ps, pgrep, top read it): the exec is of the
+# binary's own path, not of /proc/self/exe. The server refuses connections, so it retries.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/kc" <<'KC'
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+KC
+env -u GLIBC_TUNABLES "$BIN" run --kubeconfig "$tmp/kc" --metrics-bind-address 0 \
+    --health-probe-bind-address 0 --v 2 >"$tmp/log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q 'msg="malloc settings"' "$tmp/log" && break; sleep 0.1; done
+comm=$(cat "/proc/$pid/comm" 2>/dev/null)
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+if [ "$comm" = kueue-ks ] && grep -qF "GLIBC_TUNABLES=\"$want\"" "$tmp/log"; then
+    echo "ok   the running operator is still named kueue-ks, with the tunables"
+else
+    echo "FAIL process name '$comm' (want kueue-ks) or no tunables; log:"
+    head -5 "$tmp/log"
+    fails=$((fails + 1))
+fi
 [ $fails = 0 ] || exit 1
