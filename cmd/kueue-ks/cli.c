@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pkg/util/mtune.h"
+
 int cli_invalid(const struct logger *lg, const char *msg)
 {
     log_error(lg, "invalid command line", "error", msg);
@@ -41,9 +43,14 @@ int cli_mgr_new(const struct mgr_flag_values *mf, const struct logger *lg, struc
 {
     struct err e;
     err_clear(&e);
-    /* What main's mtune_reexec() left in effect (pkg/util/mtune.h). */
+    /* What main's mtune_reexec() left in effect (pkg/util/mtune.h). Unset means it did not
+     * execute the program again (privileged, started through the loader, or exec failed). */
     const char *tun = getenv("GLIBC_TUNABLES");
-    log_v(lg, 2, "malloc settings", "GLIBC_TUNABLES", tun ? tun : "(unset: glibc's defaults)");
+    if (tun)
+        log_v(lg, 2, "malloc settings", "GLIBC_TUNABLES", tun);
+    else
+        log_info(lg, "malloc settings: glibc's defaults (could not execute itself with tuned ones)",
+                 "hint", "set GLIBC_TUNABLES=" MTUNE_GLIBC_TUNABLES " in its environment");
     *loop = ev_default_loop(EVFLAG_AUTO);
     struct mgr_options mo;
     mgr_flags_options(mf, &mo);

@@ -31,6 +31,18 @@ check "agent sets the tunables" "$want" \
 check "the user's value is kept" "glibc.malloc.tcache_count=7" \
     env GLIBC_TUNABLES=glibc.malloc.tcache_count=7 "$BIN" run --kubeconfig /nonexistent/kc --v 2
 
+# Started through the dynamic loader, /proc/self/exe is the loader: nothing is executed
+# again, and the default log level says so with the setting to use.
+ld=$(readelf -l "$BIN" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+out=$(env -u GLIBC_TUNABLES "$ld" "$BIN" run --kubeconfig /nonexistent/kc 2>&1)
+if [ -n "$ld" ] && grep -q "malloc settings: glibc's defaults" <<<"$out" &&
+    grep -qF "GLIBC_TUNABLES=$want" <<<"$out" && grep -q "cannot read /nonexistent/kc" <<<"$out"; then
+    echo "ok   started through the loader ($ld): defaults, said at the default level"
+else
+    echo "FAIL loader '$ld': want the defaults line and the kubeconfig error, got: $out"
+    fails=$((fails + 1))
+fi
+
 # A running operator keeps its process name (ps, pgrep, top read it): the exec is of the
 # binary's own path, not of /proc/self/exe. The server refuses connections, so it retries.
 tmp=$(mktemp -d)
