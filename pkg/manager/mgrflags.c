@@ -81,7 +81,7 @@ size_t mgr_flags(struct mgr_flag_values *o, enum mgr_flags_cmd cmd, struct flag 
     fl[n++] = (struct flag){"http2", FLAG_BOOL, &o->http2,
                             "Multiplex requests and watches over one HTTP/2 connection per API "
                             "server where it speaks h2 (TLS); false: HTTP/1.1, a connection each",
-                            "false"};
+                            "true"};
     fl[n++] = (struct flag){"v", FLAG_INT, &o->verbosity,
                             "Log verbosity (0 = info; higher is more detail)", "0"};
     fl[n++] = (struct flag){"log-format", FLAG_STRING, &o->log_format,

@@ -3,7 +3,8 @@
 # the operator's requests and watches share one connection, so a burst of N jobs does not open
 # ~N connections. One stack, N jobs created at once; until every job has its worker copy, the
 # operator's established TCP connections to the hub apiserver are sampled (ss -tnp, 0.2 s).
-# The operator runs with --http2=true (HTTP/2 is opt-in, docs/operations.md).
+# The operator runs with --http2=true (the default since 27 Nov; said here so that
+# REAL_H2_OP_ARGS can turn it off, docs/operations.md).
 # Checks: all N placed, and at most MAX_CONN connections at any sample (HTTP/1.1 needs one
 # per watch alone, more than MAX_CONN: REAL_H2_OP_ARGS=--http2=false makes this test fail).
 # Prints: real_h2: jobs=N placed=N max_hub_connections=C samples=S seconds=T

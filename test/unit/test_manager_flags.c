@@ -68,7 +68,7 @@ static void check_defaults(enum mgr_flags_cmd cmd, size_t nwant_flags, const cha
     assert_true(mo.retry_period_s == retry_s);
     assert_true(mo.qps == 1000.0);
     assert_int_equal(mo.burst, 1000);
-    assert_true(mo.http1_only); /* HTTP/2 is opt-in (docs/operations.md --http2) */
+    assert_false(mo.http1_only); /* HTTP/2 where the server speaks it (docs/operations.md) */
     assert_true(mo.probe_timeout_s == 0.0);
     assert_true(mo.startup_timeout_s == 0.0); /* keep trying: no crash loop */
     assert_int_equal(o.verbosity, 0);
