@@ -50,10 +50,11 @@
  * Options: --real STACK_DIR, --n N (default 10000; 1000 with --real), --pods P (default 10000;
  * 1000 with --real), --timeout SECONDS (per phase, default 120 + N/4 + P/100; with --real
  * 120 + N/2 + P/50), --keep (keep the work directory with the children's logs),
- * --op-v V (the operator's --v, for its request log in op<k>.log; default 0), --massif (run 2,
- * the restarted operator, under `valgrind --tool=massif --vgdb=yes`: a detailed heap snapshot
- * at ready and one once settled, massif.ready and massif.settled, with massif.out, the whole
- * profile written at exit, kept in the work directory; read them with ms_print; the times and
+ * --op-v V (the operator's --v, for its request log in op<k>.log; default 0),
+ * --packed-cache=false (the operator's decoded stores; packed, its default, otherwise), --massif
+ * (run 2, the restarted operator, under `valgrind --tool=massif --vgdb=yes`: a detailed heap
+ * snapshot at ready and one once settled, massif.ready and massif.settled, with massif.out, the
+ * whole profile written at exit, kept in the work directory; read them with ms_print; the times and
  * the RSS are then valgrind's, not the operator's).
  * Exit 0 when every phase completed, 1 otherwise (the work directory is then kept and named).
  * Children get SIGTERM on exit (SIGKILL if the bench dies: PDEATHSIG).
@@ -100,7 +101,7 @@ struct bench {
     double timeout_s;
     bool keep;
     int op_v;         /* --op-v: the operator's --v */
-    bool packed;      /* --packed-cache: passed to the operator */
+    bool packed;      /* --packed-cache[=BOOL], passed to the operator (its default: true) */
     bool massif;      /* --massif: run 2 under valgrind's massif */
     const char *real; /* --real DIR: a running real stack (REAL_NO_OPERATOR=1), else devhubs */
     char root[PATH_MAX];
@@ -276,7 +277,7 @@ static int start_operator(struct bench *b)
                     "--worker",
                     w2,
                     v,
-                    b->packed ? "--packed-cache" : NULL,
+                    b->packed ? "--packed-cache=true" : "--packed-cache=false",
                     NULL};
     /* massif for the restarted operator only: the first run is set-up */
     /* valgrind does not follow the operator's exec of itself with glibc's tunables
@@ -930,8 +931,12 @@ static int parse_args(struct bench *b, int argc, char **argv)
             b->keep = true;
             continue;
         }
-        if (!strcmp(argv[i], "--packed-cache")) {
+        if (!strcmp(argv[i], "--packed-cache") || !strcmp(argv[i], "--packed-cache=true")) {
             b->packed = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--packed-cache=false")) {
+            b->packed = false;
             continue;
         }
         if (!strcmp(argv[i], "--massif")) {
@@ -954,8 +959,9 @@ static int parse_args(struct bench *b, int argc, char **argv)
                     "usage: bench-scale [--real STACK_DIR] [--n N (default 10000, 1000 with "
                     "--real)] [--pods P per worker (default 10000, 1000 with --real)] "
                     "[--timeout SECONDS per phase] [--keep] "
-                    "[--op-v V (the operator's log verbosity, default 0)] [--packed-cache (the "
-                    "operator's)] [--massif (the restarted operator's heap profile)]\n");
+                    "[--op-v V (the operator's log verbosity, default 0)] [--packed-cache=false "
+                    "(the operator's decoded stores; its default is packed)] [--massif (the "
+                    "restarted operator's heap profile)]\n");
             return -EINVAL;
         }
         if (!strcmp(argv[i], "--n"))
@@ -994,7 +1000,7 @@ static void remove_work(struct bench *b)
 int main(int argc, char **argv)
 {
     jx_use_xalloc();
-    struct bench b = {0};
+    struct bench b = {.packed = true}; /* the operator's default */
     if (parse_args(&b, argc, argv) < 0)
         return 2;
     char self[PATH_MAX];

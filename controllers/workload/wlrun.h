@@ -81,9 +81,9 @@ struct wlrun_config {
     const char *const *workers; /* "NAME=KUBECONFIG_PATH" entries (borrowed) */
     size_t n_workers;
     int concurrency; /* Workloads reconciled at once, 0 = WLRUN_DEFAULT_CONCURRENCY */
-    /* --packed-cache: hub Workloads, hub jobs and worker copies kept packed (pkg/json/jpack.h,
-     * store.h): about 4x less memory with 10,000 workloads, but +7-12 % CPU per dispatch and
-     * a slower start (every listed object packed, then decoded by the start-up passes) */
+    /* --packed-cache (kueue-ks run's default): hub Workloads, hub jobs and worker copies kept
+     * packed (pkg/json/jpack.h, store.h): about 5x less memory with 10,000 workloads, a few
+     * percent more CPU per dispatch (docs/performance.md "Cached object size") */
     bool packed_cache;
     double gc_interval_s;         /* 0 = 30 */
     double metrics_stale_after_s; /* 0 = the controller's default (120) */

@@ -81,37 +81,60 @@ static void dec_del(struct store *s, struct sent *e)
     e->dpos = 0;
 }
 
-/* A new entry for the projected object p (a reference is taken). */
-static struct sent *entry_new(struct store *s, json_t *p)
+/* The packed form of e->obj (a packed store's entry), or NULL when it stays whole. */
+static struct sent *entry_pack(struct store *s, const struct sent *e)
 {
     uint8_t *bytes = NULL;
-    size_t n = s->packed ? jpack_encode(s->tab, p, &bytes) : 0;
-    if (n > UINT32_MAX) { /* not a size an object has; keep it whole */
+    size_t n = jpack_encode(s->tab, e->obj, &bytes);
+    if (!n || n > UINT32_MAX) { /* not a size an object has; keep it whole */
         jpack_release(s->tab, bytes, n);
         free(bytes);
-        bytes = NULL;
-        n = 0;
+        return NULL;
     }
-    struct sent *e = xmalloc(sizeof(*e) + n);
+    struct sent *pe = xmalloc(sizeof(*pe) + n);
+    pe->obj = NULL;
+    pe->dpos = 0;
+    pe->len = (uint32_t)n;
+    memcpy(pe->blob, bytes, n);
+    free(bytes);
+    return pe;
+}
+
+/*
+ * A new entry for the projected object p (a reference is taken). A packed store packs it now
+ * (lazy = false: a list's items, allocated together) or, for a watch event (lazy), when the
+ * tree is trimmed: an object being worked on changes several times within seconds and is read
+ * after each change, and packing each version only to decode it again cost more than the
+ * rest of a store update (docs/performance.md "Cached object size").
+ */
+static struct sent *entry_new(struct store *s, json_t *p, bool lazy)
+{
+    struct sent *e = xmalloc(sizeof(*e));
     e->obj = json_incref(p);
     e->dpos = 0;
-    e->len = (uint32_t)n;
-    if (n) {
-        memcpy(e->blob, bytes, n);
-        dec_add(s, e); /* p is the decoded tree until the next trim */
+    e->len = 0;
+    if (!s->packed)
+        return e;
+    if (lazy) {
+        dec_add(s, e); /* packed at its trim */
+        return e;
     }
-    free(bytes);
-    return e;
+    struct sent *pe = entry_pack(s, e);
+    if (!pe)
+        return e;
+    pe->obj = e->obj;
+    free(e);
+    dec_add(s, pe); /* p is the decoded tree until the next trim */
+    return pe;
 }
 
 static void entry_free(struct store *s, struct sent *e)
 {
     if (!e)
         return;
-    if (e->len) {
+    if (e->len)
         jpack_release(s->tab, e->blob, e->len);
-        dec_del(s, e);
-    }
+    dec_del(s, e);
     json_decref(e->obj);
     free(e);
 }
@@ -341,8 +364,21 @@ size_t store_trim(struct store *s, bool all)
             continue;
         }
         json_t *obj = e->obj;
-        e->obj = NULL;
         dec_del(s, e); /* moves the last one to i */
+        if (!e->len) { /* not packed yet (entry_new) */
+            /* the projection keeps the key (store.h); one that did not stays whole */
+            char *key = store_key_of(obj, NULL);
+            struct sent *pe = key && strmap_get(&s->objs, key) == e ? entry_pack(s, e) : NULL;
+            if (pe) {
+                strmap_put(&s->objs, key, pe);
+                free(e);
+            }
+            free(key);
+            if (!pe)
+                continue; /* stays whole (out of the cached trees: never trimmed again) */
+        } else {
+            e->obj = NULL;
+        }
         json_decref(obj);
         dropped++;
     }
@@ -418,7 +454,7 @@ int store_upsert(struct store *s, json_t *obj, json_t **stored, json_t **old, st
     struct sent *pe = strmap_get(&s->objs, key);
     json_t *prev = json_incref(entry_obj(s, pe));
     indexes_update(s, key, prev, p);
-    strmap_put(&s->objs, key, entry_new(s, p));
+    strmap_put(&s->objs, key, entry_new(s, p, true));
     entry_free(s, pe);
     if (stored)
         *stored = p;
@@ -749,11 +785,11 @@ int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct 
             entry_free(s, cur);
             ev[nev++] = (struct pending_event){STORE_ADD, NULL, json_incref(p)};
             indexes_update(s, it->key, NULL, p);
-            strmap_put(&next, it->key, entry_new(s, p));
+            strmap_put(&next, it->key, entry_new(s, p, false));
         } else if (obj_changed(cur_obj, p)) {
             ev[nev++] = (struct pending_event){STORE_UPDATE, json_incref(cur_obj), json_incref(p)};
             indexes_update(s, it->key, cur_obj, p);
-            strmap_put(&next, it->key, entry_new(s, p));
+            strmap_put(&next, it->key, entry_new(s, p, false));
             entry_free(s, cur);
         } else {
             strmap_put(&next, it->key, cur);

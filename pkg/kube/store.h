@@ -20,7 +20,9 @@
  * Packed stores (store_opts.packed, for the big kinds: docs/performance.md
  * "Cached object size") keep each object as jpack bytes (pkg/json/jpack.h)
  * with interned strings instead of a json_t tree, and decode it when it is
- * read. Lifetime of what reads return (store_get, store_foreach's objects):
+ * read. An object a list brings is packed at the list's commit; one that
+ * store_upsert writes (a watch event) keeps its tree until the first trim
+ * drops it, and is packed then. Lifetime of what reads return (store_get, store_foreach's objects):
  *
  *  - unpacked store: the stored object, valid until it is replaced or removed;
  *  - packed store: the decoded tree, cached in the store: the same pointer for
@@ -100,11 +102,15 @@ void store_free(struct store *s);
 /*
  * Drop decoded trees a packed store caches (see the lifetime above): all of
  * them, or (all = false) those not read since the previous such call (a
- * second chance: a tree read between two calls survives the second). Returns
- * how many went. References callers took stay valid. 0 for an unpacked store.
+ * second chance: a tree read between two calls survives the second). A tree
+ * store_upsert stored is packed first (an encode and an allocation); one that
+ * cannot be packed (nested deeper than jpack encodes, or a projection without
+ * the object's key) leaves the cached set but stays whole for good, read as
+ * an unpacked store's. Returns how many trees went. References callers took
+ * stay valid. 0 for an unpacked store.
  */
 size_t store_trim(struct store *s, bool all);
-/* Number of decoded trees cached (packed stores; 0 otherwise). */
+/* Number of decoded trees cached, packed or waiting to be (packed stores; 0 otherwise). */
 size_t store_decoded(const struct store *s);
 
 /*

@@ -69,14 +69,16 @@ static void grow(struct strmap *m)
 
 void *strmap_put(struct strmap *m, const char *key, void *val)
 {
-    if ((m->n + 1) * 4 > m->cap * 3) /* load factor <= 3/4 */
-        grow(m);
     uint32_t h = hash_str(key);
-    size_t i = find_slot(m, key, h);
-    if (m->v[i].key) {
+    size_t i = m->cap ? find_slot(m, key, h) : 0;
+    if (m->cap && m->v[i].key) { /* a replacement never grows the table */
         void *prev = m->v[i].val;
         m->v[i].val = val;
         return prev;
+    }
+    if ((m->n + 1) * 4 > m->cap * 3) { /* load factor <= 3/4 */
+        grow(m);
+        i = find_slot(m, key, h);
     }
     m->v[i] = (struct strmap_ent){.key = xstrdup(key), .hash = h, .val = val};
     m->n++;

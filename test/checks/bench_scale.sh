@@ -5,7 +5,7 @@
 # cached: 41 Workloads and Jobs, 2 x 60 pods, 40 copies), positive RSS figures (peak
 # at least the final one), ready and first-dispatch times, the baselines and the ratios
 # computed from them; the work directory is removed; the same with the operator's
-# --packed-cache. No figure is compared with a target
+# --packed-cache=false. No figure is compared with a target
 # (the targets are measured by `make bench`, docs/performance.md).
 # Skipped (exit 77) when the devhub binary or jq is missing.
 set -u
@@ -18,11 +18,11 @@ command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 out=
 fail() { echo "FAIL $1"; echo "---- output:"; echo "$out" | head -20; exit 1; }
 
-# Twice: with the operator's default stores, then with --packed-cache (the packed stores'
-# whole path: lists packed, the restart's passes, a dispatch).
-for mode in default packed; do
+# Twice: with the operator's default (packed) stores, then with --packed-cache=false
+# (decoded stores): each mode's whole path, lists stored, the restart's passes, a dispatch.
+for mode in packed decoded; do
   extra=()
-  [ $mode = packed ] && extra=(--packed-cache)
+  [ $mode = decoded ] && extra=(--packed-cache=false)
   out=$("$BENCH" --n 40 --pods 60 --timeout 120 "${extra[@]}" 2>&1)
   rc=$?
   [ $rc = 0 ] || fail "bench-scale ($mode) exit $rc"

@@ -20,7 +20,8 @@ step "run --help lists the flags"
 help=$($BIN run --help 2>&1)
 for f in --kubeconfig --context "--metrics-bind-address string.*(default :8080)" \
   "--health-probe-bind-address string.*(default :8081)" --leader-elect \
-  --leader-election-namespace --qps --burst "--http2 " "--v int" --log-format; do
+  --leader-election-namespace --qps --burst "--http2 " "--v int" --log-format \
+  "--packed-cache .*\(default true\)"; do
   if grep -qE -- "$f" <<<"$help"; then ok "$f"; else bad "missing $f in run --help"; fi
 done
 

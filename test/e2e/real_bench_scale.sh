@@ -36,7 +36,7 @@ jq -e --argjson n $N --argjson p $P \
   '.mode=="real" and .workloads==$n+1 and .jobs==$n+1 and .pods_per_worker==$p and
    .copies==$n and .objects>=($n+1)*2+2*$p+$n and .objects<=($n+1)*2+2*$p+2*$n and
    .rss_mb>0 and .rss_settled_mb>0 and .rss_empty_mb>0 and .rss_peak_mb>=.rss_mb and .first_dispatch_s>0 and
-   .lists_s>0 and .list_mb>0 and .packed_cache==false and
+   .lists_s>0 and .list_mb>0 and .packed_cache==true and
    (.rss_ratio - .rss_mb/.list_mb | fabs) < 0.05 * .rss_ratio + 0.01 and
    (.first_dispatch_ratio - .first_dispatch_s/.lists_s | fabs) < 0.05 * .first_dispatch_ratio + 0.01' \
   <<<"$json" >/dev/null || die "unexpected figures" "$json"

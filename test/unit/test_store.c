@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pkg/json/jpack.h"
+#include "pkg/json/jsonx.h"
 #include "pkg/kube/store.h"
 #include "pkg/util/xalloc.h"
 
@@ -537,12 +538,14 @@ static void test_packed_lifetime(void **state)
     assert_int_equal(store_upsert(s1, a, NULL, NULL, NULL), 0);
     assert_int_equal(store_upsert(s1, b, NULL, NULL, NULL), 0);
     assert_int_equal(store_upsert(s2, a, NULL, NULL, NULL), 0);
-    assert_true(jpack_tab_len(tab) > 0);
+    assert_int_equal(jpack_tab_len(tab), 0);    /* an upserted object is packed at its trim */
     assert_ptr_equal(store_get(s1, "ns/a"), a); /* the stored tree stays cached until a trim */
     assert_int_equal(store_decoded(s1), 2);
     json_t *kept = json_incref(store_get(s1, "ns/a"));
     assert_int_equal(store_trim(s1, true), 2);
     assert_int_equal(store_decoded(s1), 0);
+    assert_true(jpack_tab_len(tab) > 0);
+    assert_int_equal(store_trim(s2, true), 1);
     json_t *d = store_get(s1, "ns/a");
     assert_ptr_not_equal(d, a); /* decoded again */
     assert_true(json_equal(d, a));
@@ -582,6 +585,119 @@ static void test_packed_lifetime(void **state)
     jpack_tab_free(tab);
     json_decref(a);
     json_decref(b);
+}
+
+/* Packed: a watch event's object (store_upsert) keeps its tree, unpacked, until a trim drops
+ * it; a version replaced before that is never packed; what a trim packed decodes to the same
+ * object, and every interned string goes back when the objects go. */
+static void test_packed_lazy(void **state)
+{
+    (void)state;
+    struct jpack_tab *tab = jpack_tab_new();
+    struct store_opts o = {.packed = true, .tab = tab};
+    struct store *s = store_new(&o);
+    assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
+    json_t *v1 = pod("ns", "a", "1", "n1", "web"), *v2 = pod("ns", "a", "2", "n2", "web");
+    assert_int_equal(store_upsert(s, v1, NULL, NULL, NULL), 0);
+    json_t *old = NULL;
+    assert_int_equal(store_upsert(s, v2, NULL, &old, NULL), 0);
+    assert_ptr_equal(old, v1);
+    json_decref(old);
+    assert_int_equal(store_decoded(s), 1);
+    assert_int_equal(jpack_tab_len(tab), 0);
+    assert_ptr_equal(store_get(s, "ns/a"), v2);
+    assert_int_equal(store_trim(s, false), 0); /* read since the last trim: a second chance */
+    assert_int_equal(jpack_tab_len(tab), 0);
+    assert_int_equal(store_trim(s, false), 1); /* packed now */
+    assert_true(jpack_tab_len(tab) > 0);
+    assert_int_equal(store_decoded(s), 0);
+    json_t *d = store_get(s, "ns/a");
+    assert_ptr_not_equal(d, v2);
+    assert_true(json_equal(d, v2));
+    assert_idx(s, "node", "n2", "ns/a");
+    assert_idx(s, "node", "n1", "");
+    /* a list with the same version keeps the packed entry; a delete gives every string back */
+    assert_int_equal(store_trim(s, true), 1);
+    json_t *l = json_array();
+    json_array_append(l, v2);
+    struct events ev = {.s = s};
+    assert_int_equal(store_replace(s, l, record, &ev, NULL), 0);
+    assert_int_equal(ev.n, 0);
+    assert_int_equal(store_decoded(s), 0);
+    json_decref(l);
+    assert_int_equal(store_upsert(s, v1, NULL, NULL, NULL), 0); /* lazy again over a packed one */
+    assert_int_equal(jpack_tab_len(tab), 0);                    /* v2's bytes went with it */
+    assert_int_equal(store_trim(s, true), 1);
+    assert_true(jpack_tab_len(tab) > 0);
+    assert_int_equal(store_delete_key(s, "ns/a", NULL), 0);
+    assert_int_equal(jpack_tab_len(tab), 0);
+    assert_int_equal(store_decoded(s), 0);
+    /* a list read while watch events wait to be packed, trimmed before its commit */
+    assert_int_equal(store_upsert(s, v1, NULL, NULL, NULL), 0);
+    struct store_list *sl = store_list_new(s);
+    assert_int_equal(store_list_add(sl, v1, NULL), 0); /* unchanged: same resourceVersion */
+    assert_int_equal(store_trim(s, true), 1);
+    assert_int_equal(store_list_commit(sl, record, &ev, NULL), 0);
+    store_list_free(sl);
+    assert_int_equal(ev.n, 0);
+    assert_true(json_equal(store_get(s, "ns/a"), v1));
+    /* freed with watch events not packed yet */
+    json_t *v3 = pod("ns", "b", "3", "n1", "web");
+    assert_int_equal(store_upsert(s, v3, NULL, NULL, NULL), 0);
+    json_decref(v3);
+    store_free(s);
+    assert_int_equal(jpack_tab_len(tab), 0);
+    jpack_tab_free(tab);
+    json_decref(v1);
+    json_decref(v2);
+}
+
+/* Packed: what cannot be packed (nested deeper than jpack encodes) or does not carry its key
+ * once projected stays a whole tree, out of the trimmed ones, and reads as stored. */
+static json_t *drop_namespace(json_t *obj, void *ud)
+{
+    (void)ud;
+    json_t *p = jx_deep_copy(obj);
+    json_object_del(json_object_get(p, "metadata"), "namespace");
+    return p;
+}
+
+static void test_packed_unpackable(void **state)
+{
+    (void)state;
+    struct jpack_tab *tab = jpack_tab_new();
+    struct store_opts o = {.packed = true, .tab = tab};
+    struct store *s = store_new(&o);
+    json_t *deep = pod("ns", "deep", "1", "n1", "web"), *leaf = json_object();
+    json_t *top = leaf;
+    for (int i = 0; i < 2000; i++) {
+        json_t *up = json_object();
+        json_object_set_new(up, "x", top);
+        top = up;
+    }
+    json_object_set_new(deep, "spec", top);
+    assert_int_equal(store_upsert(s, deep, NULL, NULL, NULL), 0);
+    assert_int_equal(store_decoded(s), 1);
+    assert_int_equal(store_trim(s, true), 0); /* not packed: kept whole, not counted */
+    assert_int_equal(store_decoded(s), 0);
+    assert_int_equal(jpack_tab_len(tab), 0);
+    assert_ptr_equal(store_get(s, "ns/deep"), deep);
+    assert_int_equal(store_delete_key(s, "ns/deep", NULL), 0);
+    store_free(s);
+    json_decref(deep);
+
+    struct store_opts o2 = {.packed = true, .tab = tab, .project = drop_namespace};
+    s = store_new(&o2);
+    json_t *a = pod("ns", "a", "1", "n1", "web");
+    assert_int_equal(store_upsert(s, a, NULL, NULL, NULL), 0);
+    assert_int_equal(store_trim(s, true), 0); /* "a" is not its key "ns/a": kept whole */
+    assert_int_equal(store_len(s), 1);
+    assert_non_null(store_get(s, "ns/a"));
+    assert_null(store_get(s, "a"));
+    store_free(s);
+    assert_int_equal(jpack_tab_len(tab), 0);
+    jpack_tab_free(tab);
+    json_decref(a);
 }
 
 /* store_get_ref: a new reference in both modes; a packed store's tree that is not cached is
@@ -635,6 +751,8 @@ int main(void)
         cmocka_unit_test(test_big_index_set),
         cmocka_unit_test_prestate(test_big_index_set, &packed),
         cmocka_unit_test(test_packed_lifetime),
+        cmocka_unit_test(test_packed_lazy),
+        cmocka_unit_test(test_packed_unpackable),
         cmocka_unit_test(test_get_ref),
         cmocka_unit_test_prestate(test_get_ref, &packed),
     };
