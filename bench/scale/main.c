@@ -39,13 +39,17 @@
  *    "copies":N,"objects":..,"rss_mb":..,
  *    "rss_peak_mb":..,"rss_settled_mb":..,"rss_empty_mb":..,"bytes_per_object":..,"ready_s":..,
  *    "first_dispatch_s":..,"lists_s":..,"list_mb":..,"rss_ratio":..,"ready_ratio":..,
- *    "first_dispatch_ratio":..,"packed_cache":true|false}
+ *    "first_dispatch_ratio":..,"ready_cpu_s":..,"first_dispatch_cpu_s":..,
+ *    "packed_cache":true|false}
  * objects: the items of the baseline's lists but Nodes, what the operator caches (N + 1
  * Workloads and Jobs, 2P Pods, N copies, on the real stack also the copies' N pods);
  * bytes_per_object = (rss_mb - rss_empty_mb) / objects;
  * rss_ratio = rss_mb / list_mb (memory against the JSON the server sent for the same objects);
  * ready_ratio = ready_s / lists_s and first_dispatch_ratio = first_dispatch_s / lists_s (the
- * bench's own sequential lists of the same collections). And one human line.
+ * bench's own sequential lists of the same collections); ready_cpu_s and first_dispatch_cpu_s:
+ * the CPU time (user + system) the restarted operator had used from its exec to ready and to
+ * the first dispatch (wall-clock times follow the machine's load; these much less). And one
+ * human line.
  *
  * Options: --real STACK_DIR, --n N (default 10000; 1000 with --real), --pods P (default 10000;
  * 1000 with --real), --timeout SECONDS (per phase, default 120 + N/4 + P/100; with --real
@@ -126,6 +130,7 @@ struct bench {
     int next, count, in_flight, failed;
     /* figures */
     double rss_empty_mb, rss_mb, rss_peak_mb, rss_settled_mb, lists_s, list_mb, ready_s, first_s;
+    double ready_cpu_s, first_cpu_s; /* run 2's CPU time from its exec to ready / first dispatch */
     size_t objects; /* items of the baseline lists but Nodes: what the operator caches */
 };
 
@@ -202,6 +207,24 @@ static double rss_mb(pid_t pid)
     }
     fclose(f);
     return mb;
+}
+
+/* CPU time (user + system) a process has used, in seconds; -1 if unknown. */
+static double cpu_s(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long ut = 0, st = 0;
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static int start_devhub(struct bench *b, int c)
@@ -789,13 +812,17 @@ static int restart(struct bench *b)
         double rss = rss_mb(b->op_pid);
         if (rss > b->rss_peak_mb)
             b->rss_peak_mb = rss;
-        if (!first_t && copy_exists(b, extra))
+        if (!first_t && copy_exists(b, extra)) {
             first_t = now_wall();
+            b->first_cpu_s = cpu_s(b->op_pid);
+        }
         if (!is_ready && readyz(b)) {
             cm_versions(b, rv);
             is_ready = rv[0][0] && rv[1][0] && strcmp(rv[0], rv0[0]) && strcmp(rv[1], rv0[1]);
-            if (is_ready)
+            if (is_ready) {
                 ready_t = now_wall();
+                b->ready_cpu_s = cpu_s(b->op_pid);
+            }
         }
         usleep(POLL_US);
     }
@@ -908,12 +935,13 @@ static void report(const struct bench *b)
            "object\":%.0f,"
            "\"ready_s\":%.3f,\"first_dispatch_s\":%.3f,\"lists_s\":%.3f,\"list_mb\":%.3f,"
            "\"rss_ratio\":%.2f,\"ready_ratio\":%.2f,\"first_dispatch_ratio\":%.2f,"
-           "\"packed_cache\":%s}\n",
+           "\"ready_cpu_s\":%.3f,\"first_dispatch_cpu_s\":%.3f,\"packed_cache\":%s}\n",
            b->real ? "real" : "devhub", b->n + 1, b->n + 1, b->pods, b->n, b->objects, b->rss_mb,
            b->rss_peak_mb, b->rss_settled_mb, b->rss_empty_mb, bpo, b->ready_s, b->first_s,
            b->lists_s, b->list_mb, b->list_mb > 0 ? b->rss_mb / b->list_mb : 0,
            b->lists_s > 0 ? b->ready_s / b->lists_s : 0,
-           b->lists_s > 0 ? b->first_s / b->lists_s : 0, b->packed ? "true" : "false");
+           b->lists_s > 0 ? b->first_s / b->lists_s : 0, b->ready_cpu_s, b->first_cpu_s,
+           b->packed ? "true" : "false");
     printf("scale: %d workloads + jobs on the %s, %d copies, %d pods per worker: RSS %.1f MB "
            "(peak %.1f, %.1f settled, empty %.1f; %.0f B per cached object; %.2fx the %.1f MB "
            "listed), "

@@ -1753,6 +1753,12 @@ void wlc_enqueue_all(struct wlc *c)
     json_t *keys = store_keys(c->cfg.src.workloads);
     for (size_t i = 0; i < json_array_size(keys); i++) {
         const char *k = json_string_value(json_array_get(keys, i));
+        /* Queued already: its pass reads the stores when it runs. At a restart the lists'
+         * pass queued every key, and each change of the workers before the queue drains
+         * (reachable, synced) came back here: a read of every Workload and its job each
+         * time, decoded from packed stores (docs/performance.md "Start-up passes"). */
+        if (wq_queued(c->q, k))
+            continue;
         json_t *wl = store_get_ref(c->cfg.src.workloads, k); /* one tree at a time */
         add_passing(c, k, wl);
         json_decref(wl);

@@ -172,7 +172,8 @@ void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
 void wlc_on_workload_listed(struct wlc *c, const json_t *wl);
 void wlc_on_job_listed(struct wlc *c, const json_t *job);
 /* Queue every Workload (after an AdmissionCheck, ResourceFlavor or worker change), those
- * that want a placement ahead (as wlc_on_workload_listed). */
+ * that want a placement ahead (as wlc_on_workload_listed); one queued already stays where it
+ * is, unread (its pass reads the stores when it runs). */
 void wlc_enqueue_all(struct wlc *c);
 /*
  * ClusterMetrics `cluster` was added, changed or deleted (the store already

@@ -15,7 +15,6 @@
 #include "pkg/kube/informer.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +22,7 @@
 #include "pkg/kube/watch.h"
 #include "pkg/util/rng.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/heaptrim.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/workqueue/workqueue.h"
 
@@ -42,7 +42,7 @@ struct informer {
     ev_timer trim_timer; /* packed store: drops the decoded trees not read lately */
     bool trimming;
     bool trim_all;   /* a list was stored: drop every decoded tree at the next prepare */
-    bool trim_pages; /* ... and it was a big one: malloc_trim then */
+    bool trim_pages; /* ... and it was a big one: heaptrim_request then */
     struct informer_handlers *h;
     size_t nh;
     char *last_err; /* the last failure logged at warn, until a list succeeds */
@@ -217,7 +217,7 @@ static void trim_cb(struct ev_loop *loop, ev_prepare *w, int revents)
     if (inf->trim_all) {
         inf->trim_all = false;
         if (store_trim(inf->store, true) >= INFORMER_TRIM_ITEMS || inf->trim_pages)
-            malloc_trim(0);
+            heaptrim_request(inf->loop);
         inf->trim_pages = false;
         return;
     }
@@ -227,7 +227,7 @@ static void trim_cb(struct ev_loop *loop, ev_prepare *w, int revents)
     if (store_decoded(inf->store) > 2 * INFORMER_DECODED_MAX)
         dropped += store_trim(inf->store, true);
     if (dropped >= INFORMER_TRIM_ITEMS)
-        malloc_trim(0);
+        heaptrim_request(inf->loop);
 }
 
 /* Every INFORMER_DECODED_TTL_S: the trees not read since the last tick go. */
@@ -442,7 +442,7 @@ static void list_done(void *ud, const struct kube_result *r)
         inf->trim_all = true;
         inf->trim_pages = inf->trim_pages || listed >= INFORMER_TRIM_ITEMS;
     } else if (listed >= INFORMER_TRIM_ITEMS)
-        malloc_trim(0); /* the decoded list was freed: give its pages back (see informer.h) */
+        heaptrim_request(inf->loop); /* the list was freed: its pages go back (informer.h) */
     if (gen != inf->gen || !inf->running)
         return; /* stopped (or restarted) by a handler */
     if (rc < 0) {

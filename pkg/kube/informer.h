@@ -73,7 +73,8 @@
  * read since the previous tick (an ev_timer); before the loop polls (an
  * ev_prepare), when there are more than INFORMER_DECODED_MAX, those not read
  * since the previous trim, and all of them when more than twice that remain
- * or a list was just stored, with malloc_trim(0) when that freed
+ * or a list was just stored, with a malloc_trim(0) (heaptrim_request: one for
+ * the requests of a burst, pkg/util/heaptrim.h) when that freed
  * INFORMER_TRIM_ITEMS trees or more (after a list of that many, the decoded
  * list's pages go back then, not at once: the stored trees hold some). So
  * what store_get()/store_foreach() return is valid for the rest of the
@@ -107,11 +108,12 @@
 #define INFORMER_SHORT_WATCH_S     1.0
 #define INFORMER_WATCH_TIMEOUT_MIN 300
 #define INFORMER_WATCH_TIMEOUT_MAX 600
-/* A list of at least this many items is followed by malloc_trim(0): its response bodies and
- * its items' whole trees (about 10 bytes of heap per byte of JSON, freed one by one as they
- * are projected) are free once the store holds the projections, and without a trim glibc
- * keeps those pages resident (with 10,000 pods per worker that was 120 MB of RSS for 3 MB of
- * cached records when lists were decoded whole; bench-scale). */
+/* A list of at least this many items is followed by malloc_trim(0) (heaptrim_request, coalesced
+ * with the other informers' on the loop; at once without a pkg/util/heaptrim): its response bodies
+ * and its items' whole trees (about 10 bytes of heap per byte of JSON, freed one by one as they are
+ * projected) are free once the store holds the projections, and without a trim glibc keeps those
+ * pages resident (with 10,000 pods per worker that was 120 MB of RSS for 3 MB of cached records
+ * when lists were decoded whole; bench-scale). */
 #define INFORMER_TRIM_ITEMS 1000
 /* Packed stores: about this many decoded trees are kept past a loop iteration (a real
  * server's Workload decodes to about 16 KB: 4 to 8 MB per store at most), and one not read for

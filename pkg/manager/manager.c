@@ -2,6 +2,7 @@
 #include "pkg/kube/cache.h"
 #include "pkg/kube/kubeconfig.h"
 #include "pkg/kube/lease.h"
+#include "pkg/util/heaptrim.h"
 #include "pkg/util/xalloc.h"
 
 #include <errno.h>
@@ -29,7 +30,8 @@ struct mgr {
     struct kube_rest_config *cfg;
     char *namespace_;
     struct kube_client *client;
-    struct kcache *cache; /* shared informers over client, created on first use */
+    struct kcache *cache;      /* shared informers over client, created on first use */
+    struct heaptrim *heaptrim; /* the informers' malloc_trim requests, coalesced (NULL: none) */
     struct metrics_registry *reg;
     struct metrics_counter_vec *m_requests;
     struct metrics_histogram_vec *m_latency;
@@ -85,6 +87,7 @@ int mgr_new(struct ev_loop *loop, const struct mgr_options *o, const struct logg
     *out = NULL;
     struct mgr *m = xcalloc(1, sizeof *m);
     m->loop = loop;
+    m->heaptrim = heaptrim_new(loop, 0);
     m->lg = lg;
     m->o = *o;
     int rc;
@@ -473,6 +476,7 @@ void mgr_free(struct mgr *m)
     metrics_registry_free(m->reg);
     kube_rest_config_free(m->cfg);
     free(m->namespace_);
+    heaptrim_free(m->heaptrim);
     free(m);
 }
 

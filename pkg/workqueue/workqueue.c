@@ -399,6 +399,12 @@ void wq_add_level(struct wq *q, const char *key, enum wq_level level)
     wq_add_item(q, it);
 }
 
+bool wq_queued(const struct wq *q, const char *key)
+{
+    const struct wq_item *it = item_find(q, key);
+    return it && it->queued && !it->processing;
+}
+
 void wq_add_urgent(struct wq *q, const char *key)
 {
     wq_add_level(q, key, WQ_URGENT);

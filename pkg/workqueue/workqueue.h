@@ -106,6 +106,9 @@ void wq_add_urgent(struct wq *q, const char *key);
 /* The same at any level (wq_add_urgent is WQ_URGENT): a queued key moves up, never
  * down; a key being processed is re-queued at the highest level it was added with. */
 void wq_add_level(struct wq *q, const char *key, enum wq_level level);
+/* Whether `key` is queued: waiting to be handed out now (not delayed, not being processed).
+ * Its processing will see whatever changed before it is handed out. */
+bool wq_queued(const struct wq *q, const char *key);
 /*
  * Add a key after `delay` seconds. delay <= 0 adds now. If the key is already
  * waiting, the earlier ready time wins. Ignored after shutdown.

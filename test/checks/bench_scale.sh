@@ -30,12 +30,13 @@ for mode in packed decoded; do
   [ -n "$json" ] || fail "no JSON line ($mode)"
   jq -e '[.workloads,.jobs,.pods_per_worker,.copies,.objects,.rss_mb,.rss_peak_mb,.rss_settled_mb,.rss_empty_mb,
           .bytes_per_object,.ready_s,.first_dispatch_s,.lists_s,.list_mb,.rss_ratio,.ready_ratio,
-          .first_dispatch_ratio]|all(type=="number")' <<<"$json" >/dev/null ||
+          .first_dispatch_ratio,.ready_cpu_s,.first_dispatch_cpu_s]|all(type=="number")' <<<"$json" >/dev/null ||
     fail "JSON line lacks a field: $json"
   jq -e --argjson packed "$([ $mode = packed ] && echo true || echo false)" \
     '.mode=="devhub" and .workloads==41 and .jobs==41 and .pods_per_worker==60 and
      .copies==40 and .objects==41+41+2*60+40 and
      .rss_mb>0 and .rss_settled_mb>0 and .rss_empty_mb>0 and .rss_peak_mb>=.rss_mb and .first_dispatch_s>0 and
+     .ready_cpu_s>0 and .first_dispatch_cpu_s>0 and
      .lists_s>0 and .list_mb>0 and .packed_cache==$packed and
      (.rss_ratio - .rss_mb/.list_mb | fabs) < 0.05 * .rss_ratio + 0.01 and
      (.first_dispatch_ratio - .first_dispatch_s/.lists_s | fabs) < 0.05 * .first_dispatch_ratio + 0.01' \

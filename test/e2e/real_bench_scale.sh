@@ -28,7 +28,7 @@ json=$(grep '^{"bench":"scale"' <<<"$out")
 [ -n "$json" ] || die "no JSON line" "$out"
 jq -e '[.workloads,.jobs,.pods_per_worker,.copies,.objects,.rss_mb,.rss_peak_mb,.rss_settled_mb,.rss_empty_mb,
         .bytes_per_object,.ready_s,.first_dispatch_s,.lists_s,.list_mb,.rss_ratio,.ready_ratio,
-        .first_dispatch_ratio]|all(type=="number")' <<<"$json" >/dev/null ||
+        .first_dispatch_ratio,.ready_cpu_s,.first_dispatch_cpu_s]|all(type=="number")' <<<"$json" >/dev/null ||
   die "JSON line lacks a field" "$json"
 # objects: N+1 Workloads and Jobs on the hub, 2P bare pods, N copies and their pods (the
 # workers' Job controllers create those on their own time: up to N)
@@ -36,6 +36,7 @@ jq -e --argjson n $N --argjson p $P \
   '.mode=="real" and .workloads==$n+1 and .jobs==$n+1 and .pods_per_worker==$p and
    .copies==$n and .objects>=($n+1)*2+2*$p+$n and .objects<=($n+1)*2+2*$p+2*$n and
    .rss_mb>0 and .rss_settled_mb>0 and .rss_empty_mb>0 and .rss_peak_mb>=.rss_mb and .first_dispatch_s>0 and
+     .ready_cpu_s>0 and .first_dispatch_cpu_s>0 and
    .lists_s>0 and .list_mb>0 and .packed_cache==true and
    (.rss_ratio - .rss_mb/.list_mb | fabs) < 0.05 * .rss_ratio + 0.01 and
    (.first_dispatch_ratio - .first_dispatch_s/.lists_s | fabs) < 0.05 * .first_dispatch_ratio + 0.01' \

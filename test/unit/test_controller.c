@@ -2065,6 +2065,22 @@ static void test_enqueue_all_reservation_ahead(void **state)
     assert_int_equal(st.queued_urgent, 1);
 }
 
+/* A key queued already is left where it is by the pass over every Workload, unread: its pass
+ * reads the stores when it runs. (At a restart each change of the workers came back to that
+ * pass while the lists' pass still had every key queued: a read of every Workload and its
+ * job each time.) The others are read and queued as above. */
+static void test_enqueue_all_leaves_queued(void **state)
+{
+    struct fx *f = *state;
+    fill_restart(f);
+    wlc_enqueue(f->c, "default/job-sample-1a2b3"); /* in order, before the pass */
+    wlc_enqueue_all(f->c);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, OTHERS + 2);
+    assert_int_equal(st.queued_urgent, 0);
+}
+
 static int copy_into(const char *key, json_t *obj, void *ud)
 {
     (void)key;
@@ -2208,6 +2224,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_listed_reservation_queued_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enqueue_all_reservation_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enqueue_all_leaves_queued, setup, teardown),
         cmocka_unit_test_setup_teardown(test_packed_passes_leave_no_trees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatching_workload_event_ahead, setup, teardown),
     };

@@ -81,6 +81,32 @@ static void test_dirty_while_processing(void **state)
     wq_free(q);
 }
 
+/* wq_queued: true only while a key waits to be handed out now: not before it is added, not
+ * while it waits out a delay, not while it is processed (even when added again meanwhile),
+ * again once wq_done re-queues it, not after that. */
+static void test_queued(void **state)
+{
+    (void)state;
+    struct wq_opts o = {0};
+    struct wq *q = wq_new(&o);
+    assert_false(wq_queued(q, "k"));
+    wq_add_after(q, "k", 60);
+    assert_false(wq_queued(q, "k"));
+    wq_add(q, "k");
+    assert_true(wq_queued(q, "k"));
+    assert_false(wq_queued(q, "other"));
+    assert_string_equal(wq_get(q), "k");
+    assert_false(wq_queued(q, "k"));
+    wq_add(q, "k"); /* dirty while processing */
+    assert_false(wq_queued(q, "k"));
+    assert_int_equal(wq_done(q, "k"), 0);
+    assert_true(wq_queued(q, "k"));
+    assert_string_equal(wq_get(q), "k");
+    assert_int_equal(wq_done(q, "k"), 0);
+    assert_false(wq_queued(q, "k"));
+    wq_free(q);
+}
+
 /* wq_add_urgent: ahead of the keys added with wq_add (first in, first out among urgent ones);
  * a queued key moves ahead without being queued twice; one being processed is re-queued
  * ahead when done; a later plain add leaves an urgent key where it is. */
@@ -482,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_add_after_order),
         cmocka_unit_test(test_concurrency_limit),
         cmocka_unit_test(test_rate_limited_and_forget),
+        cmocka_unit_test(test_queued),
         cmocka_unit_test(test_shutdown),
         cmocka_unit_test(test_free_with_inflight),
     };

@@ -1,0 +1,41 @@
+/*
+ * heaptrim: malloc_trim(0) requests of one process, coalesced on its loop.
+ *
+ * After a big list the informers give the freed heap pages back to the system
+ * (pkg/kube/informer.h, INFORMER_TRIM_ITEMS). At a restart a dozen lists end
+ * within a second or two, and each malloc_trim(0) walks and consolidates every
+ * free chunk of the heap: tens of milliseconds each, a quarter of the
+ * operator's CPU while its lists arrived at 10,000 workloads
+ * (docs/performance.md "Start-up: heap trims"). The trim is process-wide, so
+ * one after the last of a burst of requests does the work of all of them.
+ *
+ * The manager creates one per loop (heaptrim_new attaches it to the loop's
+ * libev userdata, which nothing else in the process uses); code that only has
+ * the loop calls heaptrim_request(loop). A loop without one (unit tests,
+ * tools) trims at once, as before. Not thread-safe: the loop's thread.
+ */
+#ifndef KKS_UTIL_HEAPTRIM_H
+#define KKS_UTIL_HEAPTRIM_H
+
+#include <ev.h>
+#include <stddef.h>
+
+/* The delay after a request during which later requests join it. */
+#define HEAPTRIM_DELAY_S 0.3
+
+struct heaptrim;
+
+/*
+ * A trimmer for `loop`, attached as its userdata (NULL when the userdata is
+ * taken already: requests then trim at once). delay_s <= 0: HEAPTRIM_DELAY_S.
+ */
+struct heaptrim *heaptrim_new(struct ev_loop *loop, double delay_s);
+/* Detach and free it; a pending trim is dropped. NULL is fine. */
+void heaptrim_free(struct heaptrim *h);
+/* Ask for a malloc_trim(0): delay_s after the first request not yet served
+ * when the loop has a trimmer, else at once. */
+void heaptrim_request(struct ev_loop *loop);
+/* Requests received and trims made since heaptrim_new. */
+void heaptrim_counts(const struct heaptrim *h, size_t *requests, size_t *trims);
+
+#endif
