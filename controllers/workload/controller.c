@@ -1748,22 +1748,24 @@ void wlc_on_job_listed(struct wlc *c, const json_t *obj)
     on_job(c, obj, true);
 }
 
+static int enqueue_one(const char *k, void *ud)
+{
+    struct wlc *c = ud;
+    /* Queued already: its pass reads the stores when it runs. At a restart the lists' pass
+     * queued every key, and each change of the workers before the queue drains (reachable,
+     * synced) came back here: a read of every Workload and its job each time, decoded from
+     * packed stores (docs/performance.md "Start-up: passes and heap trims"). */
+    if (wq_queued(c->q, k))
+        return 0;
+    json_t *wl = store_get_ref(c->cfg.src.workloads, k); /* one tree at a time */
+    add_passing(c, k, wl);
+    json_decref(wl);
+    return 0;
+}
+
 void wlc_enqueue_all(struct wlc *c)
 {
-    json_t *keys = store_keys(c->cfg.src.workloads);
-    for (size_t i = 0; i < json_array_size(keys); i++) {
-        const char *k = json_string_value(json_array_get(keys, i));
-        /* Queued already: its pass reads the stores when it runs. At a restart the lists'
-         * pass queued every key, and each change of the workers before the queue drains
-         * (reachable, synced) came back here: a read of every Workload and its job each
-         * time, decoded from packed stores (docs/performance.md "Start-up passes"). */
-        if (wq_queued(c->q, k))
-            continue;
-        json_t *wl = store_get_ref(c->cfg.src.workloads, k); /* one tree at a time */
-        add_passing(c, k, wl);
-        json_decref(wl);
-    }
-    json_decref(keys);
+    store_foreach_key(c->cfg.src.workloads, enqueue_one, c);
 }
 
 void wlc_on_cluster(struct wlc *c, const char *cluster)
@@ -2116,6 +2118,13 @@ size_t wlc_gc_key(struct wlc *c, const char *key)
 bool wlc_gc_pending(const struct wlc *c)
 {
     return c->gc_pending;
+}
+
+bool wlc_placing(const struct wlc *c)
+{
+    struct wq_stats st;
+    wq_stats(c->q, &st);
+    return st.urgent > 0;
 }
 
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)

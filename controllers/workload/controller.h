@@ -225,6 +225,9 @@ size_t wlc_gc_key(struct wlc *c, const char *key);
 /* True when a sweep (wlc_gc) is wanted: an orphan check could not be made or a
  * delete failed since the last sweep. */
 bool wlc_gc_pending(const struct wlc *c);
+/* Whether passes are queued ahead of the plain ones (a placement wanted, a dispatch under way):
+ * the caller may put the orphan sweep off until they ran (a restart's first dispatch first). */
+bool wlc_placing(const struct wlc *c);
 
 struct wlc_stats {
     uint64_t reconciles;

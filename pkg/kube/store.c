@@ -550,6 +550,24 @@ static int keys_cb(const char *key, void *val, void *ud)
     return 0;
 }
 
+struct key_walk {
+    int (*fn)(const char *key, void *ud);
+    void *ud;
+};
+
+static int key_walk_cb(const char *key, void *val, void *ud)
+{
+    (void)val;
+    const struct key_walk *w = ud;
+    return w->fn(key, w->ud);
+}
+
+int store_foreach_key(const struct store *s, int (*fn)(const char *key, void *ud), void *ud)
+{
+    struct key_walk w = {fn, ud};
+    return strmap_foreach(&s->objs, key_walk_cb, &w);
+}
+
 json_t *store_keys(const struct store *s)
 {
     json_t *arr = json_array();

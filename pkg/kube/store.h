@@ -171,6 +171,9 @@ int store_foreach(const struct store *s, int (*fn)(const char *key, json_t *obj,
                   void *ud);
 /* All keys as a new JSON array of strings (new reference). */
 json_t *store_keys(const struct store *s);
+/* Call fn on every key (unspecified order) without reading the objects (no decode in a packed
+ * store) until it returns non-zero, which is returned. fn may read the store, not change it. */
+int store_foreach_key(const struct store *s, int (*fn)(const char *key, void *ud), void *ud);
 
 /*
  * The objects whose index `index` contains `value`: a new JSON array (new

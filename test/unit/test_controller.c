@@ -2058,7 +2058,9 @@ static void test_enqueue_all_reservation_ahead(void **state)
 {
     struct fx *f = *state;
     fill_restart(f);
+    assert_false(wlc_placing(f->c));
     wlc_enqueue_all(f->c);
+    assert_true(wlc_placing(f->c)); /* the reservation, queued ahead */
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 2);
@@ -2079,6 +2081,7 @@ static void test_enqueue_all_leaves_queued(void **state)
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 2);
     assert_int_equal(st.queued_urgent, 0);
+    assert_false(wlc_placing(f->c)); /* nothing queued ahead: the orphan sweep may run */
 }
 
 static int copy_into(const char *key, json_t *obj, void *ud)

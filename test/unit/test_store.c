@@ -700,6 +700,35 @@ static void test_packed_unpackable(void **state)
     json_decref(a);
 }
 
+/* store_foreach_key: every key once, none of the objects read (a packed store decodes
+ * nothing); a non-zero return stops the walk and is returned. */
+static int count_key(const char *key, void *ud)
+{
+    size_t *n = ud;
+    if (strncmp(key, "ns/", 3) != 0)
+        return -1;
+    return ++*n == 100 ? 7 : 0;
+}
+
+static void test_foreach_key(void **state)
+{
+    struct store *s = mk(state, NULL);
+    for (int i = 0; i < 200; i++) {
+        char name[16], rv[16];
+        snprintf(name, sizeof name, "p%d", i);
+        snprintf(rv, sizeof rv, "%d", i + 1);
+        json_t *p = pod("ns", name, rv, "n1", "web");
+        assert_int_equal(store_upsert(s, p, NULL, NULL, NULL), 0);
+        json_decref(p);
+    }
+    store_trim(s, true);
+    size_t n = 0;
+    assert_int_equal(store_foreach_key(s, count_key, &n), 7); /* stopped at the 100th */
+    assert_int_equal(n, 100);
+    assert_int_equal(store_decoded(s), 0);
+    store_free(s);
+}
+
 /* store_get_ref: a new reference in both modes; a packed store's tree that is not cached is
  * decoded for the caller and left uncached (a pass holds one at a time), a cached one is
  * shared and counts as read. */
@@ -755,6 +784,8 @@ int main(void)
         cmocka_unit_test(test_packed_unpackable),
         cmocka_unit_test(test_get_ref),
         cmocka_unit_test_prestate(test_get_ref, &packed),
+        cmocka_unit_test(test_foreach_key),
+        cmocka_unit_test_prestate(test_foreach_key, &packed),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
