@@ -1,6 +1,8 @@
 /* stackcpu: see stackcpu.h. */
 #include "stackcpu.h"
 
+#include "bench/proc.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -49,22 +51,7 @@ int stackcpu_open(struct stackcpu *sc, const char *dir)
 
 double stackcpu_pid_s(pid_t pid)
 {
-    char path[64], line[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(line, 1, sizeof line - 1, f);
-    fclose(f);
-    line[n] = 0;
-    char *p = strrchr(line, ')'); /* after "pid (comm)": state is field 3, utime 14, stime 15 */
-    if (!p)
-        return -1;
-    unsigned long long ut = 0, st = 0;
-    if (sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut, &st) != 2)
-        return -1;
-    long hz = sysconf(_SC_CLK_TCK);
-    return hz > 0 ? (double)(ut + st) / (double)hz : -1;
+    return bench_cpu_s(pid);
 }
 
 void stackcpu_take(const struct stackcpu *sc, struct stackcpu_snap *out)

@@ -83,6 +83,7 @@
 #include <ev.h>
 
 #include "pkg/json/jsonx.h"
+#include "bench/proc.h"
 #include "bench/realstack.h"
 #include "pkg/kube/client.h"
 #include "pkg/kube/kubeconfig.h"
@@ -207,24 +208,6 @@ static double rss_mb(pid_t pid)
     }
     fclose(f);
     return mb;
-}
-
-/* CPU time (user + system) a process has used, in seconds; -1 if unknown. */
-static double cpu_s(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    unsigned long ut = 0, st = 0;
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static int start_devhub(struct bench *b, int c)
@@ -814,14 +797,14 @@ static int restart(struct bench *b)
             b->rss_peak_mb = rss;
         if (!first_t && copy_exists(b, extra)) {
             first_t = now_wall();
-            b->first_cpu_s = cpu_s(b->op_pid);
+            b->first_cpu_s = bench_cpu_s(b->op_pid);
         }
         if (!is_ready && readyz(b)) {
             cm_versions(b, rv);
             is_ready = rv[0][0] && rv[1][0] && strcmp(rv[0], rv0[0]) && strcmp(rv[1], rv0[1]);
             if (is_ready) {
                 ready_t = now_wall();
-                b->ready_cpu_s = cpu_s(b->op_pid);
+                b->ready_cpu_s = bench_cpu_s(b->op_pid);
             }
         }
         usleep(POLL_US);
