@@ -93,6 +93,7 @@ struct wlrun {
      * completes after the read (the read is shared, no later job event may come) */
     json_t *lq_hub;
     unsigned bp_count;
+    unsigned waited_passes; /* clusters_cb / gc_cb put off until the hub synced (stats) */
     bool bp_missing_logged;
 };
 
@@ -636,6 +637,7 @@ static void clusters_cb(struct ev_loop *loop, ev_timer *t, int revents)
         return;
     ensure_all_bps(r);
     if (!hub_synced(r)) {
+        r->waited_passes++;
         soon(r, t); /* again once the stores are there (a plain restart would fire at once) */
         return;
     }
@@ -667,6 +669,7 @@ static void gc_cb(struct ev_loop *loop, ev_timer *t, int revents)
      * 10,000 copies) after the placements queued ahead, at a restart the reservations made
      * while the operator was down. The periodic sweep (tick_cb) does not wait. */
     if (!hub_synced(r) || wlc_placing(r->wlc)) {
+        r->waited_passes += !hub_synced(r);
         soon(r, t);
         return;
     }
@@ -1323,6 +1326,7 @@ void wlrun_get_stats(const struct wlrun *r, struct wlrun_stats *out)
     out->origin = r->origin;
     out->hub_kinds = r->n_jobs;
     out->binding_policies = r->bp_count;
+    out->waited_passes = r->waited_passes;
     out->server_side_apply = r->set_up && !r->no_ssa;
     if (r->workers) {
         json_t *names = workers_names(r->workers);

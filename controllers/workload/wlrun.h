@@ -117,6 +117,7 @@ struct wlrun_stats {
     unsigned binding_policies; /* BindingPolicies created or found */
     bool server_side_apply;    /* set up with SSA for Workload status (the start-up probe) */
     size_t workers_reachable;  /* direct transport: workers reachable now */
+    unsigned waited_passes;    /* cluster and orphan passes put off: the hub not synced yet */
 };
 void wlrun_get_stats(const struct wlrun *r, struct wlrun_stats *out);
 
