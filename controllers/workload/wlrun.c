@@ -668,8 +668,9 @@ static void gc_cb(struct ev_loop *loop, ev_timer *t, int revents)
     /* not before the stores are there; and the sweep (it reads every copy: 0.2 s of CPU at
      * 10,000 copies) after the placements queued ahead, at a restart the reservations made
      * while the operator was down. The periodic sweep (tick_cb) does not wait. */
-    if (!hub_synced(r) || wlc_placing(r->wlc)) {
-        r->waited_passes += !hub_synced(r);
+    bool synced = hub_synced(r);
+    if (!synced || wlc_placing(r->wlc)) {
+        r->waited_passes += !synced;
         soon(r, t);
         return;
     }

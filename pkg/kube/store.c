@@ -81,11 +81,11 @@ static void dec_del(struct store *s, struct sent *e)
     e->dpos = 0;
 }
 
-/* The packed form of e->obj (a packed store's entry), or NULL when it stays whole. */
-static struct sent *entry_pack(struct store *s, const struct sent *e)
+/* A packed entry for obj (its tree not kept: obj NULL), or NULL when obj stays whole. */
+static struct sent *entry_pack(struct store *s, const json_t *obj)
 {
     uint8_t *bytes = NULL;
-    size_t n = jpack_encode(s->tab, e->obj, &bytes);
+    size_t n = jpack_encode(s->tab, obj, &bytes);
     if (!n || n > UINT32_MAX) { /* not a size an object has; keep it whole */
         jpack_release(s->tab, bytes, n);
         free(bytes);
@@ -105,27 +105,20 @@ static struct sent *entry_pack(struct store *s, const struct sent *e)
  * (lazy = false: a list's items, allocated together) or, for a watch event (lazy), when the
  * tree is trimmed: an object being worked on changes several times within seconds and is read
  * after each change, and packing each version only to decode it again cost more than the
- * rest of a store update (docs/performance.md "Cached object size").
+ * rest of a store update (docs/performance.md "Packed by default").
  */
 static struct sent *entry_new(struct store *s, json_t *p, bool lazy)
 {
-    struct sent *e = xmalloc(sizeof(*e));
-    e->obj = json_incref(p);
-    e->dpos = 0;
-    e->len = 0;
-    if (!s->packed)
-        return e;
-    if (lazy) {
-        dec_add(s, e); /* packed at its trim */
-        return e;
+    struct sent *e = s->packed && !lazy ? entry_pack(s, p) : NULL;
+    if (!e) { /* unpacked store, packed at its trim (lazy), or whole for good */
+        e = xmalloc(sizeof(*e));
+        e->dpos = 0;
+        e->len = 0;
     }
-    struct sent *pe = entry_pack(s, e);
-    if (!pe)
-        return e;
-    pe->obj = e->obj;
-    free(e);
-    dec_add(s, pe); /* p is the decoded tree until the next trim */
-    return pe;
+    e->obj = json_incref(p);
+    if (s->packed && (lazy || e->len))
+        dec_add(s, e); /* p is the decoded tree until the next trim, packed then if lazy */
+    return e;
 }
 
 static void entry_free(struct store *s, struct sent *e)
@@ -368,7 +361,7 @@ size_t store_trim(struct store *s, bool all)
         if (!e->len) { /* not packed yet (entry_new) */
             /* the projection keeps the key (store.h); one that did not stays whole */
             char *key = store_key_of(obj, NULL);
-            struct sent *pe = key && strmap_get(&s->objs, key) == e ? entry_pack(s, e) : NULL;
+            struct sent *pe = key && strmap_get(&s->objs, key) == e ? entry_pack(s, obj) : NULL;
             if (pe) {
                 strmap_put(&s->objs, key, pe);
                 free(e);

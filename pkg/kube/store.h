@@ -22,7 +22,8 @@
  * with interned strings instead of a json_t tree, and decode it when it is
  * read. An object a list brings is packed at the list's commit; one that
  * store_upsert writes (a watch event) keeps its tree until the first trim
- * drops it, and is packed then. Lifetime of what reads return (store_get, store_foreach's objects):
+ * drops it, and is packed then. Lifetime of what reads return (store_get,
+ * store_foreach's objects):
  *
  *  - unpacked store: the stored object, valid until it is replaced or removed;
  *  - packed store: the decoded tree, cached in the store: the same pointer for

@@ -6,8 +6,9 @@
  * within a second or two, and each malloc_trim(0) walks and consolidates every
  * free chunk of the heap: tens of milliseconds each, a quarter of the
  * operator's CPU while its lists arrived at 10,000 workloads
- * (docs/performance.md "Start-up: heap trims"). The trim is process-wide, so
- * one after the last of a burst of requests does the work of all of them.
+ * (docs/performance.md "Start-up: passes and heap trims"). The trim is
+ * process-wide, so one trim, made HEAPTRIM_DELAY_S after the first request of
+ * a burst, does the work of all the requests that came meanwhile.
  *
  * The manager creates one per loop (heaptrim_new attaches it to the loop's
  * libev userdata, which nothing else in the process uses); code that only has

@@ -173,15 +173,21 @@ static bool v1beta1_all_started(struct run *x)
                "dryRun=All", NULL) >= 0;
 }
 
+/* Discovery of the Kueue group answers v1beta1 alone. */
+static void serve_v1beta1_only(struct fixture *f)
+{
+    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
+                      "{\"kind\":\"APIGroup\",\"name\":\"kueue.x-k8s.io\",\"versions\":"
+                      "[{\"groupVersion\":\"kueue.x-k8s.io/v1beta1\",\"version\":\"v1beta1\"}]}");
+}
+
 /* Only v1beta1 served, no kube-system namespace, no other job kinds: the
  * fallbacks. Direct transport: the worker Secrets of the operator's namespace
  * are watched. */
 static void test_discovery_fallbacks(void **state)
 {
     struct fixture *f = *state;
-    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
-                      "{\"kind\":\"APIGroup\",\"name\":\"kueue.x-k8s.io\",\"versions\":"
-                      "[{\"groupVersion\":\"kueue.x-k8s.io/v1beta1\",\"version\":\"v1beta1\"}]}");
+    serve_v1beta1_only(f);
     struct wlrun_config cfg = {0};
     struct wlrun_stats st;
     assert_int_equal(run(f, &cfg, v1beta1_all_started, &st), 0);
@@ -227,9 +233,7 @@ static bool all_started_then_1s(struct run *x)
 static void test_unsynced_passes_wait(void **state)
 {
     struct fixture *f = *state;
-    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
-                      "{\"kind\":\"APIGroup\",\"name\":\"kueue.x-k8s.io\",\"versions\":"
-                      "[{\"groupVersion\":\"kueue.x-k8s.io/v1beta1\",\"version\":\"v1beta1\"}]}");
+    serve_v1beta1_only(f);
     struct wlrun_config cfg = {0};
     struct wlrun_stats st;
     assert_int_equal(run(f, &cfg, all_started_then_1s, &st), 0);
@@ -244,9 +248,7 @@ static void test_unsynced_passes_wait(void **state)
 static void test_no_server_side_apply(void **state)
 {
     struct fixture *f = *state;
-    fakesrv_push_json(f->srv, "GET", "/apis/kueue.x-k8s.io", NULL, 200,
-                      "{\"kind\":\"APIGroup\",\"name\":\"kueue.x-k8s.io\",\"versions\":"
-                      "[{\"groupVersion\":\"kueue.x-k8s.io/v1beta1\",\"version\":\"v1beta1\"}]}");
+    serve_v1beta1_only(f);
     fakesrv_push_status(f->srv, "PATCH",
                         "/apis/kueue.x-k8s.io/v1beta1/namespaces/ops/workloads/"
                         "kueue-ks-ssa-probe/status",
