@@ -79,6 +79,7 @@ struct wlc {
      * decide the same, so such a pass is not made again (defer_unchanged) */
     struct strmap defer_fp;
     bool gc_pending; /* an orphan check could not be made: sweep at the next tick */
+    int64_t born_ms; /* now_ms() at wlc_new: the AdmissionCheck's start-up grace */
 };
 
 /* strmap values must not be NULL: markers (never written through) */
@@ -89,6 +90,11 @@ static const char dep_marks[3];
 
 /* How long a check's running message may wait behind dispatches at most. */
 #define DEFER_MAX_MS 5000
+
+/* After a start, how long the AdmissionCheck is left as it is while no worker is usable but
+ * some is not known yet (src.known): its first lists are under way, which is no outage. A
+ * worker that never becomes known (say its Jobs cannot be listed) counts as down after it. */
+#define AC_UNKNOWN_GRACE_MS 60000
 
 static int64_t now_ms(const struct wlc *c);
 static void defer_flush(struct wlc *c);
@@ -1588,6 +1594,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->finished_logged = json_object();
     c->gc_said = json_object();
     c->deferred = json_object();
+    c->born_ms = now_ms(c);
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
     if (c->cfg.opts.worker_lost_timeout_ms <= 0)
@@ -1806,6 +1813,7 @@ struct ac_walk {
     struct wlc *c;
     int64_t now;
     size_t usable, registered;
+    size_t unknown; /* not usable and not known since the start (src.known) */
     size_t writes;
 };
 
@@ -1820,6 +1828,8 @@ static int count_cluster(const char *key, json_t *obj, void *ud)
     bool up = cluster_usable(w->c, key, kind_lookup("batch/v1", "Job"), w->now, &reach, &since);
     if (up)
         w->usable++;
+    else if (w->c->cfg.src.known && !w->c->cfg.src.known(w->c->cfg.src.ud, key))
+        w->unknown++;
     if (w->c->m_up) {
         metrics_gauge_set(metrics_gauge_vec_with(w->c->m_up, key), up ? 1.0 : 0.0);
         /* exported at 0 from the start (rate() needs the first sample) */
@@ -1883,6 +1893,10 @@ static int sync_ac(const char *key, json_t *ac, void *ud)
     json_t *patch = NULL;
     if (json_object_get(w->c->ac_inflight, key))
         return 0; /* one write at a time: its informer update triggers the next sync */
+    /* a restart is no outage: Active=False (Kueue stops admitting through the check) waits
+     * until every worker is known, the worker change syncs again (controller.h) */
+    if (w->usable == 0 && w->unknown > 0 && w->now - w->c->born_ms < AC_UNKNOWN_GRACE_MS)
+        return 0;
     if (acc_decide(ac, w->usable, w->registered, nowbuf, &patch, NULL) <= 0)
         return 0;
     const char *ver = w->c->cfg.ops.kueue_version ? w->c->cfg.ops.kueue_version : "v1beta1";

@@ -107,7 +107,8 @@ struct wlc_sources {
     /* False while this process does not know the state of worker `cluster` yet
      * (direct transport: not heard from since the start, workers_known). Its
      * not being usable then is no outage: the --worker-lost-timeout clock
-     * starts only once it is known. NULL = always known. */
+     * starts only once it is known, and the AdmissionCheck stays as it is
+     * (wlc_sync_admission_checks). NULL = always known. */
     bool (*known)(void *ud, const char *cluster);
     /* True once every hub store above has synced (its first list delivered).
      * Until then keys are requeued after 1 s without a decision: a job missing
@@ -198,7 +199,9 @@ void wlc_check_clusters(struct wlc *c);
  * Active must change. Asynchronous; a failed write is logged and counted, the
  * next call retries. Call it on every ClusterMetrics or worker connection
  * change, on AdmissionCheck changes, and periodically (staleness is
- * time-based). Returns the number of writes submitted.
+ * time-based). While no cluster is usable but some is not known yet
+ * (src.known), during the first minute after wlc_new, nothing is written: a
+ * restart does not flip Active to False. Returns the number of writes submitted.
  */
 size_t wlc_sync_admission_checks(struct wlc *c);
 

@@ -18,9 +18,13 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
-#define WORKERS_TICK_S      0.5
-#define WORKERS_PROBE_TO_S  5.0
-#define WORKERS_PROBE_FAILS 2 /* consecutive failed probes before a worker is unreachable */
+#define WORKERS_TICK_S 0.5
+/* while the worker is not known yet (or its agent waits): a start-up's state shows at once */
+#define WORKERS_TICK_FAST_S 0.05
+/* the in-process agent's lists wait for the copies' (below), at most this long */
+#define WORKERS_AGENT_WAIT_S 5.0
+#define WORKERS_PROBE_TO_S   5.0
+#define WORKERS_PROBE_FAILS  2 /* consecutive failed probes before a worker is unreachable */
 
 struct worker {
     struct workers *w;
@@ -50,6 +54,8 @@ struct worker {
      * its probes made it unreachable (workers_known) */
     bool known;
     bool started;
+    double started_at; /* clock_mono_s() of worker_start */
+    bool agent_on;     /* agent_start done (it waits for the copies, maybe_start_agent) */
 };
 
 struct workers {
@@ -207,9 +213,25 @@ static void probe_done(void *ud, const struct kube_result *r)
     agent_set_source_reachable(k->agent, ok);
 }
 
+/* The in-process agent starts once the worker's copies are listed (or the worker is known
+ * down, or after WORKERS_AGENT_WAIT_S). Its Pod list is the biggest the operator makes and
+ * nothing a placement reads: at a restart the copies and the hub's lists, which the first
+ * placements wait for, go first through the one loop (docs/performance.md). */
+static void maybe_start_agent(struct worker *k, double now)
+{
+    if (!k->agent || k->agent_on ||
+        !(job_synced(k) || !k->probe_ok || now - k->started_at >= WORKERS_AGENT_WAIT_S))
+        return;
+    struct err e;
+    err_clear(&e);
+    k->agent_on = true; /* one try: what fails here (the informers' options) fails again */
+    if (agent_start(k->agent, &e) < 0)
+        log_error(k->w->cfg.lg, "cannot start the ClusterMetrics agent", "cluster", k->name,
+                  "error", e.msg);
+}
+
 static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)
 {
-    (void)loop;
     (void)revents;
     struct worker *k = t->data;
     struct workers *w = k->w;
@@ -235,6 +257,12 @@ static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)
         k->known = known;
         changed(w, k->name);
     }
+    maybe_start_agent(k, now);
+    double want = k->known && (!k->agent || k->agent_on) ? WORKERS_TICK_S : WORKERS_TICK_FAST_S;
+    if (t->repeat != want) {
+        t->repeat = want;
+        ev_timer_again(loop, t);
+    }
 }
 
 static void worker_stop(struct worker *k)
@@ -242,6 +270,7 @@ static void worker_stop(struct worker *k)
     if (!k->started)
         return;
     k->started = false;
+    k->agent_on = false;
     ev_timer_stop(k->w->loop, &k->tick);
     kube_call_cancel(k->probe);
     k->probe = NULL;
@@ -369,11 +398,11 @@ static int worker_start(struct worker *k, struct err *e)
     if (k->started)
         return 0;
     int rc = 0;
-    if (k->agent && (rc = agent_start(k->agent, e)) < 0)
-        return rc;
     for (size_t i = 0; i < k->n_inf; i++)
         if ((rc = cache_start(k->reg[i], e)) < 0)
             return rc;
+    k->started_at = clock_mono_s();
+    k->tick.repeat = WORKERS_TICK_FAST_S;
     ev_timer_start(k->w->loop, &k->tick);
     k->started = true;
     return 0;

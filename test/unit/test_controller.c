@@ -617,6 +617,43 @@ static void test_admission_checks(void **state)
     assert_int_equal(st.ac_failures, 0);
 }
 
+/* At a start no worker is usable until its first lists are in: while one is not known yet
+ * (src.known) the check is left Active, for a minute at most; once it is known, or after
+ * that minute, no usable worker is Active=False. */
+static void test_admission_check_waits_for_unknown(void **state)
+{
+    struct fx *f = *state;
+    const char *path = "/apis/kueue.x-k8s.io/v1beta1/admissionchecks/ks/status";
+    f->c1_connected = false;
+    f->c1_unknown = true;
+    f->now_ms = NOW_MS + 59000; /* the controller was made at NOW_MS */
+    assert_int_equal(wlc_sync_admission_checks(f->c), 0);
+    f->now_ms = NOW_MS + 60000; /* still not known a minute later: down */
+    fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
+    assert_int_equal(wlc_sync_admission_checks(f->c), 1);
+    run_until(f, 1, 0);
+    json_t *b = req_body(f->hub_srv, 0, "PATCH", path);
+    assert_string_equal(jx_str(b, "status.conditions[0].status", ""), "False");
+    json_decref(b);
+}
+
+/* Known within the minute and not usable: False at once. */
+static void test_admission_check_known_down(void **state)
+{
+    struct fx *f = *state;
+    const char *path = "/apis/kueue.x-k8s.io/v1beta1/admissionchecks/ks/status";
+    f->c1_connected = false;
+    f->c1_unknown = true;
+    assert_int_equal(wlc_sync_admission_checks(f->c), 0);
+    f->c1_unknown = false;
+    fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
+    assert_int_equal(wlc_sync_admission_checks(f->c), 1);
+    run_until(f, 1, 0);
+    json_t *b = req_body(f->hub_srv, 0, "PATCH", path);
+    assert_string_equal(jx_str(b, "status.conditions[0].status", ""), "False");
+    json_decref(b);
+}
+
 /* One AdmissionCheck status write at a time; a conflict (our store was
  * behind) is retried about a second later without waiting for an event. */
 static void test_admission_check_conflict(void **state)
@@ -2192,6 +2229,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_ours_and_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admission_check_conflict, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admission_check_waits_for_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admission_check_known_down, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evicted_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_worker_not_lost, setup, teardown),

@@ -656,6 +656,19 @@ static void test_agent_shares_jobs(void **state)
     }
     assert_non_null(strstr(r->query, "labelSelector=kubestellar.io%2Fcluster"));
     fakesrv_req_free(r);
+    /* the agent's lists come after the copies' (its Pod list is the big one, read by no
+     * placement): the Job list is the first list request */
+    for (size_t i = 0; i < fakesrv_nreq(f.srv); i++) {
+        r = fakesrv_req_get(f.srv, i);
+        bool list = strcmp(r->method, "GET") == 0 && !strstr(r->query, "watch=") &&
+                    strcmp(r->path, "/version") != 0;
+        bool jobs = strcmp(r->path, "/apis/batch/v1/jobs") == 0;
+        fakesrv_req_free(r);
+        if (list) {
+            assert_true(jobs);
+            break;
+        }
+    }
     for (size_t i = 0; i < 2; i++) {
         const char *p = i ? "/api/v1/pods" : "/api/v1/nodes";
         count_lw(f.srv, p, &lists, &watches);
