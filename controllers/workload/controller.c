@@ -1243,12 +1243,12 @@ static bool own_held(struct wlc *c, const struct recon *r)
 }
 
 /* Dispatches are under way: a job is placed with no copy yet, or keys wait in the plain
- * queue (reservations to place, the events of placements written). */
+ * queue (reservations to place, the events of placements written; not a background pass). */
 static bool dispatch_busy(const struct wlc *c)
 {
     struct wq_stats ws;
     wq_stats(c->q, &ws);
-    return strmap_len(&c->dispatching) > 0 || ws.depth > ws.urgent;
+    return strmap_len(&c->dispatching) > 0 || ws.depth > ws.urgent + ws.background;
 }
 
 /* The check's running message of `key` waits while dispatches are under way, for
@@ -1679,13 +1679,15 @@ static bool wants_placement(struct wlc *c, const json_t *wl)
     return wants;
 }
 
-/* Queue `key` of a pass over many Workloads: ahead when it wants a placement. */
+/* Queue `key` of a pass over many Workloads: ahead when it wants a placement, else behind
+ * the changes (WQ_BACKGROUND): at a restart a reservation or a copy's status that comes by
+ * watch does not wait behind a pass over 10,000 Workloads. */
 static void add_passing(struct wlc *c, const char *key, const json_t *wl)
 {
     if (wants_placement(c, wl))
         wq_add_urgent(c->q, key);
     else
-        wq_add(c->q, key);
+        wq_add_level(c->q, key, WQ_BACKGROUND);
 }
 
 /* Queue `key` for a change of one of its objects: ahead while its dispatch is under way
@@ -2153,4 +2155,5 @@ void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)
     out->queued = qs.depth;
     out->queued_urgent = qs.urgent;
     out->queued_first = qs.first;
+    out->queued_background = qs.background;
 }

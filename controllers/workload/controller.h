@@ -168,13 +168,15 @@ void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
 /* The same for objects delivered by the start-up lists (not changes): a pass over every
  * Workload, of which those that want a placement (wl_wants_placement) are queued ahead,
- * the others in order (a hub job's too), so that a reservation made while the operator
- * was down does not wait behind the restart's pass over every existing Workload. */
+ * the others behind every change (WQ_BACKGROUND; a hub job's too), so that neither a
+ * reservation made while the operator was down nor a change that comes by watch meanwhile
+ * (a new reservation, a copy's status) waits behind the restart's pass over every existing
+ * Workload. */
 void wlc_on_workload_listed(struct wlc *c, const json_t *wl);
 void wlc_on_job_listed(struct wlc *c, const json_t *job);
 /* Queue every Workload (after an AdmissionCheck, ResourceFlavor or worker change), those
- * that want a placement ahead (as wlc_on_workload_listed); one queued already stays where it
- * is, unread (its pass reads the stores when it runs). */
+ * that want a placement ahead, the others behind the changes (as wlc_on_workload_listed); one
+ * queued already stays where it is, unread (its pass reads the stores when it runs). */
 void wlc_enqueue_all(struct wlc *c);
 /*
  * ClusterMetrics `cluster` was added, changed or deleted (the store already
@@ -234,21 +236,23 @@ bool wlc_placing(const struct wlc *c);
 
 struct wlc_stats {
     uint64_t reconciles;
-    uint64_t failures;      /* passes with a failed write */
-    uint64_t placements;    /* PLACE_OK decisions acted on */
-    size_t reservations;    /* held now */
-    uint64_t ac_writes;     /* AdmissionCheck status writes completed */
-    uint64_t ac_failures;   /* AdmissionCheck status writes failed */
-    uint64_t gc_deleted;    /* orphan deletions submitted */
-    size_t parsed_clusters; /* ClusterMetrics conversions cached */
-    size_t waiting;         /* Workloads whose last pass read every cluster */
-    size_t placed;          /* Workloads known placed on a cluster */
-    uint64_t own_holds;     /* passes held until the stores showed the last pass's writes */
-    uint64_t deferrals;     /* passes that left the running message behind dispatches */
-    uint64_t defer_skips;   /* of those, not made: nothing changed since the last one */
-    size_t queued;          /* keys waiting in the work queue, ready */
-    size_t queued_urgent;   /* of those, queued ahead (wq_add_urgent or WQ_FIRST) */
-    size_t queued_first;    /* of those, queued first (a hub job change: WQ_FIRST) */
+    uint64_t failures;        /* passes with a failed write */
+    uint64_t placements;      /* PLACE_OK decisions acted on */
+    size_t reservations;      /* held now */
+    uint64_t ac_writes;       /* AdmissionCheck status writes completed */
+    uint64_t ac_failures;     /* AdmissionCheck status writes failed */
+    uint64_t gc_deleted;      /* orphan deletions submitted */
+    size_t parsed_clusters;   /* ClusterMetrics conversions cached */
+    size_t waiting;           /* Workloads whose last pass read every cluster */
+    size_t placed;            /* Workloads known placed on a cluster */
+    uint64_t own_holds;       /* passes held until the stores showed the last pass's writes */
+    uint64_t deferrals;       /* passes that left the running message behind dispatches */
+    uint64_t defer_skips;     /* of those, not made: nothing changed since the last one */
+    size_t queued;            /* keys waiting in the work queue, ready */
+    size_t queued_urgent;     /* of those, queued ahead (wq_add_urgent or WQ_FIRST) */
+    size_t queued_first;      /* of those, queued first (a hub job change: WQ_FIRST) */
+    size_t queued_background; /* of those, queued behind the changes (a pass over every
+                                 Workload: WQ_BACKGROUND) */
 };
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
 

@@ -275,7 +275,7 @@ static struct wq_item *wq_pop_queue(struct wq *q)
     if (!it)
         return NULL;
     wq_unlink(q, it);
-    it->prio = WQ_PLAIN;
+    it->prio = WQ_BACKGROUND; /* what it is added with next time decides */
     return it;
 }
 
@@ -288,6 +288,21 @@ static void wq_add_item(struct wq *q, struct wq_item *it)
     if (it->processing)
         return;
     wq_push_queue(q, it);
+}
+
+/* Queue `it` at `level` at least: a queued item moves up, never down; one being processed is
+ * re-queued at the highest level it was added with. */
+static void add_at(struct wq *q, struct wq_item *it, enum wq_level level)
+{
+    if (it->queued && it->prio < level) {
+        wq_unlink(q, it);
+        it->prio = (uint8_t)level;
+        wq_push_queue(q, it);
+        return;
+    }
+    if (it->prio < level)
+        it->prio = (uint8_t)level;
+    wq_add_item(q, it);
 }
 
 static struct wq_item *wq_take(struct wq *q)
@@ -321,7 +336,7 @@ static void wq_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
     double now = wq_clock(q);
     while (q->heap_len > 0 && q->heap[0]->ready_at <= now) {
         struct wq_item *it = heap_pop(q);
-        wq_add_item(q, it);
+        add_at(q, it, WQ_PLAIN); /* a retry or requeue delay is no background pass */
         item_maybe_release(q, it);
     }
     wq_arm_timer(q);
@@ -380,23 +395,14 @@ void wq_add(struct wq *q, const char *key)
 {
     if (q->shutting_down)
         return;
-    wq_add_item(q, item_get(q, key));
+    add_at(q, item_get(q, key), WQ_PLAIN);
 }
 
 void wq_add_level(struct wq *q, const char *key, enum wq_level level)
 {
     if (q->shutting_down || level >= WQ_LEVELS)
         return;
-    struct wq_item *it = item_get(q, key);
-    if (it->queued && it->prio < level) {
-        wq_unlink(q, it);
-        it->prio = (uint8_t)level;
-        wq_push_queue(q, it);
-        return;
-    }
-    if (it->prio < level)
-        it->prio = (uint8_t)level;
-    wq_add_item(q, it);
+    add_at(q, item_get(q, key), level);
 }
 
 bool wq_queued(const struct wq *q, const char *key)
@@ -499,7 +505,7 @@ int wq_done(struct wq *q, const char *key)
         wq_push_queue(q, it);
     } else {
         it->dirty = false;
-        it->prio = WQ_PLAIN;
+        it->prio = WQ_BACKGROUND;
     }
     item_maybe_release(q, it);
     wq_kick(q);
@@ -548,6 +554,7 @@ void wq_stats(const struct wq *q, struct wq_stats *out)
     out->depth = q->depth;
     out->urgent = q->ldepth[WQ_URGENT] + q->ldepth[WQ_FIRST];
     out->first = q->ldepth[WQ_FIRST];
+    out->background = q->ldepth[WQ_BACKGROUND];
     out->waiting = q->heap_len;
     out->processing = q->processing;
     out->adds = q->adds;

@@ -47,9 +47,11 @@ struct wq;
 
 /* Queue levels, the highest served first (FIFO within a level). */
 enum wq_level {
-    WQ_PLAIN = 0, /* wq_add */
-    WQ_URGENT,    /* wq_add_urgent */
-    WQ_FIRST,     /* ahead of the urgent ones too */
+    WQ_BACKGROUND = 0, /* behind wq_add's: a pass over every object (controller-runtime's
+                          low priority for the initial list); a delayed add comes plain */
+    WQ_PLAIN,          /* wq_add */
+    WQ_URGENT,         /* wq_add_urgent */
+    WQ_FIRST,          /* ahead of the urgent ones too */
     WQ_LEVELS
 };
 
@@ -83,6 +85,7 @@ struct wq_stats {
     size_t depth;      /* keys queued, ready to be handed out */
     size_t urgent;     /* of those, queued ahead of wq_add's (WQ_URGENT and WQ_FIRST) */
     size_t first;      /* of those, queued with WQ_FIRST */
+    size_t background; /* of those, queued with WQ_BACKGROUND (behind wq_add's) */
     size_t waiting;    /* keys in the delay heap */
     size_t processing; /* keys handed out and not yet done */
     uint64_t adds;     /* keys that became queued-or-dirty (after de-dup), cumulative */
@@ -94,7 +97,8 @@ struct wq *wq_new(const struct wq_opts *opts);
 /* Stop the watchers and free everything (keys in processing included). NULL is fine. */
 void wq_free(struct wq *q);
 
-/* Add a key now (copied). Ignored after shutdown. */
+/* Add a key now (copied), WQ_PLAIN: a key queued WQ_BACKGROUND moves up. Ignored after
+ * shutdown. */
 void wq_add(struct wq *q, const char *key);
 /*
  * Add a key now, ahead of the keys added with wq_add (first in, first out among

@@ -2217,6 +2217,37 @@ static void test_dispatching_workload_event_ahead(void **state)
     json_decref(wp);
 }
 
+/* A change that comes by watch during a restart's pass over every Workload (here a
+ * reservation) goes ahead of that pass, which is queued behind the changes
+ * (WQ_BACKGROUND); a listed reservation goes ahead of both. */
+static void test_watched_change_ahead_of_restart_pass(void **state)
+{
+    struct fx *f = *state;
+    fill_restart(f);
+    for (int i = 0; i < OTHERS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "default/other-%d", i);
+        wlc_on_workload_listed(f->c, store_get(f->wls, key));
+    }
+    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-placed-9z9z9"));
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, OTHERS + 1);
+    assert_int_equal(st.queued_background, OTHERS + 1);
+    assert_false(wlc_placing(f->c));
+    /* the reservation's watch event: in order, which is ahead of the pass */
+    wlc_on_workload(f->c, store_get(f->wls, "default/job-sample-1a2b3"));
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, OTHERS + 2);
+    assert_int_equal(st.queued_background, OTHERS + 1);
+    assert_int_equal(st.queued_urgent, 0);
+    /* a watch event of a key the pass queued moves it up too */
+    wlc_on_workload(f->c, store_get(f->wls, "default/other-3"));
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, OTHERS + 2);
+    assert_int_equal(st.queued_background, OTHERS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2269,6 +2300,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_enqueue_all_leaves_queued, setup, teardown),
         cmocka_unit_test_setup_teardown(test_packed_passes_leave_no_trees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatching_workload_event_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watched_change_ahead_of_restart_pass, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

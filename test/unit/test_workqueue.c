@@ -197,6 +197,37 @@ static void test_levels(void **state)
     wq_free(q);
 }
 
+/* WQ_BACKGROUND: behind the plain adds; a plain add moves such a key up; a key handed out
+ * is background again only when added so. */
+static void test_background(void **state)
+{
+    (void)state;
+    struct wq_opts o = {0};
+    struct wq *q = wq_new(&o);
+    wq_add_level(q, "b1", WQ_BACKGROUND);
+    wq_add_level(q, "b2", WQ_BACKGROUND);
+    wq_add_level(q, "b3", WQ_BACKGROUND);
+    wq_add(q, "p1");
+    wq_add(q, "b2");                      /* moves up to plain, behind p1 */
+    wq_add_level(q, "p1", WQ_BACKGROUND); /* not down */
+    struct wq_stats st;
+    wq_stats(q, &st);
+    assert_int_equal(st.depth, 4);
+    assert_int_equal(st.background, 2);
+    assert_int_equal(st.urgent, 0);
+    assert_string_equal(wq_get(q), "p1");
+    assert_string_equal(wq_get(q), "b2");
+    assert_string_equal(wq_get(q), "b1");
+    wq_add_level(q, "p1", WQ_BACKGROUND); /* p1 is processed: it comes back background */
+    assert_int_equal(wq_done(q, "p1"), 0);
+    wq_add(q, "p2");
+    assert_string_equal(wq_get(q), "p2");
+    assert_string_equal(wq_get(q), "b3");
+    assert_string_equal(wq_get(q), "p1");
+    assert_null(wq_get(q));
+    wq_free(q);
+}
+
 static void test_backoff_sequence(void **state)
 {
     (void)state;
@@ -337,6 +368,58 @@ static void test_add_after_order(void **state)
     assert_int_equal(st.processing, 0);
     wq_free(q);
     ev_timer_stop(loop, &r.timeout);
+    ev_loop_destroy(loop);
+}
+
+struct bg_rec {
+    struct rec r;
+    struct wq *q;
+};
+
+static void bg_process(struct wq *q, const char *key, void *ud)
+{
+    struct bg_rec *b = ud;
+    if (strcmp(key, "b1") != 0) /* b1 is held until release_b1 */
+        b->r.done_sync = true;
+    else
+        b->r.done_sync = false;
+    rec_process(q, key, &b->r);
+}
+
+static void release_b1(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct bg_rec *b = w->data;
+    assert_int_equal(wq_done(b->q, "b1"), 0);
+}
+
+/* A delayed add (a retry, a requeue delay) comes plain: ahead of a background backlog. */
+static void test_delayed_add_is_plain(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct bg_rec b;
+    rec_init(&b.r, loop, 5.0);
+    b.r.want = 3;
+    struct wq_opts o = {.loop = loop, .process = bg_process, .ud = &b, .workers = 1};
+    b.q = wq_new(&o);
+    wq_add_level(b.q, "b1", WQ_BACKGROUND);
+    wq_add_level(b.q, "b2", WQ_BACKGROUND);
+    wq_add_after(b.q, "d", 0.05);
+    ev_timer rel;
+    ev_timer_init(&rel, release_b1, 0.15, 0);
+    rel.data = &b;
+    ev_timer_start(loop, &rel);
+    ev_run(loop, 0);
+    assert_false(b.r.timed_out);
+    assert_int_equal(b.r.n, 3);
+    assert_string_equal(b.r.order[0], "b1");
+    assert_string_equal(b.r.order[1], "d");
+    assert_string_equal(b.r.order[2], "b2");
+    wq_free(b.q);
+    ev_timer_stop(loop, &rel);
+    ev_timer_stop(loop, &b.r.timeout);
     ev_loop_destroy(loop);
 }
 
@@ -509,6 +592,8 @@ int main(void)
         cmocka_unit_test(test_concurrency_limit),
         cmocka_unit_test(test_rate_limited_and_forget),
         cmocka_unit_test(test_queued),
+        cmocka_unit_test(test_background),
+        cmocka_unit_test(test_delayed_add_is_plain),
         cmocka_unit_test(test_shutdown),
         cmocka_unit_test(test_free_with_inflight),
     };
