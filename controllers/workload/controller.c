@@ -42,6 +42,7 @@ struct wlc {
     json_t *pending_placed;
     json_t *ac_inflight; /* AdmissionCheck name -> true while its status write is out */
     ev_timer ac_retry;   /* after a failed write: sync again in 1 s */
+    ev_timer ac_grace;   /* a write held by the start-up grace: sync again when it ends */
     /* key -> {token, rv}: a placement of this admission was written from the
      * hub job at resourceVersion rv; until the job store shows a newer job,
      * a pass must not place again (watch events lag write responses) */
@@ -1488,7 +1489,8 @@ static void process(struct wq *q, const char *key, void *ud)
     c->st.reconciles++;
     log_v(c->cfg.lg, 5, "pass", "workload", key);
     if (c->cfg.src.synced && !c->cfg.src.synced(c->cfg.src.ud)) {
-        wq_add_after(q, key, 1.0);
+        /* back where it was: the start-up lists' pass stays behind the changes */
+        wq_add_after_level(q, key, 1.0, wq_handed_level(q, key));
         wq_done(q, key);
         return;
     }
@@ -1586,6 +1588,8 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->ac_inflight = json_object();
     ev_timer_init(&c->ac_retry, ac_retry_cb, 1.0, 0);
     c->ac_retry.data = c;
+    ev_init(&c->ac_grace, ac_retry_cb);
+    c->ac_grace.data = c;
     c->placing = json_object();
     c->written = json_object();
     c->relayed = json_object();
@@ -1640,6 +1644,7 @@ void wlc_free(struct wlc *c)
     json_decref(c->pending_placed);
     json_decref(c->ac_inflight);
     ev_timer_stop(c->cfg.loop, &c->ac_retry);
+    ev_timer_stop(c->cfg.loop, &c->ac_grace);
     json_decref(c->placing);
     json_decref(c->written);
     json_decref(c->relayed);
@@ -1816,6 +1821,7 @@ struct ac_walk {
     int64_t now;
     size_t usable, registered;
     size_t unknown; /* not usable and not known since the start (src.known) */
+    bool held;      /* a write was held by the start-up grace */
     size_t writes;
 };
 
@@ -1897,8 +1903,10 @@ static int sync_ac(const char *key, json_t *ac, void *ud)
         return 0; /* one write at a time: its informer update triggers the next sync */
     /* a restart is no outage: Active=False (Kueue stops admitting through the check) waits
      * until every worker is known, the worker change syncs again (controller.h) */
-    if (w->usable == 0 && w->unknown > 0 && w->now - w->c->born_ms < AC_UNKNOWN_GRACE_MS)
+    if (w->usable == 0 && w->unknown > 0 && w->now - w->c->born_ms < AC_UNKNOWN_GRACE_MS) {
+        w->held = true;
         return 0;
+    }
     if (acc_decide(ac, w->usable, w->registered, nowbuf, &patch, NULL) <= 0)
         return 0;
     const char *ver = w->c->cfg.ops.kueue_version ? w->c->cfg.ops.kueue_version : "v1beta1";
@@ -1931,6 +1939,11 @@ size_t wlc_sync_admission_checks(struct wlc *c)
     struct ac_walk w = {.c = c, .now = now_ms(c)};
     store_foreach(c->cfg.src.cluster_metrics, count_cluster, &w);
     store_foreach(c->cfg.src.admission_checks, sync_ac, &w);
+    if (w.held && !ev_is_active(&c->ac_grace)) {
+        /* the grace's end is a change of its own: nothing else may come to sync then */
+        ev_timer_set(&c->ac_grace, (double)(c->born_ms + AC_UNKNOWN_GRACE_MS - w.now) / 1000.0, 0);
+        ev_timer_start(c->cfg.loop, &c->ac_grace);
+    }
     return w.writes;
 }
 

@@ -203,7 +203,8 @@ void wlc_check_clusters(struct wlc *c);
  * change, on AdmissionCheck changes, and periodically (staleness is
  * time-based). While no cluster is usable but some is not known yet
  * (src.known), during the first minute after wlc_new, nothing is written: a
- * restart does not flip Active to False. Returns the number of writes submitted.
+ * restart does not flip Active to False (a timer syncs again when that minute
+ * ends). Returns the number of writes submitted.
  */
 size_t wlc_sync_admission_checks(struct wlc *c);
 

@@ -23,8 +23,11 @@
 #define WORKERS_TICK_FAST_S 0.05
 /* the in-process agent's lists wait for the copies' (below), at most this long */
 #define WORKERS_AGENT_WAIT_S 5.0
-#define WORKERS_PROBE_TO_S   5.0
-#define WORKERS_PROBE_FAILS  2 /* consecutive failed probes before a worker is unreachable */
+/* a worker whose agent has not reported yet is known (its copies synced) this long after its
+ * start at the latest; the fast tick stops then too */
+#define WORKERS_KNOWN_MAX_S 60.0
+#define WORKERS_PROBE_TO_S  5.0
+#define WORKERS_PROBE_FAILS 2 /* consecutive failed probes before a worker is unreachable */
 
 struct worker {
     struct workers *w;
@@ -224,10 +227,23 @@ static void maybe_start_agent(struct worker *k, double now)
         return;
     struct err e;
     err_clear(&e);
-    k->agent_on = true; /* one try: what fails here (the informers' options) fails again */
+    k->agent_on = true; /* agent_start fails only when it runs already */
     if (agent_start(k->agent, &e) < 0)
-        log_error(k->w->cfg.lg, "cannot start the ClusterMetrics agent", "cluster", k->name,
-                  "error", e.msg);
+        log_error(k->w->cfg.lg,
+                  "cannot start the ClusterMetrics agent: the worker gets no fresh ClusterMetrics "
+                  "and stays unusable; restart kueue-ks",
+                  "cluster", k->name, "error", e.msg);
+}
+
+/* The in-process agent has written ClusterMetrics since the start (none: true). Until then the
+ * hub's may be stale from before a restart: the worker is not known usable or not yet. */
+static bool agent_reported(const struct worker *k)
+{
+    if (!k->agent)
+        return true;
+    struct agent_stats st;
+    agent_stats(k->agent, &st);
+    return st.writes > 0 || st.creates > 0;
 }
 
 static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)
@@ -251,14 +267,18 @@ static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)
         }
     }
     bool reach = k->probe_ok && job_synced(k);
-    bool known = k->known || !k->probe_ok || job_synced(k);
+    bool known =
+        k->known || !k->probe_ok ||
+        (job_synced(k) && (agent_reported(k) || now - k->started_at >= WORKERS_KNOWN_MAX_S));
     if (reach != k->reachable || known != k->known) {
         k->reachable = reach;
         k->known = known;
         changed(w, k->name);
     }
     maybe_start_agent(k, now);
-    double want = k->known && (!k->agent || k->agent_on) ? WORKERS_TICK_S : WORKERS_TICK_FAST_S;
+    bool starting = !k->known || (k->agent && !k->agent_on);
+    double want = starting && now - k->started_at < WORKERS_KNOWN_MAX_S ? WORKERS_TICK_FAST_S
+                                                                        : WORKERS_TICK_S;
     if (t->repeat != want) {
         t->repeat = want;
         ev_timer_again(loop, t);
@@ -701,7 +721,9 @@ bool workers_reachable(struct workers *w, const char *name)
 bool workers_known(struct workers *w, const char *name)
 {
     struct worker *k = find(w, name);
-    return !k || k->known;
+    if (!k) /* gone, or not registered yet: its Secret may not have been listed */
+        return !w->secrets || informer_has_synced(w->secrets);
+    return k->known;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -76,7 +76,8 @@ struct workers_config {
      * kinds the hub serves); NULL = batch/v1 Job only. Job is always watched. */
     const struct kind_def *const *kinds;
     size_t n_kinds;
-    void (*on_change)(void *ud, const char *cluster); /* may be NULL */
+    void (*on_change)(void *ud, const char *cluster); /* may be NULL; must not remove
+                                                           workers (it runs in their tick) */
     void (*on_copy)(void *ud, json_t *obj);           /* may be NULL; obj borrowed */
     void *ud;
     const struct logger *lg; /* borrowed, may be NULL */
@@ -108,7 +109,9 @@ int workers_add_file(struct workers *w, const char *spec, struct err *e);
  * -ENOSPC beyond WORKERS_MAX_KINDS kinds / the informer's code. */
 int workers_add_kind(struct workers *w, const struct kind_def *k, struct err *e);
 
-/* Start every worker and the Secrets informer. 0, or a negative code. */
+/* Start every worker and the Secrets informer. A worker's in-process agent starts once its Job
+ * copies informer has synced (or the worker is known down, or 5 s later): its Pod list, the
+ * biggest, comes after the lists a placement reads. 0, or a negative code. */
 int workers_start(struct workers *w, struct err *e);
 /* Stop informers, agents and probes (workers stay registered). */
 void workers_stop(struct workers *w);
@@ -122,11 +125,14 @@ struct kube_client *workers_client(struct workers *w, const char *name);
 struct store *workers_copies(struct workers *w, const char *name, const struct kind_def *k);
 bool workers_reachable(struct workers *w, const char *name);
 /* True once this process knows worker `name`'s state: its Job copies informer
- * has synced once since the worker was added, or its probes made it
- * unreachable; also true for a name that is not registered (it is known to be
- * gone). Until then "not reachable" only means "not heard from yet": a
- * restarted operator must not count that time as an outage
- * (--worker-lost-timeout). on_change runs when it turns true. */
+ * has synced once since the worker was added and its in-process agent (if any)
+ * has written ClusterMetrics once (the hub's may be stale from before a
+ * restart; 60 s after the worker's start at the latest), or its probes made it
+ * unreachable; also true for a name that is not registered once the workers'
+ * Secrets have been listed (it is known to be gone). Until then "not reachable"
+ * only means "not heard from yet": a restarted operator must not count that
+ * time as an outage (--worker-lost-timeout), nor flip the AdmissionCheck.
+ * on_change runs when it turns true. */
 bool workers_known(struct workers *w, const char *name);
 /* The labels of worker `name`'s Secret (a new reference), or NULL (a --worker
  * flag worker, or unknown). For the cluster selector (clustersel.h). */

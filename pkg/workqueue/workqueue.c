@@ -23,7 +23,9 @@ struct wq_item {
     char *key;
     uint32_t hash;
     bool dirty;
-    uint8_t prio; /* enum wq_level: the FIFO it is queued in (or re-queued into by wq_done) */
+    uint8_t prio;       /* enum wq_level: the FIFO it is queued in (or re-queued into by wq_done) */
+    uint8_t after_prio; /* the level a delayed add asked for (the highest), while waiting */
+    uint8_t handed;     /* the level it was handed out from (wq_handed_level) */
     bool processing;
     bool queued;
     size_t heap_idx; /* HEAP_NONE when not waiting */
@@ -275,6 +277,7 @@ static struct wq_item *wq_pop_queue(struct wq *q)
     if (!it)
         return NULL;
     wq_unlink(q, it);
+    it->handed = it->prio;
     it->prio = WQ_BACKGROUND; /* what it is added with next time decides */
     return it;
 }
@@ -292,7 +295,7 @@ static void wq_add_item(struct wq *q, struct wq_item *it)
 
 /* Queue `it` at `level` at least: a queued item moves up, never down; one being processed is
  * re-queued at the highest level it was added with. */
-static void add_at(struct wq *q, struct wq_item *it, enum wq_level level)
+static void wq_add_at(struct wq *q, struct wq_item *it, enum wq_level level)
 {
     if (it->queued && it->prio < level) {
         wq_unlink(q, it);
@@ -336,7 +339,9 @@ static void wq_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
     double now = wq_clock(q);
     while (q->heap_len > 0 && q->heap[0]->ready_at <= now) {
         struct wq_item *it = heap_pop(q);
-        add_at(q, it, WQ_PLAIN); /* a retry or requeue delay is no background pass */
+        enum wq_level level = (enum wq_level)it->after_prio;
+        it->after_prio = WQ_BACKGROUND;
+        wq_add_at(q, it, level);
         item_maybe_release(q, it);
     }
     wq_arm_timer(q);
@@ -395,14 +400,14 @@ void wq_add(struct wq *q, const char *key)
 {
     if (q->shutting_down)
         return;
-    add_at(q, item_get(q, key), WQ_PLAIN);
+    wq_add_at(q, item_get(q, key), WQ_PLAIN);
 }
 
 void wq_add_level(struct wq *q, const char *key, enum wq_level level)
 {
     if (q->shutting_down || level >= WQ_LEVELS)
         return;
-    add_at(q, item_get(q, key), level);
+    wq_add_at(q, item_get(q, key), level);
 }
 
 bool wq_queued(const struct wq *q, const char *key)
@@ -418,13 +423,26 @@ void wq_add_urgent(struct wq *q, const char *key)
 
 void wq_add_after(struct wq *q, const char *key, double delay)
 {
-    if (q->shutting_down)
+    wq_add_after_level(q, key, delay, WQ_PLAIN);
+}
+
+enum wq_level wq_handed_level(const struct wq *q, const char *key)
+{
+    const struct wq_item *it = item_find(q, key);
+    return it && it->processing ? (enum wq_level)it->handed : WQ_PLAIN;
+}
+
+void wq_add_after_level(struct wq *q, const char *key, double delay, enum wq_level level)
+{
+    if (q->shutting_down || level >= WQ_LEVELS)
         return;
     if (delay <= 0) {
-        wq_add(q, key);
+        wq_add_level(q, key, level);
         return;
     }
     struct wq_item *it = item_get(q, key);
+    if (it->after_prio < level)
+        it->after_prio = (uint8_t)level;
     double ready = wq_clock(q) + delay;
     if (it->heap_idx != HEAP_NONE) {
         if (ready < it->ready_at) {

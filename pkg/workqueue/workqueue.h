@@ -15,7 +15,9 @@
  *    keeps the earlier time; a delay <= 0 adds at once);
  *  - levels (an addition to client-go's semantics): one FIFO per level, the
  *    highest served first: WQ_FIRST, then WQ_URGENT (wq_add_urgent), then the
- *    plain adds;
+ *    plain adds, then WQ_BACKGROUND. No aging: a steady stream of higher adds
+ *    holds the background keys back (meant for passes over every object, which
+ *    the changes they are behind make partly moot);
  *  - shutdown: stop handing out keys, drop queued and waiting keys.
  *
  * Driving a controller: the queue calls `process(q, key, ud)` from an ev_idle
@@ -118,6 +120,12 @@ bool wq_queued(const struct wq *q, const char *key);
  * waiting, the earlier ready time wins. Ignored after shutdown.
  */
 void wq_add_after(struct wq *q, const char *key, double delay);
+/* The same, queued at `level` at least when the delay is over (wq_add_after: WQ_PLAIN; of
+ * several delayed adds of a waiting key, the highest level counts). */
+void wq_add_after_level(struct wq *q, const char *key, double delay, enum wq_level level);
+/* The level `key` was queued at when it was handed out (while it is processed; WQ_PLAIN
+ * otherwise): to put it back where it was (wq_add_after_level). */
+enum wq_level wq_handed_level(const struct wq *q, const char *key);
 /* wq_add_after(key, wq_when(key)) and counts a retry. */
 void wq_add_rate_limited(struct wq *q, const char *key);
 /*

@@ -518,6 +518,9 @@ struct share_fx {
     json_t *seen; /* names passed to on_copy */
     struct fakesrv *srv;
     struct workers *w;
+    struct kube_rest_config *hc;
+    struct kube_client *hub;
+    char *kc, *spec;
 };
 
 static void share_copy(void *ud, json_t *obj)
@@ -587,6 +590,74 @@ static void share_run(struct ev_loop *loop, struct share_fx *f, double guard_s,
     ev_timer_stop(loop, &guard);
 }
 
+/* The worker w1 of a fake server (nodes, pods, Jobs), with the in-process agent writing
+ * ClusterMetrics to the same server, its status PATCH answered after patch_delay_s; started. */
+static void share_start(struct share_fx *f, struct ev_loop *loop, double patch_delay_s)
+{
+    f->seen = json_array();
+    f->srv = fakesrv_start(NULL);
+    fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                .path = "/version",
+                                                .body = "{\"gitVersion\":\"v1.32.0\"}",
+                                                .times = -1});
+    fakesrv_push_json(f->srv, "GET", "/api/v1/nodes", "watch=", 200,
+                      "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"3\"},"
+                      "\"items\":[{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"2\"},"
+                      "\"status\":{\"allocatable\":{\"cpu\":\"8\"}}}]}");
+    /* pods of our copy, of KubeStellar's and of a Job that is no hub work */
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", "watch=", 200,
+                      "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"4\"},"
+                      "\"items\":[" POD("p1", "ours", "1") "," POD("p2", "ks", "500m") "," POD(
+                          "p3", "local", "2") "]}");
+    fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "PATCH",
+                                                .path = CM_STATUS,
+                                                .body = "{}",
+                                                .delay_s = patch_delay_s,
+                                                .times = -1});
+    fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                .path = "/apis/batch/v1/jobs",
+                                                .query_lacks = "watch=",
+                                                .body = SHARED_JOBS,
+                                                .times = -1});
+    fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                .path = "/",
+                                                .query_contains = "watch=",
+                                                .end = FAKESRV_HOLD,
+                                                .times = -1});
+    f->hc = kube_rest_config_new();
+    f->hc->server = xstrdup(fakesrv_url(f->srv)); /* the hub: ClusterMetrics is written there */
+    assert_int_equal(kube_client_new(loop, f->hc, NULL, NULL, &f->hub, NULL), 0);
+    struct workers_config cfg = {.hub = f->hub,
+                                 .origin = "o1",
+                                 .allow_insecure = true,
+                                 .run_agents = true,
+                                 .agent_min_interval_s = 0.05,
+                                 .probe_interval_s = 0.01,
+                                 .informer_backoff_s = 0.05,
+                                 .on_copy = share_copy,
+                                 .ud = f};
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(workers_new(&cfg, &f->w, &e), 0);
+    f->kc = write_kc(fakesrv_url(f->srv), false);
+    f->spec = xasprintf("w1=%s", f->kc);
+    assert_int_equal(workers_add_file(f->w, f->spec, &e), 0);
+    assert_int_equal(workers_start(f->w, &e), 0);
+}
+
+static void share_free(struct share_fx *f, struct ev_loop *loop)
+{
+    workers_free(f->w);
+    kube_client_free(f->hub);
+    kube_rest_config_free(f->hc);
+    fakesrv_stop(f->srv);
+    ev_loop_destroy(loop);
+    unlink(f->kc);
+    free(f->kc);
+    free(f->spec);
+    json_decref(f->seen);
+}
+
 /* An operator with the in-process agent on a worker lists and watches the worker's Jobs
  * once (the agent's informer and the copies informer are one, label kubestellar.io/cluster,
  * through the worker's informer cache), where it made two requests of each. The copies
@@ -596,52 +667,8 @@ static void test_agent_shares_jobs(void **state)
 {
     (void)state;
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-    struct share_fx f = {.seen = json_array(), .srv = fakesrv_start(NULL)};
-    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
-                                               .path = "/version",
-                                               .body = "{\"gitVersion\":\"v1.32.0\"}",
-                                               .times = -1});
-    fakesrv_push_json(f.srv, "GET", "/api/v1/nodes", "watch=", 200,
-                      "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"3\"},"
-                      "\"items\":[{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"2\"},"
-                      "\"status\":{\"allocatable\":{\"cpu\":\"8\"}}}]}");
-    /* pods of our copy, of KubeStellar's and of a Job that is no hub work */
-    fakesrv_push_json(f.srv, "GET", "/api/v1/pods", "watch=", 200,
-                      "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"4\"},"
-                      "\"items\":[" POD("p1", "ours", "1") "," POD("p2", "ks", "500m") "," POD(
-                          "p3", "local", "2") "]}");
-    fakesrv_push(f.srv, &(struct fakesrv_resp){
-                            .method = "PATCH", .path = CM_STATUS, .body = "{}", .times = -1});
-    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
-                                               .path = "/apis/batch/v1/jobs",
-                                               .query_lacks = "watch=",
-                                               .body = SHARED_JOBS,
-                                               .times = -1});
-    fakesrv_push(f.srv, &(struct fakesrv_resp){.method = "GET",
-                                               .path = "/",
-                                               .query_contains = "watch=",
-                                               .end = FAKESRV_HOLD,
-                                               .times = -1});
-    struct kube_rest_config *hc = kube_rest_config_new();
-    hc->server = xstrdup(fakesrv_url(f.srv)); /* the hub: ClusterMetrics is written there */
-    struct kube_client *hub = NULL;
-    assert_int_equal(kube_client_new(loop, hc, NULL, NULL, &hub, NULL), 0);
-    struct workers_config cfg = {.hub = hub,
-                                 .origin = "o1",
-                                 .allow_insecure = true,
-                                 .run_agents = true,
-                                 .agent_min_interval_s = 0.05,
-                                 .probe_interval_s = 0.01,
-                                 .informer_backoff_s = 0.05,
-                                 .on_copy = share_copy,
-                                 .ud = &f};
-    struct err e;
-    err_clear(&e);
-    assert_int_equal(workers_new(&cfg, &f.w, &e), 0);
-    char *kc = write_kc(fakesrv_url(f.srv), false);
-    char *spec = xasprintf("w1=%s", kc);
-    assert_int_equal(workers_add_file(f.w, spec, &e), 0);
-    assert_int_equal(workers_start(f.w, &e), 0);
+    struct share_fx f = {0};
+    share_start(&f, loop, 0);
     share_run(loop, &f, 10.0, share_watching);
     share_run(loop, &f, 0.3, NULL); /* a second list or watch would have come by now */
 
@@ -715,15 +742,104 @@ static void test_agent_shares_jobs(void **state)
                         "no-pods");
     json_decref(body);
 
-    workers_free(f.w);
+    share_free(&f, loop);
+}
+
+static size_t cm_patches(struct fakesrv *srv)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fakesrv_nreq(srv); i++) {
+        struct fakesrv_req *r = fakesrv_req_get(srv, i);
+        n += strcmp(r->method, "PATCH") == 0 && strcmp(r->path, CM_STATUS) == 0;
+        fakesrv_req_free(r);
+    }
+    return n;
+}
+
+static void reachable_patch_sent(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct share_fx *f = t->data;
+    if (workers_reachable(f->w, "w1") && cm_patches(f->srv) > 0)
+        ev_break(loop, EVBREAK_ALL);
+}
+
+static void w1_known(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct share_fx *f = t->data;
+    if (workers_known(f->w, "w1"))
+        ev_break(loop, EVBREAK_ALL);
+}
+
+/* With an in-process agent, a worker is known once the agent has written ClusterMetrics
+ * (after an outage the hub's are stale until then), not when its copies are listed: here the
+ * write is answered a second later, and the worker, reachable meanwhile, is not known. */
+static void test_known_after_agent_report(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct share_fx f = {0};
+    share_start(&f, loop, 1.0);
+    share_run(loop, &f, 10.0, reachable_patch_sent);
+    assert_true(workers_reachable(f.w, "w1"));
+    assert_false(workers_known(f.w, "w1"));
+    share_run(loop, &f, 10.0, w1_known);
+    assert_true(workers_known(f.w, "w1"));
+    share_free(&f, loop);
+}
+
+static void wx_known(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    if (workers_known(t->data, "wx"))
+        ev_break(loop, EVBREAK_ALL);
+}
+
+/* A name no worker is registered for is known (to be gone) only once the workers' Secrets are
+ * listed: before that it may be a Secret's worker not read yet, whose state is not known. */
+static void test_unregistered_known_after_secrets(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct fakesrv *srv = fakesrv_start(NULL);
+    fakesrv_push(srv, &(struct fakesrv_resp){.method = "GET",
+                                             .path = "/api/v1/namespaces/ops/secrets",
+                                             .query_lacks = "watch=",
+                                             .delay_s = 0.2,
+                                             .body = "{\"kind\":\"SecretList\",\"metadata\":{"
+                                                     "\"resourceVersion\":\"1\"},\"items\":[]}"});
+    fakesrv_push(srv, &(struct fakesrv_resp){.method = "GET",
+                                             .path = "/",
+                                             .query_contains = "watch=",
+                                             .end = FAKESRV_HOLD,
+                                             .times = -1});
+    struct kube_rest_config *hc = kube_rest_config_new();
+    hc->server = xstrdup(fakesrv_url(srv));
+    struct kube_client *hub = NULL;
+    assert_int_equal(kube_client_new(loop, hc, NULL, NULL, &hub, NULL), 0);
+    struct workers_config cfg = {.hub = hub, .ns = "ops", .origin = "o1", .allow_insecure = true};
+    struct workers *w = NULL;
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(workers_new(&cfg, &w, &e), 0);
+    assert_int_equal(workers_start(w, &e), 0);
+    assert_false(workers_known(w, "wx"));
+    ev_timer poll, guard;
+    ev_timer_init(&poll, wx_known, 0.02, 0.02);
+    poll.data = w;
+    ev_timer_init(&guard, probe_guard, 10.0, 0);
+    ev_timer_start(loop, &poll);
+    ev_timer_start(loop, &guard);
+    ev_run(loop, 0);
+    ev_timer_stop(loop, &poll);
+    ev_timer_stop(loop, &guard);
+    assert_true(workers_known(w, "wx"));
+    workers_free(w);
     kube_client_free(hub);
     kube_rest_config_free(hc);
-    fakesrv_stop(f.srv);
+    fakesrv_stop(srv);
     ev_loop_destroy(loop);
-    unlink(kc);
-    free(kc);
-    free(spec);
-    json_decref(f.seen);
 }
 
 int main(void)
@@ -738,6 +854,8 @@ int main(void)
         cmocka_unit_test(test_first_probe_failure_is_a_blip),
         cmocka_unit_test(test_known_by_failed_probes),
         cmocka_unit_test(test_agent_shares_jobs),
+        cmocka_unit_test(test_known_after_agent_report),
+        cmocka_unit_test(test_unregistered_known_after_secrets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -216,13 +216,21 @@ static void test_background(void **state)
     assert_int_equal(st.background, 2);
     assert_int_equal(st.urgent, 0);
     assert_string_equal(wq_get(q), "p1");
+    assert_int_equal(wq_handed_level(q, "p1"), WQ_PLAIN);
     assert_string_equal(wq_get(q), "b2");
     assert_string_equal(wq_get(q), "b1");
+    assert_int_equal(wq_handed_level(q, "b1"), WQ_BACKGROUND);
+    /* put back where it was at once: behind p2 below */
+    wq_add_after_level(q, "b1", 0, wq_handed_level(q, "b1"));
+    assert_int_equal(wq_done(q, "b1"), 0);
+    wq_stats(q, &st);
+    assert_int_equal(st.background, 2);
     wq_add_level(q, "p1", WQ_BACKGROUND); /* p1 is processed: it comes back background */
     assert_int_equal(wq_done(q, "p1"), 0);
     wq_add(q, "p2");
     assert_string_equal(wq_get(q), "p2");
     assert_string_equal(wq_get(q), "b3");
+    assert_string_equal(wq_get(q), "b1");
     assert_string_equal(wq_get(q), "p1");
     assert_null(wq_get(q));
     wq_free(q);
@@ -394,29 +402,32 @@ static void release_b1(struct ev_loop *loop, ev_timer *w, int revents)
     assert_int_equal(wq_done(b->q, "b1"), 0);
 }
 
-/* A delayed add (a retry, a requeue delay) comes plain: ahead of a background backlog. */
+/* A delayed add (a retry, a requeue delay) comes plain: ahead of a background backlog; one
+ * made at WQ_BACKGROUND (a pass put back, wq_handed_level) stays behind it. */
 static void test_delayed_add_is_plain(void **state)
 {
     (void)state;
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
     struct bg_rec b;
     rec_init(&b.r, loop, 5.0);
-    b.r.want = 3;
+    b.r.want = 4;
     struct wq_opts o = {.loop = loop, .process = bg_process, .ud = &b, .workers = 1};
     b.q = wq_new(&o);
     wq_add_level(b.q, "b1", WQ_BACKGROUND);
     wq_add_level(b.q, "b2", WQ_BACKGROUND);
     wq_add_after(b.q, "d", 0.05);
+    wq_add_after_level(b.q, "e", 0.05, WQ_BACKGROUND);
     ev_timer rel;
     ev_timer_init(&rel, release_b1, 0.15, 0);
     rel.data = &b;
     ev_timer_start(loop, &rel);
     ev_run(loop, 0);
     assert_false(b.r.timed_out);
-    assert_int_equal(b.r.n, 3);
+    assert_int_equal(b.r.n, 4);
     assert_string_equal(b.r.order[0], "b1");
     assert_string_equal(b.r.order[1], "d");
     assert_string_equal(b.r.order[2], "b2");
+    assert_string_equal(b.r.order[3], "e");
     wq_free(b.q);
     ev_timer_stop(loop, &rel);
     ev_timer_stop(loop, &b.r.timeout);
