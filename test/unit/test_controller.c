@@ -617,13 +617,22 @@ static void test_admission_checks(void **state)
     assert_int_equal(st.ac_failures, 0);
 }
 
+#define AC_STATUS "/apis/kueue.x-k8s.io/v1beta1/admissionchecks/ks/status"
+
+/* The i-th PATCH of the AdmissionCheck's status sets Active to `want`. */
+static void assert_ac_active(struct fx *f, size_t i, const char *want)
+{
+    json_t *b = req_body(f->hub_srv, i, "PATCH", AC_STATUS);
+    assert_string_equal(jx_str(b, "status.conditions[0].status", ""), want);
+    json_decref(b);
+}
+
 /* At a start no worker is usable until its first lists are in: while one is not known yet
  * (src.known) the check is left Active, for a minute at most; once it is known, or after
  * that minute, no usable worker is Active=False. */
 static void test_admission_check_waits_for_unknown(void **state)
 {
     struct fx *f = *state;
-    const char *path = "/apis/kueue.x-k8s.io/v1beta1/admissionchecks/ks/status";
     f->c1_connected = false;
     f->c1_unknown = true;
     f->now_ms = NOW_MS + 59000; /* the controller was made at NOW_MS */
@@ -631,28 +640,23 @@ static void test_admission_check_waits_for_unknown(void **state)
     /* still not known a minute later: down; the grace's own timer (1 s from the held sync)
      * writes it, no other sync comes */
     f->now_ms = NOW_MS + 60000;
-    fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", AC_STATUS, NULL, 200, "{}");
     run_until(f, 1, 0);
-    json_t *b = req_body(f->hub_srv, 0, "PATCH", path);
-    assert_string_equal(jx_str(b, "status.conditions[0].status", ""), "False");
-    json_decref(b);
+    assert_ac_active(f, 0, "False");
 }
 
 /* Known within the minute and not usable: False at once. */
 static void test_admission_check_known_down(void **state)
 {
     struct fx *f = *state;
-    const char *path = "/apis/kueue.x-k8s.io/v1beta1/admissionchecks/ks/status";
     f->c1_connected = false;
     f->c1_unknown = true;
     assert_int_equal(wlc_sync_admission_checks(f->c), 0);
     f->c1_unknown = false;
-    fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", AC_STATUS, NULL, 200, "{}");
     assert_int_equal(wlc_sync_admission_checks(f->c), 1);
     run_until(f, 1, 0);
-    json_t *b = req_body(f->hub_srv, 0, "PATCH", path);
-    assert_string_equal(jx_str(b, "status.conditions[0].status", ""), "False");
-    json_decref(b);
+    assert_ac_active(f, 0, "False");
 }
 
 /* One AdmissionCheck status write at a time; a conflict (our store was
@@ -2038,6 +2042,18 @@ static void fill_restart(struct fx *f)
                  "\"" XF_ANN_PLACED_FOR "\":\"wl2-uid/2026-11-22T09:58:00Z\"}}}");
 }
 
+/* fill_restart, then the start-up lists' pass over the others and the placed job's Workload. */
+static void list_restart(struct fx *f)
+{
+    fill_restart(f);
+    for (int i = 0; i < OTHERS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "default/other-%d", i);
+        wlc_on_workload_listed(f->c, store_get(f->wls, key));
+    }
+    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-placed-9z9z9"));
+}
+
 /* A restart's start-up lists are a pass over every Workload: those that want a placement
  * are queued ahead of the rest, so the reservation made while the operator was down (WL)
  * is placed first, not after a pass over the 1,000 existing ones (bench-scale's
@@ -2046,13 +2062,7 @@ static void fill_restart(struct fx *f)
 static void test_listed_reservation_queued_ahead(void **state)
 {
     struct fx *f = *state;
-    fill_restart(f);
-    for (int i = 0; i < OTHERS; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "default/other-%d", i);
-        wlc_on_workload_listed(f->c, store_get(f->wls, key));
-    }
-    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-placed-9z9z9"));
+    list_restart(f);
     wlc_on_job_listed(f->c, store_get(f->jobs, "default/placed"));
     wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-sample-1a2b3"));
     wlc_on_job_listed(f->c, store_get(f->jobs, "default/sample"));
@@ -2225,13 +2235,7 @@ static void test_dispatching_workload_event_ahead(void **state)
 static void test_watched_change_ahead_of_restart_pass(void **state)
 {
     struct fx *f = *state;
-    fill_restart(f);
-    for (int i = 0; i < OTHERS; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "default/other-%d", i);
-        wlc_on_workload_listed(f->c, store_get(f->wls, key));
-    }
-    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-placed-9z9z9"));
+    list_restart(f);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 1);
