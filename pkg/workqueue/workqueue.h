@@ -50,7 +50,7 @@ struct wq;
 /* Queue levels, the highest served first (FIFO within a level). */
 enum wq_level {
     WQ_BACKGROUND = 0, /* behind wq_add's: a pass over every object (controller-runtime's
-                          low priority for the initial list); a delayed add comes plain */
+                          low priority for the initial list); wq_add_after's come plain */
     WQ_PLAIN,          /* wq_add */
     WQ_URGENT,         /* wq_add_urgent */
     WQ_FIRST,          /* ahead of the urgent ones too */
