@@ -6,6 +6,7 @@
  */
 #include "pkg/json/jpack.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +345,200 @@ static int unenc(struct jpack_tab *t, const json_t *v, int depth)
     return 0;
 }
 
+/* ---- build ------------------------------------------------------------------ */
+
+struct jp_frame {
+    size_t pos;  /* where the container's tag goes: its members follow */
+    uint64_t n;  /* members so far */
+    size_t key0; /* objects: its keys' ids start at kids[key0] */
+    bool obj;
+};
+
+struct jpack_build {
+    struct jpack_tab *t;
+    struct wr w;
+    struct jp_frame *st;
+    size_t depth, cap_st;
+    uint32_t *kids; /* the key ids of the open objects, innermost last */
+    size_t nkids, cap_kids;
+    uint32_t *taken; /* every reference the value holds, to give back if it is dropped */
+    size_t ntaken, cap_taken;
+    bool done; /* a whole value is built */
+};
+
+static void ids_push(uint32_t **a, size_t *n, size_t *cap, uint32_t id)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *a = xrealloc(*a, *cap * sizeof(**a));
+    }
+    (*a)[(*n)++] = id;
+}
+
+struct jpack_build *jpack_build_new(struct jpack_tab *t)
+{
+    struct jpack_build *b = xcalloc(1, sizeof(*b));
+    b->t = t;
+    return b;
+}
+
+void jpack_build_reset(struct jpack_build *b)
+{
+    for (size_t i = 0; i < b->ntaken; i++)
+        tab_unref(b->t, b->taken[i]);
+    b->ntaken = b->nkids = b->depth = b->w.len = 0;
+    b->done = false;
+}
+
+void jpack_build_free(struct jpack_build *b)
+{
+    if (!b)
+        return;
+    jpack_build_reset(b);
+    free(b->w.p);
+    free(b->st);
+    free(b->kids);
+    free(b->taken);
+    free(b);
+}
+
+/* A value may come here: the top (once) or inside a container (after its key in an object). */
+static int b_value(struct jpack_build *b)
+{
+    if (b->done)
+        return -EINVAL;
+    if (!b->depth)
+        return 0;
+    struct jp_frame *f = &b->st[b->depth - 1];
+    if (!f->obj)
+        f->n++;
+    return 0;
+}
+
+/* After a value: the top one ends the build. */
+static void b_after(struct jpack_build *b)
+{
+    if (!b->depth)
+        b->done = true;
+}
+
+int jpack_build_open(struct jpack_build *b, bool obj)
+{
+    if (b->depth >= JPACK_MAX_DEPTH)
+        return -E2BIG;
+    int rc = b_value(b);
+    if (rc < 0)
+        return rc;
+    if (b->depth == b->cap_st) {
+        b->cap_st = b->cap_st ? b->cap_st * 2 : 16;
+        b->st = xrealloc(b->st, b->cap_st * sizeof(*b->st));
+    }
+    b->st[b->depth++] = (struct jp_frame){.pos = b->w.len, .key0 = b->nkids, .obj = obj};
+    return 0;
+}
+
+int jpack_build_close(struct jpack_build *b)
+{
+    if (!b->depth)
+        return -EINVAL;
+    struct jp_frame f = b->st[--b->depth];
+    /* the tag with the count goes before the members, now that it is known */
+    struct wr h = {0};
+    uint8_t hb[11];
+    h.p = hb;
+    h.cap = sizeof hb;
+    wr_tag(&h, f.obj ? T_OBJ : T_ARR, f.n);
+    wr_need(&b->w, h.len);
+    memmove(b->w.p + f.pos + h.len, b->w.p + f.pos, b->w.len - f.pos);
+    memcpy(b->w.p + f.pos, hb, h.len);
+    b->w.len += h.len;
+    if (f.obj)
+        b->nkids = f.key0;
+    b_after(b);
+    return 0;
+}
+
+int jpack_build_key(struct jpack_build *b, const char *k, size_t n)
+{
+    if (!b->depth || !b->st[b->depth - 1].obj)
+        return -EINVAL;
+    struct jp_frame *f = &b->st[b->depth - 1];
+    uint32_t id = tab_ref(b->t, k, n);
+    ids_push(&b->taken, &b->ntaken, &b->cap_taken, id);
+    for (size_t i = f->key0; i < b->nkids; i++)
+        if (b->kids[i] == id)
+            return -EEXIST;
+    ids_push(&b->kids, &b->nkids, &b->cap_kids, id);
+    f->n++;
+    wr_varint(&b->w, id);
+    return 0;
+}
+
+int jpack_build_str(struct jpack_build *b, const char *s, size_t n)
+{
+    int rc = b_value(b);
+    if (rc < 0)
+        return rc;
+    if (should_intern(s, n)) {
+        uint32_t id = tab_ref(b->t, s, n);
+        ids_push(&b->taken, &b->ntaken, &b->cap_taken, id);
+        wr_tag(&b->w, T_SID, id);
+    } else {
+        wr_tag(&b->w, T_STR, n);
+        wr_need(&b->w, n);
+        memcpy(b->w.p + b->w.len, s, n);
+        b->w.len += n;
+    }
+    b_after(b);
+    return 0;
+}
+
+int jpack_build_int(struct jpack_build *b, long long v)
+{
+    int rc = b_value(b);
+    if (rc < 0)
+        return rc;
+    uint64_t u = (uint64_t)v;
+    wr_tag(&b->w, T_INT, (u << 1) ^ (0 - (u >> 63))); /* zigzag */
+    b_after(b);
+    return 0;
+}
+
+int jpack_build_real(struct jpack_build *b, double d)
+{
+    int rc = b_value(b);
+    if (rc < 0)
+        return rc;
+    wr_tag(&b->w, T_REAL, 0);
+    wr_need(&b->w, 8);
+    memcpy(b->w.p + b->w.len, &d, 8);
+    b->w.len += 8;
+    b_after(b);
+    return 0;
+}
+
+int jpack_build_lit(struct jpack_build *b, char which)
+{
+    int rc = b_value(b);
+    if (rc < 0)
+        return rc;
+    wr_tag(&b->w, which == 't' ? T_TRUE : which == 'f' ? T_FALSE : T_NULL, 0);
+    b_after(b);
+    return 0;
+}
+
+size_t jpack_build_take(struct jpack_build *b, const uint8_t **out)
+{
+    *out = NULL;
+    if (!b->done)
+        return 0;
+    size_t n = b->w.len;
+    *out = b->w.p;
+    b->ntaken = b->nkids = b->depth = b->w.len = 0; /* the references are the bytes' now */
+    b->done = false;
+    return n;
+}
+
 /* ---- readers ------------------------------------------------------------------ */
 
 struct rd {
@@ -550,30 +745,39 @@ void jpack_release(struct jpack_tab *t, const uint8_t *p, size_t len)
     skip(&r, 0, t);
 }
 
+/* Move r to the value at `path` of the packed value it reads. false when absent or invalid. */
+static bool seek_path(struct rd *r, const char *const *path)
+{
+    for (size_t d = 0; path[d]; d++) {
+        unsigned type;
+        uint64_t cnt;
+        if (!rd_tag(r, &type, &cnt) || type != T_OBJ || cnt > rd_left(r))
+            return false;
+        size_t want = strlen(path[d]);
+        uint64_t i = 0;
+        for (; i < cnt; i++) {
+            const struct jp_ent *k = rd_ent(r);
+            if (!k)
+                return false;
+            if (want == k->len && memcmp(path[d], k->s, k->len) == 0)
+                break;
+            if (!skip(r, 1, NULL))
+                return false;
+        }
+        if (i == cnt)
+            return false;
+    }
+    return true;
+}
+
 const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t len,
                           const char *const *path, size_t *n)
 {
     if (!p || !path || !path[0])
         return NULL;
     struct rd r = {p, p + len, t};
-    for (size_t d = 0; path[d]; d++) {
-        unsigned type;
-        uint64_t cnt;
-        if (!rd_tag(&r, &type, &cnt) || type != T_OBJ || cnt > rd_left(&r))
-            return NULL;
-        uint64_t i = 0;
-        for (; i < cnt; i++) {
-            const struct jp_ent *k = rd_ent(&r);
-            if (!k)
-                return NULL;
-            if (strlen(path[d]) == k->len && memcmp(path[d], k->s, k->len) == 0)
-                break;
-            if (!skip(&r, 1, NULL))
-                return NULL;
-        }
-        if (i == cnt)
-            return NULL;
-    }
+    if (!seek_path(&r, path))
+        return NULL;
     unsigned type;
     uint64_t arg;
     if (!rd_tag(&r, &type, &arg))
@@ -591,4 +795,12 @@ const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t le
         return e ? e->s : NULL;
     }
     return NULL;
+}
+
+json_t *jpack_get(const struct jpack_tab *t, const uint8_t *p, size_t len, const char *const *path)
+{
+    if (!p || !path)
+        return NULL;
+    struct rd r = {p, p + len, t};
+    return seek_path(&r, path) ? dec(&r, 0) : NULL;
 }

@@ -32,6 +32,7 @@
 #define KKS_JSON_JPACK_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,5 +73,40 @@ void jpack_release(struct jpack_tab *t, const uint8_t *p, size_t len);
  */
 const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t len,
                           const char *const *path, size_t *n);
+/* The value at `path` (as for jpack_get_str; an empty path is the whole value) decoded alone:
+ * a new reference, or NULL when absent or the bytes are invalid. */
+json_t *jpack_get(const struct jpack_tab *t, const uint8_t *p, size_t len, const char *const *path);
+
+/*
+ * Packing without a tree: a value given piece by piece (what a text scanner reads, jscan.h's
+ * jscan_walk) comes out as the bytes jpack_encode() makes of the tree it would build.
+ * open/close frame an object (obj) or an array; in an object, key() before each value.
+ * Each returns 0, -EINVAL when out of order (a second top-level value, a key outside an
+ * object, a close with nothing open), -E2BIG past JPACK_MAX_DEPTH, or -EEXIST when a key
+ * repeats in an object (jansson keeps the last value at the first one's place: build that
+ * from the tree). After an error the builder must be reset.
+ */
+struct jpack_build;
+/* A builder taking references in `t` (borrowed). Never NULL. */
+struct jpack_build *jpack_build_new(struct jpack_tab *t);
+/* Free it, dropping the references of a value not taken. NULL is fine. */
+void jpack_build_free(struct jpack_build *b);
+/* Drop the value being built (or built and not taken) and its references. */
+void jpack_build_reset(struct jpack_build *b);
+int jpack_build_open(struct jpack_build *b, bool obj);
+int jpack_build_close(struct jpack_build *b);
+int jpack_build_key(struct jpack_build *b, const char *k, size_t n);
+int jpack_build_str(struct jpack_build *b, const char *s, size_t n);
+int jpack_build_int(struct jpack_build *b, long long v);
+int jpack_build_real(struct jpack_build *b, double d);
+/* 't' true, 'f' false, anything else null. */
+int jpack_build_lit(struct jpack_build *b, char which);
+/*
+ * The whole value built: its length, and its bytes in *out (the builder's: valid until the
+ * builder's next call; copy them). Their table references go with them (jpack_release() them
+ * when the copy goes), and the builder is ready for the next value. 0 (*out NULL) while the
+ * value is not complete.
+ */
+size_t jpack_build_take(struct jpack_build *b, const uint8_t **out);
 
 #endif

@@ -22,6 +22,7 @@
 #define KKS_JSON_JSCAN_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "pkg/util/err.h"
@@ -44,5 +45,32 @@ int jscan_rv(const char *data, size_t n, char **rv, struct err *e);
  * -EBADMSG and a message in `e` ("invalid JSON at byte P: what").
  */
 json_t *jscan_load(const char *data, size_t n, struct err *e);
+
+/*
+ * A consumer of jscan_walk()'s values, in the text's order. Each callback returns 0 to go on,
+ * or a negative code that stops the walk and is what jscan_walk() returns. open/close frame an
+ * object (obj = true) or an array; inside an object each value comes after its key(). key()
+ * may also return 1: that member's value is still checked but nothing in it is reported (a
+ * projection that drops it pays no more than the scan). Strings are decoded (escapes), not
+ * NUL-terminated when they point into the text; a key stays valid until the next key(), a
+ * string only during its call. literal() gets 't', 'f' or 'n'.
+ */
+struct jscan_sink {
+    int (*open)(void *ud, bool obj);
+    int (*close)(void *ud, bool obj);
+    int (*key)(void *ud, const char *k, size_t n);
+    int (*string)(void *ud, const char *s, size_t n);
+    int (*integer)(void *ud, long long v);
+    int (*real)(void *ud, double v);
+    int (*literal)(void *ud, char which);
+};
+
+/*
+ * Check data[0..n) as jscan_load() does and report its values to `k` as they are read: what
+ * builds a tree (jscan_load) or a packed object (jpack_build) without the other. 0; -EBADMSG
+ * with a message in `e` when the text is not JSON (what was reported before the error is
+ * the text's up to there); or a callback's negative code (e untouched: the callback's to set).
+ */
+int jscan_walk(const char *data, size_t n, const struct jscan_sink *k, void *ud, struct err *e);
 
 #endif

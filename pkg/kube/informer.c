@@ -312,44 +312,33 @@ static void start_list(struct informer *inf)
     list_request(inf);
 }
 
-/* kube-apiserver lists items without apiVersion and kind (the list carries them, kind
- * "<Kind>List"); watch events carry both. Listed objects get them from the list, as
- * client-go's unstructured decoding does, so an Event about any stored object can name it.
- * `kind`: the item kind (NULL when the list's kind is not "<Kind>List"). */
-static void item_typed(json_t *it, json_t *kind, const char *av)
-{
-    if (!kind || !json_is_object(it))
-        return;
-    if (!json_is_string(json_object_get(it, "kind")))
-        json_object_set(it, "kind", kind);
-    if (av && !json_is_string(json_object_get(it, "apiVersion")))
-        json_object_set_new(it, "apiVersion", json_string(av));
-}
-
-/* Add one page's items to the list, each typed and projected (and its tree freed) before the
- * next is parsed: only one item's whole tree at a time. 0, or negative with `e` set. */
+/* Add one page's items to the list, each typed (kube-apiserver lists items without
+ * apiVersion and kind, the list carries them, kind "<Kind>List"; watch events carry both:
+ * listed objects get them from the list, as client-go's unstructured decoding does, so an
+ * Event about any stored object can name it) and projected or packed before the next is
+ * read: no item's whole tree outlives its turn. 0, or negative with `e` set. */
 static int page_items(struct informer *inf, const struct jsplit *sp, struct err *e)
 {
     const char *lk = json_string_value(json_object_get(sp->rest, "kind"));
     const char *av = json_string_value(json_object_get(sp->rest, "apiVersion"));
     size_t n = lk ? strlen(lk) : 0;
-    json_t *kind = n > 4 && strcmp(lk + n - 4, "List") == 0 ? json_stringn(lk, n - 4) : NULL;
+    char *kind = n > 4 && strcmp(lk + n - 4, "List") == 0 ? xstrndup(lk, n - 4) : NULL;
     json_t *tree = json_object_get(sp->rest, "items"); /* not split (jsplit.h) */
     size_t count = sp->n ? sp->n : json_array_size(tree);
     int rc = 0;
     for (size_t i = 0; i < count && rc == 0; i++) {
-        json_t *it = sp->n ? jsplit_item(sp, i, e) : json_incref(json_array_get(tree, i));
-        if (!it) {
-            rc = -EBADMSG;
+        if (sp->n) {
+            const struct jsplit_span *it = &sp->items[i];
+            rc = store_list_add_text(inf->items, sp->data + it->off, it->len, kind, av, e);
         } else {
-            item_typed(it, kind, av);
+            json_t *it = json_array_get(tree, i); /* rest's own: typed in place */
+            store_item_typed(it, kind, av);
             rc = store_list_add(inf->items, it, e);
         }
         if (rc < 0)
             err_prefix(e, "GET %s: list item %zu", inf->path, i);
-        json_decref(it);
     }
-    json_decref(kind);
+    free(kind);
     return rc;
 }
 

@@ -11,10 +11,12 @@
  *    as add/update/delete (a delete carries the last known object), so a
  *    re-list after 410 delivers exactly what changed; has_synced becomes true
  *    once the first list was delivered. Each response is split into its items
- *    (pkg/json/jsplit.h) and each item parsed, projected and freed
- *    before the next, so a list never holds its objects whole, only their
- *    projections (a page's or a whole response's; an item without a name
- *    rejects the list, which is retried after a backoff);
+ *    (pkg/json/jsplit.h) and each item read from its text before the next
+ *    (store_list_add_text): a packed store packs it as it is scanned, without
+ *    a tree, others parse, project and free it; so a list never holds its
+ *    objects whole, only their projections or packed bytes (a page's or a
+ *    whole response's; an item without a name rejects the list, which is
+ *    retried after a backoff);
  *  - watch from the list's resourceVersion with allowWatchBookmarks=true and
  *    a random timeoutSeconds in [300, 600]; BOOKMARK only advances the
  *    resourceVersion; ADDED/MODIFIED/DELETED update the store, then the

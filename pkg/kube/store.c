@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "pkg/json/jpack.h"
+#include "pkg/json/jscan.h"
 #include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
 
@@ -163,7 +164,10 @@ static const char *entry_rv(const struct store *s, const struct sent *e, size_t 
         return rv;
     }
     static const char *const path[] = {"metadata", "resourceVersion", NULL};
-    return jpack_get_str(s->tab, e->blob, e->len, path, n);
+    const char *rv = jpack_get_str(s->tab, e->blob, e->len, path, n);
+    if (rv)
+        *n = strnlen(rv, *n); /* as the tree's C string reads */
+    return rv;
 }
 
 /* ---- values ---------------------------------------------------------------- */
@@ -254,19 +258,25 @@ static void iset_del(struct iset *set, const char *key)
     }
 }
 
+/* Add key under each of vals (released). */
+static void index_add_values(struct store_index *ix, const char *key, struct store_values *vals)
+{
+    for (size_t i = 0; i < vals->n; i++) {
+        struct iset *set = strmap_get(&ix->map, vals->v[i]);
+        if (!set) {
+            set = xcalloc(1, sizeof(*set));
+            strmap_put(&ix->map, vals->v[i], set);
+        }
+        iset_add(set, key);
+    }
+    values_release(vals);
+}
+
 static void index_insert(struct store_index *ix, const char *key, json_t *obj)
 {
     struct store_values vals = {0};
     ix->fn(obj, &vals, ix->ud);
-    for (size_t i = 0; i < vals.n; i++) {
-        struct iset *set = strmap_get(&ix->map, vals.v[i]);
-        if (!set) {
-            set = xcalloc(1, sizeof(*set));
-            strmap_put(&ix->map, vals.v[i], set);
-        }
-        iset_add(set, key);
-    }
-    values_release(&vals);
+    index_add_values(ix, key, &vals);
 }
 
 static void index_remove(struct store_index *ix, const char *key, json_t *obj)
@@ -292,6 +302,89 @@ static void indexes_update(struct store *s, const char *key, json_t *old, json_t
         if (new_obj)
             index_insert(&s->idx[i], key, new_obj);
     }
+}
+
+/* A string at a packed entry's path as an index value (copied: store_values_add wants a
+ * C string). `nonempty`: skip "" as store_index_by_field does. */
+static void packed_value(const struct store *s, const struct sent *e, const char *const *path,
+                         bool nonempty, struct store_values *vals)
+{
+    size_t n = 0;
+    const char *v = jpack_get_str(s->tab, e->blob, e->len, path, &n);
+    if (!v)
+        return;
+    char small[128];
+    char *c = n < sizeof small ? small : xmalloc(n + 1);
+    memcpy(c, v, n);
+    c[n] = '\0'; /* a NUL inside cuts it, as json_string_value() of the tree does */
+    if (!nonempty || c[0])
+        store_values_add(vals, c);
+    if (c != small)
+        free(c);
+}
+
+/*
+ * The values of index ix for a packed entry without decoding it, for the helpers of store.h
+ * (the indexes of the big kinds). false when ix's function is another one: its values need the
+ * tree.
+ */
+static bool packed_values(const struct store *s, const struct store_index *ix, const struct sent *e,
+                          struct store_values *vals)
+{
+    if (ix->fn == store_index_by_label) {
+        const char *const path[] = {"metadata", "labels", ix->ud, NULL};
+        packed_value(s, e, path, false, vals);
+        return true;
+    }
+    if (ix->fn == store_index_by_owner_uid) {
+        static const char *const path[] = {"metadata", "ownerReferences", NULL};
+        json_t *refs = jpack_get(s->tab, e->blob, e->len, path), *ref;
+        size_t i;
+        json_array_foreach(refs, i, ref)
+        {
+            store_values_add(vals, json_string_value(json_object_get(ref, "uid")));
+        }
+        json_decref(refs);
+        return true;
+    }
+    if (ix->fn == store_index_by_field) {
+        /* split as get_path() does (empty parts skipped) */
+        const char *f = ix->ud;
+        char buf[256], *save = NULL;
+        const char *path[9];
+        size_t np = 0;
+        if (strlen(f) >= sizeof buf)
+            return false;
+        memcpy(buf, f, strlen(f) + 1);
+        for (char *part = strtok_r(buf, ".", &save); part; part = strtok_r(NULL, ".", &save)) {
+            if (np == 8)
+                return false;
+            path[np++] = part;
+        }
+        path[np] = NULL;
+        if (np) /* no part: the object itself, never a string */
+            packed_value(s, e, path, true, vals);
+        return true;
+    }
+    return false;
+}
+
+/* Index a packed entry new to the store (its tree not decoded when no index needs one). */
+static void indexes_insert_packed(struct store *s, const char *key, const struct sent *e)
+{
+    json_t *tree = NULL;
+    for (size_t i = 0; i < s->nidx; i++) {
+        struct store_index *ix = &s->idx[i];
+        struct store_values vals = {0};
+        if (!packed_values(s, ix, e, &vals)) {
+            if (!tree)
+                tree = jpack_decode(s->tab, e->blob, e->len);
+            if (tree)
+                ix->fn(tree, &vals, ix->ud);
+        }
+        index_add_values(ix, key, &vals);
+    }
+    json_decref(tree);
 }
 
 static struct store_index *index_find(const struct store *s, const char *name)
@@ -651,9 +744,24 @@ static bool obj_changed(const json_t *old, const json_t *new_obj)
     return !json_equal((json_t *)old, (json_t *)new_obj);
 }
 
+/* Whether the packed entry pe differs from the stored object `old` (as obj_changed). */
+static bool entry_changed(const struct store *s, const json_t *old, const struct sent *pe)
+{
+    size_t n = 0;
+    const char *a = rv_of(old), *b = entry_rv(s, pe, &n);
+    if (a && b)
+        return strlen(a) != n || memcmp(a, b, n) != 0;
+    json_t *t = jpack_decode(s->tab, pe->blob, pe->len);
+    bool changed = !json_equal((json_t *)old, t);
+    json_decref(t);
+    return changed;
+}
+
 struct pending_event {
     enum store_event_type type;
     json_t *old, *new_obj; /* owned references */
+    const char *key;       /* new_obj NULL for an ADD or UPDATE: the object is read from the store
+                              when the event is delivered (a packed list's: one tree at a time) */
 };
 
 struct replace_ctx {
@@ -679,8 +787,9 @@ static int replace_gone_cb(const char *key, void *val, void *ud)
 /* One listed object. */
 struct list_item {
     char *key;
-    char *rv;  /* unchanged: the stored object's resourceVersion when it was listed */
-    json_t *p; /* the projection; NULL = unchanged */
+    char *rv;        /* unchanged: the stored object's resourceVersion when it was listed */
+    json_t *p;       /* the projection; NULL = unchanged, or packed from its text: */
+    struct sent *pe; /* the packed entry made from the item's text (store_list_add_text) */
 };
 
 struct store_list {
@@ -688,6 +797,7 @@ struct store_list {
     struct strmap seen; /* key -> 1 + its index in items */
     struct list_item *items;
     size_t n, cap;
+    struct jpack_build *b; /* store_list_add_text's builder, reused */
 };
 
 struct store_list *store_list_new(struct store *s)
@@ -706,9 +816,11 @@ void store_list_free(struct store_list *l)
         free(l->items[i].key);
         free(l->items[i].rv);
         json_decref(l->items[i].p);
+        entry_free(l->s, l->items[i].pe);
     }
     free(l->items);
     strmap_free(&l->seen, NULL);
+    jpack_build_free(l->b);
     free(l);
 }
 
@@ -717,42 +829,261 @@ size_t store_list_len(const struct store_list *l)
     return l->n;
 }
 
+/* The list's slot for `key` (consumed): a new one, or the earlier item's emptied (listed
+ * twice: the later item wins). *fresh tells which. */
+static struct list_item *list_slot(struct store_list *l, char *key, bool *fresh)
+{
+    uintptr_t at = (uintptr_t)strmap_get(&l->seen, key);
+    if (at) {
+        free(key);
+        struct list_item *it = &l->items[at - 1];
+        FREE_AND_NULL(it->rv);
+        json_decref(it->p);
+        it->p = NULL;
+        entry_free(l->s, it->pe);
+        it->pe = NULL;
+        *fresh = false;
+        return it;
+    }
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->items = xrealloc(l->items, l->cap * sizeof(*l->items));
+    }
+    struct list_item *it = &l->items[l->n++];
+    *it = (struct list_item){.key = key};
+    strmap_put(&l->seen, key, (void *)(uintptr_t)l->n);
+    *fresh = true;
+    return it;
+}
+
+/* Whether the stored object under `key` has the resourceVersion rv[0..n). */
+static bool stored_rv_is(const struct store *s, const char *key, const char *rv, size_t n)
+{
+    struct sent *cur = strmap_get(&s->objs, key);
+    size_t rvn = 0;
+    const char *rv_cur = cur && rv ? entry_rv(s, cur, &rvn) : NULL;
+    return rv_cur && n == rvn && memcmp(rv, rv_cur, rvn) == 0;
+}
+
 int store_list_add(struct store_list *l, json_t *obj, struct err *e)
 {
     struct store *s = l->s;
     char *key = store_key_of(obj, e);
     if (!key)
         return -EINVAL;
-    uintptr_t at = (uintptr_t)strmap_get(&l->seen, key);
-    struct list_item *it;
-    if (at) { /* listed twice: the later item wins */
-        free(key);
-        it = &l->items[at - 1];
-        FREE_AND_NULL(it->rv);
-        json_decref(it->p);
-        it->p = NULL;
-    } else {
-        if (l->n == l->cap) {
-            l->cap = l->cap ? l->cap * 2 : 64;
-            l->items = xrealloc(l->items, l->cap * sizeof(*l->items));
-        }
-        it = &l->items[l->n++];
-        *it = (struct list_item){.key = key};
-        strmap_put(&l->seen, key, (void *)(uintptr_t)l->n);
-        struct sent *cur = strmap_get(&s->objs, key);
-        size_t rvn = 0;
-        const char *rv = rv_of(obj), *rv_cur = cur ? entry_rv(s, cur, &rvn) : NULL;
-        if (rv && rv_cur && strlen(rv) == rvn && memcmp(rv, rv_cur, rvn) == 0) {
-            /* Unchanged (same resourceVersion): the stored copy stays, no projection. */
-            it->rv = xstrdup(rv);
-            return 0;
-        }
+    bool fresh;
+    struct list_item *it = list_slot(l, key, &fresh);
+    const char *rv = rv_of(obj);
+    if (fresh && rv && stored_rv_is(s, it->key, rv, strlen(rv))) {
+        /* Unchanged (same resourceVersion): the stored copy stays, no projection. */
+        it->rv = xstrdup(rv);
+        return 0;
     }
     /* A packed store packs it at the commit, as store_replace did: the projection is its decoded
      * tree then, for the events, and the packed entries are allocated together, not between
-     * the items' trees (which would keep pages of the heap resident). */
+     * the items' trees (which would keep heap pages resident). */
     it->p = store_project(s, obj);
     return 0;
+}
+
+/* ---- lists from text ----------------------------------------------------------- */
+
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+/*
+ * A jscan sink packing an item as store_project_lean(store_item_typed(tree)) would be packed:
+ * metadata.managedFields and the last-applied annotation are skipped as they are scanned, and
+ * a top level without string kind/apiVersion gets the list's at its end. -EAGAIN where
+ * that differs from the tree's result (a kind or apiVersion that is not a string is
+ * replaced in place): the caller takes the tree path then.
+ */
+struct lean {
+    struct jpack_build *b;
+    bool lean;             /* skip what store_project_lean drops */
+    const char *kind, *av; /* the list's, for items without them (may be NULL) */
+    int depth;             /* open containers */
+    int top_key;           /* the top object's current key: 1 kind, 2 apiVersion, 3 metadata */
+    bool has_kind, has_av; /* the top object has them as strings */
+    bool ann_key;          /* the metadata's current key is annotations */
+    bool in_meta, in_ann;  /* the open object at depth 2 is metadata, at depth 3 its annotations */
+};
+
+/* A value other than a string at the top object's current key. */
+static int lean_nonstring(struct lean *k)
+{
+    if (k->depth == 1 && ((k->top_key == 1 && k->kind) || (k->top_key == 2 && k->av)))
+        return -EAGAIN;
+    return 0;
+}
+
+static int lean_open(void *ud, bool obj)
+{
+    struct lean *k = ud;
+    int rc = lean_nonstring(k);
+    if (rc < 0)
+        return rc;
+    if (obj && k->depth == 1 && k->top_key == 3)
+        k->in_meta = true;
+    else if (obj && k->depth == 2 && k->in_meta && k->ann_key)
+        k->in_ann = true;
+    k->depth++;
+    return jpack_build_open(k->b, obj);
+}
+
+static int lean_close(void *ud, bool obj)
+{
+    struct lean *k = ud;
+    k->depth--;
+    if (k->depth == 2)
+        k->in_ann = false;
+    else if (k->depth == 1)
+        k->in_meta = false;
+    else if (k->depth == 0 && obj) { /* the top object: typed as the list says */
+        int rc = 0;
+        if (k->kind && !k->has_kind && (rc = jpack_build_key(k->b, "kind", 4)) == 0)
+            rc = jpack_build_str(k->b, k->kind, strlen(k->kind));
+        if (rc == 0 && k->kind && k->av && !k->has_av &&
+            (rc = jpack_build_key(k->b, "apiVersion", 10)) == 0)
+            rc = jpack_build_str(k->b, k->av, strlen(k->av));
+        if (rc < 0)
+            return rc;
+    }
+    return jpack_build_close(k->b);
+}
+
+static bool is(const char *k, size_t n, const char *name)
+{
+    return n == strlen(name) && memcmp(k, name, n) == 0;
+}
+
+static int lean_key(void *ud, const char *key, size_t n)
+{
+    struct lean *k = ud;
+    if (k->depth == 1) {
+        k->top_key = is(key, n, "kind")         ? 1
+                     : is(key, n, "apiVersion") ? 2
+                     : is(key, n, "metadata")   ? 3
+                                                : 0;
+    } else if (k->lean && k->depth == 2 && k->in_meta) {
+        if (is(key, n, "managedFields"))
+            return 1;
+        k->ann_key = is(key, n, "annotations");
+    } else if (k->lean && k->depth == 3 && k->in_ann && is(key, n, LAST_APPLIED)) {
+        return 1;
+    }
+    return jpack_build_key(k->b, key, n);
+}
+
+static int lean_string(void *ud, const char *str, size_t n)
+{
+    struct lean *k = ud;
+    if (k->depth == 1 && k->top_key == 1)
+        k->has_kind = true;
+    else if (k->depth == 1 && k->top_key == 2)
+        k->has_av = true;
+    return jpack_build_str(k->b, str, n);
+}
+
+static int lean_integer(void *ud, long long v)
+{
+    struct lean *k = ud;
+    int rc = lean_nonstring(k);
+    return rc < 0 ? rc : jpack_build_int(k->b, v);
+}
+
+static int lean_real(void *ud, double v)
+{
+    struct lean *k = ud;
+    int rc = lean_nonstring(k);
+    return rc < 0 ? rc : jpack_build_real(k->b, v);
+}
+
+static int lean_literal(void *ud, char which)
+{
+    struct lean *k = ud;
+    int rc = lean_nonstring(k);
+    return rc < 0 ? rc : jpack_build_lit(k->b, which);
+}
+
+static const struct jscan_sink lean_sink = {lean_open,    lean_close, lean_key,    lean_string,
+                                            lean_integer, lean_real,  lean_literal};
+
+/* The packed bytes p[0..n) (their references taken) as a listed item. */
+static int list_add_packed(struct store_list *l, const uint8_t *p, size_t n, struct err *e)
+{
+    struct store *s = l->s;
+    static const char *const pname[] = {"metadata", "name", NULL};
+    static const char *const pns[] = {"metadata", "namespace", NULL};
+    static const char *const prv[] = {"metadata", "resourceVersion", NULL};
+    size_t nn = 0, nsn = 0, rvn = 0;
+    const char *name = jpack_get_str(s->tab, p, n, pname, &nn);
+    const char *ns = jpack_get_str(s->tab, p, n, pns, &nsn);
+    if (!name || !nn) {
+        jpack_release(s->tab, p, n);
+        return err_set(e, -EINVAL, "object has no metadata.name");
+    }
+    char *key = ns && nsn ? xasprintf("%.*s/%.*s", (int)nsn, ns, (int)nn, name)
+                          : xasprintf("%.*s", (int)nn, name);
+    bool fresh;
+    struct list_item *it = list_slot(l, key, &fresh);
+    const char *rv = jpack_get_str(s->tab, p, n, prv, &rvn);
+    if (rv)
+        rvn = strnlen(rv, rvn);
+    if (fresh && rv && stored_rv_is(s, it->key, rv, rvn)) {
+        it->rv = xasprintf("%.*s", (int)rvn, rv); /* unchanged: the stored copy stays */
+        jpack_release(s->tab, p, n);
+        return 0;
+    }
+    struct sent *pe = xmalloc(sizeof(*pe) + n);
+    pe->obj = NULL;
+    pe->dpos = 0;
+    pe->len = (uint32_t)n;
+    memcpy(pe->blob, p, n);
+    it->pe = pe;
+    return 0;
+}
+
+int store_list_add_text(struct store_list *l, const char *data, size_t n, const char *kind,
+                        const char *api_version, struct err *e)
+{
+    struct store *s = l->s;
+    if (s->packed && (!s->project || s->project == store_project_lean)) {
+        if (!l->b)
+            l->b = jpack_build_new(s->tab);
+        struct lean k = {
+            .b = l->b, .lean = s->project != NULL, .kind = kind, .av = kind ? api_version : NULL};
+        int rc = jscan_walk(data, n, &lean_sink, &k, e);
+        if (rc == -EBADMSG) {
+            jpack_build_reset(l->b);
+            return rc;
+        }
+        const uint8_t *p;
+        size_t len = rc == 0 ? jpack_build_take(l->b, &p) : 0;
+        if (len && len <= UINT32_MAX)
+            return list_add_packed(l, p, len, e);
+        if (len)
+            jpack_release(s->tab, p, len);
+        /* a repeated key, nesting deeper than jpack packs, a kind that is not a string, or
+         * not an object: as a tree */
+        jpack_build_reset(l->b);
+    }
+    json_t *it = jscan_load(data, n, e);
+    if (!it)
+        return -EBADMSG;
+    store_item_typed(it, kind, api_version);
+    int rc = store_list_add(l, it, e);
+    json_decref(it);
+    return rc;
+}
+
+void store_item_typed(json_t *it, const char *kind, const char *api_version)
+{
+    if (!kind || !json_is_object(it))
+        return;
+    if (!json_is_string(json_object_get(it, "kind")))
+        json_object_set_new(it, "kind", json_string(kind));
+    if (api_version && !json_is_string(json_object_get(it, "apiVersion")))
+        json_object_set_new(it, "apiVersion", json_string(api_version));
 }
 
 /* Every item found unchanged when it was added still is (the store was not modified since). */
@@ -760,7 +1091,7 @@ static bool list_still_valid(const struct store_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         const struct list_item *it = &l->items[i];
-        if (it->p)
+        if (it->p || it->pe)
             continue;
         struct sent *cur = strmap_get(&l->s->objs, it->key);
         size_t rvn = 0;
@@ -787,23 +1118,31 @@ int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct 
         struct list_item *it = &l->items[i];
         struct sent *cur = strmap_del(&s->objs, it->key);
         json_t *p = it->p;
-        if (!p) {
+        struct sent *pe = it->pe;
+        if (!p && !pe) {
             strmap_put(&next, it->key, cur);
             continue;
         }
         json_t *cur_obj = cur ? entry_obj(s, cur) : NULL;
         if (!cur_obj) { /* absent (or undecodable, which a packed store never makes) */
             entry_free(s, cur);
-            ev[nev++] = (struct pending_event){STORE_ADD, NULL, json_incref(p)};
-            indexes_update(s, it->key, NULL, p);
-            strmap_put(&next, it->key, entry_new(s, p, false));
-        } else if (obj_changed(cur_obj, p)) {
-            ev[nev++] = (struct pending_event){STORE_UPDATE, json_incref(cur_obj), json_incref(p)};
-            indexes_update(s, it->key, cur_obj, p);
-            strmap_put(&next, it->key, entry_new(s, p, false));
+            ev[nev++] = (struct pending_event){STORE_ADD, NULL, json_incref(p), it->key};
+        } else if (pe ? entry_changed(s, cur_obj, pe) : obj_changed(cur_obj, p)) {
+            ev[nev++] =
+                (struct pending_event){STORE_UPDATE, json_incref(cur_obj), json_incref(p), it->key};
+            indexes_update(s, it->key, cur_obj, NULL);
             entry_free(s, cur);
         } else {
             strmap_put(&next, it->key, cur);
+            continue;
+        }
+        if (pe) {
+            it->pe = NULL;
+            indexes_insert_packed(s, it->key, pe);
+            strmap_put(&next, it->key, pe);
+        } else {
+            indexes_update(s, it->key, NULL, p);
+            strmap_put(&next, it->key, entry_new(s, p, false));
         }
     }
     struct replace_ctx c = {s, &next, ev, nev};
@@ -812,7 +1151,9 @@ int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct 
     strmap_free(&s->objs, NULL);
     s->objs = next;
     for (size_t i = 0; i < nev; i++) {
-        if (cb)
+        if (!ev[i].new_obj && ev[i].type != STORE_DELETE)
+            ev[i].new_obj = store_get_ref(s, ev[i].key);
+        if (cb && (ev[i].new_obj || ev[i].type == STORE_DELETE))
             cb(ev[i].type, ev[i].old, ev[i].new_obj, ud);
         json_decref(ev[i].old);
         json_decref(ev[i].new_obj);
@@ -902,8 +1243,6 @@ json_t *store_project_fields(json_t *obj, const char *const *paths)
         copy_path(out, obj, paths[i]);
     return out;
 }
-
-#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
 
 json_t *store_project_lean(json_t *obj, void *ud)
 {

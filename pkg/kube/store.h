@@ -20,10 +20,11 @@
  * Packed stores (store_opts.packed, for the big kinds: docs/performance.md
  * "Cached object size") keep each object as jpack bytes (pkg/json/jpack.h)
  * with interned strings instead of a json_t tree, and decode it when it is
- * read. An object a list brings is packed at the list's commit; one that
- * store_upsert writes (a watch event) keeps its tree until the first trim
- * drops it, and is packed then. Lifetime of what reads return (store_get,
- * store_foreach's objects):
+ * read. An object a list brings as text (store_list_add_text) is packed as
+ * it is scanned, without a tree; one a list brings as a tree is packed at
+ * the list's commit; one that store_upsert writes (a watch event) keeps its
+ * tree until the first trim drops it, and is packed then. Lifetime of what
+ * reads return (store_get, store_foreach's objects):
  *
  *  - unpacked store: the stored object, valid until it is replaced or removed;
  *  - packed store: the decoded tree, cached in the store: the same pointer for
@@ -222,6 +223,23 @@ struct store_list;
 struct store_list *store_list_new(struct store *s);
 /* Add one object (borrowed). 0, or -EINVAL when it has no metadata.name. */
 int store_list_add(struct store_list *l, json_t *obj, struct err *e);
+/*
+ * Add one object from its JSON text data[0..n) (borrowed), typed as a list item of
+ * kube-apiserver's: without a string "kind", `kind` (the list's kind less "List"; NULL: leave
+ * it) and then `api_version` are added (store_item_typed). A packed store whose projection is
+ * store_project_lean (or none) packs the text as it is scanned (jscan_walk, jpack_build),
+ * without a tree: the same bytes as packing the projection of the tree. Its indexes built
+ * with the helpers below are computed from the bytes at the commit, and its ADD and UPDATE
+ * events carry the object decoded for the event alone (the store's object when the event is
+ * delivered), so a commit does not hold every object's tree at once. Other stores, and items
+ * that pack differently (a key repeated, a "kind" that is not a string), go through
+ * jscan_load() and store_list_add(). 0, -EBADMSG when the text is not JSON, or -EINVAL.
+ */
+int store_list_add_text(struct store_list *l, const char *data, size_t n, const char *kind,
+                        const char *api_version, struct err *e);
+/* What kube-apiserver's list items lack and client-go's decoding gives them: `kind` when "kind"
+ * is absent or not a string, then `api_version` likewise (not when kind is NULL). Changes it. */
+void store_item_typed(json_t *it, const char *kind, const char *api_version);
 /* Objects added so far (an object listed twice counts once). */
 size_t store_list_len(const struct store_list *l);
 /* Replace the contents (see above). Once per list, then store_list_free(). 0, or -ESTALE. */

@@ -5,14 +5,21 @@
  *
  * Input: JSON. An array is used as a list for store_replace() (twice, then
  * against an emptied list); any other value is upserted, looked up through
- * every index, and deleted.
+ * every index, and deleted. The input is also read as a list's items from
+ * their texts (store_list_add_text, packed as scanned) against the same items
+ * as trees: any difference in verdicts, events, objects or index answers traps.
  */
+#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pkg/json/jpack.h"
+#include "pkg/json/jscan.h"
+#include "pkg/json/jsplit.h"
 #include "pkg/kube/store.h"
 
 static json_t *project(json_t *obj, void *ud)
@@ -38,8 +45,140 @@ static void query_all(struct store *s)
     json_decref(store_keys(s));
 }
 
+/* ---- a list read from its items' texts against the same items as trees ---- */
+
+struct evlog {
+    char *s;
+    size_t n;
+};
+
+static void log_event(enum store_event_type t, json_t *old, json_t *new_obj, void *ud)
+{
+    struct evlog *l = ud;
+    char *k = store_key_of(new_obj ? new_obj : old, NULL);
+    char *d = json_dumps(new_obj ? new_obj : old, JSON_COMPACT | JSON_SORT_KEYS);
+    size_t add = strlen(k ? k : "") + strlen(d ? d : "") + 8;
+    l->s = realloc(l->s, l->n + add);
+    if (!l->s)
+        abort();
+    l->n += (size_t)snprintf(l->s + l->n, add, "%d %s %s;", (int)t, k ? k : "", d ? d : "");
+    free(k);
+    free(d);
+}
+
+static void add_indexes(struct store *s)
+{
+    store_add_index(s, "label", store_index_by_label, "app", NULL);
+    store_add_index(s, "owner", store_index_by_owner_uid, NULL, NULL);
+    store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL);
+}
+
+static bool same_index(struct store *a, struct store *b, const char *index, const char *v)
+{
+    json_t *x = store_index_keys(a, index, v, NULL), *y = store_index_keys(b, index, v, NULL);
+    bool same = json_equal(x, y);
+    json_decref(x);
+    json_decref(y);
+    return same;
+}
+
+/* Every stored object of a is b's, and every index answers the same for a few values and for
+ * the values the objects carry. */
+static bool same_stores(struct store *a, struct store *b)
+{
+    json_t *ka = store_keys(a), *kb = store_keys(b);
+    bool same = json_array_size(ka) == json_array_size(kb);
+    size_t i;
+    json_t *k;
+    json_array_foreach(ka, i, k)
+    {
+        const char *key = json_string_value(k);
+        json_t *x = store_get(a, key), *y = store_get(b, key);
+        if (!same || !x || !y || !json_equal(x, y)) {
+            same = false;
+            break;
+        }
+        json_t *md = json_object_get(x, "metadata");
+        const char *lab = json_string_value(json_object_get(json_object_get(md, "labels"), "app"));
+        const char *node =
+            json_string_value(json_object_get(json_object_get(x, "spec"), "nodeName"));
+        const char *own = json_string_value(
+            json_object_get(json_array_get(json_object_get(md, "ownerReferences"), 0), "uid"));
+        same = (!lab || same_index(a, b, "label", lab)) &&
+               (!node || same_index(a, b, "node", node)) &&
+               (!own || same_index(a, b, "owner", own));
+    }
+    static const char *const values[] = {"", "a", "n1", "u1", NULL};
+    for (size_t v = 0; same && values[v]; v++)
+        same = same_index(a, b, "label", values[v]) && same_index(a, b, "owner", values[v]) &&
+               same_index(a, b, "node", values[v]);
+    json_decref(ka);
+    json_decref(kb);
+    return same;
+}
+
+/* data as a list's items: each item's text through store_list_add_text, and through
+ * jscan_load + store_item_typed + store_list_add (what the informer did before), twice (the
+ * second a re-list of the first): the same verdicts, events, objects and index answers. */
+static void text_vs_tree(const uint8_t *data, size_t size, bool lean)
+{
+    static const char head[] = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":";
+    size_t n = sizeof head - 1 + size + 1;
+    char *text = malloc(n);
+    if (!text)
+        abort();
+    memcpy(text, head, sizeof head - 1);
+    memcpy(text + sizeof head - 1, data, size);
+    text[n - 1] = '}';
+    struct jsplit sp;
+    if (jsplit_list(text, n, &sp, NULL) < 0 || !sp.n) {
+        jsplit_release(&sp);
+        free(text);
+        return;
+    }
+    struct jpack_tab *tab = jpack_tab_new();
+    struct store_opts o = {.project = lean ? store_project_lean : NULL, .packed = true, .tab = tab};
+    struct store *a = store_new(&o), *b = store_new(&o);
+    add_indexes(a);
+    add_indexes(b);
+    for (int round = 0; round < 2; round++) {
+        struct store_list *la = store_list_new(a), *lb = store_list_new(b);
+        for (size_t i = 0; i < sp.n; i++) {
+            const char *it = text + sp.items[i].off;
+            size_t len = sp.items[i].len;
+            int ra = store_list_add_text(la, it, len, "Pod", "v1", NULL);
+            json_t *t = jscan_load(it, len, NULL);
+            store_item_typed(t, "Pod", "v1");
+            int rb = t ? store_list_add(lb, t, NULL) : -EBADMSG;
+            json_decref(t);
+            if (ra != rb)
+                __builtin_trap();
+        }
+        struct evlog ea = {0}, eb = {0};
+        int ca = store_list_commit(la, log_event, &ea, NULL);
+        int cb = store_list_commit(lb, log_event, &eb, NULL);
+        store_list_free(la);
+        store_list_free(lb);
+        if (ca != cb || ea.n != eb.n || (ea.n && memcmp(ea.s, eb.s, ea.n) != 0))
+            __builtin_trap();
+        free(ea.s);
+        free(eb.s);
+        if (!same_stores(a, b))
+            __builtin_trap();
+    }
+    store_free(a);
+    store_free(b);
+    if (jpack_tab_len(tab) != 0)
+        __builtin_trap(); /* every reference the texts' packing took went back */
+    jpack_tab_free(tab);
+    jsplit_release(&sp);
+    free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    text_vs_tree(data, size, true);
+    text_vs_tree(data, size, false);
     json_error_t jerr;
     json_t *in = json_loadb((const char *)data, size, JSON_DECODE_ANY, &jerr);
     if (!in)

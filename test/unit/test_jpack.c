@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include <string.h>
 
 #include "pkg/json/jpack.h"
+#include "pkg/json/jscan.h"
+#include "pkg/util/xalloc.h"
 
 /* Pack v, unpack it, check it is equal (and for reals/integers of the same type), release. */
 static void round_trip(struct jpack_tab *t, json_t *v, bool nul_key)
@@ -201,12 +204,134 @@ static void test_hostile_bytes(void **state)
     jpack_tab_free(t);
 }
 
+/* ---- jpack_build, fed by jscan_walk ---- */
+
+static int b_open(void *ud, bool obj)
+{
+    return jpack_build_open(ud, obj);
+}
+static int b_close(void *ud, bool obj)
+{
+    (void)obj;
+    return jpack_build_close(ud);
+}
+static int b_key(void *ud, const char *k, size_t n)
+{
+    return jpack_build_key(ud, k, n);
+}
+static int b_str(void *ud, const char *v, size_t n)
+{
+    return jpack_build_str(ud, v, n);
+}
+static int b_int(void *ud, long long v)
+{
+    return jpack_build_int(ud, v);
+}
+static int b_real(void *ud, double v)
+{
+    return jpack_build_real(ud, v);
+}
+static int b_lit(void *ud, char w)
+{
+    return jpack_build_lit(ud, w);
+}
+static const struct jscan_sink bsink = {b_open, b_close, b_key, b_str, b_int, b_real, b_lit};
+
+/* The text packed by the builder is byte for byte jpack_encode() of its tree. */
+static void test_build_matches_encode(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "{}",
+        "[]",
+        "[1,-1,0,9223372036854775807,-9223372036854775808,1.5,-0.0,1e300,true,false,null]",
+        "{\"metadata\":{\"name\":\"a\",\"uid\":\"0123abcd-0123-4567-89ab-0123456789ab\","
+        "\"creationTimestamp\":\"2026-11-27T10:00:00Z\",\"labels\":{\"app\":\"web\"}},"
+        "\"spec\":{\"a\":[[],{},[{}],\"x\\u00e9\\n\"],\"e\\\"k\":\"\"}}",
+        "[\"ab\",\"abc\",\"abc\",\"a long value that is longer than the intern limit of sixty-four "
+        "bytes, inline\"]",
+    };
+    struct jpack_tab *t = jpack_tab_new();
+    struct jpack_build *b = jpack_build_new(t);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        struct err e;
+        err_clear(&e);
+        assert_int_equal(jscan_walk(texts[i], strlen(texts[i]), &bsink, b, &e), 0);
+        const uint8_t *bp;
+        size_t bn = jpack_build_take(b, &bp);
+        assert_true(bn > 0);
+        uint8_t *mine = xmalloc(bn);
+        memcpy(mine, bp, bn);
+        json_t *tree = jscan_load(texts[i], strlen(texts[i]), &e);
+        assert_non_null(tree);
+        uint8_t *p;
+        size_t n = jpack_encode(t, tree, &p);
+        assert_int_equal(n, bn);
+        assert_memory_equal(p, mine, n);
+        jpack_release(t, p, n);
+        jpack_release(t, mine, bn);
+        free(p);
+        free(mine);
+        json_decref(tree);
+        assert_int_equal(jpack_tab_len(t), 0);
+    }
+    jpack_build_free(b);
+    jpack_tab_free(t);
+}
+
+/* Misuse and the cases it leaves to the tree: each an error, and a reset gives back every
+ * reference the value took. */
+static void test_build_errors(void **state)
+{
+    (void)state;
+    struct jpack_tab *t = jpack_tab_new();
+    struct jpack_build *b = jpack_build_new(t);
+    const uint8_t *p;
+    /* a repeated key */
+    assert_int_equal(jpack_build_open(b, true), 0);
+    assert_int_equal(jpack_build_key(b, "name", 4), 0);
+    assert_int_equal(jpack_build_str(b, "shared-value", 12), 0);
+    assert_int_equal(jpack_build_key(b, "other", 5), 0);
+    assert_int_equal(jpack_build_open(b, true), 0);
+    assert_int_equal(jpack_build_key(b, "name", 4), 0); /* another object: fine */
+    assert_int_equal(jpack_build_int(b, 1), 0);
+    assert_int_equal(jpack_build_close(b), 0);
+    assert_int_equal(jpack_build_key(b, "name", 4), -EEXIST);
+    assert_int_equal(jpack_build_take(b, &p), 0); /* not complete */
+    assert_null(p);
+    assert_true(jpack_tab_len(t) > 0);
+    jpack_build_reset(b);
+    assert_int_equal(jpack_tab_len(t), 0);
+    /* out of order */
+    assert_int_equal(jpack_build_close(b), -EINVAL);
+    assert_int_equal(jpack_build_key(b, "k", 1), -EINVAL);
+    assert_int_equal(jpack_build_open(b, false), 0);
+    assert_int_equal(jpack_build_key(b, "k", 1), -EINVAL); /* in an array */
+    assert_int_equal(jpack_build_close(b), 0);
+    assert_int_equal(jpack_build_lit(b, 'n'), -EINVAL); /* a second top-level value */
+    assert_int_equal(jpack_build_take(b, &p), 1);       /* [] is one tag, its count inside */
+    /* deeper than JPACK_MAX_DEPTH */
+    int rc = 0;
+    for (int i = 0; i <= JPACK_MAX_DEPTH && rc == 0; i++)
+        rc = jpack_build_open(b, false);
+    assert_int_equal(rc, -E2BIG);
+    jpack_build_reset(b);
+    /* a builder freed with a value half built gives its references back */
+    assert_int_equal(jpack_build_open(b, true), 0);
+    assert_int_equal(jpack_build_key(b, "kept-key", 8), 0);
+    assert_int_equal(jpack_build_str(b, "interned-value", 14), 0);
+    assert_int_equal(jpack_tab_len(t), 2);
+    jpack_build_free(b);
+    assert_int_equal(jpack_tab_len(t), 0);
+    jpack_tab_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip_edges),
-        cmocka_unit_test(test_intern_refcounts),
-        cmocka_unit_test(test_hostile_bytes),
+        cmocka_unit_test(test_round_trip_edges), cmocka_unit_test(test_intern_refcounts),
+        cmocka_unit_test(test_hostile_bytes),    cmocka_unit_test(test_build_matches_encode),
+        cmocka_unit_test(test_build_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

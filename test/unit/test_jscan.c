@@ -5,6 +5,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -303,6 +305,84 @@ static void test_load(void **state)
     assert_string_equal(e.msg, "invalid JSON at byte 7: string or '}' expected");
 }
 
+/* ---- jscan_walk ---- */
+
+/* A sink writing what it is told as compact text, skipping members named "skip". */
+struct rec {
+    char out[512];
+    size_t n;
+    int fail_at; /* > 0: the fail_at-th callback returns -EIO */
+    int calls;
+};
+
+static int rec_put(struct rec *r, const char *fmt, const char *s, size_t n)
+{
+    if (r->fail_at && ++r->calls == r->fail_at)
+        return -EIO;
+    r->n += (size_t)snprintf(r->out + r->n, sizeof r->out - r->n, fmt, (int)n, s);
+    return 0;
+}
+static int rec_open(void *ud, bool obj)
+{
+    return rec_put(ud, "%.*s", obj ? "{" : "[", 1);
+}
+static int rec_close(void *ud, bool obj)
+{
+    return rec_put(ud, "%.*s", obj ? "}" : "]", 1);
+}
+static int rec_key(void *ud, const char *k, size_t n)
+{
+    if (n == 4 && memcmp(k, "skip", 4) == 0)
+        return 1;
+    return rec_put(ud, "%.*s:", k, n);
+}
+static int rec_str(void *ud, const char *v, size_t n)
+{
+    return rec_put(ud, "'%.*s' ", v, n);
+}
+static int rec_int(void *ud, long long v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%lld ", v);
+    return rec_put(ud, "%.*s", b, strlen(b));
+}
+static int rec_real(void *ud, double v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%g ", v);
+    return rec_put(ud, "%.*s", b, strlen(b));
+}
+static int rec_lit(void *ud, char w)
+{
+    return rec_put(ud, "%.*s ", &w, 1);
+}
+static const struct jscan_sink rsink = {rec_open, rec_close, rec_key, rec_str,
+                                        rec_int,  rec_real,  rec_lit};
+
+/* Values in order, escapes decoded; a skipped member reports nothing of itself however deep,
+ * and the walk goes on after it; it is still checked; a callback's error stops the walk. */
+static void test_walk(void **state)
+{
+    (void)state;
+    struct rec r = {0};
+    const char *t = "{\"a\":[1,2.5,true,null,\"x\\ny\"],\"skip\":{\"b\":[{\"c\":1}],\"d\":\"e\"},"
+                    "\"f\\u0041\":{\"skip\":3,\"g\":false,\"skip\":[]},\"h\":[]}";
+    assert_int_equal(jscan_walk(t, strlen(t), &rsink, &r, NULL), 0);
+    assert_string_equal(r.out, "{a:[1 2.5 t n 'x\ny' ]fA:{g:f }h:[]}");
+
+    struct err e;
+    err_clear(&e);
+    memset(&r, 0, sizeof r);
+    const char *bad = "{\"skip\":{\"b\":[1,]},\"h\":1}"; /* invalid inside the skipped member */
+    assert_int_equal(jscan_walk(bad, strlen(bad), &rsink, &r, &e), -EBADMSG);
+    assert_non_null(strstr(e.msg, "invalid JSON at byte 16"));
+
+    memset(&r, 0, sizeof r);
+    r.fail_at = 3; /* { a: [ */
+    assert_int_equal(jscan_walk(t, strlen(t), &rsink, &r, NULL), -EIO);
+    assert_string_equal(r.out, "{a:");
+}
+
 int main(void)
 {
     jx_use_xalloc();
@@ -311,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_duplicates), cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_rejects),    cmocka_unit_test(test_depth),
         cmocka_unit_test(test_load),       cmocka_unit_test(test_every_byte_in_strings),
+        cmocka_unit_test(test_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -761,6 +761,134 @@ static void test_get_ref(void **state)
     json_decref(b);
 }
 
+/* A custom index: computed from the tree (the text path decodes the object for it). */
+static void index_node_tree(json_t *obj, struct store_values *vals, void *ud)
+{
+    (void)ud;
+    store_values_add(vals,
+                     json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName")));
+}
+
+static struct store *mk_lean(struct jpack_tab *tab)
+{
+    struct store_opts o = {.project = store_project_lean, .packed = true, .tab = tab};
+    struct store *s = store_new(&o);
+    assert_int_equal(store_add_index(s, "uid", store_index_by_field, "metadata.uid", NULL), 0);
+    assert_int_equal(store_add_index(s, "app", store_index_by_label, "app", NULL), 0);
+    assert_int_equal(store_add_index(s, "owner", store_index_by_owner_uid, NULL, NULL), 0);
+    assert_int_equal(store_add_index(s, "node", index_node_tree, NULL, NULL), 0);
+    return s;
+}
+
+/* What the informer did before store_list_add_text: the tree, typed, through store_list_add. */
+static int add_tree(struct store_list *l, const char *text)
+{
+    json_error_t je;
+    json_t *it = json_loads(text, 0, &je);
+    if (!it)
+        return -EBADMSG;
+    store_item_typed(it, "Pod", "v1");
+    int rc = store_list_add(l, it, NULL);
+    json_decref(it);
+    return rc;
+}
+
+/* A list read from its items' texts (store_list_add_text) stores, indexes and reports what the
+ * trees did, packed without a tree, and leaves no decoded tree behind its commit. */
+static void test_list_text(void **state)
+{
+    (void)state;
+    static const char *const items[] = {
+        /* a real server's item: no kind, managedFields, last-applied, escapes in a key */
+        "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u-a\","
+        "\"resourceVersion\":\"1\",\"labels\":{\"app\":\"web\"},"
+        "\"annotations\":{\"kubectl.kubernetes.io/last-applied-configuration\":\"{big}\","
+        "\"keep\":\"me\"},\"managedFields\":[{\"manager\":\"kubectl\",\"fieldsV1\":{\"f:x\":{}}}],"
+        "\"ownerReferences\":[{\"uid\":\"o1\"},{\"uid\":\"o2\"}]},"
+        "\"spec\":{\"node\\u004eame\":\"n1\",\"n\":-12,\"r\":1.5,\"t\":true,\"z\":null}}",
+        /* kind not a string: replaced in place (the tree's way) */
+        "{\"kind\":5,\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"resourceVersion\":\"1\","
+        "\"annotations\":{\"kubectl.kubernetes.io/last-applied-configuration\":\"x\"}}}",
+        /* a repeated key: the last value at the first one's place (the tree's way) */
+        "{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"resourceVersion\":\"1\"},"
+        "\"spec\":{\"nodeName\":\"n1\",\"x\":1,\"nodeName\":\"n2\"}}",
+        /* typed already, cluster-scoped */
+        "{\"apiVersion\":\"v2\",\"kind\":\"Node\",\"metadata\":{\"name\":\"d\","
+        "\"resourceVersion\":\"1\",\"labels\":{\"app\":\"web\"}}}",
+    };
+    struct jpack_tab *tab = jpack_tab_new();
+    struct store *s = mk_lean(tab), *t = mk_lean(tab);
+    struct events ev = {.s = s}, evt = {.s = t};
+    struct store_list *l = store_list_new(s), *lt = store_list_new(t);
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
+        assert_int_equal(store_list_add_text(l, items[i], strlen(items[i]), "Pod", "v1", NULL), 0);
+        assert_int_equal(add_tree(lt, items[i]), 0);
+    }
+    assert_int_equal(store_list_commit(l, record, &ev, NULL), 0);
+    assert_int_equal(store_list_commit(lt, record, &evt, NULL), 0);
+    store_list_free(l);
+    store_list_free(lt);
+    assert_int_equal(ev.n, 4);
+    for (int i = 0; i < ev.n; i++)
+        assert_string_equal(ev.log[i], evt.log[i]);
+    assert_int_equal(ev.len_seen, 4);
+    /* the events' trees went with them; b and c took the tree path, which keeps its trees
+     * until the informer's trim */
+    assert_int_equal(store_decoded(s), 2);
+    assert_int_equal(store_decoded(t), 4);
+    const char *keys[] = {"ns/a", "ns/b", "ns/c", "d"};
+    for (size_t i = 0; i < 4; i++)
+        assert_true(json_equal(store_get(s, keys[i]), store_get(t, keys[i])));
+    char *a = json_dumps(store_get(s, "ns/a"), JSON_COMPACT);
+    assert_string_equal(a, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u-a\","
+                           "\"resourceVersion\":\"1\",\"labels\":{\"app\":\"web\"},"
+                           "\"annotations\":{\"keep\":\"me\"},"
+                           "\"ownerReferences\":[{\"uid\":\"o1\"},{\"uid\":\"o2\"}]},"
+                           "\"spec\":{\"nodeName\":\"n1\",\"n\":-12,\"r\":1.5,\"t\":true,"
+                           "\"z\":null},\"kind\":\"Pod\",\"apiVersion\":\"v1\"}");
+    free(a);
+    assert_string_equal(json_string_value(json_object_get(store_get(s, "ns/b"), "kind")), "Pod");
+    assert_string_equal(json_string_value(json_object_get(store_get(s, "d"), "apiVersion")), "v2");
+    assert_idx(s, "uid", "u-a", "ns/a");
+    assert_idx(s, "app", "web", "d,ns/a");
+    assert_idx(s, "owner", "o2", "ns/a");
+    assert_idx(s, "node", "n1", "ns/a");
+    assert_idx(s, "node", "n2", "ns/c");
+
+    /* Re-list: a unchanged (no event), c changed, b and d gone. */
+    ev.n = 0;
+    l = store_list_new(s);
+    const char *c2 = "{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"resourceVersion\":\"2\","
+                     "\"labels\":{\"app\":\"db\"}},\"spec\":{\"nodeName\":\"n3\"}}";
+    assert_int_equal(store_list_add_text(l, items[0], strlen(items[0]), "Pod", "v1", NULL), 0);
+    assert_int_equal(store_list_add_text(l, c2, strlen(c2), "Pod", "v1", NULL), 0);
+    assert_int_equal(store_list_commit(l, record, &ev, NULL), 0);
+    store_list_free(l);
+    assert_int_equal(ev.n, 3);
+    assert_string_equal(ev.log[0], "update ns/c 1>2");
+    assert_idx(s, "node", "n2", "");
+    assert_idx(s, "node", "n3", "ns/c");
+    assert_idx(s, "app", "db", "ns/c");
+    assert_idx(s, "app", "web", "ns/a");
+
+    /* Bad texts: not JSON, no name; nothing added, no reference left behind. */
+    struct err e;
+    err_clear(&e);
+    l = store_list_new(s);
+    assert_int_equal(store_list_add_text(l, "{\"metadata\":{", 13, NULL, NULL, &e), -EBADMSG);
+    assert_non_null(strstr(e.msg, "invalid JSON"));
+    err_clear(&e);
+    const char *noname = "{\"metadata\":{\"namespace\":\"ns\",\"labels\":{\"zz-only\":\"here\"}}}";
+    assert_int_equal(store_list_add_text(l, noname, strlen(noname), NULL, NULL, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "metadata.name"));
+    assert_int_equal(store_list_len(l), 0);
+    store_list_free(l);
+    store_free(s);
+    store_free(t);
+    assert_int_equal(jpack_tab_len(tab), 0);
+    jpack_tab_free(tab);
+}
+
 int main(void)
 {
     static bool packed = true;
@@ -786,6 +914,7 @@ int main(void)
         cmocka_unit_test_prestate(test_get_ref, &packed),
         cmocka_unit_test(test_foreach_key),
         cmocka_unit_test_prestate(test_foreach_key, &packed),
+        cmocka_unit_test(test_list_text),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
