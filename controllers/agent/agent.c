@@ -370,6 +370,9 @@ static json_t *project_job(json_t *obj, void *ud)
 
 /* The Jobs store's idle index: "1" when job_idle, derived from the stored Job on each change
  * (the lean Job when the informer is shared with the workload controller). */
+/* What job_idle reads. */
+static const char *const IDLE_VIEW[] = {"spec.suspend", "status", NULL};
+
 static void index_idle(json_t *obj, struct store_values *vals, void *ud)
 {
     (void)ud;
@@ -1010,6 +1013,9 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
                              (void *)"metadata.uid", e);
     if (rc == 0)
         rc = cache_add_index(a->jobs_reg, AGENT_INDEX_IDLE, index_idle, NULL, e);
+    /* a packed list's copies are indexed from a view of what job_idle reads (store.h) */
+    if (rc == 0 && store_index_view(informer_store(a->jobs), AGENT_INDEX_IDLE, IDLE_VIEW) < 0)
+        rc = err_set(e, -ENOENT, "agent: the Job store has no %s index", AGENT_INDEX_IDLE);
     if (rc < 0) {
         agent_free(a);
         return rc;

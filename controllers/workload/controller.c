@@ -1660,8 +1660,16 @@ void wlc_enqueue(struct wlc *c, const char *key)
     wq_add(c->q, key);
 }
 
+/* What wants_placement() reads of a Workload and of its job (wl_wants_placement, our_check,
+ * owner_kind and the Event it may write): the passes over every Workload read views of these
+ * (store_get_view), not the whole objects, whose specs are most of them. */
+static const char *const WL_WANTS_VIEW[] = {"apiVersion",  "kind",   "metadata",
+                                            "spec.active", "status", NULL};
+static const char *const JOB_WANTS_VIEW[] = {"metadata", NULL};
+
 /* Whether a pass of `wl` would place its job (wl_wants_placement), from the stores alone:
- * the Workload, its hub job, our check. Cheap (no copies, no clusters). */
+ * the Workload (at least WL_WANTS_VIEW), its hub job, our check. Cheap (no copies, no
+ * clusters). */
 static bool wants_placement(struct wlc *c, const json_t *wl)
 {
     json_t *owner = wl ? jx_owner_controller(wl) : NULL;
@@ -1671,7 +1679,7 @@ static bool wants_placement(struct wlc *c, const json_t *wl)
     if (!js || !name)
         return false;
     char *okey = jx_key_make(jx_namespace(wl), name);
-    json_t *job = store_get_ref(js, okey); /* a pass's read: not cached (store.h) */
+    json_t *job = store_get_view(js, okey, JOB_WANTS_VIEW); /* a pass's read: not cached */
     free(okey);
     const char *owner_uid = jx_str(owner, "uid", NULL);
     bool wants = false;
@@ -1741,7 +1749,7 @@ static void on_job(struct wlc *c, const json_t *obj, bool listed)
             log_v(c->cfg.lg, 5, hub ? "job event" : "copy event", "workload", k, "rv",
                   jx_resource_version(obj) ? jx_resource_version(obj) : "");
         if (hub && listed) {
-            json_t *wl = store_get_ref(c->cfg.src.workloads, k); /* a pass's read */
+            json_t *wl = store_get_view(c->cfg.src.workloads, k, WL_WANTS_VIEW); /* a pass's */
             add_passing(c, k, wl);
             json_decref(wl);
         } else if (hub)
@@ -1771,7 +1779,7 @@ static int enqueue_one(const char *k, void *ud)
      * packed stores (docs/performance.md "Start-up: passes and heap trims"). */
     if (wq_queued(c->q, k))
         return 0;
-    json_t *wl = store_get_ref(c->cfg.src.workloads, k); /* one tree at a time */
+    json_t *wl = store_get_view(c->cfg.src.workloads, k, WL_WANTS_VIEW); /* one at a time */
     add_passing(c, k, wl);
     json_decref(wl);
     return 0;
@@ -2085,7 +2093,8 @@ static int gc_cluster(const char *cluster, json_t *cm, void *ud)
         wl_actions_init(&acts);
         size_t d = 0;
         for (size_t j = 0; j < json_array_size(keys); j++) {
-            json_t *copy = store_get_ref(cs, json_string_value(json_array_get(keys, j)));
+            static const char *const meta[] = {"metadata", NULL}; /* wl_gc_orphans reads */
+            json_t *copy = store_get_view(cs, json_string_value(json_array_get(keys, j)), meta);
             const json_t *v = copy;
             if (copy)
                 d += wl_gc_orphans(cluster, &v, 1, c->cfg.opts.origin,

@@ -966,6 +966,7 @@ static int add_workers(struct wlrun *r, struct err *e)
                                 .n_kinds = r->n_jobs,
                                 .on_change = worker_changed,
                                 .on_copy = copy_event,
+                                .hub_synced = hub_synced,
                                 .ud = r,
                                 .lg = r->lg,
                                 .packed = r->cfg.packed_cache,

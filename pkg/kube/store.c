@@ -33,6 +33,7 @@ struct store_index {
     store_index_fn fn;
     void *ud;
     struct strmap map; /* value -> struct iset */
+    char **view;       /* what fn reads (store_index_view), NULL-terminated; NULL: anything */
 };
 
 /* One stored object. */
@@ -304,6 +305,51 @@ static void indexes_update(struct store *s, const char *key, json_t *old, json_t
     }
 }
 
+/* Set v (consumed) at the dotted path of obj, creating the objects on the way. */
+static void view_set(json_t *obj, char *const *parts, size_t n, json_t *v)
+{
+    for (size_t i = 0; i + 1 < n; i++) {
+        json_t *next = json_object_get(obj, parts[i]);
+        if (!json_is_object(next)) {
+            next = json_object();
+            json_object_set_new(obj, parts[i], next);
+        }
+        obj = next;
+    }
+    json_object_set_new(obj, parts[n - 1], v);
+}
+
+/* The members at `paths` of a packed entry decoded alone (store_get_view), or NULL when a
+ * path is deeper than a view goes (the caller reads the whole object then). */
+static json_t *entry_view(const struct store *s, const struct sent *e, const char *const *paths)
+{
+    json_t *out = json_object();
+    for (size_t i = 0; paths && paths[i]; i++) {
+        char buf[256], *save = NULL, *parts[9];
+        size_t np = 0;
+        size_t n = strlen(paths[i]);
+        if (n >= sizeof buf) {
+            json_decref(out);
+            return NULL;
+        }
+        memcpy(buf, paths[i], n + 1);
+        for (char *part = strtok_r(buf, ".", &save); part; part = strtok_r(NULL, ".", &save)) {
+            if (np == 8) {
+                json_decref(out);
+                return NULL;
+            }
+            parts[np++] = part;
+        }
+        if (!np)
+            continue;
+        parts[np] = NULL;
+        json_t *v = jpack_get(s->tab, e->blob, e->len, (const char *const *)parts);
+        if (v)
+            view_set(out, parts, np, v);
+    }
+    return out;
+}
+
 /* A string at a packed entry's path as an index value (copied: store_values_add wants a
  * C string). `nonempty`: skip "" as store_index_by_field does. */
 static void packed_value(const struct store *s, const struct sent *e, const char *const *path,
@@ -377,10 +423,12 @@ static void indexes_insert_packed(struct store *s, const char *key, const struct
         struct store_index *ix = &s->idx[i];
         struct store_values vals = {0};
         if (!packed_values(s, ix, e, &vals)) {
-            if (!tree)
+            json_t *view = ix->view ? entry_view(s, e, (const char *const *)ix->view) : NULL;
+            if (!view && !tree)
                 tree = jpack_decode(s->tab, e->blob, e->len);
-            if (tree)
-                ix->fn(tree, &vals, ix->ud);
+            if (view || tree)
+                ix->fn(view ? view : tree, &vals, ix->ud);
+            json_decref(view);
         }
         index_add_values(ix, key, &vals);
     }
@@ -428,6 +476,9 @@ void store_free(struct store *s)
     for (size_t i = 0; i < s->nidx; i++) {
         free(s->idx[i].name);
         strmap_free(&s->idx[i].map, iset_free);
+        for (size_t j = 0; s->idx[i].view && s->idx[i].view[j]; j++)
+            free(s->idx[i].view[j]);
+        free(s->idx[i].view);
     }
     free(s->idx);
     strmap_foreach(&s->objs, free_entry_cb, s);
@@ -513,6 +564,7 @@ int store_add_index(struct store *s, const char *name, store_index_fn fn, void *
     ix->name = xstrdup(name);
     ix->fn = fn;
     ix->ud = ud;
+    ix->view = NULL;
     strmap_init(&ix->map);
     struct index_all a = {s, ix};
     strmap_foreach(&s->objs, index_all_cb, &a);
@@ -520,6 +572,26 @@ int store_add_index(struct store *s, const char *name, store_index_fn fn, void *
 }
 
 /* ---- mutation -------------------------------------------------------------- */
+
+int store_index_view(struct store *s, const char *name, const char *const *paths)
+{
+    struct store_index *ix = index_find(s, name);
+    if (!ix)
+        return -ENOENT;
+    for (size_t j = 0; ix->view && ix->view[j]; j++)
+        free(ix->view[j]);
+    free(ix->view);
+    ix->view = NULL;
+    size_t n = 0;
+    while (paths && paths[n])
+        n++;
+    if (!paths)
+        return 0;
+    ix->view = xcalloc(n + 1, sizeof(*ix->view));
+    for (size_t j = 0; j < n; j++)
+        ix->view[j] = xstrdup(paths[j]);
+    return 0;
+}
 
 json_t *store_project(struct store *s, json_t *obj)
 {
@@ -602,6 +674,15 @@ json_t *store_get_ref(const struct store *s, const char *key)
         return json_incref(e->obj);
     }
     return jpack_decode(s->tab, e->blob, e->len);
+}
+
+json_t *store_get_view(const struct store *s, const char *key, const char *const *paths)
+{
+    struct sent *e = strmap_get(&s->objs, key);
+    if (!e || e->obj || !e->len)
+        return store_get_ref(s, key); /* the whole object is at hand */
+    json_t *v = entry_view(s, e, paths);
+    return v ? v : store_get_ref(s, key);
 }
 
 size_t store_len(const struct store *s)

@@ -129,6 +129,14 @@ char *store_key_of(const json_t *obj, struct err *e);
 int store_add_index(struct store *s, const char *name, store_index_fn fn, void *ud, struct err *e);
 
 /*
+ * Tell what the function of index `name` reads of an object: the dotted paths (NULL-terminated,
+ * copied; NULL: anything, the default). A packed list's object (store_list_add_text) is then
+ * indexed from a view of those paths (store_get_view) instead of its whole tree. 0, or -ENOENT
+ * when there is no such index.
+ */
+int store_index_view(struct store *s, const char *name, const char *const *paths);
+
+/*
  * Insert or replace the object with obj's key. `obj` is borrowed; the
  * projection of it is stored. On success `*stored` (if not NULL) receives a
  * new reference to the stored object and `*old` (if not NULL) a new reference
@@ -162,6 +170,16 @@ json_t *store_get(const struct store *s, const char *key);
  * held 85 MB of trees at once: docs/performance.md "Scale"). NULL when absent.
  */
 json_t *store_get_ref(const struct store *s, const char *key);
+/*
+ * A view of the object under `key` for a reader that needs only some of it: a new reference
+ * holding at least the members at the dotted `paths` (NULL-terminated; "metadata",
+ * "spec.active"...) that the object has, possibly the whole object. A packed store whose tree
+ * for `key` is not cached decodes those members alone (at a restart's passes over 10,000
+ * Workloads, a Job's or a Workload's spec is most of the decoding; docs/performance.md
+ * "Lists packed as scanned"); otherwise it is store_get_ref(). Read nothing else from it.
+ * NULL when absent.
+ */
+json_t *store_get_view(const struct store *s, const char *key, const char *const *paths);
 size_t store_len(const struct store *s);
 
 /*

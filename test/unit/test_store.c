@@ -769,6 +769,14 @@ static void index_node_tree(json_t *obj, struct store_values *vals, void *ud)
                      json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName")));
 }
 
+/* An index whose function says what it was given: a view ("view": no metadata) or the whole
+ * object ("whole"). */
+static void index_seen(json_t *obj, struct store_values *vals, void *ud)
+{
+    (void)ud;
+    store_values_add(vals, json_object_get(obj, "metadata") ? "whole" : "view");
+}
+
 static struct store *mk_lean(struct jpack_tab *tab)
 {
     struct store_opts o = {.project = store_project_lean, .packed = true, .tab = tab};
@@ -777,6 +785,10 @@ static struct store *mk_lean(struct jpack_tab *tab)
     assert_int_equal(store_add_index(s, "app", store_index_by_label, "app", NULL), 0);
     assert_int_equal(store_add_index(s, "owner", store_index_by_owner_uid, NULL, NULL), 0);
     assert_int_equal(store_add_index(s, "node", index_node_tree, NULL, NULL), 0);
+    static const char *const spec[] = {"spec", NULL};
+    assert_int_equal(store_add_index(s, "seen", index_seen, NULL, NULL), 0);
+    assert_int_equal(store_index_view(s, "seen", spec), 0);
+    assert_int_equal(store_index_view(s, "none", spec), -ENOENT);
     return s;
 }
 
@@ -854,6 +866,10 @@ static void test_list_text(void **state)
     assert_idx(s, "owner", "o2", "ns/a");
     assert_idx(s, "node", "n1", "ns/a");
     assert_idx(s, "node", "n2", "ns/c");
+    /* the text path's objects are indexed from the view, the tree path's from the tree */
+    assert_idx(s, "seen", "view", "d,ns/a");
+    assert_idx(s, "seen", "whole", "ns/b,ns/c");
+    assert_idx(t, "seen", "whole", "d,ns/a,ns/b,ns/c");
 
     /* Re-list: a unchanged (no event), c changed, b and d gone. */
     ev.n = 0;
@@ -889,6 +905,43 @@ static void test_list_text(void **state)
     jpack_tab_free(tab);
 }
 
+/* A view decodes the listed members alone from a packed entry; a cached tree, an unpacked
+ * store or a path deeper than a view goes give the whole object. */
+static void test_get_view(void **state)
+{
+    (void)state;
+    struct store *s = store_new(&(struct store_opts){.packed = true});
+    json_t *a = pod("ns", "a", "1", "n1", "web");
+    assert_int_equal(store_upsert(s, a, NULL, NULL, NULL), 0);
+    store_trim(s, true); /* packed, no tree */
+    static const char *const paths[] = {
+        "metadata.labels", "spec.nodeName", "kind", "nope", "spec.nodeName.deeper", "..", NULL};
+    json_t *v = store_get_view(s, "ns/a", paths);
+    char *d = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(d, "{\"kind\":\"Pod\",\"metadata\":{\"labels\":{\"app\":\"web\"}},"
+                           "\"spec\":{\"nodeName\":\"n1\"}}");
+    free(d);
+    json_decref(v);
+    assert_int_equal(store_decoded(s), 0);
+    assert_null(store_get_view(s, "ns/none", paths));
+    static const char *const deep[] = {"a.b.c.d.e.f.g.h.i", NULL};
+    v = store_get_view(s, "ns/a", deep);
+    assert_true(json_equal(v, a));
+    json_decref(v);
+    json_t *cached = store_get(s, "ns/a");
+    v = store_get_view(s, "ns/a", paths);
+    assert_ptr_equal(v, cached);
+    json_decref(v);
+    store_free(s);
+    s = store_new(NULL);
+    assert_int_equal(store_upsert(s, a, NULL, NULL, NULL), 0);
+    v = store_get_view(s, "ns/a", paths);
+    assert_ptr_equal(v, a);
+    json_decref(v);
+    store_free(s);
+    json_decref(a);
+}
+
 int main(void)
 {
     static bool packed = true;
@@ -915,6 +968,7 @@ int main(void)
         cmocka_unit_test(test_foreach_key),
         cmocka_unit_test_prestate(test_foreach_key, &packed),
         cmocka_unit_test(test_list_text),
+        cmocka_unit_test(test_get_view),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

@@ -521,7 +521,13 @@ struct share_fx {
     struct kube_rest_config *hc;
     struct kube_client *hub;
     char *kc, *spec;
+    bool hub_wait; /* the hub's lists are not in yet (cfg.hub_synced says false) */
 };
+
+static bool share_hub_synced(void *ud)
+{
+    return !((struct share_fx *)ud)->hub_wait;
+}
 
 static void share_copy(void *ud, json_t *obj)
 {
@@ -592,6 +598,14 @@ static void share_run(struct ev_loop *loop, struct share_fx *f, double guard_s,
 
 /* The worker w1 of a fake server (nodes, pods, Jobs), with the in-process agent writing
  * ClusterMetrics to the same server, its status PATCH answered after patch_delay_s; started. */
+static void share_copies_in(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct share_fx *f = t->data;
+    if (workers_copies(f->w, "w1", kind_lookup("batch/v1", "Job")))
+        ev_break(loop, EVBREAK_ALL);
+}
+
 static void share_start(struct share_fx *f, struct ev_loop *loop, double patch_delay_s)
 {
     f->seen = json_array();
@@ -635,6 +649,7 @@ static void share_start(struct share_fx *f, struct ev_loop *loop, double patch_d
                                  .probe_interval_s = 0.01,
                                  .informer_backoff_s = 0.05,
                                  .on_copy = share_copy,
+                                 .hub_synced = share_hub_synced,
                                  .ud = f};
     struct err e;
     err_clear(&e);
@@ -656,6 +671,28 @@ static void share_free(struct share_fx *f, struct ev_loop *loop)
     free(f->kc);
     free(f->spec);
     json_decref(f->seen);
+}
+
+/* The worker's copies are in but the hub's lists are not: the agent waits (its Pod list would
+ * hold the one loop ahead of the hub's lists a placement reads), then starts once they are. */
+static void test_agent_waits_for_hub(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct share_fx f = {.hub_wait = true};
+    share_start(&f, loop, 0);
+    share_run(loop, &f, 10.0, share_copies_in);
+    share_run(loop, &f, 0.5, NULL); /* ten fast ticks */
+    size_t lists, watches;
+    count_lw(f.srv, "/api/v1/pods", &lists, &watches);
+    assert_int_equal(lists, 0);
+    count_lw(f.srv, "/api/v1/nodes", &lists, &watches);
+    assert_int_equal(lists, 0);
+    f.hub_wait = false;
+    share_run(loop, &f, 10.0, share_watching);
+    count_lw(f.srv, "/api/v1/pods", &lists, &watches);
+    assert_int_equal(lists, 1);
+    share_free(&f, loop);
 }
 
 /* An operator with the in-process agent on a worker lists and watches the worker's Jobs
@@ -854,6 +891,7 @@ int main(void)
         cmocka_unit_test(test_first_probe_failure_is_a_blip),
         cmocka_unit_test(test_known_by_failed_probes),
         cmocka_unit_test(test_agent_shares_jobs),
+        cmocka_unit_test(test_agent_waits_for_hub),
         cmocka_unit_test(test_known_after_agent_report),
         cmocka_unit_test(test_unregistered_known_after_secrets),
     };
