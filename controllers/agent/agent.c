@@ -368,11 +368,11 @@ static json_t *project_job(json_t *obj, void *ud)
     return store_project_fields(obj, paths);
 }
 
-/* The Jobs store's idle index: "1" when job_idle, derived from the stored Job on each change
- * (the lean Job when the informer is shared with the workload controller). */
 /* What job_idle reads. */
 static const char *const IDLE_VIEW[] = {"spec.suspend", "status", NULL};
 
+/* The Jobs store's idle index: "1" when job_idle, derived from the stored Job on each change
+ * (the lean Job when the informer is shared with the workload controller). */
 static void index_idle(json_t *obj, struct store_values *vals, void *ud)
 {
     (void)ud;

@@ -2034,6 +2034,9 @@ static size_t gc_perform(struct gc_walk *g, const char *cluster, const struct ki
 }
 
 /* Delete the orphans among v[0..n) (copies of kind kd on `cluster`). */
+/* What wl_gc_orphans reads of a copy. */
+static const char *const GC_VIEW[] = {"metadata", NULL};
+
 static size_t gc_delete(struct gc_walk *g, const char *cluster, const struct kind_def *kd,
                         const json_t *const *v, size_t n, bool (*hub_has)(void *, const char *),
                         void *ud)
@@ -2093,8 +2096,7 @@ static int gc_cluster(const char *cluster, json_t *cm, void *ud)
         wl_actions_init(&acts);
         size_t d = 0;
         for (size_t j = 0; j < json_array_size(keys); j++) {
-            static const char *const meta[] = {"metadata", NULL}; /* wl_gc_orphans reads */
-            json_t *copy = store_get_view(cs, json_string_value(json_array_get(keys, j)), meta);
+            json_t *copy = store_get_view(cs, json_string_value(json_array_get(keys, j)), GC_VIEW);
             const json_t *v = copy;
             if (copy)
                 d += wl_gc_orphans(cluster, &v, 1, c->cfg.opts.origin,
@@ -2131,9 +2133,13 @@ static int gc_key_cluster(const char *cluster, json_t *cm, void *ud)
     for (size_t i = 0; (kd = gc_kind(g->c, i, &nk)) != NULL; i++) {
         struct store *js = g->c->cfg.src.jobs(g->c->cfg.src.ud, kd);
         struct store *cs = copies_store(g->c, cluster, kd);
-        const json_t *copy = js && cs ? store_get(cs, g->key) : NULL;
+        /* a view: at a copies relist every listed copy comes here (copy_event), and its
+         * whole tree would be decoded a second time and cached (store.h) */
+        json_t *copy = js && cs ? store_get_view(cs, g->key, GC_VIEW) : NULL;
+        const json_t *v = copy;
         if (copy)
-            g->deleted += gc_delete(g, cluster, kd, &copy, 1, uid_indexed, js);
+            g->deleted += gc_delete(g, cluster, kd, &v, 1, uid_indexed, js);
+        json_decref(copy);
     }
     return 0;
 }

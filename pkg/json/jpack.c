@@ -463,6 +463,8 @@ int jpack_build_key(struct jpack_build *b, const char *k, size_t n)
     if (!b->depth || !b->st[b->depth - 1].obj)
         return -EINVAL;
     struct jp_frame *f = &b->st[b->depth - 1];
+    if (b->nkids - f->key0 >= JPACK_BUILD_MAX_KEYS)
+        return -E2BIG; /* the repeat check is linear: a big object goes by its tree */
     uint32_t id = tab_ref(b->t, k, n);
     ids_push(&b->taken, &b->ntaken, &b->cap_taken, id);
     for (size_t i = f->key0; i < b->nkids; i++)

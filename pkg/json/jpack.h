@@ -82,10 +82,13 @@ json_t *jpack_get(const struct jpack_tab *t, const uint8_t *p, size_t len, const
  * jscan_walk) comes out as the bytes jpack_encode() makes of the tree it would build.
  * open/close frame an object (obj) or an array; in an object, key() before each value.
  * Each returns 0, -EINVAL when out of order (a second top-level value, a key outside an
- * object, a close with nothing open), -E2BIG past JPACK_MAX_DEPTH, or -EEXIST when a key
- * repeats in an object (jansson keeps the last value at the first one's place: build that
- * from the tree). After an error the builder must be reset.
+ * object, a close with nothing open), -E2BIG past JPACK_MAX_DEPTH or past
+ * JPACK_BUILD_MAX_KEYS members in one object (the repeat check is a linear scan: a huge
+ * object would make it quadratic), or -EEXIST when a key repeats in an object (jansson keeps
+ * the last value at the first one's place). After an error the builder must be reset, and
+ * such a value be built from its tree (jpack_encode).
  */
+#define JPACK_BUILD_MAX_KEYS 256
 struct jpack_build;
 /* A builder taking references in `t` (borrowed). Never NULL. */
 struct jpack_build *jpack_build_new(struct jpack_tab *t);

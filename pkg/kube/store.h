@@ -249,8 +249,9 @@ int store_list_add(struct store_list *l, json_t *obj, struct err *e);
  * without a tree: the same bytes as packing the projection of the tree. Its indexes built
  * with the helpers below are computed from the bytes at the commit, and its ADD and UPDATE
  * events carry the object decoded for the event alone (the store's object when the event is
- * delivered), so a commit does not hold every object's tree at once. Other stores, and items
- * that pack differently (a key repeated, a "kind" that is not a string), go through
+ * delivered), so a commit does not hold every new object's tree at once (an UPDATE's old
+ * object and a DELETE's are decoded and held until their events, as before). Other stores, and
+ * items that pack differently (a key repeated, a "kind" that is not a string), go through
  * jscan_load() and store_list_add(). 0, -EBADMSG when the text is not JSON, or -EINVAL.
  */
 int store_list_add_text(struct store_list *l, const char *data, size_t n, const char *kind,

@@ -316,6 +316,17 @@ static void test_build_errors(void **state)
         rc = jpack_build_open(b, false);
     assert_int_equal(rc, -E2BIG);
     jpack_build_reset(b);
+    /* an object with more members than the repeat check scans: the tree's */
+    assert_int_equal(jpack_build_open(b, true), 0);
+    for (int i = 0; i < JPACK_BUILD_MAX_KEYS; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(jpack_build_key(b, k, strlen(k)), 0);
+        assert_int_equal(jpack_build_int(b, i), 0);
+    }
+    assert_int_equal(jpack_build_key(b, "one-more", 8), -E2BIG);
+    jpack_build_reset(b);
+    assert_int_equal(jpack_tab_len(t), 0);
     /* a builder freed with a value half built gives its references back */
     assert_int_equal(jpack_build_open(b, true), 0);
     assert_int_equal(jpack_build_key(b, "kept-key", 8), 0);
