@@ -1661,14 +1661,15 @@ void wlc_enqueue(struct wlc *c, const char *key)
 }
 
 /* What wants_placement() reads of a Workload and of its job (wl_wants_placement, our_check,
- * owner_kind and the Event it may write): the passes over every Workload read views of these
- * (store_get_view), not the whole objects, whose specs are most of them. */
-static const char *const WL_WANTS_VIEW[] = {"apiVersion",  "kind",   "metadata",
-                                            "spec.active", "status", NULL};
-static const char *const JOB_WANTS_VIEW[] = {"metadata", NULL};
+ * owner_kind and the Event it may write), and the listed handlers around it: the passes over
+ * every Workload read views of these (store_get_view), not the whole objects, whose specs are
+ * most of them. */
+const char *const wlc_workload_view[] = {"apiVersion",  "kind",   "metadata",
+                                         "spec.active", "status", NULL};
+const char *const wlc_job_view[] = {"metadata", NULL};
 
 /* Whether a pass of `wl` would place its job (wl_wants_placement), from the stores alone:
- * the Workload (at least WL_WANTS_VIEW), its hub job, our check. Cheap (no copies, no
+ * the Workload (at least wlc_workload_view), its hub job, our check. Cheap (no copies, no
  * clusters). */
 static bool wants_placement(struct wlc *c, const json_t *wl)
 {
@@ -1679,7 +1680,7 @@ static bool wants_placement(struct wlc *c, const json_t *wl)
     if (!js || !name)
         return false;
     char *okey = jx_key_make(jx_namespace(wl), name);
-    json_t *job = store_get_view(js, okey, JOB_WANTS_VIEW); /* a pass's read: not cached */
+    json_t *job = store_get_view(js, okey, wlc_job_view); /* a pass's read: not cached */
     free(okey);
     const char *owner_uid = jx_str(owner, "uid", NULL);
     bool wants = false;
@@ -1749,7 +1750,7 @@ static void on_job(struct wlc *c, const json_t *obj, bool listed)
             log_v(c->cfg.lg, 5, hub ? "job event" : "copy event", "workload", k, "rv",
                   jx_resource_version(obj) ? jx_resource_version(obj) : "");
         if (hub && listed) {
-            json_t *wl = store_get_view(c->cfg.src.workloads, k, WL_WANTS_VIEW); /* a pass's */
+            json_t *wl = store_get_view(c->cfg.src.workloads, k, wlc_workload_view); /* a pass's */
             add_passing(c, k, wl);
             json_decref(wl);
         } else if (hub)
@@ -1779,7 +1780,7 @@ static int enqueue_one(const char *k, void *ud)
      * packed stores (docs/performance.md "Start-up: passes and heap trims"). */
     if (wq_queued(c->q, k))
         return 0;
-    json_t *wl = store_get_view(c->cfg.src.workloads, k, WL_WANTS_VIEW); /* one at a time */
+    json_t *wl = store_get_view(c->cfg.src.workloads, k, wlc_workload_view); /* one at a time */
     add_passing(c, k, wl);
     json_decref(wl);
     return 0;

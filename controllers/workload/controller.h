@@ -174,6 +174,11 @@ void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
  * Workload. */
 void wlc_on_workload_listed(struct wlc *c, const json_t *wl);
 void wlc_on_job_listed(struct wlc *c, const json_t *job);
+/* What the handlers above (and wlc_on_workload, wlc_on_job) read of a Workload and of a job
+ * (dotted paths, NULL-terminated): the hub informers' listed_view (informer.h), and the views
+ * the passes over every Workload read (store_get_view). */
+extern const char *const wlc_workload_view[];
+extern const char *const wlc_job_view[];
 /* Queue every Workload (after an AdmissionCheck, ResourceFlavor or worker change), those
  * that want a placement ahead, the others behind the changes (as wlc_on_workload_listed); one
  * queued already stays where it is, unread (its pass reads the stores when it runs). */

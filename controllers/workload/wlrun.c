@@ -765,8 +765,12 @@ static int add_uid_index(struct informer *inf, struct err *e)
 
 static const struct informer_handlers *job_handlers(struct wlrun *r, struct informer_handlers *h)
 {
-    *h = (struct informer_handlers){
-        .on_add = job_add, .on_update = job_update, .on_delete = job_delete, .ud = r};
+    /* job_add reads the job's namespace and labels, wlc_on_job(_listed) its metadata */
+    *h = (struct informer_handlers){.on_add = job_add,
+                                    .on_update = job_update,
+                                    .on_delete = job_delete,
+                                    .ud = r,
+                                    .listed_view = wlc_job_view};
     return h;
 }
 
@@ -902,8 +906,11 @@ static json_t *src_cluster_labels(void *ud, const char *cluster)
 static int add_fixed(struct wlrun *r, struct err *e)
 {
     const char *kv = r->kueue_version;
-    struct informer_handlers hwl = {
-        .on_add = wl_add, .on_update = wl_update, .on_delete = wl_add, .ud = r};
+    struct informer_handlers hwl = {.on_add = wl_add,
+                                    .on_update = wl_update,
+                                    .on_delete = wl_add,
+                                    .ud = r,
+                                    .listed_view = wlc_workload_view};
     struct informer_handlers hcl = {
         .on_add = cluster_event, .on_update = cluster_update, .on_delete = cluster_event, .ud = r};
     struct informer_handlers hcm = {

@@ -342,6 +342,32 @@ static int page_items(struct informer *inf, const struct jsplit *sp, struct err 
     return rc;
 }
 
+/* The union of the handlers' listed_view (a new array of borrowed strings, NULL-terminated),
+ * or NULL when a handler reads whole objects. */
+static const char **listed_view(const struct informer *inf)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < inf->nh; i++) {
+        if (!inf->h[i].listed_view)
+            return NULL;
+        for (size_t j = 0; inf->h[i].listed_view[j]; j++)
+            n++;
+    }
+    if (!inf->nh)
+        return NULL;
+    const char **u = xcalloc(n + 1, sizeof(*u));
+    size_t k = 0;
+    for (size_t i = 0; i < inf->nh; i++)
+        for (size_t j = 0; inf->h[i].listed_view[j]; j++) {
+            size_t m = 0;
+            while (m < k && strcmp(u[m], inf->h[i].listed_view[j]) != 0)
+                m++;
+            if (m == k)
+                u[k++] = inf->h[i].listed_view[j];
+        }
+    return u;
+}
+
 static void list_done(void *ud, const struct kube_result *r)
 {
     struct informer *inf = ud;
@@ -425,8 +451,11 @@ static void list_done(void *ud, const struct kube_result *r)
     set_rv(inf, json_string_value(json_object_get(md, "resourceVersion")));
     jsplit_release(&sp);
     size_t listed = store_list_len(all);
+    const char **view = listed_view(inf);
+    store_list_set_view(all, view);
     int rc = store_list_commit(all, replace_cb, inf, &e);
     store_list_free(all);
+    free(view);
     if (inf->trimming) { /* the stored trees go at the next prepare, then the pages */
         inf->trim_all = true;
         inf->trim_pages = inf->trim_pages || listed >= INFORMER_TRIM_ITEMS;

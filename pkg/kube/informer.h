@@ -133,6 +133,11 @@ struct informer_handlers {
     void (*on_update)(void *ud, json_t *old_obj, json_t *new_obj);
     void (*on_delete)(void *ud, json_t *obj);
     void *ud;
+    /* What on_add reads of an object a list brings: dotted paths, NULL-terminated, static
+     * (NULL: all of it). When every handler of a packed informer sets one, the listed ADD
+     * events carry a view of their union (store_list_set_view): at a restart's lists most of
+     * each object (its spec) is then not decoded for the handlers. */
+    const char *const *listed_view;
 };
 
 struct informer_opts {

@@ -878,7 +878,8 @@ struct store_list {
     struct strmap seen; /* key -> 1 + its index in items */
     struct list_item *items;
     size_t n, cap;
-    struct jpack_build *b; /* store_list_add_text's builder, reused */
+    struct jpack_build *b;   /* store_list_add_text's builder, reused */
+    const char *const *view; /* store_list_set_view (borrowed), NULL: whole objects */
 };
 
 struct store_list *store_list_new(struct store *s)
@@ -903,6 +904,11 @@ void store_list_free(struct store_list *l)
     strmap_free(&l->seen, NULL);
     jpack_build_free(l->b);
     free(l);
+}
+
+void store_list_set_view(struct store_list *l, const char *const *paths)
+{
+    l->view = paths;
 }
 
 size_t store_list_len(const struct store_list *l)
@@ -1232,7 +1238,9 @@ int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct 
     strmap_free(&s->objs, NULL);
     s->objs = next;
     for (size_t i = 0; i < nev; i++) {
-        if (!ev[i].new_obj && ev[i].type != STORE_DELETE)
+        if (!ev[i].new_obj && ev[i].type == STORE_ADD && l->view)
+            ev[i].new_obj = store_get_view(s, ev[i].key, l->view);
+        else if (!ev[i].new_obj && ev[i].type != STORE_DELETE)
             ev[i].new_obj = store_get_ref(s, ev[i].key);
         if (cb && (ev[i].new_obj || ev[i].type == STORE_DELETE))
             cb(ev[i].type, ev[i].old, ev[i].new_obj, ud);

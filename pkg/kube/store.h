@@ -256,6 +256,10 @@ int store_list_add(struct store_list *l, json_t *obj, struct err *e);
  */
 int store_list_add_text(struct store_list *l, const char *data, size_t n, const char *kind,
                         const char *api_version, struct err *e);
+/* The ADD events of the objects store_list_add_text packed carry a view of these dotted
+ * paths (store_get_view; borrowed until the commit) instead of the whole object: for handlers
+ * that read only those of a listed object. NULL (the default): whole objects. */
+void store_list_set_view(struct store_list *l, const char *const *paths);
 /* What kube-apiserver's list items lack and client-go's decoding gives them: `kind` when "kind"
  * is absent or not a string, then `api_version` likewise (not when kind is NULL). Changes it. */
 void store_item_typed(json_t *it, const char *kind, const char *api_version);

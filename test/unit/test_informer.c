@@ -97,17 +97,18 @@ static json_t *count_project(json_t *obj, void *ud)
 }
 
 static void fx_init_opts(struct fx *f, const char *label_selector, size_t max_body, bool packed,
-                         struct proj_count *pc);
+                         struct proj_count *pc, const char *const *view);
 
 /* max_body: the client's response body cap (0: its default); packed: a packed store. */
 static void fx_init_full(struct fx *f, const char *label_selector, size_t max_body, bool packed)
 {
-    fx_init_opts(f, label_selector, max_body, packed, NULL);
+    fx_init_opts(f, label_selector, max_body, packed, NULL, NULL);
 }
 
-/* The same, with a projection counting its calls in pc (NULL: none). */
+/* The same, with a projection counting its calls in pc (NULL: none) and the handlers'
+ * listed_view. */
 static void fx_init_opts(struct fx *f, const char *label_selector, size_t max_body, bool packed,
-                         struct proj_count *pc)
+                         struct proj_count *pc, const char *const *view)
 {
     memset(f, 0, sizeof *f);
     f->loop = ev_loop_new(EVFLAG_AUTO);
@@ -135,7 +136,7 @@ static void fx_init_opts(struct fx *f, const char *label_selector, size_t max_bo
         pc->inf = &f->inf;
     assert_int_equal(informer_new(&io, &f->inf, &e), 0);
     f->rec.inf = f->inf;
-    struct informer_handlers h = {on_add, on_update, on_delete, &f->rec};
+    struct informer_handlers h = {on_add, on_update, on_delete, &f->rec, view};
     informer_add_handlers(f->inf, &h);
 }
 
@@ -515,6 +516,58 @@ static void test_packed_relist_diff(void **state)
     fx_free(&f);
 }
 
+/* The listed objects' shapes (top-level and metadata keys) a handler was given. */
+static void on_add_shape(void *ud, json_t *obj)
+{
+    json_t *md = json_object_get(obj, "metadata");
+    json_t *shape = json_pack("{s:b, s:b, s:b, s:b}", "kind", json_object_get(obj, "kind") != NULL,
+                              "name", json_object_get(md, "name") != NULL, "ns",
+                              json_object_get(md, "namespace") != NULL, "rv",
+                              json_object_get(md, "resourceVersion") != NULL);
+    char *d = json_dumps(shape, JSON_COMPACT | JSON_SORT_KEYS);
+    json_array_append_new(ud, json_string(d));
+    free(d);
+    json_decref(shape);
+}
+
+static bool list_synced(struct fx *f)
+{
+    return informer_has_synced(f->inf);
+}
+
+/* Handlers that all say what they read of a listed object get a view of the union of it
+ * from a packed store (the rest of the object not decoded); one that does not gets whole
+ * objects, and so do all the others. */
+static void test_listed_view(void **state)
+{
+    (void)state;
+    static const char *const name[] = {"metadata.name", NULL};
+    static const char *const rv[] = {"metadata.resourceVersion", "metadata.name", NULL};
+    for (int whole = 0; whole < 2; whole++) {
+        struct fx f;
+        fx_init_opts(&f, NULL, 0, true, NULL, name);
+        json_t *shapes = json_array();
+        struct informer_handlers h2 = {.on_add = on_add_shape, .ud = shapes, .listed_view = rv};
+        if (whole)
+            h2.listed_view = NULL;
+        informer_add_handlers(f.inf, &h2);
+        push_page(f.srv, "limit=500", "watch=", "a:1,b:2", "10", NULL);
+        fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+        assert_int_equal(informer_start(f.inf, NULL), 0);
+        assert_true(run_until(&f, list_synced, 5.0));
+        assert_int_equal(f.rec.adds, 2);
+        assert_string_equal(f.rec.log[0], "add a 1"); /* the union holds the other's rv */
+        assert_int_equal(json_array_size(shapes), 2);
+        assert_string_equal(json_string_value(json_array_get(shapes, 0)),
+                            whole ? "{\"kind\":true,\"name\":true,\"ns\":true,\"rv\":true}"
+                                  : "{\"kind\":false,\"name\":true,\"ns\":false,\"rv\":true}");
+        json_t *a = store_get(informer_store(f.inf), "ns/a"); /* the store holds it whole */
+        assert_string_equal(json_string_value(json_object_get(a, "kind")), "Pod");
+        json_decref(shapes);
+        fx_free(&f);
+    }
+}
+
 /* A paged list: each page's items are projected once, when the page arrives (before the next
  * page is asked for), not again when the list is stored; a re-list after 410 projects only
  * what changed and delivers the diff. *state: NULL, or true for a packed store. */
@@ -523,7 +576,7 @@ static void test_list_projected_per_page(void **state)
     bool packed = *state && *(const bool *)*state;
     struct fx f;
     struct proj_count pc = {0};
-    fx_init_opts(&f, NULL, 0, packed, &pc);
+    fx_init_opts(&f, NULL, 0, packed, &pc, NULL);
     push_page(f.srv, "limit=500", "continue=", "a:1,b:2", "100", "tok1");
     push_page(f.srv, "continue=tok1", NULL, "c:3,d:4", "100", "tok2");
     push_page(f.srv, "continue=tok2", NULL, "e:5", "100", NULL);
@@ -1063,6 +1116,7 @@ int main(void)
         cmocka_unit_test(test_bookmark),
         cmocka_unit_test(test_error_410_relist_diff),
         cmocka_unit_test(test_packed_relist_diff),
+        cmocka_unit_test(test_listed_view),
         cmocka_unit_test(test_expired_continue_full_relist),
         cmocka_unit_test(test_list_from_cache_refused_consistent_read),
         cmocka_unit_test(test_list_from_cache_too_big_paged_consistent),
