@@ -346,19 +346,22 @@ static int page_items(struct informer *inf, const struct jsplit *sp, struct err 
  * or NULL when a handler reads whole objects. */
 static const char **listed_view(const struct informer *inf)
 {
-    size_t n = 0;
+    size_t n = 0, with_add = 0;
     for (size_t i = 0; i < inf->nh; i++) {
+        if (!inf->h[i].on_add)
+            continue; /* gets no ADD: reads nothing of a listed object */
         if (!inf->h[i].listed_view)
             return NULL;
+        with_add++;
         for (size_t j = 0; inf->h[i].listed_view[j]; j++)
             n++;
     }
-    if (!inf->nh)
+    if (!with_add)
         return NULL;
     const char **u = xcalloc(n + 1, sizeof(*u));
     size_t k = 0;
     for (size_t i = 0; i < inf->nh; i++)
-        for (size_t j = 0; inf->h[i].listed_view[j]; j++) {
+        for (size_t j = 0; inf->h[i].on_add && inf->h[i].listed_view[j]; j++) {
             size_t m = 0;
             while (m < k && strcmp(u[m], inf->h[i].listed_view[j]) != 0)
                 m++;
@@ -730,10 +733,13 @@ static void enqueue_update(void *ud, json_t *old_obj, json_t *new_obj)
 
 void informer_enqueue_handlers(struct informer_handlers *h, struct wq *q)
 {
-    h->on_add = enqueue_obj;
-    h->on_update = enqueue_update;
-    h->on_delete = enqueue_obj;
-    h->ud = q;
+    /* enqueue_obj reads the key alone */
+    static const char *const key_view[] = {"metadata.name", "metadata.namespace", NULL};
+    *h = (struct informer_handlers){.on_add = enqueue_obj,
+                                    .on_update = enqueue_update,
+                                    .on_delete = enqueue_obj,
+                                    .ud = q,
+                                    .listed_view = key_view};
 }
 
 int informer_add_index(struct informer *inf, const char *name, store_index_fn fn, void *ud,

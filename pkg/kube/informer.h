@@ -134,9 +134,9 @@ struct informer_handlers {
     void (*on_delete)(void *ud, json_t *obj);
     void *ud;
     /* What on_add reads of an object a list brings: dotted paths, NULL-terminated, static
-     * (NULL: all of it). When every handler of a packed informer sets one, the listed ADD
-     * events carry a view of their union (store_list_set_view): at a restart's lists most of
-     * each object (its spec) is then not decoded for the handlers. */
+     * (NULL: all of it). When every handler with an on_add of a packed informer sets one,
+     * the listed ADD events carry a view of their union (store_list_set_view): at a restart's
+     * lists most of each object (its spec) is then not decoded for the handlers. */
     const char *const *listed_view;
 };
 
@@ -205,8 +205,9 @@ void informer_add_handlers(struct informer *inf, const struct informer_handlers 
 
 /*
  * Handlers that add the object's store key ("namespace/name") to a work
- * queue on add, update and delete: the usual controller wiring. Fills `h`;
- * `q` is borrowed and must outlive the informer's use of the handlers.
+ * queue on add, update and delete: the usual controller wiring. Fills all of
+ * `h` (listed_view: the key's fields); `q` is borrowed and must outlive the
+ * informer's use of the handlers.
  */
 struct wq;
 void informer_enqueue_handlers(struct informer_handlers *h, struct wq *q);

@@ -537,7 +537,7 @@ static bool list_synced(struct fx *f)
 
 /* Handlers that all say what they read of a listed object get a view of the union of it
  * from a packed store (the rest of the object not decoded); one that does not gets whole
- * objects, and so do all the others. */
+ * objects, and so do all the others; one without on_add has no say. */
 static void test_listed_view(void **state)
 {
     (void)state;
@@ -551,6 +551,9 @@ static void test_listed_view(void **state)
         if (whole)
             h2.listed_view = NULL;
         informer_add_handlers(f.inf, &h2);
+        /* one without on_add reads nothing of a listed object: no say in the views */
+        struct informer_handlers h3 = {.on_update = on_update, .ud = &f.rec};
+        informer_add_handlers(f.inf, &h3);
         push_page(f.srv, "limit=500", "watch=", "a:1,b:2", "10", NULL);
         fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
         assert_int_equal(informer_start(f.inf, NULL), 0);
