@@ -2034,10 +2034,10 @@ static size_t gc_perform(struct gc_walk *g, const char *cluster, const struct ki
     return d;
 }
 
-/* Delete the orphans among v[0..n) (copies of kind kd on `cluster`). */
 /* What wl_gc_orphans reads of a copy. */
 static const char *const GC_VIEW[] = {"metadata", NULL};
 
+/* Delete the orphans among v[0..n) (copies of kind kd on `cluster`). */
 static size_t gc_delete(struct gc_walk *g, const char *cluster, const struct kind_def *kd,
                         const json_t *const *v, size_t n, bool (*hub_has)(void *, const char *),
                         void *ud)

@@ -244,6 +244,36 @@ static bool should_intern(const char *s, size_t n)
     return true;
 }
 
+/* The scalars as enc() and jpack_build write them. */
+static void wr_int(struct wr *w, long long v)
+{
+    uint64_t u = (uint64_t)v;
+    wr_tag(w, T_INT, (u << 1) ^ (0 - (u >> 63))); /* zigzag */
+}
+
+static void wr_real(struct wr *w, double d)
+{
+    wr_tag(w, T_REAL, 0);
+    wr_need(w, 8);
+    memcpy(w->p + w->len, &d, 8);
+    w->len += 8;
+}
+
+/* A string value: interned (its id, a reference taken) or inline (UINT32_MAX). */
+static uint32_t wr_str(struct jpack_tab *t, struct wr *w, const char *s, size_t n)
+{
+    if (should_intern(s, n)) {
+        uint32_t id = tab_ref(t, s, n);
+        wr_tag(w, T_SID, id);
+        return id;
+    }
+    wr_tag(w, T_STR, n);
+    wr_need(w, n);
+    memcpy(w->p + w->len, s, n);
+    w->len += n;
+    return UINT32_MAX;
+}
+
 static int enc(struct jpack_tab *t, struct wr *w, const json_t *v, int depth)
 {
     if (depth > JPACK_MAX_DEPTH)
@@ -258,32 +288,15 @@ static int enc(struct jpack_tab *t, struct wr *w, const json_t *v, int depth)
     case JSON_FALSE:
         wr_tag(w, T_FALSE, 0);
         return 0;
-    case JSON_INTEGER: {
-        uint64_t u = (uint64_t)json_integer_value(v);
-        wr_tag(w, T_INT, (u << 1) ^ (0 - (u >> 63))); /* zigzag */
+    case JSON_INTEGER:
+        wr_int(w, json_integer_value(v));
         return 0;
-    }
-    case JSON_REAL: {
-        double d = json_real_value(v);
-        wr_tag(w, T_REAL, 0);
-        wr_need(w, 8);
-        memcpy(w->p + w->len, &d, 8);
-        w->len += 8;
+    case JSON_REAL:
+        wr_real(w, json_real_value(v));
         return 0;
-    }
-    case JSON_STRING: {
-        const char *s = json_string_value(v);
-        size_t n = json_string_length(v);
-        if (should_intern(s, n)) {
-            wr_tag(w, T_SID, tab_ref(t, s, n));
-            return 0;
-        }
-        wr_tag(w, T_STR, n);
-        wr_need(w, n);
-        memcpy(w->p + w->len, s, n);
-        w->len += n;
+    case JSON_STRING:
+        wr_str(t, w, json_string_value(v), json_string_length(v));
         return 0;
-    }
     case JSON_OBJECT: {
         wr_tag(w, T_OBJ, json_object_size(v));
         const char *key;
@@ -481,16 +494,9 @@ int jpack_build_str(struct jpack_build *b, const char *s, size_t n)
     int rc = b_value(b);
     if (rc < 0)
         return rc;
-    if (should_intern(s, n)) {
-        uint32_t id = tab_ref(b->t, s, n);
+    uint32_t id = wr_str(b->t, &b->w, s, n);
+    if (id != UINT32_MAX)
         ids_push(&b->taken, &b->ntaken, &b->cap_taken, id);
-        wr_tag(&b->w, T_SID, id);
-    } else {
-        wr_tag(&b->w, T_STR, n);
-        wr_need(&b->w, n);
-        memcpy(b->w.p + b->w.len, s, n);
-        b->w.len += n;
-    }
     b_after(b);
     return 0;
 }
@@ -500,8 +506,7 @@ int jpack_build_int(struct jpack_build *b, long long v)
     int rc = b_value(b);
     if (rc < 0)
         return rc;
-    uint64_t u = (uint64_t)v;
-    wr_tag(&b->w, T_INT, (u << 1) ^ (0 - (u >> 63))); /* zigzag */
+    wr_int(&b->w, v);
     b_after(b);
     return 0;
 }
@@ -511,10 +516,7 @@ int jpack_build_real(struct jpack_build *b, double d)
     int rc = b_value(b);
     if (rc < 0)
         return rc;
-    wr_tag(&b->w, T_REAL, 0);
-    wr_need(&b->w, 8);
-    memcpy(b->w.p + b->w.len, &d, 8);
-    b->w.len += 8;
+    wr_real(&b->w, d);
     b_after(b);
     return 0;
 }
@@ -536,8 +538,8 @@ size_t jpack_build_take(struct jpack_build *b, const uint8_t **out)
         return 0;
     size_t n = b->w.len;
     *out = b->w.p;
-    b->ntaken = b->nkids = b->depth = b->w.len = 0; /* the references are the bytes' now */
-    b->done = false;
+    b->ntaken = 0; /* the references are the bytes' now */
+    jpack_build_reset(b);
     return n;
 }
 

@@ -83,6 +83,18 @@ static void dec_del(struct store *s, struct sent *e)
     e->dpos = 0;
 }
 
+/* A packed entry holding a copy of p[0..n) (n <= UINT32_MAX; its table references become the
+ * entry's), no tree cached. */
+static struct sent *entry_of_bytes(const uint8_t *p, size_t n)
+{
+    struct sent *pe = xmalloc(sizeof(*pe) + n);
+    pe->obj = NULL;
+    pe->dpos = 0;
+    pe->len = (uint32_t)n;
+    memcpy(pe->blob, p, n);
+    return pe;
+}
+
 /* A packed entry for obj (its tree not kept: obj NULL), or NULL when obj stays whole. */
 static struct sent *entry_pack(struct store *s, const json_t *obj)
 {
@@ -93,11 +105,7 @@ static struct sent *entry_pack(struct store *s, const json_t *obj)
         free(bytes);
         return NULL;
     }
-    struct sent *pe = xmalloc(sizeof(*pe) + n);
-    pe->obj = NULL;
-    pe->dpos = 0;
-    pe->len = (uint32_t)n;
-    memcpy(pe->blob, bytes, n);
+    struct sent *pe = entry_of_bytes(bytes, n);
     free(bytes);
     return pe;
 }
@@ -305,8 +313,27 @@ static void indexes_update(struct store *s, const char *key, json_t *old, json_t
     }
 }
 
+/* Split the dotted path into parts[0..8) (NULL-terminated) in buf, as get_path() reads it
+ * (empty parts skipped). The number of parts, or -1 when it is longer or deeper than that. */
+static int split_path(const char *dotted, char (*buf)[256], const char *parts[9])
+{
+    size_t len = strlen(dotted);
+    if (len >= sizeof *buf)
+        return -1;
+    memcpy(*buf, dotted, len + 1);
+    int np = 0;
+    char *save = NULL;
+    for (char *part = strtok_r(*buf, ".", &save); part; part = strtok_r(NULL, ".", &save)) {
+        if (np == 8)
+            return -1;
+        parts[np++] = part;
+    }
+    parts[np] = NULL;
+    return np;
+}
+
 /* Set v (consumed) at the dotted path of obj, creating the objects on the way. */
-static void view_set(json_t *obj, char *const *parts, size_t n, json_t *v)
+static void view_set(json_t *obj, const char *const *parts, size_t n, json_t *v)
 {
     for (size_t i = 0; i + 1 < n; i++) {
         json_t *next = json_object_get(obj, parts[i]);
@@ -325,29 +352,26 @@ static json_t *entry_view(const struct store *s, const struct sent *e, const cha
 {
     json_t *out = json_object();
     for (size_t i = 0; paths && paths[i]; i++) {
-        char buf[256], *save = NULL, *parts[9];
-        size_t np = 0;
-        size_t n = strlen(paths[i]);
-        if (n >= sizeof buf) {
+        char buf[256];
+        const char *parts[9];
+        int np = split_path(paths[i], &buf, parts);
+        if (np < 0) {
             json_decref(out);
             return NULL;
         }
-        memcpy(buf, paths[i], n + 1);
-        for (char *part = strtok_r(buf, ".", &save); part; part = strtok_r(NULL, ".", &save)) {
-            if (np == 8) {
-                json_decref(out);
-                return NULL;
-            }
-            parts[np++] = part;
-        }
-        if (!np)
-            continue;
-        parts[np] = NULL;
-        json_t *v = jpack_get(s->tab, e->blob, e->len, (const char *const *)parts);
+        json_t *v = np ? jpack_get(s->tab, e->blob, e->len, parts) : NULL;
         if (v)
-            view_set(out, parts, np, v);
+            view_set(out, parts, (size_t)np, v);
     }
     return out;
+}
+
+/* Free an index's view (NULL is fine). */
+static void view_free(char **view)
+{
+    for (size_t j = 0; view && view[j]; j++)
+        free(view[j]);
+    free(view);
 }
 
 /* A string at a packed entry's path as an index value (copied: store_values_add wants a
@@ -394,20 +418,11 @@ static bool packed_values(const struct store *s, const struct store_index *ix, c
         return true;
     }
     if (ix->fn == store_index_by_field) {
-        /* split as get_path() does (empty parts skipped) */
-        const char *f = ix->ud;
-        char buf[256], *save = NULL;
+        char buf[256];
         const char *path[9];
-        size_t np = 0;
-        if (strlen(f) >= sizeof buf)
+        int np = split_path(ix->ud, &buf, path);
+        if (np < 0)
             return false;
-        memcpy(buf, f, strlen(f) + 1);
-        for (char *part = strtok_r(buf, ".", &save); part; part = strtok_r(NULL, ".", &save)) {
-            if (np == 8)
-                return false;
-            path[np++] = part;
-        }
-        path[np] = NULL;
         if (np) /* no part: the object itself, never a string */
             packed_value(s, e, path, true, vals);
         return true;
@@ -476,9 +491,7 @@ void store_free(struct store *s)
     for (size_t i = 0; i < s->nidx; i++) {
         free(s->idx[i].name);
         strmap_free(&s->idx[i].map, iset_free);
-        for (size_t j = 0; s->idx[i].view && s->idx[i].view[j]; j++)
-            free(s->idx[i].view[j]);
-        free(s->idx[i].view);
+        view_free(s->idx[i].view);
     }
     free(s->idx);
     strmap_foreach(&s->objs, free_entry_cb, s);
@@ -578,15 +591,13 @@ int store_index_view(struct store *s, const char *name, const char *const *paths
     struct store_index *ix = index_find(s, name);
     if (!ix)
         return -ENOENT;
-    for (size_t j = 0; ix->view && ix->view[j]; j++)
-        free(ix->view[j]);
-    free(ix->view);
+    view_free(ix->view);
     ix->view = NULL;
-    size_t n = 0;
-    while (paths && paths[n])
-        n++;
     if (!paths)
         return 0;
+    size_t n = 0;
+    while (paths[n])
+        n++;
     ix->view = xcalloc(n + 1, sizeof(*ix->view));
     for (size_t j = 0; j < n; j++)
         ix->view[j] = xstrdup(paths[j]);
@@ -1121,12 +1132,7 @@ static int list_add_packed(struct store_list *l, const uint8_t *p, size_t n, str
         jpack_release(s->tab, p, n);
         return 0;
     }
-    struct sent *pe = xmalloc(sizeof(*pe) + n);
-    pe->obj = NULL;
-    pe->dpos = 0;
-    pe->len = (uint32_t)n;
-    memcpy(pe->blob, p, n);
-    it->pe = pe;
+    it->pe = entry_of_bytes(p, n);
     return 0;
 }
 
