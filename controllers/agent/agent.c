@@ -924,11 +924,12 @@ static void on_jobs_poll(struct ev_loop *loop, ev_timer *w, int revents)
 /* ---- lifecycle ----------------------------------------------------------------- */
 
 /* Acquire the worker's informer through the cache (created by its first user: that user's
- * name and backoff are used). */
+ * name and backoff are used). reads: what fn reads (informer_opts.project_reads). */
 static int make_informer(struct agent *a, const char *group, const char *resource,
                          const char *selector, store_project_fn fn, void *fn_ud,
-                         const struct informer_handlers *h, double backoff, struct cache_reg **reg,
-                         struct informer **out, struct err *e)
+                         const char *const *reads, const struct informer_handlers *h,
+                         double backoff, struct cache_reg **reg, struct informer **out,
+                         struct err *e)
 {
     /* named after the cluster: the agents of several workers log in one process */
     char name[128];
@@ -944,6 +945,7 @@ static int make_informer(struct agent *a, const char *group, const char *resourc
         .lg = a->lg,
         .project = fn,
         .project_ud = fn_ud,
+        .project_reads = reads,
         .backoff_initial_s = backoff,
     };
     int rc = cache_acquire(a->cache, &io, h, reg, e);
@@ -994,19 +996,26 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
         .on_add = node_add, .on_update = node_update, .on_delete = node_add, .ud = a};
     struct informer_handlers ph = {
         .on_add = pod_add, .on_update = pod_update, .on_delete = pod_delete, .ud = a};
-    struct informer_handlers jh = {
-        .on_add = job_add, .on_update = job_update, .on_delete = job_add, .ud = a};
-    int rc = make_informer(a, NULL, "nodes", NULL, project_node, &a->sink, &nh,
+    /* job_add reads nothing of it: an empty view */
+    static const char *const jobs_listed[] = {NULL};
+    struct informer_handlers jh = {.on_add = job_add,
+                                   .on_update = job_update,
+                                   .on_delete = job_add,
+                                   .ud = a,
+                                   .listed_view = jobs_listed};
+    int rc = make_informer(a, NULL, "nodes", NULL, project_node, &a->sink, NULL, &nh,
                            o.informer_backoff_s, &a->nodes_reg, &a->nodes, e);
+    /* a listed pod is built with only what its record reads: a real pod's spec and
+     * managedFields are most of it, and a worker lists 10,000 at a restart */
     if (rc == 0)
-        rc = make_informer(a, NULL, "pods", NULL, project_pod, &a->sink, &ph, o.informer_backoff_s,
-                           &a->pods_reg, &a->pods, e);
+        rc = make_informer(a, NULL, "pods", NULL, project_pod, &a->sink, podrec_reads, &ph,
+                           o.informer_backoff_s, &a->pods_reg, &a->pods, e);
     /* In a cache of the caller's, the Jobs as the workload controller reads them (lean: one
      * informer and store for both, agent.h); in the agent's own, only what it reads. The
      * verdicts come from indexes either way. */
     if (rc == 0)
         rc = make_informer(a, "batch", "jobs", AGENT_HUB_WORK_LABEL,
-                           a->own_cache ? project_job : store_project_lean, NULL, &jh,
+                           a->own_cache ? project_job : store_project_lean, NULL, NULL, &jh,
                            o.informer_backoff_s, &a->jobs_reg, &a->jobs, e);
     if (rc == 0)
         rc = cache_add_index(a->jobs_reg, AGENT_INDEX_UID, store_index_by_field,

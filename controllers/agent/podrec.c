@@ -215,6 +215,27 @@ static void job_progress(const json_t *pod, const char *jname, unsigned *flags,
         *flags |= PODREC_PROGRESS;
 }
 
+const char *const podrec_reads[] = {"metadata.namespace",
+                                    "metadata.labels",
+                                    "metadata.ownerReferences",
+                                    "metadata.creationTimestamp",
+                                    "spec.nodeName",
+                                    "spec.containers.resources",
+                                    "spec.initContainers.resources",
+                                    "spec.initContainers.restartPolicy",
+                                    "spec.resources",
+                                    "spec.overhead",
+                                    "status.phase",
+                                    "status.conditions",
+                                    "status.containerStatuses.state",
+                                    "status.initContainerStatuses.state",
+                                    "containers.resources",
+                                    "initContainers.resources",
+                                    "initContainers.restartPolicy",
+                                    "resources",
+                                    "overhead",
+                                    NULL};
+
 json_t *podrec_new(const json_t *pod, struct err *e)
 {
     unsigned flags = 0;

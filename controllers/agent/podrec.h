@@ -68,6 +68,15 @@ struct podrec {
 };
 
 /*
+ * Every member podrec_new() reads of a pod (dotted paths, arrays transparent; for
+ * jscan_load_paths and the agent's pod store): a pod built with only these members has the
+ * same record as the whole pod (test_podrec, fuzz_podres). The top-level containers,
+ * initContainers, resources and overhead are for an object without a spec, which podres
+ * reads as its own spec.
+ */
+extern const char *const podrec_reads[];
+
+/*
  * The record of `pod` (borrowed). New reference, never NULL. When its resources do not
  * parse the record has PODREC_BAD and `e` (may be NULL) says why.
  */

@@ -355,8 +355,13 @@ static int worker_add_informer(struct worker *k, const struct kind_def *kd, stru
                                .lg = w->cfg.lg,
                                .backoff_initial_s = w->cfg.informer_backoff_s,
                                .backoff_max_s = w->cfg.informer_backoff_s > 0 ? 5.0 : 0};
-    struct informer_handlers h = {
-        .on_add = copy_add, .on_update = copy_update, .on_delete = copy_add, .ud = k};
+    /* copy_add reads the labels, the key and the uid (wlc_on_job, gc) */
+    static const char *const listed[] = {"metadata", NULL};
+    struct informer_handlers h = {.on_add = copy_add,
+                                  .on_update = copy_update,
+                                  .on_delete = copy_add,
+                                  .ud = k,
+                                  .listed_view = listed};
     struct cache_reg *reg = NULL;
     int rc = cache_acquire(k->cache, &io, &h, &reg, e);
     if (rc == 0)

@@ -431,7 +431,7 @@ static const char *str_at(const struct scan *s, const unsigned char *q, size_t l
 #define SETB(st, d) ((st)[(d) / 8] |= (unsigned char)(1u << ((d) % 8)))
 #define CLRB(st, d) ((st)[(d) / 8] &= (unsigned char)~(1u << ((d) % 8)))
 
-/* The walk, inlined into its two callers: jscan_load's calls to its own sink are then direct.
+/* The walk, inlined into its callers: jscan_load's calls to its own sink are then direct.
  * It is the path of every watch event: through pointers a load cost 6 % more instructions
  * than jscan_load's own loop before, inlined 1.6 % (callgrind, bench/store's workload.json). */
 static inline __attribute__((always_inline)) int
@@ -687,4 +687,210 @@ json_t *jscan_load(const char *data, size_t n, struct err *e)
         return NULL;
     }
     return l.root;
+}
+
+/* ---- jscan_load_paths --------------------------------------------------------- */
+
+struct pseg {
+    const char *s;
+    size_t n;
+};
+
+_Static_assert(JSCAN_PATHS_MAX <= 64, "one bit per path in struct psel");
+
+struct jscan_paths {
+    size_t np;
+    struct pseg seg[JSCAN_PATHS_MAX][JSCAN_PATH_SEGS_MAX];
+    unsigned char nseg[JSCAN_PATHS_MAX];
+    char *text[JSCAN_PATHS_MAX]; /* the paths' own copies, which seg points into */
+};
+
+/* What is kept of an open container's members: the paths still to match below it (a bit per
+ * path; its members match segment `lvl`), or all of them. */
+struct psel {
+    uint64_t bits;
+    unsigned lvl;
+    bool whole;
+};
+
+struct pload {
+    struct load l;
+    const struct jscan_paths *ps;
+    struct psel small[32], *st, next;
+    bool *arr, small_arr[32]; /* the open container is an array */
+    size_t depth, cap;
+};
+
+void jscan_paths_free(struct jscan_paths *ps)
+{
+    if (!ps)
+        return;
+    for (size_t i = 0; i < ps->np; i++)
+        free(ps->text[i]);
+    free(ps);
+}
+
+int jscan_paths_new(const char *const *paths, struct jscan_paths **out, struct err *e)
+{
+    *out = NULL;
+    if (!paths)
+        return 0;
+    struct jscan_paths *ps = xcalloc(1, sizeof *ps);
+    for (size_t i = 0; paths[i]; i++) {
+        if (i == JSCAN_PATHS_MAX) {
+            jscan_paths_free(ps);
+            return err_set(e, -EINVAL, "jscan: more than %d paths", JSCAN_PATHS_MAX);
+        }
+        ps->text[ps->np++] = xstrdup(paths[i]);
+        const char *s = ps->text[i];
+        unsigned k = 0;
+        for (;;) {
+            const char *dot = strchr(s, '.');
+            size_t n = dot ? (size_t)(dot - s) : strlen(s);
+            if (n == 0 || k >= JSCAN_PATH_SEGS_MAX) {
+                int rc =
+                    n == 0
+                        ? err_set(e, -EINVAL, "jscan: path \"%s\" has an empty segment", paths[i])
+                        : err_set(e, -EINVAL, "jscan: path \"%s\" has more than %d segments",
+                                  paths[i], JSCAN_PATH_SEGS_MAX);
+                jscan_paths_free(ps);
+                return rc;
+            }
+            ps->seg[i][k++] = (struct pseg){s, n};
+            if (!dot)
+                break;
+            s = dot + 1;
+        }
+        ps->nseg[i] = (unsigned char)k;
+    }
+    *out = ps;
+    return 0;
+}
+
+int jscan_paths_check(const char *const *paths, struct err *e)
+{
+    struct jscan_paths *ps = NULL;
+    int rc = jscan_paths_new(paths, &ps, e);
+    jscan_paths_free(ps);
+    return rc;
+}
+
+/* The selection of the value about to be reported: an array's elements share the array's. */
+static struct psel pl_cur(const struct pload *p)
+{
+    return p->depth && p->arr[p->depth - 1] ? p->st[p->depth - 1] : p->next;
+}
+
+static int pl_open(void *ud, bool obj)
+{
+    struct pload *p = ud;
+    struct psel cur = pl_cur(p);
+    int rc = load_open(&p->l, obj);
+    if (rc < 0)
+        return rc;
+    if (p->depth == p->cap) {
+        size_t ncap = p->cap * 2;
+        struct psel *nst = xmalloc(ncap * sizeof *nst);
+        bool *narr = xmalloc(ncap * sizeof *narr);
+        memcpy(nst, p->st, p->depth * sizeof *nst);
+        memcpy(narr, p->arr, p->depth * sizeof *narr);
+        if (p->st != p->small) {
+            free(p->st);
+            free(p->arr);
+        }
+        p->st = nst;
+        p->arr = narr;
+        p->cap = ncap;
+    }
+    p->arr[p->depth] = !obj;
+    p->st[p->depth++] = cur;
+    return 0;
+}
+
+static int pl_close(void *ud, bool obj)
+{
+    struct pload *p = ud;
+    p->depth--;
+    return load_close(&p->l, obj);
+}
+
+static int pl_key(void *ud, const char *k, size_t n)
+{
+    struct pload *p = ud;
+    const struct psel *t = &p->st[p->depth - 1];
+    struct psel nx = {.lvl = t->lvl + 1, .whole = t->whole};
+    for (uint64_t b = t->whole ? 0 : t->bits; b && !nx.whole; b &= b - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(b);
+        const struct pseg *sg = &p->ps->seg[i][t->lvl];
+        if (sg->n != n || memcmp(sg->s, k, n) != 0)
+            continue;
+        if (t->lvl + 1u == p->ps->nseg[i])
+            nx.whole = true;
+        else
+            nx.bits |= (uint64_t)1 << i;
+    }
+    if (!nx.whole && !nx.bits)
+        return 1; /* checked, not kept */
+    p->next = nx;
+    return load_key(&p->l, k, n);
+}
+
+static int pl_string(void *ud, const char *s, size_t n)
+{
+    return load_string(&((struct pload *)ud)->l, s, n);
+}
+
+static int pl_integer(void *ud, long long v)
+{
+    return load_integer(&((struct pload *)ud)->l, v);
+}
+
+static int pl_real(void *ud, double v)
+{
+    return load_real(&((struct pload *)ud)->l, v);
+}
+
+static int pl_literal(void *ud, char which)
+{
+    return load_literal(&((struct pload *)ud)->l, which);
+}
+
+static const struct jscan_sink pload_sink = {pl_open,    pl_close, pl_key,    pl_string,
+                                             pl_integer, pl_real,  pl_literal};
+
+json_t *jscan_load_with(const char *data, size_t n, const struct jscan_paths *ps, struct err *e)
+{
+    if (!ps)
+        return jscan_load(data, n, e);
+    struct pload p = {.ps = ps, .depth = 0};
+    p.l = (struct load){.cap = sizeof p.l.small / sizeof p.l.small[0]};
+    p.l.st = p.l.small;
+    p.st = p.small;
+    p.arr = p.small_arr;
+    p.cap = sizeof p.small / sizeof p.small[0];
+    p.next = (struct psel){.bits = ps->np >= 64 ? UINT64_MAX : ((uint64_t)1 << ps->np) - 1};
+    int rc = walk(data, n, &pload_sink, &p, e); /* inlined: direct calls, as jscan_load's */
+    if (p.l.st != p.l.small)
+        free(p.l.st);
+    if (p.st != p.small) {
+        free(p.st);
+        free(p.arr);
+    }
+    if (rc < 0) {
+        if (rc == -ENOMEM)
+            err_set(e, rc, "out of memory loading JSON");
+        json_decref(p.l.root);
+        return NULL;
+    }
+    return p.l.root;
+}
+
+json_t *jscan_load_paths(const char *data, size_t n, const char *const *paths, struct err *e)
+{
+    struct jscan_paths *ps = NULL;
+    if (jscan_paths_new(paths, &ps, e) < 0)
+        return NULL;
+    json_t *j = jscan_load_with(data, n, ps, e);
+    jscan_paths_free(ps);
+    return j;
 }

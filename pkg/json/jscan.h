@@ -73,4 +73,30 @@ struct jscan_sink {
  */
 int jscan_walk(const char *data, size_t n, const struct jscan_sink *k, void *ud, struct err *e);
 
+/*
+ * jscan_load() keeping only the members at `paths` (dotted, NULL-terminated: "metadata.name",
+ * "spec.containers.resources"; at most JSCAN_PATHS_MAX paths of at most JSCAN_PATH_SEGS_MAX
+ * segments): a member named by a path's last segment is kept whole, one on the way to it
+ * keeps only what the paths name below it, the rest is checked as jscan_load() checks it but
+ * not built. Arrays are transparent: their elements are matched against the same segments
+ * ("spec.containers.resources" keeps each container's resources). A member on the way whose
+ * value is not an object or array is kept as it is. The text is accepted or refused exactly
+ * as by jscan_load(). paths NULL: jscan_load(). A new reference, or NULL with -EBADMSG (not
+ * JSON) or -EINVAL (paths beyond the limits) and a message in `e`.
+ */
+#define JSCAN_PATHS_MAX     64
+#define JSCAN_PATH_SEGS_MAX 8
+json_t *jscan_load_paths(const char *data, size_t n, const char *const *paths, struct err *e);
+/* 0 when jscan_load_paths() takes `paths` (NULL is fine), else -EINVAL with a message. */
+int jscan_paths_check(const char *const *paths, struct err *e);
+
+/* `paths` split once, for a caller that loads many texts with them (a store, a watch): a new
+ * set in *out (NULL for paths NULL), or -EINVAL as jscan_paths_check(). The set owns copies
+ * of the strings. Free with jscan_paths_free() (NULL is fine). */
+struct jscan_paths;
+int jscan_paths_new(const char *const *paths, struct jscan_paths **out, struct err *e);
+void jscan_paths_free(struct jscan_paths *ps);
+/* jscan_load_paths() with a set from jscan_paths_new() (NULL: jscan_load()). */
+json_t *jscan_load_with(const char *data, size_t n, const struct jscan_paths *ps, struct err *e);
+
 #endif

@@ -38,6 +38,9 @@ struct shared {
     bool doomed;     /* the last registration went during a fan-out: free after it */
     struct shared_index *idx;
     size_t n_idx;
+    /* what the live registrations' on_add read of a listed object (the union of their
+     * listed_view, borrowed strings; NULL: whole objects), the fan-out handler's view */
+    const char **view;
 };
 
 struct kcache {
@@ -62,6 +65,7 @@ static void shared_free(struct shared *sh)
     for (size_t i = 0; i < sh->n_idx; i++)
         free(sh->idx[i].name);
     free(sh->idx);
+    free(sh->view);
     free(sh->regs);
     free(sh->key);
     free(sh);
@@ -80,6 +84,41 @@ void cache_free(struct kcache *c)
     free(c);
 }
 
+/* The fan-out handler's listed view: the union of the live registrations' with an on_add
+ * (informer.h, listed_view), NULL when one of them reads whole objects. The informer takes
+ * a list's view at its commit, so the previous array may go now. */
+static void shared_set_view(struct shared *sh)
+{
+    size_t n = 0;
+    bool whole = false;
+    for (size_t i = 0; i < sh->n && !whole; i++) {
+        const struct cache_reg *r = sh->regs[i];
+        if (r->released || !r->h.on_add)
+            continue;
+        whole = !r->h.listed_view;
+        for (size_t j = 0; !whole && r->h.listed_view[j]; j++)
+            n++;
+    }
+    const char **u = NULL;
+    if (!whole) {
+        u = xcalloc(n + 1, sizeof(*u));
+        size_t k = 0;
+        for (size_t i = 0; i < sh->n; i++) {
+            const struct cache_reg *r = sh->regs[i];
+            for (size_t j = 0; !r->released && r->h.on_add && r->h.listed_view[j]; j++) {
+                size_t m = 0;
+                while (m < k && strcmp(u[m], r->h.listed_view[j]) != 0)
+                    m++;
+                if (m == k)
+                    u[k++] = r->h.listed_view[j];
+            }
+        }
+    }
+    informer_set_listed_view(sh->inf, sh, u);
+    free(sh->view);
+    sh->view = u;
+}
+
 /* Drop the registrations released during a fan-out; free a shared informer
  * left without users. */
 static void shared_compact(struct shared *sh)
@@ -91,11 +130,13 @@ static void shared_compact(struct shared *sh)
         else
             sh->regs[k++] = sh->regs[i];
     }
+    bool gone = k < sh->n;
     sh->n = k;
     if (sh->doomed && sh->n == 0) {
         strmap_del(&sh->c->by_key, sh->key);
         shared_free(sh);
-    }
+    } else if (gone)
+        shared_set_view(sh);
 }
 
 /* Fan-out: each live registration, in order. Registrations added by a
@@ -192,6 +233,7 @@ int cache_acquire(struct kcache *c, const struct informer_opts *io,
     }
     sh->regs[sh->n++] = reg;
     c->users++;
+    shared_set_view(sh);
     /* A late joiner sees what the others already have. */
     if (store_len(informer_store(sh->inf)) > 0) {
         sh->dispatching++;

@@ -21,6 +21,13 @@
  * same function and argument shares it, another function under that name is
  * refused (name indexes after their user).
  *
+ * A registration's handlers may say what their on_add reads of a listed object
+ * (informer_handlers.listed_view): when every live registration with an on_add says so, a
+ * packed informer's listed ADD events carry a view of the union (the others' paths too).
+ * The view of a list is taken at its commit: a registration acquired by a handler during
+ * that commit gets its replay whole and the commit's remaining ADDs as views of the union
+ * before it joined (no handler acquires today).
+ *
  * The projection is part of the key: users with different projections get
  * different informers, so users that want to share agree on one (NULL =
  * whole objects).

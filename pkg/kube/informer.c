@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jscan.h"
 #include "pkg/json/jsplit.h"
 #include "pkg/kube/watch.h"
 #include "pkg/util/rng.h"
@@ -38,6 +39,9 @@ struct informer {
     char *label_selector;
     char *field_selector;
     struct store *store;
+    /* what a watch event's line is built of (watch_decoder.paths): "type" and the store's
+     * reads under "object.", or NULL: all */
+    struct jscan_paths *event_paths;
     ev_prepare trim;     /* packed store: bounds its decoded trees between loop iterations */
     ev_timer trim_timer; /* packed store: drops the decoded trees not read lately */
     bool trimming;
@@ -584,6 +588,7 @@ static void start_watch(struct informer *inf)
         .query = q,
         .resource_version = inf->rv,
         .timeout_seconds = timeout,
+        .event_paths = inf->event_paths,
     };
     struct err e;
     err_clear(&e);
@@ -607,6 +612,11 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
         return err_set(e, -EINVAL, "informer: no client");
     if (!o->version || !*o->version || !o->resource || !*o->resource)
         return err_set(e, -EINVAL, "informer: version and resource are required");
+    int rc = store_reads_check(o->project_reads, e);
+    if (rc < 0) {
+        err_prefix(e, "informer %s", o->name ? o->name : o->resource);
+        return rc;
+    }
     struct informer *inf = xcalloc(1, sizeof(*inf));
     inf->client = o->client;
     inf->loop = kube_client_loop(o->client);
@@ -617,9 +627,31 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
         inf->label_selector = xstrdup(o->label_selector);
     if (o->field_selector && *o->field_selector)
         inf->field_selector = xstrdup(o->field_selector);
-    struct store_opts so = {
-        .project = o->project, .project_ud = o->project_ud, .packed = o->packed, .tab = o->tab};
+    struct store_opts so = {.project = o->project,
+                            .project_ud = o->project_ud,
+                            .packed = o->packed,
+                            .tab = o->tab,
+                            .reads = o->project_reads};
     inf->store = store_new(&so);
+    const char *const *reads = store_reads(inf->store);
+    if (reads) {
+        size_t n = 0;
+        while (reads[n])
+            n++;
+        char **ev = xcalloc(n + 2, sizeof(*ev));
+        ev[0] = xstrdup("type");
+        for (size_t i = 0; i < n; i++)
+            ev[i + 1] = xasprintf("object.%s", reads[i]);
+        rc = jscan_paths_new((const char *const *)ev, &inf->event_paths, e);
+        for (size_t i = 0; i < n + 1; i++)
+            free(ev[i]);
+        free(ev);
+        if (rc < 0) {
+            err_prefix(e, "informer %s: its watch events", inf->name);
+            informer_free(inf);
+            return rc;
+        }
+    }
     if (o->packed) {
         ev_prepare_init(&inf->trim, trim_cb);
         inf->trim.data = inf;
@@ -691,6 +723,7 @@ void informer_free(struct informer *inf)
         ev_timer_stop(inf->loop, &inf->trim_timer);
     }
     store_free(inf->store);
+    jscan_paths_free(inf->event_paths);
     free(inf->h);
     free(inf->rv);
     free(inf->name);
@@ -716,6 +749,13 @@ void informer_add_handlers(struct informer *inf, const struct informer_handlers 
         struct informer_handlers copy = *h;
         store_foreach(inf->store, replay_cb, &copy);
     }
+}
+
+void informer_set_listed_view(struct informer *inf, const void *ud, const char *const *view)
+{
+    for (size_t i = 0; i < inf->nh; i++)
+        if (inf->h[i].ud == ud)
+            inf->h[i].listed_view = view;
 }
 
 static void enqueue_obj(void *ud, json_t *obj)

@@ -151,9 +151,13 @@ struct informer_opts {
     const char *name;           /* for logs; NULL = resource */
     const struct logger *lg;    /* borrowed, may be NULL */
 
-    /* The store's projection (applied before anything is cached). */
+    /* The store's projection (applied before anything is cached), and what it reads of an
+     * object (store_opts.reads: a listed item and a watch event's object are built with only
+     * those members; static, NULL = all). The reads belong to the projection: the shared
+     * cache keys informers by the projection, not by its reads. */
     store_project_fn project;
     void *project_ud;
+    const char *const *project_reads;
     /* Keep the objects packed (store.h), with this intern table (borrowed, NULL = the store's
      * own; must outlive the informer). */
     bool packed;
@@ -202,6 +206,11 @@ void informer_free(struct informer *inf);
  * an add for each of them right away (as client-go does).
  */
 void informer_add_handlers(struct informer *inf, const struct informer_handlers *h);
+
+/* Change the listed_view of the handlers registered with user data `ud` (for a fan-out
+ * whose users come and go: the shared cache). `view` is borrowed until the next call or the
+ * informer's end; the view of a list is taken at its commit. */
+void informer_set_listed_view(struct informer *inf, const void *ud, const char *const *view);
 
 /*
  * Handlers that add the object's store key ("namespace/name") to a work

@@ -53,8 +53,10 @@ struct store {
     bool packed;
     struct jpack_tab *tab; /* packed: the intern table */
     bool own_tab;
-    struct sent **dec; /* packed entries whose decoded tree is cached */
-    uint8_t *dused;    /* per dec[i]: read since the last store_trim(s, false) */
+    const char **reads; /* opts->reads and the store's own paths (borrowed strings), or NULL */
+    struct jscan_paths *reads_c; /* reads, split once */
+    struct sent **dec;           /* packed entries whose decoded tree is cached */
+    uint8_t *dused;              /* per dec[i]: read since the last store_trim(s, false) */
     size_t ndec, capdec;
 };
 
@@ -460,6 +462,48 @@ static struct store_index *index_find(const struct store *s, const char *name)
 
 /* ---- lifecycle ------------------------------------------------------------- */
 
+/* What the store itself reads of an object (its key, diffs and typing). */
+static const char *const own_reads[] = {"kind",
+                                        "apiVersion",
+                                        "metadata.name",
+                                        "metadata.namespace",
+                                        "metadata.uid",
+                                        "metadata.resourceVersion",
+                                        NULL};
+
+/* reads and own_reads, each once: a new array of borrowed strings; NULL when reads is. */
+static const char **reads_with_own(const char *const *reads)
+{
+    if (!reads)
+        return NULL;
+    size_t n = 0;
+    while (reads[n])
+        n++;
+    const char **all = xcalloc(n + sizeof own_reads / sizeof own_reads[0], sizeof(*all));
+    memcpy(all, reads, n * sizeof(*all));
+    for (size_t i = 0; own_reads[i]; i++) {
+        size_t j = 0;
+        while (j < n && strcmp(all[j], own_reads[i]) != 0)
+            j++;
+        if (j == n)
+            all[n++] = own_reads[i];
+    }
+    return all;
+}
+
+int store_reads_check(const char *const *reads, struct err *e)
+{
+    const char **all = reads_with_own(reads);
+    int rc = jscan_paths_check(all, e);
+    free(all);
+    return rc;
+}
+
+const char *const *store_reads(const struct store *s)
+{
+    return s->reads;
+}
+
 struct store *store_new(const struct store_opts *opts)
 {
     struct store *s = xcalloc(1, sizeof(*s));
@@ -469,6 +513,13 @@ struct store *store_new(const struct store_opts *opts)
         s->project_ud = opts->project_ud;
         s->packed = opts->packed;
         s->tab = opts->tab;
+        /* a packed store builds its list items by its own walk: reads would make its watch
+         * events (store_reads) differ from its listed objects */
+        s->reads = opts->project && !opts->packed ? reads_with_own(opts->reads) : NULL;
+        if (jscan_paths_new(s->reads, &s->reads_c, NULL) < 0) { /* store_reads_check's */
+            free(s->reads);
+            s->reads = NULL;
+        }
     }
     if (s->packed && !s->tab) {
         s->tab = jpack_tab_new();
@@ -498,6 +549,8 @@ void store_free(struct store *s)
     strmap_free(&s->objs, NULL);
     free(s->dec);
     free(s->dused);
+    free(s->reads);
+    jscan_paths_free(s->reads_c);
     if (s->own_tab)
         jpack_tab_free(s->tab);
     free(s);
@@ -1160,7 +1213,8 @@ int store_list_add_text(struct store_list *l, const char *data, size_t n, const 
          * not an object: as a tree */
         jpack_build_reset(l->b);
     }
-    json_t *it = jscan_load(data, n, e);
+    /* a packed store's item that its lean walk did not take, or another projection's: whole */
+    json_t *it = s->packed ? jscan_load(data, n, e) : jscan_load_with(data, n, s->reads_c, e);
     if (!it)
         return -EBADMSG;
     store_item_typed(it, kind, api_version);

@@ -94,10 +94,23 @@ struct store_opts {
     bool packed;           /* keep objects as jpack bytes (see above) */
     struct jpack_tab *tab; /* packed: the intern table (borrowed, may be shared by the stores of
                               one loop; must outlive the store); NULL = the store's own */
+    /* Unpacked stores with a projection: every dotted path the projection and the store's
+     * indexes read of an object (jscan_load_paths; borrowed, static; NULL: all of it). A list
+     * item's text is then built with only those members and the store's own (kind,
+     * apiVersion, metadata name, namespace, uid, resourceVersion): the rest is checked, not
+     * built (the agents' 10,000 pods per worker at a restart: docs/performance.md). */
+    const char *const *reads;
 };
 
-/* Create an empty store (opts may be NULL). Never NULL. */
+/* Create an empty store (opts may be NULL). Never NULL. opts->reads must pass
+ * store_reads_check(). */
 struct store *store_new(const struct store_opts *opts);
+/* 0 when `reads` with the store's own paths is within jscan_load_paths()'s limits, else
+ * -EINVAL with a message. */
+int store_reads_check(const char *const *reads, struct err *e);
+/* opts->reads with the store's own paths (borrowed, NULL-terminated), or NULL: all (also
+ * for a packed store or one without a projection, which ignore opts->reads). */
+const char *const *store_reads(const struct store *s);
 /* Free the store, its indexes and its references to objects. NULL is fine. */
 void store_free(struct store *s);
 

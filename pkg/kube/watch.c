@@ -64,12 +64,14 @@ static int parse_type(const char *s, enum watch_event_type *t)
     return -1;
 }
 
-int watch_decode_line(const char *line, size_t len, struct watch_event *ev, struct err *e)
+/* watch_decode_line, building only `paths` of the line (NULL: all) but an ERROR event. */
+static int decode_line(const char *line, size_t len, const struct jscan_paths *paths,
+                       struct watch_event *ev, struct err *e)
 {
     memset(ev, 0, sizeof *ev);
     /* jscan_load, not json_loadb: the same tree for about 0.3x the instructions (every event
      * of every informer goes through here; bench-dispatch) */
-    json_t *root = jscan_load(line, len, e);
+    json_t *root = jscan_load_with(line, len, paths, e);
     if (!root) {
         err_prefix(e, "watch event is not valid JSON");
         return -EBADMSG;
@@ -80,6 +82,11 @@ int watch_decode_line(const char *line, size_t len, struct watch_event *ev, stru
         goto out;
     }
     const char *type = json_string_value(json_object_get(root, "type"));
+    if (paths && type && strcmp(type, "ERROR") == 0) {
+        /* its Status is read whole (kube_status_to_err); the text was checked already */
+        json_decref(root);
+        return decode_line(line, len, NULL, ev, e);
+    }
     if (!type) {
         rc = err_set(e, -EBADMSG, "watch event has no \"type\" string");
         goto out;
@@ -109,6 +116,11 @@ out:
     return rc;
 }
 
+int watch_decode_line(const char *line, size_t len, struct watch_event *ev, struct err *e)
+{
+    return decode_line(line, len, NULL, ev, e);
+}
+
 static bool blank(const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -123,7 +135,7 @@ static int handle_line(struct watch_decoder *d, const char *p, size_t n, uint64_
     if (blank(p, n))
         return 0;
     struct watch_event ev;
-    int rc = watch_decode_line(p, n, &ev, e);
+    int rc = decode_line(p, n, d->paths, &ev, e);
     if (rc < 0) {
         err_prefix(e, "watch stream byte %llu", (unsigned long long)offset);
         return rc;
@@ -353,6 +365,7 @@ int kube_watch_start(struct kube_client *c, const struct kube_watch_opts *o,
     w->ud = ud;
     w->path = xstrdup(o->path);
     watch_decoder_init(&w->dec, o->max_line, watch_event, w);
+    w->dec.paths = o->event_paths;
     double margin = o->watchdog_margin_s > 0 ? o->watchdog_margin_s : 30.0;
     ev_init(&w->watchdog, watchdog_cb);
     w->watchdog.data = w;

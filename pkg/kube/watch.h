@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pkg/json/jscan.h"
 #include "pkg/kube/client.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/err.h"
@@ -64,6 +65,10 @@ struct watch_decoder {
     struct buf line; /* the incomplete tail of the stream */
     watch_event_cb cb;
     void *ud;
+    /* NULL, or what to build of each event line (jscan_load_with: "type", "object.metadata",
+     * ...; borrowed): an ERROR event is built whole, its Status read as without. Set after
+     * init. */
+    const struct jscan_paths *paths;
     uint64_t events; /* events delivered */
     uint64_t bytes;  /* bytes fed */
     int failed;      /* sticky error code after a failure (further feeds return it) */
@@ -111,6 +116,8 @@ struct kube_watch_opts {
     size_t max_line;              /* 0 = WATCH_DEFAULT_MAX_LINE */
     double watchdog_margin_s;     /* 0 = 30 s: the watch is closed with -ETIMEDOUT when no
                                      byte arrived for timeout_seconds + margin */
+    const struct jscan_paths *event_paths; /* watch_decoder.paths (borrowed for the watch's
+                                              life) */
 };
 
 /* Called for each event (see watch_event_cb; a negative return closes the watch with it). */

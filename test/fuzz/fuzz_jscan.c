@@ -4,7 +4,8 @@
  * flags 0): the same verdict, the same metadata.resourceVersion, the same tree with its keys
  * in the same order. jdump_compact() must write what json_dumps(JSON_COMPACT) writes, for the
  * parsed tree and for the raw bytes as one string (unchecked, so also invalid UTF-8).
- * A disagreement traps.
+ * jscan_load_paths() must give jscan_load()'s verdict and what a filter of jansson's tree
+ * keeps. A disagreement traps.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -15,6 +16,56 @@
 #include "pkg/json/jdump.h"
 #include "pkg/json/jscan.h"
 #include "pkg/json/jsonx.h"
+
+/* The paths jscan_load_paths() is fuzzed with: short keys the fuzzer finds, one level deep
+ * to three, two sharing a prefix. */
+static const char *const fuzz_paths[] = {"a", "b.c", "d.e.f", "d.g", "metadata.name", NULL};
+
+static int seg_is(const char *path, unsigned lvl, const char *key)
+{
+    for (unsigned i = 0; i < lvl; i++)
+        path = strchr(path, '.') + 1;
+    const char *dot = strchr(path, '.');
+    size_t n = dot ? (size_t)(dot - path) : strlen(path);
+    if (strlen(key) != n || memcmp(path, key, n) != 0)
+        return 0;
+    return dot ? 1 : 2; /* on the way, the last */
+}
+
+/* What jscan_load_paths() keeps of `v` (borrowed) for the fuzz_paths still matching at
+ * segment `lvl` (a set bit each), written independently of it on the whole tree: members
+ * named by a path's last segment whole, those on the way filtered, arrays transparent. */
+static json_t *ref_filter(json_t *v, unsigned bits, unsigned lvl)
+{
+    if (json_is_array(v)) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < json_array_size(v); i++)
+            json_array_append_new(a, ref_filter(json_array_get(v, i), bits, lvl));
+        return a;
+    }
+    if (!json_is_object(v))
+        return jx_deep_copy(v);
+    json_t *o = json_object();
+    const char *k;
+    json_t *m;
+    json_object_foreach(v, k, m)
+    {
+        unsigned nb = 0;
+        int whole = 0;
+        for (unsigned i = 0; fuzz_paths[i]; i++) {
+            if (!(bits & (1u << i)))
+                continue;
+            int r = seg_is(fuzz_paths[i], lvl, k);
+            whole |= r == 2;
+            nb |= r == 1 ? 1u << i : 0;
+        }
+        if (whole)
+            json_object_set_new(o, k, jx_deep_copy(m));
+        else if (nb)
+            json_object_set_new(o, k, ref_filter(m, nb, lvl + 1));
+    }
+    return o;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -53,6 +104,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(dl);
     }
     json_decref(l);
+
+    /* jscan_load_paths: the verdict of jscan_load, the tree the reference filter keeps */
+    json_t *f = jscan_load_paths(p, size, fuzz_paths, &e);
+    if (!j != !f || (!f && e.code != -EBADMSG))
+        __builtin_trap();
+    if (j) {
+        json_t *want = ref_filter(j, (1u << 5) - 1, 0);
+        char *dw = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
+        char *df = json_dumps(f, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (strcmp(dw, df) != 0)
+            __builtin_trap();
+        free(dw);
+        free(df);
+        json_decref(want);
+    }
+    json_decref(f);
 
     json_t *raw = json_pack("[o]", json_stringn_nocheck(p, size));
     json_t *trees[] = {j, raw};

@@ -8,7 +8,8 @@
  * (podrec_new) always reads back, with those requests and limits unless they
  * did not parse; agent_compute_nodes returns one entry per node. The input
  * bytes as a record: podrec_read and podrec_resources refuse or read them
- * without crashing.
+ * without crashing. The pod built with only podrec_reads (jscan_load_paths) has
+ * the same record.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 
 #include "controllers/agent/agent.h"
 #include "controllers/agent/podrec.h"
+#include "pkg/json/jscan.h"
 #include "pkg/podres/podres.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -55,6 +57,22 @@ static void check_record(json_t *j, int rc, const struct podres_list *req,
     json_decref(rec);
 }
 
+/* The pod built with only podrec_reads has the same record as the whole pod. */
+static void check_reads(const uint8_t *data, size_t size, json_t *j)
+{
+    json_t *f = jscan_load_paths((const char *)data, size, podrec_reads, NULL);
+    if (!json_is_object(j) || !f) {
+        json_decref(f);
+        return;
+    }
+    json_t *a = podrec_new(j, NULL), *b = podrec_new(f, NULL);
+    if (!json_equal(a, b))
+        abort();
+    json_decref(a);
+    json_decref(b);
+    json_decref(f);
+}
+
 /* Arbitrary bytes as a record: refused or read, never past their end (ASan). */
 static void check_bytes(const uint8_t *data, size_t size)
 {
@@ -82,6 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_list(&req);
     check_list(&lim);
     check_record(j, rc, &req, &lim);
+    check_reads(data, size, j);
     podres_free(&req);
     podres_free(&lim);
 

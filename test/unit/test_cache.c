@@ -216,6 +216,86 @@ static void test_two_users_one_list_and_watch(void **state)
     fx_free(&f);
 }
 
+/* What a user's on_add got of each listed object: "name,spec,status" for the members present
+ * (a view of a packed store holds only what the users read). */
+struct shape_user {
+    char seen[4][64];
+    int n;
+};
+
+static void shape_add(void *ud, json_t *obj)
+{
+    struct shape_user *u = ud;
+    if (u->n == 4)
+        return;
+    json_t *md = json_object_get(obj, "metadata");
+    snprintf(u->seen[u->n++], sizeof u->seen[0], "%s,%s,%s",
+             json_object_get(md, "name") ? "name" : "-",
+             json_object_get(obj, "spec") ? "spec" : "-",
+             json_object_get(obj, "status") ? "status" : "-");
+}
+
+#define LIST_BODY_SPEC                                                                             \
+    "{\"kind\":\"ClusterMetricsList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":["       \
+    "{\"metadata\":{\"name\":\"cluster1\",\"resourceVersion\":\"5\"},\"spec\":{\"a\":1},"          \
+    "\"status\":{\"b\":2}}]}"
+
+static bool one_add(void *arg)
+{
+    return ((struct shape_user *)arg)->n >= 1;
+}
+
+/* Users that say what their on_add reads of a listed object (listed_view) share a view of
+ * the union of it from a packed store; a user that reads whole objects makes them whole for
+ * all; a user released before the list, or one without on_add, has no say. */
+static void test_listed_view_union(void **state)
+{
+    (void)state;
+    static const char *const name[] = {"metadata.name", NULL};
+    static const char *const spec[] = {"spec", NULL};
+    for (int whole = 0; whole < 2; whole++) {
+        struct fx f;
+        fx_init(&f);
+        fakesrv_push_json(f.srv, "GET", CMS, "watch=", 200, LIST_BODY_SPEC);
+        const char *none[] = {NULL};
+        fakesrv_push_watch(f.srv, CMS, none, FAKESRV_HOLD);
+        struct informer_opts io = cm_opts;
+        io.packed = true;
+        struct shape_user u[3] = {0};
+        struct cache_reg *r[4];
+        struct err e = {0};
+        struct informer_handlers h0 = {.on_add = shape_add, .ud = &u[0], .listed_view = name};
+        struct informer_handlers h1 = {.on_add = shape_add, .ud = &u[1], .listed_view = spec};
+        struct informer_handlers h2 = {.on_add = shape_add, .ud = &u[2]}; /* whole objects */
+        struct informer_handlers h3 = {.on_update = u_update, .ud = &(struct user){0}};
+        assert_int_equal(cache_acquire(f.cache, &io, &h0, &r[0], &e), 0);
+        assert_int_equal(cache_acquire(f.cache, &io, &h2, &r[2], &e), 0);
+        assert_int_equal(cache_acquire(f.cache, &io, &h1, &r[1], &e), 0);
+        assert_int_equal(cache_acquire(f.cache, &io, &h3, &r[3], &e), 0);
+        if (!whole) {
+            cache_release(r[2]);
+            r[2] = NULL;
+        }
+        assert_int_equal(cache_start(r[0], &e), 0);
+        assert_true(run_until(f.loop, one_add, &u[1], 5.0));
+        const char *want = whole ? "name,spec,status" : "name,spec,-";
+        for (int i = 0; i < 3; i++) {
+            if (i == 2 && !whole) {
+                assert_int_equal(u[i].n, 0);
+                continue;
+            }
+            assert_int_equal(u[i].n, 1);
+            assert_string_equal(u[i].seen[0], want);
+        }
+        /* the store holds the object whole */
+        json_t *o = store_get(informer_store(cache_informer(r[0])), "cluster1");
+        assert_non_null(json_object_get(o, "status"));
+        for (int i = 0; i < 4; i++)
+            cache_release(r[i]);
+        fx_free(&f);
+    }
+}
+
 /* A released user gets no more events, also when it is released by another
  * user's handler in the middle of a fan-out. */
 static void test_release_stops_events(void **state)
@@ -351,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_two_users_one_list_and_watch),
         cmocka_unit_test(test_release_stops_events),
         cmocka_unit_test(test_stop_counts_starts_and_indexes),
+        cmocka_unit_test(test_listed_view_union),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -383,6 +383,89 @@ static void test_walk(void **state)
     assert_string_equal(r.out, "{a:");
 }
 
+/* ---- jscan_load_paths ---- */
+
+static void expect_paths(const char *text, const char *const *paths, const char *want)
+{
+    struct err e;
+    err_clear(&e);
+    json_t *j = jscan_load_paths(text, strlen(text), paths, &e);
+    assert_non_null(j);
+    char *d = json_dumps(j, JSON_COMPACT);
+    assert_string_equal(d, want);
+    free(d);
+    json_decref(j);
+}
+
+/* Only the named members are built: a last segment whole, the way to it filtered, arrays
+ * transparent, scalars on the way kept; the text is checked whole; bad paths are refused. */
+static void test_load_paths(void **state)
+{
+    (void)state;
+    static const char *const pod[] = {"metadata.name", "spec.containers.resources", "status.phase",
+                                      NULL};
+    const char *t = "{\"metadata\":{\"name\":\"p\",\"managedFields\":[{\"a\":1}],\"uid\":\"u\"},"
+                    "\"spec\":{\"volumes\":[{}],\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+                    "\"resources\":{\"requests\":{\"cpu\":\"1\"}}},{\"name\":\"d\"}],"
+                    "\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\",\"podIP\":\"1\"}}";
+    expect_paths(t, pod,
+                 "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"resources\":"
+                 "{\"requests\":{\"cpu\":\"1\"}}},{}]},\"status\":{\"phase\":\"Running\"}}");
+    /* a scalar where the path goes on is kept; an array at the top is transparent */
+    static const char *const deep[] = {"a.b.c", NULL};
+    expect_paths("{\"a\":{\"b\":5,\"x\":1},\"z\":2}", deep, "{\"a\":{\"b\":5}}");
+    expect_paths("[{\"a\":{\"b\":{\"c\":[1],\"d\":2}}},3]", deep,
+                 "[{\"a\":{\"b\":{\"c\":[1]}}},3]");
+    /* no paths kept: an empty object; NULL paths: everything */
+    static const char *const none[] = {NULL};
+    expect_paths("{\"a\":1}", none, "{}");
+    expect_paths("{\"a\":1,\"b\":[true]}", NULL, "{\"a\":1,\"b\":[true]}");
+    /* a duplicate key: the last wins, as in jscan_load */
+    static const char *const a[] = {"a", NULL};
+    expect_paths("{\"a\":1,\"b\":0,\"a\":{\"x\":2}}", a, "{\"a\":{\"x\":2}}");
+
+    /* deeper than the loader's first stacks: 40 arrays on a path's way */
+    char deepin[256], deepout[256];
+    int k = snprintf(deepin, sizeof deepin, "{\"b\":0,\"a\":");
+    int m = snprintf(deepout, sizeof deepout, "{\"a\":");
+    for (int i = 0; i < 40; i++) {
+        deepin[k++] = '[';
+        deepout[m++] = '[';
+    }
+    k += snprintf(deepin + k, sizeof deepin - (size_t)k, "{\"x\":1,\"y\":2}");
+    m += snprintf(deepout + m, sizeof deepout - (size_t)m, "{\"x\":1}");
+    for (int i = 0; i < 40; i++) {
+        deepin[k++] = ']';
+        deepout[m++] = ']';
+    }
+    snprintf(deepin + k, sizeof deepin - (size_t)k, "}");
+    snprintf(deepout + m, sizeof deepout - (size_t)m, "}");
+    static const char *const ax[] = {"a.x", NULL};
+    expect_paths(deepin, ax, deepout);
+
+    struct err e;
+    err_clear(&e);
+    const char *bad = "{\"skip\":[1,],\"a\":1}"; /* invalid in a member not kept */
+    assert_null(jscan_load_paths(bad, strlen(bad), a, &e));
+    assert_int_equal(e.code, -EBADMSG);
+    static const char *const empty_seg[] = {"a..b", NULL};
+    assert_int_equal(jscan_paths_check(empty_seg, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "empty segment"));
+    assert_null(jscan_load_paths("{}", 2, empty_seg, &e));
+    static const char *const too_deep[] = {"a.b.c.d.e.f.g.h.i", NULL};
+    assert_int_equal(jscan_paths_check(too_deep, &e), -EINVAL);
+    assert_int_equal(jscan_paths_check(pod, &e), 0);
+    assert_int_equal(jscan_paths_check(NULL, &e), 0);
+    const char *many[JSCAN_PATHS_MAX + 2];
+    for (int i = 0; i <= JSCAN_PATHS_MAX; i++)
+        many[i] = "a";
+    many[JSCAN_PATHS_MAX + 1] = NULL;
+    assert_int_equal(jscan_paths_check(many, &e), -EINVAL);
+    many[JSCAN_PATHS_MAX] = NULL; /* exactly the limit */
+    assert_int_equal(jscan_paths_check(many, &e), 0);
+    expect_paths("{\"a\":1,\"b\":2}", many, "{\"a\":1}");
+}
+
 int main(void)
 {
     jx_use_xalloc();
@@ -391,7 +474,7 @@ int main(void)
         cmocka_unit_test(test_duplicates), cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_rejects),    cmocka_unit_test(test_depth),
         cmocka_unit_test(test_load),       cmocka_unit_test(test_every_byte_in_strings),
-        cmocka_unit_test(test_walk),
+        cmocka_unit_test(test_walk),       cmocka_unit_test(test_load_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

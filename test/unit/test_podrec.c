@@ -10,6 +10,7 @@
 
 #include "controllers/agent/agent.h"
 #include "controllers/agent/podrec.h"
+#include "pkg/json/jscan.h"
 
 static json_t *load(const char *text)
 {
@@ -27,6 +28,17 @@ static json_t *rec_of(const char *pod_json, struct podrec *r, struct err *e)
     json_t *pod = load(pod_json);
     err_clear(e);
     json_t *rec = podrec_new(pod, e);
+    /* every record here is also what the pod built with only podrec_reads gives */
+    json_t *lean = json_is_object(pod)
+                       ? jscan_load_paths(pod_json, strlen(pod_json), podrec_reads, NULL)
+                       : NULL;
+    if (json_is_object(pod)) {
+        assert_non_null(lean);
+        json_t *again = podrec_new(lean, NULL);
+        assert_true(json_equal(rec, again));
+        json_decref(again);
+    }
+    json_decref(lean);
     json_decref(pod);
     assert_non_null(rec);
     assert_int_equal(podrec_read(rec, r), 0);
@@ -286,12 +298,67 @@ static void test_not_a_record(void **state)
     free(text);
 }
 
+/* podrec_reads covers what the record reads: for pods using every member it names (a sidecar
+ * init container, overhead, pod-level resources, a failing init container, a JobSet's label,
+ * an object without a spec, resources that do not parse), the pod built of those members only
+ * gives the same record and the same message. */
+static void test_reads_cover(void **state)
+{
+    (void)state;
+    static const char *const pods[] = {
+        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"x\",\"creationTimestamp\":"
+        "\"2026-01-02T00:00:00Z\",\"managedFields\":[{}],\"labels\":{\"" AGENT_JOBSET_LABEL
+        "\":\"js\"},\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+        "\"name\":\"j\",\"uid\":\"u\",\"controller\":true}]},\"spec\":{\"nodeName\":\"n\","
+        "\"volumes\":[{}],\"initContainers\":[{\"name\":\"side\",\"restartPolicy\":\"Always\","
+        "\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}],\"containers\":[{"
+        "\"name\":\"c\",\"env\":[],\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":"
+        "\"1Gi\"},\"limits\":{\"memory\":\"2Gi\"}}}],\"overhead\":{\"cpu\":\"100m\"},"
+        "\"resources\":{\"limits\":{\"memory\":\"3Gi\"}}},\"status\":{\"phase\":\"Pending\","
+        "\"podIP\":\"1.2.3.4\",\"initContainerStatuses\":[{\"image\":\"i\",\"state\":{"
+        "\"waiting\":{\"reason\":\"ErrImagePull\",\"message\":\"no such image\"}}}]}}",
+        /* no spec: podres reads the object as its own spec */
+        "{\"metadata\":{\"name\":\"q\",\"namespace\":\"ns\"},\"containers\":[{\"resources\":"
+        "{\"requests\":{\"cpu\":\"3\"}}}],\"initContainers\":[{\"restartPolicy\":\"Always\","
+        "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],\"overhead\":{\"memory\":\"1Mi\"}}",
+        /* resources that do not parse: PODREC_BAD and the same message */
+        "{\"metadata\":{\"name\":\"r\",\"namespace\":\"ns\"},\"spec\":{\"containers\":[{"
+        "\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}}",
+    };
+    for (size_t i = 0; i < sizeof pods / sizeof pods[0]; i++) {
+        json_t *whole = load(pods[i]);
+        json_t *lean = jscan_load_paths(pods[i], strlen(pods[i]), podrec_reads, NULL);
+        assert_non_null(lean);
+        assert_null(json_object_get(lean, "status")
+                        ? json_object_get(json_object_get(lean, "status"), "podIP")
+                        : NULL);
+        struct err ew, el;
+        err_clear(&ew);
+        err_clear(&el);
+        json_t *a = podrec_new(whole, &ew), *b = podrec_new(lean, &el);
+        assert_true(json_equal(a, b));
+        assert_int_equal(ew.code, el.code);
+        assert_string_equal(ew.msg, el.msg);
+        struct podrec r;
+        assert_int_equal(podrec_read(a, &r), 0);
+        if (i == 0) /* what the members give: a stall, assumed, the sidecar summed */
+            assert_int_equal(r.flags, PODREC_COUNTS | PODREC_STALL | PODREC_ASSUMED);
+        if (i == 2)
+            assert_true(r.flags & PODREC_BAD);
+        json_decref(a);
+        json_decref(b);
+        json_decref(whole);
+        json_decref(lean);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fields), cmocka_unit_test(test_equality),
-        cmocka_unit_test(test_notes),  cmocka_unit_test(test_hostile),
-        cmocka_unit_test(test_huge),   cmocka_unit_test(test_not_a_record),
+        cmocka_unit_test(test_fields),      cmocka_unit_test(test_equality),
+        cmocka_unit_test(test_notes),       cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_huge),        cmocka_unit_test(test_not_a_record),
+        cmocka_unit_test(test_reads_cover),
     };
     return cmocka_run_group_tests_name("podrec", tests, NULL, NULL);
 }

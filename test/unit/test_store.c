@@ -12,6 +12,7 @@
 
 #include "pkg/json/jpack.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/json/jscan.h"
 #include "pkg/kube/store.h"
 #include "pkg/util/xalloc.h"
 
@@ -177,6 +178,49 @@ static void test_upsert_get_delete_indexes(void **state)
     json_decref(c);
     store_free(s);
     store_free(NULL);
+}
+
+static json_t *project_same(json_t *obj, void *ud)
+{
+    (void)ud;
+    return json_incref(obj);
+}
+
+/* An unpacked store whose projection says what it reads builds a listed item with only that
+ * and the store's own members (its key, resourceVersion, uid, type); the text is still
+ * checked whole; reads beyond jscan_load_paths' limits are refused. */
+static void test_list_text_reads(void **state)
+{
+    (void)state;
+    static const char *const reads[] = {"spec.nodeName", NULL};
+    struct store_opts o = {.project = project_same, .reads = reads};
+    struct store *s = store_new(&o);
+    struct store_list *l = store_list_new(s);
+    const char *t = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u\","
+                    "\"resourceVersion\":\"3\",\"labels\":{\"x\":\"y\"},\"managedFields\":[{}]},"
+                    "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"image\":\"i\"}]},"
+                    "\"status\":{\"phase\":\"Running\"}}";
+    assert_int_equal(store_list_add_text(l, t, strlen(t), "Pod", "v1", NULL), 0);
+    struct err e;
+    err_clear(&e);
+    const char *bad = "{\"metadata\":{\"name\":\"b\"},\"status\":{\"x\":[1,]}}";
+    assert_int_equal(store_list_add_text(l, bad, strlen(bad), "Pod", "v1", &e), -EBADMSG);
+    assert_int_equal(store_list_commit(l, NULL, NULL, NULL), 0);
+    store_list_free(l);
+    char *a = json_dumps(store_get(s, "ns/a"), JSON_COMPACT);
+    assert_string_equal(a, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u\","
+                           "\"resourceVersion\":\"3\"},\"spec\":{\"nodeName\":\"n1\"},"
+                           "\"kind\":\"Pod\",\"apiVersion\":\"v1\"}");
+    free(a);
+    store_free(s);
+    assert_int_equal(store_reads_check(reads, &e), 0);
+    assert_int_equal(store_reads_check(NULL, &e), 0);
+    const char *many[JSCAN_PATHS_MAX + 1];
+    for (int i = 0; i < JSCAN_PATHS_MAX; i++)
+        many[i] = i % 2 ? "spec.a" : "spec.b";
+    many[JSCAN_PATHS_MAX] = NULL; /* with the store's own paths, beyond the limit */
+    assert_int_equal(store_reads_check(many, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "more than"));
 }
 
 static json_t *project_pod(json_t *obj, void *ud)
@@ -968,6 +1012,7 @@ int main(void)
         cmocka_unit_test(test_foreach_key),
         cmocka_unit_test_prestate(test_foreach_key, &packed),
         cmocka_unit_test(test_list_text),
+        cmocka_unit_test(test_list_text_reads),
         cmocka_unit_test(test_get_view),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);

@@ -195,6 +195,65 @@ static void test_decode_error_event(void **state)
     assert_string_equal(watch_event_type_name(WATCH_BOOKMARK), "BOOKMARK");
 }
 
+/* The decoder's paths: an event's object is built with only those members (the rest is
+ * checked, a bad line still refused); an ERROR event whole, its Status read as without. */
+struct shape {
+    char last[256];
+};
+
+static int shape_cb(void *ud, const struct watch_event *ev)
+{
+    struct shape *sh = ud;
+    char *d = json_dumps(ev->object, JSON_COMPACT);
+    snprintf(sh->last, sizeof sh->last, "%s %s", watch_event_type_name(ev->type), d);
+    free(d);
+    return 0;
+}
+
+static void test_decoder_paths(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"type", "object.metadata.name",
+                                        "object.metadata.resourceVersion", "object.spec.a", NULL};
+    struct jscan_paths *paths = NULL;
+    assert_int_equal(jscan_paths_new(names, &paths, NULL), 0);
+    struct shape sh = {0};
+    struct watch_decoder d;
+    watch_decoder_init(&d, 0, shape_cb, &sh);
+    d.paths = paths;
+    struct err e;
+    const char *ev = "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"p\","
+                     "\"resourceVersion\":\"5\",\"managedFields\":[{}]},\"spec\":{\"a\":1,"
+                     "\"b\":[2]},\"status\":{\"x\":1}}}\n";
+    assert_int_equal(watch_decoder_feed(&d, ev, strlen(ev), &e), 0);
+    assert_string_equal(sh.last, "MODIFIED {\"metadata\":{\"name\":\"p\",\"resourceVersion\":"
+                                 "\"5\"},\"spec\":{\"a\":1}}");
+    char *err410 = fakesrv_watch_error_line(410);
+    struct rec r = {0};
+    watch_decoder_release(&d);
+    watch_decoder_init(&d, 0, rec_cb, &r);
+    d.paths = paths;
+    assert_int_equal(watch_decoder_feed(&d, err410, strlen(err410), &e), 0);
+    assert_int_equal(watch_decoder_feed(&d, "\n", 1, &e), 0);
+    free(err410);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.types[0], WATCH_ERROR);
+    rec_clear(&r);
+    watch_decoder_release(&d);
+    /* the ERROR event's Status is whole for the watch: decode it as the stream does */
+    watch_decoder_init(&d, 0, shape_cb, &sh);
+    d.paths = paths;
+    const char *errev = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
+                        "\"reason\":\"Expired\",\"message\":\"too old\"}}\n";
+    assert_int_equal(watch_decoder_feed(&d, errev, strlen(errev), &e), 0);
+    assert_string_equal(sh.last, "ERROR {\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
+                                 "\"message\":\"too old\"}");
+    const char *bad = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{},\"status\":[1,]}}\n";
+    assert_int_equal(watch_decoder_feed(&d, bad, strlen(bad), &e), -EBADMSG);
+    watch_decoder_release(&d);
+    jscan_paths_free(paths);
+}
+
 /* ---- streaming watches -------------------------------------------------------- */
 
 struct wfx {
@@ -574,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_decoder_any_split),
         cmocka_unit_test(test_decoder_partial_and_errors),
         cmocka_unit_test(test_decode_error_event),
+        cmocka_unit_test(test_decoder_paths),
         cmocka_unit_test(test_watch_split_chunks),
         cmocka_unit_test(test_watch_bookmark_rv),
         cmocka_unit_test(test_watch_last_rv),
