@@ -52,11 +52,6 @@ struct wlc {
      * `at` ms; until the stores show newer versions, a pass would decide on
      * the view the writes replaced and write the same again (own_held) */
     json_t *written;
-    /* key -> the resourceVersion of the hub job that the key's last pass wrote, when that
-     * pass decided nothing else (its one write a guarded job patch, the status return's
-     * annotation): the job's event at that version brings nothing a pass would act on
-     * (echo_skip) */
-    json_t *echo;
     /* key -> Kueue's reason last relayed as an Event on the job of a Workload
      * without our check (once per change, not once per pass) */
     json_t *relayed;
@@ -126,7 +121,6 @@ struct pass {
     struct wl_outcome said;
     char *jkey;
     char *fin_token; /* a finish: the admission (placement token) that finished */
-    bool deferred;   /* the pass left the running message for later (wl_actions.deferred) */
 };
 
 static void pass_free(struct pass *p)
@@ -294,34 +288,6 @@ static void own_note(struct wlc *c, const char *key, const struct pass *p,
     json_object_set_new(c->written, key, w);
 }
 
-/* A pass that decided nothing but one guarded patch of the hub job (the status return's
- * annotation), which went through: the job at the answered resourceVersion is the job the
- * pass read plus that patch, so a pass on its event would decide nothing (decisions are pure
- * over the stores; a deferred running message has its own re-run). Remember that version for
- * echo_skip; anything else forgets it. */
-static void echo_note(struct wlc *c, const char *key, const struct pass *p,
-                      const struct wlx_result *r)
-{
-    if (r->rc == 0 && r->calls == 1 && r->job_writes == 1 && r->job_changed && !r->wl_changed &&
-        r->job_patch_rv[0] && p->said.kind == WL_OUT_NONE && !p->deferred)
-        json_object_set_new(c->echo, key, json_string(r->job_patch_rv));
-    else
-        json_object_del(c->echo, key);
-}
-
-/* The hub job's event at the version echo_note remembered for `key`: no pass (about one in
- * four passes of a dispatch was this: bench-dispatch, docs/performance.md). */
-static bool echo_skip(struct wlc *c, const char *key, const json_t *job)
-{
-    const char *want = jx_str(c->echo, key, NULL), *rv = jx_resource_version(job);
-    if (!want || !rv || strcmp(want, rv) != 0)
-        return false;
-    json_object_del(c->echo, key);
-    c->st.echo_skips++;
-    log_v(c->cfg.lg, 5, "job event of our own write: no pass", "workload", key, "rv", rv);
-    return true;
-}
-
 /* The "job placed" line, once per placement token of the key. */
 static void log_placed(struct wlc *c, const char *key, const json_t *pl)
 {
@@ -388,7 +354,6 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
     if (p->jkey && say)
         log_outcome(c, p->jkey, &p->said);
     own_note(c, key, p, r);
-    echo_note(c, key, p, r);
     pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
     if (r->apply_unsupported) {
@@ -1273,7 +1238,6 @@ static bool own_held(struct wlc *c, const struct recon *r)
         return false;
     }
     c->st.own_holds++;
-    json_object_del(c->echo, r->key); /* the held pass waits for that event */
     log_v(c->cfg.lg, 5, "pass held: own write not in the stores yet", "workload", r->key, "wl_rv",
           wl ? wl : "", "job_rv", job ? job : "");
     return true;
@@ -1432,7 +1396,6 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     const char *job_rv = r->job ? jx_resource_version(r->job) : NULL;
     ps->job_rv = job_rv ? xstrdup(job_rv) : NULL;
     ps->placed_log = placed_log_new(r->wl, r->okey, &r->pr, &r->acts.outcome);
-    ps->deferred = r->acts.deferred;
     ps->jkey = r->okey ? xstrdup(r->okey) : NULL;
     placing_hold(c, r);
     struct err e = {0};
@@ -1629,7 +1592,6 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->ac_grace.data = c;
     c->placing = json_object();
     c->written = json_object();
-    c->echo = json_object();
     c->relayed = json_object();
     c->refused = json_object();
     c->placed_logged = json_object();
@@ -1685,7 +1647,6 @@ void wlc_free(struct wlc *c)
     ev_timer_stop(c->cfg.loop, &c->ac_grace);
     json_decref(c->placing);
     json_decref(c->written);
-    json_decref(c->echo);
     json_decref(c->relayed);
     json_decref(c->refused);
     json_decref(c->placed_logged);
@@ -1792,8 +1753,6 @@ static void on_job(struct wlc *c, const json_t *obj, bool listed)
             json_t *wl = store_get_view(c->cfg.src.workloads, k, wlc_workload_view); /* a pass's */
             add_passing(c, k, wl);
             json_decref(wl);
-        } else if (hub && echo_skip(c, k, obj)) {
-            continue;
         } else if (hub)
             wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
         else

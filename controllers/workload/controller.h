@@ -252,7 +252,6 @@ struct wlc_stats {
     size_t waiting;           /* Workloads whose last pass read every cluster */
     size_t placed;            /* Workloads known placed on a cluster */
     uint64_t own_holds;       /* passes held until the stores showed the last pass's writes */
-    uint64_t echo_skips;      /* hub job events of a pass's own status-return patch: no pass */
     uint64_t deferrals;       /* passes that left the running message behind dispatches */
     uint64_t defer_skips;     /* of those, not made: nothing changed since the last one */
     size_t queued;            /* keys waiting in the work queue, ready */

@@ -162,15 +162,6 @@ static void note_changed(struct batch *b, enum wl_act_type type, const char *rv)
     if (!answer_read(type))
         return;
     const char *read = wl ? b->wl_rv : b->job_rv;
-    if (!wl)
-        b->res.job_writes++;
-    if (type == WL_ACT_PATCH_JOB) {
-        size_t n = rv ? strlen(rv) : 0;
-        if (n > 0 && n < sizeof b->res.job_patch_rv)
-            memcpy(b->res.job_patch_rv, rv, n + 1);
-        else
-            b->res.job_patch_rv[0] = '\0';
-    }
     if (!rv || !read || strcmp(rv, read) != 0) {
         if (wl)
             b->res.wl_changed = true;

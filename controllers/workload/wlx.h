@@ -63,8 +63,6 @@ struct wlx_ops {
     const struct logger *lg;   /* may be NULL */
 };
 
-#define WLX_RV_MAX 64 /* a resourceVersion kept in wlx_result (etcd's: 20 digits at most) */
-
 struct wlx_result {
     int rc;             /* 0, or the first failed call's code */
     struct err err;     /* its message ("PATCH /apis/...: 409 Conflict: ...") */
@@ -93,12 +91,6 @@ struct wlx_result {
      * stores show the object as this pass read it. */
     bool wl_changed;
     bool job_changed;
-    /* The hub job writes that succeeded (patches and status), and the resourceVersion the
-     * last WL_ACT_PATCH_JOB answered ("" when none or it did not fit). That patch is guarded
-     * by the resourceVersion the pass read: the job at the answered version is exactly what
-     * the pass read plus the patch. */
-    unsigned job_writes;
-    char job_patch_rv[WLX_RV_MAX];
 };
 
 typedef void (*wlx_done_fn)(void *ud, const char *wl_key, const struct wlx_result *r);

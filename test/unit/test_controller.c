@@ -1651,60 +1651,6 @@ static void two_placed_free(struct two_placed *t)
         json_decref(v[i]);
 }
 
-/* A pass whose one write was the status return's patch of the hub job (guarded by the
- * resourceVersion it read): that patch's own event, at the version the server answered, makes
- * no pass; an event of the job at another version (another writer) does. */
-static void test_own_annotation_event_no_pass(void **state)
-{
-    struct fx *f = *state;
-    struct one_placed o;
-    one_placed(f, &o);
-    json_t *cp = o.cp;
-
-    /* the copy runs: the annotation alone (the running message went with the copy) */
-    json_object_set_new(cp, "status", J("{\"active\":1,\"ready\":1,\"startTime\":\"T1\"}"));
-    jx_set_new(cp, "metadata.resourceVersion", json_string("30"), NULL);
-    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
-    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200,
-                      "{\"metadata\":{\"resourceVersion\":\"7\"}}");
-    size_t n0 = fakesrv_nreq(f->hub_srv);
-    uint64_t r0 = reconciles(f);
-    wlc_on_job(f->c, cp);
-    run_passes(f, r0 + 1);
-    tloop_run_for(f->loop, 0.2);
-    assert_int_equal(fakesrv_nreq(f->hub_srv), n0 + 1);
-    json_t *ap = last_hub_body(f, "PATCH", JOB_PATH);
-    assert_non_null(strstr(jx_annotation(ap, XF_ANN_REMOTE_STATUS), "\"ready\":1"));
-
-    /* its own event: no pass */
-    json_t *job3 = deliver(f->jobs, "default/sample", ap, "7");
-    struct wlc_stats st;
-    wlc_get_stats(f->c, &st);
-    uint64_t skips = st.echo_skips;
-    r0 = reconciles(f);
-    wlc_on_job(f->c, job3);
-    wlc_get_stats(f->c, &st);
-    assert_int_equal(st.echo_skips, skips + 1);
-    assert_int_equal(st.queued, 0);
-    tloop_run_for(f->loop, 0.2);
-    assert_int_equal(reconciles(f), r0);
-    assert_int_equal(fakesrv_nreq(f->hub_srv), n0 + 1);
-
-    /* another writer's change of the job (a label): a pass, and the same event again (a
-     * relist) is no echo any more */
-    jx_set_new(job3, "metadata.labels.team", json_string("a"), NULL);
-    jx_set_new(job3, "metadata.resourceVersion", json_string("9"), NULL);
-    store_upsert(f->jobs, job3, NULL, NULL, NULL);
-    wlc_on_job(f->c, job3);
-    run_passes(f, r0 + 1);
-    wlc_get_stats(f->c, &st);
-    assert_int_equal(st.echo_skips, skips + 1);
-    assert_int_equal(st.failures, 0);
-    json_decref(ap);
-    json_decref(job3);
-    one_placed_free(&o);
-}
-
 /* A placement is held as a reservation until the cluster's metrics show its pods: once the
  * copy (batch/v1 Job) has all its pods ready, metrics written 2 s later do, without waiting
  * out the 30 s settle time (the pods counted twice meanwhile: a burst could use about half of
@@ -2351,7 +2297,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_repeat_before_own_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_message_waits_for_dispatches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deferred_pass_not_repeated, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_own_annotation_event_no_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),
