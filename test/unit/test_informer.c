@@ -540,9 +540,9 @@ static bool list_synced(struct fx *f)
     return informer_has_synced(f->inf);
 }
 
-static bool one_update(struct fx *f)
+static bool two_updates(struct fx *f)
 {
-    return f->rec.updates >= 1;
+    return f->rec.updates >= 2 && informer_has_synced(f->inf);
 }
 
 /* A projection that says what it reads (project_reads) is given listed items and watch
@@ -560,20 +560,37 @@ static void test_project_reads(void **state)
                       "{\"resourceVersion\":\"10\"},\"items\":[{\"metadata\":{\"name\":\"a\","
                       "\"namespace\":\"ns\",\"resourceVersion\":\"1\"},\"spec\":{\"a\":1,\"b\":2},"
                       "\"status\":{\"phase\":\"Running\"}}]}");
+    /* a change, a bookmark, then 410 Expired: its Status read whole, the informer relists */
+    char *err410 = fakesrv_watch_error_line(410);
     const char *evs[] = {"{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\","
                          "\"namespace\":\"ns\",\"resourceVersion\":\"11\"},\"spec\":{\"a\":3},"
                          "\"status\":{\"phase\":\"Failed\"}}}",
-                         NULL};
+                         "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
+                         "{\"resourceVersion\":\"20\",\"annotations\":{\"x\":\"y\"}}}}",
+                         err410, NULL};
     fakesrv_push_watch(f.srv, PODS, evs, FAKESRV_HOLD);
+    free(err410);
+    fakesrv_push_json(f.srv, "GET", PODS, "watch=", 200,
+                      "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
+                      "{\"resourceVersion\":\"30\"},\"items\":[{\"metadata\":{\"name\":\"a\","
+                      "\"namespace\":\"ns\",\"resourceVersion\":\"25\"},\"spec\":{\"a\":4,"
+                      "\"b\":2},\"status\":{\"phase\":\"Running\"}}]}");
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
     assert_int_equal(informer_start(f.inf, NULL), 0);
-    assert_true(run_until(&f, one_update, 5.0));
-    assert_int_equal(pc.calls, 2);
-    assert_int_equal(pc.with_spec, 2);
+    assert_true(run_until(&f, two_updates, 5.0));
+    assert_int_equal(pc.calls, 3);
+    assert_int_equal(pc.with_spec, 3);
     assert_int_equal(pc.with_status, 0);
+    struct informer_stats st;
+    informer_stats(f.inf, &st);
+    assert_int_equal(st.expired, 1);
+    assert_int_equal(st.lists, 2);
+    assert_true(query_has(f.srv, find_req(f.srv, "watch=", NULL, 0), "resourceVersion=10"));
     json_t *a = store_get(informer_store(f.inf), "ns/a");
     char *d = json_dumps(a, JSON_COMPACT);
     assert_string_equal(d, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
-                           "\"resourceVersion\":\"11\"},\"spec\":{\"a\":3}}");
+                           "\"resourceVersion\":\"25\"},\"spec\":{\"a\":4},\"kind\":\"Pod\","
+                           "\"apiVersion\":\"v1\"}");
     free(d);
 
     /* beyond jscan_load_paths' limits once under "object.": refused at informer_new */
