@@ -706,18 +706,18 @@ struct jscan_paths {
 };
 
 /* What is kept of an open container's members: the paths still to match below it (a bit per
- * path; its members match segment `lvl`), or all of them. */
+ * path; its members match segment `lvl`), or all of them; an array's elements share it. */
 struct psel {
     uint64_t bits;
     unsigned lvl;
     bool whole;
+    bool arr; /* the container is an array */
 };
 
 struct pload {
     struct load l;
     const struct jscan_paths *ps;
     struct psel small[32], *st, next;
-    bool *arr, small_arr[32]; /* the open container is an array */
     size_t depth, cap;
 };
 
@@ -778,7 +778,7 @@ int jscan_paths_check(const char *const *paths, struct err *e)
 /* The selection of the value about to be reported: an array's elements share the array's. */
 static struct psel pl_cur(const struct pload *p)
 {
-    return p->depth && p->arr[p->depth - 1] ? p->st[p->depth - 1] : p->next;
+    return p->depth && p->st[p->depth - 1].arr ? p->st[p->depth - 1] : p->next;
 }
 
 static int pl_open(void *ud, bool obj)
@@ -791,18 +791,13 @@ static int pl_open(void *ud, bool obj)
     if (p->depth == p->cap) {
         size_t ncap = p->cap * 2;
         struct psel *nst = xmalloc(ncap * sizeof *nst);
-        bool *narr = xmalloc(ncap * sizeof *narr);
         memcpy(nst, p->st, p->depth * sizeof *nst);
-        memcpy(narr, p->arr, p->depth * sizeof *narr);
-        if (p->st != p->small) {
+        if (p->st != p->small)
             free(p->st);
-            free(p->arr);
-        }
         p->st = nst;
-        p->arr = narr;
         p->cap = ncap;
     }
-    p->arr[p->depth] = !obj;
+    cur.arr = !obj;
     p->st[p->depth++] = cur;
     return 0;
 }
@@ -866,16 +861,13 @@ json_t *jscan_load_with(const char *data, size_t n, const struct jscan_paths *ps
     p.l = (struct load){.cap = sizeof p.l.small / sizeof p.l.small[0]};
     p.l.st = p.l.small;
     p.st = p.small;
-    p.arr = p.small_arr;
     p.cap = sizeof p.small / sizeof p.small[0];
     p.next = (struct psel){.bits = ps->np >= 64 ? UINT64_MAX : ((uint64_t)1 << ps->np) - 1};
     int rc = walk(data, n, &pload_sink, &p, e); /* inlined: direct calls, as jscan_load's */
     if (p.l.st != p.l.small)
         free(p.l.st);
-    if (p.st != p.small) {
+    if (p.st != p.small)
         free(p.st);
-        free(p.arr);
-    }
     if (rc < 0) {
         if (rc == -ENOMEM)
             err_set(e, rc, "out of memory loading JSON");

@@ -89,31 +89,13 @@ void cache_free(struct kcache *c)
  * a list's view at its commit, so the previous array may go now. */
 static void shared_set_view(struct shared *sh)
 {
+    const char *const **views = xcalloc(sh->n + 1, sizeof(*views));
     size_t n = 0;
-    bool whole = false;
-    for (size_t i = 0; i < sh->n && !whole; i++) {
-        const struct cache_reg *r = sh->regs[i];
-        if (r->released || !r->h.on_add)
-            continue;
-        whole = !r->h.listed_view;
-        for (size_t j = 0; !whole && r->h.listed_view[j]; j++)
-            n++;
-    }
-    const char **u = NULL;
-    if (!whole) {
-        u = xcalloc(n + 1, sizeof(*u));
-        size_t k = 0;
-        for (size_t i = 0; i < sh->n; i++) {
-            const struct cache_reg *r = sh->regs[i];
-            for (size_t j = 0; !r->released && r->h.on_add && r->h.listed_view[j]; j++) {
-                size_t m = 0;
-                while (m < k && strcmp(u[m], r->h.listed_view[j]) != 0)
-                    m++;
-                if (m == k)
-                    u[k++] = r->h.listed_view[j];
-            }
-        }
-    }
+    for (size_t i = 0; i < sh->n; i++)
+        if (!sh->regs[i]->released && sh->regs[i]->h.on_add)
+            views[n++] = sh->regs[i]->h.listed_view;
+    const char **u = informer_view_union(views, n);
+    free(views);
     informer_set_listed_view(sh->inf, sh, u);
     free(sh->view);
     sh->view = u;

@@ -346,32 +346,39 @@ static int page_items(struct informer *inf, const struct jsplit *sp, struct err 
     return rc;
 }
 
-/* The union of the handlers' listed_view (a new array of borrowed strings, NULL-terminated),
- * or NULL when a handler reads whole objects. */
-static const char **listed_view(const struct informer *inf)
+const char **informer_view_union(const char *const *const *views, size_t n)
 {
-    size_t n = 0, with_add = 0;
-    for (size_t i = 0; i < inf->nh; i++) {
-        if (!inf->h[i].on_add)
-            continue; /* gets no ADD: reads nothing of a listed object */
-        if (!inf->h[i].listed_view)
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!views[i])
             return NULL;
-        with_add++;
-        for (size_t j = 0; inf->h[i].listed_view[j]; j++)
-            n++;
+        for (size_t j = 0; views[i][j]; j++)
+            total++;
     }
-    if (!with_add)
-        return NULL;
-    const char **u = xcalloc(n + 1, sizeof(*u));
+    const char **u = xcalloc(total + 1, sizeof(*u));
     size_t k = 0;
-    for (size_t i = 0; i < inf->nh; i++)
-        for (size_t j = 0; inf->h[i].on_add && inf->h[i].listed_view[j]; j++) {
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; views[i][j]; j++) {
             size_t m = 0;
-            while (m < k && strcmp(u[m], inf->h[i].listed_view[j]) != 0)
+            while (m < k && strcmp(u[m], views[i][j]) != 0)
                 m++;
             if (m == k)
-                u[k++] = inf->h[i].listed_view[j];
+                u[k++] = views[i][j];
         }
+    return u;
+}
+
+/* The union of the listed_view of the handlers with an on_add (one without gets no ADD: it
+ * reads nothing of a listed object). */
+static const char **listed_view(const struct informer *inf)
+{
+    const char *const **views = xcalloc(inf->nh + 1, sizeof(*views));
+    size_t n = 0;
+    for (size_t i = 0; i < inf->nh; i++)
+        if (inf->h[i].on_add)
+            views[n++] = inf->h[i].listed_view;
+    const char **u = informer_view_union(views, n);
+    free(views);
     return u;
 }
 

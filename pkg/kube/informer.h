@@ -207,6 +207,11 @@ void informer_free(struct informer *inf);
  */
 void informer_add_handlers(struct informer *inf, const struct informer_handlers *h);
 
+/* The union of `views` (n of them, NULL-terminated each; NULL = whole objects): a new
+ * NULL-terminated array of their borrowed strings, each once (empty for n = 0), or NULL when
+ * one of them is NULL. Free the array. */
+const char **informer_view_union(const char *const *const *views, size_t n);
+
 /* Change the listed_view of the handlers registered with user data `ud` (for a fan-out
  * whose users come and go: the shared cache). `view` is borrowed until the next call or the
  * informer's end; the view of a list is taken at its commit. */
