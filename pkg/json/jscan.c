@@ -698,17 +698,23 @@ struct pseg {
 
 _Static_assert(JSCAN_PATHS_MAX <= 64, "one bit per path in struct psel");
 
-struct jscan_paths {
+struct pathset {
     size_t np;
     struct pseg seg[JSCAN_PATHS_MAX][JSCAN_PATH_SEGS_MAX];
     unsigned char nseg[JSCAN_PATHS_MAX];
-    char *text[JSCAN_PATHS_MAX]; /* the paths' own copies, which seg points into */
+    char *text[JSCAN_PATHS_MAX]; /* the paths' own copies (unescaped), which seg points into */
+};
+
+struct jscan_paths {
+    struct pathset keep, drop;
+    bool all; /* no keep paths: everything not dropped */
 };
 
 /* What is kept of an open container's members: the paths still to match below it (a bit per
- * path; its members match segment `lvl`), or all of them; an array's elements share it. */
+ * path; its members match segment `lvl`), or all of them; an array's elements share it. The
+ * drop paths still matching (dbits) follow objects only. */
 struct psel {
-    uint64_t bits;
+    uint64_t bits, dbits;
     unsigned lvl;
     bool whole;
     bool arr; /* the container is an array */
@@ -721,50 +727,77 @@ struct pload {
     size_t depth, cap;
 };
 
+static void pathset_release(struct pathset *s)
+{
+    for (size_t i = 0; i < s->np; i++)
+        free(s->text[i]);
+}
+
 void jscan_paths_free(struct jscan_paths *ps)
 {
     if (!ps)
         return;
-    for (size_t i = 0; i < ps->np; i++)
-        free(ps->text[i]);
+    pathset_release(&ps->keep);
+    pathset_release(&ps->drop);
     free(ps);
+}
+
+/* Split `paths` into s (empty, zeroed): segments at unescaped dots, "\." a dot in one. */
+static int pathset_parse(struct pathset *s, const char *const *paths, struct err *e)
+{
+    for (size_t i = 0; paths && paths[i]; i++) {
+        if (i == JSCAN_PATHS_MAX)
+            return err_set(e, -EINVAL, "jscan: more than %d paths", JSCAN_PATHS_MAX);
+        char *t = s->text[s->np++] = xstrdup(paths[i]);
+        unsigned k = 0;
+        char *w = t, *start = t;
+        for (const char *r = t;; r++) {
+            if (*r == '\\' && r[1] == '.') {
+                *w++ = *++r;
+                continue;
+            }
+            if (*r != '.' && *r) {
+                *w++ = *r;
+                continue;
+            }
+            size_t n = (size_t)(w - start);
+            if (n == 0)
+                return err_set(e, -EINVAL, "jscan: path \"%s\" has an empty segment", paths[i]);
+            if (k >= JSCAN_PATH_SEGS_MAX)
+                return err_set(e, -EINVAL, "jscan: path \"%s\" has more than %d segments", paths[i],
+                               JSCAN_PATH_SEGS_MAX);
+            s->seg[i][k++] = (struct pseg){start, n};
+            if (!*r)
+                break;
+            start = w; /* w <= r: the unescaped text never overtakes the read */
+        }
+        s->nseg[i] = (unsigned char)k;
+    }
+    return 0;
+}
+
+int jscan_paths_new_drop(const char *const *keep, const char *const *drop, struct jscan_paths **out,
+                         struct err *e)
+{
+    *out = NULL;
+    if (!keep && (!drop || !drop[0]))
+        return 0;
+    struct jscan_paths *ps = xcalloc(1, sizeof *ps);
+    ps->all = !keep;
+    int rc = pathset_parse(&ps->keep, keep, e);
+    if (rc == 0)
+        rc = pathset_parse(&ps->drop, drop, e);
+    if (rc < 0) {
+        jscan_paths_free(ps);
+        return rc;
+    }
+    *out = ps;
+    return 0;
 }
 
 int jscan_paths_new(const char *const *paths, struct jscan_paths **out, struct err *e)
 {
-    *out = NULL;
-    if (!paths)
-        return 0;
-    struct jscan_paths *ps = xcalloc(1, sizeof *ps);
-    for (size_t i = 0; paths[i]; i++) {
-        if (i == JSCAN_PATHS_MAX) {
-            jscan_paths_free(ps);
-            return err_set(e, -EINVAL, "jscan: more than %d paths", JSCAN_PATHS_MAX);
-        }
-        ps->text[ps->np++] = xstrdup(paths[i]);
-        const char *s = ps->text[i];
-        unsigned k = 0;
-        for (;;) {
-            const char *dot = strchr(s, '.');
-            size_t n = dot ? (size_t)(dot - s) : strlen(s);
-            if (n == 0 || k >= JSCAN_PATH_SEGS_MAX) {
-                int rc =
-                    n == 0
-                        ? err_set(e, -EINVAL, "jscan: path \"%s\" has an empty segment", paths[i])
-                        : err_set(e, -EINVAL, "jscan: path \"%s\" has more than %d segments",
-                                  paths[i], JSCAN_PATH_SEGS_MAX);
-                jscan_paths_free(ps);
-                return rc;
-            }
-            ps->seg[i][k++] = (struct pseg){s, n};
-            if (!dot)
-                break;
-            s = dot + 1;
-        }
-        ps->nseg[i] = (unsigned char)k;
-    }
-    *out = ps;
-    return 0;
+    return jscan_paths_new_drop(paths, NULL, out, e);
 }
 
 int jscan_paths_check(const char *const *paths, struct err *e)
@@ -798,6 +831,8 @@ static int pl_open(void *ud, bool obj)
         p->cap = ncap;
     }
     cur.arr = !obj;
+    if (!obj)
+        cur.dbits = 0; /* drop paths go through objects only */
     p->st[p->depth++] = cur;
     return 0;
 }
@@ -814,12 +849,21 @@ static int pl_key(void *ud, const char *k, size_t n)
     struct pload *p = ud;
     const struct psel *t = &p->st[p->depth - 1];
     struct psel nx = {.lvl = t->lvl + 1, .whole = t->whole};
-    for (uint64_t b = t->whole ? 0 : t->bits; b && !nx.whole; b &= b - 1) {
+    for (uint64_t b = t->dbits; b; b &= b - 1) {
         unsigned i = (unsigned)__builtin_ctzll(b);
-        const struct pseg *sg = &p->ps->seg[i][t->lvl];
+        const struct pseg *sg = &p->ps->drop.seg[i][t->lvl];
         if (sg->n != n || memcmp(sg->s, k, n) != 0)
             continue;
-        if (t->lvl + 1u == p->ps->nseg[i])
+        if (t->lvl + 1u == p->ps->drop.nseg[i])
+            return 1; /* dropped: checked, not kept */
+        nx.dbits |= (uint64_t)1 << i;
+    }
+    for (uint64_t b = t->whole ? 0 : t->bits; b && !nx.whole; b &= b - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(b);
+        const struct pseg *sg = &p->ps->keep.seg[i][t->lvl];
+        if (sg->n != n || memcmp(sg->s, k, n) != 0)
+            continue;
+        if (t->lvl + 1u == p->ps->keep.nseg[i])
             nx.whole = true;
         else
             nx.bits |= (uint64_t)1 << i;
@@ -853,6 +897,12 @@ static int pl_literal(void *ud, char which)
 static const struct jscan_sink pload_sink = {pl_open,    pl_close, pl_key,    pl_string,
                                              pl_integer, pl_real,  pl_literal};
 
+/* A bit for each of n paths. */
+static uint64_t mask_of(size_t n)
+{
+    return n >= 64 ? UINT64_MAX : ((uint64_t)1 << n) - 1;
+}
+
 json_t *jscan_load_with(const char *data, size_t n, const struct jscan_paths *ps, struct err *e)
 {
     if (!ps)
@@ -862,7 +912,8 @@ json_t *jscan_load_with(const char *data, size_t n, const struct jscan_paths *ps
     p.l.st = p.l.small;
     p.st = p.small;
     p.cap = sizeof p.small / sizeof p.small[0];
-    p.next = (struct psel){.bits = ps->np >= 64 ? UINT64_MAX : ((uint64_t)1 << ps->np) - 1};
+    p.next = (struct psel){
+        .bits = mask_of(ps->keep.np), .dbits = mask_of(ps->drop.np), .whole = ps->all};
     int rc = walk(data, n, &pload_sink, &p, e); /* inlined: direct calls, as jscan_load's */
     if (p.l.st != p.l.small)
         free(p.l.st);

@@ -92,11 +92,23 @@ int jscan_paths_check(const char *const *paths, struct err *e);
 
 /* `paths` split once, for a caller that loads many texts with them (a store, a watch): a new
  * set in *out (NULL for paths NULL), or -EINVAL as jscan_paths_check(). The set owns copies
- * of the strings. Free with jscan_paths_free() (NULL is fine). */
+ * of the strings. Free with jscan_paths_free() (NULL is fine). In every path a backslash before a
+ * dot makes it part of a segment
+ * ("metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration"
+ * in C source), as in jsonx.h. */
 struct jscan_paths;
 int jscan_paths_new(const char *const *paths, struct jscan_paths **out, struct err *e);
+/*
+ * jscan_paths_new() with members left out: a member at one of `drop`'s paths is checked but
+ * not built, also inside a member kept whole ("metadata.managedFields": what a real API server
+ * adds to every object and a lean store drops, the larger part of its tree). Drop paths go
+ * through objects only: inside an array nothing is dropped. keep NULL: all the rest; drop
+ * NULL: as jscan_paths_new(keep). At most JSCAN_PATHS_MAX drop paths, of the same shape.
+ */
+int jscan_paths_new_drop(const char *const *keep, const char *const *drop, struct jscan_paths **out,
+                         struct err *e);
 void jscan_paths_free(struct jscan_paths *ps);
-/* jscan_load_paths() with a set from jscan_paths_new() (NULL: jscan_load()). */
+/* jscan_load_paths() with a set from jscan_paths_new() or _new_drop() (NULL: jscan_load()). */
 json_t *jscan_load_with(const char *data, size_t n, const struct jscan_paths *ps, struct err *e);
 
 #endif

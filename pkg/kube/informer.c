@@ -39,8 +39,8 @@ struct informer {
     char *label_selector;
     char *field_selector;
     struct store *store;
-    /* what a watch event's line is built of (watch_decoder.paths): "type" and the store's
-     * reads under "object.", or NULL: all */
+    /* what a watch event's line is built of (watch_decoder.paths, event_paths_new), or NULL:
+     * all of it */
     struct jscan_paths *event_paths;
     ev_prepare trim;     /* packed store: bounds its decoded trees between loop iterations */
     ev_timer trim_timer; /* packed store: drops the decoded trees not read lately */
@@ -610,6 +610,45 @@ static void start_watch(struct informer *inf)
     }
 }
 
+/* paths under "object." (a new NULL-terminated array of new strings; NULL for NULL), after
+ * `first` when not NULL. */
+static char **under_object(const char *first, const char *const *paths)
+{
+    if (!paths)
+        return NULL;
+    size_t n = 0;
+    while (paths[n])
+        n++;
+    char **out = xcalloc(n + 2, sizeof(*out)), **w = out;
+    if (first)
+        *w++ = xstrdup(first);
+    for (size_t i = 0; i < n; i++)
+        *w++ = xasprintf("object.%s", paths[i]);
+    return out;
+}
+
+static void strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* What a watch event's line is built of: "type" and the store's reads under "object." (all
+ * of it without reads), less what its projection drops (store_drops). */
+static int event_paths_new(struct informer *inf, struct err *e)
+{
+    char **keep = under_object("type", store_reads(inf->store));
+    char **drop = under_object(NULL, store_drops(inf->store));
+    int rc = jscan_paths_new_drop((const char *const *)keep, (const char *const *)drop,
+                                  &inf->event_paths, e);
+    strv_free(keep);
+    strv_free(drop);
+    if (rc < 0)
+        err_prefix(e, "informer %s: its watch events", inf->name);
+    return rc;
+}
+
 /* ---- public -------------------------------------------------------------- */
 
 int informer_new(const struct informer_opts *o, struct informer **out, struct err *e)
@@ -640,24 +679,10 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
                             .tab = o->tab,
                             .reads = o->project_reads};
     inf->store = store_new(&so);
-    const char *const *reads = store_reads(inf->store);
-    if (reads) {
-        size_t n = 0;
-        while (reads[n])
-            n++;
-        char **ev = xcalloc(n + 2, sizeof(*ev));
-        ev[0] = xstrdup("type");
-        for (size_t i = 0; i < n; i++)
-            ev[i + 1] = xasprintf("object.%s", reads[i]);
-        rc = jscan_paths_new((const char *const *)ev, &inf->event_paths, e);
-        for (size_t i = 0; i < n + 1; i++)
-            free(ev[i]);
-        free(ev);
-        if (rc < 0) {
-            err_prefix(e, "informer %s: its watch events", inf->name);
-            informer_free(inf);
-            return rc;
-        }
+    rc = event_paths_new(inf, e);
+    if (rc < 0) {
+        informer_free(inf);
+        return rc;
     }
     if (o->packed) {
         ev_prepare_init(&inf->trim, trim_cb);

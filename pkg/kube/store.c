@@ -54,7 +54,7 @@ struct store {
     struct jpack_tab *tab; /* packed: the intern table */
     bool own_tab;
     const char **reads; /* opts->reads and the store's own paths (borrowed strings), or NULL */
-    struct jscan_paths *reads_c; /* reads, split once */
+    struct jscan_paths *reads_c; /* reads and store_drops(), split once (NULL: neither) */
     struct sent **dec;           /* packed entries whose decoded tree is cached */
     uint8_t *dused;              /* per dec[i]: read since the last store_trim(s, false) */
     size_t ndec, capdec;
@@ -504,6 +504,16 @@ const char *const *store_reads(const struct store *s)
     return s->reads;
 }
 
+/* What store_project_lean() drops, as jscan drop paths. */
+static const char *const lean_drops[] = {
+    "metadata.managedFields",
+    "metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration", NULL};
+
+const char *const *store_drops(const struct store *s)
+{
+    return s->project == store_project_lean ? lean_drops : NULL;
+}
+
 struct store *store_new(const struct store_opts *opts)
 {
     struct store *s = xcalloc(1, sizeof(*s));
@@ -516,7 +526,8 @@ struct store *store_new(const struct store_opts *opts)
         /* a packed store builds its list items by its own walk: reads would make its watch
          * events (store_reads) differ from its listed objects */
         s->reads = opts->project && !opts->packed ? reads_with_own(opts->reads) : NULL;
-        if (jscan_paths_new(s->reads, &s->reads_c, NULL) < 0) { /* store_reads_check's */
+        if (jscan_paths_new_drop(s->reads, store_drops(s), &s->reads_c, NULL) <
+            0) { /* store_reads_check's */
             free(s->reads);
             s->reads = NULL;
         }
@@ -1214,7 +1225,7 @@ int store_list_add_text(struct store_list *l, const char *data, size_t n, const 
         jpack_build_reset(l->b);
     }
     /* a packed store's item that its lean walk did not take, or another projection's: whole */
-    json_t *it = s->packed ? jscan_load(data, n, e) : jscan_load_with(data, n, s->reads_c, e);
+    json_t *it = jscan_load_with(data, n, s->reads_c, e);
     if (!it)
         return -EBADMSG;
     store_item_typed(it, kind, api_version);

@@ -111,6 +111,11 @@ int store_reads_check(const char *const *reads, struct err *e);
 /* opts->reads with the store's own paths (borrowed, NULL-terminated), or NULL: all (also
  * for a packed store or one without a projection, which ignore opts->reads). */
 const char *const *store_reads(const struct store *s);
+/* What the store's projection drops of every object, as jscan drop paths (jscan.h; borrowed,
+ * static), or NULL: store_project_lean()'s managedFields and last-applied annotation. A text
+ * built without them projects to the same object: a list item the store parses and a watch
+ * event's object (informer.c) are built so, not built whole and then dropped. */
+const char *const *store_drops(const struct store *s);
 /* Free the store, its indexes and its references to objects. NULL is fine. */
 void store_free(struct store *s);
 

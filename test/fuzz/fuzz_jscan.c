@@ -5,9 +5,10 @@
  * in the same order. jdump_compact() must write what json_dumps(JSON_COMPACT) writes, for the
  * parsed tree and for the raw bytes as one string (unchecked, so also invalid UTF-8).
  * jscan_load_paths() must give jscan_load()'s verdict and what a filter of jansson's tree
- * keeps. A disagreement traps.
+ * keeps; jscan_paths_new_drop()'s sets, what a filter of that leaves out. A disagreement traps.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -67,6 +68,62 @@ static json_t *ref_filter(json_t *v, unsigned bits, unsigned lvl)
     return o;
 }
 
+/* The drop paths jscan_paths_new_drop() is fuzzed with, over fuzz_paths and over all. */
+static const char *const fuzz_drops[] = {"a", "d.e", "b.c.x", "m.a\\.b", NULL};
+
+/* `v` (borrowed) less the members at the fuzz_drops still matching at segment `lvl` (a set bit
+ * each), through objects only: a new tree, written independently of jscan. */
+static json_t *ref_drop(json_t *v, unsigned bits, unsigned lvl)
+{
+    if (!json_is_object(v))
+        return jx_deep_copy(v); /* arrays: nothing is dropped inside */
+    static const char *const segs[][3] = {{"a"}, {"d", "e"}, {"b", "c", "x"}, {"m", "a.b"}};
+    static const unsigned nseg[] = {1, 2, 3, 2};
+    json_t *o = json_object();
+    const char *k;
+    json_t *m;
+    json_object_foreach(v, k, m)
+    {
+        unsigned nb = 0;
+        bool drop = false;
+        for (unsigned i = 0; i < 4; i++) {
+            if (!(bits & (1u << i)) || strcmp(segs[i][lvl], k) != 0)
+                continue;
+            drop |= lvl + 1 == nseg[i];
+            nb |= lvl + 1 < nseg[i] ? 1u << i : 0;
+        }
+        if (!drop)
+            json_object_set_new(o, k, ref_drop(m, nb, lvl + 1));
+    }
+    return o;
+}
+
+/* jscan_load_with(keep, fuzz_drops) against ref_drop over the tree jscan keeps of `keep`. */
+static void check_drop(const char *p, size_t size, json_t *j, const char *const *keep)
+{
+    struct err e;
+    struct jscan_paths *ps = NULL;
+    if (jscan_paths_new_drop(keep, fuzz_drops, &ps, &e) < 0)
+        __builtin_trap();
+    json_t *f = jscan_load_with(p, size, ps, &e);
+    jscan_paths_free(ps);
+    if (!j != !f || (!f && e.code != -EBADMSG))
+        __builtin_trap();
+    if (j) {
+        json_t *kept = keep ? ref_filter(j, (1u << 5) - 1, 0) : json_incref(j);
+        json_t *want = ref_drop(kept, (1u << 4) - 1, 0);
+        char *dw = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
+        char *df = json_dumps(f, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (strcmp(dw, df) != 0)
+            __builtin_trap();
+        free(dw);
+        free(df);
+        json_decref(want);
+        json_decref(kept);
+    }
+    json_decref(f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *p = (const char *)data;
@@ -120,6 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(want);
     }
     json_decref(f);
+    check_drop(p, size, j, NULL);
+    check_drop(p, size, j, fuzz_paths);
 
     json_t *raw = json_pack("[o]", json_stringn_nocheck(p, size));
     json_t *trees[] = {j, raw};

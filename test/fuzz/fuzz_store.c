@@ -7,7 +7,8 @@
  * against an emptied list); any other value is upserted, looked up through
  * every index, and deleted. The input is also read as a list's items from
  * their texts (store_list_add_text, packed as scanned) against the same items
- * as trees: any difference in verdicts, events, objects or index answers traps.
+ * as trees: any difference in verdicts, events, objects or index answers traps; and each
+ * item built without what the lean projection drops must project as the whole item does.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -131,6 +132,30 @@ static bool same_stores(struct store *a, struct store *b)
 /* data as a list's items: each item's text through store_list_add_text, and through
  * jscan_load + store_item_typed + store_list_add (what the informer did before), twice (the
  * second a re-list of the first): the same verdicts, events, objects and index answers. */
+/* The text built without the store's drops (store_drops) projects as the whole tree `t` does:
+ * what the informer's watch events and a lean store's parsed items rely on. */
+static void same_lean(const char *text, size_t n, json_t *t, const char *const *drops)
+{
+    struct jscan_paths *ps = NULL;
+    if (jscan_paths_new_drop(NULL, drops, &ps, NULL) < 0)
+        __builtin_trap();
+    json_t *d = jscan_load_with(text, n, ps, NULL);
+    jscan_paths_free(ps);
+    if (!d)
+        __builtin_trap(); /* jscan_load took it */
+    store_item_typed(d, "Pod", "v1");
+    json_t *pw = store_project_lean(t, NULL), *pd = store_project_lean(d, NULL);
+    char *a = json_dumps(pw, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *b = json_dumps(pd, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!a || !b || strcmp(a, b) != 0)
+        __builtin_trap();
+    free(a);
+    free(b);
+    json_decref(pw);
+    json_decref(pd);
+    json_decref(d);
+}
+
 static void text_vs_tree(const uint8_t *data, size_t size, bool lean)
 {
     static const char head[] = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":";
@@ -161,6 +186,8 @@ static void text_vs_tree(const uint8_t *data, size_t size, bool lean)
             json_t *t = jscan_load(it, len, NULL);
             store_item_typed(t, "Pod", "v1");
             int rb = t ? store_list_add(lb, t, NULL) : -EBADMSG;
+            if (t && round == 0)
+                same_lean(it, len, t, store_drops(a));
             json_decref(t);
             if (ra != rb)
                 __builtin_trap();

@@ -466,6 +466,72 @@ static void test_load_paths(void **state)
     expect_paths("{\"a\":1,\"b\":2}", many, "{\"a\":1}");
 }
 
+static void expect_drop(const char *text, const char *const *keep, const char *const *drop,
+                        const char *want)
+{
+    struct err e;
+    err_clear(&e);
+    struct jscan_paths *ps = NULL;
+    assert_int_equal(jscan_paths_new_drop(keep, drop, &ps, &e), 0);
+    json_t *j = jscan_load_with(text, strlen(text), ps, &e);
+    jscan_paths_free(ps);
+    assert_non_null(j);
+    char *d = json_dumps(j, JSON_COMPACT);
+    assert_string_equal(d, want);
+    free(d);
+    json_decref(j);
+}
+
+/* Drop paths: the member at the path is left out, also inside a member kept whole; through
+ * objects only, not inside arrays; a backslash makes a dot part of a segment; the text is
+ * still checked whole. */
+static void test_load_drop(void **state)
+{
+    (void)state;
+    static const char *const lean[] = {
+        "object.metadata.managedFields",
+        "object.metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration", NULL};
+    const char *ev = "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\","
+                     "\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:spec\":{}}}],"
+                     "\"annotations\":{\"kubectl.kubernetes.io/last-applied-configuration\":"
+                     "\"{}\",\"kubectl\":{\"kubernetes\":1},\"x\":\"y\"}},\"spec\":{\"a\":[1]}}}";
+    expect_drop(ev, NULL, lean,
+                "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\","
+                "\"annotations\":{\"kubectl\":{\"kubernetes\":1},\"x\":\"y\"}},"
+                "\"spec\":{\"a\":[1]}}}");
+    /* with keep paths: dropped inside a member kept whole */
+    static const char *const keep[] = {"type", "object.metadata", NULL};
+    expect_drop(ev, keep, lean,
+                "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\","
+                "\"annotations\":{\"kubectl\":{\"kubernetes\":1},\"x\":\"y\"}}}}");
+    /* not inside arrays; a path that goes on through a scalar drops nothing */
+    static const char *const ab[] = {"a.b", "c.d", NULL};
+    expect_drop("{\"a\":[{\"b\":1,\"c\":2}],\"c\":3,\"x\":{\"a\":{\"b\":1}}}", NULL, ab,
+                "{\"a\":[{\"b\":1,\"c\":2}],\"c\":3,\"x\":{\"a\":{\"b\":1}}}");
+    expect_drop("{\"a\":{\"b\":[1],\"bb\":2}}", NULL, ab, "{\"a\":{\"bb\":2}}");
+    /* a repeated key dropped wherever it is */
+    expect_drop("{\"a\":{\"b\":1,\"b\":2,\"c\":3}}", NULL, ab, "{\"a\":{\"c\":3}}");
+    /* no keep paths, no drop paths: no set (jscan_load) */
+    struct jscan_paths *ps = (struct jscan_paths *)1;
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(jscan_paths_new_drop(NULL, NULL, &ps, &e), 0);
+    assert_null(ps);
+    /* still checked whole: invalid inside a dropped member */
+    assert_int_equal(jscan_paths_new_drop(NULL, ab, &ps, &e), 0);
+    const char *bad = "{\"a\":{\"b\":[1,]}}";
+    assert_null(jscan_load_with(bad, strlen(bad), ps, &e));
+    assert_int_equal(e.code, -EBADMSG);
+    jscan_paths_free(ps);
+    /* a backslash before a dot in a keep path too; bad drop paths are refused */
+    static const char *const esc[] = {"a\\.b", NULL};
+    expect_paths("{\"a.b\":1,\"a\":{\"b\":2}}", esc, "{\"a.b\":1}");
+    static const char *const empty_seg[] = {"a.", NULL};
+    assert_int_equal(jscan_paths_new_drop(NULL, empty_seg, &ps, &e), -EINVAL);
+    assert_null(ps);
+    assert_non_null(strstr(e.msg, "empty segment"));
+}
+
 int main(void)
 {
     jx_use_xalloc();
@@ -475,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_rejects),    cmocka_unit_test(test_depth),
         cmocka_unit_test(test_load),       cmocka_unit_test(test_every_byte_in_strings),
         cmocka_unit_test(test_walk),       cmocka_unit_test(test_load_paths),
+        cmocka_unit_test(test_load_drop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

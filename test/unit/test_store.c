@@ -535,6 +535,51 @@ static void test_project_lean(void **state)
     json_decref(a);
 }
 
+/* What a lean store drops (store_drops): an object built without it projects exactly as the
+ * whole object does, whatever the shape of its metadata; other stores drop nothing. */
+static void test_lean_drops(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":"
+        "{\"f:spec\":{\"f:x\":{}}}}],\"annotations\":{\"kubectl.kubernetes.io/"
+        "last-applied-configuration\":\"{}\",\"keep\":\"me\"}},\"spec\":{\"x\":1}}",
+        /* the annotation alone: an empty annotations object stays */
+        "{\"metadata\":{\"name\":\"b\",\"annotations\":{\"kubectl.kubernetes.io\\/"
+        "last-applied-configuration\":\"{}\"}}}",
+        "{\"metadata\":{\"name\":\"c\",\"managedFields\":null,\"managedFields\":[{}]}}",
+        "{\"metadata\":{\"name\":\"d\",\"annotations\":\"kubectl.kubernetes.io/x\"}}",
+        "{\"metadata\":[{\"managedFields\":[]}],\"managedFields\":[]}",
+        "{\"spec\":{\"metadata\":{\"managedFields\":[]}}}",
+    };
+    struct store_opts lo = {.project = store_project_lean};
+    struct store *lean = store_new(&lo), *whole = store_new(NULL);
+    assert_null(store_drops(whole));
+    struct jscan_paths *ps = NULL;
+    assert_int_equal(jscan_paths_new_drop(NULL, store_drops(lean), &ps, NULL), 0);
+    assert_non_null(ps);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        json_t *w = jscan_load(texts[i], strlen(texts[i]), NULL);
+        json_t *d = jscan_load_with(texts[i], strlen(texts[i]), ps, NULL);
+        assert_non_null(w);
+        assert_non_null(d);
+        json_t *pw = store_project_lean(w, NULL), *pd = store_project_lean(d, NULL);
+        char *a = json_dumps(pw, JSON_COMPACT), *b = json_dumps(pd, JSON_COMPACT);
+        assert_string_equal(a, b);
+        if (i < 3) /* built without them: nothing left for the projection to drop */
+            assert_ptr_equal(pd, d);
+        free(a);
+        free(b);
+        json_decref(pw);
+        json_decref(pd);
+        json_decref(w);
+        json_decref(d);
+    }
+    jscan_paths_free(ps);
+    store_free(lean);
+    store_free(whole);
+}
+
 /* An index value with many keys (past the small set) and removals from it. */
 static void test_big_index_set(void **state)
 {
@@ -996,6 +1041,7 @@ int main(void)
         cmocka_unit_test(test_replace_diff),
         cmocka_unit_test(test_foreach),
         cmocka_unit_test(test_project_lean),
+        cmocka_unit_test(test_lean_drops),
         cmocka_unit_test_prestate(test_upsert_get_delete_indexes, &packed),
         cmocka_unit_test_prestate(test_projection, &packed),
         cmocka_unit_test_prestate(test_replace_diff, &packed),
