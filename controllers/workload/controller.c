@@ -74,6 +74,7 @@ struct wlc {
     bool pass_read;            /* the pass in progress read the clusters' capacity */
     /* Dispatch before status return (defer_note): */
     struct strmap dispatching; /* key -> DEP_MARK: its job is placed, its copy not made yet */
+    struct strmap relays;      /* key -> its pass (borrowed) while a status relay alone is out */
     json_t *deferred;          /* key -> ms its check's running message was first deferred */
     /* key -> what a pass that only deferred the running message (no action) saw
      * (defer_fingerprint, owned): the same inputs while dispatches are still under way
@@ -121,10 +122,14 @@ struct pass {
     struct wl_outcome said;
     char *jkey;
     char *fin_token; /* a finish: the admission (placement token) that finished */
+    bool relay_only; /* its one action relays the copy's status (wl_action.relay) */
+    char *echo_seen; /* relay_only: the hub job's version in an update from job_rv that came
+                        before the answer (echo_skip) */
 };
 
 static void pass_free(struct pass *p)
 {
+    free(p->echo_seen);
     free(p->key);
     free(p->placed);
     free(p->evicted);
@@ -285,7 +290,28 @@ static void own_note(struct wlc *c, const char *key, const struct pass *p,
         json_object_set_new(w, "wl", json_string(p->wl_rv));
     if (r->job_changed && p->job_rv)
         json_object_set_new(w, "job", json_string(p->job_rv));
+    if (p->relay_only && !p->echo_seen && r->job_changed && p->job_rv && r->job_rv_new) {
+        /* the relay's own event: from the version read to the one answered (echo_skip) */
+        json_object_set_new(w, "echo_from", json_string(p->job_rv));
+        json_object_set_new(w, "echo_to", json_string(r->job_rv_new));
+    }
     json_object_set_new(c->written, key, w);
+}
+
+/* A status relay's pass whose job update came before its answer (echo_skip): no pass was
+ * queued for it. When the answer says the update was not this write, queue the pass now. */
+static void echo_settle(struct wlc *c, const char *key, const struct pass *p,
+                        const struct wlx_result *r)
+{
+    if (!p->echo_seen)
+        return;
+    if (r->rc == 0 && r->job_changed && r->job_rv_new && strcmp(r->job_rv_new, p->echo_seen) == 0) {
+        c->st.echo_skips++;
+        log_v(c->cfg.lg, 5, "own status relay in the job store, no pass", "workload", key, "rv",
+              p->echo_seen);
+    } else {
+        wq_add(c->q, key); /* another write's update: it wants its pass */
+    }
 }
 
 /* The "job placed" line, once per placement token of the key. */
@@ -333,6 +359,9 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
 {
     struct pass *p = ud;
     struct wlc *c = p->c;
+    if (p->relay_only)
+        strmap_del(&c->relays, key);
+    echo_settle(c, key, p, r);
     /* The hold stays while the placement patch went through (another call of
      * the pass may have failed, e.g. the Workload status on a 409): a retry
      * before the job informer shows the patch would place the job again. */
@@ -1238,6 +1267,7 @@ static bool own_held(struct wlc *c, const struct recon *r)
         return false;
     }
     c->st.own_holds++;
+    json_object_set_new(w, "held", json_true()); /* its write's event must queue it (echo_skip) */
     log_v(c->cfg.lg, 5, "pass held: own write not in the stores yet", "workload", r->key, "wl_rv",
           wl ? wl : "", "job_rv", job ? job : "");
     return true;
@@ -1395,6 +1425,9 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     struct pass *ps = pass_new(c, r->key, &r->acts.outcome, r->wl, &r->cw);
     const char *job_rv = r->job ? jx_resource_version(r->job) : NULL;
     ps->job_rv = job_rv ? xstrdup(job_rv) : NULL;
+    ps->relay_only = r->acts.n == 1 && r->acts.v[0].type == WL_ACT_PATCH_JOB && r->acts.v[0].relay;
+    if (ps->relay_only)
+        strmap_put(&c->relays, r->key, ps);
     ps->placed_log = placed_log_new(r->wl, r->okey, &r->pr, &r->acts.outcome);
     ps->jkey = r->okey ? xstrdup(r->okey) : NULL;
     placing_hold(c, r);
@@ -1404,6 +1437,8 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     c->cur = NULL;
     if (rc < 0) {
         json_object_del(c->placing, r->key);
+        if (strmap_get(&c->relays, r->key) == ps)
+            strmap_del(&c->relays, r->key);
         pass_free(ps);
         log_warn(c->cfg.lg, "workload reconcile", "workload", r->key, "error", e.msg);
         return false;
@@ -1638,6 +1673,7 @@ void wlc_free(struct wlc *c)
     strmap_free(&c->placed_on, placed_set_free);
     strmap_free(&c->seen_usable, NULL);
     strmap_free(&c->dispatching, NULL);
+    strmap_free(&c->relays, NULL);
     strmap_free(&c->defer_fp, free);
     json_decref(c->deferred);
     json_decref(c->unusable_since);
@@ -1735,7 +1771,39 @@ void wlc_on_workload_listed(struct wlc *c, const json_t *wl)
     free(key);
 }
 
-static void on_job(struct wlc *c, const json_t *obj, bool listed)
+/*
+ * A hub job's update that is the echo of a pass's own status relay (wl_action.relay): the
+ * update from the version that pass read to the one its patch answered, from a watch (an
+ * update of a list can fold another writer's change into it), and no pass of the key held
+ * for it (own_held). The relay's pass decided on everything else as it is; a pass now would
+ * decide the same and write nothing (one of about four passes per dispatch:
+ * docs/performance.md). The update often comes before the answer (the server sends the event
+ * first): then the pass still out notes it, and its answer settles it (echo_settle).
+ */
+static bool echo_skip(struct wlc *c, const char *key, const json_t *old, const json_t *obj,
+                      bool relist)
+{
+    const char *ov = old ? jx_resource_version(old) : NULL, *nv = jx_resource_version(obj);
+    if (relist || !ov || !nv)
+        return false;
+    struct pass *p = strmap_get(&c->relays, key);
+    if (p) { /* the relay's answer is still out: it settles this (echo_settle) */
+        if (p->echo_seen || !p->job_rv || strcmp(ov, p->job_rv) != 0)
+            return false;
+        p->echo_seen = xstrdup(nv);
+        return true;
+    }
+    json_t *w = json_object_get(c->written, key);
+    const char *from = jx_str(w, "echo_from", NULL), *to = jx_str(w, "echo_to", NULL);
+    if (!from || !to || jx_bool(w, "held", false) || strcmp(ov, from) != 0 || strcmp(nv, to) != 0)
+        return false;
+    c->st.echo_skips++;
+    log_v(c->cfg.lg, 5, "own status relay in the job store, no pass", "workload", key, "rv", nv);
+    json_object_del(c->written, key);
+    return true;
+}
+
+static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool listed, bool relist)
 {
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
     bool hub = !uid; /* a copy carries its hub job's uid */
@@ -1753,9 +1821,10 @@ static void on_job(struct wlc *c, const json_t *obj, bool listed)
             json_t *wl = store_get_view(c->cfg.src.workloads, k, wlc_workload_view); /* a pass's */
             add_passing(c, k, wl);
             json_decref(wl);
-        } else if (hub)
-            wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
-        else
+        } else if (hub) {
+            if (!echo_skip(c, k, old, obj, relist))
+                wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
+        } else
             add_changed(c, k);
     }
     json_decref(keys);
@@ -1763,12 +1832,17 @@ static void on_job(struct wlc *c, const json_t *obj, bool listed)
 
 void wlc_on_job(struct wlc *c, const json_t *obj)
 {
-    on_job(c, obj, false);
+    on_job(c, NULL, obj, false, false);
+}
+
+void wlc_on_job_update(struct wlc *c, const json_t *old, const json_t *obj, bool relist)
+{
+    on_job(c, old, obj, false, relist);
 }
 
 void wlc_on_job_listed(struct wlc *c, const json_t *obj)
 {
-    on_job(c, obj, true);
+    on_job(c, NULL, obj, true, false);
 }
 
 static int enqueue_one(const char *k, void *ud)

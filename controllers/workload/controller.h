@@ -166,6 +166,10 @@ void wlc_enqueue(struct wlc *c, const char *key);
  * status return's job patches went into a burst and slowed it (docs/performance.md). */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
+/* wlc_on_job() for an update of a hub job from `old`; `relist`: the update comes from a list
+ * (informer_listing), which can fold several writes into one. The echo of a pass's own status
+ * relay (wl.h, wl_action.relay) queues no pass when it is that write alone. */
+void wlc_on_job_update(struct wlc *c, const json_t *old, const json_t *job, bool relist);
 /* The same for objects delivered by the start-up lists (not changes): a pass over every
  * Workload, of which those that want a placement (wl_wants_placement) are queued ahead,
  * the others behind every change (WQ_BACKGROUND; a hub job's too), so that neither a
@@ -252,6 +256,7 @@ struct wlc_stats {
     size_t waiting;           /* Workloads whose last pass read every cluster */
     size_t placed;            /* Workloads known placed on a cluster */
     uint64_t own_holds;       /* passes held until the stores showed the last pass's writes */
+    uint64_t echo_skips;      /* hub job events that were a status relay's own write: no pass */
     uint64_t deferrals;       /* passes that left the running message behind dispatches */
     uint64_t defer_skips;     /* of those, not made: nothing changed since the last one */
     size_t queued;            /* keys waiting in the work queue, ready */

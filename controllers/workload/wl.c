@@ -753,7 +753,9 @@ static void mirror_status(const struct wl_snapshot *s, struct wlst *w, const cha
             struct jx_patch p;
             jx_patch_init(&p);
             jx_patch_annotation(&p, XF_ANN_REMOTE_STATUS, st.remote);
-            push(a, WL_ACT_PATCH_JOB)->patch = jx_patch_take(&p);
+            struct wl_action *x = push(a, WL_ACT_PATCH_JOB);
+            x->patch = jx_patch_take(&p);
+            x->relay = true;
             jx_patch_release(&p);
         }
     }

@@ -211,6 +211,10 @@ struct wl_action {
     const char *event_type; /* "Normal" / "Warning" (static) */
     char *reason, *message; /* EVENT (owned) */
     int64_t after_ms;       /* REQUEUE */
+    /* PATCH_JOB: it only relays the copy's status (the remote-status annotation). A pass whose
+     * one action it is decides the same once its write is in the stores: the driver needs no
+     * pass for the write's own event (controller.c, echo_skip). */
+    bool relay;
 };
 
 /* What a decision amounts to, for the driver's metrics and logs: the actions

@@ -546,25 +546,41 @@ static void wl_update(void *ud, json_t *o, json_t *n)
     wl_add(ud, n);
 }
 
-static void job_add(void *ud, json_t *obj)
+/* A hub job informer delivers a list's difference now (informer_listing): handlers run one at a
+ * time on the loop, so the update being handled is that list's. */
+static bool jobs_listing(const struct wlrun *r)
 {
-    struct wlrun *r = ud;
+    for (size_t i = 0; i < r->n_jobs; i++)
+        if (informer_listing(r->jobs[i]))
+            return true;
+    return false;
+}
+
+/* A hub job added (old NULL) or updated from `old`. */
+static void job_changed(struct wlrun *r, json_t *old, json_t *obj)
+{
     if (!r->wlc || r->stopped)
         return;
     if (r->direct) {
         ensure_ns(r, jx_namespace(obj));
         ensure_lq(r, jx_namespace(obj), jx_label(obj, "kueue.x-k8s.io/queue-name"));
     }
-    if (hub_synced(r))
-        wlc_on_job(r->wlc, obj);
-    else
+    if (!hub_synced(r))
         wlc_on_job_listed(r->wlc, obj); /* the start-up lists: not a change of the job */
+    else if (old)
+        wlc_on_job_update(r->wlc, old, obj, jobs_listing(r));
+    else
+        wlc_on_job(r->wlc, obj);
+}
+
+static void job_add(void *ud, json_t *obj)
+{
+    job_changed(ud, NULL, obj);
 }
 
 static void job_update(void *ud, json_t *o, json_t *n)
 {
-    (void)o;
-    job_add(ud, n);
+    job_changed(ud, o, n);
 }
 
 static void job_delete(void *ud, json_t *obj)

@@ -20,6 +20,7 @@ struct batch {
     struct evrec *events; /* borrowed, may be NULL */
     json_t *job;          /* the hub job, for a refused write's Event (new reference) */
     char *wl_rv, *job_rv; /* resourceVersions of the objects the pass read (NULL = none) */
+    char *job_rv_new;     /* res.job_rv_new (owned) */
 };
 
 struct call {
@@ -65,6 +66,7 @@ static void batch_unref(struct batch *b)
     free(b->key);
     free(b->wl_rv);
     free(b->job_rv);
+    free(b->job_rv_new);
     free(b);
 }
 
@@ -163,10 +165,14 @@ static void note_changed(struct batch *b, enum wl_act_type type, const char *rv)
         return;
     const char *read = wl ? b->wl_rv : b->job_rv;
     if (!rv || !read || strcmp(rv, read) != 0) {
-        if (wl)
+        if (wl) {
             b->res.wl_changed = true;
-        else
+        } else {
             b->res.job_changed = true;
+            free(b->job_rv_new);
+            b->job_rv_new = rv ? xstrdup(rv) : NULL;
+            b->res.job_rv_new = b->job_rv_new;
+        }
     }
 }
 

@@ -91,6 +91,9 @@ struct wlx_result {
      * stores show the object as this pass read it. */
     bool wl_changed;
     bool job_changed;
+    /* job_changed: the hub job's resourceVersion in the answer of the last write that changed
+     * it (NULL: the answer had none); borrowed, valid during the done callback. */
+    const char *job_rv_new;
 };
 
 typedef void (*wlx_done_fn)(void *ud, const char *wl_key, const struct wlx_result *r);

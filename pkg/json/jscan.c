@@ -725,6 +725,9 @@ struct pload {
     const struct jscan_paths *ps;
     struct psel small[32], *st, next;
     size_t depth, cap;
+    /* containers open inside one kept whole with no drop path below it: everything in them is
+     * built as jscan_load() builds it, with no selection of their own (not on st) */
+    size_t plain;
 };
 
 static void pathset_release(struct pathset *s)
@@ -817,10 +820,18 @@ static struct psel pl_cur(const struct pload *p)
 static int pl_open(void *ud, bool obj)
 {
     struct pload *p = ud;
+    if (p->plain) {
+        p->plain++;
+        return load_open(&p->l, obj);
+    }
     struct psel cur = pl_cur(p);
     int rc = load_open(&p->l, obj);
     if (rc < 0)
         return rc;
+    if (cur.whole && !cur.dbits) {
+        p->plain = 1;
+        return 0;
+    }
     if (p->depth == p->cap) {
         size_t ncap = p->cap * 2;
         struct psel *nst = xmalloc(ncap * sizeof *nst);
@@ -840,13 +851,18 @@ static int pl_open(void *ud, bool obj)
 static int pl_close(void *ud, bool obj)
 {
     struct pload *p = ud;
-    p->depth--;
+    if (p->plain)
+        p->plain--;
+    else
+        p->depth--;
     return load_close(&p->l, obj);
 }
 
 static int pl_key(void *ud, const char *k, size_t n)
 {
     struct pload *p = ud;
+    if (p->plain)
+        return load_key(&p->l, k, n);
     const struct psel *t = &p->st[p->depth - 1];
     struct psel nx = {.lvl = t->lvl + 1, .whole = t->whole};
     for (uint64_t b = t->dbits; b; b &= b - 1) {

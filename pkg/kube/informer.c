@@ -42,6 +42,7 @@ struct informer {
     /* what a watch event's line is built of (watch_decoder.paths, event_paths_new), or NULL:
      * all of it */
     struct jscan_paths *event_paths;
+    bool listing;        /* the handlers are called with a list's difference (informer_listing) */
     ev_prepare trim;     /* packed store: bounds its decoded trees between loop iterations */
     ev_timer trim_timer; /* packed store: drops the decoded trees not read lately */
     bool trimming;
@@ -467,7 +468,9 @@ static void list_done(void *ud, const struct kube_result *r)
     size_t listed = store_list_len(all);
     const char **view = listed_view(inf);
     store_list_set_view(all, view);
+    inf->listing = true;
     int rc = store_list_commit(all, replace_cb, inf, &e);
+    inf->listing = false;
     store_list_free(all);
     free(view);
     if (inf->trimming) { /* the stored trees go at the next prepare, then the pages */
@@ -839,6 +842,11 @@ int informer_start(struct informer *inf, struct err *e)
 bool informer_has_synced(const struct informer *inf)
 {
     return inf->synced;
+}
+
+bool informer_listing(const struct informer *inf)
+{
+    return inf->listing;
 }
 
 struct store *informer_store(const struct informer *inf)

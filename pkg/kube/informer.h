@@ -238,6 +238,9 @@ void informer_stop(struct informer *inf);
 
 /* True once the first complete list has been delivered to the handlers. */
 bool informer_has_synced(const struct informer *inf);
+/* True while the handlers are called with a list's difference (the first list, a re-list):
+ * an update then may fold several writes into one, where a watch's update is one write. */
+bool informer_listing(const struct informer *inf);
 /* The store (borrowed; read-only for callers). */
 struct store *informer_store(const struct informer *inf);
 /* The last resourceVersion synced (borrowed, "" before the first list). */

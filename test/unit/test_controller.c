@@ -1748,6 +1748,139 @@ static void test_running_message_waits_for_dispatches(void **state)
     two_placed_free(&t);
 }
 
+static void on_poll_seen(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    struct fx *f = t->data;
+    if (fakesrv_nreq(f->hub_srv) >= f->want_hub)
+        ev_break(loop, EVBREAK_ALL);
+}
+
+/* Run the loop until the hub server saw `hub` requests, answered or not (10 s guard). */
+static void run_until_seen(struct fx *f, size_t hub)
+{
+    f->want_hub = hub;
+    ev_timer poll, guard;
+    ev_timer_init(&poll, on_poll_seen, 0.005, 0.005);
+    poll.data = f;
+    ev_timer_init(&guard, on_guard, 10.0, 0.);
+    ev_timer_start(f->loop, &poll);
+    ev_timer_start(f->loop, &guard);
+    ev_run(f->loop, 0);
+    ev_timer_stop(f->loop, &poll);
+    ev_timer_stop(f->loop, &guard);
+    assert_true(fakesrv_nreq(f->hub_srv) >= hub);
+}
+
+static uint64_t echo_skips(struct fx *f)
+{
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    return st.echo_skips;
+}
+
+/* "sample" placed, its copy made and now running: the pass relays the copy's status onto the
+ * hub job (its one write, answered with resourceVersion `answer_rv` after `delay_s`). With
+ * `event_early`, the job's update from "6" to `event_rv` is delivered while the answer is out,
+ * else after it. Returns how many passes the update made. */
+static uint64_t relay_echo(struct fx *f, const char *answer_rv, const char *event_rv,
+                           double delay_s, bool event_early, bool relist, bool held)
+{
+    struct one_placed o;
+    one_placed(f, &o);
+    json_t *cp = o.cp;
+    json_object_set_new(cp, "status", J("{\"active\":1,\"ready\":1,\"startTime\":\"T1\"}"));
+    jx_set_new(cp, "metadata.resourceVersion", json_string("31"), NULL);
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    char body[96];
+    snprintf(body, sizeof body, "{\"metadata\":{\"resourceVersion\":\"%s\"}}", answer_rv);
+    struct fakesrv_resp resp = {
+        .method = "PATCH", .path = JOB_PATH, .status = 200, .body = body, .delay_s = delay_s};
+    fakesrv_push(f->hub_srv, &resp);
+    size_t n0 = fakesrv_nreq(f->hub_srv);
+    uint64_t r0 = reconciles(f);
+    json_t *old = json_incref(store_get(f->jobs, "default/sample"));
+    assert_string_equal(jx_resource_version(old), "6");
+    wlc_on_job(f->c, cp);
+    run_until_seen(f, n0 + 1);
+    json_t *ap = last_hub_body(f, "PATCH", JOB_PATH);
+    assert_non_null(jx_annotation(ap, XF_ANN_REMOTE_STATUS));
+    assert_int_equal(json_object_size(ap), 1); /* the relay alone */
+    uint64_t r1 = reconciles(f);
+    assert_int_equal(r1, r0 + 1);
+    if (!event_early)
+        run_until(f, n0 + 1, 1);
+    if (held) { /* the copy's next change comes first: its pass waits for the relay's event */
+        struct wlc_stats st;
+        wlc_get_stats(f->c, &st);
+        uint64_t h0 = st.own_holds;
+        wlc_on_job(f->c, cp);
+        run_reconciles(f, r1 + 1);
+        wlc_get_stats(f->c, &st);
+        assert_int_equal(st.own_holds, h0 + 1);
+        r1 = reconciles(f);
+    }
+    json_t *job3 = deliver(f->jobs, "default/sample", ap, event_rv);
+    wlc_on_job_update(f->c, old, job3, relist);
+    tloop_run_for(f->loop, delay_s + 0.3);
+    uint64_t made = reconciles(f) - r1;
+    assert_int_equal(fakesrv_nreq(f->hub_srv), n0 + 1); /* nothing more to write */
+    json_decref(job3);
+    json_decref(old);
+    json_decref(ap);
+    one_placed_free(&o);
+    return made;
+}
+
+/* The update of the hub job that is a status relay's own write (from the version the pass read
+ * to the one its answer gave) makes no pass: it would decide the same and write nothing. */
+static void test_relay_echo_no_pass(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(relay_echo(f, "7", "7", 0, false, false, false), 0);
+    assert_int_equal(echo_skips(f), 1);
+}
+
+/* The same when the update comes before the answer (the server sends the event first). */
+static void test_relay_echo_before_answer(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(relay_echo(f, "7", "7", 0.3, true, false, false), 0);
+    assert_int_equal(echo_skips(f), 1);
+}
+
+/* An update to another version than the answer's (another writer's change, before or after
+ * the answer), or one that a list folded (a relist: other writes may be in it), makes its
+ * pass. */
+static void test_relay_echo_other_writes_pass(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(relay_echo(f, "7", "8", 0, false, false, false), 1);
+    assert_int_equal(echo_skips(f), 0);
+}
+
+static void test_relay_echo_other_before_answer(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(relay_echo(f, "9", "7", 0.3, true, false, false), 1);
+    assert_int_equal(echo_skips(f), 0);
+}
+
+/* A pass held for the relay's write (own_held) is made when its event comes, not skipped. */
+static void test_relay_echo_held_passes(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(relay_echo(f, "7", "7", 0, false, false, true), 1);
+    assert_int_equal(echo_skips(f), 0);
+}
+
+static void test_relay_echo_relist_passes(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(relay_echo(f, "7", "7", 0, false, true, false), 1);
+    assert_int_equal(echo_skips(f), 0);
+}
+
 /* While a dispatch is under way, a pass that only deferred the running message is not made
  * again when nothing it reads changed (deferred keys run again each time the queue is briefly
  * idle, and would decide the same over and over); a change of the copy makes it again, and the
@@ -2297,6 +2430,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_repeat_before_own_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_message_waits_for_dispatches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deferred_pass_not_repeated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relay_echo_no_pass, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relay_echo_before_answer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relay_echo_other_writes_pass, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relay_echo_other_before_answer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relay_echo_relist_passes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relay_echo_held_passes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),

@@ -26,6 +26,7 @@ struct rec {
     int adds, updates, deletes;
     int same_updates;     /* resync: on_update(obj, obj) */
     int adds_before_sync; /* adds delivered while has_synced() was false */
+    int listed;           /* events delivered while informer_listing() */
     struct informer *inf;
 };
 
@@ -55,6 +56,7 @@ static void on_add(void *ud, json_t *obj)
 {
     struct rec *r = ud;
     r->adds++;
+    r->listed += informer_listing(r->inf);
     if (!informer_has_synced(r->inf))
         r->adds_before_sync++;
     if (r->n < 64)
@@ -65,6 +67,7 @@ static void on_update(void *ud, json_t *old, json_t *new_obj)
 {
     struct rec *r = ud;
     r->updates++;
+    r->listed += informer_listing(r->inf);
     if (r->n < 64)
         snprintf(r->log[r->n++], sizeof r->log[0], "update %s %s>%s", name_of(new_obj), rv_of(old),
                  rv_of(new_obj));
@@ -74,6 +77,7 @@ static void on_delete(void *ud, json_t *obj)
 {
     struct rec *r = ud;
     r->deletes++;
+    r->listed += informer_listing(r->inf);
     if (r->n < 64)
         snprintf(r->log[r->n++], sizeof r->log[0], "delete %s %s", name_of(obj), rv_of(obj));
 }
@@ -340,6 +344,8 @@ static void test_paged_list_then_watch(void **state)
     assert_string_equal(f.rec.log[5], "add f 101");
     assert_string_equal(f.rec.log[6], "update a 1>102");
     assert_string_equal(f.rec.log[7], "delete b 103");
+    assert_int_equal(f.rec.listed, 5); /* the list's five adds, not the watch's events */
+    assert_false(informer_listing(f.inf));
     assert_string_equal(informer_last_rv(f.inf), "103");
     struct store *st = informer_store(f.inf);
     assert_int_equal(store_len(st), 5);
@@ -467,6 +473,7 @@ static void test_error_410_relist_diff(void **state)
     assert_string_equal(f.rec.log[3], "update b 2>5");
     assert_string_equal(f.rec.log[4], "add d 6");
     assert_string_equal(f.rec.log[5], "delete c 3"); /* the last known object */
+    assert_int_equal(f.rec.listed, 6);               /* both lists' events */
     assert_int_equal(f.rec.adds, 4);
     assert_int_equal(f.rec.updates, 1);
     assert_int_equal(f.rec.deletes, 1);
