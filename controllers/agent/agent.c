@@ -511,10 +511,10 @@ static json_t *owner_job_uids(struct agent *a, json_t *pods)
         const char *job = podrec_read(json_array_get(pods, i), &r) == 0 ? r.job : NULL;
         if (!job || json_object_get(uids, job))
             continue;
-        json_t *keys = store_index_keys(informer_store(a->jobs), AGENT_INDEX_UID, job, NULL);
-        if (json_array_size(keys) > 0)
+        size_t n = 0;
+        if (store_index_count(informer_store(a->jobs), AGENT_INDEX_UID, job, &n, NULL) == 0 &&
+            n > 0)
             json_object_set_new(uids, job, json_true());
-        json_decref(keys);
     }
     return uids;
 }

@@ -2126,10 +2126,8 @@ static size_t gc_delete(struct gc_walk *g, const char *cluster, const struct kin
  * yes: the sweep judges it. */
 static bool uid_indexed(void *ud, const char *uid)
 {
-    json_t *keys = store_index_keys(ud, WLC_INDEX_UID, uid, NULL);
-    bool has = !keys || json_array_size(keys) > 0;
-    json_decref(keys);
-    return has;
+    size_t n = 0;
+    return store_index_count(ud, WLC_INDEX_UID, uid, &n, NULL) < 0 || n > 0;
 }
 
 static int gc_cluster(const char *cluster, json_t *cm, void *ud)

@@ -876,6 +876,18 @@ json_t *store_by_index(const struct store *s, const char *index, const char *val
     return arr;
 }
 
+int store_index_count(const struct store *s, const char *index, const char *value, size_t *n,
+                      struct err *e)
+{
+    *n = 0;
+    struct store_index *ix = index_find(s, index);
+    if (!ix)
+        return err_set(e, -ENOENT, "store has no index %s", index);
+    const struct iset *set = value ? strmap_get(&ix->map, value) : NULL;
+    *n = set ? set->n : 0;
+    return 0;
+}
+
 json_t *store_index_keys(const struct store *s, const char *index, const char *value, struct err *e)
 {
     size_t n;

@@ -222,6 +222,11 @@ json_t *store_by_index(const struct store *s, const char *index, const char *val
 /* Same, the keys (sorted) as a new JSON array of strings. */
 json_t *store_index_keys(const struct store *s, const char *index, const char *value,
                          struct err *e);
+/* How many objects' index `index` contains `value`, in O(1) and allocating nothing (a check of
+ * existence for every pod of a worker, or every copy of a sweep): 0 with *n, or -ENOENT in `e`
+ * when there is no such index. */
+int store_index_count(const struct store *s, const char *index, const char *value, size_t *n,
+                      struct err *e);
 
 /*
  * Replace the whole contents with the objects of the array `items`

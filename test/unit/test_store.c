@@ -65,12 +65,29 @@ static struct store *mk(void **state, const struct store_opts *o)
     return store_new(&x);
 }
 
+/* The keys idx() lists (comma-separated), and as many from store_index_count(). */
 #define assert_idx(s, index, value, want)                                                          \
     do {                                                                                           \
         char *got_ = idx((s), (index), (value));                                                   \
         assert_string_equal(got_, (want));                                                         \
         free(got_);                                                                                \
+        assert_int_equal(idx_count((s), (index), (value)), keys_in(want));                         \
     } while (0)
+
+static size_t keys_in(const char *list)
+{
+    size_t n = *list ? 1 : 0;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    return n;
+}
+
+static size_t idx_count(struct store *s, const char *index, const char *value)
+{
+    size_t n = 99;
+    assert_int_equal(store_index_count(s, index, value, &n, NULL), 0);
+    return n;
+}
 
 static void test_keys(void **state)
 {
@@ -611,6 +628,11 @@ static void test_big_index_set(void **state)
     assert_idx(s, "node", "n1", "");
     assert_idx(s, "node", "n2", "");
     assert_int_equal(store_len(s), 0);
+    size_t n = 7;
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(store_index_count(s, "nope", "n1", &n, &e), -ENOENT);
+    assert_int_equal(n, 0);
     store_free(s);
 }
 
