@@ -122,7 +122,9 @@ struct pass {
     struct wl_outcome said;
     char *jkey;
     char *fin_token; /* a finish: the admission (placement token) that finished */
+    char *token;     /* a dispatch: the placement token the copy is made for */
     bool relay_only; /* its one action relays the copy's status (wl_action.relay) */
+    char *relayed;   /* relay_only: the remote-status annotation it writes */
     char *echo_seen; /* relay_only: the hub job's version in an update from job_rv that came
                         before the answer (echo_skip) */
 };
@@ -130,6 +132,8 @@ struct pass {
 static void pass_free(struct pass *p)
 {
     free(p->echo_seen);
+    free(p->relayed);
+    free(p->token);
     free(p->key);
     free(p->placed);
     free(p->evicted);
@@ -310,7 +314,7 @@ static void echo_settle(struct wlc *c, const char *key, const struct pass *p,
         log_v(c->cfg.lg, 5, "own status relay in the job store, no pass", "workload", key, "rv",
               p->echo_seen);
     } else {
-        wq_add(c->q, key); /* another write's update: it wants its pass */
+        wq_add_level(c->q, key, WQ_FIRST); /* another write's update: its pass, as on_job's */
     }
 }
 
@@ -322,6 +326,17 @@ static void log_placed(struct wlc *c, const char *key, const json_t *pl)
     log_info(c->cfg.lg, "job placed", "job", jx_str(pl, "job", ""), "workload", key, "cluster",
              jx_str(pl, "cluster", ""), "flavor", jx_str(pl, "flavor", ""), "why",
              jx_str(pl, "why", ""));
+}
+
+/* The copy of a job whose "job placed" line this process did not write (an earlier run of
+ * kueue-ks placed it; the copy was missing on the worker): a line, once per placement token,
+ * so that a user following the job sees it dispatched again. */
+static void log_dispatched(struct wlc *c, const char *key, const struct pass *p)
+{
+    if (!p->token || !p->jkey || !say_once(c->placed_logged, key, p->token))
+        return;
+    log_info(c->cfg.lg, "job dispatched", "job", p->jkey, "workload", key, "cluster", p->placed,
+             "why", "placed there before this start of kueue-ks; its copy was missing");
 }
 
 /* One info line per step a user follows: finished, evicted, worker lost,
@@ -382,6 +397,8 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
               say_once(c->finished_logged, key, p->fin_token ? p->fin_token : "");
     if (p->jkey && say)
         log_outcome(c, p->jkey, &p->said);
+    if (p->said.kind == WL_OUT_DISPATCHED && r->rc == 0)
+        log_dispatched(c, key, p);
     own_note(c, key, p, r);
     pass_account(p, r->rc, !r->apply_unsupported);
     pass_free(p);
@@ -1093,6 +1110,7 @@ static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_out
     ps->key = xstrdup(key);
     if (o->kind == WL_OUT_DISPATCHED) {
         ps->placed = xstrdup(o->cluster);
+        ps->token = wl_placement_token(wl);
         json_t *qr = jx_cond_find(wl, "QuotaReserved");
         ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
     } else if (o->kind == WL_OUT_EVICTED) {
@@ -1426,8 +1444,11 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     const char *job_rv = r->job ? jx_resource_version(r->job) : NULL;
     ps->job_rv = job_rv ? xstrdup(job_rv) : NULL;
     ps->relay_only = r->acts.n == 1 && r->acts.v[0].type == WL_ACT_PATCH_JOB && r->acts.v[0].relay;
-    if (ps->relay_only)
+    if (ps->relay_only) {
+        const char *v = jx_annotation(r->acts.v[0].patch, XF_ANN_REMOTE_STATUS);
+        ps->relayed = v ? xstrdup(v) : NULL;
         strmap_put(&c->relays, r->key, ps);
+    }
     ps->placed_log = placed_log_new(r->wl, r->okey, &r->pr, &r->acts.outcome);
     ps->jkey = r->okey ? xstrdup(r->okey) : NULL;
     placing_hold(c, r);
@@ -1784,11 +1805,13 @@ static bool echo_skip(struct wlc *c, const char *key, const json_t *old, const j
                       bool relist)
 {
     const char *ov = old ? jx_resource_version(old) : NULL, *nv = jx_resource_version(obj);
-    if (relist || !ov || !nv)
+    if (relist || !ov || !nv || strcmp(ov, nv) == 0) /* a resync's is no write */
         return false;
     struct pass *p = strmap_get(&c->relays, key);
     if (p) { /* the relay's answer is still out: it settles this (echo_settle) */
-        if (p->echo_seen || !p->job_rv || strcmp(ov, p->job_rv) != 0)
+        const char *shown = jx_annotation(obj, XF_ANN_REMOTE_STATUS);
+        if (p->echo_seen || !p->job_rv || strcmp(ov, p->job_rv) != 0 || !p->relayed || !shown ||
+            strcmp(shown, p->relayed) != 0) /* not (only) the relay: at once */
             return false;
         p->echo_seen = xstrdup(nv);
         return true;

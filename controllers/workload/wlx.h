@@ -91,8 +91,10 @@ struct wlx_result {
      * stores show the object as this pass read it. */
     bool wl_changed;
     bool job_changed;
-    /* job_changed: the hub job's resourceVersion in the answer of the last write that changed
-     * it (NULL: the answer had none); borrowed, valid during the done callback. */
+    /* job_changed: the hub job's resourceVersion in the last answer (in the order answered) of
+     * a write that changed it (NULL: the answer had none): exact for a pass with one job write,
+     * the only use (controller.c, the status relay's echo). Borrowed, valid during the done
+     * callback. */
     const char *job_rv_new;
 };
 

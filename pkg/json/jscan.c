@@ -725,8 +725,9 @@ struct pload {
     const struct jscan_paths *ps;
     struct psel small[32], *st, next;
     size_t depth, cap;
-    /* containers open inside one kept whole with no drop path below it: everything in them is
-     * built as jscan_load() builds it, with no selection of their own (not on st) */
+    /* open containers from the first one kept whole with no drop path below it (itself
+     * included): everything in them is built as jscan_load() builds it, with no selection of
+     * their own (not on st) */
     size_t plain;
 };
 
@@ -745,7 +746,8 @@ void jscan_paths_free(struct jscan_paths *ps)
     free(ps);
 }
 
-/* Split `paths` into s (empty, zeroed): segments at unescaped dots, "\." a dot in one. */
+/* Split `paths` into s (empty, zeroed): segments at dots; a backslash makes the next character
+ * part of the segment. */
 static int pathset_parse(struct pathset *s, const char *const *paths, struct err *e)
 {
     for (size_t i = 0; paths && paths[i]; i++) {
@@ -755,7 +757,9 @@ static int pathset_parse(struct pathset *s, const char *const *paths, struct err
         unsigned k = 0;
         char *w = t, *start = t;
         for (const char *r = t;; r++) {
-            if (*r == '\\' && r[1] == '.') {
+            if (*r == '\\') { /* the next character is the key's, a dot too */
+                if (!r[1])
+                    return err_set(e, -EINVAL, "jscan: path \"%s\" ends in a backslash", paths[i]);
                 *w++ = *++r;
                 continue;
             }

@@ -90,12 +90,15 @@ json_t *jscan_load_paths(const char *data, size_t n, const char *const *paths, s
 /* 0 when jscan_load_paths() takes `paths` (NULL is fine), else -EINVAL with a message. */
 int jscan_paths_check(const char *const *paths, struct err *e);
 
-/* `paths` split once, for a caller that loads many texts with them (a store, a watch): a new
+/*
+ * `paths` split once, for a caller that loads many texts with them (a store, a watch): a new
  * set in *out (NULL for paths NULL), or -EINVAL as jscan_paths_check(). The set owns copies
- * of the strings. Free with jscan_paths_free() (NULL is fine). In every path a backslash before a
- * dot makes it part of a segment
- * ("metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration"
- * in C source), as in jsonx.h. */
+ * of the strings. Free with jscan_paths_free() (NULL is fine). In a path a backslash makes
+ * the next character part of the segment, as in jsonx.h's paths (in C source:
+ * "metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration"); a path
+ * ending in one is refused. jsonx.h's "[N]" indexes are not jscan paths: arrays are
+ * transparent.
+ */
 struct jscan_paths;
 int jscan_paths_new(const char *const *paths, struct jscan_paths **out, struct err *e);
 /*

@@ -526,8 +526,9 @@ struct store *store_new(const struct store_opts *opts)
         /* a packed store builds its list items by its own walk: reads would make its watch
          * events (store_reads) differ from its listed objects */
         s->reads = opts->project && !opts->packed ? reads_with_own(opts->reads) : NULL;
-        if (jscan_paths_new_drop(s->reads, store_drops(s), &s->reads_c, NULL) <
-            0) { /* store_reads_check's */
+        /* only beyond store_reads_check()'s limits, which informer_new() checks first */
+        int rc = jscan_paths_new_drop(s->reads, store_drops(s), &s->reads_c, NULL);
+        if (rc < 0) {
             free(s->reads);
             s->reads = NULL;
         }

@@ -129,9 +129,6 @@ static bool same_stores(struct store *a, struct store *b)
     return same;
 }
 
-/* data as a list's items: each item's text through store_list_add_text, and through
- * jscan_load + store_item_typed + store_list_add (what the informer did before), twice (the
- * second a re-list of the first): the same verdicts, events, objects and index answers. */
 /* The text built without the store's drops (store_drops) projects as the whole tree `t` does:
  * what the informer's watch events and a lean store's parsed items rely on. */
 static void same_lean(const char *text, size_t n, json_t *t, const char *const *drops)
@@ -156,6 +153,9 @@ static void same_lean(const char *text, size_t n, json_t *t, const char *const *
     json_decref(d);
 }
 
+/* data as a list's items: each item's text through store_list_add_text, and through
+ * jscan_load + store_item_typed + store_list_add (what the informer did before), twice (the
+ * second a re-list of the first): the same verdicts, events, objects and index answers. */
 static void text_vs_tree(const uint8_t *data, size_t size, bool lean)
 {
     static const char head[] = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":";

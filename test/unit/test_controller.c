@@ -1784,7 +1784,7 @@ static uint64_t echo_skips(struct fx *f)
  * `event_early`, the job's update from "6" to `event_rv` is delivered while the answer is out,
  * else after it. Returns how many passes the update made. */
 static uint64_t relay_echo(struct fx *f, const char *answer_rv, const char *event_rv,
-                           double delay_s, bool event_early, bool relist, bool held)
+                           double delay_s, bool event_early, bool relist, bool held, bool foreign)
 {
     struct one_placed o;
     one_placed(f, &o);
@@ -1820,11 +1820,16 @@ static uint64_t relay_echo(struct fx *f, const char *answer_rv, const char *even
         assert_int_equal(st.own_holds, h0 + 1);
         r1 = reconciles(f);
     }
-    json_t *job3 = deliver(f->jobs, "default/sample", ap, event_rv);
+    json_t *other = J("{\"metadata\":{\"labels\":{\"team\":\"b\"}}}");
+    if (foreign) /* the store's job lacks the relay's annotation then: its pass writes it again */
+        fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200,
+                          "{\"metadata\":{\"resourceVersion\":\"10\"}}");
+    json_t *job3 = deliver(f->jobs, "default/sample", foreign ? other : ap, event_rv);
+    json_decref(other);
     wlc_on_job_update(f->c, old, job3, relist);
     tloop_run_for(f->loop, delay_s + 0.3);
     uint64_t made = reconciles(f) - r1;
-    assert_int_equal(fakesrv_nreq(f->hub_srv), n0 + 1); /* nothing more to write */
+    assert_int_equal(fakesrv_nreq(f->hub_srv), n0 + 1 + foreign); /* nothing more to write */
     json_decref(job3);
     json_decref(old);
     json_decref(ap);
@@ -1833,52 +1838,40 @@ static uint64_t relay_echo(struct fx *f, const char *answer_rv, const char *even
 }
 
 /* The update of the hub job that is a status relay's own write (from the version the pass read
- * to the one its answer gave) makes no pass: it would decide the same and write nothing. */
-static void test_relay_echo_no_pass(void **state)
+ * to the one its answer gave) makes no pass, after the answer or before it (the server sends
+ * the event first): it would decide the same and write nothing. An update to another version
+ * than the answer's (another writer's change), one a list folded (other writes may be in it),
+ * or one a held pass waits for (own_held) makes its pass. One fixture per case. */
+static void test_relay_echo(void **state)
 {
-    struct fx *f = *state;
-    assert_int_equal(relay_echo(f, "7", "7", 0, false, false, false), 0);
-    assert_int_equal(echo_skips(f), 1);
-}
-
-/* The same when the update comes before the answer (the server sends the event first). */
-static void test_relay_echo_before_answer(void **state)
-{
-    struct fx *f = *state;
-    assert_int_equal(relay_echo(f, "7", "7", 0.3, true, false, false), 0);
-    assert_int_equal(echo_skips(f), 1);
-}
-
-/* An update to another version than the answer's (another writer's change, before or after
- * the answer), or one that a list folded (a relist: other writes may be in it), makes its
- * pass. */
-static void test_relay_echo_other_writes_pass(void **state)
-{
-    struct fx *f = *state;
-    assert_int_equal(relay_echo(f, "7", "8", 0, false, false, false), 1);
-    assert_int_equal(echo_skips(f), 0);
-}
-
-static void test_relay_echo_other_before_answer(void **state)
-{
-    struct fx *f = *state;
-    assert_int_equal(relay_echo(f, "9", "7", 0.3, true, false, false), 1);
-    assert_int_equal(echo_skips(f), 0);
-}
-
-/* A pass held for the relay's write (own_held) is made when its event comes, not skipped. */
-static void test_relay_echo_held_passes(void **state)
-{
-    struct fx *f = *state;
-    assert_int_equal(relay_echo(f, "7", "7", 0, false, false, true), 1);
-    assert_int_equal(echo_skips(f), 0);
-}
-
-static void test_relay_echo_relist_passes(void **state)
-{
-    struct fx *f = *state;
-    assert_int_equal(relay_echo(f, "7", "7", 0, false, true, false), 1);
-    assert_int_equal(echo_skips(f), 0);
+    static const struct {
+        const char *answer_rv, *event_rv;
+        double delay_s;
+        bool early, relist, held, foreign;
+        uint64_t passes, skips;
+    } cases[] = {
+        {"7", "7", 0, false, false, false, false, 0, 1},  /* the echo after the answer */
+        {"7", "7", 0.3, true, false, false, false, 0, 1}, /* the echo before the answer */
+        {"7", "8", 0, false, false, false, false, 1, 0},  /* another version after the answer */
+        {"9", "7", 0.3, true, false, false, false, 1, 0}, /* another version before the answer */
+        {"9", "7", 0.3, true, false, false, true, 1, 0},  /* another writer's change, before */
+        {"7", "7", 0, false, true, false, false, 1, 0},   /* a relist's update */
+        {"7", "7", 0, false, false, true, false, 1, 0},   /* a pass held for the write */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (i > 0) {
+            assert_int_equal(teardown(state), 0);
+            assert_int_equal(setup(state), 0);
+        }
+        struct fx *f = *state;
+        uint64_t made =
+            relay_echo(f, cases[i].answer_rv, cases[i].event_rv, cases[i].delay_s, cases[i].early,
+                       cases[i].relist, cases[i].held, cases[i].foreign);
+        if (made != cases[i].passes || echo_skips(f) != cases[i].skips)
+            fail_msg("case %zu: %llu passes, %llu skipped; want %llu, %llu", i,
+                     (unsigned long long)made, (unsigned long long)echo_skips(f),
+                     (unsigned long long)cases[i].passes, (unsigned long long)cases[i].skips);
+    }
 }
 
 /* While a dispatch is under way, a pass that only deferred the running message is not made
@@ -2081,6 +2074,42 @@ static void test_conflict_logs_one_placement(void **state)
     assert_int_equal(st.failures, 1);
     assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
     assert_int_equal(placed_lines(f, &lc), 1);
+}
+
+/* A copy made for a placement this process did not log (an earlier run of kueue-ks placed the
+ * job; its copy is missing, as after a restart whose workers lost it): one "job dispatched"
+ * line, so a user following the job sees it; none when this process placed it. */
+static void test_dispatch_of_earlier_placement_logged(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
+    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+    struct logcap lc;
+    log_to(f, &lc); /* a new controller: the restarted operator */
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_job(f->c, job2);
+    run_until(f, 2, 1);
+    fflush(lc.f);
+    assert_null(strstr(lc.text, "msg=\"job placed\""));
+    assert_int_equal(msg_lines(f, &lc, "job dispatched"), 1);
+    json_decref(job2);
+    json_decref(wl2);
+    json_decref(jp);
+    json_decref(wp);
+
+    /* placed and dispatched by the same process: the "job placed" line alone */
+    assert_int_equal(teardown(state), 0);
+    assert_int_equal(setup(state), 0);
+    f = *state;
+    log_to(f, &lc);
+    struct one_placed o;
+    one_placed(f, &o);
+    fflush(lc.f);
+    assert_null(strstr(lc.text, "msg=\"job dispatched\""));
+    assert_int_equal(placed_lines(f, &lc), 1);
+    one_placed_free(&o);
 }
 
 /* The eviction's writes fail (409 on both) and the retry writes them: one
@@ -2430,12 +2459,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_repeat_before_own_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_message_waits_for_dispatches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deferred_pass_not_repeated, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_relay_echo_no_pass, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_relay_echo_before_answer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_relay_echo_other_writes_pass, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_relay_echo_other_before_answer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_relay_echo_relist_passes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_relay_echo_held_passes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relay_echo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_of_earlier_placement_logged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),

@@ -526,6 +526,13 @@ static void test_load_drop(void **state)
     /* a backslash before a dot in a keep path too; bad drop paths are refused */
     static const char *const esc[] = {"a\\.b", NULL};
     expect_paths("{\"a.b\":1,\"a\":{\"b\":2}}", esc, "{\"a.b\":1}");
+    /* an escaped backslash, then a dot that splits: key "a\\", member "b" */
+    static const char *const bs[] = {"a\\\\.b", NULL};
+    expect_paths("{\"a\\\\\":{\"b\":1,\"c\":2},\"a\":{\"b\":3}}", bs, "{\"a\\\\\":{\"b\":1}}");
+    static const char *const trailing[] = {"a.b\\", NULL};
+    assert_int_equal(jscan_paths_new_drop(NULL, trailing, &ps, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "backslash"));
+    assert_int_equal(jscan_paths_check(trailing, &e), -EINVAL);
     static const char *const empty_seg[] = {"a.", NULL};
     assert_int_equal(jscan_paths_new_drop(NULL, empty_seg, &ps, &e), -EINVAL);
     assert_null(ps);
