@@ -205,7 +205,10 @@ int cmd_explain(int argc, char **argv)
         goto out;
     }
     if (x.rc[G_JOB] == -ENOENT) {
-        fprintf(stderr, "kueue-ks explain: %s %s/%s not found\n", k->kind, ns, name);
+        fprintf(stderr,
+                "kueue-ks explain: %s %s/%s not found (in namespace %s: -n names another one; "
+                "kubectl get %s -A lists them all)\n",
+                k->kind, ns, name, ns, k->resource);
         goto out;
     }
     if (x.rc[G_JOB] < 0) {

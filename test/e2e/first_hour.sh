@@ -102,6 +102,10 @@ cl=$(placed | sed -E 's/.* cluster=(cluster[12]) .*/\1/')
 # figure for $cl is 13 of 16 (the best node alone may still be 8 of 8)
 inuse() { bin/kueue-ks explain "job/$name" | grep -qE "^  $cl +(spot|h100) +fits now +main +cpu +1 +[0-9]+ / 8 +13 / 16$"; }
 wait_until 60 "explain shows the 3 cpu in use on $cl" inuse
+# a job in another namespace than explain's default: the answer says how to name it
+miss=$(bin/kueue-ks explain job/no-such-job 2>&1) && die "explain of a missing job succeeded" "$miss"
+echo "$miss" | grep -q "not found (in namespace default: -n names another one; kubectl get jobs -A" ||
+  die "explain of a missing job: no hint about -n" "$miss"
 complete() { [ "$(k get job "$name" -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True ]; }
 wait_until 120 "$name Complete" complete
 finished() { grep -E "msg=\"job finished\" job=default/$name cluster=cluster[12] result=Succeeded" "$WORK/run.out"; }
