@@ -261,13 +261,12 @@ static void on_guard(struct ev_loop *loop, ev_timer *t, int revents)
     ev_break(loop, EVBREAK_ALL);
 }
 
-/* Run the loop until the servers saw the wanted request counts (10 s guard). */
-static void run_until(struct fx *f, size_t hub, size_t w)
+/* Run the loop until `poll` (every `every` s, data f) breaks it, 10 s at most. */
+static void run_polled(struct fx *f, void (*poll_cb)(struct ev_loop *, ev_timer *, int),
+                       double every)
 {
-    f->want_hub = hub;
-    f->want_w = w;
     ev_timer poll, guard;
-    ev_timer_init(&poll, on_poll, 0.01, 0.01);
+    ev_timer_init(&poll, poll_cb, every, every);
     poll.data = f;
     ev_timer_init(&guard, on_guard, 10.0, 0.);
     ev_timer_start(f->loop, &poll);
@@ -275,6 +274,14 @@ static void run_until(struct fx *f, size_t hub, size_t w)
     ev_run(f->loop, 0);
     ev_timer_stop(f->loop, &poll);
     ev_timer_stop(f->loop, &guard);
+}
+
+/* Run the loop until the servers saw the wanted request counts (10 s guard). */
+static void run_until(struct fx *f, size_t hub, size_t w)
+{
+    f->want_hub = hub;
+    f->want_w = w;
+    run_polled(f, on_poll, 0.01);
     assert_true(fakesrv_nreq(f->hub_srv) >= hub);
     assert_true(fakesrv_nreq(f->w_srv) >= w);
 }
@@ -774,15 +781,7 @@ static void on_poll_reconciles(struct ev_loop *loop, ev_timer *t, int revents)
 static void run_reconciles(struct fx *f, uint64_t n)
 {
     f->want_reconciles = n;
-    ev_timer poll, guard;
-    ev_timer_init(&poll, on_poll_reconciles, 0.01, 0.01);
-    poll.data = f;
-    ev_timer_init(&guard, on_guard, 10.0, 0.);
-    ev_timer_start(f->loop, &poll);
-    ev_timer_start(f->loop, &guard);
-    ev_run(f->loop, 0);
-    ev_timer_stop(f->loop, &poll);
-    ev_timer_stop(f->loop, &guard);
+    run_polled(f, on_poll_reconciles, 0.01);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_true(st.reconciles >= n);
@@ -959,15 +958,7 @@ static void on_idle_poll(struct ev_loop *loop, ev_timer *t, int revents)
 static void run_passes(struct fx *f, size_t passes)
 {
     f->want_hub = passes;
-    ev_timer poll, guard;
-    ev_timer_init(&poll, on_idle_poll, 0.01, 0.01);
-    poll.data = f;
-    ev_timer_init(&guard, on_guard, 10.0, 0.);
-    ev_timer_start(f->loop, &poll);
-    ev_timer_start(f->loop, &guard);
-    ev_run(f->loop, 0);
-    ev_timer_stop(f->loop, &poll);
-    ev_timer_stop(f->loop, &guard);
+    run_polled(f, on_idle_poll, 0.01);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_true(st.reconciles >= passes);
@@ -1760,15 +1751,7 @@ static void on_poll_seen(struct ev_loop *loop, ev_timer *t, int revents)
 static void run_until_seen(struct fx *f, size_t hub)
 {
     f->want_hub = hub;
-    ev_timer poll, guard;
-    ev_timer_init(&poll, on_poll_seen, 0.005, 0.005);
-    poll.data = f;
-    ev_timer_init(&guard, on_guard, 10.0, 0.);
-    ev_timer_start(f->loop, &poll);
-    ev_timer_start(f->loop, &guard);
-    ev_run(f->loop, 0);
-    ev_timer_stop(f->loop, &poll);
-    ev_timer_stop(f->loop, &guard);
+    run_polled(f, on_poll_seen, 0.005);
     assert_true(fakesrv_nreq(f->hub_srv) >= hub);
 }
 
