@@ -2059,6 +2059,42 @@ static void test_conflict_logs_one_placement(void **state)
     assert_int_equal(placed_lines(f, &lc), 1);
 }
 
+/* The relay's update comes while its answer is out, and the answer is a failure (a write the
+ * server applied but whose answer was lost): the update's pass is made, not skipped, and sees
+ * the relay in the store: nothing more to write. */
+static void test_relay_echo_failed_answer(void **state)
+{
+    struct fx *f = *state;
+    struct one_placed o;
+    one_placed(f, &o);
+    json_t *cp = o.cp;
+    json_object_set_new(cp, "status", J("{\"active\":1,\"ready\":1,\"startTime\":\"T1\"}"));
+    jx_set_new(cp, "metadata.resourceVersion", json_string("31"), NULL);
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    const char *fail = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":500,\"reason\":"
+                       "\"InternalError\",\"message\":\"etcd timeout\"}";
+    fakesrv_push(
+        f->hub_srv,
+        &(struct fakesrv_resp){
+            .method = "PATCH", .path = JOB_PATH, .status = 500, .body = fail, .delay_s = 0.3});
+    size_t n0 = fakesrv_nreq(f->hub_srv);
+    json_t *old = json_incref(store_get(f->jobs, "default/sample"));
+    wlc_on_job(f->c, cp);
+    run_until_seen(f, n0 + 1);
+    uint64_t r1 = reconciles(f);
+    json_t *ap = last_hub_body(f, "PATCH", JOB_PATH);
+    json_t *job3 = deliver(f->jobs, "default/sample", ap, "7");
+    wlc_on_job_update(f->c, old, job3, false);
+    run_reconciles(f, r1 + 1);
+    tloop_run_for(f->loop, 0.3);
+    assert_int_equal(echo_skips(f), 0);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), n0 + 1); /* the relay is in the store */
+    json_decref(job3);
+    json_decref(ap);
+    json_decref(old);
+    one_placed_free(&o);
+}
+
 /* A copy made for a placement this process did not log (an earlier run of kueue-ks placed the
  * job; its copy is missing, as after a restart whose workers lost it): one "job dispatched"
  * line, so a user following the job sees it; none when this process placed it. */
@@ -2443,6 +2479,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_running_message_waits_for_dispatches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deferred_pass_not_repeated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relay_echo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relay_echo_failed_answer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_of_earlier_placement_logged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
