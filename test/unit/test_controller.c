@@ -1762,6 +1762,15 @@ static uint64_t echo_skips(struct fx *f)
     return st.echo_skips;
 }
 
+/* one_placed, then its copy running (o->cp, in the copies store): its next pass relays that. */
+static void copy_running(struct fx *f, struct one_placed *o)
+{
+    one_placed(f, o);
+    json_object_set_new(o->cp, "status", J("{\"active\":1,\"ready\":1,\"startTime\":\"T1\"}"));
+    jx_set_new(o->cp, "metadata.resourceVersion", json_string("31"), NULL);
+    store_upsert(f->copies_c1, o->cp, NULL, NULL, NULL);
+}
+
 /* "sample" placed, its copy made and now running: the pass relays the copy's status onto the
  * hub job (its one write, answered with resourceVersion `answer_rv` after `delay_s`). With
  * `event_early`, the job's update from "6" to `event_rv` is delivered while the answer is out,
@@ -1770,11 +1779,8 @@ static uint64_t relay_echo(struct fx *f, const char *answer_rv, const char *even
                            double delay_s, bool event_early, bool relist, bool held, bool foreign)
 {
     struct one_placed o;
-    one_placed(f, &o);
+    copy_running(f, &o);
     json_t *cp = o.cp;
-    json_object_set_new(cp, "status", J("{\"active\":1,\"ready\":1,\"startTime\":\"T1\"}"));
-    jx_set_new(cp, "metadata.resourceVersion", json_string("31"), NULL);
-    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
     char body[96];
     snprintf(body, sizeof body, "{\"metadata\":{\"resourceVersion\":\"%s\"}}", answer_rv);
     struct fakesrv_resp resp = {
@@ -2066,11 +2072,8 @@ static void test_relay_echo_failed_answer(void **state)
 {
     struct fx *f = *state;
     struct one_placed o;
-    one_placed(f, &o);
+    copy_running(f, &o);
     json_t *cp = o.cp;
-    json_object_set_new(cp, "status", J("{\"active\":1,\"ready\":1,\"startTime\":\"T1\"}"));
-    jx_set_new(cp, "metadata.resourceVersion", json_string("31"), NULL);
-    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
     const char *fail = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":500,\"reason\":"
                        "\"InternalError\",\"message\":\"etcd timeout\"}";
     fakesrv_push(
