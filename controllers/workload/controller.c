@@ -1826,7 +1826,9 @@ static bool echo_skip(struct wlc *c, const char *key, const json_t *old, const j
     return true;
 }
 
-static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool listed, bool relist)
+/* `copy_first`: a copy's change from a watch, its status to return now (wlc_on_copy). */
+static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool listed, bool relist,
+                   bool copy_first)
 {
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
     bool hub = !uid; /* a copy carries its hub job's uid */
@@ -1847,7 +1849,9 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool lis
         } else if (hub) {
             if (!echo_skip(c, k, old, obj, relist))
                 wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
-        } else
+        } else if (copy_first)                   /* behind a burst's placements it waited seconds */
+            wq_add_level(c->q, k, WQ_FIRST);
+        else
             add_changed(c, k);
     }
     json_decref(keys);
@@ -1855,17 +1859,22 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool lis
 
 void wlc_on_job(struct wlc *c, const json_t *obj)
 {
-    on_job(c, NULL, obj, false, false);
+    on_job(c, NULL, obj, false, false, false);
 }
 
 void wlc_on_job_update(struct wlc *c, const json_t *old, const json_t *obj, bool relist)
 {
-    on_job(c, old, obj, false, relist);
+    on_job(c, old, obj, false, relist, false);
 }
 
 void wlc_on_job_listed(struct wlc *c, const json_t *obj)
 {
-    on_job(c, NULL, obj, true, false);
+    on_job(c, NULL, obj, true, false, false);
+}
+
+void wlc_on_copy(struct wlc *c, const json_t *copy, bool listed)
+{
+    on_job(c, NULL, copy, false, false, !listed);
 }
 
 static int enqueue_one(const char *k, void *ud)

@@ -162,10 +162,15 @@ void wlc_enqueue(struct wlc *c, const char *key);
  * lists queued ahead (wlc_on_workload_listed): with 300 reserved at once, no copy was made
  * until every one of them was placed (docs/performance.md). A Workload or copy change of a key
  * whose job is placed without a copy yet is queued first too (its pass may wait for that event,
- * own_held). Other copy changes (their status to return) are queued in order: ahead, the
- * status return's job patches went into a burst and slowed it (docs/performance.md). */
+ * own_held). wlc_on_job() queues other copy changes in order. */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
+/* A copy's change (added, updated, deleted) from a worker's informer. From a watch it is queued
+ * first, as a hub job's: its status returns to the hub at once (issue 12 goal 6; in order it
+ * waited behind a burst's placements, seconds on the real stack; docs/performance.md "Status
+ * return ahead of a burst"). `listed`: from a list (a restart's, a relist's), where thousands
+ * come at once and most are unchanged: in order, as wlc_on_job(). */
+void wlc_on_copy(struct wlc *c, const json_t *copy, bool listed);
 /* wlc_on_job() for an update of a hub job from `old`; `relist`: the update comes from a list
  * (informer_listing), which can fold several writes into one. The echo of a pass's own status
  * relay (wl.h, wl_action.relay) queues no pass when it is that write alone. */

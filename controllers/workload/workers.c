@@ -175,11 +175,20 @@ static bool ours(const struct workers *w, const json_t *obj)
     return o && strcmp(o, w->origin) == 0;
 }
 
+/* Whether the event comes from a list: only the informer delivering it is listing. */
+static bool copies_listing(const struct worker *k)
+{
+    for (size_t i = 0; i < k->n_inf; i++)
+        if (informer_listing(k->inf[i]))
+            return true;
+    return false;
+}
+
 static void copy_add(void *ud, json_t *obj)
 {
     struct worker *k = ud;
     if (k->w->cfg.on_copy && ours(k->w, obj))
-        k->w->cfg.on_copy(k->w->cfg.ud, obj);
+        k->w->cfg.on_copy(k->w->cfg.ud, obj, copies_listing(k));
 }
 
 /* A copy that stops being ours (its origin label changed) is seen as it is now, as the
@@ -188,7 +197,7 @@ static void copy_update(void *ud, json_t *old_obj, json_t *new_obj)
 {
     struct worker *k = ud;
     if (k->w->cfg.on_copy && (ours(k->w, new_obj) || ours(k->w, old_obj)))
-        k->w->cfg.on_copy(k->w->cfg.ud, new_obj);
+        k->w->cfg.on_copy(k->w->cfg.ud, new_obj, copies_listing(k));
 }
 
 static bool job_synced(const struct worker *k)

@@ -78,7 +78,8 @@ struct workers_config {
     size_t n_kinds;
     void (*on_change)(void *ud, const char *cluster); /* may be NULL; must not remove
                                                            workers (it runs in their tick) */
-    void (*on_copy)(void *ud, json_t *obj);           /* may be NULL; obj borrowed */
+    /* may be NULL; obj borrowed; `listed`: delivered by a list (informer_listing) */
+    void (*on_copy)(void *ud, json_t *obj, bool listed);
     /* Whether the hub's lists a placement reads have synced; the in-process agents wait for
      * them too (may be NULL: they do not) */
     bool (*hub_synced)(void *ud);

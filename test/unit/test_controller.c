@@ -2284,6 +2284,31 @@ static void test_job_change_first_after_restart(void **state)
     assert_int_equal(st.queued_first, 1);
 }
 
+/* A copy's change from a watch is queued first, ahead of the reservations a burst or a
+ * restart queued: its status returns to the hub at once (in order it waited behind a burst's
+ * placements, seconds on the real stack). A copy from a list (a restart's thousands) stays in
+ * order. */
+static void test_copy_change_first(void **state)
+{
+    struct fx *f = *state;
+    fill_restart(f);
+    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-sample-1a2b3"));
+    json_t *cp = J("{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"labels\":{"
+                   "\"" XF_LABEL_ORIGIN_UID "\":\"job2-uid\"}}}");
+    wlc_on_copy(f->c, cp, true);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, 2);
+    assert_int_equal(st.queued_urgent, 1); /* the reservation */
+    assert_int_equal(st.queued_first, 0);
+    wlc_on_copy(f->c, cp, false);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, 2);
+    assert_int_equal(st.queued_urgent, 2);
+    assert_int_equal(st.queued_first, 1);
+    json_decref(cp);
+}
+
 /* The pass over every Workload after a worker change (at a restart, the workers become
  * reachable after the lists) queues the same way. */
 static void test_enqueue_all_reservation_ahead(void **state)
@@ -2443,6 +2468,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_place_then_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_change_first_after_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copy_change_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_logged_once_despite_conflicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_falls_back_to_merge, setup, teardown),

@@ -492,11 +492,12 @@ static void test_known_by_failed_probes(void **state)
 /* ---- the agent and the copies informer share the worker's Jobs -------------------------- */
 
 /* started by the worker's Job controller (status.startTime): without pods, a no-pods verdict */
-#define JOB(name, labels)                                                                          \
+#define JOB_RV(name, rv, labels)                                                                   \
     "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"" name "\","           \
-    "\"namespace\":\"ns\",\"uid\":\"uid-" name "\",\"resourceVersion\":\"5\",\"labels\":{" labels  \
-    "}},\"status\":{\"startTime\":\"2026-11-24T09:58:01Z\"}}"
-#define HUB_WORK "\"kubestellar.io/cluster\":\"w1\""
+    "\"namespace\":\"ns\",\"uid\":\"uid-" name "\",\"resourceVersion\":\"" rv                      \
+    "\",\"labels\":{" labels "}},\"status\":{\"startTime\":\"2026-11-24T09:58:01Z\"}}"
+#define JOB(name, labels) JOB_RV(name, "5", labels)
+#define HUB_WORK          "\"kubestellar.io/cluster\":\"w1\""
 #define COPY_OF(origin)                                                                            \
     HUB_WORK ",\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":\"" origin     \
              "\",\"kueue-ks.io/origin-uid\":\"h-" origin "\""
@@ -515,7 +516,8 @@ static void test_known_by_failed_probes(void **state)
 #define CM_STATUS "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics/w1/status"
 
 struct share_fx {
-    json_t *seen; /* names passed to on_copy */
+    json_t *seen;           /* "name listed|watched" of each on_copy */
+    const char *jobs_event; /* a watch event line of the worker's Jobs, or NULL: none */
     struct fakesrv *srv;
     struct workers *w;
     struct kube_rest_config *hc;
@@ -529,11 +531,14 @@ static bool share_hub_synced(void *ud)
     return !((struct share_fx *)ud)->hub_wait;
 }
 
-static void share_copy(void *ud, json_t *obj)
+static void share_copy(void *ud, json_t *obj, bool listed)
 {
     struct share_fx *f = ud;
-    json_array_append_new(f->seen, json_string(json_string_value(
-                                       json_object_get(json_object_get(obj, "metadata"), "name"))));
+    json_array_append_new(
+        f->seen,
+        json_sprintf("%s %s",
+                     json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")),
+                     listed ? "listed" : "watched"));
 }
 
 /* Requests to `path`: lists (no watch= in the query) and watches. */
@@ -633,6 +638,9 @@ static void share_start(struct share_fx *f, struct ev_loop *loop, double patch_d
                                                 .query_lacks = "watch=",
                                                 .body = SHARED_JOBS,
                                                 .times = -1});
+    if (f->jobs_event)
+        fakesrv_push_watch(f->srv, "/apis/batch/v1/jobs",
+                           (const char *const[]){f->jobs_event, NULL}, FAKESRV_HOLD);
     fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
                                                 .path = "/",
                                                 .query_contains = "watch=",
@@ -704,7 +712,8 @@ static void test_agent_shares_jobs(void **state)
 {
     (void)state;
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-    struct share_fx f = {0};
+    struct share_fx f = {
+        .jobs_event = "{\"type\":\"MODIFIED\",\"object\":" JOB_RV("ours", "8", COPY_OF("o1")) "}"};
     share_start(&f, loop, 0);
     share_run(loop, &f, 10.0, share_watching);
     share_run(loop, &f, 0.3, NULL); /* a second list or watch would have come by now */
@@ -739,9 +748,11 @@ static void test_agent_shares_jobs(void **state)
         assert_int_equal(lists, 1);
         assert_int_equal(watches, 1);
     }
-    /* the controller sees our copy only */
-    assert_int_equal(json_array_size(f.seen), 1);
-    assert_string_equal(json_string_value(json_array_get(f.seen, 0)), "ours");
+    /* the controller sees our copy only, listed, then its change by watch (wlc_on_copy queues
+     * the watch's first, the list's in order) */
+    assert_int_equal(json_array_size(f.seen), 2);
+    assert_string_equal(json_string_value(json_array_get(f.seen, 0)), "ours listed");
+    assert_string_equal(json_string_value(json_array_get(f.seen, 1)), "ours watched");
     struct store *cs = workers_copies(f.w, "w1", kind_lookup("batch/v1", "Job"));
     assert_non_null(cs);
     assert_int_equal(store_len(cs), 3); /* the agent counts every hub-work Job */
