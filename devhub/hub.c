@@ -857,6 +857,12 @@ static void do_update(struct hub *h, const struct reg_resource *r, const char *k
             json_object_set(next, "status", st);
         else
             json_object_del(next, "status");
+        /* A built-in's status strategy (Job's, Pod's...) resets the spec only: labels and
+         * annotations written there are kept. A custom resource's /status drops every change
+         * outside status (apiextensions' status strategy), as kube-apiserver does. */
+        json_t *cmd = json_object_get(cand, "metadata");
+        if (!r->crd && json_is_object(cmd))
+            json_object_set_new(next, "metadata", jx_deep_copy(cmd));
     } else {
         next = jx_deep_copy(cand);
         if (r->has_status) {

@@ -29,10 +29,11 @@ struct run_opts {
     struct flag_strv workers;
     int workload_concurrency;
     bool packed_cache;
+    bool job_metadata_through_status;
     struct quota_options quota; /* --metrics-stale-after is shared with placement */
 };
 
-#define RUN_NFLAGS 12
+#define RUN_NFLAGS 13
 #define ALL_NFLAGS (MGR_FLAGS_MAX + RUN_NFLAGS + QUOTA_NFLAGS)
 
 /* The table: the manager's flags, run's own, the quota controller's. Returns its size. */
@@ -76,6 +77,11 @@ static size_t run_flags(struct run_opts *o, struct flag *fl)
          "Keep hub Workloads, hub jobs and worker copies packed in memory, decoded when read: "
          "about 5x less memory with many workloads (false: keep them decoded, a few percent "
          "less CPU per dispatch)",
+         "true"},
+        {"job-metadata-through-status", FLAG_BOOL, &o->job_metadata_through_status,
+         "Write kueue-ks's labels and annotations on hub batch/v1 Jobs (placement, status "
+         "relay) through their status subresource, where admission webhooks for jobs are not "
+         "called (false: through the job itself, seen by admission policies on jobs)",
          "true"},
     };
     memcpy(fl + n, t, sizeof t);
@@ -121,6 +127,7 @@ int cmd_run(int argc, char **argv)
         .n_workers = o.workers.n,
         .concurrency = o.workload_concurrency,
         .packed_cache = o.packed_cache,
+        .job_meta_through_job = !o.job_metadata_through_status,
         .metrics_stale_after_s = o.quota.metrics_stale_after,
     };
     if (wlrun_new(&wc, &wr, &e) < 0) {

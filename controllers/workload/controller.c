@@ -400,7 +400,7 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
     if (p->said.kind == WL_OUT_DISPATCHED && r->rc == 0)
         log_dispatched(c, key, p);
     own_note(c, key, p, r);
-    pass_account(p, r->rc, !r->apply_unsupported);
+    pass_account(p, r->rc, !r->apply_unsupported && !r->meta_status_dropped);
     pass_free(p);
     if (r->apply_unsupported) {
         /* normally found by the start-up probe (wlrun.c); once either way */
@@ -410,6 +410,13 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
         c->cfg.ops.server_side_apply = false;
         wq_forget(c->q, key);
         wq_add(c->q, key); /* again at once, in the merge form */
+    } else if (r->meta_status_dropped) {
+        if (c->cfg.ops.job_meta_via_status)
+            log_info(c->cfg.lg, "the hub drops labels and annotations written through a job's "
+                                "status subresource: kueue-ks writes its own through the job");
+        c->cfg.ops.job_meta_via_status = false;
+        wq_forget(c->q, key);
+        wq_add(c->q, key); /* again at once, through the job */
     } else if (r->rc < 0) {
         c->st.failures++;
         log_write_failure(c, key, r);

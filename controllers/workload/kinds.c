@@ -35,6 +35,7 @@ static const struct kind_def kinds[] = {
         .pre_success = "SuccessCriteriaMet",
         .pre_failure = "FailureTarget",
         .status_rule = KIND_STATUS_JOB,
+        .meta_in_status = true,
     },
     {
         .group = "kubeflow.org",

@@ -70,6 +70,11 @@ struct kind_def {
     /* The resource has no /status subresource (a CRD without
      * subresources.status): status is written through the object itself. */
     bool no_status_subresource;
+    /* The server keeps labels and annotations written through the /status subresource
+     * (Kubernetes' Job status strategy resets the spec only; a CRD's /status drops every
+     * change outside status), and admission webhooks registered for the resource are not
+     * called for it: kueue-ks's own metadata goes that way (wlx.h, job_meta_via_status). */
+    bool meta_in_status;
 };
 
 /* The entry for apiVersion ("batch/v1", "v1" = core) and kind, or NULL. */

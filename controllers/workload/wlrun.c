@@ -1028,6 +1028,7 @@ static int new_controller(struct wlrun *r, struct err *e)
                 .kueue_version = r->kueue_version,
                 /* merge patches when the probe, or a later write, got 415 */
                 .server_side_apply = !r->no_ssa,
+                .job_meta_via_status = !r->cfg.job_meta_through_job,
                 .lg = r->lg},
         .opts = {.direct = r->direct,
                  .delete_on_completion = r->cfg.delete_on_completion,

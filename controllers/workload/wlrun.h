@@ -85,6 +85,9 @@ struct wlrun_config {
      * packed (pkg/json/jpack.h, store.h): about 5x less memory with 10,000 workloads, a few
      * percent more CPU per dispatch (docs/performance.md "Cached object size") */
     bool packed_cache;
+    /* --job-metadata-through-status=false: kueue-ks's labels and annotations on hub batch/v1
+     * Jobs go through the job itself, not its status subresource (wlx.h, job_meta_via_status) */
+    bool job_meta_through_job;
     double gc_interval_s;         /* 0 = 30 */
     double metrics_stale_after_s; /* 0 = the controller's default (120) */
     double probe_interval_s;      /* worker reachability probe, 0 = 5 */

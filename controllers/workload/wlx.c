@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "controllers/workload/xf.h"
+#include "pkg/json/jscan.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/reasons/reasons.h"
 #include "pkg/util/xalloc.h"
@@ -34,6 +35,7 @@ struct call {
     json_t *copy;         /* the object we meant to create (new reference) */
     json_t *job;          /* the hub job, for a Warning Event (new reference) */
     struct evrec *events; /* may be NULL */
+    json_t *meta; /* PATCH_JOB through /status: the metadata written, to check in the answer */
 };
 
 static void call_free(struct call *c)
@@ -42,6 +44,7 @@ static void call_free(struct call *c)
     free(c->cluster);
     json_decref(c->copy);
     json_decref(c->job);
+    json_decref(c->meta);
     free(c);
 }
 
@@ -176,11 +179,47 @@ static void note_changed(struct batch *b, enum wl_act_type type, const char *rv)
     }
 }
 
+/* Whether the answer `raw` shows the labels and annotations of `meta` (a merge patch's
+ * metadata: a null value is a key removed). */
+static bool meta_shown(const json_t *meta, const char *raw, size_t len)
+{
+    static const char *const paths[] = {"metadata.labels", "metadata.annotations", NULL};
+    struct err e = {0};
+    json_t *got = jscan_load_paths(raw, len, paths, &e);
+    bool shown = got != NULL;
+    for (int i = 0; shown && i < 2; i++) {
+        const char *which = i ? "annotations" : "labels";
+        const json_t *want = json_object_get(meta, which);
+        const json_t *have = jx_getv(got, "metadata", which);
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)want, k, v)
+        {
+            const json_t *h = json_object_get(have, k);
+            if (json_is_null(v) ? h != NULL : !h || !json_equal(h, v))
+                shown = false;
+        }
+    }
+    json_decref(got);
+    return shown;
+}
+
 static void on_done(void *ud, const struct kube_result *r)
 {
     struct call *c = ud;
     struct batch *b = c->b;
     bool ok = r->rc == 0;
+    if (ok && c->meta && !meta_shown(c->meta, r->raw, r->raw_len)) {
+        struct err e;
+        err_set(&e, -EPROTO,
+                "the hub answered a job's labels and annotations written through its status "
+                "subresource without them: they are written through the job itself from now on");
+        b->res.meta_status_dropped = true;
+        batch_fail(b, -EPROTO, &e, "");
+        call_free(c);
+        batch_unref(b);
+        return;
+    }
     if (!ok && c->type == WL_ACT_CREATE_COPY && r->status == 409 &&
         strcmp(r->err->reason, "AlreadyExists") == 0 && c->cl && c->path) {
         /* is it ours? the call (and its batch reference) moves to the GET */
@@ -260,17 +299,40 @@ static char *job_path(const struct kind_def *k, const json_t *obj, const char *s
     return kube_path(k->group, k->version, k->resource, jx_namespace(obj), jx_name(obj), sub);
 }
 
+/* The metadata of a merge patch that writes labels and annotations only (its guard, the
+ * resourceVersion, aside), or NULL. Borrowed. */
+static json_t *labels_only(const json_t *patch)
+{
+    json_t *md = json_object_get(patch, "metadata");
+    if (json_object_size(patch) != 1 || !json_is_object(md))
+        return NULL;
+    const char *k;
+    json_t *v;
+    json_object_foreach(md, k, v) if (strcmp(k, "labels") && strcmp(k, "annotations") &&
+                                      strcmp(k, "resourceVersion")) return NULL;
+    return md;
+}
+
 static void do_patch_job(struct batch *b, const struct wlx_ops *ops, const struct kind_def *k,
                          const json_t *job, const struct wl_action *a)
 {
-    char *path = job_path(k, job, a->type == WL_ACT_PATCH_JOB_STATUS ? "status" : NULL);
+    json_t *meta = a->type == WL_ACT_PATCH_JOB && ops->job_meta_via_status && k &&
+                           k->meta_in_status && !k->no_status_subresource
+                       ? labels_only(a->patch)
+                       : NULL;
+    char *path = job_path(k, job, a->type == WL_ACT_PATCH_JOB_STATUS || meta ? "status" : NULL);
     if (!path) {
         batch_fail(b, -EINVAL, NULL, "job patch: no job or its kind has no known resource");
         return;
     }
     struct kube_request req = {
         .method = "PATCH", .path = path, .body = a->patch, .content_type = KUBE_CT_MERGE_PATCH};
-    submit(b, ops->hub, &req, a->type, false);
+    struct call *c = NULL;
+    if (meta) {
+        c = xcalloc(1, sizeof(*c));
+        c->meta = json_incref(meta);
+    }
+    submit_call(b, ops->hub, &req, a->type, false, c);
     free(path);
 }
 

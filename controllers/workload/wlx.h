@@ -5,7 +5,9 @@
  * returns at once (nothing here blocks).
  *
  * Per action:
- *   PATCH_JOB         PATCH <job>            application/merge-patch+json  (hub)
+ *   PATCH_JOB         PATCH <job>            application/merge-patch+json  (hub);
+ *                     PATCH <job>/status when it writes labels and annotations only and
+ *                     ops->job_meta_via_status holds for a kind with meta_in_status
  *   PATCH_JOB_STATUS  PATCH <job>/status     application/merge-patch+json  (hub;
  *                     PATCH <job> for a kind without a status subresource)
  *   PATCH_WL_STATUS   PATCH <workload>/status merge patch (the `patch` document), or
@@ -61,6 +63,14 @@ struct wlx_ops {
     bool server_side_apply;    /* workload status via SSA instead of merge patch */
     const char *field_manager; /* NULL = "kueue-ks" */
     const struct logger *lg;   /* may be NULL */
+    /* A PATCH_JOB that writes only labels and annotations (the status relay, the placement
+     * without a spec change, the exclusion) of a kind whose server keeps metadata written
+     * through /status (kinds.h, meta_in_status: batch/v1 Job) goes to <job>/status: the
+     * same write without the admission webhooks of `jobs` (real Kueue's validating one
+     * answers each update on the hub: about a quarter of a job patch's CPU there,
+     * docs/performance.md). The answer must show the labels and annotations written, else
+     * the call fails with meta_status_dropped set in the result. */
+    bool job_meta_via_status;
 };
 
 struct wlx_result {
@@ -78,6 +88,9 @@ struct wlx_result {
     /* The workload status apply got 415 Unsupported Media Type: the server has
      * no server-side apply (the devhub); use the merge patch form. */
     bool apply_unsupported;
+    /* A job patch sent through /status (job_meta_via_status) was answered without the labels
+     * or annotations it wrote: this server drops them there; write through the job itself. */
+    bool meta_status_dropped;
     /* A write was refused as invalid, too large or forbidden (400, 403, 413, 422): the same
      * request will be refused again (e.g. a job whose annotations are near the 256 KiB limit
      * when kueue-ks adds its own). A Warning Event (WriteRejected) with the server's message

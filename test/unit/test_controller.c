@@ -50,7 +50,8 @@ struct fx {
     struct logger *lg; /* for the next new_wlc, NULL = none */
     int64_t now_ms;    /* the controller's clock, 0 = NOW_MS */
     uint64_t want_reconciles;
-    json_t *workers; /* the registered worker names, NULL = no registry */
+    json_t *workers;  /* the registered worker names, NULL = no registry */
+    bool meta_status; /* the next new_wlc writes job metadata through /status */
 };
 
 /* The scrape contains this exact sample line. */
@@ -213,8 +214,12 @@ static void new_wlc(struct fx *f, bool ssa, struct evrec *ev, kind_fn kind)
                 .known = known,
                 .synced = synced,
                 .ud = f},
-        .ops =
-            {.hub = f->hub, .worker = worker_of, .ud = f, .server_side_apply = ssa, .events = ev},
+        .ops = {.hub = f->hub,
+                .worker = worker_of,
+                .ud = f,
+                .server_side_apply = ssa,
+                .events = ev,
+                .job_meta_via_status = f->meta_status},
         .opts = {.direct = true, .origin = "hub-a"},
         .now_ms = fake_now,
         .now_ud = f,
@@ -2098,6 +2103,39 @@ static void test_relay_echo_failed_answer(void **state)
     one_placed_free(&o);
 }
 
+/* The status relay goes through the job's /status (wlx.h, job_meta_via_status). A hub that
+ * answers it without the annotation (it drops metadata there) is told once in the log, and the
+ * relay goes through the job itself at once, and so does every job patch after it. */
+static void test_relay_falls_back_from_status(void **state)
+{
+    struct fx *f = *state;
+    struct one_placed o;
+    copy_running(f, &o);
+    struct logcap lc;
+    f->meta_status = true;
+    log_to(f, &lc); /* a controller that writes job metadata through /status */
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH "/status", NULL, 200,
+                      "{\"metadata\":{\"resourceVersion\":\"7\"}}");
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200,
+                      "{\"metadata\":{\"resourceVersion\":\"8\"}}");
+    size_t n0 = fakesrv_nreq(f->hub_srv);
+    wlc_on_job(f->c, o.cp);
+    run_until_seen(f, n0 + 2);
+    json_t *st = req_body(f->hub_srv, n0, "PATCH", JOB_PATH "/status");
+    json_t *main = req_body(f->hub_srv, n0 + 1, "PATCH", JOB_PATH);
+    assert_non_null(jx_annotation(st, XF_ANN_REMOTE_STATUS));
+    assert_true(json_equal(st, main));
+    fflush(lc.f);
+    const char *said = "drops labels and annotations written through a job's status subresource";
+    const char *at = strstr(lc.text, said);
+    assert_non_null(at);
+    assert_null(strstr(at + 1, said));
+    assert_int_equal(msg_lines(f, &lc, "job placed"), 0);
+    json_decref(st);
+    json_decref(main);
+    one_placed_free(&o);
+}
+
 /* A copy made for a placement this process did not log (an earlier run of kueue-ks placed the
  * job; its copy is missing, as after a restart whose workers lost it): one "job dispatched"
  * line, so a user following the job sees it; none when this process placed it. */
@@ -2469,6 +2507,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_place_then_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_change_first_after_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy_change_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relay_falls_back_from_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_logged_once_despite_conflicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_falls_back_to_merge, setup, teardown),

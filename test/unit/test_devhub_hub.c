@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "devhub/hub.h"
+#include "pkg/json/jsonx.h"
 #include "test/support/tloop.h"
 
 struct fx {
@@ -504,11 +505,15 @@ static void test_crd_and_status(void **state)
         json_integer_value(json_object_get(json_object_get(o, "metadata"), "generation")), 1);
     assert_null(json_object_get(o, "status"));
     json_decref(o);
-    /* Status writes only change status; main writes ignore status and bump generation. */
+    /* Status writes only change status (a custom resource's metadata too, as kube-apiserver's
+     * apiextensions status strategy); main writes ignore status and bump generation. */
     assert_int_equal(call(f, "PATCH", TH "/t/status", NULL, "application/merge-patch+json",
-                          "{\"spec\":{\"a\":9},\"status\":{\"s\":\"ok\"}}", &o),
+                          "{\"metadata\":{\"annotations\":{\"a\":\"b\"}},\"spec\":{\"a\":9},"
+                          "\"status\":{\"s\":\"ok\"}}",
+                          &o),
                      200);
     assert_string_equal(S(o, "status", "s"), "ok");
+    assert_null(json_object_get(json_object_get(o, "metadata"), "annotations"));
     assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "spec"), "a")), 1);
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(o, "metadata"), "generation")), 1);
@@ -657,6 +662,22 @@ static void test_job_defaults(void **state)
         json_integer_value(json_object_get(json_object_get(o, "metadata"), "generation")), 1);
     json_decref(o);
     free(cur);
+    /* a status write keeps the labels and annotations it brings (the Job status strategy
+     * resets the spec only, as on kube-apiserver), never the spec; a custom resource's drops
+     * them (test_crd_and_status) */
+    assert_int_equal(call(f, "PATCH", JOBS "/j/status", NULL, "application/merge-patch+json",
+                          "{\"metadata\":{\"labels\":{\"l\":\"v\"},\"annotations\":{\"a\":\"b\"}},"
+                          "\"spec\":{\"parallelism\":5},\"status\":{\"active\":1}}",
+                          &o),
+                     200);
+    assert_string_equal(jx_annotation(o, "a"), "b");
+    assert_string_equal(jx_label(o, "l"), "v");
+    assert_non_null(jx_uid(o));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "spec"), "parallelism")),
+                     1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "status"), "active")),
+                     1);
+    json_decref(o);
     /* a replace without the selector: 422 Required */
     assert_int_equal(call(f, "PUT", JOBS "/j", NULL, NULL, JOB_BODY(""), &o), 422);
     assert_string_equal(S(o, "message", NULL),

@@ -318,6 +318,84 @@ static void test_job_status_refused(void **state)
     wl_actions_free(&a);
 }
 
+/* A job patch of labels and annotations only goes through /status where the kind's server
+ * keeps them there (batch/v1 Job) and the ops allow it, and its answer must show them (a key
+ * set to null must be gone): else it fails with meta_status_dropped. Any other patch, kind or
+ * setting goes through the job itself. */
+static void test_meta_via_status(void **state)
+{
+    struct fx *f = *state;
+    const char *job = "/apis/batch/v1/namespaces/default/jobs/sample";
+    const char *job_st = "/apis/batch/v1/namespaces/default/jobs/sample/status";
+    const char *ptj = "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/sample";
+    const char *meta = "{\"metadata\":{\"resourceVersion\":\"5\",\"labels\":{\"l\":\"v\"},"
+                       "\"annotations\":{\"kueue-ks.io/remote-status\":\"x\",\"gone\":null}}}";
+    const char *shown = "{\"metadata\":{\"resourceVersion\":\"6\",\"labels\":{\"l\":\"v\"},"
+                        "\"annotations\":{\"kueue-ks.io/remote-status\":\"x\"}}}";
+    static const struct {
+        const char *patch_kind; /* "meta": labels and annotations only; "spec": with the spec */
+        const char *kind;
+        bool allowed;
+        const char *answer;
+        const char *want_path;
+        bool dropped;
+    } cases[] = {
+        {"meta", "Job", true, NULL, NULL, false},
+        {"meta", "Job", true,
+         "{\"metadata\":{\"resourceVersion\":\"6\",\"annotations\":{"
+         "\"kueue-ks.io/remote-status\":\"x\"}}}",
+         NULL, true},
+        {"meta", "Job", true,
+         "{\"metadata\":{\"resourceVersion\":\"6\",\"labels\":{\"l\":\"v\"},"
+         "\"annotations\":{\"kueue-ks.io/remote-status\":\"x\",\"gone\":\"\"}}}",
+         NULL, true},
+        {"spec", "Job", true, NULL, NULL, false},
+        {"meta", "PyTorchJob", true, NULL, NULL, false},
+        {"meta", "Job", false, NULL, NULL, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool pt = strcmp(cases[i].kind, "PyTorchJob") == 0;
+        bool via = cases[i].allowed && !pt && strcmp(cases[i].patch_kind, "meta") == 0;
+        const char *path = pt ? ptj : via ? job_st : job;
+        fakesrv_clear(f->hub_srv);
+        fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200,
+                          cases[i].answer ? cases[i].answer : shown);
+        struct wl_actions a;
+        wl_actions_init(&a);
+        json_t *patch = json_loads(meta, 0, NULL);
+        if (strcmp(cases[i].patch_kind, "spec") == 0)
+            json_object_set_new(patch, "spec", json_pack("{s:b}", "suspend", 0));
+        struct wl_action *x = add(&a, WL_ACT_PATCH_JOB);
+        x->patch = patch;
+        x->relay = true;
+        struct wlx_ops ops = {
+            .hub = f->hub, .worker = worker_of, .ud = f, .job_meta_via_status = cases[i].allowed};
+        f->finished = false;
+        assert_int_equal(wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job,
+                                     pt ? kind_lookup("kubeflow.org/v1", "PyTorchJob")
+                                        : kind_lookup("batch/v1", "Job"),
+                                     &a, on_done, f, NULL),
+                         0);
+        run(f);
+        assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, fakesrv_nreq(f->hub_srv) - 1);
+        assert_string_equal(r->path, path);
+        assert_body(r, patch);
+        fakesrv_req_free(r);
+        assert_int_equal(f->res.meta_status_dropped, cases[i].dropped);
+        if (cases[i].dropped) {
+            assert_int_equal(f->res.rc, -EPROTO);
+            assert_false(f->res.job_patched);
+            assert_non_null(strstr(f->res.err.msg, "status subresource"));
+        } else {
+            assert_int_equal(f->res.rc, 0);
+            assert_true(f->res.job_patched);
+            assert_true(f->res.job_changed);
+        }
+        wl_actions_free(&a);
+    }
+}
+
 static void test_ssa_and_missing_worker(void **state)
 {
     struct fx *f = *state;
@@ -543,6 +621,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_all_actions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_status_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_meta_via_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ssa_and_missing_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_changed_by_resource_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_calls_completes_at_once, setup, teardown),
