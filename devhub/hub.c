@@ -857,11 +857,14 @@ static void do_update(struct hub *h, const struct reg_resource *r, const char *k
             json_object_set(next, "status", st);
         else
             json_object_del(next, "status");
-        /* A built-in's status strategy (Job's, Pod's...) resets the spec only: labels and
-         * annotations written there are kept. A custom resource's /status drops every change
-         * outside status (apiextensions' status strategy), as kube-apiserver does. */
+        /* kube-apiserver's Job status strategy resets the spec only: metadata written through
+         * jobs/status is kept (kueue-ks writes its labels and annotations there). Other
+         * resources keep their metadata here: a custom resource's /status drops every change
+         * outside status; built-ins differ (a Pod's resets its ownerReferences, a
+         * Deployment's its labels) and nothing writes metadata through theirs. */
         json_t *cmd = json_object_get(cand, "metadata");
-        if (!r->crd && json_is_object(cmd))
+        if (!r->crd && !strcmp(r->group, "batch") && !strcmp(r->resource, "jobs") &&
+            json_is_object(cmd))
             json_object_set_new(next, "metadata", jx_deep_copy(cmd));
     } else {
         next = jx_deep_copy(cand);

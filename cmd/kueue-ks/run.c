@@ -79,9 +79,10 @@ static size_t run_flags(struct run_opts *o, struct flag *fl)
          "less CPU per dispatch)",
          "true"},
         {"job-metadata-through-status", FLAG_BOOL, &o->job_metadata_through_status,
-         "Write kueue-ks's labels and annotations on hub batch/v1 Jobs (placement, status "
-         "relay) through their status subresource, where admission webhooks for jobs are not "
-         "called (false: through the job itself, seen by admission policies on jobs)",
+         "Write kueue-ks's labels and annotations on hub batch/v1 Jobs (status relay, exclusion, "
+         "a placement that changes no spec) through their status subresource, where admission "
+         "webhooks for jobs are not called (false: through the job itself, seen by admission "
+         "policies on jobs)",
          "true"},
     };
     memcpy(fl + n, t, sizeof t);

@@ -1299,7 +1299,8 @@ static bool own_held(struct wlc *c, const struct recon *r)
 }
 
 /* Dispatches are under way: a job is placed with no copy yet, or keys wait in the plain
- * queue (reservations to place, the events of placements written; not a background pass). */
+ * queue (reservations to place; not a background pass, nor the keys queued ahead: hub job
+ * events and copies' status changes, which are no dispatch waiting). */
 static bool dispatch_busy(const struct wlc *c)
 {
     struct wq_stats ws;
@@ -1833,10 +1834,12 @@ static bool echo_skip(struct wlc *c, const char *key, const json_t *old, const j
     return true;
 }
 
-/* `copy_first`: a copy's change from a watch, its status to return now (wlc_on_copy). */
-static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool listed, bool relist,
-                   bool copy_first)
+/* `hub_listed`: a hub job from a start-up list; `copy_first`: a copy's change whose status is
+ * to return now (wlc_on_copy). */
+static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool hub_listed,
+                   bool relist, bool copy_first)
 {
+    bool listed = hub_listed;
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
     bool hub = !uid; /* a copy carries its hub job's uid */
     if (!uid)
@@ -1879,9 +1882,9 @@ void wlc_on_job_listed(struct wlc *c, const json_t *obj)
     on_job(c, NULL, obj, true, false, false);
 }
 
-void wlc_on_copy(struct wlc *c, const json_t *copy, bool listed)
+void wlc_on_copy(struct wlc *c, const json_t *copy, bool first)
 {
-    on_job(c, NULL, copy, false, false, !listed);
+    on_job(c, NULL, copy, false, false, first);
 }
 
 static int enqueue_one(const char *k, void *ud)

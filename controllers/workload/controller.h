@@ -35,9 +35,9 @@
  *
  * Dispatch before status return: dispatches are under way while a Workload whose pass
  * placed its job has no copy yet (until a later pass of it decides anything else: the copy
- * made, evicted...) or keys wait in the queue's plain FIFO (reservations to place, copies'
- * status to return; hub job events are queued first, WQ_FIRST). Meanwhile a pass whose only
- * Workload status write would be the check's "running on cluster c" leaves it
+ * made, evicted...) or keys wait in the queue's plain FIFO (reservations to place; hub job
+ * events and copies' status changes are queued first, WQ_FIRST, and do not count). Meanwhile a pass
+ * whose only Workload status write would be the check's "running on cluster c" leaves it
  * (wl_snapshot.defer_running; the remote-status annotation and the hub job's status still
  * go at once): the key runs again, ahead, once no dispatch is under way, or after 5 s at
  * most. The Workload status write is the scarce one on a
@@ -165,12 +165,13 @@ void wlc_enqueue(struct wlc *c, const char *key);
  * own_held). wlc_on_job() queues other copy changes in order. */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
-/* A copy's change (added, updated, deleted) from a worker's informer. From a watch it is queued
- * first, as a hub job's: its status returns to the hub at once (issue 12 goal 6; in order it
- * waited behind a burst's placements, seconds on the real stack; docs/performance.md "Status
- * return ahead of a burst"). `listed`: from a list (a restart's, a relist's), where thousands
- * come at once and most are unchanged: in order, as wlc_on_job(). */
-void wlc_on_copy(struct wlc *c, const json_t *copy, bool listed);
+/* A copy's change (added, updated, deleted) from a worker's informer. `first`: it came by watch
+ * and changed what the hub is told (added, deleted, its status): queued first, as a hub job's,
+ * so its status returns to the hub at once (issue 12 goal 6; in order it waited behind a burst's
+ * placements, seconds on the real stack; docs/performance.md "Status return ahead of a burst").
+ * Else (a list's: a restart's thousands, mostly unchanged; an update that left the status as
+ * it was) as wlc_on_job(). */
+void wlc_on_copy(struct wlc *c, const json_t *copy, bool first);
 /* wlc_on_job() for an update of a hub job from `old`; `relist`: the update comes from a list
  * (informer_listing), which can fold several writes into one. The echo of a pass's own status
  * relay (wl.h, wl_action.relay) queues no pass when it is that write alone. */
@@ -266,7 +267,8 @@ struct wlc_stats {
     uint64_t defer_skips;     /* of those, not made: nothing changed since the last one */
     size_t queued;            /* keys waiting in the work queue, ready */
     size_t queued_urgent;     /* of those, queued ahead (wq_add_urgent or WQ_FIRST) */
-    size_t queued_first;      /* of those, queued first (a hub job change: WQ_FIRST) */
+    size_t queued_first;      /* of those, queued first (WQ_FIRST: a hub job change, a copy's
+                                 status change) */
     size_t queued_background; /* of those, queued behind the changes (a pass over every
                                  Workload: WQ_BACKGROUND) */
 };

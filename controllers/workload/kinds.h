@@ -72,8 +72,9 @@ struct kind_def {
     bool no_status_subresource;
     /* The server keeps labels and annotations written through the /status subresource
      * (Kubernetes' Job status strategy resets the spec only; a CRD's /status drops every
-     * change outside status), and admission webhooks registered for the resource are not
-     * called for it: kueue-ks's own metadata goes that way (wlx.h, job_meta_via_status). */
+     * change outside status), and admission webhooks registered for the resource alone (not
+     * for <resource>/status or a wildcard) are not called for it: kueue-ks's own metadata goes that
+     * way (wlx.h, job_meta_via_status). */
     bool meta_in_status;
 };
 

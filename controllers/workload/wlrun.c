@@ -594,12 +594,12 @@ static void job_delete(void *ud, json_t *obj)
     free(key);
 }
 
-static void copy_event(void *ud, json_t *obj, bool listed)
+static void copy_event(void *ud, json_t *obj, enum workers_copy_event how)
 {
     struct wlrun *r = ud;
     if (!r->wlc || r->stopped)
         return;
-    wlc_on_copy(r->wlc, obj, listed);
+    wlc_on_copy(r->wlc, obj, how == WORKERS_COPY_STATUS);
     char *key = jx_obj_key(obj);
     wlc_gc_key(r->wlc, key); /* a copy whose hub job is gone (created as it was deleted) */
     free(key);

@@ -183,17 +183,21 @@ static void note_changed(struct batch *b, enum wl_act_type type, const char *rv)
  * metadata: a null value is a key removed). */
 static bool meta_shown(const json_t *meta, const char *raw, size_t len)
 {
+    static const char *const which[] = {"labels", "annotations"};
     static const char *const paths[] = {"metadata.labels", "metadata.annotations", NULL};
     struct err e = {0};
     json_t *got = jscan_load_paths(raw, len, paths, &e);
     bool shown = got != NULL;
-    for (int i = 0; shown && i < 2; i++) {
-        const char *which = i ? "annotations" : "labels";
-        const json_t *want = json_object_get(meta, which);
-        const json_t *have = jx_getv(got, "metadata", which);
+    for (size_t i = 0; shown && i < sizeof which / sizeof which[0]; i++) {
+        json_t *want = json_object_get(meta, which[i]);
+        const json_t *have = jx_getv(got, "metadata", which[i]);
+        if (json_is_null(want)) { /* the whole map removed (the last of ours) */
+            shown = json_object_size(have) == 0;
+            continue;
+        }
         const char *k;
-        const json_t *v;
-        json_object_foreach((json_t *)want, k, v)
+        json_t *v;
+        json_object_foreach(want, k, v)
         {
             const json_t *h = json_object_get(have, k);
             if (json_is_null(v) ? h != NULL : !h || !json_equal(h, v))
@@ -301,15 +305,18 @@ static char *job_path(const struct kind_def *k, const json_t *obj, const char *s
 
 /* The metadata of a merge patch that writes labels and annotations only (its guard, the
  * resourceVersion, aside), or NULL. Borrowed. */
-static json_t *labels_only(const json_t *patch)
+static json_t *meta_only_patch(const json_t *patch)
 {
     json_t *md = json_object_get(patch, "metadata");
     if (json_object_size(patch) != 1 || !json_is_object(md))
         return NULL;
     const char *k;
     json_t *v;
-    json_object_foreach(md, k, v) if (strcmp(k, "labels") && strcmp(k, "annotations") &&
-                                      strcmp(k, "resourceVersion")) return NULL;
+    json_object_foreach(md, k, v)
+    {
+        if (strcmp(k, "labels") && strcmp(k, "annotations") && strcmp(k, "resourceVersion"))
+            return NULL;
+    }
     return md;
 }
 
@@ -318,7 +325,7 @@ static void do_patch_job(struct batch *b, const struct wlx_ops *ops, const struc
 {
     json_t *meta = a->type == WL_ACT_PATCH_JOB && ops->job_meta_via_status && k &&
                            k->meta_in_status && !k->no_status_subresource
-                       ? labels_only(a->patch)
+                       ? meta_only_patch(a->patch)
                        : NULL;
     char *path = job_path(k, job, a->type == WL_ACT_PATCH_JOB_STATUS || meta ? "status" : NULL);
     if (!path) {

@@ -184,11 +184,18 @@ static bool copies_listing(const struct worker *k)
     return false;
 }
 
+static bool same_status(const json_t *a, const json_t *b)
+{
+    const json_t *sa = json_object_get(a, "status"), *sb = json_object_get(b, "status");
+    return sa == sb || (sa && sb && json_equal(sa, sb)); /* both absent, or equal */
+}
+
 static void copy_add(void *ud, json_t *obj)
 {
     struct worker *k = ud;
     if (k->w->cfg.on_copy && ours(k->w, obj))
-        k->w->cfg.on_copy(k->w->cfg.ud, obj, copies_listing(k));
+        k->w->cfg.on_copy(k->w->cfg.ud, obj,
+                          copies_listing(k) ? WORKERS_COPY_LISTED : WORKERS_COPY_STATUS);
 }
 
 /* A copy that stops being ours (its origin label changed) is seen as it is now, as the
@@ -196,8 +203,13 @@ static void copy_add(void *ud, json_t *obj)
 static void copy_update(void *ud, json_t *old_obj, json_t *new_obj)
 {
     struct worker *k = ud;
-    if (k->w->cfg.on_copy && (ours(k->w, new_obj) || ours(k->w, old_obj)))
-        k->w->cfg.on_copy(k->w->cfg.ud, new_obj, copies_listing(k));
+    if (!k->w->cfg.on_copy || (!ours(k->w, new_obj) && !ours(k->w, old_obj)))
+        return;
+    enum workers_copy_event how = WORKERS_COPY_LISTED;
+    if (!copies_listing(k))
+        how = ours(k->w, new_obj) && same_status(old_obj, new_obj) ? WORKERS_COPY_OTHER
+                                                                   : WORKERS_COPY_STATUS;
+    k->w->cfg.on_copy(k->w->cfg.ud, new_obj, how);
 }
 
 static bool job_synced(const struct worker *k)

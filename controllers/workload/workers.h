@@ -26,9 +26,10 @@
  * *reachable* while its probes succeed (it turns unreachable after two failed
  * probes in a row, so one lost probe is not an outage, also right after a
  * start) and its Job copies informer has synced. on_change(cluster) runs on the loop whenever a
- * worker is added, removed, becomes reachable / unreachable or known (workers_known); on_copy(obj)
- * for every add, update and delete of a copy on any worker (of ours: label
- * kueue-ks.io/origin=<origin>; an update that takes the label away is passed on too).
+ * worker is added, removed, becomes reachable / unreachable or known (workers_known); on_copy(obj,
+ * how) for every add, update and delete of a copy on any worker (of ours: label
+ * kueue-ks.io/origin=<origin>; an update that takes the label away is passed on too), with how
+ * it came (workers_copy_event).
  *
  * Shared informers: each worker client has one informer cache (pkg/kube/cache.h)
  * through which the copies informers and the agent's Nodes, Pods and Jobs
@@ -62,6 +63,13 @@
 #define WORKERS_MAX_KINDS    32
 
 struct jpack_tab;
+/* How a copy changed, for on_copy. */
+enum workers_copy_event {
+    WORKERS_COPY_LISTED, /* delivered by a list (informer_listing): a restart's, a relist's */
+    WORKERS_COPY_STATUS, /* by a watch: added, deleted, its status changed, or no longer ours */
+    WORKERS_COPY_OTHER,  /* by a watch: an update that left its status as it was */
+};
+
 struct workers_config {
     struct kube_client *hub;     /* borrowed, required: Secrets informer and agent writes */
     const char *ns;              /* operator namespace for worker Secrets; NULL/"" = none watched */
@@ -78,8 +86,8 @@ struct workers_config {
     size_t n_kinds;
     void (*on_change)(void *ud, const char *cluster); /* may be NULL; must not remove
                                                            workers (it runs in their tick) */
-    /* may be NULL; obj borrowed; `listed`: delivered by a list (informer_listing) */
-    void (*on_copy)(void *ud, json_t *obj, bool listed);
+    /* may be NULL; obj borrowed */
+    void (*on_copy)(void *ud, json_t *obj, enum workers_copy_event how);
     /* Whether the hub's lists a placement reads have synced; the in-process agents wait for
      * them too (may be NULL: they do not) */
     bool (*hub_synced)(void *ud);

@@ -2125,6 +2125,21 @@ static void test_relay_falls_back_from_status(void **state)
     json_t *main = req_body(f->hub_srv, n0 + 1, "PATCH", JOB_PATH);
     assert_non_null(jx_annotation(st, XF_ANN_REMOTE_STATUS));
     assert_true(json_equal(st, main));
+    /* the next relay goes through the job at once */
+    json_t *job3 = deliver(f->jobs, "default/sample", main, "8");
+    json_object_set_new(o.cp, "status", J("{\"active\":2,\"ready\":2,\"startTime\":\"T1\"}"));
+    jx_set_new(o.cp, "metadata.resourceVersion", json_string("32"), NULL);
+    store_upsert(f->copies_c1, o.cp, NULL, NULL, NULL);
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200,
+                      "{\"metadata\":{\"resourceVersion\":\"9\"}}");
+    wlc_on_copy(f->c, o.cp, true);
+    run_until_seen(f, n0 + 3);
+    json_t *next = last_hub_body(f, "PATCH", JOB_PATH);
+    assert_string_not_equal(jx_annotation(next, XF_ANN_REMOTE_STATUS),
+                            jx_annotation(main, XF_ANN_REMOTE_STATUS));
+    assert_int_equal(fakesrv_nreq(f->hub_srv), n0 + 3);
+    json_decref(next);
+    json_decref(job3);
     fflush(lc.f);
     const char *said = "drops labels and annotations written through a job's status subresource";
     const char *at = strstr(lc.text, said);
@@ -2322,10 +2337,10 @@ static void test_job_change_first_after_restart(void **state)
     assert_int_equal(st.queued_first, 1);
 }
 
-/* A copy's change from a watch is queued first, ahead of the reservations a burst or a
+/* A copy's status change from a watch is queued first, ahead of the reservations a burst or a
  * restart queued: its status returns to the hub at once (in order it waited behind a burst's
- * placements, seconds on the real stack). A copy from a list (a restart's thousands) stays in
- * order. */
+ * placements, seconds on the real stack). A copy from a list (a restart's thousands) or an
+ * update that left its status as it was stays in order. */
 static void test_copy_change_first(void **state)
 {
     struct fx *f = *state;
@@ -2333,13 +2348,13 @@ static void test_copy_change_first(void **state)
     wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-sample-1a2b3"));
     json_t *cp = J("{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job2-uid\"}}}");
-    wlc_on_copy(f->c, cp, true);
+    wlc_on_copy(f->c, cp, false); /* a list's, or its status as it was */
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, 2);
     assert_int_equal(st.queued_urgent, 1); /* the reservation */
     assert_int_equal(st.queued_first, 0);
-    wlc_on_copy(f->c, cp, false);
+    wlc_on_copy(f->c, cp, true);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, 2);
     assert_int_equal(st.queued_urgent, 2);

@@ -505,8 +505,9 @@ static void test_crd_and_status(void **state)
         json_integer_value(json_object_get(json_object_get(o, "metadata"), "generation")), 1);
     assert_null(json_object_get(o, "status"));
     json_decref(o);
-    /* Status writes only change status (a custom resource's metadata too, as kube-apiserver's
-     * apiextensions status strategy); main writes ignore status and bump generation. */
+    /* Status writes only change status (a custom resource's metadata neither, as with
+     * kube-apiserver's apiextensions status strategy); main writes ignore status and bump
+     * generation. */
     assert_int_equal(call(f, "PATCH", TH "/t/status", NULL, "application/merge-patch+json",
                           "{\"metadata\":{\"annotations\":{\"a\":\"b\"}},\"spec\":{\"a\":9},"
                           "\"status\":{\"s\":\"ok\"}}",

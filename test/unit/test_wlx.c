@@ -332,30 +332,40 @@ static void test_meta_via_status(void **state)
                        "\"annotations\":{\"kueue-ks.io/remote-status\":\"x\",\"gone\":null}}}";
     const char *shown = "{\"metadata\":{\"resourceVersion\":\"6\",\"labels\":{\"l\":\"v\"},"
                         "\"annotations\":{\"kueue-ks.io/remote-status\":\"x\"}}}";
+#define BARE "{\"metadata\":{\"resourceVersion\":\"6\"}}"
     static const struct {
-        const char *patch_kind; /* "meta": labels and annotations only; "spec": with the spec */
+        /* "meta": labels and annotations only; "spec": with the spec; "finalizers": with
+         * finalizers; "clear": every annotation removed (the map null) */
+        const char *patch_kind;
         const char *kind;
         bool allowed;
         const char *answer;
-        const char *want_path;
         bool dropped;
     } cases[] = {
-        {"meta", "Job", true, NULL, NULL, false},
+        {"meta", "Job", true, NULL, false},
         {"meta", "Job", true,
          "{\"metadata\":{\"resourceVersion\":\"6\",\"annotations\":{"
          "\"kueue-ks.io/remote-status\":\"x\"}}}",
-         NULL, true},
+         true},
         {"meta", "Job", true,
          "{\"metadata\":{\"resourceVersion\":\"6\",\"labels\":{\"l\":\"v\"},"
          "\"annotations\":{\"kueue-ks.io/remote-status\":\"x\",\"gone\":\"\"}}}",
-         NULL, true},
-        {"spec", "Job", true, NULL, NULL, false},
-        {"meta", "PyTorchJob", true, NULL, NULL, false},
-        {"meta", "Job", false, NULL, NULL, false},
+         true},
+        {"clear", "Job", true,
+         "{\"metadata\":{\"resourceVersion\":\"6\",\"labels\":{\"l\":\"v\"},"
+         "\"annotations\":{}}}",
+         false},
+        {"clear", "Job", true, NULL, true}, /* the annotations still there */
+        {"spec", "Job", true, NULL, false},
+        {"finalizers", "Job", true, NULL, false},
+        {"meta", "PyTorchJob", true, BARE, false},
+        {"meta", "Job", false, BARE, false}, /* through the job: the answer is not checked */
     };
+#undef BARE
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bool pt = strcmp(cases[i].kind, "PyTorchJob") == 0;
-        bool via = cases[i].allowed && !pt && strcmp(cases[i].patch_kind, "meta") == 0;
+        const char *pk = cases[i].patch_kind;
+        bool via = cases[i].allowed && !pt && (!strcmp(pk, "meta") || !strcmp(pk, "clear"));
         const char *path = pt ? ptj : via ? job_st : job;
         fakesrv_clear(f->hub_srv);
         fakesrv_push_json(f->hub_srv, "PATCH", path, NULL, 200,
@@ -363,8 +373,13 @@ static void test_meta_via_status(void **state)
         struct wl_actions a;
         wl_actions_init(&a);
         json_t *patch = json_loads(meta, 0, NULL);
-        if (strcmp(cases[i].patch_kind, "spec") == 0)
+        json_t *md = json_object_get(patch, "metadata");
+        if (!strcmp(pk, "spec"))
             json_object_set_new(patch, "spec", json_pack("{s:b}", "suspend", 0));
+        else if (!strcmp(pk, "finalizers"))
+            json_object_set_new(md, "finalizers", json_pack("[s]", "x/y"));
+        else if (!strcmp(pk, "clear"))
+            json_object_set_new(md, "annotations", json_null());
         struct wl_action *x = add(&a, WL_ACT_PATCH_JOB);
         x->patch = patch;
         x->relay = true;

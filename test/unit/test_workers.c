@@ -497,7 +497,13 @@ static void test_known_by_failed_probes(void **state)
     "\"namespace\":\"ns\",\"uid\":\"uid-" name "\",\"resourceVersion\":\"" rv                      \
     "\",\"labels\":{" labels "}},\"status\":{\"startTime\":\"2026-11-24T09:58:01Z\"}}"
 #define JOB(name, labels) JOB_RV(name, "5", labels)
-#define HUB_WORK          "\"kubestellar.io/cluster\":\"w1\""
+/* the same with one pod active */
+#define JOB_RV_ACTIVE(name, rv, labels)                                                            \
+    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"" name "\","           \
+    "\"namespace\":\"ns\",\"uid\":\"uid-" name "\",\"resourceVersion\":\"" rv                      \
+    "\",\"labels\":{" labels                                                                       \
+    "}},\"status\":{\"startTime\":\"2026-11-24T09:58:01Z\",\"active\":1}}"
+#define HUB_WORK "\"kubestellar.io/cluster\":\"w1\""
 #define COPY_OF(origin)                                                                            \
     HUB_WORK ",\"app.kubernetes.io/managed-by\":\"kueue-ks\",\"kueue-ks.io/origin\":\"" origin     \
              "\",\"kueue-ks.io/origin-uid\":\"h-" origin "\""
@@ -516,8 +522,8 @@ static void test_known_by_failed_probes(void **state)
 #define CM_STATUS "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics/w1/status"
 
 struct share_fx {
-    json_t *seen;           /* "name listed|watched" of each on_copy */
-    const char *jobs_event; /* a watch event line of the worker's Jobs, or NULL: none */
+    json_t *seen;               /* "name how" of each on_copy */
+    const char *jobs_events[3]; /* watch event lines of the worker's Jobs, NULL-terminated */
     struct fakesrv *srv;
     struct workers *w;
     struct kube_rest_config *hc;
@@ -531,14 +537,15 @@ static bool share_hub_synced(void *ud)
     return !((struct share_fx *)ud)->hub_wait;
 }
 
-static void share_copy(void *ud, json_t *obj, bool listed)
+static void share_copy(void *ud, json_t *obj, enum workers_copy_event how)
 {
     struct share_fx *f = ud;
+    static const char *const hows[] = {"listed", "status", "other"};
     json_array_append_new(
         f->seen,
         json_sprintf("%s %s",
                      json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")),
-                     listed ? "listed" : "watched"));
+                     hows[how]));
 }
 
 /* Requests to `path`: lists (no watch= in the query) and watches. */
@@ -638,9 +645,8 @@ static void share_start(struct share_fx *f, struct ev_loop *loop, double patch_d
                                                 .query_lacks = "watch=",
                                                 .body = SHARED_JOBS,
                                                 .times = -1});
-    if (f->jobs_event)
-        fakesrv_push_watch(f->srv, "/apis/batch/v1/jobs",
-                           (const char *const[]){f->jobs_event, NULL}, FAKESRV_HOLD);
+    if (f->jobs_events[0])
+        fakesrv_push_watch(f->srv, "/apis/batch/v1/jobs", f->jobs_events, FAKESRV_HOLD);
     fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
                                                 .path = "/",
                                                 .query_contains = "watch=",
@@ -712,8 +718,12 @@ static void test_agent_shares_jobs(void **state)
 {
     (void)state;
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-    struct share_fx f = {
-        .jobs_event = "{\"type\":\"MODIFIED\",\"object\":" JOB_RV("ours", "8", COPY_OF("o1")) "}"};
+    /* by watch: a label added (the status as listed), then the status changed */
+    struct share_fx f = {.jobs_events = {"{\"type\":\"MODIFIED\",\"object\":" JOB_RV(
+                                             "ours", "8", COPY_OF("o1") ",\"x\":\"y\"") "}",
+                                         "{\"type\":\"MODIFIED\",\"object\":" JOB_RV_ACTIVE(
+                                             "ours", "9", COPY_OF("o1") ",\"x\":\"y\"") "}",
+                                         NULL}};
     share_start(&f, loop, 0);
     share_run(loop, &f, 10.0, share_watching);
     share_run(loop, &f, 0.3, NULL); /* a second list or watch would have come by now */
@@ -748,11 +758,12 @@ static void test_agent_shares_jobs(void **state)
         assert_int_equal(lists, 1);
         assert_int_equal(watches, 1);
     }
-    /* the controller sees our copy only, listed, then its change by watch (wlc_on_copy queues
-     * the watch's first, the list's in order) */
-    assert_int_equal(json_array_size(f.seen), 2);
+    /* the controller sees our copy only, listed, then its changes by watch, told apart
+     * (wlc_on_copy queues a status change first, the others in order) */
+    assert_int_equal(json_array_size(f.seen), 3);
     assert_string_equal(json_string_value(json_array_get(f.seen, 0)), "ours listed");
-    assert_string_equal(json_string_value(json_array_get(f.seen, 1)), "ours watched");
+    assert_string_equal(json_string_value(json_array_get(f.seen, 1)), "ours other");
+    assert_string_equal(json_string_value(json_array_get(f.seen, 2)), "ours status");
     struct store *cs = workers_copies(f.w, "w1", kind_lookup("batch/v1", "Job"));
     assert_non_null(cs);
     assert_int_equal(store_len(cs), 3); /* the agent counts every hub-work Job */
