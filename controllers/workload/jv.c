@@ -164,6 +164,26 @@ static void no_progress(const struct jv_input *in, struct buf *out)
     }
 }
 
+/* A Kubeflow job's (PyTorchJob...) progress: the copy's whole status is returned onto the hub
+ * object (no remote-status annotation), its replicaStatuses per role. False when it has none. */
+static bool replica_progress(const json_t *job, const char *cluster, struct buf *out)
+{
+    json_t *rs = jx_obj(job, "status.replicaStatuses");
+    if (json_object_size(rs) == 0)
+        return false;
+    buf_printf(out, "  Worker copy:  on %s:", cluster);
+    const char *role, *sep = " ";
+    json_t *v;
+    json_object_foreach(rs, role, v)
+    {
+        buf_printf(out, "%s%s active %lld, succeeded %lld, failed %lld", sep, role,
+                   jx_int(v, "active", 0), jx_int(v, "succeeded", 0), jx_int(v, "failed", 0));
+        sep = "; ";
+    }
+    buf_puts(out, "\n");
+    return true;
+}
+
 /* The cluster the job is placed on has no fresh metrics: what the copy reported may be old,
  * and the operator's next step is the worker-lost timeout; say so (a user saw "running"
  * for 5 minutes on a frozen worker with nothing saying why it did not move). */
@@ -221,7 +241,7 @@ static void ours_part(const struct jv_input *in, struct buf *out)
                    "  Worker copy:  on %s: active %lld, ready %lld, succeeded %lld, failed %lld\n",
                    jx_str(r, "cluster", "?"), jx_int(r, "active", 0), jx_int(r, "ready", 0),
                    jx_int(r, "succeeded", 0), jx_int(r, "failed", 0));
-    else
+    else if (!placed || !replica_progress(in->job, placed, out))
         buf_printf(out, "  Worker copy:  %s\n", placed ? "no status reported yet" : "none");
     json_decref(r);
     no_progress(in, out);

@@ -249,6 +249,34 @@ static void test_no_progress_line(void **state)
 /* The ClusterQueue's cluster selector leaves cluster3 out, cluster1 is excluded
  * for a while after its pods could not be scheduled there (point 4), cluster2's
  * nodes do not match the job's required node affinity: each says so. */
+/* A PyTorchJob has no remote-status annotation: its copy's whole status is returned onto the
+ * hub object, and its replicaStatuses are the copy's progress. */
+static void test_pytorchjob_progress(void **state)
+{
+    (void)state;
+    json_t *job = J("{'apiVersion':'kubeflow.org/v1','kind':'PyTorchJob','metadata':{'name':'p',"
+                    "'namespace':'team','uid':'u3','labels':{'kubestellar.io/cluster':'cluster1'},"
+                    "'annotations':{'kueue-ks.io/placed-by':'kueue-ks'}},'status':{"
+                    "'replicaStatuses':{'Master':{'active':1},'Worker':{'active':1,"
+                    "'succeeded':1}}}}");
+    struct jv_input in = {.job = job, .now_ms = T0};
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    assert_int_equal(jv_render(&in, &b), 0);
+    const char *want = "  Worker copy:  on cluster1: Master active 1, succeeded 0, failed 0; "
+                       "Worker active 1, succeeded 1, failed 0\n";
+    if (!strstr(buf_str(&b), want))
+        fail_msg("no replica progress in:\n%s", buf_str(&b));
+    buf_free(&b);
+    /* none reported yet */
+    json_object_del(job, "status");
+    buf_init(&b, 1 << 20);
+    assert_int_equal(jv_render(&in, &b), 0);
+    assert_non_null(strstr(buf_str(&b), "  Worker copy:  no status reported yet\n"));
+    buf_free(&b);
+    json_decref(job);
+}
+
 static void test_selector_affinity_exclusion(void **state)
 {
     (void)state;
@@ -422,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_no_workload_no_queue),
         cmocka_unit_test(test_selector_affinity_exclusion),
         cmocka_unit_test(test_no_progress_line),
+        cmocka_unit_test(test_pytorchjob_progress),
         cmocka_unit_test(test_placed_on_stale_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
