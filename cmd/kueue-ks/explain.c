@@ -1,9 +1,9 @@
 /*
  * kueue-ks explain [-n NS] [KIND/]NAME: why a job runs where it does, or why
- * it does not (controllers/workload/jv renders it). A CLI, not a
- * reconcile: it reads the hub once (the job, then its Workload, LocalQueue,
- * the ClusterMetrics, ResourceFlavors and AdmissionChecks), prints, exits.
- * Exit 1 when the job does not exist or the hub cannot be read.
+ * it does not (controllers/workload/jv renders it); workload/NAME explains the Workload's job. A
+ * CLI, not a reconcile: it reads the hub once (the job, then its Workload, LocalQueue, the
+ * ClusterMetrics, ResourceFlavors and AdmissionChecks), prints, exits. Exit 1 when the job does not
+ * exist or the hub cannot be read.
  */
 #include <errno.h>
 #include <ev.h>
@@ -117,6 +117,84 @@ static const struct kind_def *parse_target(const char *arg, const char **name)
     return NULL;
 }
 
+/* "workload/NAME", "workloads/NAME", "workload.kueue.x-k8s.io/NAME": the Workload's job is
+ * explained (the README has users watch Workloads). */
+static bool is_workload_target(const char *arg)
+{
+    const char *slash = strchr(arg, '/');
+    if (!slash)
+        return false;
+    size_t len = (size_t)(slash - arg);
+    const char *dot = memchr(arg, '.', len);
+    if (dot)
+        len = (size_t)(dot - arg);
+    return (len == 8 && strncasecmp(arg, "workload", 8) == 0) ||
+           (len == 9 && strncasecmp(arg, "workloads", 9) == 0);
+}
+
+/* The Kueue API version the hub serves (v1beta2 when it does), from G_DISC's answer. */
+static const char *kueue_version(const struct xp *x)
+{
+    const char *ver = "v1beta1";
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(x->body[G_DISC], "versions"), i, v)
+    {
+        if (strcmp(jx_str(v, "version", ""), "v1beta2") == 0)
+            ver = "v1beta2";
+    }
+    return ver;
+}
+
+/* Workload `wname` in `ns`: its job's kind and name (*name: new string), or NULL with a
+ * message on stderr. Runs the loop. */
+static const struct kind_def *workload_job(struct xp *x, const char *ns, const char *wname,
+                                           char **name)
+{
+    get(x, G_DISC, "/apis/kueue.x-k8s.io");
+    if (!wait_all(x)) {
+        fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");
+        return NULL;
+    }
+    if (x->rc[G_DISC] < 0) {
+        fprintf(stderr, "kueue-ks explain: Kueue is not installed on this cluster (no "
+                        "kueue.x-k8s.io API): is KUBECONFIG the hub?\n");
+        return NULL;
+    }
+    char *p = kube_path("kueue.x-k8s.io", kueue_version(x), "workloads", ns, wname, NULL);
+    get(x, G_WL, p);
+    free(p);
+    if (!wait_all(x)) {
+        fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");
+        return NULL;
+    }
+    if (x->rc[G_WL] < 0) {
+        fprintf(stderr, "kueue-ks explain: Workload %s/%s: %s\n", ns, wname,
+                x->rc[G_WL] == -ENOENT ? "not found (kubectl get workloads -A lists them)"
+                                       : x->err[G_WL]);
+        return NULL;
+    }
+    json_t *owner = jx_owner_controller(x->body[G_WL]);
+    const struct kind_def *k =
+        owner ? kind_lookup(jx_str(owner, "apiVersion", ""), jx_str(owner, "kind", "")) : NULL;
+    if (!k || k->generic || !jx_str(owner, "name", NULL)) {
+        fprintf(stderr,
+                "kueue-ks explain: Workload %s/%s has no owner job kueue-ks knows (%s %s)\n", ns,
+                wname, owner ? jx_str(owner, "kind", "?") : "no controller ownerReference",
+                owner ? jx_str(owner, "name", "") : "");
+        return NULL;
+    }
+    *name = xstrdup(jx_str(owner, "name", ""));
+    /* the answers are fetched again for the job below */
+    static const int again[] = {G_DISC, G_WL};
+    for (size_t i = 0; i < sizeof again / sizeof again[0]; i++) {
+        json_decref(x->body[again[i]]);
+        x->body[again[i]] = NULL;
+        x->rc[again[i]] = 0;
+    }
+    return k;
+}
+
 static int64_t wall_ms(void)
 {
     struct timespec ts;
@@ -127,6 +205,7 @@ static int64_t wall_ms(void)
 int cmd_explain(int argc, char **argv)
 {
     char *kubeconfig = NULL, *context = NULL, *ns = NULL;
+    char *owned_name = NULL; /* workload/NAME: its job's name */
     double timeout = 0;
     struct flag fl[XP_NFLAGS] = {
         {"kubeconfig", FLAG_STRING, &kubeconfig,
@@ -157,7 +236,7 @@ int cmd_explain(int argc, char **argv)
                "copy reports,\nand for each worker cluster whether it fits now, once the cluster "
                "drains, or never\n(needed per pod vs free and allocatable on the best matching "
                "node).\n\nUsage: kueue-ks explain [-n NAMESPACE] [KIND/]NAME   (KIND: job "
-               "(default), pytorchjob)\n\nFlags:\n");
+               "(default), pytorchjob, or workload: its job)\n\nFlags:\n");
         flags_usage(stdout, fl, XP_NFLAGS);
         code = 0;
         goto out;
@@ -167,10 +246,12 @@ int cmd_explain(int argc, char **argv)
                         "--help)\n");
         goto out;
     }
-    const char *name;
-    const struct kind_def *k = parse_target(pos[0], &name);
-    if (!k) {
-        fprintf(stderr, "kueue-ks explain: \"%s\": not KIND/NAME with KIND job or pytorchjob\n",
+    const char *name = NULL;
+    bool wl_target = is_workload_target(pos[0]);
+    const struct kind_def *k = wl_target ? NULL : parse_target(pos[0], &name);
+    if (wl_target ? !strchr(pos[0], '/')[1] : !k) {
+        fprintf(stderr,
+                "kueue-ks explain: \"%s\": not KIND/NAME with KIND job, pytorchjob or workload\n",
                 pos[0]);
         goto out;
     }
@@ -195,6 +276,12 @@ int cmd_explain(int argc, char **argv)
     ev_timer tm;
     ev_timer_init(&tm, timeout_cb, timeout > 0 ? timeout : 30.0, 0);
     ev_timer_start(x.loop, &tm);
+    if (wl_target) {
+        k = workload_job(&x, ns, strchr(pos[0], '/') + 1, &owned_name);
+        if (!k)
+            goto out;
+        name = owned_name;
+    }
     char *p = kube_path(k->group, k->version, k->resource, ns, name, NULL);
     get(&x, G_JOB, p);
     free(p);
@@ -229,14 +316,7 @@ int cmd_explain(int argc, char **argv)
                         "kueue.x-k8s.io API): is KUBECONFIG the hub?\n");
         goto out;
     }
-    const char *ver = "v1beta1";
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(x.body[G_DISC], "versions"), i, v)
-    {
-        if (strcmp(jx_str(v, "version", ""), "v1beta2") == 0)
-            ver = "v1beta2";
-    }
+    const char *ver = kueue_version(&x);
     p = kube_path("kueue.x-k8s.io", ver, "workloads", ns, NULL, NULL);
     get(&x, G_WL, p);
     free(p);
@@ -262,6 +342,8 @@ int cmd_explain(int argc, char **argv)
     /* the job's Workload: the one it controls */
     const json_t *wl = NULL;
     const char *uid = jx_uid(x.body[G_JOB]);
+    size_t i;
+    json_t *v;
     json_array_foreach(jx_arr(x.body[G_WL], "items"), i, v)
     {
         const json_t *o = jx_owner_controller(v);
@@ -296,6 +378,7 @@ out:
     if (x.loop)
         ev_loop_destroy(x.loop);
     kube_rest_config_free(cfg);
+    free(owned_name);
     free(pos);
     flags_free(fl, XP_NFLAGS);
     return code;

@@ -177,6 +177,17 @@ out=$(bin/kueue-ks explain "job.batch/$name") || die "explain $name failed" "$ou
 grep -qE "Placed on:    $cl$" <<<"$out" || die "explain: not placed on $cl" "$out"
 grep -qE "Worker copy:  on $cl: active 0, ready 0, succeeded 3, failed 0" <<<"$out" ||
   die "explain: worker copy" "$out"
+# the Workload's name explains its job (the README has users watch Workloads)
+wl=$(k get workloads -o jsonpath="{.items[?(@.metadata.ownerReferences[0].name==\"$name\")].metadata.name}")
+[ -n "$wl" ] || die "no Workload of $name" "$(k get workloads)"
+wout=$(bin/kueue-ks explain "workload/$wl") || die "explain workload/$wl failed" "$wout"
+for want in "Job default/$name (batch/v1)" "Placed on:    $cl" \
+  "Worker copy:  on $cl: active 0, ready 0, succeeded 3, failed 0"; do
+  grep -qF -- "$want" <<<"$wout" || die "explain workload/$wl lacks '$want'" "$wout"
+done
+wout=$(bin/kueue-ks explain workload/no-such-workload 2>&1) && die "explain of a missing Workload succeeded" "$wout"
+grep -qF "Workload default/no-such-workload: not found (kubectl get workloads -A lists them)" <<<"$wout" ||
+  die "explain: a missing Workload is not said so" "$wout"
 # the other cluster lacks the flavor Kueue reserved the quota in: said so
 other=cluster1 fl=spot
 [ "$cl" = cluster1 ] && other=cluster2
