@@ -185,13 +185,9 @@ static const struct kind_def *workload_job(struct xp *x, const char *ns, const c
         return NULL;
     }
     *name = xstrdup(jx_str(owner, "name", ""));
-    /* the answers are fetched again for the job below */
-    static const int again[] = {G_DISC, G_WL};
-    for (size_t i = 0; i < sizeof again / sizeof again[0]; i++) {
-        json_decref(x->body[again[i]]);
-        x->body[again[i]] = NULL;
-        x->rc[again[i]] = 0;
-    }
+    /* the job's own reads list the namespace's Workloads into G_WL; discovery is kept */
+    json_decref(x->body[G_WL]);
+    x->body[G_WL] = NULL;
     return k;
 }
 
@@ -285,7 +281,8 @@ int cmd_explain(int argc, char **argv)
     char *p = kube_path(k->group, k->version, k->resource, ns, name, NULL);
     get(&x, G_JOB, p);
     free(p);
-    get(&x, G_DISC, "/apis/kueue.x-k8s.io");
+    if (!x.body[G_DISC]) /* workload/NAME read it already */
+        get(&x, G_DISC, "/apis/kueue.x-k8s.io");
     get(&x, G_CM, "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics");
     if (!wait_all(&x)) {
         fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");

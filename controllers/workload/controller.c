@@ -1839,7 +1839,6 @@ static bool echo_skip(struct wlc *c, const char *key, const json_t *old, const j
 static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool hub_listed,
                    bool relist, bool copy_first)
 {
-    bool listed = hub_listed;
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
     bool hub = !uid; /* a copy carries its hub job's uid */
     if (!uid)
@@ -1849,10 +1848,10 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool hub
     json_t *keys = store_index_keys(c->cfg.src.workloads, WLC_INDEX_OWNER, uid, NULL);
     for (size_t i = 0; keys && i < json_array_size(keys); i++) {
         const char *k = json_string_value(json_array_get(keys, i));
-        if (!listed)
+        if (!hub_listed)
             log_v(c->cfg.lg, 5, hub ? "job event" : "copy event", "workload", k, "rv",
                   jx_resource_version(obj) ? jx_resource_version(obj) : "");
-        if (hub && listed) {
+        if (hub && hub_listed) {
             json_t *wl = store_get_view(c->cfg.src.workloads, k, wlc_workload_view); /* a pass's */
             add_passing(c, k, wl);
             json_decref(wl);
