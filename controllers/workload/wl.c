@@ -575,7 +575,10 @@ static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char
     const struct wl_placement *p = s->placement;
     struct err e;
     json_t *labels = wl_podset_labels(s->workload, s->flavor_labels);
-    int rc = xf_place(s->kind, work, p->cluster, labels, token, &e);
+    /* The built-in syncer makes the copy itself: the flavors' keys go into it only, and the
+     * placement stays a metadata-only patch (through the Job's /status, wlx.h) */
+    int rc = xf_place(s->kind, work, p->cluster, labels, token,
+                      s->opts.direct ? XF_INJECT_COPY : XF_INJECT_SPEC, &e);
     json_decref(labels);
     if (rc < 0) {
         char *msg = xasprintf("cannot place on %s: %s", p->cluster, e.msg);

@@ -56,8 +56,10 @@ static bool set_annotation_if(json_t *job, const char *key, const char *val)
 }
 
 /* Merge the wanted node labels of one pod template into its nodeSelector (a key
- * the template has wins), recording what was added in `rec`; true when any was. */
-static bool inject_template(const struct kind_tmpl *t, const json_t *want, json_t *rec)
+ * the template has wins), recording what was added in `rec` (NULL: record nothing);
+ * with `record_only` the template is left alone. True when the template changed. */
+static bool inject_template(const struct kind_tmpl *t, const json_t *want, json_t *rec,
+                            bool record_only)
 {
     bool changed = false;
     json_t *ns = jx_obj(t->tmpl, "spec.nodeSelector");
@@ -67,21 +69,25 @@ static bool inject_template(const struct kind_tmpl *t, const json_t *want, json_
     {
         if (!json_is_string(val))
             continue;
+        if (ns && json_object_get(ns, key))
+            continue; /* the user's key (or one we already injected) wins */
+        if (rec) {
+            json_t *r = json_object_get(rec, t->path);
+            if (!json_is_object(r)) {
+                r = json_object();
+                json_object_set_new(rec, t->path, r);
+            }
+            json_object_set(r, key, val);
+        }
+        if (record_only)
+            continue;
         if (!ns) {
             ns = json_object();
             if (jx_setv_new(t->tmpl, ns, "spec", "nodeSelector") < 0)
                 break; /* the template's spec is not an object (ns was released) */
         }
-        if (json_object_get(ns, key))
-            continue; /* the user's key (or one we already injected) wins */
         json_object_set(ns, key, val);
         changed = true;
-        json_t *r = json_object_get(rec, t->path);
-        if (!json_is_object(r)) {
-            r = json_object();
-            json_object_set_new(rec, t->path, r);
-        }
-        json_object_set(r, key, val);
     }
     return changed;
 }
@@ -89,7 +95,8 @@ static bool inject_template(const struct kind_tmpl *t, const json_t *want, json_
 /* Changes are tracked as they are made (no before/after serialisation of the
  * whole job: that was most of a placement's cost). */
 int xf_place(const struct kind_def *k, json_t *job, const char *cluster,
-             const json_t *podset_labels, const char *placed_for, struct err *e)
+             const json_t *podset_labels, const char *placed_for, enum xf_inject where,
+             struct err *e)
 {
     if (!k || !json_is_object(job) || !cluster || !*cluster)
         return err_set(e, -EINVAL, "xf_place: job and cluster are required");
@@ -109,7 +116,7 @@ int xf_place(const struct kind_def *k, json_t *job, const char *cluster,
     for (size_t i = 0; i < nt; i++) {
         json_t *want = json_object_get(podset_labels, t[i].podset);
         if (json_is_object(want) && json_object_size(want) > 0)
-            changed |= inject_template(&t[i], want, rec);
+            changed |= inject_template(&t[i], want, rec, where == XF_INJECT_COPY);
     }
     kind_tmpls_free(t, nt);
     if (json_object_size(rec) > 0) {
@@ -214,6 +221,21 @@ json_t *xf_downsync(const struct kind_def *k, const json_t *hub, const struct xf
         }
         if (tl && json_object_size(tl) == 0)
             json_object_del(jx_obj(w, "spec.template.metadata"), "labels");
+    }
+    if (k && jx_annotation(w, XF_ANN_INJECTED)) {
+        /* XF_INJECT_COPY: the record's keys reach the worker in the copy only. Only the
+         * kind's own template paths are read: the annotation can be written by anyone. */
+        json_t *rec = injected_record(w);
+        struct kind_tmpl *t = NULL;
+        size_t nt = 0;
+        kind_templates(k, w, &t, &nt);
+        for (size_t i = 0; i < nt; i++) {
+            json_t *want = json_object_get(rec, t[i].path);
+            if (json_is_object(want))
+                inject_template(&t[i], want, NULL, false);
+        }
+        kind_tmpls_free(t, nt);
+        json_decref(rec);
     }
     if (k && k->suspend_path)
         jx_del(w, k->suspend_path);

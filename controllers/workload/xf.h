@@ -3,7 +3,8 @@
  *
  * (a) Placement (xf_place): set the label kubestellar.io/cluster=<c> and merge
  *     each admitted flavor's nodeLabels into the nodeSelector of every pod
- *     template of the job (paths from the kind table). A key the template
+ *     template of the job (paths from the kind table), or, for the built-in
+ *     syncer, only into the worker copy (enum xf_inject). A key the template
  *     already has is never overwritten. What was done is recorded on the job:
  *       kueue-ks.io/injected-node-selector: {"<template path>":{"k":"v"},...}
  *         exactly the keys we added (compact JSON, sorted keys);
@@ -74,18 +75,32 @@
 /* spec.managedBy value of a hub job whose status the syncer mirrors continuously. */
 #define XF_MANAGED_BY "kueue-ks.io/syncer"
 
+/* Where xf_place puts the admitted flavors' node labels. */
+enum xf_inject {
+    /* Into the job's own pod templates: a transport that copies the hub object as it is
+     * (KubeStellar's BindingPolicies) carries them to the worker. */
+    XF_INJECT_SPEC,
+    /* Recorded in XF_ANN_INJECTED only: xf_downsync adds them to the worker copy. The hub
+     * job's spec is left alone, so the placement is a metadata-only patch, which goes
+     * through the Job's /status (no admission webhook, no spec update on the hub). */
+    XF_INJECT_COPY,
+};
+
 /*
  * (a) Place `job` (modified in place) on `cluster`. `podset_labels` is an
  * object {"<pod set>": {"key": "value", ...}} (the union of the admitted
  * flavors' nodeLabels per pod set; NULL or a missing pod set = nothing to
- * inject). `placed_for` is stored in XF_ANN_PLACED_FOR (NULL: not stored).
+ * inject); `where` says whether they go into the job's templates or only into
+ * the record (both record the keys a template lacks). `placed_for` is stored
+ * in XF_ANN_PLACED_FOR (NULL: not stored).
  * Calling it again with the same inputs changes nothing.
  * Returns 1 when the job changed, 0 when it already was so placed,
  * -EEXIST when the job carries a different kubestellar.io/cluster label
  * (message names both; the job is unchanged), -EINVAL for bad arguments.
  */
 int xf_place(const struct kind_def *k, json_t *job, const char *cluster,
-             const json_t *podset_labels, const char *placed_for, struct err *e);
+             const json_t *podset_labels, const char *placed_for, enum xf_inject where,
+             struct err *e);
 
 /* (b) Undo what xf_place recorded. Returns 1 when the job changed, 0 when
  * there was nothing to undo. A malformed injected-node-selector annotation is
@@ -104,7 +119,10 @@ struct xf_origin {
 };
 
 /* (c) The worker copy of hub object `hub` (new reference), or NULL with
- * -EINVAL in e when `hub` has no name or the origin is incomplete. */
+ * -EINVAL in e when `hub` has no name or the origin is incomplete. The keys
+ * XF_ANN_INJECTED records for one of the kind's pod templates are added to
+ * that template's nodeSelector where it lacks them (XF_INJECT_COPY); a
+ * record naming any other path is ignored. */
 json_t *xf_downsync(const struct kind_def *k, const json_t *hub, const struct xf_origin *o,
                     struct err *e);
 

@@ -101,6 +101,12 @@ assert_one_life "$name" default
 c=$(copies "$name")
 [ "$c" = "1 0" ] || die "$name copies (cluster1 cluster2): $c, want 1 0 (flavor spot)"
 complete_on cluster1 "$name" >/dev/null || die "worker copy of $name not Complete on cluster1"
+# the flavor's nodeLabels reach the worker in the copy only: the hub job's spec is left alone
+# (its placement is a metadata-only patch, through the Job's /status)
+sel=$(k cluster1 get job "$name" -n default -o 'jsonpath={.spec.template.spec.nodeSelector.instance}')
+[ "$sel" = spot ] || die "copy of $name on cluster1: nodeSelector instance='$sel', want spot"
+sel=$(k hub get job "$name" -n default -o 'jsonpath={.spec.template.spec.nodeSelector.instance}')
+[ -z "$sel" ] || die "hub job $name: nodeSelector instance='$sel', want none (the copy carries it)"
 wait_until 20 "quota released" jq_ok hub '(.status.reservingWorkloads // 0)==0' clusterqueue cluster-queue-ks
 pass "$name Complete, Workload Finished by Kueue, one uid, check was '$(head -1 "$WORK/$name.pending")', one copy on cluster1"
 

@@ -32,8 +32,14 @@ static void run_kind(const struct kind_def *k, json_t *in, json_t *job, json_t *
     json_t *work = json_deep_copy(job);
     json_t *labels = wl_podset_labels(wl, flavors);
     if (json_is_object(work)) {
-        xf_place(k, work, "c1", labels, "tok", NULL);
-        xf_place(k, work, "c1", in, NULL, NULL);
+        /* the record a placement for the copy leaves, read back by the downsync */
+        json_t *rec = json_deep_copy(work);
+        xf_place(k, rec, "c1", labels, "tok", XF_INJECT_COPY, NULL);
+        struct xf_origin ro = {.origin = "o", .origin_uid = "u"};
+        json_decref(xf_downsync(k, rec, &ro, NULL));
+        json_decref(rec);
+        xf_place(k, work, "c1", labels, "tok", XF_INJECT_SPEC, NULL);
+        xf_place(k, work, "c1", in, NULL, XF_INJECT_SPEC, NULL);
         xf_unplace(k, work);
         xf_unplace(k, work);
     }

@@ -339,7 +339,9 @@ static void test_place_then_copy(void **state)
     place_once(f, &jp, &wp);
     assert_string_equal(jx_str(jp, "metadata.labels.kubestellar\\.io/cluster", ""), "c1");
     assert_string_equal(jx_str(jp, "metadata.resourceVersion", ""), "5");
-    assert_string_equal(jx_str(jp, "spec.template.spec.nodeSelector.instance", ""), "spot");
+    /* the built-in syncer: the flavor's keys are recorded, and go into the copy only */
+    assert_null(jx_get(jp, "spec"));
+    assert_non_null(jx_annotation(jp, XF_ANN_INJECTED));
     assert_string_equal(jx_str(wp, "status.admissionChecks[0].state", ""), "Pending");
     assert_non_null(strstr(jx_str(wp, "status.admissionChecks[0].message", ""), "c1"));
     assert_string_equal(jx_str(wp, "status.conditions[1].type", ""), "ClusterAssigned");
@@ -366,6 +368,7 @@ static void test_place_then_copy(void **state)
     assert_string_equal(jx_label(cp, XF_LABEL_ORIGIN), "hub-a");
     assert_string_equal(jx_label(cp, XF_LABEL_ORIGIN_UID), "job-uid");
     assert_null(jx_get(cp, "spec.suspend"));
+    assert_string_equal(jx_str(cp, "spec.template.spec.nodeSelector.instance", ""), "spot");
     assert_int_equal(fakesrv_nreq(f->hub_srv), 2); /* nothing more on the hub */
 
     /* the worker copy appears and finishes: the final status comes back */
@@ -2151,6 +2154,48 @@ static void test_relay_falls_back_from_status(void **state)
     one_placed_free(&o);
 }
 
+/* With the built-in syncer a placement changes no spec (the flavor's keys go into the copy):
+ * it is one metadata-only patch, through the Job's /status, where real Kueue's job webhook
+ * is not called. The same patch as through the job; a hub that shows it needs no fallback. */
+static void test_placement_through_status(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp); /* the patch, as written through the job */
+    json_decref(wp);
+    assert_int_equal(teardown(state), 0);
+    assert_int_equal(setup(state), 0);
+    f = *state;
+    struct logcap lc;
+    f->meta_status = true;
+    log_to(f, &lc);
+    json_t *answer = json_deep_copy(jp);
+    jx_set_new(answer, "metadata.resourceVersion", json_string("6"), NULL);
+    char *ans = jx_dumps(answer);
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH "/status", NULL, 200, ans);
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 2, 0);
+    json_t *sp = NULL;
+    for (size_t i = 0; i < 2; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        assert_string_not_equal(r->path, JOB_PATH);
+        if (strcmp(r->path, JOB_PATH "/status") == 0)
+            sp = J(r->body);
+        fakesrv_req_free(r);
+    }
+    assert_non_null(sp);
+    assert_true(json_equal(sp, jp));
+    assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    fflush(lc.f);
+    assert_null(strstr(lc.text, "drops labels and annotations"));
+    assert_int_equal(msg_lines(f, &lc, "job placed"), 1);
+    free(ans);
+    json_decref(answer);
+    json_decref(sp);
+    json_decref(jp);
+}
+
 /* A copy made for a placement this process did not log (an earlier run of kueue-ks placed the
  * job; its copy is missing, as after a restart whose workers lost it): one "job dispatched"
  * line, so a user following the job sees it; none when this process placed it. */
@@ -2523,6 +2568,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_job_change_first_after_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy_change_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relay_falls_back_from_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_placement_through_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_logged_once_despite_conflicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_is_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_falls_back_to_merge, setup, teardown),

@@ -93,7 +93,16 @@ static json_t *make_wl(const struct wl_fx *f)
     return wl;
 }
 
-enum { JOB_FREE, JOB_PLACED_C1, JOB_PINNED_C1, JOB_STALE_C1, JOB_PIN_C3, JOB_PLACED_C1_DONE };
+enum {
+    JOB_FREE,
+    JOB_PLACED_C1,
+    JOB_PINNED_C1,
+    JOB_STALE_C1,
+    JOB_PIN_C3,
+    JOB_PLACED_C1_DONE,
+    JOB_PLACED_C1_COPY, /* placed on c1, the flavor's keys recorded for the copy only */
+    JOB_STALE_C1_SPEC,  /* JOB_STALE_C1 with the keys in the spec (KubeStellar's transport) */
+};
 
 static json_t *make_job(int how)
 {
@@ -106,20 +115,26 @@ static json_t *make_job(int how)
     json_t *labels = J("{\"main\":{\"instance\":\"spot\"}}");
     switch (how) {
     case JOB_PLACED_C1:
-        xf_place(k, job, "c1", labels, TOKEN, NULL);
+        xf_place(k, job, "c1", labels, TOKEN, XF_INJECT_SPEC, NULL);
         break;
     case JOB_PINNED_C1:
         jx_set_label(job, XF_LABEL_CLUSTER, "c1");
-        xf_place(k, job, "c1", labels, TOKEN, NULL);
+        xf_place(k, job, "c1", labels, TOKEN, XF_INJECT_SPEC, NULL);
         break;
-    case JOB_STALE_C1:
-        xf_place(k, job, "c1", labels, "wl-uid/2026-11-22T09:00:00Z", NULL);
+    case JOB_STALE_C1: /* placed by the built-in syncer, the table's transport */
+        xf_place(k, job, "c1", labels, "wl-uid/2026-11-22T09:00:00Z", XF_INJECT_COPY, NULL);
+        break;
+    case JOB_STALE_C1_SPEC:
+        xf_place(k, job, "c1", labels, "wl-uid/2026-11-22T09:00:00Z", XF_INJECT_SPEC, NULL);
         break;
     case JOB_PIN_C3:
         jx_set_label(job, XF_LABEL_CLUSTER, "c3");
         break;
+    case JOB_PLACED_C1_COPY:
+        xf_place(k, job, "c1", labels, TOKEN, XF_INJECT_COPY, NULL);
+        break;
     case JOB_PLACED_C1_DONE: /* the final status written, then amended by the Job controller */
-        xf_place(k, job, "c1", labels, TOKEN, NULL);
+        xf_place(k, job, "c1", labels, TOKEN, XF_INJECT_SPEC, NULL);
         json_object_set_new(job, "status",
                             J("{\"succeeded\":3,\"conditions\":[{\"type\":\"Complete\","
                               "\"status\":\"True\"}]}"));
@@ -240,6 +255,16 @@ static const struct tcase cases[] = {
               "event job Normal Evicted: Workload job-sample-1a2b3 lost its quota reservation; "
               "placement on cluster c1 undone",
               "\"reason\":\"NoReservation\""}},
+    {.name = "evicted while placed, the flavor's keys in the copy only: the undo is metadata only",
+     .out = "evicted c1",
+     .wl = {.reserved = RES_FALSE_EVICTED, .state = "Pending", .assigned = true},
+     .job = JOB_PLACED_C1_COPY,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {"patch-job {\"metadata\":{\"annotations\":null,\"labels\":{\"kubestellar.io/"
+              "cluster\":null},\"resourceVersion\":\"5\"}}",
+              "delete-copy c1 default/sample", "unreserve", "event job Normal Evicted",
+              "\"reason\":\"NoReservation\""}},
     {.name = "requeued after Retry: check back to Pending",
      .out = "waiting",
      .wl = {.reserved = RES_FALSE_EVICTED, .state = "Retry"},
@@ -267,7 +292,8 @@ static const struct tcase cases[] = {
      .place = -1,
      .want_placement = true,
      .want = {"requeue 1000"}},
-    {.name = "reserved: placed on c2 with flavor labels",
+    {.name = "reserved: placed on c2 with flavor labels, recorded for the copy only (the built-in "
+             "syncer): a metadata-only patch",
      .out = "placed c2",
      .wl = RESERVED("Pending"),
      .place = WL_PLACE_OK,
@@ -276,8 +302,7 @@ static const struct tcase cases[] = {
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/injected-node-selector\":"
               "\"{\\\"spec.template\\\":{\\\"instance\\\":\\\"spot\\\"}}\",\"kueue-ks.io/"
               "placed-by\":\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"labels\":{"
-              "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"},\"spec\":{"
-              "\"template\":{\"spec\":{\"nodeSelector\":{\"instance\":\"spot\"}}}}}",
+              "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
               "reserve c2",
               "\"message\":\"placed on cluster c2: most free\",\"name\":\"ks-check\","
               "\"state\":\"Pending\""}},
@@ -289,7 +314,12 @@ static const struct tcase cases[] = {
      .place_cluster = "c2",
      .direct_off = true,
      .want_placement = true,
-     .want = {"patch-job", "reserve c2",
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/injected-node-selector\":"
+              "\"{\\\"spec.template\\\":{\\\"instance\\\":\\\"spot\\\"}}\",\"kueue-ks.io/"
+              "placed-by\":\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"labels\":{"
+              "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"},\"spec\":{"
+              "\"template\":{\"spec\":{\"nodeSelector\":{\"instance\":\"spot\"}}}}}",
+              "reserve c2",
               "event job Normal AssignedCluster: Assigned to cluster c2; nodeSelector added from "
               "the admitted flavors: {\"spec.template\":{\"instance\":\"spot\"}}",
               "wl-status"}},
@@ -371,6 +401,20 @@ static const struct tcase cases[] = {
      .want = {"delete-copy c1 default/sample",
               "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/placed-for\":\"" TOKEN
               "\"},\"labels\":{\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
+              "reserve c2", "wl-status"}},
+    {.name = "stale placement with the flavor's keys in the spec (KubeStellar's transport or an "
+             "earlier version), re-placed by the built-in syncer: the keys leave the spec",
+     .out = "placed c2",
+     .wl = RESERVED("Pending"),
+     .job = JOB_STALE_C1_SPEC,
+     .copy = COPY_RUNNING,
+     .place = WL_PLACE_OK,
+     .place_cluster = "c2",
+     .want_placement = true,
+     .want = {"delete-copy c1 default/sample",
+              "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/placed-for\":\"" TOKEN
+              "\"},\"labels\":{\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"},"
+              "\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":null}}}}",
               "reserve c2", "wl-status"}},
     {.name = "reserved, check Retry: wait for Kueue",
      .out = "none",
@@ -1230,12 +1274,15 @@ static void test_defer_running(void **state)
     json_decref(done);
 }
 
-static void test_create_copy_object(void **state)
+/* The copy carries the flavor's nodeSelector whether the hub job has it in its spec
+ * (XF_INJECT_SPEC) or only in its record (XF_INJECT_COPY, the built-in syncer's placement). */
+static void create_copy_object(int how)
 {
-    (void)state;
     struct wl_fx f = RESERVED_ASSIGNED("Pending");
     json_t *wl = make_wl(&f);
-    json_t *job = make_job(JOB_PLACED_C1);
+    json_t *job = make_job(how);
+    if (how == JOB_PLACED_C1_COPY)
+        assert_null(jx_get(job, "spec.template.spec.nodeSelector"));
     struct wl_snapshot s = {.workload = wl,
                             .job = job,
                             .kind = kind_lookup("batch/v1", "Job"),
@@ -1255,6 +1302,13 @@ static void test_create_copy_object(void **state)
     wl_actions_free(&a);
     json_decref(wl);
     json_decref(job);
+}
+
+static void test_create_copy_object(void **state)
+{
+    (void)state;
+    create_copy_object(JOB_PLACED_C1);
+    create_copy_object(JOB_PLACED_C1_COPY);
 }
 
 static void test_podset_labels(void **state)
@@ -1414,7 +1468,7 @@ static void test_generic_kind(void **state)
 
     /* placed: the copy keeps the spec as it is (no suspend rule known) */
     struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
-    xf_place(k, job, "c1", NULL, TOKEN, NULL);
+    xf_place(k, job, "c1", NULL, TOKEN, XF_INJECT_SPEC, NULL);
     s.placement = NULL;
     wl_actions_init(&a);
     assert_int_equal(wl_decide(&s, &a, NULL), 0);
@@ -1463,7 +1517,7 @@ static void test_status_after_result(void **state)
                    "\"resourceVersion\":\"7\"},\"spec\":{\"runPolicy\":{\"suspend\":true},"
                    "\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{"
                    "\"containers\":[{\"name\":\"c\"}]}}}}}}");
-    xf_place(pk, pj, "c1", NULL, TOKEN, NULL);
+    xf_place(pk, pj, "c1", NULL, TOKEN, XF_INJECT_SPEC, NULL);
     struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
     json_t *copy = xf_downsync(pk, pj, &o, NULL);
     assert_non_null(copy);
@@ -1530,7 +1584,7 @@ static void test_evicting_resets_mirrored_activity(void **state)
                    "\"containers\":[{\"name\":\"c\"}]}}}}},\"status\":{\"replicaStatuses\":{"
                    "\"Master\":{\"active\":1},\"Worker\":{\"active\":2,\"succeeded\":1}},"
                    "\"conditions\":[{\"type\":\"Running\",\"status\":\"True\"}]}}");
-    xf_place(pk, pj, "c1", NULL, TOKEN, NULL);
+    xf_place(pk, pj, "c1", NULL, TOKEN, XF_INJECT_SPEC, NULL);
     struct wl_snapshot s = {.workload = wl,
                             .job = pj,
                             .kind = pk,

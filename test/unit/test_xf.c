@@ -71,7 +71,7 @@ static void test_place_undo_roundtrip_job(void **state)
     json_t *orig = json_deep_copy(job);
     json_t *labels = J("{\"main\":{\"instance\":\"spot\",\"zone\":\"eu-1\"}}");
     struct err e;
-    assert_int_equal(xf_place(k, job, "cluster1", labels, "wl-uid/t1", &e), 1);
+    assert_int_equal(xf_place(k, job, "cluster1", labels, "wl-uid/t1", XF_INJECT_SPEC, &e), 1);
     assert_string_equal(jx_label(job, XF_LABEL_CLUSTER), "cluster1");
     assert_string_equal(jx_annotation(job, XF_ANN_PLACED_BY), "kueue-ks");
     assert_string_equal(jx_annotation(job, XF_ANN_PLACED_FOR), "wl-uid/t1");
@@ -83,10 +83,10 @@ static void test_place_undo_roundtrip_job(void **state)
     assert_string_equal(xf_placed_cluster(job), "cluster1");
     assert_null(xf_pinned_cluster(job));
     /* idempotent */
-    assert_int_equal(xf_place(k, job, "cluster1", labels, "wl-uid/t1", &e), 0);
+    assert_int_equal(xf_place(k, job, "cluster1", labels, "wl-uid/t1", XF_INJECT_SPEC, &e), 0);
     /* a different cluster is refused, job unchanged */
     json_t *before = json_deep_copy(job);
-    assert_int_equal(xf_place(k, job, "cluster2", labels, NULL, &e), -EEXIST);
+    assert_int_equal(xf_place(k, job, "cluster2", labels, NULL, XF_INJECT_SPEC, &e), -EEXIST);
     assert_non_null(strstr(e.msg, "cluster1"));
     assert_true(json_equal(before, job));
     json_decref(before);
@@ -100,13 +100,56 @@ static void test_place_undo_roundtrip_job(void **state)
     json_decref(labels);
 }
 
+/* XF_INJECT_COPY: the hub job's spec is left as it was, the record names the keys a template
+ * lacks, and the copy gets them (a user key still wins); undo is metadata only. */
+static void test_place_for_copy(void **state)
+{
+    (void)state;
+    const struct kind_def *k = kind_lookup("batch/v1", "Job");
+    json_t *job = J(HUB_JOB);
+    json_t *orig = json_deep_copy(job);
+    json_t *labels = J("{\"main\":{\"instance\":\"spot\",\"zone\":\"eu-1\"}}");
+    struct err e;
+    assert_int_equal(xf_place(k, job, "cluster1", labels, "wl-uid/t1", XF_INJECT_COPY, &e), 1);
+    assert_true(json_equal(jx_get(job, "spec"), jx_get(orig, "spec")));
+    assert_string_equal(jx_annotation(job, XF_ANN_INJECTED),
+                        "{\"spec.template\":{\"zone\":\"eu-1\"}}");
+    assert_int_equal(xf_place(k, job, "cluster1", labels, "wl-uid/t1", XF_INJECT_COPY, &e), 0);
+    struct xf_origin o = {.origin = "hub-a", .origin_uid = "hub-uid-1"};
+    json_t *w = xf_downsync(k, job, &o, &e);
+    assert_non_null(w);
+    assert_json(jx_get(w, "spec.template.spec.nodeSelector"),
+                "{\"disk\":\"ssd\",\"instance\":\"user-choice\",\"zone\":\"eu-1\"}");
+    json_decref(w);
+    assert_int_equal(xf_unplace(k, job), 1);
+    assert_true(json_equal(orig, job));
+    json_decref(job);
+    json_decref(orig);
+
+    /* a record written by someone else: only the kind's template paths are read, non-string
+     * values are skipped, a malformed one is ignored */
+    job = J("{\"metadata\":{\"name\":\"j\",\"annotations\":{\"kueue-ks.io/injected-node-"
+            "selector\":\"{\\\"metadata\\\":{\\\"a\\\":\\\"1\\\"},\\\"spec.template\\\":{"
+            "\\\"b\\\":2,\\\"c\\\":\\\"3\\\"}}\"}},\"spec\":{\"template\":{\"spec\":{}}}}");
+    w = xf_downsync(k, job, &o, &e);
+    assert_json(jx_get(w, "spec.template.spec.nodeSelector"), "{\"c\":\"3\"}");
+    assert_null(jx_get(w, "metadata.spec"));
+    json_decref(w);
+    jx_set_annotation(job, XF_ANN_INJECTED, "{not json");
+    w = xf_downsync(k, job, &o, &e);
+    assert_null(jx_get(w, "spec.template.spec.nodeSelector"));
+    json_decref(w);
+    json_decref(job);
+    json_decref(labels);
+}
+
 static void test_undo_keeps_user_changes(void **state)
 {
     (void)state;
     const struct kind_def *k = kind_lookup("batch/v1", "Job");
     json_t *job = J("{\"metadata\":{\"name\":\"j\"},\"spec\":{\"template\":{\"spec\":{}}}}");
     json_t *labels = J("{\"main\":{\"a\":\"1\",\"b\":\"2\"}}");
-    assert_int_equal(xf_place(k, job, "c1", labels, "t", NULL), 1);
+    assert_int_equal(xf_place(k, job, "c1", labels, "t", XF_INJECT_SPEC, NULL), 1);
     assert_json(jx_get(job, "spec.template.spec.nodeSelector"), "{\"a\":\"1\",\"b\":\"2\"}");
     /* the user changes b afterwards: the undo keeps it */
     jx_set_str(job, "spec.template.spec.nodeSelector.b", "mine", NULL);
@@ -131,7 +174,7 @@ static int place_checked(json_t *job, const char *cluster, const json_t *labels,
 {
     const struct kind_def *k = kind_lookup("batch/v1", "Job");
     char *before = jx_dumps(job);
-    int rc = xf_place(k, job, cluster, labels, tok, NULL);
+    int rc = xf_place(k, job, cluster, labels, tok, XF_INJECT_SPEC, NULL);
     char *after = jx_dumps(job);
     assert_int_equal(rc, strcmp(before, after) != 0);
     free(before);
@@ -179,7 +222,7 @@ static void test_pinned_label_stays(void **state)
     json_t *job = J("{\"metadata\":{\"name\":\"j\",\"labels\":{\"kubestellar.io/cluster\":\"c2\"}},"
                     "\"spec\":{\"template\":{\"spec\":{}}}}");
     assert_string_equal(xf_pinned_cluster(job), "c2");
-    assert_int_equal(xf_place(k, job, "c2", NULL, "t", NULL), 1);
+    assert_int_equal(xf_place(k, job, "c2", NULL, "t", XF_INJECT_SPEC, NULL), 1);
     assert_null(jx_annotation(job, XF_ANN_PLACED_BY));
     assert_string_equal(xf_placed_cluster(job), "c2");
     assert_string_equal(xf_pinned_cluster(job), "c2");
@@ -196,7 +239,7 @@ static void test_place_pytorch_every_template(void **state)
     json_t *pt = J(HUB_PT);
     json_t *orig = json_deep_copy(pt);
     json_t *labels = J("{\"master\":{\"instance\":\"h100\"},\"worker\":{\"instance\":\"h100\"}}");
-    assert_int_equal(xf_place(k, pt, "cluster2", labels, "t", NULL), 1);
+    assert_int_equal(xf_place(k, pt, "cluster2", labels, "t", XF_INJECT_SPEC, NULL), 1);
     assert_string_equal(
         jx_str(pt, "spec.pytorchReplicaSpecs.Master.template.spec.nodeSelector.instance", ""),
         "h100");
@@ -215,7 +258,7 @@ static void test_downsync_job(void **state)
     (void)state;
     const struct kind_def *k = kind_lookup("batch/v1", "Job");
     json_t *hub = J(HUB_JOB);
-    xf_place(k, hub, "cluster1", NULL, "t", NULL);
+    xf_place(k, hub, "cluster1", NULL, "t", XF_INJECT_SPEC, NULL);
     struct xf_origin o = {.origin = "hub-a", .origin_uid = "hub-uid-1"};
     struct err e;
     json_t *w = xf_downsync(k, hub, &o, &e);
@@ -405,6 +448,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_place_undo_roundtrip_job),
+        cmocka_unit_test(test_place_for_copy),
         cmocka_unit_test(test_undo_keeps_user_changes),
         cmocka_unit_test(test_place_change_is_exact),
         cmocka_unit_test(test_pinned_label_stays),
