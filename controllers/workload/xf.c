@@ -55,9 +55,21 @@ static bool set_annotation_if(json_t *job, const char *key, const char *val)
     return jx_set_annotation(job, key, val) == 0;
 }
 
+/* Record `key`=`val` under the template path in `rec`. */
+static void record_key(json_t *rec, const char *path, const char *key, json_t *val)
+{
+    json_t *r = json_object_get(rec, path);
+    if (!json_is_object(r)) {
+        r = json_object();
+        json_object_set_new(rec, path, r);
+    }
+    json_object_set(r, key, val);
+}
+
 /* Merge the wanted node labels of one pod template into its nodeSelector (a key
  * the template has wins), recording what was added in `rec` (NULL: record nothing);
- * with `record_only` the template is left alone. True when the template changed. */
+ * with `record_only` the template is left alone and the keys it lacks are recorded.
+ * True when the template changed. */
 static bool inject_template(const struct kind_tmpl *t, const json_t *want, json_t *rec,
                             bool record_only)
 {
@@ -71,16 +83,10 @@ static bool inject_template(const struct kind_tmpl *t, const json_t *want, json_
             continue;
         if (ns && json_object_get(ns, key))
             continue; /* the user's key (or one we already injected) wins */
-        if (rec) {
-            json_t *r = json_object_get(rec, t->path);
-            if (!json_is_object(r)) {
-                r = json_object();
-                json_object_set_new(rec, t->path, r);
-            }
-            json_object_set(r, key, val);
-        }
-        if (record_only)
+        if (record_only) {
+            record_key(rec, t->path, key, val);
             continue;
+        }
         if (!ns) {
             ns = json_object();
             if (jx_setv_new(t->tmpl, ns, "spec", "nodeSelector") < 0)
@@ -88,6 +94,8 @@ static bool inject_template(const struct kind_tmpl *t, const json_t *want, json_
         }
         json_object_set(ns, key, val);
         changed = true;
+        if (rec)
+            record_key(rec, t->path, key, val);
     }
     return changed;
 }
@@ -109,20 +117,27 @@ int xf_place(const struct kind_def *k, json_t *job, const char *cluster,
         changed = jx_set_label(job, XF_LABEL_CLUSTER, cluster) == 0;
         changed |= set_annotation_if(job, XF_ANN_PLACED_BY, XF_PLACED_BY_VALUE);
     }
-    json_t *rec = injected_record(job);
+    /* In the spec the keys injected before are the template's own now: the record they left
+     * is kept. For the copy the record is all there is, made afresh: a record someone else
+     * wrote never reaches the worker. */
+    bool copy = where == XF_INJECT_COPY;
+    json_t *rec = copy ? json_object() : injected_record(job);
     struct kind_tmpl *t = NULL;
     size_t nt = 0;
     kind_templates(k, job, &t, &nt);
     for (size_t i = 0; i < nt; i++) {
         json_t *want = json_object_get(podset_labels, t[i].podset);
         if (json_is_object(want) && json_object_size(want) > 0)
-            changed |= inject_template(&t[i], want, rec, where == XF_INJECT_COPY);
+            changed |= inject_template(&t[i], want, rec, copy);
     }
     kind_tmpls_free(t, nt);
     if (json_object_size(rec) > 0) {
         char *s = jx_dumps(rec);
         changed |= set_annotation_if(job, XF_ANN_INJECTED, s);
         free(s);
+    } else if (copy && jx_annotation(job, XF_ANN_INJECTED)) {
+        meta_del(job, "annotations", XF_ANN_INJECTED);
+        changed = true;
     }
     json_decref(rec);
     if (placed_for)
@@ -222,7 +237,7 @@ json_t *xf_downsync(const struct kind_def *k, const json_t *hub, const struct xf
         if (tl && json_object_size(tl) == 0)
             json_object_del(jx_obj(w, "spec.template.metadata"), "labels");
     }
-    if (k && jx_annotation(w, XF_ANN_INJECTED)) {
+    if (k && jx_annotation(w, XF_ANN_INJECTED) && xf_placed_cluster(w)) {
         /* XF_INJECT_COPY: the record's keys reach the worker in the copy only. Only the
          * kind's own template paths are read: the annotation can be written by anyone. */
         json_t *rec = injected_record(w);

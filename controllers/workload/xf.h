@@ -91,8 +91,9 @@ enum xf_inject {
  * object {"<pod set>": {"key": "value", ...}} (the union of the admitted
  * flavors' nodeLabels per pod set; NULL or a missing pod set = nothing to
  * inject); `where` says whether they go into the job's templates or only into
- * the record (both record the keys a template lacks). `placed_for` is stored
- * in XF_ANN_PLACED_FOR (NULL: not stored).
+ * the record (both record the keys a template lacks; for the copy the record
+ * is made afresh, and an XF_ANN_INJECTED left with nothing to record is
+ * removed). `placed_for` is stored in XF_ANN_PLACED_FOR (NULL: not stored).
  * Calling it again with the same inputs changes nothing.
  * Returns 1 when the job changed, 0 when it already was so placed,
  * -EEXIST when the job carries a different kubestellar.io/cluster label
@@ -119,10 +120,11 @@ struct xf_origin {
 };
 
 /* (c) The worker copy of hub object `hub` (new reference), or NULL with
- * -EINVAL in e when `hub` has no name or the origin is incomplete. The keys
- * XF_ANN_INJECTED records for one of the kind's pod templates are added to
- * that template's nodeSelector where it lacks them (XF_INJECT_COPY); a
- * record naming any other path is ignored. */
+ * -EINVAL in e when `hub` has no name or the origin is incomplete. On a job
+ * kueue-ks placed (xf_placed_cluster), the keys XF_ANN_INJECTED records for
+ * one of the kind's pod templates are added to that template's nodeSelector
+ * where it lacks them (XF_INJECT_COPY); a record naming any other path is
+ * ignored. */
 json_t *xf_downsync(const struct kind_def *k, const json_t *hub, const struct xf_origin *o,
                     struct err *e);
 

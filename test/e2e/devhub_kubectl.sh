@@ -105,6 +105,21 @@ step "anonymous request gets 401 Status" '"reason":"Unauthorized".*"code":401' \
   curl -sS --cacert "$WORK/ca.crt" "$SERVER/api/v1/namespaces"
 step "client certificate authenticates" "default" kubectl get ns default -o name
 step "bearer token authenticates" '"kind":"NamespaceList"' kcurl "$SERVER/api/v1/namespaces"
+# Several requests on one connection (curl reuses it: num_connects 0 after the first): the
+# client certificate's verdict is kept per connection (devhub/server.c), and every request on
+# it must still be judged as the first was.
+sed -n 's/^ *client-certificate-data: //p' "$KUBECONFIG" | base64 -d >"$WORK/client.crt"
+sed -n 's/^ *client-key-data: //p' "$KUBECONFIG" | base64 -d >"$WORK/client.key"
+NS_URL="$SERVER/api/v1/namespaces"
+W='%{http_code} %{num_connects} '
+step "one connection without credentials: 401 at each request" '^401 1 401 0 $' \
+  curl -s --cacert "$WORK/ca.crt" -w "$W" -o /dev/null "$NS_URL" -o /dev/null "$NS_URL"
+step "one connection, nothing then the token: 401 then 200" '^401 1 200 0 $' \
+  curl -s --cacert "$WORK/ca.crt" -w "$W" -o /dev/null "$NS_URL" --next -s --cacert "$WORK/ca.crt" \
+  -w "$W" -H "Authorization: Bearer $TOKEN" -o /dev/null "$NS_URL"
+step "one connection with the client certificate: 200 at each request" '^200 1 200 0 $' \
+  curl -s --cacert "$WORK/ca.crt" --cert "$WORK/client.crt" --key "$WORK/client.key" -w "$W" \
+  -o /dev/null "$NS_URL" -o /dev/null "$NS_URL"
 step "healthz" "^ok$" kubectl get --raw /healthz
 step "api-resources lists built-ins and --crds CRD" "widgets +wd +e2e.devhub.io/v1 +false +Widget" \
   kubectl api-resources

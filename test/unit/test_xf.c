@@ -126,15 +126,30 @@ static void test_place_for_copy(void **state)
     json_decref(job);
     json_decref(orig);
 
-    /* a record written by someone else: only the kind's template paths are read, non-string
-     * values are skipped, a malformed one is ignored */
+    /* a record on a placed job: only the kind's template paths are read, non-string values
+     * are skipped, a malformed one is ignored; on a job kueue-ks has not placed it is not read */
     job = J("{\"metadata\":{\"name\":\"j\",\"annotations\":{\"kueue-ks.io/injected-node-"
             "selector\":\"{\\\"metadata\\\":{\\\"a\\\":\\\"1\\\"},\\\"spec.template\\\":{"
             "\\\"b\\\":2,\\\"c\\\":\\\"3\\\"}}\"}},\"spec\":{\"template\":{\"spec\":{}}}}");
     w = xf_downsync(k, job, &o, &e);
+    assert_null(jx_get(w, "spec.template.spec.nodeSelector"));
+    json_decref(w);
+    jx_set_label(job, XF_LABEL_CLUSTER, "c1");
+    jx_set_annotation(job, XF_ANN_PLACED_FOR, "t");
+    w = xf_downsync(k, job, &o, &e);
     assert_json(jx_get(w, "spec.template.spec.nodeSelector"), "{\"c\":\"3\"}");
     assert_null(jx_get(w, "metadata.spec"));
     json_decref(w);
+    /* placing for the copy makes the record afresh: one written before is not kept */
+    json_t *other = J("{\"main\":{\"zone\":\"z\"}}");
+    json_t *placed = json_deep_copy(job);
+    assert_int_equal(xf_place(k, placed, "c1", other, "t", XF_INJECT_COPY, &e), 1);
+    assert_string_equal(jx_annotation(placed, XF_ANN_INJECTED),
+                        "{\"spec.template\":{\"zone\":\"z\"}}");
+    json_decref(placed);
+    assert_int_equal(xf_place(k, job, "c1", NULL, "t", XF_INJECT_COPY, &e), 1);
+    assert_null(jx_annotation(job, XF_ANN_INJECTED));
+    json_decref(other);
     jx_set_annotation(job, XF_ANN_INJECTED, "{not json");
     w = xf_downsync(k, job, &o, &e);
     assert_null(jx_get(w, "spec.template.spec.nodeSelector"));
@@ -248,6 +263,22 @@ static void test_place_pytorch_every_template(void **state)
         "h100");
     assert_int_equal(xf_unplace(k, pt), 1);
     assert_true(json_equal(orig, pt));
+
+    /* for the copy: each template's keys are recorded under its own path and reach the copy
+     * there, the hub's templates untouched (the master and worker flavors differ here) */
+    json_t *two = J("{\"master\":{\"instance\":\"h100\"},\"worker\":{\"pool\":\"b\"}}");
+    assert_int_equal(xf_place(k, pt, "cluster2", two, "t", XF_INJECT_COPY, NULL), 1);
+    assert_true(json_equal(jx_get(pt, "spec"), jx_get(orig, "spec")));
+    struct xf_origin o = {.origin = "hub-a", .origin_uid = "pt-uid"};
+    json_t *w = xf_downsync(k, pt, &o, NULL);
+    assert_json(jx_get(w, "spec.pytorchReplicaSpecs.Master.template.spec.nodeSelector"),
+                "{\"instance\":\"h100\"}");
+    assert_json(jx_get(w, "spec.pytorchReplicaSpecs.Worker.template.spec.nodeSelector"),
+                "{\"pool\":\"b\"}");
+    json_decref(w);
+    assert_int_equal(xf_unplace(k, pt), 1);
+    assert_true(json_equal(orig, pt));
+    json_decref(two);
     json_decref(pt);
     json_decref(orig);
     json_decref(labels);
