@@ -185,24 +185,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
     }
 }
 
-static bool cert_verify(struct MHD_Connection *mc, char *user, size_t n);
-
-/* Verified client certificate? user receives its CN. */
-static bool cert_ok(struct MHD_Connection *mc, char *user, size_t n)
-{
-    const union MHD_ConnectionInfo *pi =
-        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    struct peer *p = pi ? pi->socket_context : NULL;
-    if (!p)
-        return cert_verify(mc, user, n);
-    if (!p->verdict)
-        p->verdict = cert_verify(mc, p->user, sizeof p->user) ? 1 : -1;
-    if (p->verdict < 0)
-        return false;
-    snprintf(user, n, "%s", p->user);
-    return true;
-}
-
+/* The client certificate verified against the instance CA; user receives its CN. */
 static bool cert_verify(struct MHD_Connection *mc, char *user, size_t n)
 {
     const union MHD_ConnectionInfo *ci =
@@ -226,6 +209,22 @@ static bool cert_verify(struct MHD_Connection *mc, char *user, size_t n)
             GNUTLS_E_SUCCESS)
         snprintf(user, n, "unknown");
     gnutls_x509_crt_deinit(crt);
+    return true;
+}
+
+/* Verified client certificate (once per connection, struct peer)? user receives its CN. */
+static bool cert_ok(struct MHD_Connection *mc, char *user, size_t n)
+{
+    const union MHD_ConnectionInfo *pi =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct peer *p = pi ? pi->socket_context : NULL;
+    if (!p)
+        return cert_verify(mc, user, n);
+    if (!p->verdict)
+        p->verdict = cert_verify(mc, p->user, sizeof p->user) ? 1 : -1;
+    if (p->verdict < 0)
+        return false;
+    snprintf(user, n, "%s", p->user);
     return true;
 }
 

@@ -77,11 +77,15 @@ static void get(struct xp *x, int which, const char *path)
 }
 
 /* Run the loop until every request answered (or the --timeout timer broke it). */
+/* Run the loop until every read is answered; false (said on stderr) when --timeout came first. */
 static bool wait_all(struct xp *x)
 {
     if (x->pending > 0)
         ev_run(x->loop, 0);
-    return x->pending == 0;
+    if (x->pending == 0)
+        return true;
+    fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");
+    return false;
 }
 
 static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -152,10 +156,8 @@ static const struct kind_def *workload_job(struct xp *x, const char *ns, const c
                                            char **name)
 {
     get(x, G_DISC, "/apis/kueue.x-k8s.io");
-    if (!wait_all(x)) {
-        fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");
+    if (!wait_all(x))
         return NULL;
-    }
     if (x->rc[G_DISC] < 0) {
         fprintf(stderr, "kueue-ks explain: Kueue is not installed on this cluster (no "
                         "kueue.x-k8s.io API): is KUBECONFIG the hub?\n");
@@ -164,10 +166,8 @@ static const struct kind_def *workload_job(struct xp *x, const char *ns, const c
     char *p = kube_path("kueue.x-k8s.io", kueue_version(x), "workloads", ns, wname, NULL);
     get(x, G_WL, p);
     free(p);
-    if (!wait_all(x)) {
-        fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");
+    if (!wait_all(x))
         return NULL;
-    }
     if (x->rc[G_WL] < 0) {
         fprintf(stderr, "kueue-ks explain: Workload %s/%s: %s\n", ns, wname,
                 x->rc[G_WL] == -ENOENT ? "not found (kubectl get workloads -A lists them)"
@@ -284,10 +284,8 @@ int cmd_explain(int argc, char **argv)
     if (!x.body[G_DISC]) /* workload/NAME read it already */
         get(&x, G_DISC, "/apis/kueue.x-k8s.io");
     get(&x, G_CM, "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics");
-    if (!wait_all(&x)) {
-        fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");
+    if (!wait_all(&x))
         goto out;
-    }
     if (x.rc[G_JOB] == -ENOENT) {
         fprintf(stderr,
                 "kueue-ks explain: %s %s/%s not found (in namespace %s: -n names another one; "
@@ -332,10 +330,8 @@ int cmd_explain(int argc, char **argv)
     p = kube_path("kueue.x-k8s.io", ver, "clusterqueues", NULL, NULL, NULL);
     get(&x, G_CQ, p);
     free(p);
-    if (!wait_all(&x)) {
-        fprintf(stderr, "kueue-ks explain: the hub did not answer in time (--timeout)\n");
+    if (!wait_all(&x))
         goto out;
-    }
     /* the job's Workload: the one it controls */
     const json_t *wl = NULL;
     const char *uid = jx_uid(x.body[G_JOB]);
