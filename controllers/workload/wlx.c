@@ -186,7 +186,10 @@ static bool meta_shown(const json_t *meta, const char *raw, size_t len)
     static const char *const which[] = {"labels", "annotations"};
     static const char *const paths[] = {"metadata.labels", "metadata.annotations", NULL};
     struct err e = {0};
-    json_t *got = jscan_load_paths(raw, len, paths, &e);
+    struct jscan_paths *ps = NULL;
+    /* the metadata alone: the answer's spec and status are not read */
+    json_t *got = jscan_paths_new(paths, &ps, &e) == 0 ? jscan_load_head(raw, len, ps, &e) : NULL;
+    jscan_paths_free(ps);
     bool shown = got != NULL;
     for (size_t i = 0; shown && i < sizeof which / sizeof which[0]; i++) {
         json_t *want = json_object_get(meta, which[i]);

@@ -37,6 +37,16 @@
  * in `e` ("invalid JSON at byte P: what") when the text is not JSON.
  */
 int jscan_rv(const char *data, size_t n, char **rv, struct err *e);
+/*
+ * jscan_rv() for a server's answer to a write, which is read for its resourceVersion alone:
+ * back as soon as the first string at the top level's metadata.resourceVersion is read (the
+ * text up to there checked as jscan_rv() checks it, the rest not read: a truncated answer
+ * ends the request in error before it gets here). The first of duplicate keys wins, where
+ * jscan_rv() takes the last as jansson does. The answer's resourceVersion comes before its
+ * spec and status (and before managedFields on a real API server), so most of the text is
+ * not scanned.
+ */
+int jscan_rv_head(const char *data, size_t n, char **rv, struct err *e);
 
 /*
  * Parse the JSON text data[0..n) into a jansson tree: what json_loadb(data, n, 0, ...)
@@ -113,5 +123,13 @@ int jscan_paths_new_drop(const char *const *keep, const char *const *drop, struc
 void jscan_paths_free(struct jscan_paths *ps);
 /* jscan_load_paths() with a set from jscan_paths_new() or _new_drop() (NULL: jscan_load()). */
 json_t *jscan_load_with(const char *data, size_t n, const struct jscan_paths *ps, struct err *e);
+/*
+ * jscan_load_with() that ends at the first top-level key after every path's top-level member
+ * was read (the answer's "spec" for paths under "metadata"): the text after it is not read
+ * (not checked either), and for a top-level key given twice the first is what is built. For a
+ * server's answer to a write whose metadata alone is read. ps NULL or without keep paths:
+ * jscan_load_with().
+ */
+json_t *jscan_load_head(const char *data, size_t n, const struct jscan_paths *ps, struct err *e);
 
 #endif

@@ -845,7 +845,7 @@ static void finish_attempt(struct kube_call *call, CURLcode res)
     if (status >= 200 && status < 300) {
         json_t *j = NULL;
         if (!call->on_data && !call->body_unused && call->rv_only && call->resp.len > 0) {
-            if (jscan_rv(call->resp.data, call->resp.len, &call->rv, &e) < 0) {
+            if (jscan_rv_head(call->resp.data, call->resp.len, &call->rv, &e) < 0) {
                 err_prefix(&e, "%s %s: %ld response is not JSON", call->method, call->path, status);
                 complete(call, -EBADMSG, &e, (int)status, NULL);
                 return;

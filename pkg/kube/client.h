@@ -228,10 +228,11 @@ struct kube_request {
                                  (r->body NULL, r->raw still set; a 2xx body that is not
                                  JSON is no error). Error bodies are parsed as always. */
     bool body_rv_only;        /* the caller reads only metadata.resourceVersion of a 2xx
-                                 body: it is checked and scanned (pkg/json/jscan.h) instead
-                                 of parsed into a tree, r->body is NULL and
-                                 r->resource_version set; a 2xx body that is not JSON is
-                                 -EBADMSG as before. Error bodies are parsed as always. */
+                                 body: it is scanned up to there and checked so far
+                                 (jscan_rv_head, pkg/json/jscan.h) instead of parsed into a
+                                 tree, r->body is NULL and r->resource_version set; a 2xx
+                                 body that is not JSON up to its resourceVersion is -EBADMSG
+                                 (r->raw holds it all). Error bodies are parsed as always. */
 };
 
 /*

@@ -5,7 +5,8 @@
  * in the same order. jdump_compact() must write what json_dumps(JSON_COMPACT) writes, for the
  * parsed tree and for the raw bytes as one string (unchecked, so also invalid UTF-8).
  * jscan_load_paths() must give jscan_load()'s verdict and what a filter of jansson's tree
- * keeps; jscan_paths_new_drop()'s sets, what a filter of that leaves out. A disagreement traps.
+ * keeps; jscan_paths_new_drop()'s sets, what a filter of that leaves out. jscan_rv_head() and
+ * jscan_load_head(), which read a prefix, accept what jansson accepts. A disagreement traps.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -147,6 +148,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap();
     }
     free(rv);
+    /* jscan_rv_head reads a prefix: accepts what jansson accepts, finds a resourceVersion
+     * where jansson does (the first of duplicates may differ from jansson's last), and on
+     * what it refuses returns a message and no string */
+    rv = NULL;
+    rc = jscan_rv_head(p, size, &rv, &e);
+    if ((j && rc != 0) || (rc < 0 && (rc != -EBADMSG || rv || e.code != -EBADMSG)) ||
+        (j && jx_resource_version(j) && !rv))
+        __builtin_trap();
+    free(rv);
+    /* jscan_load_head, the same for the paths' tree */
+    struct jscan_paths *hps = NULL;
+    if (jscan_paths_new(fuzz_paths, &hps, &e) < 0)
+        __builtin_trap();
+    json_t *h = jscan_load_head(p, size, hps, &e);
+    jscan_paths_free(hps);
+    if ((j && !h) || (!h && e.code != -EBADMSG))
+        __builtin_trap();
+    json_decref(h);
 
     json_t *l = jscan_load(p, size, &e);
     if (!j != !l || (!l && e.code != -EBADMSG))

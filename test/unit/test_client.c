@@ -896,8 +896,8 @@ static void test_body_unused(void **state)
 }
 
 /* body_rv_only: a 2xx body gives its metadata.resourceVersion, the same as reading it from the
- * parsed body, and no tree; a body that is not JSON fails as it did when parsed; an error's
- * Status body is still parsed. */
+ * parsed body, and no tree; a body that is not JSON up to there fails as it did when parsed,
+ * what follows it is not read; an error's Status body is still parsed. */
 static void test_body_rv_only(void **state)
 {
     struct fx *f = fx_new(NULL);
@@ -907,7 +907,7 @@ static void test_body_rv_only(void **state)
         "\"no\"},\"resourceVersion\":\"41\\u0032\"},\"spec\":{\"metadata\":{\"resourceVersion\":"
         "\"inner\"}},\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\"}]}}",
         "{\"kind\":\"Workload\",\"metadata\":{\"name\":\"w\"}}",
-        "{\"metadata\":{\"resourceVersion\":\"1\"}} trailing",
+        "{\"metadata\":{\"name\":w,\"resourceVersion\":\"1\"}}",
     };
     for (size_t i = 0; i < 3; i++) {
         /* the same answer twice: read as a whole first, then scanned */
@@ -915,11 +915,14 @@ static void test_body_rv_only(void **state)
         fakesrv_push_json(f->srv, "PATCH", path, NULL, 200, answers[i]);
     }
     fakesrv_push_status(f->srv, "PATCH", path, 409, "Conflict", "the object has been modified");
+    /* scanned up to the resourceVersion: what follows it is not read */
+    fakesrv_push_json(f->srv, "PATCH", path, NULL, 200,
+                      "{\"metadata\":{\"resourceVersion\":\"1\",\"x\":[}} trailing");
     json_t *body = json_pack("{s:{s:s}}", "metadata", "resourceVersion", "40");
     struct kube_request r = {.method = "PATCH", .path = path, .body = body};
     struct err e;
-    for (int i = 0; i < 7; i++) {
-        r.body_rv_only = i % 2 == 1 || i == 6;
+    for (int i = 0; i < 8; i++) {
+        r.body_rv_only = i % 2 == 1 || i >= 6;
         assert_int_equal(kube_client_do(f->c, &r, done_cb, f, NULL, &e), 0);
         fx_run(f, i + 1, 10);
     }
@@ -948,6 +951,8 @@ static void test_body_rv_only(void **state)
     assert_string_equal(f->got[6].reason, "Conflict");
     assert_non_null(f->got[6].body);
     assert_null(f->got[6].rv);
+    assert_int_equal(f->got[7].rc, 0);
+    assert_string_equal(f->got[7].rv, "1");
     fx_free(f);
 }
 

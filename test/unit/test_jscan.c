@@ -16,7 +16,21 @@
 
 /* jscan_rv on n bytes must agree with json_loadb + jx_resource_version (same verdict, same
  * string), and jscan_load with json_loadb (same verdict, same tree). Returns jscan_rv's rc. */
+static int agree_at(const char *text, size_t n);
+
+/* On a heap copy of exactly n bytes, so that ASan sees a scan that reads past them (the scan
+ * reads eight bytes at a time). */
 static int agree(const char *text, size_t n)
+{
+    char *copy = malloc(n ? n : 1);
+    assert_non_null(copy);
+    memcpy(copy, text, n);
+    int rc = agree_at(copy, n);
+    free(copy);
+    return rc;
+}
+
+static int agree_at(const char *text, size_t n)
 {
     json_error_t je;
     json_t *j = json_loadb(text, n, 0, &je);
@@ -156,6 +170,25 @@ static void test_every_byte_in_strings(void **state)
         n = snprintf(t, sizeof t, "{\"k%cey\":\"x\",\"v\":[\"%c\",\"pq%c\"]}", b, b, b);
         assert_true(n > 0 && (size_t)n < sizeof t);
         agree(t, (size_t)n);
+    }
+    /* the scan reads plain bytes eight at a time: every byte value at every offset of a long
+     * run, so that it falls at each place of a word and in the tail after the last word */
+    for (int b = 1; b < 256; b += b < 0x24 || (b > 0x5a && b < 0x5e) || b > 0x7d ? 1 : 7) {
+        for (int at = 0; at < 19; at++) {
+            char v[20], t[96];
+            memset(v, 'a', sizeof v - 1);
+            v[sizeof v - 1] = '\0';
+            v[at] = (char)b;
+            int n =
+                snprintf(t, sizeof t, "{\"metadata\":{\"resourceVersion\":\"%s\"},\"%s\":1}", v, v);
+            assert_true(n > 0 && (size_t)n < sizeof t);
+            agree(t, (size_t)n);
+        }
+    }
+    /* input that ends inside a string of plain bytes, at every length of the last word */
+    for (size_t cut = 1; cut < 24; cut++) {
+        const char *t = "{\"metadata\":{\"resourceVersion\":\"abcdefghijklmnopqrstuvwxyz";
+        agree(t, strlen(t) - 24 + cut);
     }
     /* a 2-byte UTF-8 sequence and an escape right after a run of plain bytes */
     agree_s("{\"metadata\":{\"resourceVersion\":\"abcdefgh\xc3\xa9xyz\\u0041\\n!\"}}");
@@ -466,6 +499,102 @@ static void test_load_paths(void **state)
     expect_paths("{\"a\":1,\"b\":2}", many, "{\"a\":1}");
 }
 
+/* jscan_rv_head on text (its strlen): rc, and the resourceVersion or "(none)". */
+static int rv_head(const char *text, char *out, size_t cap)
+{
+    size_t n = strlen(text);
+    char *copy = malloc(n ? n : 1); /* exactly n bytes: ASan sees a read past them */
+    assert_non_null(copy);
+    memcpy(copy, text, n);
+    char *rv = (char *)"unset";
+    struct err e;
+    err_clear(&e);
+    int rc = jscan_rv_head(copy, n, &rv, &e);
+    free(copy);
+    if (rc < 0) {
+        assert_null(rv);
+        assert_non_null(strstr(e.msg, "invalid JSON at byte"));
+    }
+    snprintf(out, cap, "%s", rv ? rv : "(none)");
+    free(rv);
+    return rc;
+}
+
+static json_t *load_head(const char *text, const char *const *paths, struct err *e)
+{
+    struct jscan_paths *ps = NULL;
+    assert_int_equal(jscan_paths_new(paths, &ps, e), 0);
+    json_t *j = jscan_load_head(text, strlen(text), ps, e);
+    jscan_paths_free(ps);
+    return j;
+}
+
+static void expect_head(const char *text, const char *const *paths, const char *want)
+{
+    struct err e;
+    err_clear(&e);
+    json_t *j = load_head(text, paths, &e);
+    if (!j)
+        fail_msg("jscan_load_head refused (%s): %s", e.msg, text);
+    char *d = json_dumps(j, JSON_COMPACT);
+    assert_string_equal(d, want);
+    free(d);
+    json_decref(j);
+}
+
+/* The head scans of a write's answer: the text up to the resourceVersion (jscan_rv_head) or to
+ * the top-level key after the paths' members (jscan_load_head) is read and checked, the rest
+ * is not; where it has to read all of it, all of it is checked. */
+static void test_head(void **state)
+{
+    (void)state;
+    char rv[32];
+    /* found before invalid text; a labels key of that name and a nested metadata do not count */
+    assert_int_equal(
+        rv_head("{\"spec\":{\"metadata\":{\"resourceVersion\":\"inner\"}},\"metadata\":{"
+                "\"labels\":{\"resourceVersion\":\"no\"},\"resourceVersion\":\"41\\u0032\"},"
+                "\"status\":[}",
+                rv, sizeof rv),
+        0);
+    assert_string_equal(rv, "412");
+    /* the first of two wins (jscan_rv: the last); the text may end right after it */
+    assert_int_equal(rv_head("{\"metadata\":{\"resourceVersion\":\"1\",\"resourceVersion\":\"2\"}}",
+                             rv, sizeof rv),
+                     0);
+    assert_string_equal(rv, "1");
+    assert_int_equal(rv_head("{\"metadata\":{\"resourceVersion\":\"9\"", rv, sizeof rv), 0);
+    assert_string_equal(rv, "9");
+    /* invalid before it, cut inside it, or no string resourceVersion and invalid later */
+    assert_int_equal(
+        rv_head("{\"metadata\":{\"name\":w,\"resourceVersion\":\"1\"}}", rv, sizeof rv), -EBADMSG);
+    assert_int_equal(rv_head("{\"metadata\":{\"resourceVersion\":\"12", rv, sizeof rv), -EBADMSG);
+    assert_int_equal(rv_head("{\"metadata\":{\"resourceVersion\":5}} x", rv, sizeof rv), -EBADMSG);
+    assert_int_equal(rv_head("{\"metadata\":{\"resourceVersion\":5}}", rv, sizeof rv), 0);
+    assert_string_equal(rv, "(none)");
+    assert_int_equal(rv_head("[{\"metadata\":{\"resourceVersion\":\"3\"}}]", rv, sizeof rv), 0);
+    assert_string_equal(rv, "(none)");
+
+    static const char *const meta[] = {"metadata.labels", "metadata.annotations", NULL};
+    expect_head("{\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"1\"},"
+                "\"annotations\":{\"b\":\"2\"}},\"spec\":[} trailing",
+                meta, "{\"metadata\":{\"labels\":{\"a\":\"1\"},\"annotations\":{\"b\":\"2\"}}}");
+    /* metadata last, or absent: everything is read and checked */
+    expect_head("{\"spec\":{\"x\":1},\"metadata\":{\"labels\":{}}}", meta,
+                "{\"metadata\":{\"labels\":{}}}");
+    expect_head("{\"a\":1}", meta, "{}");
+    struct err e;
+    err_clear(&e);
+    assert_null(load_head("{\"spec\":{},\"metadata\":{\"labels\":{}}} x", meta, &e));
+    assert_int_equal(e.code, -EBADMSG);
+    assert_null(load_head("{\"metadata\":{\"labels\":{\"a\":}},\"spec\":{}}", meta, &e));
+    assert_int_equal(e.code, -EBADMSG);
+    /* two top-level members: it ends after the later one; the first of a duplicate wins */
+    static const char *const ac[] = {"a", "c.d", NULL};
+    expect_head("{\"a\":1,\"b\":2,\"c\":{\"d\":3,\"e\":4},\"z\":[}", ac,
+                "{\"a\":1,\"c\":{\"d\":3}}");
+    expect_head("{\"c\":{\"d\":3},\"a\":1,\"a\":2}", ac, "{\"c\":{\"d\":3},\"a\":1}");
+}
+
 static void expect_drop(const char *text, const char *const *keep, const char *const *drop,
                         const char *want)
 {
@@ -548,7 +677,7 @@ int main(void)
         cmocka_unit_test(test_rejects),    cmocka_unit_test(test_depth),
         cmocka_unit_test(test_load),       cmocka_unit_test(test_every_byte_in_strings),
         cmocka_unit_test(test_walk),       cmocka_unit_test(test_load_paths),
-        cmocka_unit_test(test_load_drop),
+        cmocka_unit_test(test_load_drop),  cmocka_unit_test(test_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
