@@ -810,10 +810,15 @@ static void finish_attempt(struct kube_call *call, CURLcode res)
     double secs = clock_mono_s() - call->t_attempt;
     if (c->on_response)
         c->on_response(c->on_response_ud, call->method, res == CURLE_OK ? (int)status : 0, secs);
-    /* klog -v=6 style request trace (path only: no tokens, no bodies). */
-    log_v(c->lg, 6, "api request", "verb", call->method, "path", call->path, "status",
-          LOG_INT(res == CURLE_OK ? status : 0), "ms", LOG_DBL(secs * 1000.0), "attempt",
-          LOG_INT(call->attempts));
+    /* klog -v=6 style request trace (path only: no tokens, no bodies); new_conns: the
+     * connections this attempt opened (a TLS handshake each) */
+    if (log_v_enabled(c->lg, 6)) {
+        long nc = 0;
+        curl_easy_getinfo(call->easy, CURLINFO_NUM_CONNECTS, &nc);
+        log_v(c->lg, 6, "api request", "verb", call->method, "path", call->path, "status",
+              LOG_INT(res == CURLE_OK ? status : 0), "ms", LOG_DBL(secs * 1000.0), "attempt",
+              LOG_INT(call->attempts), "new_conns", LOG_INT(nc));
+    }
     struct err e;
     err_clear(&e);
 

@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "pkg/util/sfmt.h"
 
 void buf_init(struct buf *b, size_t max)
 {
@@ -67,8 +70,9 @@ int buf_puts(struct buf *b, const char *s)
 int buf_printf(struct buf *b, const char *fmt, ...)
 {
     va_list ap;
+    bool plain = sfmt_plain(fmt); /* %s only: without printf's machinery */
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = plain ? (int)sfmt_vs(NULL, 0, fmt, ap) : vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
     if (n < 0)
         return -EINVAL;
@@ -76,7 +80,10 @@ int buf_printf(struct buf *b, const char *fmt, ...)
     if (rc < 0)
         return rc;
     va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    if (plain)
+        sfmt_vs(b->data + b->len, (size_t)n + 1, fmt, ap);
+    else
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
     return 0;

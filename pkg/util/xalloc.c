@@ -1,10 +1,13 @@
 #include "pkg/util/xalloc.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "pkg/util/sfmt.h"
 
 static void xalloc_die(size_t n)
 {
@@ -62,12 +65,14 @@ char *xstrndup(const char *s, size_t n)
 char *xasprintf(const char *fmt, ...)
 {
     /* One formatting pass for the common short string (keys, paths, tokens): into a
-     * stack buffer first, a second pass only when it did not fit. */
+     * stack buffer first, a second pass only when it did not fit; a format of %s alone
+     * without printf (sfmt.h). */
     char tmp[256];
     va_list ap, ap2;
+    bool plain = sfmt_plain(fmt);
     va_start(ap, fmt);
     va_copy(ap2, ap);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    int n = plain ? (int)sfmt_vs(tmp, sizeof tmp, fmt, ap) : vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
     if (n < 0) {
         va_end(ap2);
@@ -76,6 +81,8 @@ char *xasprintf(const char *fmt, ...)
     char *p = xmalloc((size_t)n + 1);
     if ((size_t)n < sizeof tmp)
         memcpy(p, tmp, (size_t)n + 1);
+    else if (plain)
+        sfmt_vs(p, (size_t)n + 1, fmt, ap2);
     else
         vsnprintf(p, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
