@@ -235,6 +235,16 @@ static char *check_text(const char *m)
     buf_init(&b, WL_CHECK_MESSAGE_MAX);
     const unsigned char *p = (const unsigned char *)m, *end = p + strlen(m);
     while (p < end) {
+        if (*p < 0x80 && *p != '%') { /* a run of ASCII: whole characters, cut anywhere */
+            const unsigned char *q = p;
+            while (q < end && *q < 0x80 && *q != '%')
+                q++;
+            size_t room = b.max - b.len, n = (size_t)(q - p);
+            if (buf_append(&b, p, n < room ? n : room) < 0 || n > room)
+                break;
+            p = q;
+            continue;
+        }
         bool pct = *p == '%';
         size_t n = pct ? 1 : utf8_len(p, end);
         if (n == 0)

@@ -1167,6 +1167,40 @@ static void test_status_write_forms(void **state)
             assert_int_equal(strlen(jx_str(a.v[i].patch, "status.admissionChecks[1].message", "")),
                              WL_CHECK_MESSAGE_MAX);
     wl_actions_free(&a);
+    /* cut on a character boundary: a 2-byte character or a '%' (3 bytes written) that does
+     * not fit is left out whole (the check message is "the workload fits no cluster: " and
+     * ours) */
+    static const char prefix[] = "the workload fits no cluster: ";
+    const size_t pfx = sizeof prefix - 1;
+    static const struct {
+        size_t as;
+        const char *tail;
+        size_t want;
+    } cuts[] = {{WL_CHECK_MESSAGE_MAX - 2, "\xc3\xa9" "b", WL_CHECK_MESSAGE_MAX},
+                {WL_CHECK_MESSAGE_MAX - 1, "\xc3\xa9", WL_CHECK_MESSAGE_MAX - 1},
+                {WL_CHECK_MESSAGE_MAX - 2, "%", WL_CHECK_MESSAGE_MAX - 2},
+                {WL_CHECK_MESSAGE_MAX - 3, "%zz", WL_CHECK_MESSAGE_MAX},
+                {WL_CHECK_MESSAGE_MAX + 5, "", WL_CHECK_MESSAGE_MAX}};
+    for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+        memset(big, 'x', cuts[c].as - pfx);
+        strcpy(big + cuts[c].as - pfx, cuts[c].tail);
+        wl_actions_init(&a);
+        assert_int_equal(wl_decide(&s, &a, NULL), 0);
+        bool seen = false;
+        for (size_t i = 0; i < a.n; i++) {
+            if (a.v[i].type != WL_ACT_PATCH_WL_STATUS)
+                continue;
+            const char *m = jx_str(a.v[i].patch, "status.admissionChecks[1].message", "");
+            if (strncmp(m, prefix, pfx) != 0 || m[pfx] != 'x')
+                fail_msg("message starts \"%.40s\"", m);
+            assert_int_equal(strlen(m), cuts[c].want);
+            if (cuts[c].want == WL_CHECK_MESSAGE_MAX && cuts[c].tail[0] == '%')
+                assert_memory_equal(m + cuts[c].as, "\xef\xbc\x85", 3);
+            seen = true;
+        }
+        assert_true(seen);
+        wl_actions_free(&a);
+    }
     free(big);
 
     /* snapshot errors */
