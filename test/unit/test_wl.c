@@ -797,8 +797,25 @@ static const struct tcase cases[] = {
               "\"reason\":\"NoReservation\""}},
 };
 
-static void run_case(const struct tcase *c)
+/* The undo of JOB_PLACED_C1_COPY: the same without a spec part. */
+#define UNPLACE_C1_COPY                                                                            \
+    "patch-job {\"metadata\":{\"annotations\":null,\"labels\":{\"kubestellar.io/cluster\":"        \
+    "null},\"resourceVersion\":\"5\"}}"
+
+/* copy_form: the case's JOB_PLACED_C1 is built as the built-in syncer places it now
+ * (JOB_PLACED_C1_COPY: the flavor's keys recorded for the copy, none in the spec), and the
+ * copies from it. */
+static void run_case_form(const struct tcase *c, bool copy_form)
 {
+    struct tcase twin;
+    if (copy_form) {
+        twin = *c;
+        twin.job = JOB_PLACED_C1_COPY;
+        for (size_t i = 0; twin.want[i]; i++)
+            if (strcmp(twin.want[i], UNPLACE_C1) == 0)
+                twin.want[i] = UNPLACE_C1_COPY;
+        c = &twin;
+    }
     json_t *wl = c->no_wl ? NULL : make_wl(&c->wl);
     json_t *job = c->no_job ? NULL : make_job(c->job);
     if (job && c->excl)
@@ -820,7 +837,7 @@ static void run_case(const struct tcase *c)
                                  .reason = "NoPods",
                                  .message = "no pod created",
                                  .since_ms = 1000000 - c->unsched_ms};
-    json_t *ref = make_job(JOB_PLACED_C1);
+    json_t *ref = make_job(copy_form ? JOB_PLACED_C1_COPY : JOB_PLACED_C1);
     json_t *c1 = NULL, *c2 = NULL;
     struct wl_copy copies[2];
     size_t nc = 0;
@@ -911,14 +928,15 @@ static void run_case(const struct tcase *c)
         *nl = '\n';
         line = nl + 1;
     }
+    const char *form = copy_form ? " (placed for the copy)" : "";
     if (!ok) {
-        print_error("case \"%s\": %zu actions (want %zu):\n%s", c->name, a.n, nwant, d);
+        print_error("case \"%s\"%s: %zu actions (want %zu):\n%s", c->name, form, a.n, nwant, d);
         fail();
     }
     free(d);
     d = wl_outcome_describe(&a.outcome);
     if (strcmp(d, c->out) != 0) {
-        print_error("case \"%s\": outcome \"%s\", want \"%s\"\n", c->name, d, c->out);
+        print_error("case \"%s\"%s: outcome \"%s\", want \"%s\"\n", c->name, form, d, c->out);
         fail();
     }
     free(d);
@@ -931,11 +949,31 @@ static void run_case(const struct tcase *c)
     json_decref(flavors);
 }
 
+static void run_case(const struct tcase *c)
+{
+    run_case_form(c, false);
+}
+
 static void test_table(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         run_case(&cases[i]);
+}
+
+/* The table's cases of a job placed by the built-in syncer (JOB_PLACED_C1, direct) again with
+ * the job as that transport places it now: the same decisions, the undo without a spec part. */
+static void test_table_copy_form(void **state)
+{
+    (void)state;
+    size_t twins = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (cases[i].job != JOB_PLACED_C1 || cases[i].direct_off || cases[i].no_job)
+            continue;
+        run_case_form(&cases[i], true);
+        twins++;
+    }
+    assert_true(twins >= 30);
 }
 
 /* Unreserved, Kueue says why and the fit says never: the check message and ONE
@@ -1176,7 +1214,10 @@ static void test_status_write_forms(void **state)
         size_t as;
         const char *tail;
         size_t want;
-    } cuts[] = {{WL_CHECK_MESSAGE_MAX - 2, "\xc3\xa9" "b", WL_CHECK_MESSAGE_MAX},
+    } cuts[] = {{WL_CHECK_MESSAGE_MAX - 2,
+                 "\xc3\xa9"
+                 "b",
+                 WL_CHECK_MESSAGE_MAX},
                 {WL_CHECK_MESSAGE_MAX - 1, "\xc3\xa9", WL_CHECK_MESSAGE_MAX - 1},
                 {WL_CHECK_MESSAGE_MAX - 2, "%", WL_CHECK_MESSAGE_MAX - 2},
                 {WL_CHECK_MESSAGE_MAX - 3, "%zz", WL_CHECK_MESSAGE_MAX},
@@ -1711,6 +1752,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_table_copy_form),
         cmocka_unit_test(test_not_admitted_message_order),
         cmocka_unit_test(test_unreserved_explained_once),
         cmocka_unit_test(test_unreserved_fresh_no_event),
