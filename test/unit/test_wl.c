@@ -1224,7 +1224,7 @@ static void test_status_write_forms(void **state)
                 {WL_CHECK_MESSAGE_MAX + 5, "", WL_CHECK_MESSAGE_MAX}};
     for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
         memset(big, 'x', cuts[c].as - pfx);
-        strcpy(big + cuts[c].as - pfx, cuts[c].tail);
+        memcpy(big + cuts[c].as - pfx, cuts[c].tail, strlen(cuts[c].tail) + 1);
         wl_actions_init(&a);
         assert_int_equal(wl_decide(&s, &a, NULL), 0);
         bool seen = false;
