@@ -866,7 +866,10 @@ int jscan_paths_new_drop(const char *const *keep, const char *const *drop, struc
     *out = NULL;
     if (!keep && (!drop || !drop[0]))
         return 0;
-    struct jscan_paths *ps = xcalloc(1, sizeof *ps);
+    /* not zeroed: a set is 17 KB of fixed arrays, of which only the first np entries of each
+     * are written and read (zeroing it was 18,000 instructions a call) */
+    struct jscan_paths *ps = xmalloc(sizeof *ps);
+    ps->keep.np = ps->drop.np = 0;
     ps->all = !keep;
     int rc = pathset_parse(&ps->keep, keep, e);
     if (rc == 0)
