@@ -823,8 +823,8 @@ void jscan_paths_free(struct jscan_paths *ps)
     free(ps);
 }
 
-/* Split `paths` into s (empty, zeroed): segments at dots; a backslash makes the next character
- * part of the segment. */
+/* Split `paths` into s (np 0, the rest unset): segments at dots; a backslash makes the next
+ * character part of the segment. */
 static int pathset_parse(struct pathset *s, const char *const *paths, struct err *e)
 {
     for (size_t i = 0; paths && paths[i]; i++) {

@@ -126,7 +126,7 @@ json_t *jscan_load_with(const char *data, size_t n, const struct jscan_paths *ps
 /*
  * jscan_load_with() that ends at the first top-level key after every path's top-level member
  * was read (the answer's "spec" for paths under "metadata"): the text after it is not read
- * (not checked either), and for a top-level key given twice the first is what is built. For a
+ * (not checked either), so a top-level key given again after that point is not read. For a
  * server's answer to a write whose metadata alone is read. ps NULL or without keep paths:
  * jscan_load_with().
  */

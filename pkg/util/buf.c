@@ -2,6 +2,7 @@
 #include "pkg/util/xalloc.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -72,7 +73,8 @@ int buf_printf(struct buf *b, const char *fmt, ...)
     va_list ap;
     bool plain = sfmt_plain(fmt); /* %s only: without printf's machinery */
     va_start(ap, fmt);
-    int n = plain ? (int)sfmt_vs(NULL, 0, fmt, ap) : vsnprintf(NULL, 0, fmt, ap);
+    size_t m = plain ? sfmt_vs(NULL, 0, fmt, ap) : 0;
+    int n = !plain ? vsnprintf(NULL, 0, fmt, ap) : m > INT_MAX ? -1 : (int)m; /* as vsnprintf */
     va_end(ap);
     if (n < 0)
         return -EINVAL;

@@ -28,7 +28,8 @@ static char *put_digits(char *p, long v, int w)
 char *clock_rfc3339(char *buf, size_t n, const struct timespec *ts, int micro)
 {
     struct tm tm;
-    gmtime_r(&ts->tv_sec, &tm);
+    if (!gmtime_r(&ts->tv_sec, &tm)) /* a year beyond int: a fixed string, not stack bytes */
+        memset(&tm, 0, sizeof tm);
     /* every Event and condition carries one: digits by hand, not snprintf (2,900 instructions) */
     int year = tm.tm_year + 1900;
     if (year >= 0 && year <= 9999 && n >= 28 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000) {

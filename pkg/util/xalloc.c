@@ -1,5 +1,6 @@
 #include "pkg/util/xalloc.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -72,7 +73,8 @@ char *xasprintf(const char *fmt, ...)
     bool plain = sfmt_plain(fmt);
     va_start(ap, fmt);
     va_copy(ap2, ap);
-    int n = plain ? (int)sfmt_vs(tmp, sizeof tmp, fmt, ap) : vsnprintf(tmp, sizeof tmp, fmt, ap);
+    size_t m = plain ? sfmt_vs(tmp, sizeof tmp, fmt, ap) : 0;
+    int n = !plain ? vsnprintf(tmp, sizeof tmp, fmt, ap) : m > INT_MAX ? -1 : (int)m;
     va_end(ap);
     if (n < 0) {
         va_end(ap2);

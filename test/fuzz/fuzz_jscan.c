@@ -6,7 +6,8 @@
  * parsed tree and for the raw bytes as one string (unchecked, so also invalid UTF-8).
  * jscan_load_paths() must give jscan_load()'s verdict and what a filter of jansson's tree
  * keeps; jscan_paths_new_drop()'s sets, what a filter of that leaves out. jscan_rv_head() and
- * jscan_load_head(), which read a prefix, accept what jansson accepts. A disagreement traps.
+ * jscan_load_head(), which read a prefix, accept what jansson accepts, and on a text without
+ * duplicate keys give what jansson's tree holds. A disagreement traps.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -151,11 +152,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* jscan_rv_head reads a prefix: accepts what jansson accepts, finds a resourceVersion
      * where jansson does (the first of duplicates may differ from jansson's last), and on
      * what it refuses returns a message and no string */
+    /* without duplicate keys anywhere the prefix read gives what the whole text gives */
+    json_t *nodup = j ? json_loadb(p, size, JSON_REJECT_DUPLICATES, &je) : NULL;
     rv = NULL;
     rc = jscan_rv_head(p, size, &rv, &e);
     if ((j && rc != 0) || (rc < 0 && (rc != -EBADMSG || rv || e.code != -EBADMSG)) ||
         (j && jx_resource_version(j) && !rv))
         __builtin_trap();
+    if (nodup) {
+        const char *want = jx_resource_version(nodup);
+        if (!want != !rv || (want && strcmp(want, rv) != 0))
+            __builtin_trap();
+    }
     free(rv);
     /* jscan_load_head, the same for the paths' tree */
     struct jscan_paths *hps = NULL;
@@ -165,7 +173,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     jscan_paths_free(hps);
     if ((j && !h) || (!h && e.code != -EBADMSG))
         __builtin_trap();
+    if (nodup) {
+        json_t *want = ref_filter(nodup, (1u << 5) - 1, 0);
+        same_dump(want, h);
+        json_decref(want);
+    }
     json_decref(h);
+    json_decref(nodup);
 
     json_t *l = jscan_load(p, size, &e);
     if (!j != !l || (!l && e.code != -EBADMSG))

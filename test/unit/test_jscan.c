@@ -593,6 +593,8 @@ static void test_head(void **state)
     expect_head("{\"a\":1,\"b\":2,\"c\":{\"d\":3,\"e\":4},\"z\":[}", ac,
                 "{\"a\":1,\"c\":{\"d\":3}}");
     expect_head("{\"c\":{\"d\":3},\"a\":1,\"a\":2}", ac, "{\"c\":{\"d\":3},\"a\":1}");
+    /* a key named as a path's first segment counts only at the top level */
+    expect_head("{\"c\":{\"a\":1},\"b\":2,\"a\":5}", ac, "{\"c\":{},\"a\":5}");
 }
 
 static void expect_drop(const char *text, const char *const *keep, const char *const *drop,
