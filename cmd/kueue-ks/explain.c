@@ -76,7 +76,6 @@ static void get(struct xp *x, int which, const char *path)
     }
 }
 
-/* Run the loop until every request answered (or the --timeout timer broke it). */
 /* Run the loop until every read is answered; false (said on stderr) when --timeout came first. */
 static bool wait_all(struct xp *x)
 {

@@ -1045,7 +1045,7 @@ json_t *jscan_load_with(const char *data, size_t n, const struct jscan_paths *ps
 
 json_t *jscan_load_head(const char *data, size_t n, const struct jscan_paths *ps, struct err *e)
 {
-    if (!ps || ps->all || ps->keep.np == 0)
+    if (!ps || ps->keep.np == 0)
         return jscan_load_with(data, n, ps, e); /* no path to end at */
     return load_with(data, n, ps, true, e);
 }
