@@ -55,7 +55,7 @@ CFLAGS += -O1 $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
 BINDIR := $(OBJDIR)/bin
 else ifeq ($(MODE),vg)
-CFLAGS += -O0
+CFLAGS += -O0 -DKKS_NO_SLAB
 BINDIR := $(OBJDIR)/bin
 else ifeq ($(MODE),fuzz)
 CC := clang

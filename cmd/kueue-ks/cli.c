@@ -3,10 +3,12 @@
  */
 #include "cmd/kueue-ks/cli.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "pkg/util/mtune.h"
+#include "pkg/util/xalloc.h"
 
 int cli_invalid(const struct logger *lg, const char *msg)
 {
@@ -46,8 +48,13 @@ int cli_mgr_new(const struct mgr_flag_values *mf, const struct logger *lg, struc
     /* What main's mtune_reexec() left in effect (pkg/util/mtune.h). Unset means it did not
      * execute the program again (privileged, started through the loader, or exec failed). */
     const char *tun = getenv("GLIBC_TUNABLES");
+    /* main's JSON trees: a slab pool (pkg/util/slab.h) unless a sanitizer build or the
+     * address range could not be reserved. */
+    json_malloc_t jm;
+    json_get_alloc_funcs(&jm, NULL);
+    const char *trees = jm == xmalloc ? "malloc" : "slab pool";
     if (tun)
-        log_v(lg, 2, "malloc settings", "GLIBC_TUNABLES", tun);
+        log_v(lg, 2, "malloc settings", "GLIBC_TUNABLES", tun, "json_trees", trees);
     else
         log_info(lg, "malloc settings: glibc's defaults (could not execute itself with tuned ones)",
                  "hint", "set GLIBC_TUNABLES=" MTUNE_GLIBC_TUNABLES " in its environment");

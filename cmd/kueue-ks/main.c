@@ -1,12 +1,51 @@
 /*
  * kueue-ks: entry point. Subcommands: run (default), agent, status, explain, version.
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/kueue-ks/cmds.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/util/mtune.h"
+#include "pkg/util/slab.h"
+
+/* The sanitizer and valgrind builds keep malloc's blocks, whose misuse those tools see. */
+#if defined(__SANITIZE_ADDRESS__) || defined(KKS_NO_SLAB)
+#define USE_SLAB 0
+#else
+#define USE_SLAB 1
+#endif
+
+#if USE_SLAB
+/*
+ * jansson's allocator hooks take no context argument, so the pool its trees are built in is
+ * the one global of the process, set once here before any JSON value exists and never freed
+ * (trees may be released until exit).
+ */
+static struct slab_pool *json_pool;
+
+static void *json_pool_alloc(size_t n)
+{
+    return slab_alloc(json_pool, n);
+}
+
+static void json_pool_release(void *p)
+{
+    slab_release(json_pool, p);
+}
+#endif
+
+/* JSON trees in a slab pool (pkg/util/slab.h); malloc's when the range cannot be reserved. */
+static void use_json_pool(void)
+{
+    jx_use_xalloc();
+#if USE_SLAB
+    json_pool = slab_pool_new(0, SLAB_KEEP_EMPTY_DEFAULT);
+    if (json_pool)
+        json_set_alloc_funcs(json_pool_alloc, json_pool_release);
+#endif
+}
 
 static int usage(FILE *out)
 {
@@ -26,7 +65,7 @@ static int usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    jx_use_xalloc();
+    use_json_pool();
     if (argc < 2 || argv[1][0] == '-') {
         if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
             return usage(stdout);

@@ -284,7 +284,7 @@ int cmd_status(int argc, char **argv)
     int rc = 0;
     if (strcmp(o.output, "json") == 0) {
         json_t *j = sv_render_json(&in);
-        char *txt = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+        char *txt = jx_dumps_flags(j, JSON_INDENT(2) | JSON_SORT_KEYS);
         if (txt)
             printf("%s\n", txt);
         free(txt);

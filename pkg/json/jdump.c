@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/util/utf8.h"
 #include "pkg/util/xalloc.h"
 
@@ -140,11 +141,11 @@ static bool put_value(struct out *o, const json_t *v, int depth)
     }
     case JSON_REAL: {
         /* jansson's own formatting of doubles (precision, ".0", exponent) */
-        char *r = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (!r)
+        char r[64];
+        size_t n = json_dumpb(v, r, sizeof r, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (n == 0 || n > sizeof r)
             return false;
-        put(o, r, strlen(r));
-        free(r);
+        put(o, r, n);
         return true;
     }
     case JSON_TRUE:
@@ -172,7 +173,7 @@ char *jdump_compact(const json_t *v, size_t *len)
         }
     }
     free(o.p);
-    char *s = json_dumps(v, JSON_COMPACT);
+    char *s = jx_dumps_flags(v, JSON_COMPACT);
     if (s && len)
         *len = strlen(s);
     return s;

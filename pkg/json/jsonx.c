@@ -417,12 +417,23 @@ json_t *jx_loadb(const char *data, size_t n, struct err *e)
     return v;
 }
 
+char *jx_dumps_flags(const json_t *v, size_t flags)
+{
+    char *s = json_dumps(v, flags);
+    if (!s)
+        return NULL;
+    char *out = xstrdup(s);
+    json_free_t jfree;
+    json_get_alloc_funcs(NULL, &jfree);
+    jfree(s);
+    return out;
+}
+
 char *jx_dumps(const json_t *v)
 {
     if (!v)
         return xstrdup("null");
-    /* jansson allocates with malloc (no custom allocator is installed): free() it. */
-    char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    char *s = jx_dumps_flags(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
     return s ? s : xstrdup("null");
 }
 

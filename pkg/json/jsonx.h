@@ -90,6 +90,12 @@ json_t *jx_find_by(const json_t *arr, const char *field, const char *value);
 json_t *jx_loadb(const char *data, size_t n, struct err *e);
 /* Compact one-line JSON with sorted keys. New string. "null" for NULL. */
 char *jx_dumps(const json_t *v);
+/*
+ * json_dumps(v, flags) as a string of malloc's (free with free()), or NULL where json_dumps
+ * gives NULL. json_dumps itself allocates with jansson's allocator, which kueue-ks points at a
+ * slab pool (pkg/util/slab): its result must not reach free(). Use this instead.
+ */
+char *jx_dumps_flags(const json_t *v, size_t flags);
 
 /*
  * A deep copy of v: what jansson's json_deep_copy returns (same values, same key order),

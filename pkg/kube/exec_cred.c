@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/util/b64.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
@@ -117,7 +118,7 @@ static char *exec_info_env(const struct kube_exec_config *x, const struct exec_c
     }
     json_t *info =
         json_pack("{s:s, s:s, s:o}", "apiVersion", api, "kind", "ExecCredential", "spec", spec);
-    char *s = json_dumps(info, JSON_COMPACT);
+    char *s = jx_dumps_flags(info, JSON_COMPACT);
     json_decref(info);
     char *env = xasprintf("KUBERNETES_EXEC_INFO=%s", s);
     free(s);

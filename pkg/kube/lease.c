@@ -118,13 +118,11 @@ static json_t *record_to_spec(const struct record *r)
 static char *record_raw(const struct record *r)
 {
     json_t *spec = record_to_spec(r);
-    char *s = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+    char *s = jx_dumps_flags(spec, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(spec);
     if (!s)
         abort(); /* only fails on OOM */
-    char *out = xstrdup(s);
-    free(s);
-    return out;
+    return s;
 }
 
 /* ---- config ------------------------------------------------------------ */

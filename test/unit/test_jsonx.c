@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pkg/json/jsonx.h"
+#include "pkg/util/slab.h"
 #include "pkg/util/xalloc.h"
 
 static json_t *J(const char *text)
@@ -518,15 +519,67 @@ static void test_use_xalloc(void **state)
     json_set_alloc_funcs(m0, f0);
 }
 
+/* A pool for test_dumps_over_slab: jansson's hooks take no context. */
+static struct slab_pool *test_pool;
+
+static void *pool_alloc(size_t n)
+{
+    return slab_alloc(test_pool, n);
+}
+
+static void pool_release(void *p)
+{
+    slab_release(test_pool, p);
+}
+
+/* With jansson's trees in a slab pool (as in kueue-ks), jx_dumps_flags and jx_dumps return
+ * malloc's strings (free() of a slab block is an invalid free under ASan), and every block
+ * jansson took comes back to the pool. */
+static void test_dumps_over_slab(void **state)
+{
+    (void)state;
+    json_malloc_t m0;
+    json_free_t f0;
+    json_get_alloc_funcs(&m0, &f0);
+    test_pool = slab_pool_new(0, 1);
+    assert_non_null(test_pool);
+    json_set_alloc_funcs(pool_alloc, pool_release);
+    char big[600];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    json_t *o = json_pack("{s:[i,s,f], s:s}", "a", 1, "b", 0.5, "big", big);
+    struct slab_stats st;
+    slab_stats(test_pool, &st);
+    assert_true(st.blocks > 5);
+    char *s = jx_dumps_flags(json_object_get(o, "a"), JSON_COMPACT);
+    assert_string_equal(s, "[1,\"b\",0.5]");
+    free(s);
+    s = jx_dumps_flags(o, JSON_COMPACT | JSON_SORT_KEYS); /* longer than a slab block */
+    assert_int_equal(strlen(s), strlen("{\"a\":[1,\"b\",0.5],\"big\":\"\"}") + strlen(big));
+    free(s);
+    s = jx_dumps(json_object_get(o, "a"));
+    assert_string_equal(s, "[1,\"b\",0.5]");
+    free(s);
+    /* a string without JSON_ENCODE_ANY: json_dumps refuses it */
+    assert_null(jx_dumps_flags(json_object_get(o, "big"), JSON_COMPACT));
+    json_decref(o);
+    slab_stats(test_pool, &st);
+    assert_int_equal(st.blocks, 0);
+    json_set_alloc_funcs(m0, f0);
+    slab_pool_free(test_pool);
+    test_pool = NULL;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_get_paths),     cmocka_unit_test(test_set_and_del),
-        cmocka_unit_test(test_deep_copy),     cmocka_unit_test(test_merge_patch_rfc),
-        cmocka_unit_test(test_merge_diff),    cmocka_unit_test(test_patch_builder),
-        cmocka_unit_test(test_k8s_accessors), cmocka_unit_test(test_conditions),
-        cmocka_unit_test(test_owners),        cmocka_unit_test(test_load_dump),
-        cmocka_unit_test(test_use_xalloc),    cmocka_unit_test(test_find_by),
+        cmocka_unit_test(test_get_paths),       cmocka_unit_test(test_set_and_del),
+        cmocka_unit_test(test_deep_copy),       cmocka_unit_test(test_merge_patch_rfc),
+        cmocka_unit_test(test_merge_diff),      cmocka_unit_test(test_patch_builder),
+        cmocka_unit_test(test_k8s_accessors),   cmocka_unit_test(test_conditions),
+        cmocka_unit_test(test_owners),          cmocka_unit_test(test_load_dump),
+        cmocka_unit_test(test_use_xalloc),      cmocka_unit_test(test_find_by),
+        cmocka_unit_test(test_dumps_over_slab),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

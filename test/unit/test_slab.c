@@ -1,0 +1,281 @@
+/* slab: blocks of every size are distinct, aligned and kept; released blocks are reused, a
+ * full slab's freed block before a new slab; empty slabs are kept up to the limit and given
+ * back beyond it; a used-up range passes requests to malloc; a double release aborts. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pkg/util/slab.h"
+
+/* The block size a request of n bytes takes (the classes are multiples of 16). */
+static size_t class_size(size_t n)
+{
+    return n ? (n + 15) / 16 * 16 : 16;
+}
+
+static void fill(unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(seed * 31 + i);
+}
+
+static void check(const unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(b[i], (unsigned char)(seed * 31 + i));
+}
+
+static void test_every_size(void **state)
+{
+    (void)state;
+    struct slab_pool *p = slab_pool_new(0, SLAB_KEEP_EMPTY_DEFAULT);
+    assert_non_null(p);
+    enum { N = SLAB_MAX + 64 };
+    unsigned char *b[N + 1];
+    size_t bytes = 0, blocks = 0;
+    for (size_t n = 0; n <= N; n++) {
+        b[n] = slab_alloc(p, n);
+        assert_non_null(b[n]);
+        assert_int_equal((uintptr_t)b[n] % 16, 0);
+        fill(b[n], n, (unsigned)n);
+        if (n <= SLAB_MAX) {
+            bytes += class_size(n);
+            blocks++;
+        }
+    }
+    for (size_t n = 0; n <= N; n++) /* no block overlaps another */
+        check(b[n], n, (unsigned)n);
+    struct slab_stats st;
+    slab_stats(p, &st);
+    assert_int_equal(st.blocks, blocks); /* the larger ones are malloc's */
+    assert_int_equal(st.bytes, bytes);
+    assert_int_equal(st.slabs_live, SLAB_MAX / 16);
+    for (size_t n = 0; n <= N; n++)
+        slab_release(p, b[n]);
+    slab_release(p, NULL);
+    slab_stats(p, &st);
+    assert_int_equal(st.blocks, 0);
+    assert_int_equal(st.bytes, 0);
+    assert_int_equal(st.fallbacks, 0);
+    slab_pool_free(p);
+    slab_pool_free(NULL);
+}
+
+static void test_reuse_order(void **state)
+{
+    (void)state;
+    struct slab_pool *p = slab_pool_new(0, 4);
+    void *a = slab_alloc(p, 40), *b = slab_alloc(p, 48);
+    assert_ptr_equal((char *)b, (char *)a + 48); /* one class: consecutive */
+    slab_release(p, a);
+    assert_ptr_equal(slab_alloc(p, 33), a); /* the last released first */
+    void *c = slab_alloc(p, 100);
+    assert_true((char *)c < (char *)a ||
+                (char *)c >= (char *)a + SLAB_BYTES); /* another class, another slab */
+    slab_release(p, a);
+    slab_release(p, b);
+    slab_release(p, c);
+    slab_pool_free(p);
+}
+
+/* A full slab's released block is taken before a new slab is cut. */
+static void test_full_slab_refilled(void **state)
+{
+    (void)state;
+    struct slab_pool *p = slab_pool_new(0, 4);
+    size_t cap = SLAB_BYTES / 256;
+    void **b = calloc(2 * cap, sizeof *b);
+    for (size_t i = 0; i < cap; i++)
+        b[i] = slab_alloc(p, 256);
+    b[cap] = slab_alloc(p, 256); /* the first slab is full: the second one starts */
+    struct slab_stats st;
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_carved, 1 + 1);
+    void *freed = b[7];
+    slab_release(p, freed);
+    for (size_t i = cap + 1; i < 2 * cap; i++)
+        b[i] = slab_alloc(p, 256);
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_carved, 2);
+    b[7] = slab_alloc(p, 256); /* the second is full now: the first one's freed block */
+    assert_ptr_equal(b[7], freed);
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_carved, 2);
+    assert_int_equal(st.blocks, 2 * cap);
+    for (size_t i = 0; i < 2 * cap; i++)
+        slab_release(p, b[i]);
+    free(b);
+    slab_pool_free(p);
+}
+
+/* Empty slabs: up to keep_empty kept, the rest given back; reused before new ones are cut. */
+static void test_empty_slabs(void **state)
+{
+    (void)state;
+    struct slab_pool *p = slab_pool_new(0, 1);
+    size_t cap = SLAB_BYTES / 64;
+    size_t n = 3 * cap;
+    unsigned char **b = calloc(n, sizeof *b);
+    for (size_t i = 0; i < n; i++) {
+        b[i] = slab_alloc(p, 64);
+        fill(b[i], 64, (unsigned)i);
+    }
+    struct slab_stats st;
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_carved, 3);
+    assert_int_equal(st.slabs_live, 3);
+    for (size_t i = 0; i < n; i++) {
+        check(b[i], 64, (unsigned)i);
+        slab_release(p, b[i]);
+    }
+    slab_stats(p, &st);
+    assert_int_equal(st.blocks, 0);
+    assert_int_equal(st.slabs_live, 1);  /* the class's current slab stays */
+    assert_int_equal(st.slabs_empty, 1); /* keep_empty */
+    assert_int_equal(st.slabs_given, 1);
+    assert_int_equal(st.returns, 1);
+    /* another class takes the kept slab, then the given one, then a new one */
+    for (size_t i = 0; i < n; i++) {
+        b[i] = slab_alloc(p, 128);
+        fill(b[i], 128, (unsigned)i);
+    }
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_empty, 0);
+    assert_int_equal(st.slabs_given, 0);
+    assert_int_equal(st.slabs_carved, 3 + (n * 128 / SLAB_BYTES) - 2);
+    for (size_t i = 0; i < n; i++) {
+        check(b[i], 128, (unsigned)i);
+        slab_release(p, b[i]);
+    }
+    free(b);
+    slab_pool_free(p);
+}
+
+/* A range of two slabs: the third slab's requests go to malloc, and come back through
+ * slab_release (ASan would see a malloc block lost or a slab block given to free()). */
+static void test_range_used_up(void **state)
+{
+    (void)state;
+    struct slab_pool *p = slab_pool_new(2 * SLAB_BYTES + 100, 0);
+    size_t cap = SLAB_BYTES / 32;
+    size_t n = 3 * cap;
+    unsigned char **b = calloc(n, sizeof *b);
+    for (size_t i = 0; i < n; i++) {
+        b[i] = slab_alloc(p, 32);
+        fill(b[i], 32, (unsigned)i);
+    }
+    struct slab_stats st;
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_carved, 2);
+    assert_int_equal(st.blocks, 2 * cap);
+    assert_int_equal(st.fallbacks, cap);
+    for (size_t i = 0; i < n; i++) {
+        check(b[i], 32, (unsigned)i);
+        slab_release(p, b[i]);
+    }
+    slab_stats(p, &st);
+    assert_int_equal(st.blocks, 0);
+    /* with keep_empty 0 both empty slabs were given back, and are taken again */
+    assert_int_equal(st.slabs_given, 2);
+    void *x = slab_alloc(p, 32);
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_given, 1);
+    assert_int_equal(st.fallbacks, cap);
+    slab_release(p, x);
+    free(b);
+    slab_pool_free(p);
+}
+
+static void test_double_release_aborts(void **state)
+{
+    (void)state;
+    struct slab_pool *p = slab_pool_new(0, 1);
+    void *a = slab_alloc(p, 24);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* no stderr noise from the expected abort in the test's output */
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0)
+            dup2(fd, 2);
+        slab_release(p, a);
+        slab_release(p, a);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGABRT);
+    slab_release(p, a);
+    slab_pool_free(p);
+}
+
+/* Random sizes, random order: every live block keeps its bytes; the counts match a shadow. */
+static void test_random(void **state)
+{
+    (void)state;
+    struct slab_pool *p = slab_pool_new(64 * SLAB_BYTES, 2);
+    enum { SLOTS = 4096, STEPS = 200000 };
+    unsigned char **b = calloc(SLOTS, sizeof *b);
+    size_t *len = calloc(SLOTS, sizeof *len);
+    unsigned *seed = calloc(SLOTS, sizeof *seed);
+    unsigned r = 12345;
+    for (unsigned step = 0; step < STEPS; step++) {
+        r = r * 1103515245u + 12345u;
+        size_t i = (r >> 8) % SLOTS;
+        if (b[i]) {
+            check(b[i], len[i], seed[i]);
+            slab_release(p, b[i]);
+            b[i] = NULL;
+        } else {
+            len[i] = (r >> 20) % (SLAB_MAX + 80);
+            seed[i] = step;
+            b[i] = slab_alloc(p, len[i]);
+            fill(b[i], len[i], seed[i]);
+        }
+    }
+    size_t live = 0, bytes = 0;
+    for (size_t i = 0; i < SLOTS; i++)
+        if (b[i] && len[i] <= SLAB_MAX) {
+            live++;
+            bytes += class_size(len[i]);
+        }
+    struct slab_stats st;
+    slab_stats(p, &st);
+    assert_int_equal(st.blocks, live);
+    assert_int_equal(st.bytes, bytes);
+    for (size_t i = 0; i < SLOTS; i++)
+        if (b[i]) {
+            check(b[i], len[i], seed[i]);
+            slab_release(p, b[i]);
+        }
+    slab_stats(p, &st);
+    assert_int_equal(st.blocks, 0);
+    free(b);
+    free(len);
+    free(seed);
+    slab_pool_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_size),
+        cmocka_unit_test(test_reuse_order),
+        cmocka_unit_test(test_full_slab_refilled),
+        cmocka_unit_test(test_empty_slabs),
+        cmocka_unit_test(test_range_used_up),
+        cmocka_unit_test(test_double_release_aborts),
+        cmocka_unit_test(test_random),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
