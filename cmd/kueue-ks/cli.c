@@ -57,7 +57,8 @@ int cli_mgr_new(const struct mgr_flag_values *mf, const struct logger *lg, struc
         log_v(lg, 2, "malloc settings", "GLIBC_TUNABLES", tun, "json_trees", trees);
     else
         log_info(lg, "malloc settings: glibc's defaults (could not execute itself with tuned ones)",
-                 "hint", "set GLIBC_TUNABLES=" MTUNE_GLIBC_TUNABLES " in its environment");
+                 "hint", "set GLIBC_TUNABLES=" MTUNE_GLIBC_TUNABLES " in its environment",
+                 "json_trees", trees);
     *loop = ev_default_loop(EVFLAG_AUTO);
     struct mgr_options mo;
     mgr_flags_options(mf, &mo);

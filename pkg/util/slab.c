@@ -25,15 +25,20 @@ enum where {
 
 struct slab {
     char *mem;
+    uint64_t *map; /* a bit per block, set while handed out; NULL until carved */
     void *free;    /* released blocks, linked through their first word */
     uint32_t used; /* blocks handed out and not released */
     uint32_t bump; /* blocks [bump, cap) were never handed out */
     uint32_t cap;
     uint32_t prev, next; /* partial list (both) or a stack (next) */
+    uint32_t inv;        /* ceil(2^32 / size): a block's index is (offset * inv) >> 32 */
     uint16_t size;
     uint8_t cls;
     uint8_t where;
 };
+
+/* A bit per block of a slab of the smallest class: set while the block is handed out. */
+#define MAP_WORDS (SLAB_BYTES / CLASS_STEP / 64)
 
 struct slab_pool {
     char *base;
@@ -41,6 +46,8 @@ struct slab_pool {
     uint32_t nslabs, carved;
     struct slab *slabs; /* nslabs entries, mapped: only the carved ones are touched */
     size_t slabs_bytes;
+    uint64_t (*maps)[MAP_WORDS]; /* per slab, mapped alike */
+    size_t maps_bytes;
     struct slab *cur[CLASSES];
     uint32_t partial[CLASSES];
     uint32_t empty, given; /* stacks */
@@ -48,8 +55,17 @@ struct slab_pool {
     size_t fallbacks, returns;
 };
 
-struct slab_pool *slab_pool_new(size_t reserve, unsigned keep_empty)
+static void *map_range(size_t n)
 {
+    /* NORESERVE: address space only; the kernel commits a page when it is first touched. */
+    void *m =
+        mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+int slab_pool_new(size_t reserve, unsigned keep_empty, struct slab_pool **out)
+{
+    *out = NULL;
     if (!reserve)
         reserve = SLAB_RESERVE_DEFAULT;
     size_t n = reserve >> SLAB_SHIFT;
@@ -58,31 +74,35 @@ struct slab_pool *slab_pool_new(size_t reserve, unsigned keep_empty)
     if (n > NONE - 1)
         n = NONE - 1;
     reserve = n << SLAB_SHIFT;
-    /* NORESERVE: the range is address space only; the kernel commits a page when touched. */
-    void *base = mmap(NULL, reserve, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (base == MAP_FAILED)
-        return NULL;
-    size_t meta = n * sizeof(struct slab);
-    void *slabs = mmap(NULL, meta, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (slabs == MAP_FAILED) {
-        int saved = errno;
-        munmap(base, reserve);
-        errno = saved;
-        return NULL;
+    size_t meta = n * sizeof(struct slab), maps = n * sizeof(uint64_t[MAP_WORDS]);
+    char *base = map_range(reserve);
+    void *slabs = base ? map_range(meta) : NULL;
+    void *bits = slabs ? map_range(maps) : NULL;
+    if (!bits) {
+        int rc = -errno;
+        if (slabs)
+            munmap(slabs, meta);
+        if (base)
+            munmap(base, reserve);
+        return rc;
     }
+    /* Huge pages would keep a 2 MB page resident for one live block of it, and undo the
+     * slabs given back (THP "always"). Advice only: without it the pool still works. */
+    madvise(base, reserve, MADV_NOHUGEPAGE);
     struct slab_pool *p = xcalloc(1, sizeof *p);
     p->base = base;
     p->reserved = reserve;
     p->nslabs = (uint32_t)n;
     p->slabs = slabs;
     p->slabs_bytes = meta;
+    p->maps = bits;
+    p->maps_bytes = maps;
     for (int c = 0; c < CLASSES; c++)
         p->partial[c] = NONE;
     p->empty = p->given = NONE;
     p->keep_empty = keep_empty;
-    return p;
+    *out = p;
+    return 0;
 }
 
 void slab_pool_free(struct slab_pool *p)
@@ -91,6 +111,7 @@ void slab_pool_free(struct slab_pool *p)
         return;
     munmap(p->base, p->reserved);
     munmap(p->slabs, p->slabs_bytes);
+    munmap(p->maps, p->maps_bytes);
     free(p);
 }
 
@@ -167,8 +188,26 @@ static struct slab *take_slab(struct slab_pool *p)
         return NULL;
     s = &p->slabs[p->carved];
     s->mem = p->base + ((size_t)p->carved << SLAB_SHIFT);
+    s->map = p->maps[p->carved];
     p->carved++;
     return s;
+}
+
+/* A block of `s` (which has one free): its bit is set. */
+static inline void *take_block(struct slab *s)
+{
+    char *b = s->free;
+    uint32_t i;
+    if (b) {
+        s->free = *(void **)b;
+        i = (uint32_t)(((uint64_t)(b - s->mem) * s->inv) >> 32);
+    } else {
+        i = s->bump++;
+        b = s->mem + (size_t)i * s->size;
+    }
+    s->map[i / 64] |= (uint64_t)1 << (i % 64);
+    s->used++;
+    return b;
 }
 
 static void *alloc_slow(struct slab_pool *p, unsigned c, size_t n)
@@ -188,6 +227,7 @@ static void *alloc_slow(struct slab_pool *p, unsigned c, size_t n)
         }
         s->cls = (uint8_t)c;
         s->size = (uint16_t)((c + 1) * CLASS_STEP);
+        s->inv = (uint32_t)((((uint64_t)1 << 32) + s->size - 1) / s->size);
         s->cap = (uint32_t)(SLAB_BYTES / s->size);
         s->used = 0;
         s->bump = 0;
@@ -195,13 +235,7 @@ static void *alloc_slow(struct slab_pool *p, unsigned c, size_t n)
     }
     s->where = W_CUR;
     p->cur[c] = s;
-    void *b = s->free;
-    if (b)
-        s->free = *(void **)b;
-    else
-        b = s->mem + (size_t)s->bump++ * s->size;
-    s->used++;
-    return b;
+    return take_block(s);
 }
 
 void *slab_alloc(struct slab_pool *p, size_t n)
@@ -210,24 +244,14 @@ void *slab_alloc(struct slab_pool *p, size_t n)
         return xmalloc(n);
     unsigned c = n ? (unsigned)((n - 1) / CLASS_STEP) : 0;
     struct slab *s = p->cur[c];
-    if (s) {
-        void *b = s->free;
-        if (b) {
-            s->free = *(void **)b;
-            s->used++;
-            return b;
-        }
-        if (s->bump < s->cap) {
-            s->used++;
-            return s->mem + (size_t)s->bump++ * s->size;
-        }
-    }
+    if (s && (s->free || s->bump < s->cap))
+        return take_block(s);
     return alloc_slow(p, c, n);
 }
 
-static void double_release(void)
+static void bad_release(void)
 {
-    static const char msg[] = "fatal: slab: block released twice\n";
+    static const char msg[] = "fatal: slab: a block released twice, or not a block's start\n";
     ssize_t w = write(2, msg, sizeof msg - 1);
     (void)w;
     abort();
@@ -241,8 +265,15 @@ void slab_release(struct slab_pool *p, void *block)
         return;
     }
     struct slab *s = &p->slabs[off >> SLAB_SHIFT];
-    if (s->used == 0 || s->where >= W_EMPTY)
-        double_release();
+    uint32_t in = (uint32_t)(off & (SLAB_BYTES - 1));
+    /* A block not handed out has its bit clear: twice, never, or in an empty slab (whose
+     * size may be stale); a slab never cut has no map. */
+    uint32_t i = (uint32_t)(((uint64_t)in * s->inv) >> 32);
+    uint64_t bit = (uint64_t)1 << (i % 64);
+    uint64_t *w = s->map ? &s->map[i / 64] : NULL;
+    if (!w || (size_t)i * s->size != in || !(*w & bit))
+        bad_release();
+    *w &= ~bit;
     *(void **)block = s->free;
     s->free = block;
     s->used--;
@@ -280,4 +311,96 @@ void slab_stats(const struct slab_pool *p, struct slab_stats *out)
     out->slabs_carved = p->carved;
     out->fallbacks = p->fallbacks;
     out->returns = p->returns;
+}
+
+/* ---- invariants (tests) ---------------------------------------------------------------- */
+
+static int fail(const char **why, const char *what)
+{
+    if (why)
+        *why = what;
+    return -EFAULT;
+}
+
+/* A live slab's blocks: free list + handed out + never used = all of them, the bits agree. */
+static int check_blocks(const struct slab_pool *p, const struct slab *s, const char **why)
+{
+    if (s->size != (s->cls + 1) * CLASS_STEP || s->cap != SLAB_BYTES / s->size || s->bump > s->cap)
+        return fail(why, "a live slab's class, capacity or bump is wrong");
+    const uint64_t *map = s->map;
+    if (map != p->maps[idx_of(p, s)])
+        return fail(why, "a slab's map is another's");
+    size_t set = 0;
+    for (size_t w = 0; w < MAP_WORDS; w++)
+        set += (size_t)__builtin_popcountll(map[w]);
+    if (set != s->used)
+        return fail(why, "a slab's bits do not count its blocks in use");
+    size_t nfree = 0;
+    for (const char *b = s->free; b; b = *(char *const *)b) {
+        size_t in = (size_t)(b - s->mem);
+        if (b < s->mem || in >= SLAB_BYTES || in % s->size || in / s->size >= s->bump)
+            return fail(why, "a free block is not one of its slab's handed-out blocks");
+        if (map[in / s->size / 64] & ((uint64_t)1 << (in / s->size % 64)))
+            return fail(why, "a free block's bit is set");
+        if (++nfree > s->cap)
+            return fail(why, "a slab's free list loops");
+    }
+    if (nfree + s->used + (s->cap - s->bump) != s->cap)
+        return fail(why, "free + used + never used is not a slab's capacity");
+    return 0;
+}
+
+int slab_check(const struct slab_pool *p, const char **why)
+{
+    unsigned char *seen = xcalloc(p->carved ? p->carved : 1, 1);
+    int rc = 0;
+    for (unsigned c = 0; c < CLASSES && !rc; c++) {
+        uint32_t prev = NONE, n = 0;
+        for (uint32_t i = p->partial[c]; i != NONE && !rc; i = p->slabs[i].next) {
+            const struct slab *s = &p->slabs[i];
+            if (i >= p->carved || ++n > p->carved || s->where != W_PARTIAL || s->cls != c ||
+                s->prev != prev || !s->free || !s->used)
+                rc = fail(why, "a partial list is broken");
+            else
+                seen[i]++;
+            prev = i;
+        }
+        const struct slab *s = p->cur[c];
+        if (!rc && s) {
+            if (s->where != W_CUR || s->cls != c)
+                rc = fail(why, "a class's current slab is not marked so");
+            else
+                seen[idx_of(p, s)]++;
+        }
+    }
+    const uint32_t *stacks[] = {&p->empty, &p->given};
+    const uint8_t wheres[] = {W_EMPTY, W_GIVEN};
+    for (int k = 0; k < 2 && !rc; k++) {
+        uint32_t n = 0;
+        for (uint32_t i = *stacks[k]; i != NONE && !rc; i = p->slabs[i].next) {
+            if (i >= p->carved || ++n > p->carved || p->slabs[i].where != wheres[k])
+                rc = fail(why, "a stack of empty slabs is broken");
+            else
+                seen[i]++;
+        }
+        if (!rc && k == 0 && n != p->n_empty)
+            rc = fail(why, "the count of kept empty slabs is wrong");
+    }
+    for (uint32_t i = 0; i < p->carved && !rc; i++) {
+        const struct slab *s = &p->slabs[i];
+        if (seen[i] != (s->where == W_FULL ? 0 : 1)) {
+            rc = fail(why, "a slab is on no list or on two");
+        } else if (s->where == W_EMPTY || s->where == W_GIVEN) {
+            for (size_t w = 0; w < MAP_WORDS && !rc; w++)
+                if (s->map[w])
+                    rc = fail(why, "an empty slab has a block's bit set");
+        } else {
+            if (s->where == W_FULL && (s->free || s->bump != s->cap))
+                rc = fail(why, "a full slab has a free block");
+            if (!rc)
+                rc = check_blocks(p, s, why);
+        }
+    }
+    free(seen);
+    return rc;
 }

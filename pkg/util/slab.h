@@ -16,9 +16,10 @@
  * requests once the range is used up, are passed to xmalloc. Empty slabs are kept for reuse up
  * to keep_empty, further ones are given back with madvise(MADV_DONTNEED).
  *
- * Not thread-safe: one pool per loop (the process has one). Blocks are 16-byte aligned.
- * Double releases abort; other misuse (a block written after release) is not detected: the
- * sanitizer and valgrind builds do not use a pool (cmd/kueue-ks/main.c).
+ * Not thread-safe: one pool per loop (the process has one). Blocks are 16-byte aligned. A
+ * release of a block that is not handed out (twice, or never) or of an address inside a block
+ * aborts (a bit per block); a block written after its release is not detected: the sanitizer
+ * and valgrind builds do not use a pool (cmd/kueue-ks/main.c).
  */
 #ifndef KKS_UTIL_SLAB_H
 #define KKS_UTIL_SLAB_H
@@ -36,9 +37,10 @@ struct slab_pool;
 /*
  * A pool over `reserve` bytes of address space (0: SLAB_RESERVE_DEFAULT; rounded down to whole
  * slabs, at least one), keeping at most keep_empty empty slabs resident (the rest go back to
- * the system). NULL with errno set when the range cannot be reserved.
+ * the system), in *out. 0, or -errno of mmap when the range cannot be reserved (a `ulimit -v`,
+ * or vm.overcommit_memory=2 without room for it).
  */
-struct slab_pool *slab_pool_new(size_t reserve, unsigned keep_empty);
+int slab_pool_new(size_t reserve, unsigned keep_empty, struct slab_pool **out);
 /* Unmap the range: every block of the pool is gone (blocks of malloc's stay). NULL is fine. */
 void slab_pool_free(struct slab_pool *p);
 
@@ -59,5 +61,8 @@ struct slab_stats {
 };
 /* Counts walked from the slabs (O(slabs carved)): for logs, tests and benches. */
 void slab_stats(const struct slab_pool *p, struct slab_stats *out);
+/* Walk every slab and list and check the pool's invariants (tests): 0, or -EFAULT with *why
+ * (when why is not NULL) naming the first one broken. */
+int slab_check(const struct slab_pool *p, const char **why);
 
 #endif

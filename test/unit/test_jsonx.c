@@ -541,8 +541,7 @@ static void test_dumps_over_slab(void **state)
     json_malloc_t m0;
     json_free_t f0;
     json_get_alloc_funcs(&m0, &f0);
-    test_pool = slab_pool_new(0, 1);
-    assert_non_null(test_pool);
+    assert_int_equal(slab_pool_new(0, 1, &test_pool), 0);
     json_set_alloc_funcs(pool_alloc, pool_release);
     char big[600];
     memset(big, 'x', sizeof big - 1);

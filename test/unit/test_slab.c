@@ -1,6 +1,8 @@
-/* slab: blocks of every size are distinct, aligned and kept; released blocks are reused, a
- * full slab's freed block before a new slab; empty slabs are kept up to the limit and given
- * back beyond it; a used-up range passes requests to malloc; a double release aborts. */
+/* slab: blocks of every size are distinct, aligned and kept; released blocks are reused last
+ * first, a full slab's freed block before a new slab; empty slabs are kept up to the limit
+ * (reused first) and given back beyond it (no longer resident); a used-up range passes
+ * requests to malloc; releases of blocks not handed out abort; bursts of trees keep the
+ * pool's invariants (slab_check) through full, partial, empty and reused slabs. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,9 +10,11 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,17 +38,40 @@ static void check(const unsigned char *b, size_t n, unsigned seed)
         assert_int_equal(b[i], (unsigned char)(seed * 31 + i));
 }
 
+static struct slab_pool *new_pool(size_t reserve, unsigned keep)
+{
+    struct slab_pool *p = NULL;
+    assert_int_equal(slab_pool_new(reserve, keep, &p), 0);
+    assert_non_null(p);
+    return p;
+}
+
+static void assert_sound(const struct slab_pool *p)
+{
+    const char *why = NULL;
+    if (slab_check(p, &why) != 0)
+        fail_msg("slab_check: %s", why);
+}
+
+/* Whether the page holding b is resident. */
+static bool resident(const void *b)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char v = 0;
+    void *page = (void *)((uintptr_t)b & ~(uintptr_t)(pg - 1));
+    assert_int_equal(mincore(page, (size_t)pg, &v), 0);
+    return v & 1;
+}
+
 static void test_every_size(void **state)
 {
     (void)state;
-    struct slab_pool *p = slab_pool_new(0, SLAB_KEEP_EMPTY_DEFAULT);
-    assert_non_null(p);
+    struct slab_pool *p = new_pool(0, SLAB_KEEP_EMPTY_DEFAULT);
     enum { N = SLAB_MAX + 64 };
     unsigned char *b[N + 1];
     size_t bytes = 0, blocks = 0;
     for (size_t n = 0; n <= N; n++) {
         b[n] = slab_alloc(p, n);
-        assert_non_null(b[n]);
         assert_int_equal((uintptr_t)b[n] % 16, 0);
         fill(b[n], n, (unsigned)n);
         if (n <= SLAB_MAX) {
@@ -59,6 +86,7 @@ static void test_every_size(void **state)
     assert_int_equal(st.blocks, blocks); /* the larger ones are malloc's */
     assert_int_equal(st.bytes, bytes);
     assert_int_equal(st.slabs_live, SLAB_MAX / 16);
+    assert_sound(p);
     for (size_t n = 0; n <= N; n++)
         slab_release(p, b[n]);
     slab_release(p, NULL);
@@ -73,17 +101,21 @@ static void test_every_size(void **state)
 static void test_reuse_order(void **state)
 {
     (void)state;
-    struct slab_pool *p = slab_pool_new(0, 4);
+    struct slab_pool *p = new_pool(0, 4);
     void *a = slab_alloc(p, 40), *b = slab_alloc(p, 48);
     assert_ptr_equal((char *)b, (char *)a + 48); /* one class: consecutive */
     slab_release(p, a);
-    assert_ptr_equal(slab_alloc(p, 33), a); /* the last released first */
+    slab_release(p, b);
+    assert_ptr_equal(slab_alloc(p, 33), b); /* the last released first */
+    assert_ptr_equal(slab_alloc(p, 47), a);
     void *c = slab_alloc(p, 100);
-    assert_true((char *)c < (char *)a ||
-                (char *)c >= (char *)a + SLAB_BYTES); /* another class, another slab */
+    /* another class, another slab */
+    assert_true((char *)c < (char *)a || (char *)c >= (char *)a + SLAB_BYTES);
+    assert_sound(p);
     slab_release(p, a);
     slab_release(p, b);
     slab_release(p, c);
+    assert_sound(p);
     slab_pool_free(p);
 }
 
@@ -91,7 +123,7 @@ static void test_reuse_order(void **state)
 static void test_full_slab_refilled(void **state)
 {
     (void)state;
-    struct slab_pool *p = slab_pool_new(0, 4);
+    struct slab_pool *p = new_pool(0, 4);
     size_t cap = SLAB_BYTES / 256;
     void **b = calloc(2 * cap, sizeof *b);
     for (size_t i = 0; i < cap; i++)
@@ -99,7 +131,9 @@ static void test_full_slab_refilled(void **state)
     b[cap] = slab_alloc(p, 256); /* the first slab is full: the second one starts */
     struct slab_stats st;
     slab_stats(p, &st);
-    assert_int_equal(st.slabs_carved, 1 + 1);
+    assert_int_equal(st.slabs_carved, 2);
+    assert_int_equal(st.bytes, (cap + 1) * 256); /* the full slab's blocks count */
+    assert_sound(p);
     void *freed = b[7];
     slab_release(p, freed);
     for (size_t i = cap + 1; i < 2 * cap; i++)
@@ -111,51 +145,104 @@ static void test_full_slab_refilled(void **state)
     slab_stats(p, &st);
     assert_int_equal(st.slabs_carved, 2);
     assert_int_equal(st.blocks, 2 * cap);
+    assert_int_equal(st.bytes, 2 * cap * 256);
+    assert_sound(p);
     for (size_t i = 0; i < 2 * cap; i++)
         slab_release(p, b[i]);
+    assert_sound(p);
     free(b);
     slab_pool_free(p);
 }
 
-/* Empty slabs: up to keep_empty kept, the rest given back; reused before new ones are cut. */
-static void test_empty_slabs(void **state)
+/* Two partial slabs, the head taken as the current one, the other emptied: the list stays
+ * linked (the taken head's successor must lose its link back to it). */
+static void test_partial_list(void **state)
 {
     (void)state;
-    struct slab_pool *p = slab_pool_new(0, 1);
-    size_t cap = SLAB_BYTES / 64;
-    size_t n = 3 * cap;
-    unsigned char **b = calloc(n, sizeof *b);
-    for (size_t i = 0; i < n; i++) {
-        b[i] = slab_alloc(p, 64);
-        fill(b[i], 64, (unsigned)i);
-    }
+    struct slab_pool *p = new_pool(0, 4);
+    size_t cap = SLAB_BYTES / 256;
+    void **b = calloc(3 * cap, sizeof *b);
+    for (size_t i = 0; i < 2 * cap + 1; i++) /* A and B full, C current */
+        b[i] = slab_alloc(p, 256);
+    slab_release(p, b[0]);   /* A partial */
+    slab_release(p, b[cap]); /* B partial, the list's head */
+    b[0] = b[cap] = NULL;
+    assert_sound(p);
+    for (size_t i = 2 * cap + 1; i < 3 * cap; i++) /* C full */
+        b[i] = slab_alloc(p, 256);
+    void *x = slab_alloc(p, 256); /* B's freed block: B current, A alone on the list */
     struct slab_stats st;
     slab_stats(p, &st);
     assert_int_equal(st.slabs_carved, 3);
-    assert_int_equal(st.slabs_live, 3);
-    for (size_t i = 0; i < n; i++) {
-        check(b[i], 64, (unsigned)i);
+    assert_sound(p);
+    for (size_t i = 1; i < cap; i++) /* A empties: off the list, kept */
         slab_release(p, b[i]);
-    }
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_empty, 1);
+    assert_sound(p);
+    slab_release(p, x);
+    for (size_t i = cap + 1; i < 3 * cap; i++)
+        slab_release(p, b[i]);
     slab_stats(p, &st);
     assert_int_equal(st.blocks, 0);
-    assert_int_equal(st.slabs_live, 1);  /* the class's current slab stays */
-    assert_int_equal(st.slabs_empty, 1); /* keep_empty */
-    assert_int_equal(st.slabs_given, 1);
-    assert_int_equal(st.returns, 1);
-    /* another class takes the kept slab, then the given one, then a new one */
+    assert_sound(p);
+    free(b);
+    slab_pool_free(p);
+}
+
+/* Empty slabs: up to keep_empty kept (resident), the rest given back (not resident); kept
+ * ones are reused before given ones, and those before new ones are cut. */
+static void test_empty_slabs(void **state)
+{
+    (void)state;
+    struct slab_pool *p = new_pool(0, 1);
+    size_t cap = SLAB_BYTES / 64;
+    size_t n = 3 * cap;
+    unsigned char **b = calloc(n, sizeof *b);
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < n; i++) {
+            b[i] = slab_alloc(p, 64);
+            fill(b[i], 64, (unsigned)i);
+        }
+        struct slab_stats st;
+        slab_stats(p, &st);
+        assert_int_equal(st.slabs_carved, 3);
+        assert_int_equal(st.slabs_live, 3);
+        assert_int_equal(st.slabs_empty, 0);
+        unsigned char *first = b[0], *second = b[cap];
+        for (size_t i = 0; i < n; i++) {
+            check(b[i], 64, (unsigned)i);
+            slab_release(p, b[i]);
+        }
+        slab_stats(p, &st);
+        assert_int_equal(st.blocks, 0);
+        assert_int_equal(st.slabs_live, 1);  /* the class's current slab stays */
+        assert_int_equal(st.slabs_empty, 1); /* keep_empty, again in the second round */
+        assert_int_equal(st.slabs_given, 1);
+        assert_int_equal(st.returns, (size_t)round + 1);
+        assert_true(resident(first));   /* kept */
+        assert_false(resident(second)); /* given back */
+        assert_sound(p);
+    }
+    /* another class takes the kept slab (the one the last round's first block was in: a new
+     * class starts at its slab's first byte), then the given one, then new ones */
+    unsigned char *kept = b[0];
     for (size_t i = 0; i < n; i++) {
         b[i] = slab_alloc(p, 128);
         fill(b[i], 128, (unsigned)i);
     }
+    assert_true(b[0] <= kept && kept < b[0] + SLAB_BYTES);
+    struct slab_stats st;
     slab_stats(p, &st);
     assert_int_equal(st.slabs_empty, 0);
     assert_int_equal(st.slabs_given, 0);
     assert_int_equal(st.slabs_carved, 3 + (n * 128 / SLAB_BYTES) - 2);
+    assert_sound(p);
     for (size_t i = 0; i < n; i++) {
         check(b[i], 128, (unsigned)i);
         slab_release(p, b[i]);
     }
+    assert_sound(p);
     free(b);
     slab_pool_free(p);
 }
@@ -165,7 +252,7 @@ static void test_empty_slabs(void **state)
 static void test_range_used_up(void **state)
 {
     (void)state;
-    struct slab_pool *p = slab_pool_new(2 * SLAB_BYTES + 100, 0);
+    struct slab_pool *p = new_pool(2 * SLAB_BYTES + 100, 0);
     size_t cap = SLAB_BYTES / 32;
     size_t n = 3 * cap;
     unsigned char **b = calloc(n, sizeof *b);
@@ -193,13 +280,19 @@ static void test_range_used_up(void **state)
     slab_release(p, x);
     free(b);
     slab_pool_free(p);
+    /* less than a slab: one slab */
+    p = new_pool(1, 0);
+    x = slab_alloc(p, 200);
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_carved, 1);
+    assert_int_equal(st.fallbacks, 0);
+    slab_release(p, x);
+    slab_pool_free(p);
 }
 
-static void test_double_release_aborts(void **state)
+/* Runs release(p, block) in a child: it must abort. */
+static void assert_release_aborts(struct slab_pool *p, void *block)
 {
-    (void)state;
-    struct slab_pool *p = slab_pool_new(0, 1);
-    void *a = slab_alloc(p, 24);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -207,15 +300,85 @@ static void test_double_release_aborts(void **state)
         int fd = open("/dev/null", O_WRONLY);
         if (fd >= 0)
             dup2(fd, 2);
-        slab_release(p, a);
-        slab_release(p, a);
+        slab_release(p, block);
         _exit(0);
     }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status));
     assert_int_equal(WTERMSIG(status), SIGABRT);
+}
+
+static void test_bad_releases(void **state)
+{
+    (void)state;
+    struct slab_pool *p = new_pool(0, 1);
+    char *a = slab_alloc(p, 24), *b = slab_alloc(p, 24), *c = slab_alloc(p, 24);
+    slab_release(p, b);
+    assert_release_aborts(p, b);      /* twice, its slab holding other blocks */
+    assert_release_aborts(p, a + 16); /* inside a block */
+    assert_release_aborts(p, c + 32); /* never handed out */
     slab_release(p, a);
+    slab_release(p, c);
+    assert_release_aborts(p, a); /* twice, its slab empty */
+    assert_sound(p);
+    slab_pool_free(p);
+}
+
+/* Bursts of trees: many blocks of a few classes, most released at once, some kept for
+ * several rounds; the slabs go through every state, the invariants hold after each step. */
+static void test_bursts(void **state)
+{
+    (void)state;
+    struct slab_pool *p = new_pool(48 * SLAB_BYTES, 2);
+    enum { SLOTS = 30000, ROUNDS = 40 };
+    unsigned char **b = calloc(SLOTS, sizeof *b);
+    size_t *len = calloc(SLOTS, sizeof *len);
+    unsigned *seed = calloc(SLOTS, sizeof *seed);
+    unsigned r = 777, given_seen = 0, empty_seen = 0;
+    for (unsigned round = 0; round < ROUNDS; round++) {
+        for (size_t i = 0; i < SLOTS; i++) {
+            r = r * 1103515245u + 12345u;
+            if (!b[i] && (r >> 16) % 4 != 0) {
+                len[i] = 1 + (r >> 8) % 64; /* classes 16 to 64 */
+                b[i] = slab_alloc(p, len[i]);
+                seed[i] = (unsigned)(i + round);
+                fill(b[i], len[i], seed[i]);
+            }
+        }
+        assert_sound(p);
+        bool keep = false;
+        for (size_t i = 0; i < SLOTS; i++) {
+            /* trees of 2,048 slots: one in 16 survives the burst whole */
+            if (i % 2048 == 0) {
+                r = r * 1103515245u + 12345u;
+                keep = (r >> 16) % 16 == 0;
+            }
+            if (b[i] && !keep) {
+                check(b[i], len[i], seed[i]);
+                slab_release(p, b[i]);
+                b[i] = NULL;
+            }
+        }
+        assert_sound(p);
+        struct slab_stats st;
+        slab_stats(p, &st);
+        given_seen += st.slabs_given > 0;
+        empty_seen += st.slabs_empty > 0;
+    }
+    assert_true(given_seen > 0 && empty_seen > 0);
+    for (size_t i = 0; i < SLOTS; i++)
+        if (b[i]) {
+            check(b[i], len[i], seed[i]);
+            slab_release(p, b[i]);
+        }
+    struct slab_stats st;
+    slab_stats(p, &st);
+    assert_int_equal(st.blocks, 0);
+    assert_sound(p);
+    free(b);
+    free(len);
+    free(seed);
     slab_pool_free(p);
 }
 
@@ -223,7 +386,7 @@ static void test_double_release_aborts(void **state)
 static void test_random(void **state)
 {
     (void)state;
-    struct slab_pool *p = slab_pool_new(64 * SLAB_BYTES, 2);
+    struct slab_pool *p = new_pool(64 * SLAB_BYTES, 2);
     enum { SLOTS = 4096, STEPS = 200000 };
     unsigned char **b = calloc(SLOTS, sizeof *b);
     size_t *len = calloc(SLOTS, sizeof *len);
@@ -242,6 +405,8 @@ static void test_random(void **state)
             b[i] = slab_alloc(p, len[i]);
             fill(b[i], len[i], seed[i]);
         }
+        if (step % 20000 == 0)
+            assert_sound(p);
     }
     size_t live = 0, bytes = 0;
     for (size_t i = 0; i < SLOTS; i++)
@@ -274,7 +439,9 @@ int main(void)
         cmocka_unit_test(test_full_slab_refilled),
         cmocka_unit_test(test_empty_slabs),
         cmocka_unit_test(test_range_used_up),
-        cmocka_unit_test(test_double_release_aborts),
+        cmocka_unit_test(test_bad_releases),
+        cmocka_unit_test(test_bursts),
+        cmocka_unit_test(test_partial_list),
         cmocka_unit_test(test_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
