@@ -40,7 +40,8 @@
  *    "rss_peak_mb":..,"rss_settled_mb":..,"rss_empty_mb":..,"bytes_per_object":..,"ready_s":..,
  *    "first_dispatch_s":..,"lists_s":..,"list_mb":..,"rss_ratio":..,"ready_ratio":..,
  *    "first_dispatch_ratio":..,"ready_cpu_s":..,"first_dispatch_cpu_s":..,
- *    "packed_cache":true|false}
+ *    "packed_cache":true|false,"settled_heap_mb":..,"settled_pool_mb":..,
+ *    "settled_files_mb":..,"settled_other_mb":..}
  * objects: the items of the baseline's lists but Nodes, what the operator caches (N + 1
  * Workloads and Jobs, 2P Pods, N copies, on the real stack also the copies' N pods);
  * bytes_per_object = (rss_mb - rss_empty_mb) / objects;
@@ -48,8 +49,10 @@
  * ready_ratio = ready_s / lists_s and first_dispatch_ratio = first_dispatch_s / lists_s (the
  * bench's own sequential lists of the same collections); ready_cpu_s and first_dispatch_cpu_s:
  * the CPU time (user + system) the restarted operator had used from its exec to ready and to
- * the first dispatch (wall-clock times follow the machine's load; these much less). And one
- * human line.
+ * the first dispatch (wall-clock times follow the machine's load; these much less);
+ * settled_*_mb: rss_settled_mb by mapping (/proc/PID/smaps): malloc's heap (the packed
+ * stores), the JSON trees' slab pool (pkg/util/slab.h; 0 in a build without it), the binary
+ * and its libraries, and the rest. And one human line.
  *
  * Options: --real STACK_DIR, --n N (default 10000; 1000 with --real), --pods P (default 10000;
  * 1000 with --real), --timeout SECONDS (per phase, default 120 + N/4 + P/100; with --real
@@ -91,6 +94,7 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/err.h"
 #include "pkg/util/mtune.h"
+#include "pkg/util/slab.h"
 #include "pkg/util/xalloc.h"
 
 #define NCLUSTERS 3 /* hub, cluster1, cluster2 */
@@ -100,6 +104,14 @@
 #define SETTLE_S  6.0 /* after ready: one heap trim of the operator (every 5 s) has run */
 
 static const char *const cluster_names[NCLUSTERS] = {"hub", "cluster1", "cluster2"};
+
+/* A process's resident set by kind of mapping (/proc/PID/smaps), in MB. */
+struct rss_parts {
+    double heap;  /* [heap]: malloc's arena (the packed stores, their indexes, buffers) */
+    double pool;  /* the anonymous range of SLAB_RESERVE_DEFAULT bytes: the JSON trees' pool */
+    double files; /* file-backed: the binary and its libraries */
+    double other; /* the rest: malloc's mmapped chunks, stacks, the pool's bookkeeping */
+};
 
 struct bench {
     int n, pods;
@@ -131,6 +143,7 @@ struct bench {
     int next, count, in_flight, failed;
     /* figures */
     double rss_empty_mb, rss_mb, rss_peak_mb, rss_settled_mb, lists_s, list_mb, ready_s, first_s;
+    struct rss_parts settled;        /* rss_settled_mb by mapping */
     double ready_cpu_s, first_cpu_s; /* run 2's CPU time from its exec to ready / first dispatch */
     size_t objects; /* items of the baseline lists but Nodes: what the operator caches */
 };
@@ -208,6 +221,38 @@ static double rss_mb(pid_t pid)
     }
     fclose(f);
     return mb;
+}
+
+/* p's resident set split by mapping; all -1 if smaps cannot be read. */
+static void rss_split(pid_t pid, struct rss_parts *out)
+{
+    char path[64], line[512];
+    *out = (struct rss_parts){-1, -1, -1, -1};
+    snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    *out = (struct rss_parts){0};
+    double *cur = &out->other;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char name[256] = "";
+        long kb;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &lo, &hi, name) >= 2 &&
+            strchr(line, '-') < strchr(line, ' ')) {
+            if (!strcmp(name, "[heap]"))
+                cur = &out->heap;
+            else if (!name[0] && hi - lo == SLAB_RESERVE_DEFAULT)
+                cur = &out->pool;
+            else if (name[0] == '/')
+                cur = &out->files;
+            else
+                cur = &out->other;
+        } else if (sscanf(line, "Rss: %ld kB", &kb) == 1) {
+            *cur += (double)kb / 1024.0;
+        }
+    }
+    fclose(f);
 }
 
 static int start_devhub(struct bench *b, int c)
@@ -823,6 +868,7 @@ static int restart(struct bench *b)
     while (clock_mono_s() < settle)
         usleep(POLL_US);
     b->rss_settled_mb = rss_mb(b->op_pid);
+    rss_split(b->op_pid, &b->settled);
     massif_snapshot(b, "settled");
     double lists_end = last_synced(b, 2);
     b->ready_s = lists_end > 0 ? ready_t - lists_end : -1;
@@ -918,13 +964,16 @@ static void report(const struct bench *b)
            "object\":%.0f,"
            "\"ready_s\":%.3f,\"first_dispatch_s\":%.3f,\"lists_s\":%.3f,\"list_mb\":%.3f,"
            "\"rss_ratio\":%.2f,\"ready_ratio\":%.2f,\"first_dispatch_ratio\":%.2f,"
-           "\"ready_cpu_s\":%.3f,\"first_dispatch_cpu_s\":%.3f,\"packed_cache\":%s}\n",
+           "\"ready_cpu_s\":%.3f,\"first_dispatch_cpu_s\":%.3f,\"packed_cache\":%s,"
+           "\"settled_heap_mb\":%.1f,\"settled_pool_mb\":%.1f,\"settled_files_mb\":%.1f,"
+           "\"settled_other_mb\":%.1f}\n",
            b->real ? "real" : "devhub", b->n + 1, b->n + 1, b->pods, b->n, b->objects, b->rss_mb,
            b->rss_peak_mb, b->rss_settled_mb, b->rss_empty_mb, bpo, b->ready_s, b->first_s,
            b->lists_s, b->list_mb, b->list_mb > 0 ? b->rss_mb / b->list_mb : 0,
            b->lists_s > 0 ? b->ready_s / b->lists_s : 0,
            b->lists_s > 0 ? b->first_s / b->lists_s : 0, b->ready_cpu_s, b->first_cpu_s,
-           b->packed ? "true" : "false");
+           b->packed ? "true" : "false", b->settled.heap, b->settled.pool, b->settled.files,
+           b->settled.other);
     printf("scale: %d workloads + jobs on the %s, %d copies, %d pods per worker: RSS %.1f MB "
            "(peak %.1f, %.1f settled, empty %.1f; %.0f B per cached object; %.2fx the %.1f MB "
            "listed), "

@@ -3,7 +3,8 @@
 # the operator, dispatches 40 jobs, restarts the operator with one more reserved job, and
 # prints a JSON line with every field: mode devhub, the counts it was given (and the objects
 # cached: 41 Workloads and Jobs, 2 x 60 pods, 40 copies), positive RSS figures (peak
-# at least the final one), ready and first-dispatch times, the baselines and the ratios
+# at least the final one; the settled one split into heap, JSON pool, files and the rest,
+# which add up to it), ready and first-dispatch times, the baselines and the ratios
 # computed from them; the work directory is removed; the same with the operator's
 # --packed-cache=false. No figure is compared with a target
 # (the targets are measured by `make bench`, docs/performance.md).
@@ -30,12 +31,15 @@ for mode in packed decoded; do
   [ -n "$json" ] || fail "no JSON line ($mode)"
   jq -e '[.workloads,.jobs,.pods_per_worker,.copies,.objects,.rss_mb,.rss_peak_mb,.rss_settled_mb,.rss_empty_mb,
           .bytes_per_object,.ready_s,.first_dispatch_s,.lists_s,.list_mb,.rss_ratio,.ready_ratio,
-          .first_dispatch_ratio,.ready_cpu_s,.first_dispatch_cpu_s]|all(type=="number")' <<<"$json" >/dev/null ||
+          .first_dispatch_ratio,.ready_cpu_s,.first_dispatch_cpu_s,.settled_heap_mb,.settled_pool_mb,
+          .settled_files_mb,.settled_other_mb]|all(type=="number")' <<<"$json" >/dev/null ||
     fail "JSON line lacks a field: $json"
   jq -e --argjson packed "$([ $mode = packed ] && echo true || echo false)" \
     '.mode=="devhub" and .workloads==41 and .jobs==41 and .pods_per_worker==60 and
      .copies==40 and .objects==41+41+2*60+40 and
      .rss_mb>0 and .rss_settled_mb>0 and .rss_empty_mb>0 and .rss_peak_mb>=.rss_mb and .first_dispatch_s>0 and
+     .settled_heap_mb>0 and .settled_pool_mb>0 and .settled_files_mb>0 and
+     (.settled_heap_mb+.settled_pool_mb+.settled_files_mb+.settled_other_mb-.rss_settled_mb|fabs)<2 and
      .ready_cpu_s>0 and .first_dispatch_cpu_s>0 and
      .lists_s>0 and .list_mb>0 and .packed_cache==$packed and
      (.rss_ratio - .rss_mb/.list_mb | fabs) < 0.05 * .rss_ratio + 0.01 and
