@@ -14,7 +14,12 @@
 #define CLASSES    (SLAB_MAX / CLASS_STEP)
 #define NONE       UINT32_MAX
 
-/* Where a slab is: the states a slab moves through (see the transitions below). */
+/*
+ * Where a slab is. CUR -> FULL when its last block is handed out and another is asked for;
+ * FULL -> PARTIAL at its first release; PARTIAL -> CUR when its class needs blocks;
+ * FULL or PARTIAL -> EMPTY (kept) or GIVEN (madvised) at its last release; EMPTY or GIVEN ->
+ * CUR of any class. A CUR slab whose blocks are all released stays CUR.
+ */
 enum where {
     W_CUR = 1, /* its class's slab being filled: cur[cls] */
     W_PARTIAL, /* has free blocks, on partial[cls] */
