@@ -164,8 +164,7 @@ static void partial_del(struct slab_pool *p, struct slab *s)
 /* An empty slab, kept or given back. */
 static void retire(struct slab_pool *p, struct slab *s)
 {
-    s->free = NULL;
-    s->bump = 0;
+    /* free and bump are reset when the slab is taken again (alloc_slow) */
     if (p->n_empty < p->keep_empty) {
         s->where = W_EMPTY;
         p->n_empty++;
