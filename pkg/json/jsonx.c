@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 
@@ -417,16 +418,22 @@ json_t *jx_loadb(const char *data, size_t n, struct err *e)
     return v;
 }
 
+static int dump_to_buf(const char *text, size_t n, void *ud)
+{
+    return buf_append(ud, text, n) < 0 ? -1 : 0;
+}
+
 char *jx_dumps_flags(const json_t *v, size_t flags)
 {
-    char *s = json_dumps(v, flags);
-    if (!s)
+    /* Written straight into malloc's memory: json_dumps would build the text with jansson's
+     * allocator and copy it once more. */
+    struct buf b;
+    buf_init(&b, SIZE_MAX);
+    if (json_dump_callback(v, dump_to_buf, &b, flags) != 0) {
+        buf_free(&b);
         return NULL;
-    char *out = xstrdup(s);
-    json_free_t jfree;
-    json_get_alloc_funcs(NULL, &jfree);
-    jfree(s);
-    return out;
+    }
+    return buf_detach(&b);
 }
 
 char *jx_dumps(const json_t *v)

@@ -91,9 +91,9 @@ json_t *jx_loadb(const char *data, size_t n, struct err *e);
 /* Compact one-line JSON with sorted keys. New string. "null" for NULL. */
 char *jx_dumps(const json_t *v);
 /*
- * json_dumps(v, flags) as a string of malloc's (free with free()), or NULL where json_dumps
- * gives NULL. json_dumps itself allocates with jansson's allocator, which kueue-ks points at a
- * slab pool (pkg/util/slab): its result must not reach free(). Use this instead.
+ * The text json_dumps(v, flags) gives, as a string of malloc's (free with free()), or NULL
+ * where json_dumps gives NULL. json_dumps's own result is allocated with jansson's allocator,
+ * which kueue-ks points at a slab pool (pkg/util/slab): it must not reach free(). Use this.
  */
 char *jx_dumps_flags(const json_t *v, size_t flags);
 

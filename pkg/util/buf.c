@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,7 +45,7 @@ static int buf_grow(struct buf *b, size_t extra)
     size_t ncap = b->cap ? b->cap : 64;
     while (ncap < need)
         ncap *= 2;
-    if (ncap > b->max + 1)
+    if (b->max < SIZE_MAX && ncap > b->max + 1) /* SIZE_MAX: no cap (max + 1 would wrap) */
         ncap = b->max + 1;
     b->data = xrealloc(b->data, ncap);
     b->cap = ncap;

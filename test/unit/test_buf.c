@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +32,23 @@ static void test_append_and_cap(void **state)
     assert_string_equal(buf_str(&b), "hello1234");
     assert_int_equal(buf_puts(&b, "!"), 0);
     assert_int_equal(b.len, 10);
+    buf_free(&b);
+}
+
+/* max SIZE_MAX is no cap: the buffer grows as usual (max + 1 must not wrap to a 0 capacity). */
+static void test_no_cap(void **state)
+{
+    (void)state;
+    struct buf b;
+    buf_init(&b, SIZE_MAX);
+    char chunk[100];
+    memset(chunk, 'z', sizeof chunk);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(buf_append(&b, chunk, sizeof chunk), 0);
+    assert_int_equal(b.len, 5000);
+    assert_true(b.cap > b.len);
+    assert_int_equal(buf_str(&b)[4999], 'z');
+    assert_int_equal(buf_str(&b)[5000], '\0');
     buf_free(&b);
 }
 
@@ -205,6 +223,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_append_and_cap),
+        cmocka_unit_test(test_no_cap),
         cmocka_unit_test(test_consume_and_detach),
         cmocka_unit_test(test_err),
         cmocka_unit_test(test_err_prefix_keeps_root_cause),
