@@ -39,6 +39,15 @@
 #define KKS_VERSION "dev"
 #endif
 
+/* A token bucket (the client's qps/burst) and the calls waiting on it. */
+struct bucket {
+    struct kube_client *c;
+    double tokens;
+    double last_refill;
+    ev_timer timer;
+    struct kube_call *q_head, *q_tail;
+};
+
 /* CALL_CRED: waiting for the exec credential plugin (c->cred_wait). */
 enum call_state { CALL_QUEUED, CALL_BACKOFF, CALL_CRED, CALL_INFLIGHT, CALL_DONE };
 
@@ -46,6 +55,7 @@ struct kube_call {
     struct kube_client *c;
     struct kube_call *prev, *next; /* all live calls of the client */
     struct kube_call *qnext;       /* limiter FIFO */
+    enum kube_bucket bucket;       /* the token bucket it waits on */
     struct kube_call *rnext;       /* deferred reap list */
     enum call_state state;
     bool cancelled;
@@ -113,10 +123,7 @@ struct kube_client {
     kube_response_hook on_response;
     void *on_response_ud;
 
-    double tokens;
-    double last_refill;
-    ev_timer limiter;
-    struct kube_call *q_head, *q_tail;
+    struct bucket buckets[KUBE_BUCKETS];
 
     struct exec_cred_async *exec_run;        /* the plugin running for everyone, or NULL */
     struct kube_call *cred_head, *cred_tail; /* calls waiting for it (via qnext) */
@@ -439,22 +446,24 @@ static void list_del(struct kube_client *c, struct kube_call *call)
 
 static void queue_push(struct kube_client *c, struct kube_call *call)
 {
+    struct bucket *b = &c->buckets[call->bucket];
     call->state = CALL_QUEUED;
     call->qnext = NULL;
-    if (c->q_tail)
-        c->q_tail->qnext = call;
+    if (b->q_tail)
+        b->q_tail->qnext = call;
     else
-        c->q_head = call;
-    c->q_tail = call;
-    if (!ev_is_active(&c->limiter)) {
-        ev_timer_set(&c->limiter, 0., 0.);
-        ev_timer_start(c->loop, &c->limiter);
+        b->q_head = call;
+    b->q_tail = call;
+    if (!ev_is_active(&b->timer)) {
+        ev_timer_set(&b->timer, 0., 0.);
+        ev_timer_start(c->loop, &b->timer);
     }
 }
 
 static void queue_remove(struct kube_client *c, struct kube_call *call)
 {
-    struct kube_call **pp = &c->q_head, *prev = NULL;
+    struct bucket *b = &c->buckets[call->bucket];
+    struct kube_call **pp = &b->q_head, *prev = NULL;
     while (*pp && *pp != call) {
         prev = *pp;
         pp = &(*pp)->qnext;
@@ -462,8 +471,8 @@ static void queue_remove(struct kube_client *c, struct kube_call *call)
     if (!*pp)
         return;
     *pp = call->qnext;
-    if (c->q_tail == call)
-        c->q_tail = prev;
+    if (b->q_tail == call)
+        b->q_tail = prev;
     call->qnext = NULL;
 }
 
@@ -573,27 +582,28 @@ static void start_attempt(struct kube_call *call);
 
 static void limiter_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct kube_client *c = w->data;
+    struct bucket *b = w->data;
+    struct kube_client *c = b->c;
     double now = clock_mono_s();
     if (c->qps > 0) {
-        c->tokens += (now - c->last_refill) * c->qps;
-        if (c->tokens > c->burst)
-            c->tokens = c->burst;
+        b->tokens += (now - b->last_refill) * c->qps;
+        if (b->tokens > c->burst)
+            b->tokens = c->burst;
     }
-    c->last_refill = now;
-    while (c->q_head && !c->shutting_down) {
-        if (c->qps > 0 && c->tokens < 1.0) {
-            ev_timer_set(&c->limiter, (1.0 - c->tokens) / c->qps, 0.);
-            ev_timer_start(loop, &c->limiter);
+    b->last_refill = now;
+    while (b->q_head && !c->shutting_down) {
+        if (c->qps > 0 && b->tokens < 1.0) {
+            ev_timer_set(&b->timer, (1.0 - b->tokens) / c->qps, 0.);
+            ev_timer_start(loop, &b->timer);
             return;
         }
-        struct kube_call *call = c->q_head;
-        c->q_head = call->qnext;
-        if (!c->q_head)
-            c->q_tail = NULL;
+        struct kube_call *call = b->q_head;
+        b->q_head = call->qnext;
+        if (!b->q_head)
+            b->q_tail = NULL;
         call->qnext = NULL;
         if (c->qps > 0)
-            c->tokens -= 1.0;
+            b->tokens -= 1.0;
         start_attempt(call);
     }
 }
@@ -1271,8 +1281,11 @@ int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
                (curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_HTTP2);
     c->on_response = opts->on_response;
     c->on_response_ud = opts->on_response_ud;
-    c->tokens = c->burst;
-    c->last_refill = clock_mono_s();
+    for (int i = 0; i < KUBE_BUCKETS; i++) {
+        c->buckets[i].c = c;
+        c->buckets[i].tokens = c->burst;
+        c->buckets[i].last_refill = clock_mono_s();
+    }
     rng_seed_entropy(&c->rng, c);
 
     c->multi = curl_multi_init();
@@ -1294,8 +1307,10 @@ int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
      * able to open the next one (as Go's transport does). */
     ev_init(&c->curl_timer, curl_timer_cb);
     c->curl_timer.data = c;
-    ev_init(&c->limiter, limiter_cb);
-    c->limiter.data = c;
+    for (int i = 0; i < KUBE_BUCKETS; i++) {
+        ev_init(&c->buckets[i].timer, limiter_cb);
+        c->buckets[i].timer.data = &c->buckets[i];
+    }
 
     if (cfg->insecure_skip_tls_verify)
         log_warn(lg, "TLS verification is disabled for this API server (insecure-skip-tls-verify)",
@@ -1326,7 +1341,8 @@ void kube_client_free(struct kube_client *c)
         complete(call, -ECANCELED, &e, 0, NULL);
         reap_deferred(c);
     }
-    ev_timer_stop(c->loop, &c->limiter);
+    for (int i = 0; i < KUBE_BUCKETS; i++)
+        ev_timer_stop(c->loop, &c->buckets[i].timer);
     while (c->n_idle > 0)
         curl_easy_cleanup(c->idle[--c->n_idle]);
     curl_multi_cleanup(c->multi);
@@ -1400,6 +1416,9 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
     if (!req->path || req->path[0] != '/')
         return err_set(e, -EINVAL, "kube client: %s: path must start with '/' (got \"%s\")",
                        req->method, req->path ? req->path : "");
+    if ((unsigned)req->bucket >= KUBE_BUCKETS)
+        return err_set(e, -EINVAL, "kube client: %s %s: no token bucket %u", req->method, req->path,
+                       (unsigned)req->bucket);
 
     struct kube_call *call = xcalloc(1, sizeof *call);
     call->c = c;
@@ -1432,6 +1451,7 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
             ct = !strcmp(req->method, "PATCH") ? KUBE_CT_MERGE_PATCH : KUBE_CT_JSON;
         call->content_type = xstrdup(ct);
     }
+    call->bucket = req->bucket;
     call->timeout_s = req->timeout_s ? req->timeout_s : c->timeout_s;
     call->max_retries =
         req->max_retries ? (req->max_retries < 0 ? 0 : req->max_retries) : c->max_retries;

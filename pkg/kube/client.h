@@ -212,6 +212,13 @@ typedef void (*kube_done_cb)(void *ud, const struct kube_result *r);
 typedef int (*kube_data_cb)(void *ud, const char *data, size_t len, struct err *e);
 
 /* One request. Strings are copied at submit time; `body` is serialised at submit time. */
+/*
+ * The client's token buckets, each of qps/burst. KUBE_BUCKET_EVENTS is for Events:
+ * controller-runtime's event recorder has a client (so a rate limiter) of its own beside the
+ * manager's, over the same connections, and Kueue's Events do not take its writes' tokens.
+ */
+enum kube_bucket { KUBE_BUCKET_MAIN = 0, KUBE_BUCKET_EVENTS, KUBE_BUCKETS };
+
 struct kube_request {
     const char *method;       /* "GET", "POST", "PUT", "PATCH", "DELETE" */
     const char *path;         /* absolute path, e.g. from kube_path(); already encoded */
@@ -233,6 +240,7 @@ struct kube_request {
                                  tree, r->body is NULL and r->resource_version set; a 2xx
                                  body that is not JSON up to its resourceVersion is -EBADMSG
                                  (r->raw holds it all). Error bodies are parsed as always. */
+    enum kube_bucket bucket;  /* the tokens it takes, retries too; 0: the client's main */
 };
 
 /*

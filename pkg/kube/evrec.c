@@ -282,8 +282,11 @@ static void pump(struct evrec *r)
         if (w->kind == W_CREATE) {
             char *path = kube_path("", "v1", "events", w->ns, NULL, NULL);
             /* the written Event is not read back: its body is not parsed */
-            struct kube_request req = {
-                .method = "POST", .path = path, .body = w->event, .body_unused = true};
+            struct kube_request req = {.method = "POST",
+                                       .path = path,
+                                       .body = w->event,
+                                       .body_unused = true,
+                                       .bucket = KUBE_BUCKET_EVENTS};
             rc = kube_client_do(r->client, &req, on_written, r, &r->call, &e);
             free(path);
         } else {
@@ -296,7 +299,8 @@ static void pump(struct evrec *r)
                                        .path = path,
                                        .body = patch,
                                        .content_type = KUBE_CT_MERGE_PATCH,
-                                       .body_unused = true};
+                                       .body_unused = true,
+                                       .bucket = KUBE_BUCKET_EVENTS};
             rc = kube_client_do(r->client, &req, on_written, r, &r->call, &e);
             json_decref(patch);
             free(path);

@@ -602,6 +602,55 @@ static void test_qps_limiter(void **state)
     fx_free(f);
 }
 
+/* Events take tokens of a bucket of their own (controller-runtime's recorder has a client of
+ * its own): an Event does not wait behind the writes that used up the main bucket, and the
+ * main bucket's requests do not wait behind Events. */
+static void test_events_bucket(void **state)
+{
+    struct fx *f = fx_new(NULL);
+    struct kube_client_opts o = {.qps = 4, .burst = 1};
+    fx_client(f, &o);
+    struct fakesrv_resp r = {.method = "GET", .path = "/q", .times = -1, .body = "{}"};
+    fakesrv_push(f->srv, &r);
+    struct fakesrv_resp ev = {.method = "POST", .path = "/e", .times = -1, .body = "{}"};
+    fakesrv_push(f->srv, &ev);
+    for (int i = 0; i < 3; i++)
+        do_req(f, "GET", "/q", NULL, NULL, NULL);
+    json_t *body = json_object();
+    for (int i = 0; i < 2; i++) {
+        struct kube_request er = {
+            .method = "POST", .path = "/e", .body = body, .bucket = KUBE_BUCKET_EVENTS};
+        struct err e;
+        assert_int_equal(kube_client_do(f->c, &er, done_cb, f, NULL, &e), 0);
+    }
+    json_decref(body);
+    struct kube_request bad = {.method = "GET", .path = "/q", .bucket = KUBE_BUCKETS};
+    struct err e;
+    assert_int_equal(kube_client_do(f->c, &bad, done_cb, f, NULL, &e), -EINVAL);
+    assert_non_null(strstr(e.msg, "no token bucket"));
+    fx_run(f, 5, 10);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(f->got[i].rc, 0);
+    /* Each bucket has one token at once, then one every 250 ms: the first GET and the first
+     * Event go at once (in either order: two connections), the second Event with the second
+     * GET's token time, and the last request is the third GET. With one bucket for both the
+     * Events would come last, after every GET. */
+    struct fakesrv_req *q[5];
+    size_t first_events = 0;
+    for (int i = 0; i < 5; i++) {
+        q[i] = fakesrv_req_get(f->srv, (size_t)i);
+        if (i < 2 && !strcmp(q[i]->path, "/e"))
+            first_events++;
+    }
+    assert_int_equal(first_events, 1);
+    assert_string_equal(q[4]->path, "/q");
+    double first_get = !strcmp(q[0]->path, "/q") ? q[0]->t : q[1]->t;
+    assert_true(q[4]->t - first_get >= 0.45); /* the GETs still spread by their bucket */
+    for (int i = 0; i < 5; i++)
+        fakesrv_req_free(q[i]);
+    fx_free(f);
+}
+
 static void test_limiter_from_rest_config(void **state)
 {
     struct fx *f = fx_new(NULL);
@@ -1535,6 +1584,7 @@ int main(void)
         cmocka_unit_test(test_connect_refused),
         cmocka_unit_test(test_many_concurrent),
         cmocka_unit_test(test_qps_limiter),
+        cmocka_unit_test(test_events_bucket),
         cmocka_unit_test(test_limiter_from_rest_config),
         cmocka_unit_test(test_default_limiter_is_fast),
         cmocka_unit_test(test_timeout),

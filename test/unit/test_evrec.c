@@ -132,6 +132,50 @@ static const char *s_at(json_t *j, const char *a, const char *b)
     return json_string_value(v);
 }
 
+static void get_done(void *ud, const struct kube_result *r)
+{
+    (void)ud;
+    (void)r;
+}
+
+/* Events go on a token bucket of their own (controller-runtime's recorder has a client of its
+ * own): an Event is written while the client's main bucket is used up by other requests. */
+static void test_events_not_behind_writes(void **state)
+{
+    struct fx *f = *state;
+    struct kube_rest_config *cfg = kube_rest_config_new();
+    cfg->server = xstrdup(fakesrv_url(f->srv));
+    struct kube_client_opts o = {.qps = 0.1, .burst = 1}; /* a token every 10 s */
+    struct kube_client *c = NULL;
+    struct err e = {0};
+    assert_int_equal(kube_client_new(f->loop, cfg, &o, NULL, &c, &e), 0);
+    kube_rest_config_free(cfg);
+    struct evrec *rec = NULL;
+    struct evrec_config ec = {
+        .component = "kueue-ks", .host = "node-1", .now = fake_now, .now_ud = f};
+    assert_int_equal(evrec_new(c, &ec, NULL, &rec, &e), 0);
+    fakesrv_push(f->srv,
+                 &(struct fakesrv_resp){.method = "GET", .status = 200, .body = "{}", .times = -1});
+    struct kube_request g = {.method = "GET", .path = "/q"};
+    for (int i = 0; i < 2; i++) /* the first takes the main bucket's token, the second waits */
+        assert_int_equal(kube_client_do(c, &g, get_done, NULL, NULL, &e), 0);
+    evrec_event(rec, f->wl, "Normal", "Dispatched", "placed on %s", "cluster-1");
+    struct evrec *keep = f->rec;
+    f->rec = rec;
+    drain(f); /* fails after 5 s: an Event behind the second GET would wait 10 s */
+    f->rec = keep;
+    bool posted = false;
+    for (size_t i = 0; i < fakesrv_nreq(f->srv); i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->srv, i);
+        if (!strcmp(r->method, "POST") && strstr(r->path, "/events"))
+            posted = true;
+        fakesrv_req_free(r);
+    }
+    assert_true(posted);
+    evrec_free(rec);
+    kube_client_free(c);
+}
+
 static void test_create_repeat_and_new_message(void **state)
 {
     struct fx *f = *state;
@@ -446,6 +490,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_repeat_and_new_message, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_events_not_behind_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_window_cluster_scope_and_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spam_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_similar_events_are_aggregated, setup, teardown),
