@@ -981,6 +981,7 @@ struct copy_walk {
     const struct kind_def *k;
     const char *okey; /* ns/name of the job */
     struct xf_origin o;
+    bool owned; /* v[i].obj are references of store_get_ref (recon.owned) */
     struct wl_copy *v;
     size_t n;
 };
@@ -990,9 +991,12 @@ static int collect_copy(const char *cluster, json_t *cm, void *ud)
     (void)cm;
     struct copy_walk *w = ud;
     struct store *st = copies_store(w->c, cluster, w->k);
-    json_t *obj = st ? store_get(st, w->okey) : NULL;
-    if (!obj || !xf_is_ours(obj, &w->o))
+    json_t *obj = !st ? NULL : w->owned ? store_get_ref(st, w->okey) : store_get(st, w->okey);
+    if (!obj || !xf_is_ours(obj, &w->o)) {
+        if (w->owned)
+            json_decref(obj);
         return 0;
+    }
     w->v = xrealloc(w->v, (w->n + 1) * sizeof(*w->v));
     w->v[w->n++] = (struct wl_copy){.cluster = jx_name(cm), .obj = obj};
     return 0;
@@ -1149,7 +1153,12 @@ static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_out
 /* One reconcile pass of a Workload: its snapshot and what the pass owns. */
 struct recon {
     const char *key;
-    json_t *wl, *job; /* borrowed from the stores */
+    json_t *wl, *job; /* borrowed from the stores, or references when owned */
+    /* A background pass (a pass over every Workload, a restart's) reads trees of its own
+     * (store_get_ref), freed at its end while they are still in the cache, instead of filling
+     * the packed stores' decoded-tree cache with trees that the trims free cold (a fifth of a
+     * restart's CPU at 10,000 Workloads: docs/performance.md) */
+    bool owned;
     const struct kind_def *k;
     char *okey; /* the hub job's namespace/name */
     char now[40];
@@ -1170,6 +1179,12 @@ static void recon_release(struct recon *r)
     free(r->pmsg);
     free(r->explain);
     free(r->okey);
+    if (r->owned) {
+        json_decref(r->wl);
+        json_decref(r->job);
+        for (size_t i = 0; i < r->cw.n; i++)
+            json_decref((json_t *)r->cw.v[i].obj); /* ours: store_get_ref */
+    }
     free(r->cw.v);
     json_decref(r->flavor_labels);
 }
@@ -1177,20 +1192,23 @@ static void recon_release(struct recon *r)
 /* The snapshot of Workload `key` from the stores. False when there is nothing
  * to reconcile: the Workload is gone (copies of deleted jobs are the orphan
  * GC's), has no owner, or its owner's kind is not watched. */
-static bool snapshot_take(struct wlc *c, const char *key, struct recon *r)
+static bool snapshot_take(struct wlc *c, const char *key, bool owned, struct recon *r)
 {
-    *r = (struct recon){.key = key};
-    r->wl = store_get(c->cfg.src.workloads, key);
+    *r = (struct recon){.key = key, .owned = owned};
+    r->wl = owned ? store_get_ref(c->cfg.src.workloads, key) : store_get(c->cfg.src.workloads, key);
     json_t *owner = r->wl ? jx_owner_controller(r->wl) : NULL;
     r->k = owner ? owner_kind(c, r->wl, owner) : NULL;
     struct store *js = r->k && c->cfg.src.jobs ? c->cfg.src.jobs(c->cfg.src.ud, r->k) : NULL;
     if (!r->wl || !js || !jx_str(owner, "name", NULL))
         return false;
     r->okey = jx_key_make(jx_namespace(r->wl), jx_str(owner, "name", ""));
-    r->job = store_get(js, r->okey);
+    r->job = owned ? store_get_ref(js, r->okey) : store_get(js, r->okey);
     const char *owner_uid = jx_str(owner, "uid", NULL);
-    if (r->job && owner_uid && jx_uid(r->job) && strcmp(owner_uid, jx_uid(r->job)) != 0)
+    if (r->job && owner_uid && jx_uid(r->job) && strcmp(owner_uid, jx_uid(r->job)) != 0) {
+        if (owned)
+            json_decref(r->job);
         r->job = NULL; /* a new job with the same name: not this workload's */
+    }
     int64_t now = now_ms(c);
     fmt_time(now, r->now, sizeof r->now);
     r->flavor_labels = json_object();
@@ -1198,7 +1216,8 @@ static bool snapshot_take(struct wlc *c, const char *key, struct recon *r)
     r->cw = (struct copy_walk){.c = c,
                                .k = r->k,
                                .okey = r->okey,
-                               .o = {.origin = c->cfg.opts.origin, .origin_uid = owner_uid}};
+                               .o = {.origin = c->cfg.opts.origin, .origin_uid = owner_uid},
+                               .owned = owned};
     if (c->cfg.opts.direct && owner_uid)
         store_foreach(c->cfg.src.cluster_metrics, collect_copy, &r->cw);
     r->s = (struct wl_snapshot){
@@ -1562,7 +1581,7 @@ static void process(struct wq *q, const char *key, void *ud)
     char *dkey = xstrdup(key); /* `key` is the queue's: wq_done may free it before the end */
     struct recon r;
     bool handled;
-    bool taken = snapshot_take(c, key, &r);
+    bool taken = snapshot_take(c, key, wq_handed_level(q, key) == WQ_BACKGROUND, &r);
     if (!taken) {
         json_object_del(c->placing, key);
         json_object_del(c->written, key);
