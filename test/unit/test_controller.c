@@ -2516,6 +2516,11 @@ static void test_background_passes_cache_no_trees(void **state)
     new_wlc(f, false, NULL, NULL);
     store_trim(f->wls, true);
     store_trim(f->jobs, true);
+    /* every write succeeds: a failed pass would be retried in order, reading the cache */
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .status = 200, .body = "{}", .times = -1});
+    fakesrv_push(f->w_srv, &(struct fakesrv_resp){
+                               .method = "POST", .status = 201, .body = "{}", .times = -1});
     wlc_enqueue_all(f->c);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
@@ -2523,6 +2528,7 @@ static void test_background_passes_cache_no_trees(void **state)
     run_reconciles(f, st.queued);
     wlc_get_stats(f->c, &st);
     assert_true(st.reconciles >= OTHERS + 2);
+    assert_int_equal(st.failures, 0);
     /* the one queued ahead (the placed job's Workload) read cached trees; no other did */
     assert_true(store_decoded(f->wls) <= 1);
     assert_true(store_decoded(f->jobs) <= 1);
