@@ -5,9 +5,10 @@
 # cached: 41 Workloads and Jobs, 2 x 60 pods, 40 copies), positive RSS figures (peak
 # at least the final one; the settled one split into heap, JSON pool, files and the rest,
 # which add up to it), ready and first-dispatch times, the baselines and the ratios
-# computed from them; the work directory is removed; the same with the operator's
-# --packed-cache=false. No figure is compared with a target
-# (the targets are measured by `make bench`, docs/performance.md).
+# computed from them (within 5 % plus what the printed digits can be off: the bench's own
+# lists take about 9 ms at this size, printed to the millisecond); the work directory is
+# removed; the same with the operator's --packed-cache=false. No figure is compared with a
+# target (the targets are measured by `make bench`, docs/performance.md).
 # Skipped (exit 77) when the devhub binary or jq is missing.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,8 +43,11 @@ for mode in packed decoded; do
      (.settled_heap_mb+.settled_pool_mb+.settled_files_mb+.settled_other_mb-.rss_settled_mb|fabs)<2 and
      .ready_cpu_s>0 and .first_dispatch_cpu_s>0 and
      .lists_s>0 and .list_mb>0 and .packed_cache==$packed and
-     (.rss_ratio - .rss_mb/.list_mb | fabs) < 0.05 * .rss_ratio + 0.01 and
-     (.first_dispatch_ratio - .first_dispatch_s/.lists_s | fabs) < 0.05 * .first_dispatch_ratio + 0.01' \
+     (.rss_ratio - .rss_mb/.list_mb | fabs) <
+       0.05 * .rss_ratio + 0.01 + .rss_ratio * (0.05/.rss_mb + 0.0005/.list_mb) and
+     (.first_dispatch_ratio - .first_dispatch_s/.lists_s | fabs) <
+       0.05 * .first_dispatch_ratio + 0.01 +
+       .first_dispatch_ratio * (0.0005/.lists_s + 0.0005/.first_dispatch_s)' \
     <<<"$json" >/dev/null || fail "unexpected figures ($mode): $json"
   grep -q '^scale: 41 workloads' <<<"$out" || fail "no human line ($mode)"
   grep -q 'logs kept' <<<"$out" && fail "work directory kept after success ($mode)"
