@@ -10,7 +10,8 @@
  *
  * What the client does for every request:
  *   - client-side rate limit: token bucket (qps/burst, default 1000/1000 as Kueue v0.20, or
- *     kube_rest_config.qps/burst when non-zero); requests wait on the loop;
+ *     kube_rest_config.qps/burst when non-zero), one for Events beside the main one
+ *     (kube_request.bucket); requests wait on the loop;
  *   - bearer token from kube_rest_config_token() (token file re-read when it
  *     changes, exec plugin re-run on expiry); on a 401 the cached credential
  *     is invalidated and the request retried once with a fresh token;
@@ -211,7 +212,6 @@ typedef void (*kube_done_cb)(void *ud, const struct kube_result *r);
  */
 typedef int (*kube_data_cb)(void *ud, const char *data, size_t len, struct err *e);
 
-/* One request. Strings are copied at submit time; `body` is serialised at submit time. */
 /*
  * The client's token buckets, each of qps/burst. KUBE_BUCKET_EVENTS is for Events:
  * controller-runtime's event recorder has a client (so a rate limiter) of its own beside the
@@ -219,6 +219,7 @@ typedef int (*kube_data_cb)(void *ud, const char *data, size_t len, struct err *
  */
 enum kube_bucket { KUBE_BUCKET_MAIN = 0, KUBE_BUCKET_EVENTS, KUBE_BUCKETS };
 
+/* One request. Strings are copied at submit time; `body` is serialised at submit time. */
 struct kube_request {
     const char *method;       /* "GET", "POST", "PUT", "PATCH", "DELETE" */
     const char *path;         /* absolute path, e.g. from kube_path(); already encoded */
