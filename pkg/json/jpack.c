@@ -13,7 +13,7 @@
 
 #include "pkg/util/xalloc.h"
 
-enum { T_NULL, T_TRUE, T_FALSE, T_INT, T_REAL, T_STR, T_SID, T_OBJ, T_ARR, T_MAX };
+enum { T_NULL, T_TRUE, T_FALSE, T_INT, T_REAL, T_STR, T_SID, T_OBJ, T_ARR, T_UUID, T_TIME, T_MAX };
 
 /* A string value longer than this stays inline: long values (messages, commands) are rarely
  * shared whole across objects. */
@@ -244,11 +244,131 @@ static bool should_intern(const char *s, size_t n)
     return true;
 }
 
+/* ---- uids and timestamps ------------------------------------------------------ */
+
+/* The two string shapes every Kubernetes object repeats and that do not repeat across
+ * objects: uids (an object's own, its owner's, its controller's in labels and selectors) and
+ * RFC 3339 timestamps in seconds. Packed as 16 bytes and as a varint of seconds instead of
+ * 38 and 22 bytes: a third of a packed Workload or Job (docs/performance.md "Uids and
+ * timestamps packed as numbers"). Only the canonical forms, which decode to the very same
+ * text: a lowercase uid, and "YYYY-MM-DDTHH:MM:SSZ" that formatting its seconds gives back. */
+
+static int hex_val(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static bool uuid_bin(const char *s, size_t n, uint8_t out[16])
+{
+    if (n != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-')
+        return false;
+    size_t o = 0;
+    for (size_t i = 0; i < 36; i += 2) {
+        if (i == 8 || i == 13 || i == 18 || i == 23)
+            i++;
+        int hi = hex_val(s[i]), lo = hex_val(s[i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[o++] = (uint8_t)(hi << 4 | lo);
+    }
+    return o == 16;
+}
+
+static void uuid_text(const uint8_t in[16], char out[36])
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (size_t i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[in[i] >> 4];
+        out[o++] = hex[in[i] & 15];
+    }
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (m 1..12), and back. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+{
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = yoe + era * 400 + (*m <= 2);
+}
+
+/* Seconds 0000-01-01T00:00:00Z .. 9999-12-31T23:59:59Z, the years of four digits. */
+#define JP_TIME_MIN (-62167219200LL)
+#define JP_TIME_MAX 253402300799LL
+
+/* The text of `secs` (within JP_TIME_MIN..JP_TIME_MAX). */
+static void time_text(int64_t secs, char out[20])
+{
+    int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+    int64_t rem = secs - days * 86400, y;
+    int m, d;
+    civil_from_days(days, &y, &m, &d);
+    int v[6] = {(int)y, m, d, (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60)};
+    static const char sep[] = "--T::Z";
+    size_t o = 0;
+    for (int i = 0; i < 6; i++) {
+        if (i == 0) {
+            out[o++] = (char)('0' + v[0] / 1000);
+            out[o++] = (char)('0' + v[0] / 100 % 10);
+        }
+        out[o++] = (char)('0' + v[i] / 10 % 10);
+        out[o++] = (char)('0' + v[i] % 10);
+        out[o++] = sep[i];
+    }
+}
+
+static bool time_secs(const char *s, size_t n, int64_t *secs)
+{
+    static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
+    if (n != 20)
+        return false;
+    for (size_t i = 0; i < 20; i++)
+        if (shape[i] == 'd' ? s[i] < '0' || s[i] > '9' : s[i] != shape[i])
+            return false;
+#define D2(i) ((s[i] - '0') * 10 + (s[(i) + 1] - '0'))
+    int y = D2(0) * 100 + D2(2), m = D2(5), d = D2(8), h = D2(11), mi = D2(14), sec = D2(17);
+#undef D2
+    if (m < 1 || m > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59)
+        return false;
+    *secs = days_from_civil(y, m, d) * 86400 + h * 3600 + mi * 60 + sec;
+    char back[20];
+    time_text(*secs, back);
+    return memcmp(back, s, 20) == 0; /* February 30th and the like stay text */
+}
+
+static uint64_t zigzag(int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    return (u << 1) ^ (0 - (u >> 63));
+}
+
+static int64_t unzigzag(uint64_t u)
+{
+    return (int64_t)((u >> 1) ^ (0 - (u & 1)));
+}
+
 /* The scalars as enc() and jpack_build write them. */
 static void wr_int(struct wr *w, long long v)
 {
-    uint64_t u = (uint64_t)v;
-    wr_tag(w, T_INT, (u << 1) ^ (0 - (u >> 63))); /* zigzag */
+    wr_tag(w, T_INT, zigzag(v));
 }
 
 static void wr_real(struct wr *w, double d)
@@ -262,6 +382,19 @@ static void wr_real(struct wr *w, double d)
 /* A string value: interned (its id, a reference taken) or inline (UINT32_MAX). */
 static uint32_t wr_str(struct jpack_tab *t, struct wr *w, const char *s, size_t n)
 {
+    uint8_t uid[16];
+    int64_t secs;
+    if (uuid_bin(s, n, uid)) {
+        wr_tag(w, T_UUID, 0);
+        wr_need(w, 16);
+        memcpy(w->p + w->len, uid, 16);
+        w->len += 16;
+        return UINT32_MAX;
+    }
+    if (time_secs(s, n, &secs)) {
+        wr_tag(w, T_TIME, zigzag(secs));
+        return UINT32_MAX;
+    }
     if (should_intern(s, n)) {
         uint32_t id = tab_ref(t, s, n);
         wr_tag(w, T_SID, id);
@@ -594,6 +727,29 @@ static const struct jp_ent *rd_ent(struct rd *r)
     return rd_varint(r, &id) ? tab_get(r->t, id) : NULL;
 }
 
+static bool time_ok(uint64_t arg)
+{
+    int64_t secs = unzigzag(arg);
+    return secs >= JP_TIME_MIN && secs <= JP_TIME_MAX;
+}
+
+/* The text of a T_UUID or T_TIME value whose tag r just read (into out: 36 or 20 bytes);
+ * its length, or 0 when the bytes are not one. */
+static size_t rd_shaped(struct rd *r, unsigned type, uint64_t arg, char out[36])
+{
+    if (type == T_UUID) {
+        if (arg || rd_left(r) < 16)
+            return 0;
+        uuid_text(r->p, out);
+        r->p += 16;
+        return 36;
+    }
+    if (type != T_TIME || !time_ok(arg))
+        return 0;
+    time_text(unzigzag(arg), out);
+    return 20;
+}
+
 /*
  * Skip one value, checking it. When `unref` is set, drop one reference for every interned
  * string in it, up to the first invalid byte.
@@ -615,6 +771,13 @@ static bool skip(struct rd *r, int depth, struct jpack_tab *unref)
             return false;
         r->p += arg;
         return true;
+    case T_UUID:
+        if (arg || rd_left(r) < 16)
+            return false;
+        r->p += 16;
+        return true;
+    case T_TIME:
+        return time_ok(arg);
     case T_SID:
         if (!tab_get(r->t, arg))
             return false;
@@ -660,7 +823,13 @@ static json_t *dec(struct rd *r, int depth)
     case T_FALSE:
         return json_false();
     case T_INT:
-        return json_integer((json_int_t)((arg >> 1) ^ (0 - (arg & 1))));
+        return json_integer((json_int_t)unzigzag(arg));
+    case T_UUID:
+    case T_TIME: {
+        char text[36];
+        size_t n = rd_shaped(r, type, arg, text);
+        return n ? json_stringn_nocheck(text, n) : NULL;
+    }
     case T_REAL: {
         if (rd_left(r) < 8)
             return NULL;
@@ -775,7 +944,7 @@ static bool seek_path(struct rd *r, const char *const *path)
 }
 
 const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t len,
-                          const char *const *path, size_t *n)
+                          const char *const *path, size_t *n, char scratch[JPACK_SCRATCH])
 {
     if (!p || !path || !path[0])
         return NULL;
@@ -798,7 +967,11 @@ const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t le
             *n = e->len;
         return e ? e->s : NULL;
     }
-    return NULL;
+    size_t sn = rd_shaped(&r, type, arg, scratch);
+    if (!sn)
+        return NULL;
+    *n = sn;
+    return scratch;
 }
 
 json_t *jpack_get(const struct jpack_tab *t, const uint8_t *p, size_t len, const char *const *path)

@@ -12,7 +12,9 @@
  * integer (zigzag), real (8 bytes, the double's bits), string inline (length
  * then bytes), string interned (id), object (count, then key id + value per
  * member, in jansson's iteration order, which is insertion order), array
- * (count, values).
+ * (count, values), and two string shapes as numbers: a lowercase uid (16
+ * bytes) and an RFC 3339 timestamp in whole seconds, "YYYY-MM-DDTHH:MM:SSZ"
+ * (zigzag seconds since 1970; only where formatting them gives the same text).
  *
  * Interning: object keys always, and string values that are likely to repeat
  * across objects (see jpack.c: values that look unique by shape — uids,
@@ -68,11 +70,13 @@ void jpack_release(struct jpack_tab *t, const uint8_t *p, size_t len);
 /*
  * The string at `path` (member names from the root, NULL-terminated) of a
  * packed object without decoding it: a pointer into the blob or the table
- * (valid while both are), its length in *n. NULL when absent, not a string or
- * the bytes are invalid.
+ * (valid while both are), or to its text written into `scratch` (a uid or a
+ * timestamp, which are packed as numbers; valid while scratch is), its length
+ * in *n. NULL when absent, not a string or the bytes are invalid.
  */
+#define JPACK_SCRATCH 36
 const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t len,
-                          const char *const *path, size_t *n);
+                          const char *const *path, size_t *n, char scratch[JPACK_SCRATCH]);
 /* The value at `path` (as for jpack_get_str; an empty path is the whole value) decoded alone:
  * a new reference, or NULL when absent or the bytes are invalid. */
 json_t *jpack_get(const struct jpack_tab *t, const uint8_t *p, size_t len, const char *const *path);

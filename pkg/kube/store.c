@@ -9,6 +9,7 @@
 #include "pkg/kube/store.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,10 @@
 #include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
 
-/* The keys of one index value: a small array, or a strmap (values: the set itself, as a
+/* The keys of one index value. Most values have one key (a uid index: one object per uid),
+ * and the map then holds a tagged copy of that key alone (index_one): a set would cost three
+ * more allocations, about 56 B per object (docs/performance.md "Index values of one key").
+ * A second key makes it a set: a small array, or a strmap (values: the set itself, as a
  * non-NULL marker) once it holds more than ISET_SMALL keys, so that removing a key from a big
  * set (every pod of a node) stays O(1). */
 #define ISET_SMALL 8
@@ -175,7 +179,11 @@ static const char *entry_rv(const struct store *s, const struct sent *e, size_t 
         return rv;
     }
     static const char *const path[] = {"metadata", "resourceVersion", NULL};
-    const char *rv = jpack_get_str(s->tab, e->blob, e->len, path, n);
+    char scratch[JPACK_SCRATCH];
+    const char *rv = jpack_get_str(s->tab, e->blob, e->len, path, n, scratch);
+    if (rv == scratch) /* shaped as a uid or a timestamp, never a server's: as if absent (the
+                          callers then compare whole objects) */
+        return NULL;
     if (rv)
         *n = strnlen(rv, *n); /* as the tree's C string reads */
     return rv;
@@ -207,8 +215,29 @@ static void values_release(struct store_values *vals)
 
 /* ---- indexes --------------------------------------------------------------- */
 
+/* An index map's value is a struct iset, or one key: a copy of it with the low bit set
+ * (malloc's alignment leaves that bit clear in a real pointer). */
+static bool index_is_one(const void *v)
+{
+    return ((uintptr_t)v & 1u) != 0;
+}
+
+static char *index_one_key(const void *v)
+{
+    return (char *)((uintptr_t)v & ~(uintptr_t)1u);
+}
+
+static void *index_one(const char *key)
+{
+    return (void *)((uintptr_t)xstrdup(key) | 1u);
+}
+
 static void iset_free(void *p)
 {
+    if (index_is_one(p)) {
+        free(index_one_key(p));
+        return;
+    }
     struct iset *set = p;
     if (!set)
         return;
@@ -220,6 +249,16 @@ static void iset_free(void *p)
         free(set->keys[i]);
     free(set->keys);
     free(set);
+}
+
+/* Append a key copy (taken) to a small set. */
+static void iset_push(struct iset *set, char *owned)
+{
+    if (set->n == set->cap) {
+        set->cap = set->cap ? set->cap * 2 : 2;
+        set->keys = xrealloc(set->keys, set->cap * sizeof(*set->keys));
+    }
+    set->keys[set->n++] = owned;
 }
 
 static void iset_add(struct iset *set, const char *key)
@@ -246,11 +285,7 @@ static void iset_add(struct iset *set, const char *key)
         set->n++;
         return;
     }
-    if (set->n == set->cap) {
-        set->cap = set->cap ? set->cap * 2 : 1;
-        set->keys = xrealloc(set->keys, set->cap * sizeof(*set->keys));
-    }
-    set->keys[set->n++] = xstrdup(key);
+    iset_push(set, xstrdup(key));
 }
 
 static void iset_del(struct iset *set, const char *key)
@@ -273,12 +308,22 @@ static void iset_del(struct iset *set, const char *key)
 static void index_add_values(struct store_index *ix, const char *key, struct store_values *vals)
 {
     for (size_t i = 0; i < vals->n; i++) {
-        struct iset *set = strmap_get(&ix->map, vals->v[i]);
-        if (!set) {
-            set = xcalloc(1, sizeof(*set));
-            strmap_put(&ix->map, vals->v[i], set);
+        void *cur = strmap_get(&ix->map, vals->v[i]);
+        if (!cur) {
+            strmap_put(&ix->map, vals->v[i], index_one(key));
+            continue;
         }
-        iset_add(set, key);
+        if (index_is_one(cur)) {
+            char *one = index_one_key(cur);
+            if (strcmp(one, key) == 0)
+                continue;
+            struct iset *set = xcalloc(1, sizeof(*set));
+            iset_push(set, one);
+            iset_add(set, key);
+            strmap_put(&ix->map, vals->v[i], set);
+            continue;
+        }
+        iset_add(cur, key);
     }
     values_release(vals);
 }
@@ -295,9 +340,15 @@ static void index_remove(struct store_index *ix, const char *key, json_t *obj)
     struct store_values vals = {0};
     ix->fn(obj, &vals, ix->ud);
     for (size_t i = 0; i < vals.n; i++) {
-        struct iset *set = strmap_get(&ix->map, vals.v[i]);
-        if (!set)
+        void *cur = strmap_get(&ix->map, vals.v[i]);
+        if (!cur)
             continue;
+        if (index_is_one(cur)) {
+            if (strcmp(index_one_key(cur), key) == 0)
+                iset_free(strmap_del(&ix->map, vals.v[i]));
+            continue;
+        }
+        struct iset *set = cur;
         iset_del(set, key);
         if (set->n == 0)
             iset_free(strmap_del(&ix->map, vals.v[i]));
@@ -382,7 +433,8 @@ static void packed_value(const struct store *s, const struct sent *e, const char
                          bool nonempty, struct store_values *vals)
 {
     size_t n = 0;
-    const char *v = jpack_get_str(s->tab, e->blob, e->len, path, &n);
+    char scratch[JPACK_SCRATCH];
+    const char *v = jpack_get_str(s->tab, e->blob, e->len, path, &n, scratch);
     if (!v)
         return;
     char small[128];
@@ -847,7 +899,13 @@ static const char **index_lookup(const struct store *s, const char *index, const
         *rc = err_set(e, -ENOENT, "store has no index %s", index);
         return NULL;
     }
-    const struct iset *set = strmap_get(&ix->map, value);
+    const void *cur = strmap_get(&ix->map, value);
+    if (index_is_one(cur)) {
+        const char **keys = xcalloc(1, sizeof(*keys));
+        keys[(*n)++] = index_one_key(cur);
+        return keys;
+    }
+    const struct iset *set = cur;
     if (!set || set->n == 0)
         return NULL;
     const char **keys = xcalloc(set->n, sizeof(*keys));
@@ -884,8 +942,8 @@ int store_index_count(const struct store *s, const char *index, const char *valu
     struct store_index *ix = index_find(s, index);
     if (!ix)
         return err_set(e, -ENOENT, "store has no index %s", index);
-    const struct iset *set = value ? strmap_get(&ix->map, value) : NULL;
-    *n = set ? set->n : 0;
+    const void *cur = value ? strmap_get(&ix->map, value) : NULL;
+    *n = index_is_one(cur) ? 1 : cur ? ((const struct iset *)cur)->n : 0;
     return 0;
 }
 
@@ -1191,8 +1249,9 @@ static int list_add_packed(struct store_list *l, const uint8_t *p, size_t n, str
     static const char *const pns[] = {"metadata", "namespace", NULL};
     static const char *const prv[] = {"metadata", "resourceVersion", NULL};
     size_t nn = 0, nsn = 0, rvn = 0;
-    const char *name = jpack_get_str(s->tab, p, n, pname, &nn);
-    const char *ns = jpack_get_str(s->tab, p, n, pns, &nsn);
+    char sname[JPACK_SCRATCH], sns[JPACK_SCRATCH], srv[JPACK_SCRATCH];
+    const char *name = jpack_get_str(s->tab, p, n, pname, &nn, sname);
+    const char *ns = jpack_get_str(s->tab, p, n, pns, &nsn, sns);
     if (!name || !nn) {
         jpack_release(s->tab, p, n);
         return err_set(e, -EINVAL, "object has no metadata.name");
@@ -1201,7 +1260,7 @@ static int list_add_packed(struct store_list *l, const uint8_t *p, size_t n, str
                           : xasprintf("%.*s", (int)nn, name);
     bool fresh;
     struct list_item *it = list_slot(l, key, &fresh);
-    const char *rv = jpack_get_str(s->tab, p, n, prv, &rvn);
+    const char *rv = jpack_get_str(s->tab, p, n, prv, &rvn, srv);
     if (rv)
         rvn = strnlen(rv, rvn);
     if (fresh && rv && stored_rv_is(s, it->key, rv, rvn)) {

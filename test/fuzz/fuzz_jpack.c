@@ -37,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t before = jpack_tab_len(t);
     json_decref(jpack_decode(t, data, size));
     size_t sl;
-    jpack_get_str(t, data, size, (const char *const[]){"metadata", "name", NULL}, &sl);
+    char scratch[JPACK_SCRATCH];
+    jpack_get_str(t, data, size, (const char *const[]){"metadata", "name", NULL}, &sl, scratch);
     if (jpack_tab_len(t) != before)
         __builtin_trap();
     if (p) {

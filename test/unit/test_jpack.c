@@ -11,10 +11,104 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pkg/json/jpack.h"
 #include "pkg/json/jscan.h"
 #include "pkg/util/xalloc.h"
+
+/* Uids and timestamps in their canonical forms are packed as numbers and come back as the
+ * same text; every other string of those lengths stays text. */
+static void test_uids_and_times(void **state)
+{
+    (void)state;
+    struct jpack_tab *t = jpack_tab_new();
+    static const char *const same[] = {
+        "027b6140-ca2c-4f81-90e0-b96b17951b22", /* a uid */
+        "00000000-0000-0000-0000-000000000000",
+        "ffffffff-ffff-ffff-ffff-ffffffffffff",
+        "027B6140-CA2C-4F81-90E0-B96B17951B22", /* uppercase: text */
+        "027b6140-ca2c-4f81-90e0-b96b17951b2g", /* not hex */
+        "027b6140ca2c-4f81-90e0-b96b17951b22-", /* dashes elsewhere */
+        "2026-11-28T16:41:39Z",                 /* a timestamp */
+        "1970-01-01T00:00:00Z",
+        "1969-12-31T23:59:59Z", /* before the epoch */
+        "0000-01-01T00:00:00Z",
+        "9999-12-31T23:59:59Z",
+        "2024-02-29T12:00:00Z", /* a leap day */
+        "2025-02-29T12:00:00Z", /* no such day: text */
+        "2026-11-31T00:00:00Z",
+        "2026-11-28T23:59:60Z", /* a leap second: text */
+        "2026-11-28T24:00:00Z",
+        "2026-13-01T00:00:00Z",
+        "2026-00-01T00:00:00Z",
+        "2026-11-28t16:41:39Z",
+        "2026-11-28T16:41:39z",
+        "2026-11-28T16:41:39+",
+        "2026-11-28 16:41:39Z",
+        "2026-11-28T16:41:39.123Z", /* fractions: text */
+    };
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        json_t *o = json_pack("{s:s}", "v", same[i]);
+        uint8_t *p;
+        size_t n = jpack_encode(t, o, &p);
+        assert_true(n > 0);
+        json_t *back = jpack_decode(t, p, n);
+        assert_non_null(back);
+        assert_string_equal(json_string_value(json_object_get(back, "v")), same[i]);
+        size_t sl = 0;
+        char scratch[JPACK_SCRATCH];
+        const char *got = jpack_get_str(t, p, n, (const char *const[]){"v", NULL}, &sl, scratch);
+        assert_non_null(got);
+        assert_int_equal(sl, strlen(same[i]));
+        assert_memory_equal(got, same[i], sl);
+        bool shaped = i < 3 || (i >= 6 && i <= 11);
+        /* an object of one member: its tag, the key's id, then the value: as text its tag, a
+         * length byte past 14, the bytes */
+        size_t text = 3 + (strlen(same[i]) >= 15) + strlen(same[i]);
+        if (shaped) {
+            assert_true(n + 15 <= text); /* 17 bytes for 38; 22 for 6 to 7 */
+        } else { /* a string: inline (type 5) or interned (type 6), never shaped */
+            assert_true((p[2] & 15) == 5 || (p[2] & 15) == 6);
+            assert_true(n == text || (p[2] & 15) == 6);
+        }
+        json_decref(back);
+        json_decref(o);
+        jpack_release(t, p, n);
+        free(p);
+    }
+    assert_int_equal(jpack_tab_len(t), 0);
+    /* every date libc formats, 1900 to 2100, is packed as a number and comes back */
+    for (long long secs = -2208988800LL; secs < 4102444800LL; secs += 86400LL * 5 + 3607) {
+        time_t tt = (time_t)secs;
+        struct tm tm;
+        char text[32];
+        assert_non_null(gmtime_r(&tt, &tm));
+        assert_int_equal(strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm), 20);
+        json_t *o = json_pack("{s:s}", "v", text);
+        uint8_t *p;
+        size_t n = jpack_encode(t, o, &p);
+        assert_int_equal(p[2] & 15, 10); /* the timestamp's type */
+        json_t *back = jpack_decode(t, p, n);
+        assert_string_equal(json_string_value(json_object_get(back, "v")), text);
+        json_decref(back);
+        json_decref(o);
+        jpack_release(t, p, n);
+        free(p);
+    }
+    /* out-of-range seconds and a uid cut short do not decode */
+    uint8_t far[] = {0x17, 0, 0xfa, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    uint8_t shortuid[] = {0x17, 0, 0x09, 1, 2, 3};
+    json_t *k = json_pack("{s:i}", "v", 1);
+    uint8_t *kp;
+    size_t kn = jpack_encode(t, k, &kp); /* makes "v" id 0 */
+    json_decref(k);
+    assert_null(jpack_decode(t, far, sizeof far));
+    assert_null(jpack_decode(t, shortuid, sizeof shortuid));
+    jpack_release(t, kp, kn);
+    free(kp);
+    jpack_tab_free(t);
+}
 
 /* Pack v, unpack it, check it is equal (and for reals/integers of the same type), release. */
 static void round_trip(struct jpack_tab *t, json_t *v, bool nul_key)
@@ -108,12 +202,13 @@ static void test_intern_refcounts(void **state)
     assert_true(json_equal(back, b));
     json_decref(back);
     size_t n;
-    const char *kind = jpack_get_str(t, pb, nb, (const char *const[]){"kind", NULL}, &n);
+    char scratch[JPACK_SCRATCH];
+    const char *kind = jpack_get_str(t, pb, nb, (const char *const[]){"kind", NULL}, &n, scratch);
     assert_non_null(kind);
     assert_int_equal(n, 3);
     assert_memory_equal(kind, "Job", 3);
-    assert_null(jpack_get_str(t, pb, nb, (const char *const[]){"nope", NULL}, &n));
-    assert_null(jpack_get_str(t, pb, nb, (const char *const[]){"kind", "x", NULL}, &n));
+    assert_null(jpack_get_str(t, pb, nb, (const char *const[]){"nope", NULL}, &n, scratch));
+    assert_null(jpack_get_str(t, pb, nb, (const char *const[]){"kind", "x", NULL}, &n, scratch));
     jpack_release(t, pb, nb);
     free(pb);
     assert_int_equal(jpack_tab_len(t), 0);
@@ -168,7 +263,8 @@ static void test_hostile_bytes(void **state)
             q[i] = (uint8_t)b;
             json_decref(jpack_decode(t, q, n));
             size_t sl;
-            jpack_get_str(t, q, n, (const char *const[]){"metadata", "name", NULL}, &sl);
+            char scratch[JPACK_SCRATCH];
+            jpack_get_str(t, q, n, (const char *const[]){"metadata", "name", NULL}, &sl, scratch);
             free(q);
         }
     }
@@ -342,7 +438,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_edges), cmocka_unit_test(test_intern_refcounts),
         cmocka_unit_test(test_hostile_bytes),    cmocka_unit_test(test_build_matches_encode),
-        cmocka_unit_test(test_build_errors),
+        cmocka_unit_test(test_build_errors),     cmocka_unit_test(test_uids_and_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -636,6 +636,42 @@ static void test_big_index_set(void **state)
     store_free(s);
 }
 
+/* An index value of one key (kept without a set) becomes a set at a second key and stays
+ * right as keys come and go. */
+static void test_index_one_key(void **state)
+{
+    struct store *s = mk(state, NULL);
+    assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
+    json_t *p1 = pod("ns", "p1", "1", "n1", "x"), *p1b = pod("ns", "p1", "2", "n1", "y");
+    json_t *p2 = pod("ns", "p2", "1", "n1", "x"), *p3 = pod("ns", "p3", "1", "n3", "x");
+    json_t *p3m = pod("ns", "p3", "2", "n4", "x");
+    assert_int_equal(store_upsert(s, p1, NULL, NULL, NULL), 0);
+    assert_idx(s, "node", "n1", "ns/p1");
+    assert_int_equal(store_upsert(s, p1b, NULL, NULL, NULL), 0); /* same value again */
+    assert_idx(s, "node", "n1", "ns/p1");
+    assert_int_equal(store_upsert(s, p2, NULL, NULL, NULL), 0);
+    assert_idx(s, "node", "n1", "ns/p1,ns/p2");
+    assert_int_equal(store_delete_key(s, "ns/p1", NULL), 0);
+    assert_idx(s, "node", "n1", "ns/p2");
+    assert_int_equal(store_upsert(s, p1, NULL, NULL, NULL), 0);
+    assert_idx(s, "node", "n1", "ns/p1,ns/p2");
+    assert_int_equal(store_delete_key(s, "ns/p2", NULL), 0);
+    assert_int_equal(store_delete_key(s, "ns/p1", NULL), 0);
+    assert_idx(s, "node", "n1", "");
+    assert_int_equal(store_upsert(s, p3, NULL, NULL, NULL), 0);
+    assert_int_equal(store_upsert(s, p3m, NULL, NULL, NULL), 0); /* moves: one key to another */
+    assert_idx(s, "node", "n3", "");
+    assert_idx(s, "node", "n4", "ns/p3");
+    json_t *got = store_by_index(s, "node", "n4", NULL);
+    assert_int_equal(json_array_size(got), 1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_array_get(got, 0), "spec"), "nodeName")),
+                        "n4");
+    json_decref(got);
+    json_decref(p1), json_decref(p1b), json_decref(p2), json_decref(p3), json_decref(p3m);
+    store_free(s); /* a value of one key left in the index: freed with it (ASan) */
+}
+
 /* Packed: reads return a cached decoded tree until store_trim(); references taken survive it;
  * stores sharing an intern table give every string back when their objects go. */
 static void test_packed_lifetime(void **state)
@@ -1071,6 +1107,8 @@ int main(void)
         cmocka_unit_test_prestate(test_list_parts, &packed),
         cmocka_unit_test_prestate(test_foreach, &packed),
         cmocka_unit_test(test_big_index_set),
+        cmocka_unit_test(test_index_one_key),
+        cmocka_unit_test_prestate(test_index_one_key, &packed),
         cmocka_unit_test_prestate(test_big_index_set, &packed),
         cmocka_unit_test(test_packed_lifetime),
         cmocka_unit_test(test_packed_lazy),
