@@ -42,14 +42,32 @@ struct store_index {
 
 /* One stored object. */
 struct sent {
-    json_t *obj;   /* unpacked: the object; packed: the decoded tree while cached, or NULL */
-    uint32_t dpos; /* packed: 1 + position in store.dec while obj is cached, else 0 */
-    uint32_t len;  /* packed: bytes in blob; 0 = unpacked entry */
-    uint8_t blob[];
+    json_t *obj;    /* unpacked: the object; packed: the decoded tree while cached, or NULL */
+    uint32_t dpos;  /* packed: 1 + position in store.dec while obj is cached, else 0 */
+    uint32_t len;   /* packed: bytes in blob; 0 = unpacked entry */
+    uint8_t blob[]; /* the len packed bytes, then the object's key and a NUL: the key map
+                       (borrowed keys) points there, one allocation less per object */
 };
 
+static const char *sent_key(const struct sent *e)
+{
+    return (const char *)e->blob + e->len;
+}
+
+/* An entry of n packed bytes and `key`, the bytes not yet written. */
+static struct sent *sent_alloc(size_t n, const char *key)
+{
+    size_t kn = strlen(key);
+    struct sent *e = xmalloc(sizeof(*e) + n + kn + 1);
+    e->obj = NULL;
+    e->dpos = 0;
+    e->len = (uint32_t)n;
+    memcpy(e->blob + n, key, kn + 1);
+    return e;
+}
+
 struct store {
-    struct strmap objs; /* key -> struct sent */
+    struct strmap objs; /* key -> struct sent (borrowed keys: sent_key) */
     struct store_index *idx;
     size_t nidx;
     store_project_fn project;
@@ -91,18 +109,15 @@ static void dec_del(struct store *s, struct sent *e)
 
 /* A packed entry holding a copy of p[0..n) (n <= UINT32_MAX; its table references become the
  * entry's), no tree cached. */
-static struct sent *entry_of_bytes(const uint8_t *p, size_t n)
+static struct sent *entry_of_bytes(const uint8_t *p, size_t n, const char *key)
 {
-    struct sent *pe = xmalloc(sizeof(*pe) + n);
-    pe->obj = NULL;
-    pe->dpos = 0;
-    pe->len = (uint32_t)n;
+    struct sent *pe = sent_alloc(n, key);
     memcpy(pe->blob, p, n);
     return pe;
 }
 
 /* A packed entry for obj (its tree not kept: obj NULL), or NULL when obj stays whole. */
-static struct sent *entry_pack(struct store *s, const json_t *obj)
+static struct sent *entry_pack(struct store *s, const json_t *obj, const char *key)
 {
     uint8_t *bytes = NULL;
     size_t n = jpack_encode(s->tab, obj, &bytes);
@@ -111,7 +126,7 @@ static struct sent *entry_pack(struct store *s, const json_t *obj)
         free(bytes);
         return NULL;
     }
-    struct sent *pe = entry_of_bytes(bytes, n);
+    struct sent *pe = entry_of_bytes(bytes, n, key);
     free(bytes);
     return pe;
 }
@@ -123,14 +138,11 @@ static struct sent *entry_pack(struct store *s, const json_t *obj)
  * after each change, and packing each version only to decode it again cost more than the
  * rest of a store update (docs/performance.md "Packed by default").
  */
-static struct sent *entry_new(struct store *s, json_t *p, bool lazy)
+static struct sent *entry_new(struct store *s, json_t *p, bool lazy, const char *key)
 {
-    struct sent *e = s->packed && !lazy ? entry_pack(s, p) : NULL;
-    if (!e) { /* unpacked store, packed at its trim (lazy), or whole for good */
-        e = xmalloc(sizeof(*e));
-        e->dpos = 0;
-        e->len = 0;
-    }
+    struct sent *e = s->packed && !lazy ? entry_pack(s, p, key) : NULL;
+    if (!e) /* unpacked store, packed at its trim (lazy), or whole for good */
+        e = sent_alloc(0, key);
     e->obj = json_incref(p);
     if (s->packed && (lazy || e->len))
         dec_add(s, e); /* p is the decoded tree until the next trim, packed then if lazy */
@@ -569,7 +581,7 @@ const char *const *store_drops(const struct store *s)
 struct store *store_new(const struct store_opts *opts)
 {
     struct store *s = xcalloc(1, sizeof(*s));
-    strmap_init(&s->objs);
+    strmap_init_borrowed(&s->objs);
     if (opts) {
         s->project = opts->project;
         s->project_ud = opts->project_ud;
@@ -635,9 +647,10 @@ size_t store_trim(struct store *s, bool all)
         if (!e->len) { /* not packed yet (entry_new) */
             /* the projection keeps the key (store.h); one that did not stays whole */
             char *key = store_key_of(obj, NULL);
-            struct sent *pe = key && strmap_get(&s->objs, key) == e ? entry_pack(s, obj) : NULL;
+            struct sent *pe =
+                key && strmap_get(&s->objs, key) == e ? entry_pack(s, obj, key) : NULL;
             if (pe) {
-                strmap_put(&s->objs, key, pe);
+                strmap_put(&s->objs, sent_key(pe), pe);
                 free(e);
             }
             free(key);
@@ -740,7 +753,8 @@ int store_upsert(struct store *s, json_t *obj, json_t **stored, json_t **old, st
     struct sent *pe = strmap_get(&s->objs, key);
     json_t *prev = json_incref(entry_obj(s, pe));
     indexes_update(s, key, prev, p);
-    strmap_put(&s->objs, key, entry_new(s, p, true));
+    struct sent *ne = entry_new(s, p, true, key);
+    strmap_put(&s->objs, sent_key(ne), ne);
     entry_free(s, pe);
     if (stored)
         *stored = p;
@@ -1268,7 +1282,7 @@ static int list_add_packed(struct store_list *l, const uint8_t *p, size_t n, str
         jpack_release(s->tab, p, n);
         return 0;
     }
-    it->pe = entry_of_bytes(p, n);
+    it->pe = entry_of_bytes(p, n, it->key);
     return 0;
 }
 
@@ -1341,7 +1355,7 @@ int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct 
      * end was not listed. Indexes are updated per event (an unchanged entry keeps its index
      * values): no decode of unchanged packed objects. */
     struct strmap next;
-    strmap_init(&next);
+    strmap_init_borrowed(&next);
     struct pending_event *ev = xcalloc(l->n + strmap_len(&s->objs) + 1, sizeof(*ev));
     size_t nev = 0;
     for (size_t i = 0; i < l->n; i++) {
@@ -1350,7 +1364,7 @@ int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct 
         json_t *p = it->p;
         struct sent *pe = it->pe;
         if (!p && !pe) {
-            strmap_put(&next, it->key, cur);
+            strmap_put(&next, sent_key(cur), cur);
             continue;
         }
         json_t *cur_obj = cur ? entry_obj(s, cur) : NULL;
@@ -1363,16 +1377,17 @@ int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct 
             indexes_update(s, it->key, cur_obj, NULL);
             entry_free(s, cur);
         } else {
-            strmap_put(&next, it->key, cur);
+            strmap_put(&next, sent_key(cur), cur);
             continue;
         }
         if (pe) {
             it->pe = NULL;
             indexes_insert_packed(s, it->key, pe);
-            strmap_put(&next, it->key, pe);
+            strmap_put(&next, sent_key(pe), pe);
         } else {
             indexes_update(s, it->key, NULL, p);
-            strmap_put(&next, it->key, entry_new(s, p, false));
+            struct sent *ne = entry_new(s, p, false, it->key);
+            strmap_put(&next, sent_key(ne), ne);
         }
     }
     struct replace_ctx c = {s, &next, ev, nev};

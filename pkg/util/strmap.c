@@ -23,17 +23,26 @@ void strmap_init(struct strmap *m)
     memset(m, 0, sizeof *m);
 }
 
+void strmap_init_borrowed(struct strmap *m)
+{
+    strmap_init(m);
+    m->borrowed = true;
+}
+
 void strmap_free(struct strmap *m, void (*free_val)(void *))
 {
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->v[i].key)
             continue;
-        free(m->v[i].key);
+        if (!m->borrowed)
+            free(m->v[i].key);
         if (free_val)
             free_val(m->v[i].val);
     }
     free(m->v);
+    bool borrowed = m->borrowed;
     memset(m, 0, sizeof *m);
+    m->borrowed = borrowed;
 }
 
 /* The slot holding `key`, or the free slot where it would go. */
@@ -74,13 +83,16 @@ void *strmap_put(struct strmap *m, const char *key, void *val)
     if (m->cap && m->v[i].key) { /* a replacement never grows the table */
         void *prev = m->v[i].val;
         m->v[i].val = val;
+        if (m->borrowed)
+            m->v[i].key = (char *)key; /* the old one may go with its value */
         return prev;
     }
     if ((m->n + 1) * 4 > m->cap * 3) { /* load factor <= 3/4 */
         grow(m);
         i = find_slot(m, key, h);
     }
-    m->v[i] = (struct strmap_ent){.key = xstrdup(key), .hash = h, .val = val};
+    m->v[i] =
+        (struct strmap_ent){.key = m->borrowed ? (char *)key : xstrdup(key), .hash = h, .val = val};
     m->n++;
     return NULL;
 }
@@ -94,7 +106,8 @@ void *strmap_del(struct strmap *m, const char *key)
     if (!m->v[i].key)
         return NULL;
     void *val = m->v[i].val;
-    free(m->v[i].key);
+    if (!m->borrowed)
+        free(m->v[i].key);
     m->v[i].key = NULL;
     m->n--;
     /* Backward shift: move later entries of the run into the hole when their

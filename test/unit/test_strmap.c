@@ -78,6 +78,51 @@ static void test_random_against_reference(void **state)
     strmap_free(&m, NULL);
 }
 
+/* Where a key is first seen, for strmap_foreach. */
+static int first_key(const char *key, void *val, void *ud)
+{
+    (void)val;
+    *(const char **)ud = key;
+    return 1;
+}
+
+/* A borrowed map keeps the caller's pointers: a replacement takes the new one (the old key's
+ * memory may go at once: ASan sees any later read), deletion and free leave them alone. */
+static void test_borrowed_keys(void **state)
+{
+    (void)state;
+    struct strmap m;
+    strmap_init_borrowed(&m);
+    int a = 1, b = 2;
+    char *k1 = strdup("ns/a"), *k2 = strdup("ns/a");
+    assert_null(strmap_put(&m, k1, &a));
+    const char *seen = NULL;
+    strmap_foreach(&m, first_key, &seen);
+    assert_ptr_equal(seen, k1); /* not copied */
+    assert_ptr_equal(strmap_put(&m, k2, &b), &a);
+    free(k1); /* the map holds k2 now */
+    assert_ptr_equal(strmap_get(&m, "ns/a"), &b);
+    strmap_foreach(&m, first_key, &seen);
+    assert_ptr_equal(seen, k2);
+    /* enough keys to grow the table several times */
+    char *keys[100];
+    for (int i = 0; i < 100; i++) {
+        keys[i] = malloc(16);
+        snprintf(keys[i], 16, "k%d", i);
+        assert_null(strmap_put(&m, keys[i], &a));
+    }
+    for (int i = 0; i < 100; i += 2)
+        assert_ptr_equal(strmap_del(&m, keys[i]), &a);
+    for (int i = 0; i < 100; i++)
+        assert_true((strmap_get(&m, keys[i]) != NULL) == (i % 2 == 1));
+    assert_int_equal(strmap_len(&m), 51);
+    strmap_free(&m, NULL);
+    assert_true(m.borrowed); /* still a borrowed map, empty */
+    for (int i = 0; i < 100; i++)
+        free(keys[i]); /* the caller's all along: no double free */
+    free(k2);
+}
+
 static void test_free_values(void **state)
 {
     (void)state;
@@ -98,6 +143,7 @@ int main(void)
         cmocka_unit_test(test_put_get_del),
         cmocka_unit_test(test_random_against_reference),
         cmocka_unit_test(test_free_values),
+        cmocka_unit_test(test_borrowed_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
