@@ -379,23 +379,37 @@ static void wr_real(struct wr *w, double d)
     w->len += 8;
 }
 
-/* A string value: interned (its id, a reference taken) or inline (UINT32_MAX). */
+/* How a string value is packed: the one place that decides, for the encoder and for unenc(),
+ * which must give back exactly the references the encoder took. */
+enum str_form { SF_UUID, SF_TIME, SF_SID, SF_INLINE };
+
+static enum str_form str_form(const char *s, size_t n, uint8_t uid[16], int64_t *secs)
+{
+    if (uuid_bin(s, n, uid))
+        return SF_UUID;
+    if (time_secs(s, n, secs))
+        return SF_TIME;
+    return should_intern(s, n) ? SF_SID : SF_INLINE;
+}
+
+/* A string value: interned (its id, a reference taken) or not (UINT32_MAX). */
 static uint32_t wr_str(struct jpack_tab *t, struct wr *w, const char *s, size_t n)
 {
     uint8_t uid[16];
-    int64_t secs;
-    if (uuid_bin(s, n, uid)) {
+    int64_t secs = 0;
+    enum str_form f = str_form(s, n, uid, &secs);
+    if (f == SF_UUID) {
         wr_tag(w, T_UUID, 0);
         wr_need(w, 16);
         memcpy(w->p + w->len, uid, 16);
         w->len += 16;
         return UINT32_MAX;
     }
-    if (time_secs(s, n, &secs)) {
+    if (f == SF_TIME) {
         wr_tag(w, T_TIME, zigzag(secs));
         return UINT32_MAX;
     }
-    if (should_intern(s, n)) {
+    if (f == SF_SID) {
         uint32_t id = tab_ref(t, s, n);
         wr_tag(w, T_SID, id);
         return id;
@@ -467,7 +481,9 @@ static int unenc(struct jpack_tab *t, const json_t *v, int depth)
     if (json_is_string(v)) {
         const char *s = json_string_value(v);
         size_t n = json_string_length(v);
-        if (should_intern(s, n))
+        uint8_t uid[16];
+        int64_t secs;
+        if (str_form(s, n, uid, &secs) == SF_SID)
             tab_unref(t, tab_find(t, s, n));
     } else if (json_is_object(v)) {
         const char *key;
@@ -735,7 +751,7 @@ static bool time_ok(uint64_t arg)
 
 /* The text of a T_UUID or T_TIME value whose tag r just read (into out: 36 or 20 bytes);
  * its length, or 0 when the bytes are not one. */
-static size_t rd_shaped(struct rd *r, unsigned type, uint64_t arg, char out[36])
+static size_t rd_shaped(struct rd *r, unsigned type, uint64_t arg, char out[JPACK_SCRATCH])
 {
     if (type == T_UUID) {
         if (arg || rd_left(r) < 16)
@@ -826,7 +842,7 @@ static json_t *dec(struct rd *r, int depth)
         return json_integer((json_int_t)unzigzag(arg));
     case T_UUID:
     case T_TIME: {
-        char text[36];
+        char text[JPACK_SCRATCH];
         size_t n = rd_shaped(r, type, arg, text);
         return n ? json_stringn_nocheck(text, n) : NULL;
     }

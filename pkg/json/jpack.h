@@ -17,9 +17,10 @@
  * (zigzag seconds since 1970; only where formatting them gives the same text).
  *
  * Interning: object keys always, and string values that are likely to repeat
- * across objects (see jpack.c: values that look unique by shape — uids,
- * RFC 3339 timestamps, all-digit strings such as resourceVersions — and long
- * ones stay inline: in the table they would cost more than their bytes).
+ * across objects (see jpack.c: values that look unique by shape — uids and
+ * timestamps that are not packed as numbers, all-digit strings such as
+ * resourceVersions — and long ones stay inline: in the table they would cost
+ * more than their bytes).
  * The table (struct jpack_tab) counts one reference per occurrence in a
  * packed string; jpack_release() drops them, and a string goes from the table
  * when its last reference does. The creator owns the table; it can be shared

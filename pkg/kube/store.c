@@ -1,8 +1,8 @@
 /*
  * store: see store.h. Objects live in a strmap key -> entry; an entry holds
  * the object (unpacked stores) or its jpack bytes and, while it is cached,
- * the decoded tree (packed stores). Every index is a strmap value -> set of
- * keys (struct iset); index entries for an object are
+ * the decoded tree (packed stores). Every index is a strmap value -> its keys
+ * (one key, or a struct iset); index entries for an object are
  * recomputed from the stored (immutable) object when it is replaced or
  * removed.
  */
@@ -36,7 +36,7 @@ struct store_index {
     char *name;
     store_index_fn fn;
     void *ud;
-    struct strmap map; /* value -> struct iset */
+    struct strmap map; /* value -> one key (index_one) or a struct iset */
     char **view;       /* what fn reads (store_index_view), NULL-terminated; NULL: anything */
 };
 
@@ -182,8 +182,10 @@ static const char *rv_of(const json_t *obj)
     return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
-/* The entry's metadata.resourceVersion without decoding it; *n its length. */
-static const char *entry_rv(const struct store *s, const struct sent *e, size_t *n)
+/* The entry's metadata.resourceVersion without decoding it; *n its length. A value packed as
+ * a number (shaped as a uid or a timestamp) is written into `scratch`. */
+static const char *entry_rv(const struct store *s, const struct sent *e, size_t *n,
+                            char scratch[JPACK_SCRATCH])
 {
     if (e->obj) {
         const char *rv = rv_of(e->obj);
@@ -191,11 +193,7 @@ static const char *entry_rv(const struct store *s, const struct sent *e, size_t 
         return rv;
     }
     static const char *const path[] = {"metadata", "resourceVersion", NULL};
-    char scratch[JPACK_SCRATCH];
     const char *rv = jpack_get_str(s->tab, e->blob, e->len, path, n, scratch);
-    if (rv == scratch) /* shaped as a uid or a timestamp, never a server's: as if absent (the
-                          callers then compare whole objects) */
-        return NULL;
     if (rv)
         *n = strnlen(rv, *n); /* as the tree's C string reads */
     return rv;
@@ -989,7 +987,8 @@ static bool obj_changed(const json_t *old, const json_t *new_obj)
 static bool entry_changed(const struct store *s, const json_t *old, const struct sent *pe)
 {
     size_t n = 0;
-    const char *a = rv_of(old), *b = entry_rv(s, pe, &n);
+    char scratch[JPACK_SCRATCH];
+    const char *a = rv_of(old), *b = entry_rv(s, pe, &n, scratch);
     if (a && b)
         return strlen(a) != n || memcmp(a, b, n) != 0;
     json_t *t = jpack_decode(s->tab, pe->blob, pe->len);
@@ -1108,7 +1107,8 @@ static bool stored_rv_is(const struct store *s, const char *key, const char *rv,
 {
     struct sent *cur = strmap_get(&s->objs, key);
     size_t rvn = 0;
-    const char *rv_cur = cur && rv ? entry_rv(s, cur, &rvn) : NULL;
+    char scratch[JPACK_SCRATCH];
+    const char *rv_cur = cur && rv ? entry_rv(s, cur, &rvn, scratch) : NULL;
     return rv_cur && n == rvn && memcmp(rv, rv_cur, rvn) == 0;
 }
 
@@ -1339,7 +1339,8 @@ static bool list_still_valid(const struct store_list *l)
             continue;
         struct sent *cur = strmap_get(&l->s->objs, it->key);
         size_t rvn = 0;
-        const char *rv_cur = cur ? entry_rv(l->s, cur, &rvn) : NULL;
+        char scratch[JPACK_SCRATCH];
+        const char *rv_cur = cur ? entry_rv(l->s, cur, &rvn, scratch) : NULL;
         if (!rv_cur || strlen(it->rv) != rvn || memcmp(it->rv, rv_cur, rvn) != 0)
             return false;
     }

@@ -23,54 +23,63 @@ static void test_uids_and_times(void **state)
 {
     (void)state;
     struct jpack_tab *t = jpack_tab_new();
-    static const char *const same[] = {
-        "027b6140-ca2c-4f81-90e0-b96b17951b22", /* a uid */
-        "00000000-0000-0000-0000-000000000000",
-        "ffffffff-ffff-ffff-ffff-ffffffffffff",
-        "027B6140-CA2C-4F81-90E0-B96B17951B22", /* uppercase: text */
-        "027b6140-ca2c-4f81-90e0-b96b17951b2g", /* not hex */
-        "027b6140ca2c-4f81-90e0-b96b17951b22-", /* dashes elsewhere */
-        "2026-11-28T16:41:39Z",                 /* a timestamp */
-        "1970-01-01T00:00:00Z",
-        "1969-12-31T23:59:59Z", /* before the epoch */
-        "0000-01-01T00:00:00Z",
-        "9999-12-31T23:59:59Z",
-        "2024-02-29T12:00:00Z", /* a leap day */
-        "2025-02-29T12:00:00Z", /* no such day: text */
-        "2026-11-31T00:00:00Z",
-        "2026-11-28T23:59:60Z", /* a leap second: text */
-        "2026-11-28T24:00:00Z",
-        "2026-13-01T00:00:00Z",
-        "2026-00-01T00:00:00Z",
-        "2026-11-28t16:41:39Z",
-        "2026-11-28T16:41:39z",
-        "2026-11-28T16:41:39+",
-        "2026-11-28 16:41:39Z",
-        "2026-11-28T16:41:39.123Z", /* fractions: text */
+    static const struct {
+        const char *text;
+        bool shaped; /* packed as a number */
+    } cases[] = {
+        {"027b6140-ca2c-4f81-90e0-b96b17951b22", true}, /* a uid */
+        {"00000000-0000-0000-0000-000000000000", true},
+        {"ffffffff-ffff-ffff-ffff-ffffffffffff", true},
+        {"027B6140-CA2C-4F81-90E0-B96B17951B22", false}, /* uppercase */
+        {"027b6140-ca2c-4f81-90e0-b96b17951b2g", false}, /* not hex */
+        {"027b6140ca2c-4f81-90e0-b96b17951b22-", false}, /* dashes elsewhere */
+        {"2026-11-28T16:41:39Z", true},                  /* a timestamp */
+        {"1970-01-01T00:00:00Z", true},
+        {"1969-12-31T23:59:59Z", true}, /* before the epoch */
+        {"0000-01-01T00:00:00Z", true},
+        {"0000-02-29T00:00:00Z", true}, /* year 0 is a leap year */
+        {"9999-12-31T23:59:59Z", true},
+        {"2024-02-29T12:00:00Z", true},  /* a leap day */
+        {"2000-02-29T12:00:00Z", true},  /* every 400 years */
+        {"1900-02-29T12:00:00Z", false}, /* no leap day in 1900, 2100: text */
+        {"2100-02-29T12:00:00Z", false},
+        {"2025-02-29T12:00:00Z", false},
+        {"2026-11-31T00:00:00Z", false},
+        {"2026-11-28T23:59:60Z", false}, /* a leap second */
+        {"2026-11-28T24:00:00Z", false},
+        {"2026-13-01T00:00:00Z", false},
+        {"2026-00-01T00:00:00Z", false},
+        {"2026-11-00T00:00:00Z", false},
+        {"2026-11-28t16:41:39Z", false},
+        {"2026-11-28T16:41:39z", false},
+        {"2026-11-28T16:41:39+", false},
+        {"2026-11-28 16:41:39Z", false},
+        {"2026-11-28T16:41:39.123Z", false}, /* fractions */
     };
-    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
-        json_t *o = json_pack("{s:s}", "v", same[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *text = cases[i].text;
+        json_t *o = json_pack("{s:s}", "v", text);
         uint8_t *p;
         size_t n = jpack_encode(t, o, &p);
         assert_true(n > 0);
         json_t *back = jpack_decode(t, p, n);
         assert_non_null(back);
-        assert_string_equal(json_string_value(json_object_get(back, "v")), same[i]);
+        assert_string_equal(json_string_value(json_object_get(back, "v")), text);
         size_t sl = 0;
         char scratch[JPACK_SCRATCH];
         const char *got = jpack_get_str(t, p, n, (const char *const[]){"v", NULL}, &sl, scratch);
         assert_non_null(got);
-        assert_int_equal(sl, strlen(same[i]));
-        assert_memory_equal(got, same[i], sl);
-        bool shaped = i < 3 || (i >= 6 && i <= 11);
+        assert_int_equal(sl, strlen(text));
+        assert_memory_equal(got, text, sl);
+        bool shaped = cases[i].shaped;
         /* an object of one member: its tag, the key's id, then the value: as text its tag, a
          * length byte past 14, the bytes */
-        size_t text = 3 + (strlen(same[i]) >= 15) + strlen(same[i]);
+        size_t as_text = 3 + (strlen(text) >= 15) + strlen(text);
         if (shaped) {
-            assert_true(n + 15 <= text); /* 17 bytes for 38; 22 for 6 to 7 */
+            assert_true(n + 15 <= as_text); /* 17 bytes for 38; 22 for 6 to 7 */
         } else { /* a string: inline (type 5) or interned (type 6), never shaped */
             assert_true((p[2] & 15) == 5 || (p[2] & 15) == 6);
-            assert_true(n == text || (p[2] & 15) == 6);
+            assert_true(n == as_text || (p[2] & 15) == 6);
         }
         json_decref(back);
         json_decref(o);
@@ -99,12 +108,20 @@ static void test_uids_and_times(void **state)
     /* out-of-range seconds and a uid cut short do not decode */
     uint8_t far[] = {0x17, 0, 0xfa, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
     uint8_t shortuid[] = {0x17, 0, 0x09, 1, 2, 3};
+    uint8_t uidarg[19] = {0x17, 0, 0x19}; /* a uid's tag with an argument: not one */
     json_t *k = json_pack("{s:i}", "v", 1);
     uint8_t *kp;
     size_t kn = jpack_encode(t, k, &kp); /* makes "v" id 0 */
     json_decref(k);
     assert_null(jpack_decode(t, far, sizeof far));
     assert_null(jpack_decode(t, shortuid, sizeof shortuid));
+    assert_null(jpack_decode(t, uidarg, sizeof uidarg));
+    uidarg[2] = 0x09;
+    json_t *zero = jpack_decode(t, uidarg, sizeof uidarg); /* the same bytes, argument 0 */
+    assert_non_null(zero);
+    assert_string_equal(json_string_value(json_object_get(zero, "v")),
+                        "00000000-0000-0000-0000-000000000000");
+    json_decref(zero);
     jpack_release(t, kp, kn);
     free(kp);
     jpack_tab_free(t);
