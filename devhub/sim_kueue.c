@@ -30,8 +30,9 @@ struct simkueue {
     const struct logger *lg;
     ev_timer tick;
     int64_t last_rv;
-    int writes;
-    char *ver; /* Workload storage version of this pass */
+    int writes;  /* this pass's writes that change what the ClusterQueues hold */
+    int creates; /* this pass's Workloads created (pending: they hold nothing) */
+    char *ver;   /* Workload storage version of this pass */
     /* Copies of the collections, kept current by in-process watches. */
     char *wver; /* the Kueue version the watches below use */
     struct simwatch *w_rf, *w_cq, *w_lq, *w_wpc, *w_wl, *w_job, *w_pt;
@@ -708,7 +709,7 @@ static void ensure_workload(struct simkueue *k, struct pass *ps, const char *kin
         char *path = simapi_path(KQ, k->ver, "workloads", ns, NULL, NULL);
         json_t *out = NULL;
         int code = simapi_create(k->hub, path, wl, &out);
-        k->writes++;
+        k->creates++;
         if (code == 201 && out) {
             wl_put(k, key, out);
             log_v(k->lg, 1, "created workload", "namespace", ns, "name", wlname);
@@ -1520,7 +1521,7 @@ static void sync_dirty(struct simkueue *k, struct pass *ps, json_t **dirty, cons
 
 int simkueue_sync(struct simkueue *k)
 {
-    k->writes = 0;
+    k->writes = k->creates = 0;
     free(k->ver);
     k->ver = simapi_crd_storage_version(k->hub, "workloads.kueue.x-k8s.io");
     if (!k->ver)
@@ -1589,11 +1590,14 @@ int simkueue_sync(struct simkueue *k)
     }
     json_decref(todo);
     /* Workloads changed by sync_reserved are re-read on the next pass; queue now.
-     * The dirty ClusterQueues wait for a pass that writes nothing before here. */
+     * The dirty ClusterQueues wait for a pass that wrote nothing before here that changes
+     * what they hold: a Workload created is pending (reserved on a later pass, once it is
+     * observed), so a steady stream of new jobs does not hold every reservation back until it
+     * stops, as real Kueue's scheduler does not (docs/development.md, "The devhub's Kueue"). */
     if (!k->writes)
         sync_dirty(k, &ps, &k->d_cqs, ps.cqs, sync_cq);
     sync_dirty(k, &ps, &k->d_lqs, ps.lqs, sync_lq);
-    return k->writes;
+    return k->writes + k->creates;
 }
 
 static void tick_cb(struct ev_loop *loop, ev_timer *t, int revents)

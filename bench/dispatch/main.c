@@ -29,6 +29,17 @@
  * created suspended in cluster1, a condition applied (SSA, as the operator
  * writes) to each Workload's status, a label merge-patched onto each hub job.
  * --op-arg ARG (repeatable) passes ARG to `kueue-ks run`.
+ * --pace R: the hub jobs are created R per second instead of 16 in flight, so that each
+ * reservation comes alone and the latency is the dispatch's own, not a burst's queue (with
+ * --real it times the operator running while real Kueue reserves: no --reserved-first).
+ *
+ * The ideal (issue 12 goal 1, "p99 from reservation to worker copy <= 2x the ideal"): after the
+ * raw phase, with the operator stopped, the bench makes the writes on a dispatch's critical
+ * path itself, IDEAL_CHAINS times one after the other on dispatched workloads: the Workload's
+ * status (a condition: applied on a real server, merge-patched with every condition on the
+ * devhub, as the operator writes) and a label on the hub job through its status, both at once,
+ * then the copy created in cluster1. ideal_ms is the median chain; p99_ideal_ratio =
+ * p99_ms / ideal_ms (meaningful with --pace; a burst's p99 is its queue).
  *
  * Status return (stret.h; not under --callgrind): on the real stack kwok starts each copy's
  * pod at once and ends it --job-seconds S after (default 30 + N/20, so after the last copy
@@ -50,7 +61,8 @@
  *    "reserve_seconds":..,"label_p50_ms":..,"label_p99_ms":..,"operator_qps":..,
  *    "job_seconds":..,"status_changes":..,"status_returned":..,"status_p50_ms":..,
  *    "status_p99_ms":..,"status_max_ms":..,"progress_p50_ms":..,"progress_p99_ms":..,
- *    "finished":..,"final_returned":..,"final_p50_ms":..,"final_p99_ms":..}
+ *    "finished":..,"final_returned":..,"final_p50_ms":..,"final_p99_ms":..,
+ *    "pace_per_s":..,"ideal_ms":..,"p99_ideal_ratio":..}
  * (baseline_per_s: the goal's baseline of the same run, on the devhub half the
  * raw create rate (a dispatch is 2 writes), on a real stack the slowest of
  * the three raw rates; ratio = dispatch_per_s / baseline_per_s;
@@ -63,7 +75,8 @@
  * status_*: copy count changes seen on the workers, how many the hub's annotation showed,
  * and the latency of those and of the completions together; progress_*: the count changes
  * alone; finished / final_returned / final_*: completions seen on the workers, shown by the
- * hub job's status, and their latency),
+ * hub job's status, and their latency; pace_per_s: --pace, null without; ideal_ms,
+ * p99_ideal_ratio: see above, null under --callgrind),
  * a line with the CPU seconds each child used (where the time went), and
  * one human line. Options: --n N (default 1000), --timeout SECONDS
  * (default 60 + N/2), --v V (the operator's log verbosity, default 0), --keep
@@ -127,7 +140,11 @@ struct bench {
     int limit;           /* hub jobs are created up to this index (the callgrind baseline batch) */
     int n_base;          /* --callgrind: the first n_base jobs are the baseline batch */
     const char *real;    /* --real DIR: a running real stack (REAL_NO_OPERATOR=1), else devhubs */
-    bool reserved_first; /* --reserved-first (always with --real): see the header */
+    bool reserved_first; /* --reserved-first (with --real unless --pace): see the header */
+    int pace;            /* --pace R: hub jobs created R per second, 0 = as fast as the hub
+                            takes them */
+    double ideal_ms;     /* the median of the ideal chains (ideal_phase), 0 = not measured */
+    int n_ideal;         /* how many chains it is the median of */
     const char *op_args[16]; /* --op-arg: extra operator arguments */
     int n_op_args;
     char root[PATH_MAX];
@@ -879,27 +896,47 @@ static int raw_submit(struct bench *b, int i, struct err *e)
     return rc;
 }
 
-/* Submit creates until WINDOW are in flight: hub jobs bench-<i>, or the raw phase's writes. */
+/* Submit creates until WINDOW are in flight: hub jobs bench-<i> (with --pace, pace_cb creates
+ * them one at a time), or the raw phase's writes. */
+static void create_one(struct bench *b);
 static void create_next(struct bench *b)
 {
-    while (b->in_flight < WINDOW && b->next < (b->in_raw ? b->n : b->limit)) {
-        int i = b->next++;
-        struct err e = {0};
-        int rc;
-        if (b->in_raw) {
-            rc = raw_submit(b, i, &e);
-        } else {
-            json_t *obj = hub_job(b, i);
-            rc = kube_client_post(b->cl[0], b->jobs_path, obj, job_created, b, NULL, &e);
-            json_decref(obj);
-        }
-        if (rc < 0) {
-            die_msg("create not submitted", e.msg);
-            b->create_failed++;
-        } else {
-            b->in_flight++;
-        }
+    if (b->pace && !b->in_raw)
+        return;
+    while (b->in_flight < WINDOW && b->next < (b->in_raw ? b->n : b->limit))
+        create_one(b);
+}
+
+static void create_one(struct bench *b)
+{
+    int i = b->next++;
+    struct err e = {0};
+    int rc;
+    if (b->in_raw) {
+        rc = raw_submit(b, i, &e);
+    } else {
+        json_t *obj = hub_job(b, i);
+        rc = kube_client_post(b->cl[0], b->jobs_path, obj, job_created, b, NULL, &e);
+        json_decref(obj);
     }
+    if (rc < 0) {
+        die_msg("create not submitted", e.msg);
+        b->create_failed++;
+    } else {
+        b->in_flight++;
+    }
+}
+
+/* --pace: one hub job per tick. */
+static void pace_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct bench *b = t->data;
+    if (b->next < b->limit)
+        create_one(b);
+    else
+        ev_timer_stop(b->loop, t);
 }
 
 static json_t *hub_job(const struct bench *b, int i)
@@ -978,7 +1015,7 @@ static int raw_run(struct bench *b, enum raw_kind kind, double *seconds)
 
 /* The raw rate: N creates of the worker copy (renamed raw-<i>) straight into cluster1 (on the
  * real stack suspended: the worker runs no pods for them). */
-static int raw_phase(struct bench *b, double *seconds)
+static void sample_clean(struct bench *b)
 {
     json_t *meta = json_object_get(b->sample, "metadata");
     const char *drop[] = {"uid", "resourceVersion", "creationTimestamp", "generation",
@@ -998,7 +1035,153 @@ static int raw_phase(struct bench *b, double *seconds)
         json_object_del(tl, uid_labels[k]);
     if (b->real)
         json_object_set_new(spec, "suspend", json_true());
+}
+
+static int raw_phase(struct bench *b, double *seconds)
+{
+    sample_clean(b);
     return raw_run(b, RAW_CREATE, seconds);
+}
+
+/* ---- the ideal ---------------------------------------------------------- */
+
+/* The writes on a dispatch's critical path, as the operator makes them, with nothing else in
+ * flight: the placement's two hub writes at once (a condition applied to the Workload's status,
+ * a label merge-patched onto the hub job through its status), then the copy created in
+ * cluster1. What it leaves out (the watch events that tell the operator of the reservation
+ * and of its own writes, its passes' CPU) is what goal 1's "p99 <= 2x the ideal" allows for. */
+#define IDEAL_CHAINS 20
+
+struct ideal_call {
+    struct bench *b;
+    int *left;
+    int *failed;
+};
+
+static void ideal_done(void *ud, const struct kube_result *r)
+{
+    struct ideal_call *c = ud;
+    if (r->rc && (*c->failed)++ == 0)
+        snprintf(c->b->errmsg, sizeof c->b->errmsg, "%s", r->err->msg);
+    if (--*c->left == 0)
+        ev_break(c->b->loop, EVBREAK_ONE);
+}
+
+/* Submit one request of a chain; false (with errmsg) when it could not be. */
+static bool ideal_submit(struct bench *b, int c, struct kube_request *req, struct ideal_call *call)
+{
+    struct err e = {0};
+    if (kube_client_do(b->cl[c], req, ideal_done, call, NULL, &e) < 0) {
+        snprintf(b->errmsg, sizeof b->errmsg, "%s", e.msg);
+        return false;
+    }
+    return true;
+}
+
+/* One chain on workload i (dispatched: its Workload's name is known), k-th: its seconds, or a
+ * negative value when a write failed. */
+static double ideal_chain(struct bench *b, int i, int k)
+{
+    char job[32], copy[32], v[16];
+    snprintf(job, sizeof job, "bench-%d", i);
+    snprintf(copy, sizeof copy, "ideal-%d", k);
+    snprintf(v, sizeof v, "%d", k);
+    const char *q[] = {"fieldManager", "bench-dispatch", "force", "true", NULL};
+    char *wl_path = kube_path(KUEUE_GV, "workloads", "default", b->wl_names[i], "status");
+    char *job_path = kube_path("batch", "v1", "jobs", "default", job, "status");
+    json_t *cond =
+        json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "BenchIdeal", "status", "True", "reason",
+                  "Bench", "message", v, "lastTransitionTime", "2026-01-01T00:00:00Z");
+    json_t *wl_body = NULL;
+    if (b->real) { /* applied, as the operator writes */
+        wl_body = json_pack("{s:s, s:s, s:{s:[o]}}", "apiVersion", "kueue.x-k8s.io/v1beta2", "kind",
+                            "Workload", "status", "conditions", cond);
+    } else { /* the devhub has no apply: the operator's merge patch, every condition in it */
+        json_t *cur = NULL;
+        if (sync_call(b, 0, "GET", wl_path, NULL, &cur) < 0) {
+            json_decref(cond);
+            free(wl_path);
+            free(job_path);
+            return -1;
+        }
+        json_t *conds = json_array();
+        size_t ci;
+        json_t *c;
+        json_array_foreach(json_object_get(json_object_get(cur, "status"), "conditions"), ci, c)
+        {
+            if (strcmp(json_string_value(json_object_get(c, "type")) ?: "", "BenchIdeal"))
+                json_array_append(conds, c);
+        }
+        json_array_append_new(conds, cond);
+        json_decref(cur);
+        wl_body = json_pack("{s:{s:o}}", "status", "conditions", conds);
+    }
+    json_t *job_body = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "bench-ideal", v);
+    json_object_set_new(json_object_get(b->sample, "metadata"), "name", json_string(copy));
+    struct kube_request wl = {.method = "PATCH",
+                              .path = wl_path,
+                              .body = wl_body,
+                              .content_type =
+                                  b->real ? "application/apply-patch+yaml" : KUBE_CT_MERGE_PATCH,
+                              .query = b->real ? q : NULL};
+    struct kube_request jb = {
+        .method = "PATCH", .path = job_path, .body = job_body, .content_type = KUBE_CT_MERGE_PATCH};
+    struct kube_request cp = {.method = "POST", .path = b->jobs_path, .body = b->sample};
+    int left = 0, failed = 0;
+    struct ideal_call call = {b, &left, &failed};
+    double t0 = clock_mono_s();
+    struct kube_request *first[] = {&wl, &jb};
+    for (int r = 0; r < 2; r++) {
+        left++;
+        if (!ideal_submit(b, 0, first[r], &call)) {
+            left--;
+            failed++;
+        }
+    }
+    while (left > 0) /* what was submitted answers (call lives on this stack) */
+        ev_run(b->loop, 0);
+    if (!failed) {
+        left = 1;
+        if (!ideal_submit(b, 1, &cp, &call)) {
+            left = 0;
+            failed++;
+        }
+        while (left > 0)
+            ev_run(b->loop, 0);
+    }
+    double secs = clock_mono_s() - t0;
+    free(wl_path);
+    free(job_path);
+    json_decref(wl_body);
+    json_decref(job_body);
+    return failed ? -1 : secs;
+}
+
+/* ideal_ms: the median of IDEAL_CHAINS chains, one after the other, on the first workloads
+ * dispatched (after the dispatch: the operator idle, the servers quiet). */
+static int ideal_phase(struct bench *b)
+{
+    sample_clean(b);
+    int n = b->n_order < IDEAL_CHAINS ? b->n_order : IDEAL_CHAINS;
+    double t[IDEAL_CHAINS];
+    int got = 0;
+    for (int k = 0; k < n; k++) {
+        int i = b->order[k];
+        if (!b->wl_names[i])
+            continue;
+        double secs = ideal_chain(b, i, k);
+        if (secs < 0) {
+            die_msg("ideal chain failed", b->errmsg);
+            return -EIO;
+        }
+        t[got++] = secs;
+    }
+    if (got == 0)
+        return 0;
+    qsort(t, (size_t)got, sizeof(double), cmp_double);
+    b->ideal_ms = pct(t, got, 0.5) * 1e3;
+    b->n_ideal = got;
+    return 0;
 }
 
 /* Create hub jobs up to index `limit` and wait until that many are placed; under callgrind
@@ -1006,11 +1189,19 @@ static int raw_phase(struct bench *b, double *seconds)
 static int run_phase(struct bench *b, int limit)
 {
     b->limit = limit;
+    ev_timer pace;
+    ev_timer_init(&pace, pace_cb, 0, 1.0 / (b->pace ? b->pace : 1));
+    pace.data = b;
+    if (b->pace)
+        ev_timer_start(b->loop, &pace);
     create_next(b);
-    if (b->create_failed)
+    if (b->create_failed) {
+        ev_timer_stop(b->loop, &pace);
         return -EIO;
+    }
     while (b->placed < b->limit && !b->timed_out && !b->failed)
         ev_run(b->loop, 0);
+    ev_timer_stop(b->loop, &pace);
     if (b->placed < b->limit)
         return -ETIMEDOUT;
     double until = clock_mono_s() + (b->callgrind ? 2.0 : 0.0);
@@ -1352,7 +1543,8 @@ static double print_writes(const json_t *w, double per)
  * requests (every client) per dispatch and per raw write. */
 static void report_real_cost(struct bench *b)
 {
-    if (!b->real || b->sc.n == 0 || b->placed < b->n)
+    /* its windows are the timed operator's (--reserved-first); a paced run has none */
+    if (!b->real || !b->reserved_first || b->sc.n == 0 || b->placed < b->n)
         return;
     double n = b->n;
     printf("{\"bench\":\"dispatch-real-cost\",\"n\":%d,\"cpu_ms_per_dispatch\":{", b->n);
@@ -1458,6 +1650,15 @@ static void report(struct bench *b, const struct raw_rates *rr)
     }
     if (b->qps)
         snprintf(qps_j, sizeof qps_j, "%ld", b->qps);
+    /* goal 1's p99 against the ideal (ideal_phase); null where it was not measured */
+    char pace_j[32] = "null", ideal_j[32] = "null", ideal_r[32] = "null";
+    double p99 = pct(lat, placed, 0.99) * 1e3;
+    if (b->pace)
+        snprintf(pace_j, sizeof pace_j, "%d", b->pace);
+    if (b->ideal_ms > 0) {
+        snprintf(ideal_j, sizeof ideal_j, "%.2f", b->ideal_ms);
+        snprintf(ideal_r, sizeof ideal_r, "%.2f", p99 / b->ideal_ms);
+    }
     printf("{\"bench\":\"dispatch\",\"mode\":\"%s\",\"reserved_first\":%s,\"n\":%d,\"placed\":%d,"
            "\"duplicates\":%d,\"cluster1\":%d,"
            "\"cluster2\":%d,\"seconds\":%.3f,\"dispatch_per_s\":%.1f,\"p50_ms\":%.1f,"
@@ -1469,8 +1670,8 @@ static void report(struct bench *b, const struct raw_rates *rr)
            "\"operator_qps\":%s,\"job_seconds\":%d,\"status_changes\":%d,"
            "\"status_returned\":%d,\"status_p50_ms\":%.1f,\"status_p99_ms\":%.1f,"
            "\"status_max_ms\":%.1f,\"progress_p50_ms\":%.1f,\"progress_p99_ms\":%.1f,"
-           "\"finished\":%d,\"final_returned\":%d,\"final_p50_ms\":%.1f,\"final_p99_ms\":%.1f}"
-           "\n",
+           "\"finished\":%d,\"final_returned\":%d,\"final_p50_ms\":%.1f,\"final_p99_ms\":%.1f,"
+           "\"pace_per_s\":%s,\"ideal_ms\":%s,\"p99_ideal_ratio\":%s}\n",
            b->real ? "real" : "devhub", b->reserved_first ? "true" : "false", b->n, placed,
            b->duplicates, b->per_cluster[1], b->per_cluster[2], secs, rate,
            pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3,
@@ -1479,7 +1680,7 @@ static void report(struct bench *b, const struct raw_rates *rr)
            b->reserved_first && first > 0 ? first - b->op_start : 0.0,
            last_reserved > 0 ? last_reserved - b->created_at : 0.0, lab50, lab99, qps_j, b->job_s,
            sf.changes, sf.returned, sf.all_p50, sf.all_p99, sf.all_max, sf.prog_p50, sf.prog_p99,
-           sf.terminal, sf.finals, sf.fin_p50, sf.fin_p99);
+           sf.terminal, sf.finals, sf.fin_p50, sf.fin_p99, pace_j, ideal_j, ideal_r);
     char qps_s[32];
     if (b->qps)
         snprintf(qps_s, sizeof qps_s, "%ld", b->qps);
@@ -1504,6 +1705,11 @@ static void report(struct bench *b, const struct raw_rates *rr)
            pct(lat, placed, 0.5) * 1e3, pct(lat, placed, 0.99) * 1e3, base,
            b->real ? "slowest raw write of a dispatch" : "half the raw create rate",
            base > 0 ? rate / base : 0.0, qps_s);
+    if (b->ideal_ms > 0)
+        printf("latency against the ideal: p99 %.1f ms = %.2fx the ideal %.2f ms (the median of %d "
+               "chains: the placement's two hub writes at once, then the copy's create)%s\n",
+               p99, p99 / b->ideal_ms, b->ideal_ms, b->n_ideal,
+               b->pace ? "" : "; not paced: the p99 holds the burst's queue");
     if (b->st)
         printf("status return: %d of %d copy changes shown by the hub's remote-status "
                "annotation, p50 %.0f ms, p99 %.0f ms; %d of %d finished copies shown final by "
@@ -1518,6 +1724,7 @@ int main(int argc, char **argv)
 {
     jx_use_xalloc();
     struct bench b = {.n = 1000, .v = "0"};
+    bool asked_reserved_first = false;
     for (int i = 1; i < argc; i++) {
         char *end = NULL;
         long v = 0;
@@ -1530,7 +1737,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (!strcmp(argv[i], "--reserved-first")) {
-            b.reserved_first = true;
+            b.reserved_first = asked_reserved_first = true;
             continue;
         }
         if (i + 1 < argc && !strcmp(argv[i], "--real")) {
@@ -1543,9 +1750,9 @@ int main(int argc, char **argv)
             b.op_args[b.n_op_args++] = argv[++i];
             continue;
         }
-        if (i + 1 < argc &&
-            (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout") || !strcmp(argv[i], "--v") ||
-             !strcmp(argv[i], "--qps") || !strcmp(argv[i], "--job-seconds"))) {
+        if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--timeout") ||
+                             !strcmp(argv[i], "--v") || !strcmp(argv[i], "--qps") ||
+                             !strcmp(argv[i], "--job-seconds") || !strcmp(argv[i], "--pace"))) {
             errno = 0;
             v = strtol(argv[i + 1], &end, 10);
         }
@@ -1553,7 +1760,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench-dispatch [--n N (default 1000)] [--timeout SECONDS] "
                             "[--v OPERATOR_LOG_VERBOSITY] [--qps OPERATOR_QPS (burst 2x; default: "
                             "the operator's)] [--keep] [--callgrind] [--reserved-first] "
-                            "[--real STACK_DIR] [--op-arg OPERATOR_ARG]... [--job-seconds S]\n");
+                            "[--real STACK_DIR] [--op-arg OPERATOR_ARG]... [--job-seconds S] "
+                            "[--pace JOBS_PER_S]\n");
             return 2;
         }
         if (!strcmp(argv[i], "--v"))
@@ -1564,12 +1772,14 @@ int main(int argc, char **argv)
             b.qps = v;
         else if (!strcmp(argv[i], "--job-seconds"))
             b.job_s = (int)v;
+        else if (!strcmp(argv[i], "--pace"))
+            b.pace = (int)v;
         else
             b.timeout_s = (double)v;
         i++;
     }
-    if (b.timeout_s == 0)
-        b.timeout_s = 60 + b.n / 2.0;
+    if (b.timeout_s == 0) /* paced: the creates alone take N / pace seconds */
+        b.timeout_s = 60 + b.n / 2.0 + (b.pace ? (double)b.n / b.pace : 0);
     b.n_base = b.n >= 400 ? 200 : b.n / 2; /* --callgrind's baseline batch */
     if (b.job_s == 0) /* long enough that kwok's pods end after the last copy is made */
         b.job_s = b.callgrind ? 3600 : 30 + b.n / 20;
@@ -1581,6 +1791,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-dispatch: --callgrind does not go with --reserved-first/--real\n");
         return 2;
     }
+    if (b.pace && b.real && !asked_reserved_first)
+        b.reserved_first = false; /* paced: real Kueue reserves as the jobs come */
+    if (b.pace && (b.reserved_first || b.callgrind)) {
+        fprintf(stderr, "bench-dispatch: --pace does not go with --reserved-first or "
+                        "--callgrind\n");
+        return 2;
+    }
+
     /* the repository root: bin/bench-dispatch -> .. */
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -1615,6 +1833,10 @@ int main(int argc, char **argv)
     struct raw_rates rr = {0};
     if (rc == 0)
         rc = raw_all(&b, &rr);
+    if (rc == 0 && !b.callgrind) { /* the operator stopped: nothing else on the servers */
+        stop_operator(&b);
+        rc = ideal_phase(&b);
+    }
 
     if (b.placed > 0) {
         report(&b, &rr);

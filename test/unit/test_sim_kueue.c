@@ -445,6 +445,46 @@ static bool cq_one_admitted(const json_t *cq)
            !strcmp(jx_str(cq, "status.flavorsUsage[0].resources[0].total", ""), "1");
 }
 
+static bool wl_quota_reserved(const json_t *w)
+{
+    return jx_cond_is_true(w, "QuotaReserved");
+}
+
+/* The pass that creates a new job's Workload admits it: a Workload created is pending and
+ * holds no quota, so it does not hold the ClusterQueues' admission back to a later pass that
+ * writes nothing (with a new job on every tick, such a pass never came while they kept
+ * coming, and every reservation came in one burst once they stopped: bench-dispatch --pace).
+ * Real Kueue's scheduler does not wait either. Passes run here by hand, the loop not at all. */
+static void test_admits_while_jobs_keep_coming(void **state)
+{
+    struct fx *f = *state;
+    setup_queues(f, "4", false);
+    for (int i = 0; i < 20 && simkueue_sync(f->k) > 0; i++)
+        ;
+    create_job(f, "j1", "1", NULL);
+    assert_true(simkueue_sync(f->k) > 0);
+    char *wp1 = wl_path_of(f, "j1");
+    json_t *w = NULL;
+    assert_int_equal(simapi_get(f->h, wp1, &w), 200);
+    assert_true(wl_quota_reserved(w));
+    json_decref(w);
+    for (int i = 0; i < 20 && simkueue_sync(f->k) > 0; i++) /* j1 Admitted (no checks) */
+        ;
+    create_job(f, "j2", "1", NULL);
+    create_job(f, "j3", "1", NULL);
+    assert_true(simkueue_sync(f->k) > 0); /* two created, both admitted at once */
+    const char *more[] = {"j2", "j3"};
+    for (size_t i = 0; i < 2; i++) {
+        char *wp = wl_path_of(f, more[i]);
+        w = NULL;
+        assert_int_equal(simapi_get(f->h, wp, &w), 200);
+        assert_true(wl_quota_reserved(w));
+        json_decref(w);
+        free(wp);
+    }
+    free(wp1);
+}
+
 static void test_admission_check_flow(void **state)
 {
     struct fx *f = *state;
@@ -904,6 +944,7 @@ int main(void)
         cmocka_unit_test(test_sort_queue),
         cmocka_unit_test(test_victims),
         cmocka_unit_test_setup_teardown(test_admission_check_flow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admits_while_jobs_keep_coming, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fifo_quota_and_preemption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry_and_reject, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_queue, setup, teardown),
