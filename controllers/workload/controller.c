@@ -1694,6 +1694,10 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
         c->cfg.opts.no_fit_requeue_ms = 5000;
     if (c->cfg.opts.pin_unknown_requeue_ms <= 0)
         c->cfg.opts.pin_unknown_requeue_ms = 30000;
+    if (c->cfg.opts.quiet_new_ms == 0)
+        c->cfg.opts.quiet_new_ms = 2000;
+    else if (c->cfg.opts.quiet_new_ms < 0) /* asked for none */
+        c->cfg.opts.quiet_new_ms = 0;
     if (!c->cfg.opts.origin)
         c->cfg.opts.origin = "kueue-ks";
     place_resv_init(&c->resv);

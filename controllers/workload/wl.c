@@ -10,6 +10,7 @@
 #include "pkg/json/jsonx.h"
 #include "pkg/reasons/reasons.h"
 #include "pkg/util/buf.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/utf8.h"
 #include "pkg/util/xalloc.h"
 
@@ -446,6 +447,20 @@ char *wl_not_admitted_message(const char *fit, bool never, const char *why)
 
 /* ---- the states ---------------------------------------------------------------- */
 
+/* How long a new Workload's "waiting" message waits yet (wl_opts.quiet_new_ms): > 0 only while
+ * its check is Pending without a message and it is younger than that (its creationTimestamp,
+ * to the second); 0 when it is due or the age is unknown. */
+static int64_t quiet_left(const struct wl_snapshot *s, const char *state, const char *msg)
+{
+    struct timespec ct;
+    const char *created = jx_str(s->workload, "metadata.creationTimestamp", NULL);
+    if (s->opts.quiet_new_ms <= 0 || strcmp(state, "Pending") != 0 || *msg || !created ||
+        clock_parse_rfc3339(created, &ct) < 0)
+        return 0;
+    int64_t age = s->now_ms - (int64_t)ct.tv_sec * 1000;
+    return age >= 0 && age < s->opts.quiet_new_ms ? s->opts.quiet_new_ms - age : 0;
+}
+
 static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const json_t *entry,
                           bool evicting, struct wl_actions *a)
 {
@@ -492,6 +507,11 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
     if (a->outcome.kind == WL_OUT_NONE)
         outcome(a, WL_OUT_WAITING, NULL);
     char *kr = wl_kueue_reason(s->workload);
+    int64_t quiet = kr || s->explain_never ? 0 : quiet_left(s, st, jx_str(entry, "message", ""));
+    if (quiet > 0) { /* not news yet: most new Workloads are reserved before it ends */
+        act_requeue(a, quiet);
+        return;
+    }
     if (!s->explain && !kr) {
         if (strcmp(st, "Pending") != 0)
             wlst_check(w, "Pending", "waiting for a quota reservation");

@@ -148,11 +148,16 @@ struct wl_cluster_state {
 };
 
 struct wl_opts {
-    bool direct;                      /* --transport=direct: copies and status are ours to move */
-    bool delete_on_completion;        /* --delete-on-completion */
-    int64_t worker_lost_timeout_ms;   /* --worker-lost-timeout (default 300000) */
-    int64_t no_fit_requeue_ms;        /* requeue delay when nothing fits now (default 5000) */
-    int64_t pin_unknown_requeue_ms;   /* requeue delay for a pin to an unknown cluster (30000) */
+    bool direct;                    /* --transport=direct: copies and status are ours to move */
+    bool delete_on_completion;      /* --delete-on-completion */
+    int64_t worker_lost_timeout_ms; /* --worker-lost-timeout (default 300000) */
+    int64_t no_fit_requeue_ms;      /* requeue delay when nothing fits now (default 5000) */
+    int64_t pin_unknown_requeue_ms; /* requeue delay for a pin to an unknown cluster (30000) */
+    /* A Workload younger than this (metadata.creationTimestamp) whose check is Pending without
+     * a message and that Kueue has given no reason for gets its "waiting" message only then:
+     * most are reserved within it, and the message would be a Workload status write (and a
+     * Kueue Event) for nothing (wlc default 2000; 0 = at once) */
+    int64_t quiet_new_ms;
     int64_t unschedulable_timeout_ms; /* --unschedulable-timeout (wlc default 300000; 0 = off) */
     int64_t exclusion_ms;             /* --unschedulable-exclusion (wlc default 600000) */
     const char *origin;               /* kueue-ks.io/origin value */

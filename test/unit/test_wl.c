@@ -1096,6 +1096,70 @@ static void test_unreserved_fresh_no_event(void **state)
     json_decref(job);
 }
 
+/* A new Workload's "waiting" message waits for wl_opts.quiet_new_ms: most are reserved within
+ * it, and the message would be a Workload status write (and a Kueue Event) for nothing. Once
+ * it is older, or Kueue gives a reason, or it has a message, the message is written at once. */
+static void test_unreserved_quiet_while_new(void **state)
+{
+    (void)state;
+    const char *fit = "fits now: pod set main needs cpu 1 per pod; cluster1: fits now (spot)";
+    static const struct {
+        const char *created;
+        bool kueue_reason;
+        const char *msg;
+        bool quiet;
+    } quiet_cases[] = {
+        {"2026-11-22T10:04:59Z", false, "", true},         /* 1 s old: requeued, no write */
+        {"2026-11-22T10:05:00Z", false, "", true},         /* created this second */
+        {"2026-11-22T10:04:58Z", false, "", false},        /* 2 s old: due */
+        {"2026-11-22T10:04:59Z", true, "", false},         /* Kueue says why: news */
+        {"2026-11-22T10:04:59Z", false, "earlier", false}, /* a message to replace */
+        {NULL, false, "", false},                          /* no creationTimestamp */
+        {"not a time", false, "", false},
+    };
+    for (size_t i = 0; i < sizeof quiet_cases / sizeof *quiet_cases; i++) {
+        struct wl_fx f = {.state = "Pending", .msg = quiet_cases[i].msg};
+        json_t *wl = make_wl(&f);
+        if (quiet_cases[i].created)
+            jx_set_new(wl, "metadata.creationTimestamp", json_string(quiet_cases[i].created), NULL);
+        if (quiet_cases[i].kueue_reason)
+            json_array_append_new(jx_arr(wl, "status.conditions"),
+                                  json_pack("{s:s,s:s,s:s,s:s}", "type", "QuotaReserved", "status",
+                                            "False", "reason", "Pending", "message",
+                                            "insufficient unused quota for cpu in flavor spot"));
+        json_t *job = make_job(JOB_FREE);
+        struct wl_snapshot s = {.workload = wl,
+                                .job = job,
+                                .kind = kind_lookup("batch/v1", "Job"),
+                                .check_name = CHECK,
+                                .explain = fit,
+                                .now = NOW,
+                                .now_ms = 1795341900000LL, /* NOW */
+                                .opts = {.direct = true,
+                                         .origin = "hub",
+                                         .no_fit_requeue_ms = 5000,
+                                         .pin_unknown_requeue_ms = 30000,
+                                         .quiet_new_ms = 2000}};
+        struct wl_actions a;
+        wl_actions_init(&a);
+        assert_int_equal(wl_decide(&s, &a, NULL), 0);
+        char *d = wl_actions_describe(&a);
+        bool wrote = false;
+        for (size_t k = 0; k < a.n; k++)
+            wrote |= a.v[k].type == WL_ACT_PATCH_WL_STATUS;
+        if (wrote == quiet_cases[i].quiet)
+            fail_msg("case %zu (%s): %s", i,
+                     quiet_cases[i].created ? quiet_cases[i].created : "none", d);
+        if (quiet_cases[i].quiet) /* back when it is due: 2 s after its creation second */
+            assert_non_null(strstr(d, i == 0 ? "requeue 1000" : "requeue 2000"));
+        assert_int_equal(a.outcome.kind, WL_OUT_WAITING);
+        free(d);
+        wl_actions_free(&a);
+        json_decref(wl);
+        json_decref(job);
+    }
+}
+
 static void test_kueue_reason(void **state)
 {
     (void)state;
@@ -1756,6 +1820,7 @@ int main(void)
         cmocka_unit_test(test_not_admitted_message_order),
         cmocka_unit_test(test_unreserved_explained_once),
         cmocka_unit_test(test_unreserved_fresh_no_event),
+        cmocka_unit_test(test_unreserved_quiet_while_new),
         cmocka_unit_test(test_kueue_reason),
         cmocka_unit_test(test_status_write_forms),
         cmocka_unit_test(test_defer_running),
