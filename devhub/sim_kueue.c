@@ -714,6 +714,7 @@ static void ensure_workload(struct simkueue *k, struct pass *ps, const char *kin
             wl_put(k, key, out);
             log_v(k->lg, 1, "created workload", "namespace", ns, "name", wlname);
         } else {
+            k->writes++; /* not seen: admission waits for a pass that sees the hub as it is */
             k->full_next = "a Workload create failed";
             log_warn(k->lg, "cannot create workload", "namespace", ns, "name", wlname, "code",
                      LOG_INT(code), "message", jx_str(out, "message", ""));
@@ -1591,9 +1592,10 @@ int simkueue_sync(struct simkueue *k)
     json_decref(todo);
     /* Workloads changed by sync_reserved are re-read on the next pass; queue now.
      * The dirty ClusterQueues wait for a pass that wrote nothing before here that changes
-     * what they hold: a Workload created is pending (reserved on a later pass, once it is
-     * observed), so a steady stream of new jobs does not hold every reservation back until it
-     * stops, as real Kueue's scheduler does not (docs/development.md, "The devhub's Kueue"). */
+     * what they hold: a Workload created is pending (already in this pass's copy, wl_put), so
+     * this pass may reserve it, and a steady stream of new jobs does not hold every reservation
+     * back until it stops, which real Kueue's scheduler does not do either (devhub/README.md,
+     * "Kueue emulator"). */
     if (!k->writes)
         sync_dirty(k, &ps, &k->d_cqs, ps.cqs, sync_cq);
     sync_dirty(k, &ps, &k->d_lqs, ps.lqs, sync_lq);

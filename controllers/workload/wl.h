@@ -156,7 +156,7 @@ struct wl_opts {
     /* A Workload younger than this (metadata.creationTimestamp) whose check is Pending without
      * a message and that Kueue has given no reason for gets its "waiting" message only then:
      * most are reserved within it, and the message would be a Workload status write (and a
-     * Kueue Event) for nothing (wlc default 2000; 0 = at once) */
+     * Kueue Event) for nothing (here 0 = at once; wlc's config: 0 = 2000, < 0 = at once) */
     int64_t quiet_new_ms;
     int64_t unschedulable_timeout_ms; /* --unschedulable-timeout (wlc default 300000; 0 = off) */
     int64_t exclusion_ms;             /* --unschedulable-exclusion (wlc default 600000) */

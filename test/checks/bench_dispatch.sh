@@ -41,7 +41,8 @@ jq -e '.n==50 and .placed==50 and .duplicates==0 and .cluster1+.cluster2==50 and
        .status_changes==100 and .status_returned==100 and .finished==50 and
        .final_returned==50 and .status_p50_ms<=.status_p99_ms and
        .status_p99_ms<=.status_max_ms and .progress_p50_ms<=.progress_p99_ms and
-       .final_p50_ms<=.final_p99_ms and .pace_per_s==null and .ideal_ms>0 and
+       .final_p50_ms<=.final_p99_ms and .pace_per_s==null and .created_per_s==null and
+       .ideal_ms>0 and
        (.p99_ideal_ratio - .p99_ms/.ideal_ms | fabs) < 0.02 * .p99_ideal_ratio + 0.01' \
   <<<"$json" >/dev/null || fail "unexpected figures: $json"
 cpu=$(grep '^{"bench":"dispatch-cpu"' <<<"$out")
@@ -67,7 +68,8 @@ out=$("$BENCH" --n 20 --pace 20 --timeout 60 2>&1)
 rc=$?
 [ $rc = 0 ] || fail "bench-dispatch --pace exit $rc"
 json=$(grep '^{"bench":"dispatch"' <<<"$out")
-jq -e '.placed==20 and .duplicates==0 and .pace_per_s==20 and .reserved_first==false and
+jq -e '.placed==20 and .duplicates==0 and .pace_per_s==20 and .created_per_s>0 and
+       .reserved_first==false and
        .ideal_ms>0 and .p99_ideal_ratio>0 and .p50_ms<=.p99_ms' <<<"$json" >/dev/null ||
   fail "unexpected --pace figures: $json"
 grep -q '^latency against the ideal: ' <<<"$out" && ! grep -q 'not paced' <<<"$out" ||

@@ -485,6 +485,35 @@ static void test_admits_while_jobs_keep_coming(void **state)
     free(wp1);
 }
 
+static void check_index(struct fx *f);
+
+/* Jobs created together are admitted in the pass that creates their Workloads only as far as
+ * the quota goes: one of two 1-cpu jobs under a 1-cpu quota. */
+static void test_admits_new_within_quota(void **state)
+{
+    struct fx *f = *state;
+    setup_queues(f, "1", false);
+    for (int i = 0; i < 20 && simkueue_sync(f->k) > 0; i++)
+        ;
+    create_job(f, "j1", "1", NULL);
+    create_job(f, "j2", "1", NULL);
+    assert_true(simkueue_sync(f->k) > 0);
+    for (int i = 0; i < 20 && simkueue_sync(f->k) > 0; i++)
+        ;
+    int reserved = 0;
+    const char *jobs[] = {"j1", "j2"};
+    for (size_t i = 0; i < 2; i++) {
+        char *wp = wl_path_of(f, jobs[i]);
+        json_t *w = NULL;
+        assert_int_equal(simapi_get(f->h, wp, &w), 200);
+        reserved += wl_quota_reserved(w);
+        json_decref(w);
+        free(wp);
+    }
+    assert_int_equal(reserved, 1);
+    check_index(f);
+}
+
 static void test_admission_check_flow(void **state)
 {
     struct fx *f = *state;
@@ -945,6 +974,7 @@ int main(void)
         cmocka_unit_test(test_victims),
         cmocka_unit_test_setup_teardown(test_admission_check_flow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admits_while_jobs_keep_coming, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admits_new_within_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fifo_quota_and_preemption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry_and_reject, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_queue, setup, teardown),

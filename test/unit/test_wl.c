@@ -1108,6 +1108,7 @@ static void test_unreserved_quiet_while_new(void **state)
         bool kueue_reason;
         const char *msg;
         bool quiet;
+        bool never; /* no cluster can ever hold it: news at once */
     } quiet_cases[] = {
         {"2026-11-22T10:04:59Z", false, "", true},         /* 1 s old: requeued, no write */
         {"2026-11-22T10:05:00Z", false, "", true},         /* created this second */
@@ -1116,6 +1117,7 @@ static void test_unreserved_quiet_while_new(void **state)
         {"2026-11-22T10:04:59Z", false, "earlier", false}, /* a message to replace */
         {NULL, false, "", false},                          /* no creationTimestamp */
         {"not a time", false, "", false},
+        {"2026-11-22T10:04:59Z", false, "", false, true},
     };
     for (size_t i = 0; i < sizeof quiet_cases / sizeof *quiet_cases; i++) {
         struct wl_fx f = {.state = "Pending", .msg = quiet_cases[i].msg};
@@ -1133,6 +1135,7 @@ static void test_unreserved_quiet_while_new(void **state)
                                 .kind = kind_lookup("batch/v1", "Job"),
                                 .check_name = CHECK,
                                 .explain = fit,
+                                .explain_never = quiet_cases[i].never,
                                 .now = NOW,
                                 .now_ms = 1795341900000LL, /* NOW */
                                 .opts = {.direct = true,
