@@ -72,6 +72,6 @@ jq -e '.placed==20 and .duplicates==0 and .pace_per_s==20 and .created_per_s>0 a
        .reserved_first==false and
        .ideal_ms>0 and .p99_ideal_ratio>0 and .p50_ms<=.p99_ms' <<<"$json" >/dev/null ||
   fail "unexpected --pace figures: $json"
-grep -q '^latency against the ideal: ' <<<"$out" && ! grep -q 'not paced' <<<"$out" ||
-  fail "no paced latency line"
+grep -q '^latency against the ideal: ' <<<"$out" || fail "no paced latency line"
+grep -q 'not paced' <<<"$out" && fail "a paced run's latency line says it was not paced"
 echo "ok   bench-dispatch --n 20 --pace 20: $(grep '^latency' <<<"$out")"
