@@ -2576,6 +2576,35 @@ static void test_dispatching_workload_event_ahead(void **state)
     json_decref(wp);
 }
 
+/* The quiet period of a new Workload is on by default (wlc: quiet_new_ms 0 -> 2000): one a
+ * second old, check Pending without a message, no reservation yet, gets no status write; once
+ * it is 2 s old the waiting message is written. */
+static void test_new_workload_quiet_by_default(void **state)
+{
+    struct fx *f = *state;
+    json_t *wl = J(WL);
+    json_object_del(jx_obj(wl, "status"), "admission");
+    json_object_set_new(jx_obj(wl, "status"), "conditions", json_array());
+    jx_set_new(wl, "metadata.creationTimestamp", json_string("2026-11-22T09:59:59Z"), NULL);
+    assert_int_equal(store_upsert(f->wls, wl, NULL, NULL, NULL), 0);
+    json_decref(wl);
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    ev_timer guard;
+    ev_timer_init(&guard, on_guard, 0.3, 0.);
+    ev_timer_start(f->loop, &guard);
+    ev_run(f->loop, 0);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 0); /* quiet: requeued */
+    f->now_ms = NOW_MS + 1000;                     /* 2 s old now */
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 1, 0);
+    json_t *b = req_body(f->hub_srv, 0, "PATCH", WL_STATUS);
+    const char *msg = jx_str(b, "status.admissionChecks[0].message", "");
+    if (!strstr(msg, "no quota reserved yet"))
+        fail_msg("not the waiting message: %s", msg);
+    json_decref(b);
+}
+
 /* A change that comes by watch during a restart's pass over every Workload (here a
  * reservation) goes ahead of that pass, which is queued behind the changes
  * (WQ_BACKGROUND; a listed reservation is queued ahead of both:
@@ -2662,6 +2691,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_background_passes_cache_no_trees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatching_workload_event_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watched_change_ahead_of_restart_pass, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_workload_quiet_by_default, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
