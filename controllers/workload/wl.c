@@ -507,7 +507,9 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
     if (a->outcome.kind == WL_OUT_NONE)
         outcome(a, WL_OUT_WAITING, NULL);
     char *kr = wl_kueue_reason(s->workload);
-    int64_t quiet = kr || s->explain_never ? 0 : quiet_left(s, st, jx_str(entry, "message", ""));
+    /* without a fit (s->explain) a Pending check gets no message at all: nothing to hold */
+    int64_t quiet =
+        kr || s->explain_never || !s->explain ? 0 : quiet_left(s, st, jx_str(entry, "message", ""));
     if (quiet > 0) { /* not news yet: most new Workloads are reserved before it ends */
         act_requeue(a, quiet);
         return;

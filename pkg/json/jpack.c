@@ -286,7 +286,9 @@ static void uuid_text(const uint8_t in[16], char out[36])
     }
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (m 1..12), and back. */
+/* Days since 1970-01-01 of a proleptic Gregorian date (m 1..12), and back. Not
+ * pkg/util/clock's parse and format: those go through libc's timegm and gmtime_r, and these
+ * run for every timestamp of every object packed and decoded (the hot path of a dispatch). */
 static int64_t days_from_civil(int64_t y, int m, int d)
 {
     y -= m <= 2;

@@ -20,10 +20,10 @@
 
 /* The keys of one index value. Most values have one key (a uid index: one object per uid),
  * and the map then holds a tagged copy of that key alone (index_one): a set would cost three
- * more allocations, about 56 B per object (docs/performance.md "Index values of one key").
- * A second key makes it a set: a small array, or a strmap (values: the set itself, as a
- * non-NULL marker) once it holds more than ISET_SMALL keys, so that removing a key from a big
- * set (every pod of a node) stays O(1). */
+ * more allocations, about 56 B per object (docs/performance.md "Uids and timestamps packed as
+ * numbers, index values of one key"). A second key makes it a set: a small array, or a strmap
+ * (values: the set itself, as a non-NULL marker) once it holds more than ISET_SMALL keys, so that
+ * removing a key from a big set (every pod of a node) stays O(1). */
 #define ISET_SMALL 8
 struct iset {
     uint32_t n;         /* keys held */

@@ -1161,6 +1161,28 @@ static void test_unreserved_quiet_while_new(void **state)
         json_decref(wl);
         json_decref(job);
     }
+    /* no fit computed: a Pending check gets no message at all, so nothing waits (no requeue) */
+    struct wl_fx f = {.state = "Pending", .msg = ""};
+    json_t *wl = make_wl(&f);
+    jx_set_new(wl, "metadata.creationTimestamp", json_string("2026-11-22T10:04:59Z"), NULL);
+    json_t *job = make_job(JOB_FREE);
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .now = NOW,
+                            .now_ms = 1795341900000LL,
+                            .opts = {.direct = true, .origin = "hub", .quiet_new_ms = 2000}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    if (strstr(d, "requeue") || strstr(d, "status"))
+        fail_msg("no fit, no message: nothing to wait for: %s", d);
+    free(d);
+    wl_actions_free(&a);
+    json_decref(wl);
+    json_decref(job);
 }
 
 static void test_kueue_reason(void **state)
