@@ -32,6 +32,7 @@
 #define KKS_CONTROLLERS_AGENT_PODREC_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,7 @@
 #include "pkg/util/err.h"
 
 #define PODREC_MESSAGE_MAX 1024 /* bytes of a note's message kept */
+#define PODREC_UID_LEN     36
 
 /* flags */
 #define PODREC_COUNTS   0x01u /* bound and not terminal: holds its requests on `node` */
@@ -55,7 +57,8 @@ struct podrec_note {
     const char *reason, *message, *since;
 };
 
-/* A decoded record; every pointer borrows the record's bytes (valid while it lives). */
+/* A decoded record; every pointer borrows the record's bytes (valid while it lives) or, for
+ * job, the struct itself (do not copy a struct podrec and keep reading the copy's job). */
 struct podrec {
     unsigned flags;
     const char *ns;          /* NULL when the pod had none */
@@ -65,6 +68,8 @@ struct podrec {
     /* the packed resources (read with podrec_resources) */
     const unsigned char *res, *end;
     uint32_t nreq, nlim;
+    bool lim_same;                /* the limits are the requests' bytes */
+    char uid[PODREC_UID_LEN + 1]; /* job's text when the record keeps it as 16 bytes */
 };
 
 /*

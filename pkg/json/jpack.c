@@ -13,24 +13,64 @@
 
 #include "pkg/util/xalloc.h"
 
-enum { T_NULL, T_TRUE, T_FALSE, T_INT, T_REAL, T_STR, T_SID, T_OBJ, T_ARR, T_UUID, T_TIME, T_MAX };
+enum {
+    T_NULL,
+    T_TRUE,
+    T_FALSE,
+    T_INT,
+    T_REAL,
+    T_STR,
+    T_SID,
+    T_OBJ,
+    T_ARR,
+    T_UUID,
+    T_TIME,
+    T_SHR, /* a shared container: its id in the table's second set */
+    T_MAX
+};
 
 /* A string value longer than this stays inline: long values (messages, commands) are rarely
  * shared whole across objects. */
 #define JP_INTERN_MAX 64
+
+/* A nested object or array of this many packed bytes or more is shared once it repeats: below
+ * it the shared copy (an entry, a slot) costs more than the bytes a repeat saves. Above the
+ * maximum it is not looked at: hashing it at every level would cost more than it saves. */
+#define JP_SHARE_MIN 16
+#define JP_SHARE_MAX 16384
+/* How many recent containers' hashes are remembered (a direct-mapped filter): a container is
+ * shared on its second sighting within that window, so one seen once costs nothing. */
+#define JP_SEEN_BITS 14
+
+/* In a list of references taken: a shared container's id, not a string's. */
+#define JP_SHR_BIT 0x80000000u
 
 struct jp_ent {
     uint32_t hash, refs, len;
     char s[]; /* len bytes + NUL */
 };
 
-struct jpack_tab {
+/* Entries by id (freed ids are reused) and an open-addressing hash of ids. */
+struct jp_set {
     struct jp_ent **ents; /* by id; NULL = free id */
     uint32_t nents, cap_ents;
     uint32_t *free_ids;
     uint32_t nfree, cap_free;
     uint32_t *slots; /* id + 1; 0 = empty */
     uint32_t nslots, used;
+};
+
+struct jpack_tab {
+    struct jp_set strs;   /* interned strings */
+    struct jp_set shared; /* shared containers: packed bytes that hold their own references */
+    uint32_t *seen;       /* hashes | 1 of containers packed lately, 1 << JP_SEEN_BITS (lazily) */
+};
+
+/* The references a packed value holds, in the order they were taken (JP_SHR_BIT: a shared
+ * container's). */
+struct refs {
+    uint32_t *v;
+    size_t n, cap;
 };
 
 /* ---- table ------------------------------------------------------------------ */
@@ -43,6 +83,137 @@ static uint32_t jp_hash(const char *s, size_t n)
     return h;
 }
 
+/* Packed bytes, 8 at a time (a container is hashed at each level it is nested in). */
+static uint32_t jp_hash_bytes(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15u ^ n, v;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&v, p + i, 8);
+        h = (h ^ v) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    v = 0;
+    memcpy(&v, p + i, n - i);
+    h = (h ^ v) * 0xc4ceb9fe1a85ec53u;
+    h ^= h >> 29;
+    return (uint32_t)h;
+}
+
+static void set_free(struct jp_set *s)
+{
+    for (uint32_t i = 0; i < s->nents; i++)
+        free(s->ents[i]);
+    free(s->ents);
+    free(s->free_ids);
+    free(s->slots);
+}
+
+static size_t set_bytes(const struct jp_set *s)
+{
+    size_t b = (size_t)s->cap_ents * sizeof(*s->ents) + (size_t)s->cap_free * sizeof(*s->free_ids) +
+               (size_t)s->nslots * sizeof(*s->slots);
+    for (uint32_t i = 0; i < s->nents; i++)
+        if (s->ents[i]) /* malloc's 16-byte granularity and header */
+            b += ((sizeof(struct jp_ent) + s->ents[i]->len + 1 + 8 + 15) & ~(size_t)15);
+    return b;
+}
+
+static void set_place(struct jp_set *s, uint32_t id)
+{
+    uint32_t mask = s->nslots - 1, i = s->ents[id]->hash & mask;
+    while (s->slots[i])
+        i = (i + 1) & mask;
+    s->slots[i] = id + 1;
+}
+
+static void set_grow(struct jp_set *s)
+{
+    uint32_t *old = s->slots, n = s->nslots;
+    s->nslots = n ? n * 2 : 64;
+    s->slots = xcalloc(s->nslots, sizeof(*s->slots));
+    for (uint32_t i = 0; i < n; i++)
+        if (old[i])
+            set_place(s, old[i] - 1);
+    free(old);
+}
+
+/* The id of the entry holding s[0..n) (hash h), or UINT32_MAX when absent. */
+static uint32_t set_lookup(const struct jp_set *s, const void *p, size_t n, uint32_t h)
+{
+    if (!s->nslots)
+        return UINT32_MAX;
+    uint32_t mask = s->nslots - 1;
+    for (uint32_t i = h & mask; s->slots[i]; i = (i + 1) & mask) {
+        const struct jp_ent *e = s->ents[s->slots[i] - 1];
+        if (e->hash == h && e->len == n && memcmp(e->s, p, n) == 0)
+            return s->slots[i] - 1;
+    }
+    return UINT32_MAX;
+}
+
+/* A new entry for p[0..n) (absent; hash h) with one reference: its id. */
+static uint32_t set_add(struct jp_set *s, const void *p, size_t n, uint32_t h)
+{
+    if ((s->used + 1) * 4 > s->nslots * 3)
+        set_grow(s);
+    uint32_t id;
+    if (s->nfree) {
+        id = s->free_ids[--s->nfree];
+    } else {
+        if (s->nents == s->cap_ents) {
+            s->cap_ents = s->cap_ents ? s->cap_ents * 2 : 64;
+            s->ents = xrealloc(s->ents, s->cap_ents * sizeof(*s->ents));
+        }
+        id = s->nents++;
+    }
+    struct jp_ent *e = xmalloc(sizeof(*e) + n + 1);
+    e->hash = h;
+    e->refs = 1;
+    e->len = (uint32_t)n;
+    memcpy(e->s, p, n);
+    e->s[n] = '\0';
+    s->ents[id] = e;
+    s->used++;
+    set_place(s, id);
+    return id;
+}
+
+/* Drop one reference of entry `id`: NULL while others remain, else the entry, taken out of the
+ * set (the caller frees it). */
+static struct jp_ent *set_drop(struct jp_set *s, uint32_t id)
+{
+    struct jp_ent *e = s->ents[id];
+    if (--e->refs)
+        return NULL;
+    uint32_t mask = s->nslots - 1, i = e->hash & mask;
+    while (s->slots[i] != id + 1)
+        i = (i + 1) & mask;
+    /* backward-shift deletion: move later members of the probe run into the hole */
+    for (uint32_t j = (i + 1) & mask; s->slots[j]; j = (j + 1) & mask) {
+        uint32_t k = s->ents[s->slots[j] - 1]->hash & mask;
+        bool move = i <= j ? (k <= i || k > j) : (k <= i && k > j);
+        if (move) {
+            s->slots[i] = s->slots[j];
+            i = j;
+        }
+    }
+    s->slots[i] = 0;
+    s->used--;
+    s->ents[id] = NULL;
+    if (s->nfree == s->cap_free) {
+        s->cap_free = s->cap_free ? s->cap_free * 2 : 64;
+        s->free_ids = xrealloc(s->free_ids, s->cap_free * sizeof(*s->free_ids));
+    }
+    s->free_ids[s->nfree++] = id;
+    return e;
+}
+
+static const struct jp_ent *set_get(const struct jp_set *s, uint64_t id)
+{
+    return id < s->nents ? s->ents[id] : NULL;
+}
+
 struct jpack_tab *jpack_tab_new(void)
 {
     return xcalloc(1, sizeof(struct jpack_tab));
@@ -52,131 +223,71 @@ void jpack_tab_free(struct jpack_tab *t)
 {
     if (!t)
         return;
-    for (uint32_t i = 0; i < t->nents; i++)
-        free(t->ents[i]);
-    free(t->ents);
-    free(t->free_ids);
-    free(t->slots);
+    set_free(&t->strs);
+    set_free(&t->shared);
+    free(t->seen);
     free(t);
 }
 
 size_t jpack_tab_len(const struct jpack_tab *t)
 {
-    return t->used;
+    return t->strs.used + t->shared.used;
+}
+
+size_t jpack_tab_shared(const struct jpack_tab *t)
+{
+    return t->shared.used;
 }
 
 size_t jpack_tab_bytes(const struct jpack_tab *t)
 {
-    size_t b = sizeof(*t) + (size_t)t->cap_ents * sizeof(*t->ents) +
-               (size_t)t->cap_free * sizeof(*t->free_ids) + (size_t)t->nslots * sizeof(*t->slots);
-    for (uint32_t i = 0; i < t->nents; i++)
-        if (t->ents[i]) /* malloc's 16-byte granularity and header */
-            b += ((sizeof(struct jp_ent) + t->ents[i]->len + 1 + 8 + 15) & ~(size_t)15);
-    return b;
-}
-
-static void tab_place(struct jpack_tab *t, uint32_t id)
-{
-    uint32_t mask = t->nslots - 1, i = t->ents[id]->hash & mask;
-    while (t->slots[i])
-        i = (i + 1) & mask;
-    t->slots[i] = id + 1;
-}
-
-static void tab_grow(struct jpack_tab *t)
-{
-    uint32_t *old = t->slots, n = t->nslots;
-    t->nslots = n ? n * 2 : 64;
-    t->slots = xcalloc(t->nslots, sizeof(*t->slots));
-    for (uint32_t i = 0; i < n; i++)
-        if (old[i])
-            tab_place(t, old[i] - 1);
-    free(old);
-}
-
-/* The id of string s, or UINT32_MAX when absent. */
-static uint32_t tab_lookup(const struct jpack_tab *t, const char *s, size_t n, uint32_t h)
-{
-    if (!t->nslots)
-        return UINT32_MAX;
-    uint32_t mask = t->nslots - 1;
-    for (uint32_t i = h & mask; t->slots[i]; i = (i + 1) & mask) {
-        const struct jp_ent *e = t->ents[t->slots[i] - 1];
-        if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0)
-            return t->slots[i] - 1;
-    }
-    return UINT32_MAX;
-}
-
-static uint32_t tab_find(const struct jpack_tab *t, const char *s, size_t n)
-{
-    return tab_lookup(t, s, n, jp_hash(s, n));
+    return sizeof(*t) + set_bytes(&t->strs) + set_bytes(&t->shared) +
+           (t->seen ? sizeof(*t->seen) << JP_SEEN_BITS : 0);
 }
 
 /* The id of string s (taking one reference), adding it when absent. */
 static uint32_t tab_ref(struct jpack_tab *t, const char *s, size_t n)
 {
     uint32_t h = jp_hash(s, n);
-    uint32_t found = tab_lookup(t, s, n, h);
+    uint32_t found = set_lookup(&t->strs, s, n, h);
     if (found != UINT32_MAX) {
-        t->ents[found]->refs++;
+        t->strs.ents[found]->refs++;
         return found;
     }
-    if ((t->used + 1) * 4 > t->nslots * 3)
-        tab_grow(t);
-    uint32_t id;
-    if (t->nfree) {
-        id = t->free_ids[--t->nfree];
-    } else {
-        if (t->nents == t->cap_ents) {
-            t->cap_ents = t->cap_ents ? t->cap_ents * 2 : 64;
-            t->ents = xrealloc(t->ents, t->cap_ents * sizeof(*t->ents));
-        }
-        id = t->nents++;
-    }
-    struct jp_ent *e = xmalloc(sizeof(*e) + n + 1);
-    e->hash = h;
-    e->refs = 1;
-    e->len = (uint32_t)n;
-    memcpy(e->s, s, n);
-    e->s[n] = '\0';
-    t->ents[id] = e;
-    t->used++;
-    tab_place(t, id);
-    return id;
+    return set_add(&t->strs, s, n, h);
 }
 
 static void tab_unref(struct jpack_tab *t, uint32_t id)
 {
-    struct jp_ent *e = t->ents[id];
-    if (--e->refs)
-        return;
-    uint32_t mask = t->nslots - 1, i = e->hash & mask;
-    while (t->slots[i] != id + 1)
-        i = (i + 1) & mask;
-    /* backward-shift deletion: move later members of the probe run into the hole */
-    for (uint32_t j = (i + 1) & mask; t->slots[j]; j = (j + 1) & mask) {
-        uint32_t k = t->ents[t->slots[j] - 1]->hash & mask;
-        bool move = i <= j ? (k <= i || k > j) : (k <= i && k > j);
-        if (move) {
-            t->slots[i] = t->slots[j];
-            i = j;
-        }
-    }
-    t->slots[i] = 0;
-    t->used--;
-    free(e);
-    t->ents[id] = NULL;
-    if (t->nfree == t->cap_free) {
-        t->cap_free = t->cap_free ? t->cap_free * 2 : 64;
-        t->free_ids = xrealloc(t->free_ids, t->cap_free * sizeof(*t->free_ids));
-    }
-    t->free_ids[t->nfree++] = id;
+    free(set_drop(&t->strs, id));
 }
 
 static const struct jp_ent *tab_get(const struct jpack_tab *t, uint64_t id)
 {
-    return id < t->nents ? t->ents[id] : NULL;
+    return set_get(&t->strs, id);
+}
+
+static void shared_unref(struct jpack_tab *t, uint32_t id, int depth);
+
+/* Give back the references refs->v[from..) (a value dropped, or packed again as shared). */
+static void refs_give_back(struct jpack_tab *t, struct refs *r, size_t from)
+{
+    for (size_t i = from; i < r->n; i++) {
+        if (r->v[i] & JP_SHR_BIT)
+            shared_unref(t, r->v[i] & ~JP_SHR_BIT, 0);
+        else
+            tab_unref(t, r->v[i]);
+    }
+    r->n = from;
+}
+
+static void refs_push(struct refs *r, uint32_t id)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 64;
+        r->v = xrealloc(r->v, r->cap * sizeof(*r->v));
+    }
+    r->v[r->n++] = id;
 }
 
 /* ---- encode ------------------------------------------------------------------ */
@@ -423,7 +534,42 @@ static uint32_t wr_str(struct jpack_tab *t, struct wr *w, const char *s, size_t 
     return UINT32_MAX;
 }
 
-static int enc(struct jpack_tab *t, struct wr *w, const json_t *v, int depth)
+/*
+ * The object or array just written at w->p[pos..w->len), nested in another, with the
+ * references tk->v[tk0..): replaced by a reference to a shared copy when the table holds one
+ * (its own references are given back), or when one with its hash was packed lately (the copy
+ * is made then, and takes them). Pod templates, resource lists, label sets and owner
+ * references repeat across the Jobs, their copies and their Workloads (docs/performance.md
+ * "Shared containers").
+ */
+static void share(struct jpack_tab *t, struct wr *w, size_t pos, struct refs *tk, size_t tk0)
+{
+    size_t n = w->len - pos;
+    if (n < JP_SHARE_MIN || n > JP_SHARE_MAX)
+        return;
+    const uint8_t *p = w->p + pos;
+    uint32_t h = jp_hash_bytes(p, n);
+    uint32_t id = set_lookup(&t->shared, p, n, h);
+    if (id != UINT32_MAX) {
+        t->shared.ents[id]->refs++;
+        refs_give_back(t, tk, tk0);
+    } else {
+        if (!t->seen)
+            t->seen = xcalloc((size_t)1 << JP_SEEN_BITS, sizeof(*t->seen));
+        uint32_t *slot = &t->seen[h & ((1u << JP_SEEN_BITS) - 1)];
+        if (*slot != (h | 1u)) {
+            *slot = h | 1u;
+            return;
+        }
+        id = set_add(&t->shared, p, n, h);
+        tk->n = tk0; /* the copy's now */
+    }
+    w->len = pos;
+    wr_tag(w, T_SHR, id);
+    refs_push(tk, id | JP_SHR_BIT);
+}
+
+static int enc(struct jpack_tab *t, struct wr *w, struct refs *tk, const json_t *v, int depth)
 {
     if (depth > JPACK_MAX_DEPTH)
         return -1;
@@ -443,70 +589,46 @@ static int enc(struct jpack_tab *t, struct wr *w, const json_t *v, int depth)
     case JSON_REAL:
         wr_real(w, json_real_value(v));
         return 0;
-    case JSON_STRING:
-        wr_str(t, w, json_string_value(v), json_string_length(v));
+    case JSON_STRING: {
+        uint32_t id = wr_str(t, w, json_string_value(v), json_string_length(v));
+        if (id != UINT32_MAX)
+            refs_push(tk, id);
         return 0;
+    }
     case JSON_OBJECT: {
+        size_t pos = w->len, tk0 = tk->n;
         wr_tag(w, T_OBJ, json_object_size(v));
         const char *key;
         size_t klen;
         json_t *m;
         json_object_keylen_foreach((json_t *)v, key, klen, m)
         {
-            wr_varint(w, tab_ref(t, key, klen));
-            if (enc(t, w, m, depth + 1) < 0)
+            uint32_t id = tab_ref(t, key, klen);
+            refs_push(tk, id);
+            wr_varint(w, id);
+            if (enc(t, w, tk, m, depth + 1) < 0)
                 return -1;
         }
+        if (depth)
+            share(t, w, pos, tk, tk0);
         return 0;
     }
     case JSON_ARRAY: {
+        size_t pos = w->len, tk0 = tk->n;
         wr_tag(w, T_ARR, json_array_size(v));
         size_t i;
         json_t *m;
         json_array_foreach(v, i, m)
         {
-            if (enc(t, w, m, depth + 1) < 0)
+            if (enc(t, w, tk, m, depth + 1) < 0)
                 return -1;
         }
+        if (depth)
+            share(t, w, pos, tk, tk0);
         return 0;
     }
     }
     return -1;
-}
-
-/* Drop the references enc() took for `v`, in the same order, up to where it stopped (the
- * depth limit): what a failed encode leaves. */
-static int unenc(struct jpack_tab *t, const json_t *v, int depth)
-{
-    if (depth > JPACK_MAX_DEPTH)
-        return -1;
-    if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        size_t n = json_string_length(v);
-        uint8_t uid[16];
-        int64_t secs;
-        if (str_form(s, n, uid, &secs) == SF_SID)
-            tab_unref(t, tab_find(t, s, n));
-    } else if (json_is_object(v)) {
-        const char *key;
-        size_t klen;
-        json_t *m;
-        json_object_keylen_foreach((json_t *)v, key, klen, m)
-        {
-            tab_unref(t, tab_find(t, key, klen));
-            if (unenc(t, m, depth + 1) < 0)
-                return -1;
-        }
-    } else if (json_is_array(v)) {
-        size_t i;
-        json_t *m;
-        json_array_foreach(v, i, m)
-        {
-            if (unenc(t, m, depth + 1) < 0)
-                return -1;
-        }
-    }
-    return 0;
 }
 
 /* ---- build ------------------------------------------------------------------ */
@@ -515,6 +637,7 @@ struct jp_frame {
     size_t pos;  /* where the container's tag goes: its members follow */
     uint64_t n;  /* members so far */
     size_t key0; /* objects: its keys' ids start at kids[key0] */
+    size_t tk0;  /* its references start at taken.v[tk0] */
     bool obj;
 };
 
@@ -525,9 +648,8 @@ struct jpack_build {
     size_t depth, cap_st;
     uint32_t *kids; /* the key ids of the open objects, innermost last */
     size_t nkids, cap_kids;
-    uint32_t *taken; /* every reference the value holds, to give back if it is dropped */
-    size_t ntaken, cap_taken;
-    bool done; /* a whole value is built */
+    struct refs taken; /* every reference the value holds, to give back if it is dropped */
+    bool done;         /* a whole value is built */
 };
 
 static void ids_push(uint32_t **a, size_t *n, size_t *cap, uint32_t id)
@@ -548,9 +670,8 @@ struct jpack_build *jpack_build_new(struct jpack_tab *t)
 
 void jpack_build_reset(struct jpack_build *b)
 {
-    for (size_t i = 0; i < b->ntaken; i++)
-        tab_unref(b->t, b->taken[i]);
-    b->ntaken = b->nkids = b->depth = b->w.len = 0;
+    refs_give_back(b->t, &b->taken, 0);
+    b->nkids = b->depth = b->w.len = 0;
     b->done = false;
 }
 
@@ -562,7 +683,7 @@ void jpack_build_free(struct jpack_build *b)
     free(b->w.p);
     free(b->st);
     free(b->kids);
-    free(b->taken);
+    free(b->taken.v);
     free(b);
 }
 
@@ -597,7 +718,8 @@ int jpack_build_open(struct jpack_build *b, bool obj)
         b->cap_st = b->cap_st ? b->cap_st * 2 : 16;
         b->st = xrealloc(b->st, b->cap_st * sizeof(*b->st));
     }
-    b->st[b->depth++] = (struct jp_frame){.pos = b->w.len, .key0 = b->nkids, .obj = obj};
+    b->st[b->depth++] =
+        (struct jp_frame){.pos = b->w.len, .key0 = b->nkids, .tk0 = b->taken.n, .obj = obj};
     return 0;
 }
 
@@ -618,6 +740,8 @@ int jpack_build_close(struct jpack_build *b)
     b->w.len += h.len;
     if (f.obj)
         b->nkids = f.key0;
+    if (b->depth) /* nested: as enc() shares it */
+        share(b->t, &b->w, f.pos, &b->taken, f.tk0);
     b_after(b);
     return 0;
 }
@@ -630,7 +754,7 @@ int jpack_build_key(struct jpack_build *b, const char *k, size_t n)
     if (b->nkids - f->key0 >= JPACK_BUILD_MAX_KEYS)
         return -E2BIG; /* the repeat check is linear: a big object goes by its tree */
     uint32_t id = tab_ref(b->t, k, n);
-    ids_push(&b->taken, &b->ntaken, &b->cap_taken, id);
+    refs_push(&b->taken, id);
     for (size_t i = f->key0; i < b->nkids; i++)
         if (b->kids[i] == id)
             return -EEXIST;
@@ -647,7 +771,7 @@ int jpack_build_str(struct jpack_build *b, const char *s, size_t n)
         return rc;
     uint32_t id = wr_str(b->t, &b->w, s, n);
     if (id != UINT32_MAX)
-        ids_push(&b->taken, &b->ntaken, &b->cap_taken, id);
+        refs_push(&b->taken, id);
     b_after(b);
     return 0;
 }
@@ -689,7 +813,7 @@ size_t jpack_build_take(struct jpack_build *b, const uint8_t **out)
         return 0;
     size_t n = b->w.len;
     *out = b->w.p;
-    b->ntaken = 0; /* the references are the bytes' now */
+    b->taken.n = 0; /* the references are the bytes' now */
     jpack_build_reset(b);
     return n;
 }
@@ -802,6 +926,12 @@ static bool skip(struct rd *r, int depth, struct jpack_tab *unref)
         if (unref)
             tab_unref(unref, (uint32_t)arg);
         return true;
+    case T_SHR:
+        if (!set_get(&r->t->shared, arg))
+            return false;
+        if (unref)
+            shared_unref(unref, (uint32_t)arg, depth);
+        return true;
     case T_OBJ:
         if (arg > rd_left(r))
             return false;
@@ -825,6 +955,34 @@ static bool skip(struct rd *r, int depth, struct jpack_tab *unref)
     default:
         return true;
     }
+}
+
+/* Drop a reference of shared container `id`; with the last one, the references it holds. */
+static void shared_unref(struct jpack_tab *t, uint32_t id, int depth)
+{
+    struct jp_ent *e = set_drop(&t->shared, id);
+    if (!e)
+        return;
+    struct rd r = {(const uint8_t *)e->s, (const uint8_t *)e->s + e->len, t};
+    skip(&r, depth + 1, t);
+    free(e);
+}
+
+/* rd_tag, reading through shared containers: what follows is the container's own bytes. */
+static bool rd_tag_in(struct rd *r, unsigned *type, uint64_t *arg)
+{
+    for (int hops = 0; hops <= JPACK_MAX_DEPTH; hops++) {
+        if (!rd_tag(r, type, arg))
+            return false;
+        if (*type != T_SHR)
+            return true;
+        const struct jp_ent *e = set_get(&r->t->shared, *arg);
+        if (!e)
+            return false;
+        r->p = (const uint8_t *)e->s;
+        r->end = r->p + e->len;
+    }
+    return false;
 }
 
 static json_t *dec(struct rd *r, int depth)
@@ -867,6 +1025,18 @@ static json_t *dec(struct rd *r, int depth)
         const struct jp_ent *e = tab_get(r->t, arg);
         return e ? json_stringn_nocheck(e->s, e->len) : NULL;
     }
+    case T_SHR: {
+        const struct jp_ent *e = set_get(&r->t->shared, arg);
+        if (!e)
+            return NULL;
+        struct rd in = {(const uint8_t *)e->s, (const uint8_t *)e->s + e->len, r->t};
+        json_t *v = dec(&in, depth + 1);
+        if (v && in.p != in.end) {
+            json_decref(v);
+            return NULL;
+        }
+        return v;
+    }
     case T_OBJ: {
         if (arg > rd_left(r))
             return NULL;
@@ -906,8 +1076,12 @@ size_t jpack_encode(struct jpack_tab *t, const json_t *v, uint8_t **out)
     if (!v)
         return 0;
     struct wr w = {0};
-    if (enc(t, &w, v, 0) < 0) {
-        unenc(t, v, 0); /* give back the references taken before the depth limit */
+    struct refs tk = {0};
+    int rc = enc(t, &w, &tk, v, 0);
+    if (rc < 0)
+        refs_give_back(t, &tk, 0); /* those taken before the depth limit */
+    free(tk.v);
+    if (rc < 0) {
         free(w.p);
         return 0;
     }
@@ -942,7 +1116,7 @@ static bool seek_path(struct rd *r, const char *const *path)
     for (size_t d = 0; path[d]; d++) {
         unsigned type;
         uint64_t cnt;
-        if (!rd_tag(r, &type, &cnt) || type != T_OBJ || cnt > rd_left(r))
+        if (!rd_tag_in(r, &type, &cnt) || type != T_OBJ || cnt > rd_left(r))
             return false;
         size_t want = strlen(path[d]);
         uint64_t i = 0;

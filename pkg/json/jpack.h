@@ -14,7 +14,15 @@
  * member, in jansson's iteration order, which is insertion order), array
  * (count, values), and two string shapes as numbers: a lowercase uid (16
  * bytes) and an RFC 3339 timestamp in whole seconds, "YYYY-MM-DDTHH:MM:SSZ"
- * (zigzag seconds since 1970; only where formatting them gives the same text).
+ * (zigzag seconds since 1970; only where formatting them gives the same text),
+ * and a shared container (id).
+ *
+ * Sharing: an object or array nested in another, of JP_SHARE_MIN (jpack.c) packed bytes or
+ * more, whose packed bytes were seen lately (a filter of recent hashes) or are in the table
+ * already, is kept once in the table with a count of references, and each copy is its id:
+ * a pod template repeats in a Job, its copies on the workers and its Workload, and across the
+ * Jobs of a sweep. One seen once stays inline. So equal values may pack to different bytes
+ * (compare decoded trees, never packed bytes).
  *
  * Interning: object keys always, and string values that are likely to repeat
  * across objects (see jpack.c: values that look unique by shape — uids and
@@ -45,8 +53,10 @@ struct jpack_tab;
 struct jpack_tab *jpack_tab_new(void);
 /* Free the table (strings still referenced go with it). NULL is fine. */
 void jpack_tab_free(struct jpack_tab *t);
-/* Number of strings held. */
+/* Number of entries held: strings and shared containers. */
 size_t jpack_tab_len(const struct jpack_tab *t);
+/* Number of shared containers held. */
+size_t jpack_tab_shared(const struct jpack_tab *t);
 /* Approximate heap bytes held by the table (entries, slots). */
 size_t jpack_tab_bytes(const struct jpack_tab *t);
 

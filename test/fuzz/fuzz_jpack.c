@@ -33,6 +33,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(b);
         json_decref(back);
     }
+    /* again: nested containers seen by the first encode are shared now */
+    uint8_t *p2 = NULL;
+    size_t n2 = p ? jpack_encode(t, j, &p2) : 0;
+    if (p2) {
+        json_t *back = jpack_decode(t, p2, n2);
+        if (!back || !json_equal(j, back))
+            __builtin_trap();
+        json_decref(back);
+    }
     /* the raw bytes as a packed value, against a table that holds strings */
     size_t before = jpack_tab_len(t);
     json_decref(jpack_decode(t, data, size));
@@ -44,6 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (p) {
         jpack_release(t, p, n);
         free(p);
+        jpack_release(t, p2, n2);
+        free(p2);
         if (jpack_tab_len(t) != 0)
             __builtin_trap();
     }

@@ -364,9 +364,10 @@ static void test_build_matches_encode(void **state)
         "[\"ab\",\"abc\",\"abc\",\"a long value that is longer than the intern limit of sixty-four "
         "bytes, inline\"]",
     };
-    struct jpack_tab *t = jpack_tab_new();
-    struct jpack_build *b = jpack_build_new(t);
+    /* a table each: a container packed twice into one table is shared the second time */
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        struct jpack_tab *t = jpack_tab_new(), *t2 = jpack_tab_new();
+        struct jpack_build *b = jpack_build_new(t);
         struct err e;
         err_clear(&e);
         assert_int_equal(jscan_walk(texts[i], strlen(texts[i]), &bsink, b, &e), 0);
@@ -378,16 +379,115 @@ static void test_build_matches_encode(void **state)
         json_t *tree = jscan_load(texts[i], strlen(texts[i]), &e);
         assert_non_null(tree);
         uint8_t *p;
-        size_t n = jpack_encode(t, tree, &p);
+        size_t n = jpack_encode(t2, tree, &p);
         assert_int_equal(n, bn);
         assert_memory_equal(p, mine, n);
-        jpack_release(t, p, n);
+        jpack_release(t2, p, n);
         jpack_release(t, mine, bn);
         free(p);
         free(mine);
         json_decref(tree);
         assert_int_equal(jpack_tab_len(t), 0);
+        assert_int_equal(jpack_tab_len(t2), 0);
+        jpack_build_free(b);
+        jpack_tab_free(t);
+        jpack_tab_free(t2);
     }
+}
+
+/* A nested container that repeats is kept once: smaller bytes, the same trees, paths read
+ * through it, every reference given back, and the encoder and the builder agree. */
+static void test_shared_containers(void **state)
+{
+    (void)state;
+    static const char tmpl[] =
+        "{\"metadata\":{\"labels\":{\"app\":\"train\"}},\"spec\":{\"containers\":[{\"name\":"
+        "\"main\",\"image\":\"registry.example/train:v1\",\"resources\":{\"requests\":{"
+        "\"cpu\":\"1\",\"memory\":\"1Gi\"}}}],\"restartPolicy\":\"Never\"}}";
+    char text[3][512];
+    json_t *tree[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(text[i], sizeof text[i],
+                 "{\"metadata\":{\"name\":\"job-%d\",\"uid\":\"0123abcd-0123-4567-89ab-"
+                 "01234567890%d\"},\"spec\":{\"parallelism\":%d,\"template\":%s}}",
+                 i, i, i + 1, tmpl);
+        tree[i] = json_loads(text[i], 0, NULL);
+        assert_non_null(tree[i]);
+    }
+    struct jpack_tab *t = jpack_tab_new();
+    uint8_t *p[3];
+    size_t n[3];
+    for (int i = 0; i < 3; i++)
+        n[i] = jpack_encode(t, tree[i], &p[i]);
+    /* seen once: inline; then shared */
+    assert_true(jpack_tab_shared(t) >= 1);
+    assert_true(n[1] < n[0]);
+    assert_true(n[2] <= n[1]);
+    assert_true(n[0] - n[2] >= 10); /* the containers list (15 bytes here) is a reference */
+    json_t *tmpl_tree = json_loads(tmpl, 0, NULL);
+    for (int i = 0; i < 3; i++) {
+        json_t *back = jpack_decode(t, p[i], n[i]);
+        assert_true(json_equal(back, tree[i]));
+        json_decref(back);
+        size_t sl;
+        char scratch[JPACK_SCRATCH];
+        const char *img = jpack_get_str(
+            t, p[i], n[i],
+            (const char *const[]){"spec", "template", "metadata", "labels", "app", NULL}, &sl,
+            scratch);
+        assert_non_null(img);
+        assert_int_equal(sl, 5);
+        assert_memory_equal(img, "train", 5);
+        json_t *sub = jpack_get(t, p[i], n[i], (const char *const[]){"spec", "template", NULL});
+        assert_true(json_equal(sub, tmpl_tree));
+        json_decref(sub);
+        /* a container is not a string */
+        assert_null(jpack_get_str(t, p[i], n[i], (const char *const[]){"spec", "template", NULL},
+                                  &sl, scratch));
+    }
+    /* the builder shares as the encoder does: job-2's metadata and spec were seen once by the
+     * encoder, so the builder's copy is two references */
+    struct jpack_build *b = jpack_build_new(t);
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(jscan_walk(text[2], strlen(text[2]), &bsink, b, &e), 0);
+    const uint8_t *bp;
+    size_t bn = jpack_build_take(b, &bp);
+    assert_true(bn < 8);
+    json_t *built = jpack_decode(t, bp, bn);
+    assert_true(json_equal(built, tree[2]));
+    json_decref(built);
+    jpack_release(t, bp, bn);
+    /* a builder dropped mid-way after a shared container gives its references back */
+    size_t before = jpack_tab_len(t);
+    assert_int_equal(jscan_walk(text[1], strlen(text[1]) - 1, &bsink, b, &e), -EBADMSG);
+    jpack_build_reset(b);
+    assert_int_equal(jpack_tab_len(t), before);
+    /* an encode that fails at the depth limit after one too */
+    json_t *deep = json_array(), *cur = deep;
+    for (int i = 0; i < JPACK_MAX_DEPTH + 5; i++) {
+        json_t *next = json_array();
+        json_array_append_new(cur, next);
+        cur = next;
+    }
+    json_t *bad =
+        json_pack("{s:O, s:o}", "template",
+                  json_object_get(json_object_get(tree[0], "spec"), "template"), "deep", deep);
+    uint8_t *q;
+    assert_int_equal(jpack_encode(t, bad, &q), 0);
+    assert_int_equal(jpack_tab_len(t), before);
+    json_decref(bad);
+    /* hostile: a shared id that is not held */
+    const uint8_t ghost[] = {0x1b | 0xf0, 0x7f, 0};
+    assert_null(jpack_decode(t, ghost, 2));
+    for (int i = 0; i < 3; i++) {
+        jpack_release(t, p[i], n[i]);
+        free(p[i]);
+        json_decref(tree[i]);
+    }
+    assert_int_equal(jpack_tab_len(t), 0);
+    assert_int_equal(jpack_tab_shared(t), 0);
+    json_decref(tmpl_tree);
     jpack_build_free(b);
     jpack_tab_free(t);
 }
@@ -453,9 +553,10 @@ static void test_build_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip_edges), cmocka_unit_test(test_intern_refcounts),
-        cmocka_unit_test(test_hostile_bytes),    cmocka_unit_test(test_build_matches_encode),
-        cmocka_unit_test(test_build_errors),     cmocka_unit_test(test_uids_and_times),
+        cmocka_unit_test(test_round_trip_edges),  cmocka_unit_test(test_intern_refcounts),
+        cmocka_unit_test(test_hostile_bytes),     cmocka_unit_test(test_build_matches_encode),
+        cmocka_unit_test(test_build_errors),      cmocka_unit_test(test_uids_and_times),
+        cmocka_unit_test(test_shared_containers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -100,6 +100,56 @@ static void test_fields(void **state)
     free(text);
 }
 
+/* The compact forms: a lowercase uid as 16 bytes (read back as its text; any other uid stays
+ * text), limits equal to the requests kept once, names outside the common ones, negative and
+ * huge quantities; each reads back exactly. */
+static void test_compact_forms(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *uid, *res, *req, *lim;
+        size_t max_len;
+    } cases[] = {
+        {"027b6140-ca2c-4f81-90e0-b96b17951b22",
+         "\"requests\":{\"cpu\":\"2\",\"memory\":\"8Gi\"},\"limits\":{\"cpu\":\"2\",\"memory\":"
+         "\"8Gi\"}",
+         "{\"cpu\":\"2\",\"memory\":\"8Gi\"}", "{\"cpu\":\"2\",\"memory\":\"8Gi\"}", 50},
+        {"027B6140-CA2C-4F81-90E0-B96B17951B22", "\"requests\":{\"example.com/fpga\":\"3\"}",
+         "{\"example.com/fpga\":\"3\"}", "{}", 80},
+        {"027b6140-ca2c-4f81-90e0-b96b17951b2", /* one digit short */
+         "\"requests\":{\"nvidia.com/gpu\":\"1\",\"pods\":\"1\"},\"limits\":{\"nvidia.com/"
+         "gpu\":\"1\"}",
+         "{\"nvidia.com/gpu\":\"1\",\"pods\":\"1\"}", "{\"nvidia.com/gpu\":\"1\"}", 80},
+        {"u-2", "\"requests\":{\"memory\":\"100Pi\",\"cpu\":\"1e3\"}",
+         "{\"cpu\":\"1e3\",\"memory\":\"100Pi\"}", "{}", 80},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *text = NULL;
+        if (asprintf(
+                &text,
+                "{\"metadata\":{\"name\":\"p\",\"namespace\":\"team\",\"ownerReferences\":[{"
+                "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"train\",\"uid\":\"%s\","
+                "\"controller\":true}]},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{"
+                "\"name\":\"a\",\"resources\":{%s}}]},\"status\":{\"phase\":\"Running\"}}",
+                cases[i].uid, cases[i].res) < 0)
+            fail_msg("asprintf");
+        struct podrec r;
+        struct err e;
+        json_t *rec = rec_of(text, &r, &e);
+        assert_int_equal(e.code, 0);
+        assert_string_equal(r.job, cases[i].uid);
+        assert_string_equal(r.node, "n1");
+        char *req = res_json(&r, 0), *lim = res_json(&r, 1);
+        assert_string_equal(req, cases[i].req);
+        assert_string_equal(lim, cases[i].lim);
+        assert_true(json_string_length(rec) <= cases[i].max_len);
+        free(req);
+        free(lim);
+        json_decref(rec);
+        free(text);
+    }
+}
+
 /* Equal exactly when what the agent reads is equal: a new resourceVersion or a Ready change
  * compares equal; a terminal phase (leaves the node's sums) does not. */
 static void test_equality(void **state)
@@ -355,10 +405,10 @@ static void test_reads_cover(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fields),      cmocka_unit_test(test_equality),
-        cmocka_unit_test(test_notes),       cmocka_unit_test(test_hostile),
-        cmocka_unit_test(test_huge),        cmocka_unit_test(test_not_a_record),
-        cmocka_unit_test(test_reads_cover),
+        cmocka_unit_test(test_fields),       cmocka_unit_test(test_compact_forms),
+        cmocka_unit_test(test_equality),     cmocka_unit_test(test_notes),
+        cmocka_unit_test(test_hostile),      cmocka_unit_test(test_huge),
+        cmocka_unit_test(test_not_a_record), cmocka_unit_test(test_reads_cover),
     };
     return cmocka_run_group_tests_name("podrec", tests, NULL, NULL);
 }
