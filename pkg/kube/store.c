@@ -1,7 +1,7 @@
 /*
- * store: see store.h. Objects live in a strmap key -> entry; an entry holds
- * the object (unpacked stores) or its jpack bytes and, while it is cached,
- * the decoded tree (packed stores). Every index is a strmap value -> its keys
+ * store: see store.h. Objects live in a keyset of entries by key (pkg/util/keyset); an
+ * entry holds the object (unpacked stores) or its jpack bytes and, while it is cached, the
+ * decoded tree (packed stores). Every index is a strmap value -> its keys
  * (one key, or a struct iset); index entries for an object are
  * recomputed from the stored (immutable) object when it is replaced or
  * removed.
@@ -15,6 +15,7 @@
 
 #include "pkg/json/jpack.h"
 #include "pkg/json/jscan.h"
+#include "pkg/util/keyset.h"
 #include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
 
@@ -54,6 +55,11 @@ static const char *sent_key(const struct sent *e)
     return (const char *)e->blob + e->len;
 }
 
+static const char *sent_key_of(const void *e)
+{
+    return sent_key(e);
+}
+
 /* An entry of n packed bytes and `key`, the bytes not yet written. */
 static struct sent *sent_alloc(size_t n, const char *key)
 {
@@ -67,7 +73,7 @@ static struct sent *sent_alloc(size_t n, const char *key)
 }
 
 struct store {
-    struct strmap objs; /* key -> struct sent (borrowed keys: sent_key) */
+    struct keyset objs; /* struct sent by its key (sent_key) */
     struct store_index *idx;
     size_t nidx;
     store_project_fn project;
@@ -579,7 +585,7 @@ const char *const *store_drops(const struct store *s)
 struct store *store_new(const struct store_opts *opts)
 {
     struct store *s = xcalloc(1, sizeof(*s));
-    strmap_init_borrowed(&s->objs);
+    keyset_init(&s->objs, sent_key_of);
     if (opts) {
         s->project = opts->project;
         s->project_ud = opts->project_ud;
@@ -602,9 +608,8 @@ struct store *store_new(const struct store_opts *opts)
     return s;
 }
 
-static int free_entry_cb(const char *key, void *val, void *ud)
+static int free_entry_cb(void *val, void *ud)
 {
-    (void)key;
     entry_free(ud, val);
     return 0;
 }
@@ -619,8 +624,8 @@ void store_free(struct store *s)
         view_free(s->idx[i].view);
     }
     free(s->idx);
-    strmap_foreach(&s->objs, free_entry_cb, s);
-    strmap_free(&s->objs, NULL);
+    keyset_foreach(&s->objs, free_entry_cb, s);
+    keyset_free(&s->objs);
     free(s->dec);
     free(s->dused);
     free(s->reads);
@@ -646,9 +651,9 @@ size_t store_trim(struct store *s, bool all)
             /* the projection keeps the key (store.h); one that did not stays whole */
             char *key = store_key_of(obj, NULL);
             struct sent *pe =
-                key && strmap_get(&s->objs, key) == e ? entry_pack(s, obj, key) : NULL;
+                key && keyset_get(&s->objs, key) == e ? entry_pack(s, obj, key) : NULL;
             if (pe) {
-                strmap_put(&s->objs, sent_key(pe), pe);
+                keyset_put(&s->objs, pe);
                 free(e);
             }
             free(key);
@@ -687,12 +692,12 @@ struct index_all {
     struct store_index *ix;
 };
 
-static int index_all_cb(const char *key, void *val, void *ud)
+static int index_all_cb(void *val, void *ud)
 {
     struct index_all *a = ud;
     json_t *obj = entry_obj(a->s, val);
     if (obj)
-        index_insert(a->ix, key, obj);
+        index_insert(a->ix, sent_key(val), obj);
     return 0;
 }
 
@@ -708,7 +713,7 @@ int store_add_index(struct store *s, const char *name, store_index_fn fn, void *
     ix->view = NULL;
     strmap_init(&ix->map);
     struct index_all a = {s, ix};
-    strmap_foreach(&s->objs, index_all_cb, &a);
+    keyset_foreach(&s->objs, index_all_cb, &a);
     return 0;
 }
 
@@ -748,11 +753,11 @@ int store_upsert(struct store *s, json_t *obj, json_t **stored, json_t **old, st
     if (!key)
         return -EINVAL;
     json_t *p = store_project(s, obj);
-    struct sent *pe = strmap_get(&s->objs, key);
+    struct sent *pe = keyset_get(&s->objs, key);
     json_t *prev = json_incref(entry_obj(s, pe));
     indexes_update(s, key, prev, p);
     struct sent *ne = entry_new(s, p, true, key);
-    strmap_put(&s->objs, sent_key(ne), ne);
+    keyset_put(&s->objs, ne);
     entry_free(s, pe);
     if (stored)
         *stored = p;
@@ -770,12 +775,12 @@ int store_delete_key(struct store *s, const char *key, json_t **old)
 {
     if (old)
         *old = NULL;
-    struct sent *pe = strmap_get(&s->objs, key);
+    struct sent *pe = keyset_get(&s->objs, key);
     if (!pe)
         return -ENOENT;
     json_t *prev = json_incref(entry_obj(s, pe));
     indexes_update(s, key, prev, NULL);
-    strmap_del(&s->objs, key);
+    keyset_del(&s->objs, key);
     entry_free(s, pe);
     if (old)
         *old = prev;
@@ -800,12 +805,12 @@ int store_delete(struct store *s, json_t *obj, json_t **old, struct err *e)
 
 json_t *store_get(const struct store *s, const char *key)
 {
-    return entry_obj(s, strmap_get(&s->objs, key));
+    return entry_obj(s, keyset_get(&s->objs, key));
 }
 
 json_t *store_get_ref(const struct store *s, const char *key)
 {
-    struct sent *e = strmap_get(&s->objs, key);
+    struct sent *e = keyset_get(&s->objs, key);
     if (!e)
         return NULL;
     if (e->obj || !e->len) { /* unpacked, or cached: a read like store_get's */
@@ -818,7 +823,7 @@ json_t *store_get_ref(const struct store *s, const char *key)
 
 json_t *store_get_view(const struct store *s, const char *key, const char *const *paths)
 {
-    struct sent *e = strmap_get(&s->objs, key);
+    struct sent *e = keyset_get(&s->objs, key);
     if (!e || e->obj || !e->len)
         return store_get_ref(s, key); /* the whole object is at hand */
     json_t *v = entry_view(s, e, paths);
@@ -827,7 +832,7 @@ json_t *store_get_view(const struct store *s, const char *key, const char *const
 
 size_t store_len(const struct store *s)
 {
-    return strmap_len(&s->objs);
+    return keyset_len(&s->objs);
 }
 
 struct foreach_ctx {
@@ -836,24 +841,23 @@ struct foreach_ctx {
     void *ud;
 };
 
-static int foreach_cb(const char *key, void *val, void *ud)
+static int foreach_cb(void *val, void *ud)
 {
     struct foreach_ctx *c = ud;
     json_t *obj = entry_obj(c->s, val);
-    return obj ? c->fn(key, obj, c->ud) : 0;
+    return obj ? c->fn(sent_key(val), obj, c->ud) : 0;
 }
 
 int store_foreach(const struct store *s, int (*fn)(const char *key, json_t *obj, void *ud),
                   void *ud)
 {
     struct foreach_ctx c = {s, fn, ud};
-    return strmap_foreach(&s->objs, foreach_cb, &c);
+    return keyset_foreach(&s->objs, foreach_cb, &c);
 }
 
-static int keys_cb(const char *key, void *val, void *ud)
+static int keys_cb(void *val, void *ud)
 {
-    (void)val;
-    json_array_append_new(ud, json_string(key));
+    json_array_append_new(ud, json_string(sent_key(val)));
     return 0;
 }
 
@@ -862,23 +866,22 @@ struct key_walk {
     void *ud;
 };
 
-static int key_walk_cb(const char *key, void *val, void *ud)
+static int key_walk_cb(void *val, void *ud)
 {
-    (void)val;
     const struct key_walk *w = ud;
-    return w->fn(key, w->ud);
+    return w->fn(sent_key(val), w->ud);
 }
 
 int store_foreach_key(const struct store *s, int (*fn)(const char *key, void *ud), void *ud)
 {
     struct key_walk w = {fn, ud};
-    return strmap_foreach(&s->objs, key_walk_cb, &w);
+    return keyset_foreach(&s->objs, key_walk_cb, &w);
 }
 
 json_t *store_keys(const struct store *s)
 {
     json_t *arr = json_array();
-    strmap_foreach(&s->objs, keys_cb, arr);
+    keyset_foreach(&s->objs, keys_cb, arr);
     return arr;
 }
 
@@ -1006,16 +1009,17 @@ struct pending_event {
 
 struct replace_ctx {
     struct store *s;
-    struct strmap *next;
+    struct keyset *next;
     struct pending_event *ev;
     size_t nev;
 };
 
 /* Entries of the old map not listed: DELETE events (the entry is freed). */
-static int replace_gone_cb(const char *key, void *val, void *ud)
+static int replace_gone_cb(void *val, void *ud)
 {
     struct replace_ctx *c = ud;
-    if (strmap_get(c->next, key))
+    const char *key = sent_key(val);
+    if (keyset_get(c->next, key))
         return 0;
     json_t *cur = entry_obj(c->s, val);
     indexes_update(c->s, key, cur, NULL);
@@ -1105,7 +1109,7 @@ static struct list_item *list_slot(struct store_list *l, char *key, bool *fresh)
 /* Whether the stored object under `key` has the resourceVersion rv[0..n). */
 static bool stored_rv_is(const struct store *s, const char *key, const char *rv, size_t n)
 {
-    struct sent *cur = strmap_get(&s->objs, key);
+    struct sent *cur = keyset_get(&s->objs, key);
     size_t rvn = 0;
     char scratch[JPACK_SCRATCH];
     const char *rv_cur = cur && rv ? entry_rv(s, cur, &rvn, scratch) : NULL;
@@ -1337,7 +1341,7 @@ static bool list_still_valid(const struct store_list *l)
         const struct list_item *it = &l->items[i];
         if (it->p || it->pe)
             continue;
-        struct sent *cur = strmap_get(&l->s->objs, it->key);
+        struct sent *cur = keyset_get(&l->s->objs, it->key);
         size_t rvn = 0;
         char scratch[JPACK_SCRATCH];
         const char *rv_cur = cur ? entry_rv(l->s, cur, &rvn, scratch) : NULL;
@@ -1355,17 +1359,17 @@ int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct 
     /* Entries move from s->objs to next as they are listed; what is left in s->objs at the
      * end was not listed. Indexes are updated per event (an unchanged entry keeps its index
      * values): no decode of unchanged packed objects. */
-    struct strmap next;
-    strmap_init_borrowed(&next);
-    struct pending_event *ev = xcalloc(l->n + strmap_len(&s->objs) + 1, sizeof(*ev));
+    struct keyset next;
+    keyset_init(&next, sent_key_of);
+    struct pending_event *ev = xcalloc(l->n + keyset_len(&s->objs) + 1, sizeof(*ev));
     size_t nev = 0;
     for (size_t i = 0; i < l->n; i++) {
         struct list_item *it = &l->items[i];
-        struct sent *cur = strmap_del(&s->objs, it->key);
+        struct sent *cur = keyset_del(&s->objs, it->key);
         json_t *p = it->p;
         struct sent *pe = it->pe;
         if (!p && !pe) {
-            strmap_put(&next, sent_key(cur), cur);
+            keyset_put(&next, cur);
             continue;
         }
         json_t *cur_obj = cur ? entry_obj(s, cur) : NULL;
@@ -1378,23 +1382,23 @@ int store_list_commit(struct store_list *l, store_event_fn cb, void *ud, struct 
             indexes_update(s, it->key, cur_obj, NULL);
             entry_free(s, cur);
         } else {
-            strmap_put(&next, sent_key(cur), cur);
+            keyset_put(&next, cur);
             continue;
         }
         if (pe) {
             it->pe = NULL;
             indexes_insert_packed(s, it->key, pe);
-            strmap_put(&next, sent_key(pe), pe);
+            keyset_put(&next, pe);
         } else {
             indexes_update(s, it->key, NULL, p);
             struct sent *ne = entry_new(s, p, false, it->key);
-            strmap_put(&next, sent_key(ne), ne);
+            keyset_put(&next, ne);
         }
     }
     struct replace_ctx c = {s, &next, ev, nev};
-    strmap_foreach(&s->objs, replace_gone_cb, &c);
+    keyset_foreach(&s->objs, replace_gone_cb, &c);
     nev = c.nev;
-    strmap_free(&s->objs, NULL);
+    keyset_free(&s->objs);
     s->objs = next;
     for (size_t i = 0; i < nev; i++) {
         if (!ev[i].new_obj && ev[i].type == STORE_ADD && l->view)
