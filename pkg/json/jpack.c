@@ -492,8 +492,7 @@ static void wr_real(struct wr *w, double d)
     w->len += 8;
 }
 
-/* How a string value is packed: the one place that decides, for the encoder and for unenc(),
- * which must give back exactly the references the encoder took. */
+/* How a string value is packed (wr_str, for the encoder and the builder alike). */
 enum str_form { SF_UUID, SF_TIME, SF_SID, SF_INLINE };
 
 static enum str_form str_form(const char *s, size_t n, uint8_t uid[16], int64_t *secs)
@@ -639,6 +638,7 @@ struct jp_frame {
     size_t key0; /* objects: its keys' ids start at kids[key0] */
     size_t tk0;  /* its references start at taken.v[tk0] */
     bool obj;
+    bool keyed; /* objects: a key came, its value not yet */
 };
 
 struct jpack_build {
@@ -697,6 +697,9 @@ static int b_value(struct jpack_build *b)
     struct jp_frame *f = &b->st[b->depth - 1];
     if (!f->obj)
         f->n++;
+    else if (!f->keyed)
+        return -EINVAL; /* a member's value without its key */
+    f->keyed = false;
     return 0;
 }
 
@@ -725,8 +728,8 @@ int jpack_build_open(struct jpack_build *b, bool obj)
 
 int jpack_build_close(struct jpack_build *b)
 {
-    if (!b->depth)
-        return -EINVAL;
+    if (!b->depth || b->st[b->depth - 1].keyed)
+        return -EINVAL; /* nothing open, or a key without its value */
     struct jp_frame f = b->st[--b->depth];
     /* the tag with the count goes before the members, now that it is known */
     struct wr h = {0};
@@ -751,6 +754,8 @@ int jpack_build_key(struct jpack_build *b, const char *k, size_t n)
     if (!b->depth || !b->st[b->depth - 1].obj)
         return -EINVAL;
     struct jp_frame *f = &b->st[b->depth - 1];
+    if (f->keyed)
+        return -EINVAL; /* two keys in a row */
     if (b->nkids - f->key0 >= JPACK_BUILD_MAX_KEYS)
         return -E2BIG; /* the repeat check is linear: a big object goes by its tree */
     uint32_t id = tab_ref(b->t, k, n);
@@ -760,6 +765,7 @@ int jpack_build_key(struct jpack_build *b, const char *k, size_t n)
             return -EEXIST;
     ids_push(&b->kids, &b->nkids, &b->cap_kids, id);
     f->n++;
+    f->keyed = true;
     wr_varint(&b->w, id);
     return 0;
 }
@@ -964,7 +970,7 @@ static void shared_unref(struct jpack_tab *t, uint32_t id, int depth)
     if (!e)
         return;
     struct rd r = {(const uint8_t *)e->s, (const uint8_t *)e->s + e->len, t};
-    skip(&r, depth + 1, t);
+    skip(&r, depth, t); /* the container is at the reference's depth */
     free(e);
 }
 
@@ -1030,7 +1036,7 @@ static json_t *dec(struct rd *r, int depth)
         if (!e)
             return NULL;
         struct rd in = {(const uint8_t *)e->s, (const uint8_t *)e->s + e->len, r->t};
-        json_t *v = dec(&in, depth + 1);
+        json_t *v = dec(&in, depth); /* at the reference's depth: what the encoder counted */
         if (v && in.p != in.end) {
             json_decref(v);
             return NULL;

@@ -94,10 +94,12 @@ json_t *jpack_get(const struct jpack_tab *t, const uint8_t *p, size_t len, const
 
 /*
  * Packing without a tree: a value given piece by piece (what a text scanner reads, jscan.h's
- * jscan_walk) comes out as the bytes jpack_encode() makes of the tree it would build.
+ * jscan_walk) comes out as the bytes jpack_encode() makes of the tree it would build (given
+ * the same table: what is shared depends on what the table has seen).
  * open/close frame an object (obj) or an array; in an object, key() before each value.
  * Each returns 0, -EINVAL when out of order (a second top-level value, a key outside an
- * object, a close with nothing open), -E2BIG past JPACK_MAX_DEPTH or past
+ * object, two keys in a row, a value in an object without its key, a close with nothing
+ * open or after a key without its value), -E2BIG past JPACK_MAX_DEPTH or past
  * JPACK_BUILD_MAX_KEYS members in one object (the repeat check is a linear scan: a huge
  * object would make it quadratic), or -EEXIST when a key repeats in an object (jansson keeps
  * the last value at the first one's place). After an error the builder must be reset, and

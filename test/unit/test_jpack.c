@@ -477,6 +477,36 @@ static void test_shared_containers(void **state)
     assert_int_equal(jpack_encode(t, bad, &q), 0);
     assert_int_equal(jpack_tab_len(t), before);
     json_decref(bad);
+    /* a shared container at the depth limit: its reference is at the container's depth, so
+     * what encodes decodes and gives its references back (each shared level once counted one
+     * more level) */
+    {
+        json_t *top = json_array(), *at = top;
+        for (int i = 2; i < JPACK_MAX_DEPTH; i++) { /* the string at JPACK_MAX_DEPTH */
+            json_t *next = json_array();
+            json_array_append_new(at, next);
+            at = next;
+        }
+        json_array_append_new(at, json_pack("{s:s}", "k", "12345678901234567890"));
+        json_array_append_new(at, json_pack("{s:s}", "k", "12345678901234567890"));
+        size_t held = jpack_tab_len(t);
+        uint8_t *dp[2];
+        size_t dn[2];
+        for (int i = 0; i < 2; i++) {
+            dn[i] = jpack_encode(t, top, &dp[i]);
+            assert_true(dn[i] > 0);
+            json_t *back = jpack_decode(t, dp[i], dn[i]);
+            assert_true(json_equal(back, top));
+            json_decref(back);
+        }
+        assert_true(jpack_tab_len(t) > held);
+        for (int i = 0; i < 2; i++) {
+            jpack_release(t, dp[i], dn[i]);
+            free(dp[i]);
+        }
+        assert_int_equal(jpack_tab_len(t), held);
+        json_decref(top);
+    }
     /* hostile: a shared id that is not held */
     const uint8_t ghost[] = {0x1b | 0xf0, 0x7f, 0};
     assert_null(jpack_decode(t, ghost, 2));
@@ -523,6 +553,19 @@ static void test_build_errors(void **state)
     assert_int_equal(jpack_build_close(b), 0);
     assert_int_equal(jpack_build_lit(b, 'n'), -EINVAL); /* a second top-level value */
     assert_int_equal(jpack_build_take(b, &p), 1);       /* [] is one tag, its count inside */
+    /* an object's members: a key, then its value */
+    assert_int_equal(jpack_build_open(b, true), 0);
+    assert_int_equal(jpack_build_int(b, 1), -EINVAL); /* a value without its key */
+    jpack_build_reset(b);
+    assert_int_equal(jpack_build_open(b, true), 0);
+    assert_int_equal(jpack_build_key(b, "a", 1), 0);
+    assert_int_equal(jpack_build_key(b, "b", 1), -EINVAL); /* two keys in a row */
+    jpack_build_reset(b);
+    assert_int_equal(jpack_build_open(b, true), 0);
+    assert_int_equal(jpack_build_key(b, "a", 1), 0);
+    assert_int_equal(jpack_build_close(b), -EINVAL); /* a key without its value */
+    jpack_build_reset(b);
+    assert_int_equal(jpack_tab_len(t), 0);
     /* deeper than JPACK_MAX_DEPTH */
     int rc = 0;
     for (int i = 0; i <= JPACK_MAX_DEPTH && rc == 0; i++)
