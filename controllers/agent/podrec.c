@@ -22,6 +22,7 @@
 
 #include "controllers/agent/agent.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/util/uid.h"
 #include "pkg/util/xalloc.h"
 
 #define MAGIC0     'P'
@@ -219,45 +220,6 @@ static bool same_list(const struct podres_list *a, const struct podres_list *b)
     return true;
 }
 
-static int hex_val(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* A lowercase uid (8-4-4-4-12 hex digits) as 16 bytes; false for any other text. */
-static bool uid_bin(const char *s, unsigned char out[16])
-{
-    if (strlen(s) != 36)
-        return false;
-    size_t o = 0;
-    for (size_t i = 0; i < 36;) {
-        if (i == 8 || i == 13 || i == 18 || i == 23) {
-            if (s[i++] != '-')
-                return false;
-            continue;
-        }
-        int hi = hex_val(s[i]), lo = hex_val(s[i + 1]);
-        if (hi < 0 || lo < 0)
-            return false;
-        out[o++] = (unsigned char)(hi << 4 | lo);
-        i += 2;
-    }
-    return true;
-}
-
-static void uid_text(const unsigned char in[16], char out[PODREC_UID_LEN + 1])
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-    for (size_t i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            out[o++] = '-';
-        out[o++] = hex[in[i] >> 4];
-        out[o++] = hex[in[i] & 15];
-    }
-    out[o] = '\0';
-}
-
 /* req and lim as the canonical JSON the agent used to keep would parse back (identical
  * sums); false when they do not. */
 static bool canonical(const struct podres_list *req, const struct podres_list *lim,
@@ -336,7 +298,8 @@ json_t *podrec_new(const json_t *pod, struct err *e)
     json_t *md = json_object_get(pod, "metadata");
     unsigned char uid[16];
     /* a job's uid cut at a NUL reads as its text up to there (podrec.h) */
-    unsigned layout = (job && uid_bin(job, uid) ? L_UID : 0) | (same_list(&r, &l) ? L_LIM_SAME : 0);
+    unsigned layout = (job && uid_to_bytes(job, strlen(job), uid) ? L_UID : 0) |
+                      (same_list(&r, &l) ? L_LIM_SAME : 0);
     struct wbuf w = {0};
     put(&w, (const unsigned char[]){MAGIC0, MAGIC1, (unsigned char)flags, (unsigned char)layout},
         HEADER_LEN);
@@ -426,7 +389,8 @@ int podrec_read(const json_t *rec, struct podrec *out)
     if (layout & L_UID) {
         if (end - p < 16)
             return -EINVAL;
-        uid_text(p, out->uid);
+        uid_from_bytes(p, out->uid);
+        out->uid[UID_TEXT_LEN] = '\0';
         out->job = out->uid;
         p += 16;
     } else {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/util/uid.h"
 #include "pkg/util/xalloc.h"
 
 enum {
@@ -364,39 +365,6 @@ static bool should_intern(const char *s, size_t n)
  * timestamps packed as numbers"). Only the canonical forms, which decode to the very same
  * text: a lowercase uid, and "YYYY-MM-DDTHH:MM:SSZ" that formatting its seconds gives back. */
 
-static int hex_val(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-static bool uuid_bin(const char *s, size_t n, uint8_t out[16])
-{
-    if (n != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-')
-        return false;
-    size_t o = 0;
-    for (size_t i = 0; i < 36; i += 2) {
-        if (i == 8 || i == 13 || i == 18 || i == 23)
-            i++;
-        int hi = hex_val(s[i]), lo = hex_val(s[i + 1]);
-        if (hi < 0 || lo < 0)
-            return false;
-        out[o++] = (uint8_t)(hi << 4 | lo);
-    }
-    return o == 16;
-}
-
-static void uuid_text(const uint8_t in[16], char out[36])
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-    for (size_t i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            out[o++] = '-';
-        out[o++] = hex[in[i] >> 4];
-        out[o++] = hex[in[i] & 15];
-    }
-}
-
 /* Days since 1970-01-01 of a proleptic Gregorian date (m 1..12), and back. Not
  * pkg/util/clock's parse and format: those go through libc's timegm and gmtime_r, and these
  * run for every timestamp of every object packed and decoded (the hot path of a dispatch). */
@@ -497,7 +465,7 @@ enum str_form { SF_UUID, SF_TIME, SF_SID, SF_INLINE };
 
 static enum str_form str_form(const char *s, size_t n, uint8_t uid[16], int64_t *secs)
 {
-    if (uuid_bin(s, n, uid))
+    if (uid_to_bytes(s, n, uid))
         return SF_UUID;
     if (time_secs(s, n, secs))
         return SF_TIME;
@@ -888,7 +856,7 @@ static size_t rd_shaped(struct rd *r, unsigned type, uint64_t arg, char out[JPAC
     if (type == T_UUID) {
         if (arg || rd_left(r) < 16)
             return 0;
-        uuid_text(r->p, out);
+        uid_from_bytes(r->p, out);
         r->p += 16;
         return 36;
     }

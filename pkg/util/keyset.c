@@ -6,18 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
-
-/* FNV-1a, as strmap's. */
-static uint32_t hash_str(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 16777619u;
-    }
-    return h;
-}
 
 void keyset_init(struct keyset *s, const char *(*key_of)(const void *elem))
 {
@@ -46,7 +36,7 @@ void *keyset_get(const struct keyset *s, const char *key)
 {
     if (s->n == 0)
         return NULL;
-    return s->v[find_slot(s, key, hash_str(key))];
+    return s->v[find_slot(s, key, strmap_hash(key))];
 }
 
 static void grow(struct keyset *s)
@@ -59,7 +49,7 @@ static void grow(struct keyset *s)
     for (size_t i = 0; i < ocap; i++) {
         if (!old[i])
             continue;
-        size_t j = hash_str(s->key_of(old[i])) & (ncap - 1);
+        size_t j = strmap_hash(s->key_of(old[i])) & (ncap - 1);
         while (s->v[j])
             j = (j + 1) & (ncap - 1);
         s->v[j] = old[i];
@@ -70,7 +60,7 @@ static void grow(struct keyset *s)
 void *keyset_put(struct keyset *s, void *elem)
 {
     const char *key = s->key_of(elem);
-    uint32_t h = hash_str(key);
+    uint32_t h = strmap_hash(key);
     size_t i = s->cap ? find_slot(s, key, h) : 0;
     if (s->cap && s->v[i]) { /* a replacement never grows the table */
         void *prev = s->v[i];
@@ -91,7 +81,7 @@ void *keyset_del(struct keyset *s, const char *key)
     if (s->n == 0)
         return NULL;
     size_t mask = s->cap - 1;
-    size_t i = find_slot(s, key, hash_str(key));
+    size_t i = find_slot(s, key, strmap_hash(key));
     void *elem = s->v[i];
     if (!elem)
         return NULL;
@@ -101,7 +91,7 @@ void *keyset_del(struct keyset *s, const char *key)
      * not between the hole and where they sit. */
     size_t hole = i;
     for (size_t j = (i + 1) & mask; s->v[j]; j = (j + 1) & mask) {
-        size_t home = hash_str(s->key_of(s->v[j])) & mask;
+        size_t home = strmap_hash(s->key_of(s->v[j])) & mask;
         bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
         if (movable) {
             s->v[hole] = s->v[j];

@@ -8,7 +8,7 @@
 #include "pkg/util/xalloc.h"
 
 /* FNV-1a: short keys (names), good enough spread for linear probing. */
-static uint32_t hash_str(const char *s)
+uint32_t strmap_hash(const char *s)
 {
     uint32_t h = 2166136261u;
     for (; *s; s++) {
@@ -59,7 +59,7 @@ void *strmap_get(const struct strmap *m, const char *key)
 {
     if (m->n == 0)
         return NULL;
-    size_t i = find_slot(m, key, hash_str(key));
+    size_t i = find_slot(m, key, strmap_hash(key));
     return m->v[i].key ? m->v[i].val : NULL;
 }
 
@@ -78,7 +78,7 @@ static void grow(struct strmap *m)
 
 void *strmap_put(struct strmap *m, const char *key, void *val)
 {
-    uint32_t h = hash_str(key);
+    uint32_t h = strmap_hash(key);
     size_t i = m->cap ? find_slot(m, key, h) : 0;
     if (m->cap && m->v[i].key) { /* a replacement never grows the table */
         void *prev = m->v[i].val;
@@ -102,7 +102,7 @@ void *strmap_del(struct strmap *m, const char *key)
     if (m->n == 0)
         return NULL;
     size_t mask = m->cap - 1;
-    size_t i = find_slot(m, key, hash_str(key));
+    size_t i = find_slot(m, key, strmap_hash(key));
     if (!m->v[i].key)
         return NULL;
     void *val = m->v[i].val;

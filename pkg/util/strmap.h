@@ -25,6 +25,8 @@ struct strmap {
     bool borrowed; /* the keys are the caller's (strmap_init_borrowed) */
 };
 
+/* The hash of a key (FNV-1a), which places it in the table (pkg/util/keyset uses it too). */
+uint32_t strmap_hash(const char *s);
 /* An empty map (a zeroed struct is one too). */
 void strmap_init(struct strmap *m);
 /* An empty map that does not copy its keys: each key must stay valid and unchanged while it is
