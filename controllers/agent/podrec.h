@@ -37,10 +37,10 @@
 #include <stdint.h>
 
 #include "pkg/podres/podres.h"
+#include "pkg/util/uid.h"
 #include "pkg/util/err.h"
 
 #define PODREC_MESSAGE_MAX 1024 /* bytes of a note's message kept */
-#define PODREC_UID_LEN     36
 
 /* flags */
 #define PODREC_COUNTS   0x01u /* bound and not terminal: holds its requests on `node` */
@@ -68,8 +68,8 @@ struct podrec {
     /* the packed resources (read with podrec_resources) */
     const unsigned char *res, *end;
     uint32_t nreq, nlim;
-    bool lim_same;                /* the limits are the requests' bytes */
-    char uid[PODREC_UID_LEN + 1]; /* job's text when the record keeps it as 16 bytes */
+    bool lim_same;              /* the limits are the requests' bytes */
+    char uid[UID_TEXT_LEN + 1]; /* job's text when the record keeps it as 16 bytes */
 };
 
 /*

@@ -603,7 +603,7 @@ static int enc(struct jpack_tab *t, struct wr *w, struct refs *tk, const json_t 
 struct jp_frame {
     size_t pos;  /* where the container's tag goes: its members follow */
     uint64_t n;  /* members so far */
-    size_t key0; /* objects: its keys' ids start at kids[key0] */
+    size_t key0; /* objects: its keys' ids start at kids.v[key0] */
     size_t tk0;  /* its references start at taken.v[tk0] */
     bool obj;
     bool keyed; /* objects: a key came, its value not yet */
@@ -614,20 +614,10 @@ struct jpack_build {
     struct wr w;
     struct jp_frame *st;
     size_t depth, cap_st;
-    uint32_t *kids; /* the key ids of the open objects, innermost last */
-    size_t nkids, cap_kids;
+    struct refs kids;  /* the key ids of the open objects, innermost last (no references) */
     struct refs taken; /* every reference the value holds, to give back if it is dropped */
     bool done;         /* a whole value is built */
 };
-
-static void ids_push(uint32_t **a, size_t *n, size_t *cap, uint32_t id)
-{
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 64;
-        *a = xrealloc(*a, *cap * sizeof(**a));
-    }
-    (*a)[(*n)++] = id;
-}
 
 struct jpack_build *jpack_build_new(struct jpack_tab *t)
 {
@@ -639,7 +629,7 @@ struct jpack_build *jpack_build_new(struct jpack_tab *t)
 void jpack_build_reset(struct jpack_build *b)
 {
     refs_give_back(b->t, &b->taken, 0);
-    b->nkids = b->depth = b->w.len = 0;
+    b->kids.n = b->depth = b->w.len = 0;
     b->done = false;
 }
 
@@ -650,7 +640,7 @@ void jpack_build_free(struct jpack_build *b)
     jpack_build_reset(b);
     free(b->w.p);
     free(b->st);
-    free(b->kids);
+    free(b->kids.v);
     free(b->taken.v);
     free(b);
 }
@@ -690,7 +680,7 @@ int jpack_build_open(struct jpack_build *b, bool obj)
         b->st = xrealloc(b->st, b->cap_st * sizeof(*b->st));
     }
     b->st[b->depth++] =
-        (struct jp_frame){.pos = b->w.len, .key0 = b->nkids, .tk0 = b->taken.n, .obj = obj};
+        (struct jp_frame){.pos = b->w.len, .key0 = b->kids.n, .tk0 = b->taken.n, .obj = obj};
     return 0;
 }
 
@@ -710,7 +700,7 @@ int jpack_build_close(struct jpack_build *b)
     memcpy(b->w.p + f.pos, hb, h.len);
     b->w.len += h.len;
     if (f.obj)
-        b->nkids = f.key0;
+        b->kids.n = f.key0;
     if (b->depth) /* nested: as enc() shares it */
         share(b->t, &b->w, f.pos, &b->taken, f.tk0);
     b_after(b);
@@ -724,14 +714,14 @@ int jpack_build_key(struct jpack_build *b, const char *k, size_t n)
     struct jp_frame *f = &b->st[b->depth - 1];
     if (f->keyed)
         return -EINVAL; /* two keys in a row */
-    if (b->nkids - f->key0 >= JPACK_BUILD_MAX_KEYS)
+    if (b->kids.n - f->key0 >= JPACK_BUILD_MAX_KEYS)
         return -E2BIG; /* the repeat check is linear: a big object goes by its tree */
     uint32_t id = tab_ref(b->t, k, n);
     refs_push(&b->taken, id);
-    for (size_t i = f->key0; i < b->nkids; i++)
-        if (b->kids[i] == id)
+    for (size_t i = f->key0; i < b->kids.n; i++)
+        if (b->kids.v[i] == id)
             return -EEXIST;
-    ids_push(&b->kids, &b->nkids, &b->cap_kids, id);
+    refs_push(&b->kids, id);
     f->n++;
     f->keyed = true;
     wr_varint(&b->w, id);
