@@ -17,6 +17,7 @@
 #include "pkg/reasons/reasons.h"
 #include "pkg/util/buf.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/keyset.h"
 #include "pkg/util/strmap.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/util/plural.h"
@@ -67,9 +68,13 @@ struct wlc {
     json_t *gc_said;
     /* What each Workload's last pass depended on, so that a cluster change
      * queues only the Workloads it can affect (not all of them): */
-    struct strmap waiting;     /* key -> DEP_MARK: the pass read every cluster's capacity */
-    struct strmap placed_key;  /* key -> cluster (owned): its job is placed there */
-    struct strmap placed_on;   /* cluster -> struct strmap * of keys placed there */
+    struct strmap waiting; /* key -> DEP_MARK: the pass read every cluster's capacity */
+    /* placed records ("<key>\0<cluster>\0", placed_rec) by key: its job is placed there. One
+     * allocation per placed Workload; a cluster's are found by a walk of all (a cluster that
+     * comes, goes or reports unschedulable copies: rare next to the passes). A map key ->
+     * cluster copy beside one cluster -> key set cost three copies and two slots each, 1.4 MB
+     * at 10,000 placed (bench-scale). */
+    struct keyset placed;
     struct strmap seen_usable; /* cluster -> DEP_USABLE / DEP_UNUSABLE, as last noticed */
     bool pass_read;            /* the pass in progress read the clusters' capacity */
     /* Dispatch before status return (defer_note): */
@@ -525,6 +530,53 @@ static bool cluster_usable(struct wlc *c, const char *cluster, const struct kind
 
 /* ---- what a cluster change can affect -------------------------------------- */
 
+/* A placed record: the Workload's key and a NUL, then its cluster and a NUL. */
+static char *placed_rec_new(const char *key, const char *cluster)
+{
+    size_t kn = strlen(key) + 1, cn = strlen(cluster) + 1;
+    char *r = xmalloc(kn + cn);
+    memcpy(r, key, kn);
+    memcpy(r + kn, cluster, cn);
+    return r;
+}
+
+static const char *placed_rec_key(const void *r)
+{
+    return r;
+}
+
+static const char *placed_rec_cluster(const char *r)
+{
+    return r + strlen(r) + 1;
+}
+
+struct placed_walk {
+    struct wlc *c;
+    const char *cluster;
+};
+
+/* Queue the Workloads placed on w->cluster. */
+static int enqueue_placed_cb(void *r, void *ud)
+{
+    const struct placed_walk *w = ud;
+    if (strcmp(placed_rec_cluster(r), w->cluster) == 0)
+        wq_add(w->c->q, placed_rec_key(r));
+    return 0;
+}
+
+static void enqueue_placed_on(struct wlc *c, const char *cluster)
+{
+    struct placed_walk w = {c, cluster};
+    keyset_foreach(&c->placed, enqueue_placed_cb, &w);
+}
+
+static int free_cb(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+    return 0;
+}
+
 /* Record what the pass over `key` depended on: `waiting`, it read every
  * cluster's capacity (a placement that did not succeed, the per-cluster fit);
  * `placed`, the cluster its job is placed on (NULL = none). */
@@ -534,33 +586,12 @@ static void deps_note(struct wlc *c, const char *key, bool waiting, const char *
         strmap_del(&c->waiting, key);
     else if (!strmap_get(&c->waiting, key))
         strmap_put(&c->waiting, key, DEP_MARK);
-    char *was = strmap_get(&c->placed_key, key);
-    if (was && placed && strcmp(was, placed) == 0)
+    char *was = keyset_get(&c->placed, key);
+    if (was && placed && strcmp(placed_rec_cluster(was), placed) == 0)
         return;
-    if (was) {
-        struct strmap *set = strmap_get(&c->placed_on, was);
-        if (set && strmap_del(set, key) && strmap_len(set) == 0) {
-            strmap_del(&c->placed_on, was);
-            strmap_free(set, NULL);
-            free(set);
-        }
-        free(strmap_del(&c->placed_key, key));
-    }
-    if (placed) {
-        struct strmap *set = strmap_get(&c->placed_on, placed);
-        if (!set) {
-            set = xcalloc(1, sizeof(*set));
-            strmap_put(&c->placed_on, placed, set);
-        }
-        strmap_put(set, key, DEP_MARK);
-        strmap_put(&c->placed_key, key, xstrdup(placed));
-    }
-}
-
-static void placed_set_free(void *p)
-{
-    strmap_free(p, NULL);
-    free(p);
+    free(keyset_del(&c->placed, key));
+    if (placed)
+        keyset_put(&c->placed, placed_rec_new(key, placed));
 }
 
 static int enqueue_key(const char *key, void *val, void *ud)
@@ -594,9 +625,7 @@ static bool cluster_changed(struct wlc *c, const char *cluster)
     }
     if (was == now)
         return false;
-    struct strmap *set = strmap_get(&c->placed_on, cluster);
-    if (set)
-        strmap_foreach(set, enqueue_key, c->q);
+    enqueue_placed_on(c, cluster);
     return true;
 }
 
@@ -1681,6 +1710,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->finished_logged = json_object();
     c->gc_said = json_object();
     c->deferred = json_object();
+    keyset_init(&c->placed, placed_rec_key);
     c->born_ms = now_ms(c);
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
@@ -1721,8 +1751,8 @@ void wlc_free(struct wlc *c)
     place_resv_free(&c->resv);
     strmap_free(&c->parsed_cm, parsed_cm_free);
     strmap_free(&c->waiting, NULL);
-    strmap_free(&c->placed_key, free);
-    strmap_free(&c->placed_on, placed_set_free);
+    keyset_foreach(&c->placed, free_cb, NULL);
+    keyset_free(&c->placed);
     strmap_free(&c->seen_usable, NULL);
     strmap_free(&c->dispatching, NULL);
     strmap_free(&c->relays, NULL);
@@ -1935,9 +1965,8 @@ void wlc_on_cluster(struct wlc *c, const char *cluster)
         /* a report of copies whose pods cannot be scheduled there concerns the Workloads
          * placed on the cluster, whose recovery clock it starts (wl.h, unschedulable) */
         json_t *cm = store_get(c->cfg.src.cluster_metrics, cluster);
-        struct strmap *set = strmap_get(&c->placed_on, cluster);
-        if (set && json_array_size(jx_arr(cm, "status.unschedulableJobs")) > 0)
-            strmap_foreach(set, enqueue_key, c->q);
+        if (json_array_size(jx_arr(cm, "status.unschedulableJobs")) > 0)
+            enqueue_placed_on(c, cluster);
     }
     strmap_foreach(&c->waiting, enqueue_key, c->q);
 }
@@ -2314,7 +2343,7 @@ void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)
     out->reservations = c->resv.n;
     out->parsed_clusters = strmap_len(&c->parsed_cm);
     out->waiting = strmap_len(&c->waiting);
-    out->placed = strmap_len(&c->placed_key);
+    out->placed = keyset_len(&c->placed);
     struct wq_stats qs;
     wq_stats(c->q, &qs);
     out->queued = qs.depth;

@@ -1066,6 +1066,9 @@ static CURL *handle_new(struct kube_client *c)
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
     curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
+    /* Request bodies are a patch or an object (a few KB); libcurl's default upload buffer of
+     * 64 KB per handle was 1.1 MB of the operator's heap at 17 handles (bench-scale). */
+    curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
     const struct kube_rest_config *cfg = c->cfg;
     if (cfg->insecure_skip_tls_verify) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);

@@ -1,7 +1,7 @@
 /*
  * store: see store.h. Objects live in a keyset of entries by key (pkg/util/keyset); an
  * entry holds the object (unpacked stores) or its jpack bytes and, while it is cached, the
- * decoded tree (packed stores). Every index is a strmap value -> its keys
+ * decoded tree (packed stores). Every index is a keyset of its values, each with its keys
  * (one key, or a struct iset); index entries for an object are
  * recomputed from the stored (immutable) object when it is replaced or
  * removed.
@@ -20,8 +20,8 @@
 #include "pkg/util/xalloc.h"
 
 /* The keys of one index value. Most values have one key (a uid index: one object per uid),
- * and the map then holds a tagged copy of that key alone (index_one): a set would cost three
- * more allocations, about 56 B per object (docs/performance.md "Uids and timestamps packed as
+ * which is then kept inside the value's record (struct ixval): a set would cost three more
+ * allocations, about 56 B per object (docs/performance.md "Uids and timestamps packed as
  * numbers, index values of one key"). A second key makes it a set: a small array, or a strmap
  * (values: the set itself, as a non-NULL marker) once it holds more than ISET_SMALL keys, so that
  * removing a key from a big set (every pod of a node) stays O(1). */
@@ -33,11 +33,20 @@ struct iset {
     char **keys;        /* small: owned copies */
 };
 
+/* One index value and its keys, an element of the index's keyset (keyed by the value): one
+ * allocation holding the value and, while it has one key, that key. A strmap of value copies to
+ * tagged key copies cost two allocations and a 24-byte slot per value, about 2 MB for the 50,000
+ * indexed objects of bench-scale (docs/performance.md "Index values in one record"). */
+struct ixval {
+    struct iset *set; /* NULL: the one key follows the value */
+    char v[];         /* the value and a NUL, then (set NULL) the key and a NUL */
+};
+
 struct store_index {
     char *name;
     store_index_fn fn;
     void *ud;
-    struct strmap map; /* value -> one key (index_one) or a struct iset */
+    struct keyset map; /* struct ixval by its value */
     char **view;       /* what fn reads (store_index_view), NULL-terminated; NULL: anything */
 };
 
@@ -231,30 +240,29 @@ static void values_release(struct store_values *vals)
 
 /* ---- indexes --------------------------------------------------------------- */
 
-/* An index map's value is a struct iset, or one key: a copy of it with the low bit set
- * (malloc's alignment leaves that bit clear in a real pointer). */
-static bool index_is_one(const void *v)
+static const char *ixval_value(const void *x)
 {
-    return ((uintptr_t)v & 1u) != 0;
+    return ((const struct ixval *)x)->v;
 }
 
-static char *index_one_key(const void *v)
+/* The one key of x (set NULL). */
+static const char *ixval_one(const struct ixval *x)
 {
-    return (char *)((uintptr_t)v & ~(uintptr_t)1u);
+    return x->v + strlen(x->v) + 1;
 }
 
-static void *index_one(const char *key)
+static struct ixval *ixval_new(const char *value, const char *key)
 {
-    return (void *)((uintptr_t)xstrdup(key) | 1u);
+    size_t vn = strlen(value) + 1, kn = strlen(key) + 1;
+    struct ixval *x = xmalloc(sizeof(*x) + vn + kn);
+    x->set = NULL;
+    memcpy(x->v, value, vn);
+    memcpy(x->v + vn, key, kn);
+    return x;
 }
 
-static void iset_free(void *p)
+static void iset_free(struct iset *set)
 {
-    if (index_is_one(p)) {
-        free(index_one_key(p));
-        return;
-    }
-    struct iset *set = p;
     if (!set)
         return;
     if (set->big) {
@@ -265,6 +273,13 @@ static void iset_free(void *p)
         free(set->keys[i]);
     free(set->keys);
     free(set);
+}
+
+static void ixval_free(struct ixval *x)
+{
+    if (x)
+        iset_free(x->set);
+    free(x);
 }
 
 /* Append a key copy (taken) to a small set. */
@@ -324,22 +339,21 @@ static void iset_del(struct iset *set, const char *key)
 static void index_add_values(struct store_index *ix, const char *key, struct store_values *vals)
 {
     for (size_t i = 0; i < vals->n; i++) {
-        void *cur = strmap_get(&ix->map, vals->v[i]);
-        if (!cur) {
-            strmap_put(&ix->map, vals->v[i], index_one(key));
+        struct ixval *x = keyset_get(&ix->map, vals->v[i]);
+        if (!x) {
+            keyset_put(&ix->map, ixval_new(vals->v[i], key));
             continue;
         }
-        if (index_is_one(cur)) {
-            char *one = index_one_key(cur);
+        if (!x->set) {
+            const char *one = ixval_one(x);
             if (strcmp(one, key) == 0)
                 continue;
-            struct iset *set = xcalloc(1, sizeof(*set));
-            iset_push(set, one);
-            iset_add(set, key);
-            strmap_put(&ix->map, vals->v[i], set);
-            continue;
+            /* the record keeps the old key's bytes (unused now): a smaller copy would be
+             * a new element to put in place of this one */
+            x->set = xcalloc(1, sizeof(*x->set));
+            iset_push(x->set, xstrdup(one));
         }
-        iset_add(cur, key);
+        iset_add(x->set, key);
     }
     values_release(vals);
 }
@@ -356,18 +370,17 @@ static void index_remove(struct store_index *ix, const char *key, json_t *obj)
     struct store_values vals = {0};
     ix->fn(obj, &vals, ix->ud);
     for (size_t i = 0; i < vals.n; i++) {
-        void *cur = strmap_get(&ix->map, vals.v[i]);
-        if (!cur)
+        struct ixval *x = keyset_get(&ix->map, vals.v[i]);
+        if (!x)
             continue;
-        if (index_is_one(cur)) {
-            if (strcmp(index_one_key(cur), key) == 0)
-                iset_free(strmap_del(&ix->map, vals.v[i]));
+        if (!x->set) {
+            if (strcmp(ixval_one(x), key) == 0)
+                ixval_free(keyset_del(&ix->map, vals.v[i]));
             continue;
         }
-        struct iset *set = cur;
-        iset_del(set, key);
-        if (set->n == 0)
-            iset_free(strmap_del(&ix->map, vals.v[i]));
+        iset_del(x->set, key);
+        if (x->set->n == 0)
+            ixval_free(keyset_del(&ix->map, vals.v[i]));
     }
     values_release(&vals);
 }
@@ -614,13 +627,21 @@ static int free_entry_cb(void *val, void *ud)
     return 0;
 }
 
+static int ixval_free_cb(void *x, void *ud)
+{
+    (void)ud;
+    ixval_free(x);
+    return 0;
+}
+
 void store_free(struct store *s)
 {
     if (!s)
         return;
     for (size_t i = 0; i < s->nidx; i++) {
         free(s->idx[i].name);
-        strmap_free(&s->idx[i].map, iset_free);
+        keyset_foreach(&s->idx[i].map, ixval_free_cb, NULL);
+        keyset_free(&s->idx[i].map);
         view_free(s->idx[i].view);
     }
     free(s->idx);
@@ -711,7 +732,7 @@ int store_add_index(struct store *s, const char *name, store_index_fn fn, void *
     ix->fn = fn;
     ix->ud = ud;
     ix->view = NULL;
-    strmap_init(&ix->map);
+    keyset_init(&ix->map, ixval_value);
     struct index_all a = {s, ix};
     keyset_foreach(&s->objs, index_all_cb, &a);
     return 0;
@@ -914,13 +935,13 @@ static const char **index_lookup(const struct store *s, const char *index, const
         *rc = err_set(e, -ENOENT, "store has no index %s", index);
         return NULL;
     }
-    const void *cur = strmap_get(&ix->map, value);
-    if (index_is_one(cur)) {
+    const struct ixval *x = value ? keyset_get(&ix->map, value) : NULL;
+    if (x && !x->set) {
         const char **keys = xcalloc(1, sizeof(*keys));
-        keys[(*n)++] = index_one_key(cur);
+        keys[(*n)++] = ixval_one(x);
         return keys;
     }
-    const struct iset *set = cur;
+    const struct iset *set = x ? x->set : NULL;
     if (!set || set->n == 0)
         return NULL;
     const char **keys = xcalloc(set->n, sizeof(*keys));
@@ -957,8 +978,8 @@ int store_index_count(const struct store *s, const char *index, const char *valu
     struct store_index *ix = index_find(s, index);
     if (!ix)
         return err_set(e, -ENOENT, "store has no index %s", index);
-    const void *cur = value ? strmap_get(&ix->map, value) : NULL;
-    *n = index_is_one(cur) ? 1 : cur ? ((const struct iset *)cur)->n : 0;
+    const struct ixval *x = value ? keyset_get(&ix->map, value) : NULL;
+    *n = !x ? 0 : !x->set ? 1 : x->set->n;
     return 0;
 }
 
