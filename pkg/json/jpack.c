@@ -30,8 +30,9 @@ enum {
     T_MAX
 };
 
-/* A string value longer than this stays inline: long values (messages, commands) are rarely
- * shared whole across objects. */
+/* A string value longer than this is interned only once it repeats (long_str_ref): long values
+ * (messages, commands) are often unique, but a status message or an annotation holding JSON
+ * may repeat across thousands of objects. */
 #define JP_INTERN_MAX 64
 
 /* A nested object or array of this many packed bytes or more is shared once it repeats: below
@@ -472,12 +473,49 @@ static enum str_form str_form(const char *s, size_t n, uint8_t uid[16], int64_t 
     return should_intern(s, n) ? SF_SID : SF_INLINE;
 }
 
+/* Whether the hash h was seen lately (the window of share()), noting it when not. */
+static bool seen_before(struct jpack_tab *t, uint32_t h)
+{
+    if (!t->seen)
+        t->seen = xcalloc((size_t)1 << JP_SEEN_BITS, sizeof(*t->seen));
+    uint32_t *slot = &t->seen[h & ((1u << JP_SEEN_BITS) - 1)];
+    if (*slot == (h | 1u))
+        return true;
+    *slot = h | 1u;
+    return false;
+}
+
+/* A long string (over JP_INTERN_MAX) as an interned one, a reference taken, when the table
+ * holds it or it was packed lately (its second sighting within the window); else UINT32_MAX: it
+ * stays inline. Workloads' admission check messages ("placed on cluster ... percent of its
+ * capacity free") and the hub jobs' remote-status annotation repeat whole across objects
+ * (docs/performance.md "Long strings interned on repeat"). */
+static uint32_t long_str_ref(struct jpack_tab *t, const char *s, size_t n)
+{
+    if (n > JP_SHARE_MAX)
+        return UINT32_MAX;
+    uint32_t h = jp_hash(s, n);
+    uint32_t id = set_lookup(&t->strs, s, n, h);
+    if (id != UINT32_MAX) {
+        t->strs.ents[id]->refs++;
+        return id;
+    }
+    return seen_before(t, h) ? set_add(&t->strs, s, n, h) : UINT32_MAX;
+}
+
 /* A string value: interned (its id, a reference taken) or not (UINT32_MAX). */
 static uint32_t wr_str(struct jpack_tab *t, struct wr *w, const char *s, size_t n)
 {
     uint8_t uid[16];
     int64_t secs = 0;
     enum str_form f = str_form(s, n, uid, &secs);
+    if (f == SF_INLINE && n > JP_INTERN_MAX) {
+        uint32_t id = long_str_ref(t, s, n);
+        if (id != UINT32_MAX) {
+            wr_tag(w, T_SID, id);
+            return id;
+        }
+    }
     if (f == SF_UUID) {
         wr_tag(w, T_UUID, 0);
         wr_need(w, 16);
@@ -521,13 +559,8 @@ static void share(struct jpack_tab *t, struct wr *w, size_t pos, struct refs *tk
         t->shared.ents[id]->refs++;
         refs_give_back(t, tk, tk0);
     } else {
-        if (!t->seen)
-            t->seen = xcalloc((size_t)1 << JP_SEEN_BITS, sizeof(*t->seen));
-        uint32_t *slot = &t->seen[h & ((1u << JP_SEEN_BITS) - 1)];
-        if (*slot != (h | 1u)) {
-            *slot = h | 1u;
+        if (!seen_before(t, h))
             return;
-        }
         id = set_add(&t->shared, p, n, h);
         tk->n = tk0; /* the copy's now */
     }

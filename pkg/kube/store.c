@@ -22,14 +22,14 @@
 /* The keys of one index value. Most values have one key (a uid index: one object per uid),
  * which is then kept inside the value's record (struct ixval): a set would cost three more
  * allocations, about 56 B per object (docs/performance.md "Uids and timestamps packed as
- * numbers, index values of one key"). A second key makes it a set: a small array, or a strmap
- * (values: the set itself, as a non-NULL marker) once it holds more than ISET_SMALL keys, so that
- * removing a key from a big set (every pod of a node) stays O(1). */
+ * numbers, index values of one key"). A second key makes it a set: a small array, or a keyset
+ * of the key copies once it holds more than ISET_SMALL keys, so that removing a key from a big
+ * set (every pod of a node, every idle copy of a worker) stays O(1). */
 #define ISET_SMALL 8
 struct iset {
     uint32_t n;         /* keys held */
     uint32_t cap;       /* of keys[] while small */
-    struct strmap *big; /* non-NULL: the keys live here */
+    struct keyset *big; /* non-NULL: the keys live here (owned copies, keyed by themselves) */
     char **keys;        /* small: owned copies */
 };
 
@@ -261,12 +261,25 @@ static struct ixval *ixval_new(const char *value, const char *key)
     return x;
 }
 
+static const char *key_itself(const void *key)
+{
+    return key;
+}
+
+static int free_elem_cb(void *elem, void *ud)
+{
+    (void)ud;
+    free(elem);
+    return 0;
+}
+
 static void iset_free(struct iset *set)
 {
     if (!set)
         return;
     if (set->big) {
-        strmap_free(set->big, NULL);
+        keyset_foreach(set->big, free_elem_cb, NULL);
+        keyset_free(set->big);
         free(set->big);
     }
     for (uint32_t i = 0; !set->big && i < set->n; i++)
@@ -295,8 +308,10 @@ static void iset_push(struct iset *set, char *owned)
 static void iset_add(struct iset *set, const char *key)
 {
     if (set->big) {
-        if (!strmap_put(set->big, key, set))
+        if (!keyset_get(set->big, key)) {
+            keyset_put(set->big, xstrdup(key));
             set->n++;
+        }
         return;
     }
     for (uint32_t i = 0; i < set->n; i++)
@@ -304,15 +319,13 @@ static void iset_add(struct iset *set, const char *key)
             return;
     if (set->n == ISET_SMALL) {
         set->big = xcalloc(1, sizeof(*set->big));
-        strmap_init(set->big);
-        for (uint32_t i = 0; i < set->n; i++) {
-            strmap_put(set->big, set->keys[i], set);
-            free(set->keys[i]);
-        }
+        keyset_init(set->big, key_itself);
+        for (uint32_t i = 0; i < set->n; i++)
+            keyset_put(set->big, set->keys[i]); /* the copy moves */
         free(set->keys);
         set->keys = NULL;
         set->cap = 0;
-        strmap_put(set->big, key, set);
+        keyset_put(set->big, xstrdup(key));
         set->n++;
         return;
     }
@@ -322,8 +335,10 @@ static void iset_add(struct iset *set, const char *key)
 static void iset_del(struct iset *set, const char *key)
 {
     if (set->big) {
-        if (strmap_del(set->big, key))
+        char *had = keyset_del(set->big, key);
+        if (had)
             set->n--;
+        free(had);
         return;
     }
     for (uint32_t i = 0; i < set->n; i++) {
@@ -916,9 +931,8 @@ struct key_list {
     size_t *n;
 };
 
-static int collect_key(const char *key, void *val, void *ud)
+static int collect_key(void *key, void *ud)
 {
-    (void)val;
     struct key_list *l = ud;
     l->keys[(*l->n)++] = key;
     return 0;
@@ -946,7 +960,7 @@ static const char **index_lookup(const struct store *s, const char *index, const
         return NULL;
     const char **keys = xcalloc(set->n, sizeof(*keys));
     if (set->big)
-        strmap_foreach(set->big, collect_key, &(struct key_list){keys, n});
+        keyset_foreach(set->big, collect_key, &(struct key_list){keys, n});
     else
         for (uint32_t i = 0; i < set->n; i++)
             keys[(*n)++] = set->keys[i];
