@@ -501,23 +501,6 @@ static int collect(const char *key, json_t *obj, void *ud)
     return 0;
 }
 
-struct ref_walk {
-    const struct store *s;
-    json_t *out;
-};
-
-/* Add a reference to the object under key, decoded for the caller alone: a packed store's read
- * cache is not filled with every pod record at each compute (the trims would drop them all
- * again, and request a heap trim each time). */
-static int collect_ref(const char *key, void *ud)
-{
-    struct ref_walk *w = ud;
-    json_t *obj = store_get_ref(w->s, key);
-    if (obj)
-        json_array_append_new(w->out, obj);
-    return 0;
-}
-
 /* The uids of the hub-work Jobs that own one of `pods` (projected): looked up
  * in the Jobs store's uid index, so a compute costs O(pods), not O(jobs). */
 static json_t *owner_job_uids(struct agent *a, json_t *pods)
@@ -565,8 +548,7 @@ static json_t *compute_from_stores(struct agent *a)
 {
     json_t *pn = json_array(), *pp = json_array();
     store_foreach(informer_store(a->nodes), collect, pn);
-    store_foreach_key(informer_store(a->pods), collect_ref,
-                      &(struct ref_walk){informer_store(a->pods), pp});
+    store_foreach(informer_store(a->pods), collect, pp);
     json_t *uids = owner_job_uids(a, pp);
     /* Before the Job list (or when it is refused) nothing says which pods are
      * hub work: managedResourceRequests is left out (the controller then adds
@@ -962,7 +944,7 @@ static void on_jobs_poll(struct ev_loop *loop, ev_timer *w, int revents)
  * name and backoff are used). reads: what fn reads (informer_opts.project_reads). */
 static int make_informer(struct agent *a, const char *group, const char *resource,
                          const char *selector, store_project_fn fn, void *fn_ud,
-                         const char *const *reads, bool packed, const struct informer_handlers *h,
+                         const char *const *reads, const struct informer_handlers *h,
                          double backoff, struct cache_reg **reg, struct informer **out,
                          struct err *e)
 {
@@ -981,7 +963,6 @@ static int make_informer(struct agent *a, const char *group, const char *resourc
         .project = fn,
         .project_ud = fn_ud,
         .project_reads = reads,
-        .packed = packed,
         .backoff_initial_s = backoff,
     };
     int rc = cache_acquire(a->cache, &io, h, reg, e);
@@ -1039,21 +1020,19 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
                                    .on_delete = job_add,
                                    .ud = a,
                                    .listed_view = jobs_listed};
-    int rc = make_informer(a, NULL, "nodes", NULL, project_node, &a->sink, NULL, false, &nh,
+    int rc = make_informer(a, NULL, "nodes", NULL, project_node, &a->sink, NULL, &nh,
                            o.informer_backoff_s, &a->nodes_reg, &a->nodes, e);
     /* a listed pod is built with only what its record reads: a real pod's spec and
      * managedFields are most of it, and a worker lists 10,000 at a restart */
     if (rc == 0)
-        /* packed: a record is then its bytes in the store's entry (jpack T_BIN), not a jansson
-         * string in the JSON pool (two blocks, 112 bytes for a Job's pod) */
-        rc = make_informer(a, NULL, "pods", NULL, project_pod, &a->sink, podrec_reads, true, &ph,
+        rc = make_informer(a, NULL, "pods", NULL, project_pod, &a->sink, podrec_reads, &ph,
                            o.informer_backoff_s, &a->pods_reg, &a->pods, e);
     /* In a cache of the caller's, the Jobs as the workload controller reads them (lean: one
      * informer and store for both, agent.h); in the agent's own, only what it reads. The
      * verdicts come from indexes either way. */
     if (rc == 0)
         rc = make_informer(a, "batch", "jobs", AGENT_HUB_WORK_LABEL,
-                           a->own_cache ? project_job : store_project_lean, NULL, NULL, false, &jh,
+                           a->own_cache ? project_job : store_project_lean, NULL, NULL, &jh,
                            o.informer_backoff_s, &a->jobs_reg, &a->jobs, e);
     if (rc == 0)
         rc = cache_add_index(a->jobs_reg, AGENT_INDEX_UID, store_index_by_field,

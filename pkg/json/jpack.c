@@ -27,7 +27,6 @@ enum {
     T_UUID,
     T_TIME,
     T_SHR, /* a shared container: its id in the table's second set */
-    T_BIN, /* a string that is the whole value: its bytes as they are, never interned */
     T_MAX
 };
 
@@ -591,16 +590,6 @@ static int enc(struct jpack_tab *t, struct wr *w, struct refs *tk, const json_t 
         wr_real(w, json_real_value(v));
         return 0;
     case JSON_STRING: {
-        if (depth == 0) {
-            /* A string alone is a record of its own (the agents' pod records: binary, 60-odd
-             * bytes, unique): kept whole and unchecked, like the string it was */
-            size_t n = json_string_length(v);
-            wr_tag(w, T_BIN, n);
-            wr_need(w, n);
-            memcpy(w->p + w->len, json_string_value(v), n);
-            w->len += n;
-            return 0;
-        }
         uint32_t id = wr_str(t, w, json_string_value(v), json_string_length(v));
         if (id != UINT32_MAX)
             refs_push(tk, id);
@@ -917,7 +906,6 @@ static bool skip(struct rd *r, int depth, struct jpack_tab *unref)
         r->p += 8;
         return true;
     case T_STR:
-    case T_BIN:
         if (arg > rd_left(r))
             return false;
         r->p += arg;
@@ -1029,13 +1017,6 @@ static json_t *dec(struct rd *r, int depth)
         const char *s = (const char *)r->p;
         r->p += arg;
         return json_stringn(s, arg); /* checks UTF-8 */
-    }
-    case T_BIN: {
-        if (depth != 0 || arg > rd_left(r))
-            return NULL; /* the encoder writes it for a whole value only */
-        const char *s = (const char *)r->p;
-        r->p += arg;
-        return json_stringn_nocheck(s, arg);
     }
     case T_SID: {
         const struct jp_ent *e = tab_get(r->t, arg);

@@ -684,14 +684,15 @@ size_t store_trim(struct store *s, bool all)
         json_t *obj = e->obj;
         dec_del(s, e); /* moves the last one to i */
         if (!e->len) { /* not packed yet (entry_new) */
-            /* under the entry's own key: a projection need not keep the object's (the agents'
-             * pod records are strings) */
-            const char *key = sent_key(e);
-            struct sent *pe = keyset_get(&s->objs, key) == e ? entry_pack(s, obj, key) : NULL;
+            /* the projection keeps the key (store.h); one that did not stays whole */
+            char *key = store_key_of(obj, NULL);
+            struct sent *pe =
+                key && keyset_get(&s->objs, key) == e ? entry_pack(s, obj, key) : NULL;
             if (pe) {
                 keyset_put(&s->objs, pe);
                 free(e);
             }
+            free(key);
             if (!pe)
                 continue; /* stays whole (out of the cached trees: never trimmed again) */
         } else {

@@ -123,11 +123,10 @@ void store_free(struct store *s);
  * Drop decoded trees a packed store caches (see the lifetime above): all of
  * them, or (all = false) those not read since the previous such call (a
  * second chance: a tree read between two calls survives the second). A tree
- * store_upsert stored is packed first (an encode and an allocation), under
- * the key it was stored with (a projection need not keep the object's
- * metadata); one that cannot be packed (nested deeper than jpack encodes)
- * leaves the cached set but stays whole for good, read as an unpacked
- * store's. Returns how many trees went. References callers took
+ * store_upsert stored is packed first (an encode and an allocation); one that
+ * cannot be packed (nested deeper than jpack encodes, or a projection without
+ * the object's key) leaves the cached set but stays whole for good, read as
+ * an unpacked store's. Returns how many trees went. References callers took
  * stay valid. 0 for an unpacked store.
  */
 size_t store_trim(struct store *s, bool all);

@@ -259,81 +259,6 @@ static void test_intern_refcounts(void **state)
     jpack_tab_free(t);
 }
 
-/* A string over 64 bytes stays inline the first time and is interned when it repeats (kept
- * while any packed value refers to it); a string that is the whole value is kept as its bytes,
- * never interned, binary and all, and only there. */
-static void test_long_and_whole_strings(void **state)
-{
-    (void)state;
-    struct jpack_tab *t = jpack_tab_new();
-    const char *msg = "placed on cluster cluster1 (spread, the most free wins: 90.2 percent of "
-                      "its capacity free after placement)";
-    json_t *v = json_pack("{s:s}", "message", msg);
-    uint8_t *p[3];
-    size_t n[3];
-    n[0] = jpack_encode(t, v, &p[0]);
-    assert_int_equal(jpack_tab_len(t), 1); /* the key alone: the message once is inline */
-    n[1] = jpack_encode(t, v, &p[1]);
-    assert_int_equal(jpack_tab_len(t), 2); /* seen again: interned */
-    assert_true(n[1] < n[0]);
-    n[2] = jpack_encode(t, v, &p[2]);
-    assert_int_equal(n[2], n[1]);
-    assert_int_equal(jpack_tab_len(t), 2);
-    for (int i = 0; i < 3; i++) {
-        json_t *back = jpack_decode(t, p[i], n[i]);
-        assert_true(json_equal(back, v));
-        json_decref(back);
-        size_t sn = 0;
-        char scratch[JPACK_SCRATCH];
-        const char *m =
-            jpack_get_str(t, p[i], n[i], (const char *const[]){"message", NULL}, &sn, scratch);
-        assert_int_equal(sn, strlen(msg));
-        assert_memory_equal(m, msg, sn);
-    }
-    for (int i = 0; i < 3; i++) {
-        jpack_release(t, p[i], n[i]);
-        free(p[i]);
-    }
-    assert_int_equal(jpack_tab_len(t), 0);
-    json_decref(v);
-
-    /* a whole value: bytes with a NUL and no valid UTF-8 (a pod record), not interned */
-    const char rec[] = {'\x02', '\0', '\xff', 'n', 's', '\x80', 'x'};
-    json_t *r = json_stringn_nocheck(rec, sizeof rec);
-    uint8_t *rp, *rp2;
-    size_t rn = jpack_encode(t, r, &rp), rn2 = jpack_encode(t, r, &rp2);
-    assert_int_equal(rn, 1 + sizeof rec);
-    assert_int_equal(rn2, rn);
-    assert_int_equal(jpack_tab_len(t), 0);
-    json_t *rb = jpack_decode(t, rp, rn);
-    assert_int_equal(json_string_length(rb), sizeof rec);
-    assert_memory_equal(json_string_value(rb), rec, sizeof rec);
-    json_decref(rb);
-    /* the same tag inside a container is not something the encoder writes: refused */
-    uint8_t nested[16] = {0};
-    size_t nn = 0;
-    uint8_t arr_tag = 0;
-    {
-        json_t *one = json_pack("[i]", 1);
-        uint8_t *ap;
-        size_t an = jpack_encode(t, one, &ap);
-        assert_true(an >= 1);
-        arr_tag = ap[0]; /* an array of one element */
-        free(ap);
-        json_decref(one);
-    }
-    nested[nn++] = arr_tag;
-    memcpy(nested + nn, rp, rn);
-    nn += rn;
-    assert_null(jpack_decode(t, nested, nn));
-    jpack_release(t, rp, rn);
-    jpack_release(t, rp2, rn2);
-    free(rp);
-    free(rp2);
-    json_decref(r);
-    jpack_tab_free(t);
-}
-
 static void test_hostile_bytes(void **state)
 {
     (void)state;
@@ -674,7 +599,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_edges),  cmocka_unit_test(test_intern_refcounts),
         cmocka_unit_test(test_hostile_bytes),     cmocka_unit_test(test_build_matches_encode),
         cmocka_unit_test(test_build_errors),      cmocka_unit_test(test_uids_and_times),
-        cmocka_unit_test(test_shared_containers), cmocka_unit_test(test_long_and_whole_strings),
+        cmocka_unit_test(test_shared_containers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
