@@ -259,6 +259,49 @@ static void test_intern_refcounts(void **state)
     jpack_tab_free(t);
 }
 
+/* A string over 64 bytes stays inline the first time and is interned when it repeats (kept
+ * while any packed value refers to it). */
+static void test_long_strings(void **state)
+{
+    (void)state;
+    struct jpack_tab *t = jpack_tab_new();
+    const char *msg = "placed on cluster cluster1 (spread, the most free wins: 90.2 percent of "
+                      "its capacity free after placement)";
+    json_t *v = json_pack("{s:s}", "message", msg);
+    uint8_t *p[3];
+    size_t n[3];
+    n[0] = jpack_encode(t, v, &p[0]);
+    assert_int_equal(jpack_tab_len(t), 1); /* the key alone: the message once is inline */
+    n[1] = jpack_encode(t, v, &p[1]);
+    assert_int_equal(jpack_tab_len(t), 2); /* seen again: interned */
+    assert_true(n[1] < n[0]);
+    n[2] = jpack_encode(t, v, &p[2]);
+    assert_int_equal(n[2], n[1]);
+    assert_int_equal(jpack_tab_len(t), 2);
+    for (int i = 0; i < 3; i++) {
+        json_t *back = jpack_decode(t, p[i], n[i]);
+        assert_true(json_equal(back, v));
+        json_decref(back);
+        size_t sn = 0;
+        char scratch[JPACK_SCRATCH];
+        const char *m =
+            jpack_get_str(t, p[i], n[i], (const char *const[]){"message", NULL}, &sn, scratch);
+        assert_int_equal(sn, strlen(msg));
+        assert_memory_equal(m, msg, sn);
+    }
+    jpack_release(t, p[1], n[1]);
+    free(p[1]);
+    assert_int_equal(jpack_tab_len(t), 2); /* p[2] still refers to it */
+    jpack_release(t, p[2], n[2]);
+    free(p[2]);
+    assert_int_equal(jpack_tab_len(t), 1);
+    jpack_release(t, p[0], n[0]);
+    free(p[0]);
+    assert_int_equal(jpack_tab_len(t), 0);
+    json_decref(v);
+    jpack_tab_free(t);
+}
+
 static void test_hostile_bytes(void **state)
 {
     (void)state;
@@ -599,7 +642,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_edges),  cmocka_unit_test(test_intern_refcounts),
         cmocka_unit_test(test_hostile_bytes),     cmocka_unit_test(test_build_matches_encode),
         cmocka_unit_test(test_build_errors),      cmocka_unit_test(test_uids_and_times),
-        cmocka_unit_test(test_shared_containers),
+        cmocka_unit_test(test_shared_containers), cmocka_unit_test(test_long_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
