@@ -40,8 +40,9 @@ enum {
  * maximum it is not looked at: hashing it at every level would cost more than it saves. */
 #define JP_SHARE_MIN 16
 #define JP_SHARE_MAX 16384
-/* How many recent containers' hashes are remembered (a direct-mapped filter): a container is
- * shared on its second sighting within that window, so one seen once costs nothing. */
+/* How many recent hashes of containers and long strings are remembered (a direct-mapped
+ * filter): one is shared or interned on its second sighting within that window, so one seen
+ * once costs nothing. */
 #define JP_SEEN_BITS 14
 
 /* In a list of references taken: a shared container's id, not a string's. */
@@ -65,7 +66,8 @@ struct jp_set {
 struct jpack_tab {
     struct jp_set strs;   /* interned strings */
     struct jp_set shared; /* shared containers: packed bytes that hold their own references */
-    uint32_t *seen;       /* hashes | 1 of containers packed lately, 1 << JP_SEEN_BITS (lazily) */
+    uint32_t *seen; /* hashes | 1 of containers and long strings packed lately, 1 << JP_SEEN_BITS
+                       (lazily) */
 };
 
 /* The references a packed value holds, in the order they were taken (JP_SHR_BIT: a shared

@@ -27,8 +27,10 @@
  * Interning: object keys always, and string values that are likely to repeat
  * across objects (see jpack.c: values that look unique by shape — uids and
  * timestamps that are not packed as numbers, all-digit strings such as
- * resourceVersions — and long ones stay inline: in the table they would cost
- * more than their bytes).
+ * resourceVersions — stay inline: in the table they would cost more than their
+ * bytes). A value over 64 bytes is interned only once it repeats (in the table
+ * already, or seen lately in the filter the shared containers use), so a
+ * unique message stays inline and a repeated one is kept once.
  * The table (struct jpack_tab) counts one reference per occurrence in a
  * packed string; jpack_release() drops them, and a string goes from the table
  * when its last reference does. The creator owns the table; it can be shared
