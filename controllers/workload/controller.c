@@ -540,11 +540,6 @@ static char *placed_rec_new(const char *key, const char *cluster)
     return r;
 }
 
-static const char *placed_rec_key(const void *r)
-{
-    return r;
-}
-
 static const char *placed_rec_cluster(const char *r)
 {
     return r + strlen(r) + 1;
@@ -560,7 +555,7 @@ static int enqueue_placed_cb(void *r, void *ud)
 {
     const struct placed_walk *w = ud;
     if (strcmp(placed_rec_cluster(r), w->cluster) == 0)
-        wq_add(w->c->q, placed_rec_key(r));
+        wq_add(w->c->q, r); /* the record begins with the key */
     return 0;
 }
 
@@ -568,13 +563,6 @@ static void enqueue_placed_on(struct wlc *c, const char *cluster)
 {
     struct placed_walk w = {c, cluster};
     keyset_foreach(&c->placed, enqueue_placed_cb, &w);
-}
-
-static int free_cb(void *p, void *ud)
-{
-    (void)ud;
-    free(p);
-    return 0;
 }
 
 /* Record what the pass over `key` depended on: `waiting`, it read every
@@ -1710,7 +1698,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->finished_logged = json_object();
     c->gc_said = json_object();
     c->deferred = json_object();
-    keyset_init(&c->placed, placed_rec_key);
+    keyset_init(&c->placed, keyset_str_key);
     c->born_ms = now_ms(c);
     if (c->cfg.metrics_stale_after_ms <= 0)
         c->cfg.metrics_stale_after_ms = 120000;
@@ -1751,8 +1739,7 @@ void wlc_free(struct wlc *c)
     place_resv_free(&c->resv);
     strmap_free(&c->parsed_cm, parsed_cm_free);
     strmap_free(&c->waiting, NULL);
-    keyset_foreach(&c->placed, free_cb, NULL);
-    keyset_free(&c->placed);
+    keyset_free_elems(&c->placed, free);
     strmap_free(&c->seen_usable, NULL);
     strmap_free(&c->dispatching, NULL);
     strmap_free(&c->relays, NULL);

@@ -491,7 +491,7 @@ static bool seen_before(struct jpack_tab *t, uint32_t h)
  * holds it or it was packed lately (its second sighting within the window); else UINT32_MAX: it
  * stays inline. Workloads' admission check messages ("placed on cluster ... percent of its
  * capacity free") and the hub jobs' remote-status annotation repeat whole across objects
- * (docs/performance.md "Long strings interned on repeat"). */
+ * (docs/performance.md "Index records, long strings, pod records in the stores"). */
 static uint32_t long_str_ref(struct jpack_tab *t, const char *s, size_t n)
 {
     if (n > JP_SHARE_MAX)

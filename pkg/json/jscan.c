@@ -831,7 +831,7 @@ void jscan_paths_free(struct jscan_paths *ps)
 static int pathset_parse(struct pathset *s, const char *const *paths, struct err *e)
 {
     size_t count = 0;
-    while (paths && paths[count] && count <= JSCAN_PATHS_MAX)
+    while (paths && paths[count] && count < JSCAN_PATHS_MAX) /* more are refused below */
         count++;
     s->seg = count ? xmalloc(count * sizeof(*s->seg)) : NULL;
     for (size_t i = 0; paths && paths[i]; i++) {

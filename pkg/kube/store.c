@@ -36,7 +36,8 @@ struct iset {
 /* One index value and its keys, an element of the index's keyset (keyed by the value): one
  * allocation holding the value and, while it has one key, that key. A strmap of value copies to
  * tagged key copies cost two allocations and a 24-byte slot per value, about 2 MB for the 50,000
- * indexed objects of bench-scale (docs/performance.md "Index values in one record"). */
+ * indexed objects of bench-scale (docs/performance.md "Index records, long strings, pod records in
+ * the stores"). */
 struct ixval {
     struct iset *set; /* NULL: the one key follows the value */
     char v[];         /* the value and a NUL, then (set NULL) the key and a NUL */
@@ -261,25 +262,12 @@ static struct ixval *ixval_new(const char *value, const char *key)
     return x;
 }
 
-static const char *key_itself(const void *key)
-{
-    return key;
-}
-
-static int free_elem_cb(void *elem, void *ud)
-{
-    (void)ud;
-    free(elem);
-    return 0;
-}
-
 static void iset_free(struct iset *set)
 {
     if (!set)
         return;
     if (set->big) {
-        keyset_foreach(set->big, free_elem_cb, NULL);
-        keyset_free(set->big);
+        keyset_free_elems(set->big, free);
         free(set->big);
     }
     for (uint32_t i = 0; !set->big && i < set->n; i++)
@@ -288,8 +276,9 @@ static void iset_free(struct iset *set)
     free(set);
 }
 
-static void ixval_free(struct ixval *x)
+static void ixval_free(void *p)
 {
+    struct ixval *x = p;
     if (x)
         iset_free(x->set);
     free(x);
@@ -319,7 +308,7 @@ static void iset_add(struct iset *set, const char *key)
             return;
     if (set->n == ISET_SMALL) {
         set->big = xcalloc(1, sizeof(*set->big));
-        keyset_init(set->big, key_itself);
+        keyset_init(set->big, keyset_str_key);
         for (uint32_t i = 0; i < set->n; i++)
             keyset_put(set->big, set->keys[i]); /* the copy moves */
         free(set->keys);
@@ -642,21 +631,13 @@ static int free_entry_cb(void *val, void *ud)
     return 0;
 }
 
-static int ixval_free_cb(void *x, void *ud)
-{
-    (void)ud;
-    ixval_free(x);
-    return 0;
-}
-
 void store_free(struct store *s)
 {
     if (!s)
         return;
     for (size_t i = 0; i < s->nidx; i++) {
         free(s->idx[i].name);
-        keyset_foreach(&s->idx[i].map, ixval_free_cb, NULL);
-        keyset_free(&s->idx[i].map);
+        keyset_free_elems(&s->idx[i].map, ixval_free);
         view_free(s->idx[i].view);
     }
     free(s->idx);

@@ -22,6 +22,19 @@ void keyset_free(struct keyset *s)
     s->cap = s->n = 0;
 }
 
+void keyset_free_elems(struct keyset *s, void (*free_elem)(void *elem))
+{
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->v[i])
+            free_elem(s->v[i]);
+    keyset_free(s);
+}
+
+const char *keyset_str_key(const void *elem)
+{
+    return elem;
+}
+
 /* The slot holding `key`, or the free slot where it would go. */
 static size_t find_slot(const struct keyset *s, const char *key, uint32_t h)
 {

@@ -27,6 +27,11 @@ struct keyset {
 void keyset_init(struct keyset *s, const char *(*key_of)(const void *elem));
 /* Free the table (not the elements). The set is empty afterwards and can be reused. */
 void keyset_free(struct keyset *s);
+/* Call free_elem on every element, then keyset_free(). */
+void keyset_free_elems(struct keyset *s, void (*free_elem)(void *elem));
+/* A key_of for elements that begin with their key: a C string, or a record whose first bytes
+ * are the key and its NUL. */
+const char *keyset_str_key(const void *elem);
 /* The element whose key is `key`, or NULL. */
 void *keyset_get(const struct keyset *s, const char *key);
 /* Add elem (not NULL), replacing the element with the same key: returns that one, or NULL. */

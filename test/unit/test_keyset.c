@@ -69,6 +69,30 @@ static int map_walk_cb(const char *key, void *val, void *ud)
 /* Random puts, replacements and deletes (long probe runs: keys with equal hashes modulo the
  * table, deletions in the middle of runs) against a strmap: the same elements, found the same,
  * walked in the same order. */
+/* Elements that are their own key (keyset_str_key), records whose key comes first included;
+ * keyset_free_elems frees each one (the unit tests' leak check fails on one left) and empties the
+ * set. */
+static void test_str_key_and_free_elems(void **state)
+{
+    (void)state;
+    struct keyset s;
+    keyset_init(&s, keyset_str_key);
+    char *rec = malloc(8);
+    memcpy(rec, "ns/a\0c1", 8); /* a key, then more bytes */
+    assert_null(keyset_put(&s, rec));
+    for (int i = 0; i < 100; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "k%d", i);
+        assert_null(keyset_put(&s, strdup(k)));
+    }
+    assert_ptr_equal(keyset_get(&s, "ns/a"), rec);
+    assert_non_null(keyset_get(&s, "k42"));
+    assert_null(keyset_get(&s, "c1"));
+    keyset_free_elems(&s, free);
+    assert_int_equal(keyset_len(&s), 0);
+    assert_null(keyset_get(&s, "ns/a"));
+}
+
 static void test_against_strmap(void **state)
 {
     (void)state;
@@ -126,6 +150,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_put_get_del),
         cmocka_unit_test(test_against_strmap),
+        cmocka_unit_test(test_str_key_and_free_elems),
     };
     return cmocka_run_group_tests_name("keyset", tests, NULL, NULL);
 }
