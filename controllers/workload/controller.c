@@ -53,6 +53,10 @@ struct wlc {
      * `at` ms; until the stores show newer versions, a pass would decide on
      * the view the writes replaced and write the same again (own_held) */
     json_t *written;
+    /* key -> {cluster, token, at}: a pass made the copy of admission `token` on `cluster` at
+     * `at` ms; until the worker's store shows it (10 s at most), a pass must not make it again
+     * (wl_snapshot.copy_sent) */
+    json_t *copy_sent;
     /* key -> Kueue's reason last relayed as an Event on the job of a Workload
      * without our check (once per change, not once per pass) */
     json_t *relayed;
@@ -112,6 +116,8 @@ struct pass {
     struct wlc *c;
     char *key;
     char *placed;         /* a copy is created on this cluster */
+    bool create;          /* by this pass's create (else seen, an earlier failed pass's) */
+    bool pending_had;     /* create: an earlier failed pass may have made it, uncounted */
     int64_t reserved_ms;  /* QuotaReserved lastTransitionTime, 0 = unknown */
     char *evicted;        /* the placement on this cluster is undone */
     bool rejected;        /* the check goes Rejected (fits no cluster) */
@@ -186,12 +192,19 @@ static void update_depth(struct wlc *c)
     metrics_gauge_set(c->m_depth, (double)(ws.depth + ws.waiting));
 }
 
-/* Count a completed pass. */
-static void pass_account(struct pass *p, int rc, bool count_error)
+/* Count a completed pass. A create that found our copy there (an earlier pass made it, the
+ * worker's store did not show it yet) counts no placement again, unless that pass failed
+ * before counting it (pending_placed). */
+static void pass_account(struct pass *p, const struct wlx_result *r, bool count_error)
 {
     struct wlc *c = p->c;
+    int rc = r->rc;
     if (!c->m_placed)
         return;
+    if (p->create && r->copy_found && !p->pending_had) {
+        free(p->placed);
+        p->placed = NULL;
+    }
     if (rc < 0) {
         if (count_error) /* not the switch to merge patches on a server without SSA */
             metrics_counter_inc(c->m_errors);
@@ -323,6 +336,18 @@ static void echo_settle(struct wlc *c, const char *key, const struct pass *p,
     }
 }
 
+/* A pass made the copy (or found the one an earlier pass made): no pass makes it again until
+ * the worker's store shows it (copy_sent_held). */
+static void copy_sent_note(struct wlc *c, const char *key, const struct pass *p,
+                           const struct wlx_result *r)
+{
+    if (!p->create || !p->token || !(r->copy_created || r->copy_found))
+        return;
+    json_object_set_new(c->copy_sent, key,
+                        json_pack("{s:s, s:s, s:I}", "cluster", p->placed, "token", p->token, "at",
+                                  (json_int_t)now_ms(c)));
+}
+
 /* The "job placed" line, once per placement token of the key. */
 static void log_placed(struct wlc *c, const char *key, const json_t *pl)
 {
@@ -405,7 +430,8 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
     if (p->said.kind == WL_OUT_DISPATCHED && r->rc == 0)
         log_dispatched(c, key, p);
     own_note(c, key, p, r);
-    pass_account(p, r->rc, !r->apply_unsupported && !r->meta_status_dropped);
+    copy_sent_note(c, key, p, r);
+    pass_account(p, r, !r->apply_unsupported && !r->meta_status_dropped);
     pass_free(p);
     if (r->apply_unsupported) {
         /* normally found by the start-up probe (wlrun.c); once either way */
@@ -1136,8 +1162,12 @@ static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_out
     struct pass *ps = xcalloc(1, sizeof *ps);
     ps->c = c;
     ps->key = xstrdup(key);
+    json_t *pend = json_object_get(c->pending_placed, key);
+    const char *pend_c = pend ? jx_str(pend, "cluster", NULL) : NULL;
     if (o->kind == WL_OUT_DISPATCHED) {
         ps->placed = xstrdup(o->cluster);
+        ps->create = true;
+        ps->pending_had = pend_c && strcmp(pend_c, o->cluster) == 0;
         ps->token = wl_placement_token(wl);
         json_t *qr = jx_cond_find(wl, "QuotaReserved");
         ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
@@ -1157,8 +1187,6 @@ static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_out
     ps->said.told = o->told ? xstrdup(o->told) : NULL;
     const char *wl_rv = jx_resource_version(wl);
     ps->wl_rv = wl_rv ? xstrdup(wl_rv) : NULL;
-    json_t *pend = json_object_get(c->pending_placed, key);
-    const char *pend_c = pend ? jx_str(pend, "cluster", NULL) : NULL;
     if (pend_c && !ps->placed && copy_on_cluster(cw, pend_c)) {
         /* the earlier create did happen */
         ps->placed = xstrdup(pend_c);
@@ -1254,6 +1282,24 @@ static bool snapshot_take(struct wlc *c, const char *key, bool owned, struct rec
 
 /* The parts of the snapshot only a Workload with our check needs: the
  * per-cluster fit, and the state of the cluster the job is placed on. */
+/* True while the copy of the Workload's admission that a pass made on `placed` is not in the
+ * worker's store yet (10 s at most: a copy deleted before its informer ever showed it is made
+ * again then). Drops the entry once over. */
+static bool copy_sent_held(struct wlc *c, const struct recon *r, const char *placed)
+{
+    json_t *cs = json_object_get(c->copy_sent, r->key);
+    if (!cs)
+        return false;
+    char *tok = wl_placement_token(r->wl);
+    bool held = placed && tok && strcmp(jx_str(cs, "cluster", ""), placed) == 0 &&
+                strcmp(jx_str(cs, "token", ""), tok) == 0 &&
+                r->s.now_ms - jx_int(cs, "at", 0) <= 10000 && !copy_on_cluster(&r->cw, placed);
+    free(tok);
+    if (!held)
+        json_object_del(c->copy_sent, r->key);
+    return held;
+}
+
 static void snapshot_ours(struct wlc *c, struct recon *r)
 {
     struct wl_snapshot *s = &r->s;
@@ -1266,6 +1312,7 @@ static void snapshot_ours(struct wlc *c, struct recon *r)
                                           &s->placed.unusable_since_ms);
         s->unsched = unsched_of(c, placed, r->job, &r->us);
     }
+    s->copy_sent = copy_sent_held(c, r, placed);
 }
 
 /* Our own placement write, not yet delivered by the job informer, is held
@@ -1602,6 +1649,7 @@ static void process(struct wq *q, const char *key, void *ud)
     if (!taken) {
         json_object_del(c->placing, key);
         json_object_del(c->written, key);
+        json_object_del(c->copy_sent, key);
         json_object_del(c->relayed, key);
         json_object_del(c->refused, key);
         json_object_del(c->placed_logged, key);
@@ -1691,6 +1739,7 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     ev_init(&c->ac_grace, ac_retry_cb);
     c->ac_grace.data = c;
     c->placing = json_object();
+    c->copy_sent = json_object();
     c->written = json_object();
     c->relayed = json_object();
     c->refused = json_object();
@@ -1751,6 +1800,7 @@ void wlc_free(struct wlc *c)
     ev_timer_stop(c->cfg.loop, &c->ac_retry);
     ev_timer_stop(c->cfg.loop, &c->ac_grace);
     json_decref(c->placing);
+    json_decref(c->copy_sent);
     json_decref(c->written);
     json_decref(c->relayed);
     json_decref(c->refused);

@@ -938,6 +938,10 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
     if (!copy) {
         if (!s->placed.reachable)
             return;
+        if (s->copy_sent) {
+            act_requeue(a, 1000); /* the copy's event queues the key; a backstop */
+            return;
+        }
         if (s->n_copies > 0) {
             /* one copy at a time: the one elsewhere (deleted above) goes first;
              * its deletion event queues the key again, the timer is a backstop */

@@ -51,7 +51,8 @@
  *     deleted and its status never mirrored; the copy on c is
  *     created when absent (the placement was recorded in the hub first, in
  *     state 5, so a crash never yields two copies), Event Dispatched (naming the
- *     injected nodeSelector keys, if any); when present its status
+ *     injected nodeSelector keys, if any), unless copy_sent (an earlier pass made
+ *     it, the worker's store does not show it yet): requeue; when present its status
  *     comes back (xf.h (d)): hub job status patch (status subresource)
  *     when the final/mirrored status differs (a batch/v1 hub job not managed by our
  *     syncer that shows the copy's result already is left to its Job controller),
@@ -187,6 +188,11 @@ struct wl_snapshot {
      * Workload write's only change, so a burst of placements is not behind the status
      * writes of jobs already placed (the Workload status write is the scarce one). */
     bool defer_running;
+    /* An earlier pass of this admission made the copy on the placed cluster and the worker's
+     * store does not show it yet (watch events lag write responses; the driver's call, for a
+     * few seconds at most): a pass now must not create it again (a second Dispatched Event, a
+     * 409 and a read on the worker). */
+    bool copy_sent;
     struct wl_opts opts;
 };
 

@@ -89,7 +89,7 @@ static void on_existing(void *ud, const struct kube_result *r)
     if (r->rc < 0) {
         batch_fail(b, r->rc, r->err, "request failed");
     } else if (xf_is_ours(r->body, &want)) {
-        /* created by an earlier pass: done */
+        b->res.copy_found = true; /* created by an earlier pass: done */
     } else if (xf_is_ours(r->body, &ours)) {
         err_set(&e, -EEXIST, "cluster %s: an older copy %s is still there (it is being removed)",
                 c->cluster, c->path);
@@ -257,6 +257,8 @@ static void on_done(void *ud, const struct kube_result *r)
         b->res.job_patched = true;
     if (ok && c->type == WL_ACT_PATCH_JOB_STATUS)
         b->res.job_status_written = true;
+    if (ok && c->type == WL_ACT_CREATE_COPY)
+        b->res.copy_created = true;
     if (!ok) {
         log_v(b->lg, 2, "workload write failed", "workload", b->key, "error", r->err->msg);
         batch_fail(b, r->rc, r->err, "request failed");

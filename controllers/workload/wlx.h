@@ -85,6 +85,11 @@ struct wlx_result {
     /* A WL_ACT_PATCH_JOB_STATUS (the status returned onto the hub job) succeeded, even
      * when another call of the batch failed. */
     bool job_status_written;
+    /* The WL_ACT_CREATE_COPY made the copy (201): `copy_created`; or found the copy an earlier
+     * pass made (409 AlreadyExists, the object there ours): `copy_found`. Either way the copy
+     * is on the worker even when another call of the batch failed. */
+    bool copy_created;
+    bool copy_found;
     /* The workload status apply got 415 Unsupported Media Type: the server has
      * no server-side apply (the devhub); use the merge patch form. */
     bool apply_unsupported;

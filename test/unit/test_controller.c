@@ -1650,6 +1650,54 @@ static void two_placed_free(struct two_placed *t)
         json_decref(v[i]);
 }
 
+/* The copy a pass made is not in the worker's store yet (its watch lags the create's answer)
+ * when another change of the hub job queues the Workload: that pass makes no second copy (a
+ * second POST, 409 and GET; a second Dispatched Event; the placement counted twice, as the
+ * metrics e2e caught on a busy machine). A copy the store never shows is made again after
+ * 10 s; a create that finds our copy there counts no second placement. */
+static void test_no_second_copy_before_copy_event(void **state)
+{
+    struct fx *f = *state;
+    struct one_placed o;
+    one_placed(f, &o);
+    assert_metric(f, "kueue_ks_workloads_placed_total{cluster=\"c1\"} 1");
+    json_t *lab = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "team", "a");
+    json_t *job3 = deliver(f->jobs, "default/sample", lab, "7"); /* another writer's change */
+    uint64_t r0 = reconciles(f);
+    wlc_on_job(f->c, job3);
+    run_passes(f, r0 + 1);
+    tloop_run_for(f->loop, 0.2);
+    if (fakesrv_nreq(f->w_srv) != 1 || fakesrv_nreq(f->hub_srv) != 2) {
+        struct fakesrv_req *r = fakesrv_nreq(f->w_srv) > 1 ? fakesrv_req_get(f->w_srv, 1)
+                                                           : fakesrv_req_get(f->hub_srv, 2);
+        fail_msg("a pass before the copy's event wrote: %s %s", r->method, r->path);
+    }
+    assert_metric(f, "kueue_ks_workloads_placed_total{cluster=\"c1\"} 1");
+    assert_metric(f, "kueue_ks_dispatch_latency_seconds_count 1");
+
+    /* 10 s on, the store still without it: made again; the create finds ours there */
+    f->now_ms = NOW_MS + 11000;
+    fakesrv_push_status(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", 409,
+                        "AlreadyExists", "jobs.batch \"sample\" already exists");
+    char *ours = json_dumps(o.cp, JSON_COMPACT);
+    fakesrv_push_json(f->w_srv, "GET", "/apis/batch/v1/namespaces/default/jobs/sample", NULL, 200,
+                      ours);
+    free(ours);
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 2, 3);
+    tloop_run_for(f->loop, 0.2);
+    assert_int_equal(fakesrv_nreq(f->w_srv), 3);
+    assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.failures, 0);
+    assert_metric(f, "kueue_ks_workloads_placed_total{cluster=\"c1\"} 1");
+    assert_metric(f, "kueue_ks_dispatch_latency_seconds_count 1");
+    json_decref(job3);
+    json_decref(lab);
+    one_placed_free(&o);
+}
+
 /* A placement is held as a reservation until the cluster's metrics show its pods: once the
  * copy (batch/v1 Job) has all its pods ready, metrics written 2 s later do, without waiting
  * out the 30 s settle time (the pods counted twice meanwhile: a burst could use about half of
@@ -2692,6 +2740,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dispatching_workload_event_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watched_change_ahead_of_restart_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_workload_quiet_by_default, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_second_copy_before_copy_event, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

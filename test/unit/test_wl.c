@@ -190,6 +190,7 @@ struct tcase {
     bool direct_off;
     bool unreachable;
     bool unusable;
+    bool copy_sent; /* an earlier pass made the copy, the worker's store does not show it yet */
     int64_t lost_ms;
     bool delete_on_completion;
     bool want_placement;
@@ -431,6 +432,14 @@ static const struct tcase cases[] = {
      .want = {"create-copy c1 default/sample",
               "event job Normal Dispatched: Created on cluster c1; nodeSelector added from the "
               "admitted flavors: {\"spec.template\":{\"instance\":\"spot\"}}"}},
+    {.name = "placed, copy made by an earlier pass, not in the worker's store yet: not made "
+             "again (no second Dispatched Event), requeue",
+     .out = "none",
+     .wl = RESERVED_ASSIGNED("Pending"),
+     .job = JOB_PLACED_C1,
+     .place = -1,
+     .copy_sent = true,
+     .want = {"requeue 1000"}},
     {.name = "placed, ClusterAssigned missing (crash after the job patch): set it",
      .out = "none",
      .wl = RESERVED("Pending"),
@@ -895,6 +904,7 @@ static void run_case_form(const struct tcase *c, bool copy_form)
         .unsched = c->unsched_ms > 0 ? &us : NULL,
         .now_ms = 1000000,
         .now = NOW,
+        .copy_sent = c->copy_sent,
         .opts = {.direct = !c->direct_off,
                  .delete_on_completion = c->delete_on_completion,
                  .worker_lost_timeout_ms = 300000,

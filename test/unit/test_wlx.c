@@ -227,6 +227,9 @@ static void test_all_actions(void **state)
     assert_true(f->res.job_patched);
     assert_true(f->res.job_status_written);
     assert_false(f->res.wl_changed);
+    /* the create found our copy (409, then the GET): there, not made by this pass */
+    assert_true(f->res.copy_found);
+    assert_false(f->res.copy_created);
     assert_string_equal(f->reserved, "c1");
     assert_int_equal(f->unreserved, 1);
     assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
@@ -513,6 +516,8 @@ static void test_dynamic_kind_paths(void **state)
     run(f);
     assert_int_equal(f->res.rc, 0);
     assert_int_equal(f->res.calls, 3);
+    assert_true(f->res.copy_created);
+    assert_false(f->res.copy_found);
     assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
     assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
     struct fakesrv_req *r = find_req(f->hub_srv, "PATCH", obj_path);
