@@ -141,18 +141,54 @@ struct cache_mode {
     store_index_fn idx; /* an index to register, or NULL */
 };
 
+/* Every string value of v equal to one of from[0..n) replaced by the same index of to. */
+static void replace_strings(json_t *v, const char *const *from, const char *const *to, size_t n)
+{
+    const char *k;
+    json_t *m;
+    size_t i;
+    if (json_is_object(v)) {
+        json_object_foreach(v, k, m)
+        {
+            for (size_t j = 0; json_is_string(m) && j < n; j++)
+                if (from[j] && strcmp(json_string_value(m), from[j]) == 0) {
+                    json_string_set(m, to[j]);
+                    break;
+                }
+            replace_strings(m, from, to, n);
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, m)
+        {
+            replace_strings(m, from, to, n);
+        }
+    }
+}
+
 static size_t cached_per_object_mode(const json_t *proto, int n, store_project_fn proj,
                                      const struct cache_mode *m)
 {
     size_t before = heap_used();
     json_t *list = json_array();
+    const json_t *pmd = json_object_get(proto, "metadata");
+    const json_t *own = json_array_get(json_object_get(pmd, "ownerReferences"), 0);
+    const char *from[] = {json_string_value(json_object_get(pmd, "name")),
+                          json_string_value(json_object_get(pmd, "uid")),
+                          json_string_value(json_object_get(own, "name")),
+                          json_string_value(json_object_get(own, "uid"))};
     for (int i = 0; i < n; i++) {
-        /* a list decodes every object anew: nothing shared between them */
+        /* a list decodes every object anew: nothing shared between them. Each copy has its own
+         * name and uid wherever the object repeats them, as a real server's objects do (a
+         * Job's selector and template labels, a Workload's owner and its job-uid label). */
         json_t *o = json_deep_copy(proto);
-        json_t *md = json_object_get(o, "metadata");
-        char name[64], uid[48];
-        snprintf(name, sizeof name, "%s-%06d", json_string_value(json_object_get(md, "name")), i);
+        char name[64], uid[48], oname[64], ouid[48];
+        snprintf(name, sizeof name, "%s-%06d", from[0] ? from[0] : "x", i);
         snprintf(uid, sizeof uid, "0b7c6a1e-%04x-4e9b-9d51-%012d", i & 0xffff, i);
+        snprintf(oname, sizeof oname, "%s-%06d", from[2] ? from[2] : "x", i);
+        snprintf(ouid, sizeof ouid, "0b7c6a1f-%04x-4e9b-9d51-%012d", i & 0xffff, i);
+        const char *to[] = {name, uid, oname, ouid};
+        replace_strings(o, from, to, 4);
+        json_t *md = json_object_get(o, "metadata");
         json_object_set_new(md, "name", json_string(name));
         json_object_set_new(md, "uid", json_string(uid));
         json_array_append_new(list, o);

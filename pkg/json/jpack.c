@@ -27,7 +27,31 @@ enum {
     T_UUID,
     T_TIME,
     T_SHR, /* a shared container: its id in the table's second set */
+    T_REF, /* the string of one of the object's own fields (enum jp_ref) */
     T_MAX
+};
+
+/* What a T_REF names: the root object's metadata.uid and metadata.name, and those of its first
+ * owner reference. Any later string value equal to one is packed as a reference to it (one
+ * byte): a Job's controller-uid and job-name labels in its selector and pod template, and a
+ * Workload's pod template labels naming its job, repeat them, and with them as references the
+ * template is the same bytes across the objects of a sweep, so it is shared
+ * (docs/performance.md "Own fields as references"). */
+enum jp_ref { REF_UID, REF_NAME, REF_OWNER_UID, REF_OWNER_NAME, JP_REFS };
+
+/* A field longer than this is not referred to (Kubernetes names are at most 253 bytes). */
+#define JP_REF_MAX 253
+
+/* Where a container is, for the fields a T_REF names: the root object, its metadata, the
+ * metadata's ownerReferences, their first element; anywhere else. */
+enum jp_at { AT_OTHER, AT_ROOT, AT_META, AT_OWNERS, AT_OWNER0 };
+
+/* The referable fields packed so far (in the order of packing: a reference only follows the
+ * field it names). */
+struct jp_self {
+    bool set[JP_REFS];
+    size_t len[JP_REFS];
+    char s[JP_REFS][JP_REF_MAX];
 };
 
 /* A string value longer than this is interned only once it repeats (long_str_ref): long values
@@ -359,6 +383,56 @@ static bool should_intern(const char *s, size_t n)
     return true;
 }
 
+/* ---- own fields as references -------------------------------------------------- */
+
+/* The field (enum jp_ref) a member `k` of a container at `at` is, or -1. */
+static int member_ref(enum jp_at at, const char *k, size_t n)
+{
+    if (at != AT_META && at != AT_OWNER0)
+        return -1;
+    int base = at == AT_META ? REF_UID : REF_OWNER_UID;
+    if (n == 3 && memcmp(k, "uid", 3) == 0)
+        return base;
+    if (n == 4 && memcmp(k, "name", 4) == 0)
+        return base + 1;
+    return -1;
+}
+
+/* Where the container value of member `k` of a container at `at` is. */
+static enum jp_at member_at(enum jp_at at, const char *k, size_t n, bool obj)
+{
+    if (at == AT_ROOT && obj && n == 8 && memcmp(k, "metadata", 8) == 0)
+        return AT_META;
+    if (at == AT_META && !obj && n == 15 && memcmp(k, "ownerReferences", 15) == 0)
+        return AT_OWNERS;
+    return AT_OTHER;
+}
+
+/* Where the container at index i of an array at `at` is. */
+static enum jp_at elem_at(enum jp_at at, uint64_t i, bool obj)
+{
+    return at == AT_OWNERS && i == 0 && obj ? AT_OWNER0 : AT_OTHER;
+}
+
+/* The field s[0..n) equals, or -1. */
+static int self_match(const struct jp_self *cx, const char *s, size_t n)
+{
+    for (int k = 0; k < JP_REFS; k++)
+        if (cx->set[k] && cx->len[k] == n && memcmp(cx->s[k], s, n) == 0)
+            return k;
+    return -1;
+}
+
+/* Field `k` (or none, -1) is s[0..n): note it for the values that follow. */
+static void self_note(struct jp_self *cx, int k, const char *s, size_t n)
+{
+    if (k < 0 || n == 0 || n > JP_REF_MAX || cx->set[k])
+        return;
+    memcpy(cx->s[k], s, n);
+    cx->len[k] = n;
+    cx->set[k] = true;
+}
+
 /* ---- uids and timestamps ------------------------------------------------------ */
 
 /* The two string shapes every Kubernetes object repeats and that do not repeat across
@@ -541,6 +615,21 @@ static uint32_t wr_str(struct jpack_tab *t, struct wr *w, const char *s, size_t 
     return UINT32_MAX;
 }
 
+/* A string value that may be one of the object's own fields (a reference then), and may be one
+ * (`field`, -1 = not): interned (its id, a reference taken) or not (UINT32_MAX). */
+static uint32_t wr_str_self(struct jpack_tab *t, struct wr *w, struct jp_self *cx, int field,
+                            const char *s, size_t n)
+{
+    int k = n ? self_match(cx, s, n) : -1;
+    uint32_t id = UINT32_MAX;
+    if (k >= 0)
+        wr_tag(w, T_REF, (uint64_t)k);
+    else
+        id = wr_str(t, w, s, n);
+    self_note(cx, field, s, n);
+    return id;
+}
+
 /*
  * The object or array just written at w->p[pos..w->len), nested in another, with the
  * references tk->v[tk0..): replaced by a reference to a shared copy when the table holds one
@@ -571,7 +660,9 @@ static void share(struct jpack_tab *t, struct wr *w, size_t pos, struct refs *tk
     refs_push(tk, id | JP_SHR_BIT);
 }
 
-static int enc(struct jpack_tab *t, struct wr *w, struct refs *tk, const json_t *v, int depth)
+/* Encode v, a container at `at` when it is one, and the field `field` (-1: none) when a string. */
+static int enc(struct jpack_tab *t, struct wr *w, struct refs *tk, struct jp_self *cx,
+               const json_t *v, int depth, enum jp_at at, int field)
 {
     if (depth > JPACK_MAX_DEPTH)
         return -1;
@@ -592,7 +683,7 @@ static int enc(struct jpack_tab *t, struct wr *w, struct refs *tk, const json_t 
         wr_real(w, json_real_value(v));
         return 0;
     case JSON_STRING: {
-        uint32_t id = wr_str(t, w, json_string_value(v), json_string_length(v));
+        uint32_t id = wr_str_self(t, w, cx, field, json_string_value(v), json_string_length(v));
         if (id != UINT32_MAX)
             refs_push(tk, id);
         return 0;
@@ -608,7 +699,8 @@ static int enc(struct jpack_tab *t, struct wr *w, struct refs *tk, const json_t 
             uint32_t id = tab_ref(t, key, klen);
             refs_push(tk, id);
             wr_varint(w, id);
-            if (enc(t, w, tk, m, depth + 1) < 0)
+            if (enc(t, w, tk, cx, m, depth + 1, member_at(at, key, klen, json_is_object(m)),
+                    member_ref(at, key, klen)) < 0)
                 return -1;
         }
         if (depth)
@@ -622,7 +714,7 @@ static int enc(struct jpack_tab *t, struct wr *w, struct refs *tk, const json_t 
         json_t *m;
         json_array_foreach(v, i, m)
         {
-            if (enc(t, w, tk, m, depth + 1) < 0)
+            if (enc(t, w, tk, cx, m, depth + 1, elem_at(at, i, json_is_object(m)), -1) < 0)
                 return -1;
         }
         if (depth)
@@ -641,7 +733,11 @@ struct jp_frame {
     size_t key0; /* objects: its keys' ids start at kids.v[key0] */
     size_t tk0;  /* its references start at taken.v[tk0] */
     bool obj;
-    bool keyed; /* objects: a key came, its value not yet */
+    bool keyed;      /* objects: a key came, its value not yet */
+    uint8_t at;      /* enum jp_at */
+    int8_t field;    /* objects: the field (enum jp_ref) the keyed member is, -1 = none */
+    uint8_t kat_obj; /* objects: where the keyed member is when an object / an array */
+    uint8_t kat_arr;
 };
 
 struct jpack_build {
@@ -652,6 +748,7 @@ struct jpack_build {
     struct refs kids;  /* the key ids of the open objects, innermost last (no references) */
     struct refs taken; /* every reference the value holds, to give back if it is dropped */
     bool done;         /* a whole value is built */
+    struct jp_self cx; /* the value's referable fields so far */
 };
 
 struct jpack_build *jpack_build_new(struct jpack_tab *t)
@@ -666,6 +763,7 @@ void jpack_build_reset(struct jpack_build *b)
     refs_give_back(b->t, &b->taken, 0);
     b->kids.n = b->depth = b->w.len = 0;
     b->done = false;
+    memset(b->cx.set, 0, sizeof b->cx.set);
 }
 
 void jpack_build_free(struct jpack_build *b)
@@ -707,6 +805,13 @@ int jpack_build_open(struct jpack_build *b, bool obj)
 {
     if (b->depth >= JPACK_MAX_DEPTH)
         return -E2BIG;
+    enum jp_at at = AT_ROOT;
+    if (b->depth) {
+        const struct jp_frame *p = &b->st[b->depth - 1];
+        at = p->obj ? (enum jp_at)(obj ? p->kat_obj : p->kat_arr) : elem_at(p->at, p->n, obj);
+    } else if (!obj) {
+        at = AT_OTHER;
+    }
     int rc = b_value(b);
     if (rc < 0)
         return rc;
@@ -714,8 +819,12 @@ int jpack_build_open(struct jpack_build *b, bool obj)
         b->cap_st = b->cap_st ? b->cap_st * 2 : 16;
         b->st = xrealloc(b->st, b->cap_st * sizeof(*b->st));
     }
-    b->st[b->depth++] =
-        (struct jp_frame){.pos = b->w.len, .key0 = b->kids.n, .tk0 = b->taken.n, .obj = obj};
+    b->st[b->depth++] = (struct jp_frame){.pos = b->w.len,
+                                          .key0 = b->kids.n,
+                                          .tk0 = b->taken.n,
+                                          .obj = obj,
+                                          .at = (uint8_t)at,
+                                          .field = -1};
     return 0;
 }
 
@@ -759,16 +868,20 @@ int jpack_build_key(struct jpack_build *b, const char *k, size_t n)
     refs_push(&b->kids, id);
     f->n++;
     f->keyed = true;
+    f->field = (int8_t)member_ref(f->at, k, n);
+    f->kat_obj = (uint8_t)member_at(f->at, k, n, true);
+    f->kat_arr = (uint8_t)member_at(f->at, k, n, false);
     wr_varint(&b->w, id);
     return 0;
 }
 
 int jpack_build_str(struct jpack_build *b, const char *s, size_t n)
 {
+    int field = b->depth && b->st[b->depth - 1].obj ? b->st[b->depth - 1].field : -1;
     int rc = b_value(b);
     if (rc < 0)
         return rc;
-    uint32_t id = wr_str(b->t, &b->w, s, n);
+    uint32_t id = wr_str_self(b->t, &b->w, &b->cx, field, s, n);
     if (id != UINT32_MAX)
         refs_push(&b->taken, id);
     b_after(b);
@@ -819,10 +932,29 @@ size_t jpack_build_take(struct jpack_build *b, const uint8_t **out)
 
 /* ---- readers ------------------------------------------------------------------ */
 
+/* The fields T_REFs name, each looked up in the whole packed value when first needed
+ * (ref_text): a reader of part of a value (jpack_get, a shared container) finds them too. */
+struct jp_res {
+    const uint8_t *root, *root_end;
+    uint8_t state[JP_REFS]; /* RES_* */
+    const char *s[JP_REFS];
+    size_t n[JP_REFS];
+    char scratch[JP_REFS][JPACK_SCRATCH]; /* the text of a uid or a timestamp */
+};
+enum { RES_UNKNOWN, RES_FOUND, RES_LOOKING, RES_ABSENT };
+
 struct rd {
     const uint8_t *p, *end;
     const struct jpack_tab *t;
+    struct jp_res *res; /* NULL: a reader that resolves no T_REF (skip) */
 };
+
+static void res_init(struct jp_res *res, const uint8_t *p, size_t len)
+{
+    res->root = p;
+    res->root_end = p + len;
+    memset(res->state, RES_UNKNOWN, sizeof res->state);
+}
 
 static bool rd_varint(struct rd *r, uint64_t *v)
 {
@@ -919,6 +1051,8 @@ static bool skip(struct rd *r, int depth, struct jpack_tab *unref)
         return true;
     case T_TIME:
         return time_ok(arg);
+    case T_REF:
+        return arg < JP_REFS;
     case T_SID:
         if (!tab_get(r->t, arg))
             return false;
@@ -984,6 +1118,8 @@ static bool rd_tag_in(struct rd *r, unsigned *type, uint64_t *arg)
     return false;
 }
 
+static const char *ref_text(const struct jpack_tab *t, struct jp_res *res, uint64_t k, size_t *n);
+
 static json_t *dec(struct rd *r, int depth)
 {
     unsigned type;
@@ -1024,11 +1160,16 @@ static json_t *dec(struct rd *r, int depth)
         const struct jp_ent *e = tab_get(r->t, arg);
         return e ? json_stringn_nocheck(e->s, e->len) : NULL;
     }
+    case T_REF: {
+        size_t n = 0;
+        const char *s = ref_text(r->t, r->res, arg, &n);
+        return s ? json_stringn(s, n) : NULL; /* inline bytes: UTF-8 checked here */
+    }
     case T_SHR: {
         const struct jp_ent *e = set_get(&r->t->shared, arg);
         if (!e)
             return NULL;
-        struct rd in = {(const uint8_t *)e->s, (const uint8_t *)e->s + e->len, r->t};
+        struct rd in = {(const uint8_t *)e->s, (const uint8_t *)e->s + e->len, r->t, r->res};
         json_t *v = dec(&in, depth); /* at the reference's depth: what the encoder counted */
         if (v && in.p != in.end) {
             json_decref(v);
@@ -1076,7 +1217,9 @@ size_t jpack_encode(struct jpack_tab *t, const json_t *v, uint8_t **out)
         return 0;
     struct wr w = {0};
     struct refs tk = {0};
-    int rc = enc(t, &w, &tk, v, 0);
+    struct jp_self cx;
+    memset(cx.set, 0, sizeof cx.set);
+    int rc = enc(t, &w, &tk, &cx, v, 0, AT_ROOT, -1);
     if (rc < 0)
         refs_give_back(t, &tk, 0); /* those taken before the depth limit */
     free(tk.v);
@@ -1092,7 +1235,9 @@ json_t *jpack_decode(const struct jpack_tab *t, const uint8_t *p, size_t len)
 {
     if (!p)
         return NULL;
-    struct rd r = {p, p + len, t};
+    struct jp_res res;
+    res_init(&res, p, len);
+    struct rd r = {p, p + len, t, &res};
     json_t *v = dec(&r, 0);
     if (v && r.p != r.end) {
         json_decref(v);
@@ -1139,13 +1284,24 @@ const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t le
 {
     if (!p || !path || !path[0])
         return NULL;
-    struct rd r = {p, p + len, t};
+    struct rd r = {p, p + len, t, NULL};
     if (!seek_path(&r, path))
         return NULL;
     unsigned type;
     uint64_t arg;
     if (!rd_tag(&r, &type, &arg))
         return NULL;
+    if (type == T_REF) {
+        struct jp_res res;
+        res_init(&res, p, len);
+        const char *s = ref_text(t, &res, arg, n);
+        if (s && s >= res.scratch[0] && s < res.scratch[JP_REFS - 1] + JPACK_SCRATCH) {
+            /* a uid or a timestamp, written out */
+            memcpy(scratch, s, *n);
+            return scratch;
+        }
+        return s;
+    }
     if (type == T_STR) {
         if (arg > rd_left(&r))
             return NULL;
@@ -1169,6 +1325,65 @@ json_t *jpack_get(const struct jpack_tab *t, const uint8_t *p, size_t len, const
 {
     if (!p || !path)
         return NULL;
-    struct rd r = {p, p + len, t};
+    struct jp_res res;
+    res_init(&res, p, len);
+    struct rd r = {p, p + len, t, &res};
     return seek_path(&r, path) ? dec(&r, 0) : NULL;
+}
+
+/* The text of field k (enum jp_ref) of the value res->root: where the encoder found it (a
+ * T_REF only follows its field), looked up once per reader. NULL when absent, not a string,
+ * invalid, or a loop of references (hostile bytes). */
+static const char *ref_text(const struct jpack_tab *t, struct jp_res *res, uint64_t k, size_t *n)
+{
+    if (!res || k >= JP_REFS)
+        return NULL;
+    if (res->state[k] == RES_FOUND) {
+        *n = res->n[k];
+        return res->s[k];
+    }
+    if (res->state[k] != RES_UNKNOWN)
+        return NULL;
+    res->state[k] = RES_LOOKING;
+    struct rd r = {res->root, res->root_end, t, res};
+    bool ok;
+    if (k == REF_UID || k == REF_NAME) {
+        const char *const path[] = {"metadata", k == REF_UID ? "uid" : "name", NULL};
+        ok = seek_path(&r, path);
+    } else {
+        const char *const owners[] = {"metadata", "ownerReferences", NULL};
+        const char *const field[] = {k == REF_OWNER_UID ? "uid" : "name", NULL};
+        unsigned type;
+        uint64_t cnt;
+        ok = seek_path(&r, owners) && rd_tag_in(&r, &type, &cnt) && type == T_ARR && cnt > 0 &&
+             seek_path(&r, field);
+    }
+    const char *s = NULL;
+    size_t len = 0;
+    unsigned type;
+    uint64_t arg;
+    if (ok && rd_tag(&r, &type, &arg)) {
+        if (type == T_STR) {
+            if (arg <= rd_left(&r)) {
+                s = (const char *)r.p;
+                len = arg;
+            }
+        } else if (type == T_SID) {
+            const struct jp_ent *e = tab_get(t, arg);
+            if (e) {
+                s = e->s;
+                len = e->len;
+            }
+        } else if (type == T_REF) {
+            s = ref_text(t, res, arg, &len);
+        } else {
+            len = rd_shaped(&r, type, arg, res->scratch[k]);
+            s = len ? res->scratch[k] : NULL;
+        }
+    }
+    res->state[k] = s ? RES_FOUND : RES_ABSENT;
+    res->s[k] = s;
+    res->n[k] = len;
+    *n = len;
+    return s;
 }

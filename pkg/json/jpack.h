@@ -15,7 +15,14 @@
  * (count, values), and two string shapes as numbers: a lowercase uid (16
  * bytes) and an RFC 3339 timestamp in whole seconds, "YYYY-MM-DDTHH:MM:SSZ"
  * (zigzag seconds since 1970; only where formatting them gives the same text),
- * and a shared container (id).
+ * a shared container (id), and a reference to one of the object's own fields.
+ *
+ * Own fields: the root object's metadata.uid and metadata.name and those of its first owner
+ * reference (metadata.ownerReferences[0]) are packed as any string; a string value packed
+ * after one of them and equal to it is a one-byte reference (a Job's uid and name in its
+ * selector and template labels, a Workload's template labels naming its job). A reader finds
+ * the field where it is (jpack_get and jpack_get_str of a path too). So a Job's template is the
+ * same bytes across the Jobs of a sweep, and shared.
  *
  * Sharing: an object or array nested in another, of JP_SHARE_MIN (jpack.c) packed bytes or
  * more, whose packed bytes were seen lately (a filter of recent hashes) or are in the table

@@ -15,6 +15,7 @@
 
 #include "pkg/json/jpack.h"
 #include "pkg/json/jscan.h"
+#include "pkg/json/jsonx.h"
 #include "pkg/util/xalloc.h"
 
 /* Uids and timestamps in their canonical forms are packed as numbers and come back as the
@@ -406,6 +407,14 @@ static void test_build_matches_encode(void **state)
         "\"spec\":{\"a\":[[],{},[{}],\"x\\u00e9\\n\"],\"e\\\"k\":\"\"}}",
         "[\"ab\",\"abc\",\"abc\",\"a long value that is longer than the intern limit of sixty-four "
         "bytes, inline\"]",
+        /* own fields as references: before their field a value is not one, after it it is */
+        "{\"a\":\"j1\",\"metadata\":{\"name\":\"j1\",\"uid\":\"0123abcd-0123-4567-89ab-"
+        "0123456789ab\","
+        "\"labels\":{\"u\":\"0123abcd-0123-4567-89ab-0123456789ab\",\"n\":\"j1\"},"
+        "\"ownerReferences\":[{\"name\":\"o\",\"uid\":\"1123abcd-0123-4567-89ab-0123456789ab\"},"
+        "{\"name\":\"p\"}]},\"spec\":{\"l\":[\"o\",\"p\",\"j1\",\"1123abcd-0123-4567-89ab-"
+        "0123456789ab\"]}}",
+        "[{\"metadata\":{\"name\":\"j1\"},\"x\":\"j1\"}]",
     };
     /* a table each: a container packed twice into one table is shared the second time */
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
@@ -436,6 +445,134 @@ static void test_build_matches_encode(void **state)
         jpack_tab_free(t);
         jpack_tab_free(t2);
     }
+}
+
+/* A Job as a real server returns it: its uid and name repeat in its selector and template
+ * labels, its Workload's template names its job. */
+static json_t *self_job(int i)
+{
+    char uid[40], name[24];
+    snprintf(uid, sizeof uid, "%08x-0123-4567-89ab-0123456789ab", i);
+    snprintf(name, sizeof name, "train-%d", i);
+    return json_pack("{s:s, s:{s:s, s:s, s:s}, s:{s:{s:{s:s}}, s:{s:{s:{s:s, s:s, s:s}}, "
+                     "s:{s:[{s:s, s:s}]}}}}",
+                     "kind", "Job", "metadata", "name", name, "namespace", "team-a", "uid", uid,
+                     "spec", "selector", "matchLabels", "batch.kubernetes.io/controller-uid", uid,
+                     "template", "metadata", "labels", "batch.kubernetes.io/controller-uid", uid,
+                     "batch.kubernetes.io/job-name", name, "app", "trainer", "spec", "containers",
+                     "name", "main", "image", "registry.example.com/trainer:1.2");
+}
+
+/* The object's own fields (its uid and name, its first owner's) are packed once: later values
+ * equal to them are references, so the Jobs of a sweep share their template; the trees come
+ * back equal, a path to a reference reads its field, and bytes whose references name nothing
+ * (or each other) decode to nothing. */
+static void test_own_fields(void **state)
+{
+    (void)state;
+    struct jpack_tab *t = jpack_tab_new();
+    uint8_t *p[3];
+    size_t n[3];
+    json_t *v[3];
+    for (int i = 0; i < 3; i++) {
+        v[i] = self_job(i);
+        n[i] = jpack_encode(t, v[i], &p[i]);
+        json_t *back = jpack_decode(t, p[i], n[i]);
+        assert_non_null(back);
+        assert_true(json_equal(back, v[i]));
+        json_decref(back);
+    }
+    /* the third's template is the second's: shared, only its own fields inline (a uid alone is
+     * 17 bytes, the name 8) */
+    assert_true(jpack_tab_shared(t) >= 1);
+    assert_true(n[2] < 40);
+    size_t sl;
+    char scratch[JPACK_SCRATCH];
+    const char *const lab[] = {
+        "spec", "template", "metadata", "labels", "batch.kubernetes.io/controller-uid", NULL};
+    const char *s = jpack_get_str(t, p[2], n[2], lab, &sl, scratch);
+    assert_non_null(s);
+    assert_int_equal(sl, 36);
+    assert_memory_equal(s, "00000002-0123-4567-89ab-0123456789ab", 36);
+    const char *const jn[] = {
+        "spec", "template", "metadata", "labels", "batch.kubernetes.io/job-name", NULL};
+    s = jpack_get_str(t, p[2], n[2], jn, &sl, scratch);
+    assert_non_null(s);
+    assert_int_equal(sl, 7);
+    assert_memory_equal(s, "train-2", 7);
+    json_t *tmpl = jpack_get(t, p[1], n[1], (const char *const[]){"spec", "template", NULL});
+    assert_non_null(tmpl);
+    assert_true(json_equal(tmpl, json_object_get(json_object_get(v[1], "spec"), "template")));
+    json_decref(tmpl);
+
+    /* a Workload: its template names its owner */
+    json_t *wl = json_pack("{s:{s:s, s:s, s:[{s:s, s:s}]}, s:{s:[{s:{s:{s:{s:s, s:s}}}}]}}",
+                           "metadata", "name", "job-train-1-abcde", "uid",
+                           "ffffffff-0123-4567-89ab-0123456789ab", "ownerReferences", "name",
+                           "train-1", "uid", "00000001-0123-4567-89ab-0123456789ab", "spec",
+                           "podSets", "template", "metadata", "labels", "controller-uid",
+                           "00000001-0123-4567-89ab-0123456789ab", "job-name", "train-1");
+    uint8_t *wp;
+    size_t wn = jpack_encode(t, wl, &wp);
+    /* the same with a template naming another job: its uid is 16 bytes more */
+    json_t *plain = json_deep_copy(wl);
+    json_t *pl = json_object_get(
+        json_object_get(
+            json_object_get(json_array_get(jx_arr(plain, "spec.podSets"), 0), "template"),
+            "metadata"),
+        "labels");
+    json_object_set_new(pl, "controller-uid", json_string("00000009-0123-4567-89ab-0123456789ab"));
+    json_object_set_new(pl, "job-name", json_string("train-9"));
+    struct jpack_tab *t3 = jpack_tab_new(), *t4 = jpack_tab_new(); /* fresh tables each */
+    uint8_t *pp, *wp4;
+    size_t pn = jpack_encode(t3, plain, &pp), wn4 = jpack_encode(t4, wl, &wp4);
+    assert_true(wn4 + 16 <= pn);
+    jpack_release(t4, wp4, wn4);
+    free(wp4);
+    jpack_tab_free(t4);
+    json_t *back = jpack_decode(t, wp, wn);
+    assert_true(json_equal(back, wl));
+    json_decref(back);
+    const char *const wlab[] = {"spec", "podSets", NULL};
+    back = jpack_get(t, wp, wn, wlab);
+    assert_true(json_equal(back, json_object_get(json_object_get(wl, "spec"), "podSets")));
+    json_decref(back);
+    jpack_release(t3, pp, pn);
+    free(pp);
+    json_decref(plain);
+    jpack_tab_free(t3);
+
+    /* hostile: a reference with no field to name, one that names itself */
+    static const uint8_t no_field[] = {0x17 /* obj 1 */, 0, 0x0c /* T_REF 0 */};
+    struct jpack_tab *t2 = jpack_tab_new();
+    uint8_t *kp;
+    json_t *keys = json_pack("{s:{s:s}}", "metadata", "uid", "u"); /* ids 0 "metadata", 1 "uid" */
+    size_t kn = jpack_encode(t2, keys, &kp);
+    assert_null(jpack_decode(t2, no_field, sizeof no_field));
+    /* {"metadata":{"uid": T_REF uid}} */
+    static const uint8_t self_loop[] = {0x17, 0, 0x17, 1, 0x0c};
+    assert_null(jpack_decode(t2, self_loop, sizeof self_loop));
+    assert_null(jpack_get_str(t2, self_loop, sizeof self_loop,
+                              (const char *const[]){"metadata", "uid", NULL}, &sl, scratch));
+    /* out of range */
+    static const uint8_t far[] = {0x17, 0, 0x17, 1, 0x4c};
+    assert_null(jpack_decode(t2, far, sizeof far));
+    jpack_release(t2, kp, kn);
+    free(kp);
+    json_decref(keys);
+    assert_int_equal(jpack_tab_len(t2), 0);
+    jpack_tab_free(t2);
+
+    jpack_release(t, wp, wn);
+    free(wp);
+    json_decref(wl);
+    for (int i = 0; i < 3; i++) {
+        jpack_release(t, p[i], n[i]);
+        free(p[i]);
+        json_decref(v[i]);
+    }
+    assert_int_equal(jpack_tab_len(t), 0);
+    jpack_tab_free(t);
 }
 
 /* A nested container that repeats is kept once: smaller bytes, the same trees, paths read
@@ -643,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_hostile_bytes),     cmocka_unit_test(test_build_matches_encode),
         cmocka_unit_test(test_build_errors),      cmocka_unit_test(test_uids_and_times),
         cmocka_unit_test(test_shared_containers), cmocka_unit_test(test_long_strings),
+        cmocka_unit_test(test_own_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
