@@ -672,6 +672,45 @@ static void test_index_one_key(void **state)
     store_free(s); /* a value of one key left in the index: freed with it (ASan) */
 }
 
+/* Index values that are uids are kept in a compact form: each still finds its own keys only,
+ * next to values that are almost uids (uppercase, another digit) and values that begin with
+ * the forms' markers. */
+static void test_index_uid_values(void **state)
+{
+    struct store *s = mk(state, NULL);
+    assert_int_equal(store_add_index(s, "node", store_index_by_field, "spec.nodeName", NULL), 0);
+    static const char *const vals[] = {"027b6140-ca2c-4f81-90e0-b96b17951b22",
+                                       "027b6140-ca2c-4f81-90e0-b96b17951b23",
+                                       "027B6140-CA2C-4F81-90E0-B96B17951B22",
+                                       "\x01"
+                                       "0123456789012345678901",
+                                       "\x02"
+                                       "\x01"
+                                       "0123456789012345678901",
+                                       "\x02",
+                                       "027b6140-ca2c-4f81-90e0-b96b17951b2"};
+    enum { N = sizeof vals / sizeof *vals };
+    for (size_t i = 0; i < N; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "p%zu", i);
+        json_t *p = pod("ns", name, "1", vals[i], "x");
+        assert_int_equal(store_upsert(s, p, NULL, NULL, NULL), 0);
+        json_decref(p);
+    }
+    for (size_t i = 0; i < N; i++) {
+        char want[8];
+        snprintf(want, sizeof want, "ns/p%zu", i);
+        assert_idx(s, "node", vals[i], want);
+        size_t n = 0;
+        assert_int_equal(store_index_count(s, "node", vals[i], &n, NULL), 0);
+        assert_int_equal(n, 1);
+    }
+    assert_int_equal(store_delete_key(s, "ns/p0", NULL), 0);
+    assert_idx(s, "node", vals[0], "");
+    assert_idx(s, "node", vals[1], "ns/p1");
+    store_free(s);
+}
+
 /* A packed store compares resourceVersions without decoding: one shaped like a timestamp or a
  * uid (packed as a number) reads the same whether its tree is cached or trimmed, so a list
  * that found the object unchanged still commits after a trim in between. */
@@ -1140,6 +1179,7 @@ int main(void)
         cmocka_unit_test_prestate(test_foreach, &packed),
         cmocka_unit_test(test_big_index_set),
         cmocka_unit_test(test_index_one_key),
+        cmocka_unit_test(test_index_uid_values),
         cmocka_unit_test(test_packed_shaped_rv),
         cmocka_unit_test_prestate(test_index_one_key, &packed),
         cmocka_unit_test_prestate(test_big_index_set, &packed),
