@@ -118,6 +118,7 @@ struct pass {
     char *placed;         /* a copy is created on this cluster */
     bool create;          /* by this pass's create (else seen, an earlier failed pass's) */
     bool pending_had;     /* create: an earlier failed pass may have made it, uncounted */
+    bool copy_held;       /* the decision waited for a copy made before (copy_sent) */
     int64_t reserved_ms;  /* QuotaReserved lastTransitionTime, 0 = unknown */
     char *evicted;        /* the placement on this cluster is undone */
     bool rejected;        /* the check goes Rejected (fits no cluster) */
@@ -222,9 +223,14 @@ static void pass_account(struct pass *p, const struct wlx_result *r, bool count_
         }
         return;
     }
+    json_t *pend = json_object_get(c->pending_placed, p->key);
     if (p->terminal_ms == 0)
-        p->terminal_ms = jx_int(json_object_get(c->pending_placed, p->key), "terminal_ms", 0);
-    json_object_del(c->pending_placed, p->key);
+        p->terminal_ms = jx_int(pend, "terminal_ms", 0);
+    if (p->copy_held && !p->placed && jx_str(pend, "cluster", NULL))
+        json_object_del(pend,
+                        "terminal_ms"); /* the copy stays to count: by the pass that sees it */
+    else
+        json_object_del(c->pending_placed, p->key);
     int64_t now = now_ms(c);
     if (p->placed) {
         metrics_counter_inc(metrics_counter_vec_with(c->m_placed, p->placed));
@@ -1542,6 +1548,7 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     }
     ps->placed_log = placed_log_new(r->wl, r->okey, &r->pr, &r->acts.outcome);
     ps->jkey = r->okey ? xstrdup(r->okey) : NULL;
+    ps->copy_held = r->s.copy_sent;
     placing_hold(c, r);
     struct err e = {0};
     c->cur = &r->pr;
@@ -1659,8 +1666,10 @@ static void process(struct wq *q, const char *key, void *ud)
         strmap_del(&c->dispatching, key);
         handled = false;
     } else {
-        if (!r.s.check_name) /* our check gone: no dispatch of ours under way (review) */
+        if (!r.s.check_name) { /* our check gone: no dispatch of ours under way (review) */
             strmap_del(&c->dispatching, key);
+            json_object_del(c->copy_sent, key);
+        }
         note_pods_seen(c, key, &r);
         handled =
             relay_kueue_reason(c, q, key, r.okey, &r.s) || (r.s.check_name && reconcile(c, q, &r));

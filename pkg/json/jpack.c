@@ -1295,11 +1295,11 @@ const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t le
         struct jp_res res;
         res_init(&res, p, len);
         const char *s = ref_text(t, &res, arg, n);
-        if (s && s >= res.scratch[0] && s < res.scratch[JP_REFS - 1] + JPACK_SCRATCH) {
-            /* a uid or a timestamp, written out */
-            memcpy(scratch, s, *n);
-            return scratch;
-        }
+        for (int k = 0; s && k < JP_REFS; k++)
+            if (s == res.scratch[k]) { /* a uid or a timestamp, written out */
+                memcpy(scratch, s, *n);
+                return scratch;
+            }
         return s;
     }
     if (type == T_STR) {

@@ -1698,6 +1698,52 @@ static void test_no_second_copy_before_copy_event(void **state)
     one_placed_free(&o);
 }
 
+/* A pass makes the copy but its Workload write fails; the retry, waiting for the copy's event
+ * (copy_sent), writes only the Workload: the placement is still counted, once, by the pass
+ * that sees the copy (found by a review: the retry dropped the pending count). */
+static void test_placement_counted_after_held_retry(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
+    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+    /* ClusterAssigned lost (another writer's version): the dispatch pass writes it too */
+    json_t *wl = json_deep_copy(store_get(f->wls, "default/job-sample-1a2b3"));
+    json_t *cs = jx_arr(wl, "status.conditions");
+    for (size_t i = 0; i < json_array_size(cs); i++)
+        if (strcmp(jx_str(json_array_get(cs, i), "type", ""), "ClusterAssigned") == 0)
+            json_array_remove(cs, i--);
+    jx_set_new(wl, "metadata.resourceVersion", json_string("20"), NULL);
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    fakesrv_push_status(f->hub_srv, "PATCH", WL_STATUS, 500, "InternalError", "boom");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_on_job(f->c, job2);
+    run_until(f, 4, 1); /* the create, the failed write, the retry's write */
+    tloop_run_for(f->loop, 0.2);
+    assert_int_equal(fakesrv_nreq(f->w_srv), 1); /* the retry made no second copy */
+    assert_int_equal(fakesrv_nreq(f->hub_srv), 4);
+    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+    jx_set_new(cp, "metadata.resourceVersion", json_string("40"), NULL);
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);   /* the copy's event now */
+    json_t *wl3 = last_hub_body(f, "PATCH", WL_STATUS); /* and the retry's write, as delivered */
+    json_object_del(wl3, "metadata");
+    json_decref(deliver(f->wls, "default/job-sample-1a2b3", wl3, "21"));
+    json_decref(wl3);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){.method = "PATCH", .body = "{}", .times = -1});
+    uint64_t r0 = reconciles(f);
+    wlc_on_job(f->c, cp);
+    run_passes(f, r0 + 1);
+    tloop_run_for(f->loop, 0.2);
+    assert_metric(f, "kueue_ks_workloads_placed_total{cluster=\"c1\"} 1");
+    assert_metric(f, "kueue_ks_dispatch_latency_seconds_count 1");
+    json_t *v[] = {jp, wp, job2, wl2, cp};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        json_decref(v[i]);
+}
+
 /* A placement is held as a reservation until the cluster's metrics show its pods: once the
  * copy (batch/v1 Job) has all its pods ready, metrics written 2 s later do, without waiting
  * out the 30 s settle time (the pods counted twice meanwhile: a burst could use about half of
@@ -2741,6 +2787,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_watched_change_ahead_of_restart_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_workload_quiet_by_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_second_copy_before_copy_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_placement_counted_after_held_retry, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
