@@ -226,9 +226,10 @@ static void pass_account(struct pass *p, const struct wlx_result *r, bool count_
     json_t *pend = json_object_get(c->pending_placed, p->key);
     if (p->terminal_ms == 0)
         p->terminal_ms = jx_int(pend, "terminal_ms", 0);
+    /* held while an earlier failed pass's copy is not seen yet: it stays to count, by the pass
+     * that sees it */
     if (p->copy_held && !p->placed && jx_str(pend, "cluster", NULL))
-        json_object_del(pend,
-                        "terminal_ms"); /* the copy stays to count: by the pass that sees it */
+        json_object_del(pend, "terminal_ms");
     else
         json_object_del(c->pending_placed, p->key);
     int64_t now = now_ms(c);
@@ -1286,8 +1287,6 @@ static bool snapshot_take(struct wlc *c, const char *key, bool owned, struct rec
     return true;
 }
 
-/* The parts of the snapshot only a Workload with our check needs: the
- * per-cluster fit, and the state of the cluster the job is placed on. */
 /* True while the copy of the Workload's admission that a pass made on `placed` is not in the
  * worker's store yet (10 s at most: a copy deleted before its informer ever showed it is made
  * again then). Drops the entry once over. */
@@ -1306,6 +1305,8 @@ static bool copy_sent_held(struct wlc *c, const struct recon *r, const char *pla
     return held;
 }
 
+/* The parts of the snapshot only a Workload with our check needs: the per-cluster fit, the
+ * state of the cluster the job is placed on, whether its copy there is on its way. */
 static void snapshot_ours(struct wlc *c, struct recon *r)
 {
     struct wl_snapshot *s = &r->s;

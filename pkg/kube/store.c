@@ -262,14 +262,16 @@ static const char *ix_key(const char *value, char buf[IX_KEY_MAX], char **owned)
     uint8_t b[16];
     size_t n = strlen(value);
     if (uid_to_bytes(value, n, b)) {
-        buf[0] = IX_UID;
-        for (int i = 0; i < 22; i++) {
-            int bit = i * 6, v = 0;
-            for (int j = 0; j < 6 && bit + j < 128; j++)
-                v |= ((b[(bit + j) / 8] >> (7 - (bit + j) % 8)) & 1) << (5 - j);
-            buf[1 + i] = (char)('0' + v);
+        uint32_t acc = 0;
+        int bits = 0, o = 0;
+        buf[o++] = IX_UID;
+        for (int i = 0; i < 16; i++) { /* six bits at a time, the last two padded */
+            acc = acc << 8 | b[i];
+            for (bits += 8; bits >= 6; bits -= 6)
+                buf[o++] = (char)('0' + ((acc >> (bits - 6)) & 63));
         }
-        buf[23] = '\0';
+        buf[o++] = (char)('0' + ((acc << (6 - bits)) & 63));
+        buf[o] = '\0';
         return buf;
     }
     if (value[0] != IX_UID && value[0] != IX_ESC)
