@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cmd/kueue-ks/cmds.h"
 #include "pkg/util/mtune.h"
 #include "pkg/util/xalloc.h"
 
@@ -66,5 +67,6 @@ int cli_mgr_new(const struct mgr_flag_values *mf, const struct logger *lg, struc
         log_error(lg, "cannot start", "error", e.msg);
         return -1;
     }
+    mgr_set_give_back(*m, main_json_give_back, NULL);
     return 0;
 }

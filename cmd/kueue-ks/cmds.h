@@ -2,6 +2,10 @@
 #ifndef KKS_CMD_KUEUE_KS_CMDS_H
 #define KKS_CMD_KUEUE_KS_CMDS_H
 
+/* main.c's give-back hook (mgr_set_give_back): the JSON pool's empty slabs go back to the
+ * kernel (pkg/util/slab.h). */
+void main_json_give_back(void *ud);
+
 int cmd_run(int argc, char **argv);
 /* kueue-ks agent: the ClusterMetrics reporter for one cluster (cmd/kueue-ks/agent.c). */
 int cmd_agent(int argc, char **argv);

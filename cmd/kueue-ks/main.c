@@ -39,6 +39,15 @@ static void json_pool_release(void *p)
 }
 #endif
 
+void main_json_give_back(void *ud)
+{
+    (void)ud;
+#if USE_SLAB
+    if (json_pool)
+        slab_give_back(json_pool);
+#endif
+}
+
 /* JSON trees in a slab pool (pkg/util/slab.h); malloc's when the range cannot be reserved. */
 static void use_json_pool(void)
 {

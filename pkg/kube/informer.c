@@ -45,6 +45,9 @@ struct informer {
     bool listing;        /* the handlers are called with a list's difference (informer_listing) */
     ev_prepare trim;     /* packed store: bounds its decoded trees between loop iterations */
     ev_timer trim_timer; /* packed store: drops the decoded trees not read lately */
+    size_t idle_reads;   /* store_decoded_reads at the previous tick */
+    unsigned idle_ticks; /* ticks in a row without a use of the decoded trees */
+    unsigned ttl_ticks;  /* ticks since the last TTL trim */
     bool trimming;
     bool trim_all;   /* a list was stored: drop every decoded tree at the next prepare */
     bool trim_pages; /* ... and it was a big one: heaptrim_request then */
@@ -235,11 +238,29 @@ static void trim_cb(struct ev_loop *loop, ev_prepare *w, int revents)
         heaptrim_request(inf->loop);
 }
 
-/* Every INFORMER_DECODED_TTL_S: the trees not read since the last tick go. */
+/* Every INFORMER_DECODED_IDLE_S: all the trees go when none was used for INFORMER_IDLE_TICKS
+ * ticks in a row (a settled operator holds no decoded tree: 630 of them, 7 MB of the JSON
+ * pool, were still cached 6 s after a restart's passes, bench-scale; two ticks, not one, so a
+ * trickle of changes does not pack each stored watch event's tree at once); while they are
+ * used, every INFORMER_DECODED_TTL_S those not read since the last such trim go. */
 static void trim_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct informer *inf = w->data;
-    store_trim(inf->store, false);
+    size_t reads = store_decoded_reads(inf->store);
+    bool idle = reads == inf->idle_reads;
+    inf->idle_reads = reads; /* store_trim does not count */
+    inf->idle_ticks = idle ? inf->idle_ticks + 1 : 0;
+    if (idle && inf->idle_ticks >= INFORMER_IDLE_TICKS) {
+        size_t dropped = store_trim(inf->store, true);
+        if (dropped >= INFORMER_IDLE_TRIM_ITEMS)
+            heaptrim_request(inf->loop); /* with the JSON pool's empty slabs (manager.h) */
+        else if (dropped)
+            heaptrim_release(inf->loop); /* the pool's slabs alone */
+        inf->ttl_ticks = 0;
+    } else if (!idle && ++inf->ttl_ticks * INFORMER_DECODED_IDLE_S >= INFORMER_DECODED_TTL_S) {
+        store_trim(inf->store, false);
+        inf->ttl_ticks = 0;
+    }
 }
 
 static void resync_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -692,8 +713,8 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
         inf->trim.data = inf;
         ev_prepare_start(inf->loop, &inf->trim);
         ev_unref(inf->loop); /* neither keeps the loop running */
-        ev_timer_init(&inf->trim_timer, trim_timer_cb, INFORMER_DECODED_TTL_S,
-                      INFORMER_DECODED_TTL_S);
+        ev_timer_init(&inf->trim_timer, trim_timer_cb, INFORMER_DECODED_IDLE_S,
+                      INFORMER_DECODED_IDLE_S);
         inf->trim_timer.data = inf;
         ev_timer_start(inf->loop, &inf->trim_timer);
         ev_unref(inf->loop);

@@ -71,8 +71,12 @@
  *
  * Packed stores (informer_opts.packed; store.h): the informer drops the
  * store's decoded trees only between loop callbacks (never during a handler,
- * a reconcile or any other callback): every INFORMER_DECODED_TTL_S those not
- * read since the previous tick (an ev_timer); before the loop polls (an
+ * a reconcile or any other callback): from an ev_timer ticking every
+ * INFORMER_DECODED_IDLE_S, all of them once none was used (read, or cached by
+ * a read or a watch event) for INFORMER_IDLE_TICKS ticks in a row, with the
+ * JSON pool's empty slabs (heaptrim_release, or heaptrim_request after
+ * INFORMER_IDLE_TRIM_ITEMS trees or more), and while they are used, every
+ * INFORMER_DECODED_TTL_S those not read since the previous such trim; before the loop polls (an
  * ev_prepare), when there are more than INFORMER_DECODED_MAX, those not read
  * since the previous trim, and all of them when more than twice that remain
  * or a list was just stored, with a malloc_trim(0) (heaptrim_request: one for
@@ -118,12 +122,19 @@
  * when lists were decoded whole; bench-scale). */
 #define INFORMER_TRIM_ITEMS 1000
 /* Packed stores: about this many decoded trees are kept past a loop iteration (a real
- * server's Workload decodes to about 16 KB: 4 to 8 MB per store at most), and one not read for
- * one to two periods of INFORMER_DECODED_TTL_S goes. A reconcile reads the objects an event
- * just stored, so most reads in a burst hit the cache (decoding costs more than the rest of
- * a reconcile; docs/performance.md "Cached object size"). */
-#define INFORMER_DECODED_MAX   512
-#define INFORMER_DECODED_TTL_S 5.0
+ * server's Workload decodes to about 16 KB: 4 to 8 MB per store at most); while a store's trees
+ * are used, one not read for one to two periods of INFORMER_DECODED_TTL_S goes, and all of them
+ * go once none was used for INFORMER_IDLE_TICKS ticks of INFORMER_DECODED_IDLE_S (an idle
+ * operator keeps none). A reconcile reads the objects an event just stored, so most reads in a
+ * burst hit the cache (decoding costs more than the rest of a reconcile; docs/performance.md
+ * "Cached object size"). */
+#define INFORMER_DECODED_MAX    512
+#define INFORMER_DECODED_TTL_S  5.0
+#define INFORMER_DECODED_IDLE_S 1.0
+#define INFORMER_IDLE_TICKS     2
+/* An idle drop of at least this many trees asks for a heap trim (heaptrim_request): after a
+ * burst, not after each job of a trickle. */
+#define INFORMER_IDLE_TRIM_ITEMS 100
 
 struct informer;
 

@@ -97,6 +97,7 @@ struct store {
     struct sent **dec;           /* packed entries whose decoded tree is cached */
     uint8_t *dused;              /* per dec[i]: read since the last store_trim(s, false) */
     size_t ndec, capdec;
+    size_t dreads; /* reads of cached trees (store_decoded_reads) */
 };
 
 /* ---- entries ---------------------------------------------------------------- */
@@ -109,6 +110,7 @@ static void dec_add(struct store *s, struct sent *e)
         s->dused = xrealloc(s->dused, s->capdec);
     }
     s->dused[s->ndec] = 1;
+    s->dreads++;
     s->dec[s->ndec++] = e;
     e->dpos = (uint32_t)s->ndec;
 }
@@ -184,8 +186,10 @@ static json_t *entry_obj(const struct store *cs, struct sent *e)
         return NULL;
     struct store *s = (struct store *)cs; /* the decoded cache is not observable state */
     if (e->obj || !e->len) {
-        if (e->dpos)
+        if (e->dpos) {
             s->dused[e->dpos - 1] = 1;
+            s->dreads++;
+        }
         return e->obj;
     }
     e->obj = jpack_decode(s->tab, e->blob, e->len);
@@ -731,6 +735,11 @@ size_t store_decoded(const struct store *s)
     return s->ndec;
 }
 
+size_t store_decoded_reads(const struct store *s)
+{
+    return s->dreads;
+}
+
 char *store_key_of(const json_t *obj, struct err *e)
 {
     json_t *md = json_object_get(obj, "metadata");
@@ -872,8 +881,10 @@ json_t *store_get_ref(const struct store *s, const char *key)
     if (!e)
         return NULL;
     if (e->obj || !e->len) { /* unpacked, or cached: a read like store_get's */
-        if (e->dpos)
+        if (e->dpos) {
             s->dused[e->dpos - 1] = 1;
+            ((struct store *)s)->dreads++; /* the decoded cache is not observable state */
+        }
         return json_incref(e->obj);
     }
     return jpack_decode(s->tab, e->blob, e->len);

@@ -132,6 +132,10 @@ void store_free(struct store *s);
 size_t store_trim(struct store *s, bool all);
 /* Number of decoded trees cached, packed or waiting to be (packed stores; 0 otherwise). */
 size_t store_decoded(const struct store *s);
+/* Uses of the decoded-tree cache so far: reads of a cached tree, and trees cached (by a read,
+ * or stored by store_upsert until packed). A count that only grows: unchanged, it tells the
+ * cache was not used meanwhile (the informer's idle drop). 0 for an unpacked store. */
+size_t store_decoded_reads(const struct store *s);
 
 /*
  * The key of an object: "namespace/name", or "name" without a namespace.

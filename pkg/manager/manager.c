@@ -51,7 +51,9 @@ struct mgr {
     ev_timer probe_timer; /* the start-up probe's next attempt */
     ev_timer trim_timer;  /* on_trim */
     unsigned trim_ticks;
-    size_t trim_floor; /* free heap bytes at the last trim */
+    size_t trim_floor;           /* free heap bytes at the last trim */
+    void (*give_back)(void *ud); /* mgr_set_give_back */
+    void *give_back_ud;
     double probe_backoff_s;
     ev_tstamp probe_since;
 };
@@ -415,6 +417,8 @@ static void on_trim(struct ev_loop *loop, ev_timer *w, int revents)
     struct mgr *m = w->data;
     if (++m->trim_ticks == MGR_TRIM_EARLY_TICKS)
         w->repeat = MGR_TRIM_LATE_S; /* libev reads it at the next rearm */
+    if (m->give_back)
+        m->give_back(m->give_back_ud);
     struct mallinfo2 mi = mallinfo2();
     if (mi.fordblks < m->trim_floor)
         m->trim_floor = mi.fordblks; /* reused since: count new free memory from here */
@@ -430,6 +434,13 @@ static void on_trim(struct ev_loop *loop, ev_timer *w, int revents)
         log_v(m->lg, 4, "free heap pages returned", "free_bytes", f, "rss_mb_before", b,
               "rss_mb_after", a);
     }
+}
+
+void mgr_set_give_back(struct mgr *m, void (*fn)(void *ud), void *ud)
+{
+    m->give_back = fn;
+    m->give_back_ud = ud;
+    heaptrim_set_hook(m->heaptrim, fn, ud);
 }
 
 int mgr_run(struct mgr *m)

@@ -11,8 +11,9 @@
  *   5. on SIGTERM/SIGINT stop the runnables, release the Lease (bounded
  *      time) and return exit code 0.
  * Meanwhile the heap is trimmed (malloc_trim: glibc keeps the pages of freed lists resident
- * otherwise) when 16 MB more are free than at the last trim, looked at every 5 s during the
- * first minute, then every minute.
+ * otherwise) when 1 MB more is free than at the last trim, looked at every 5 s during the
+ * first minute, then every minute; the give-back hook (mgr_set_give_back) runs at each look and
+ * after each of the informers' coalesced trims and releases (pkg/util/heaptrim.h).
  *
  * Runnables are the controllers; they get the client and metrics registry
  * from the manager and register their own readiness checks.
@@ -74,6 +75,10 @@ void mgr_free(struct mgr *m);
 
 /* Register a runnable (before mgr_run). The struct is copied. */
 void mgr_add_runnable(struct mgr *m, const struct mgr_runnable *r);
+
+/* fn(ud) gives back memory the process keeps apart from malloc's heap (main's JSON pool) at
+ * each look at the heap and after each coalesced trim; fn NULL: none. */
+void mgr_set_give_back(struct mgr *m, void (*fn)(void *ud), void *ud);
 
 /* Run the loop until shutdown; returns the process exit code. */
 int mgr_run(struct mgr *m);

@@ -2,6 +2,7 @@
 #include "pkg/util/heaptrim.h"
 
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -16,6 +17,9 @@ struct heaptrim {
     struct ev_loop *loop;
     ev_timer timer;
     size_t requests, trims;
+    bool full;              /* a pending request wants malloc_trim, not the hook alone */
+    void (*hook)(void *ud); /* heaptrim_set_hook */
+    void *hook_ud;
 };
 
 static void trim_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -23,8 +27,13 @@ static void trim_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     struct heaptrim *h = w->data;
-    h->trims++;
-    malloc_trim(0);
+    if (h->full) {
+        h->trims++;
+        malloc_trim(0);
+    }
+    h->full = false;
+    if (h->hook)
+        h->hook(h->hook_ud);
 }
 
 struct heaptrim *heaptrim_new(struct ev_loop *loop, double delay_s)
@@ -58,8 +67,26 @@ void heaptrim_request(struct ev_loop *loop)
         return;
     }
     h->requests++;
+    h->full = true;
     if (!ev_is_active(&h->timer))
         ev_timer_start(loop, &h->timer);
+}
+
+void heaptrim_release(struct ev_loop *loop)
+{
+    struct heaptrim *h = ev_userdata(loop);
+    if (!h || h->magic != HEAPTRIM_MAGIC || !h->hook)
+        return;
+    if (!ev_is_active(&h->timer))
+        ev_timer_start(loop, &h->timer);
+}
+
+void heaptrim_set_hook(struct heaptrim *h, void (*fn)(void *ud), void *ud)
+{
+    if (!h)
+        return;
+    h->hook = fn;
+    h->hook_ud = ud;
 }
 
 void heaptrim_counts(const struct heaptrim *h, size_t *requests, size_t *trims)

@@ -161,6 +161,16 @@ static void partial_del(struct slab_pool *p, struct slab *s)
         p->slabs[s->next].prev = s->prev;
 }
 
+/* An empty slab's pages go back to the system: onto the given stack. */
+static void give(struct slab_pool *p, struct slab *s)
+{
+    /* Private anonymous pages read as zero afterwards; nothing in them is kept. */
+    madvise(s->mem, SLAB_BYTES, MADV_DONTNEED);
+    p->returns++;
+    s->where = W_GIVEN;
+    push(p, &p->given, s);
+}
+
 /* An empty slab, kept or given back. */
 static void retire(struct slab_pool *p, struct slab *s)
 {
@@ -171,11 +181,31 @@ static void retire(struct slab_pool *p, struct slab *s)
         push(p, &p->empty, s);
         return;
     }
-    /* Private anonymous pages read as zero afterwards; nothing in them is kept. */
-    madvise(s->mem, SLAB_BYTES, MADV_DONTNEED);
-    p->returns++;
-    s->where = W_GIVEN;
-    push(p, &p->given, s);
+    give(p, s);
+}
+
+size_t slab_give_back(struct slab_pool *p)
+{
+    size_t n = 0;
+    struct slab *s;
+    while ((s = pop(p, &p->empty))) {
+        p->n_empty--;
+        give(p, s);
+        n++;
+    }
+    for (int c = 0; c < CLASSES; c++) {
+        s = p->cur[c];
+        if (!s || s->used || !s->bump) /* free blocks are below bump */
+            continue;
+        /* An unused slab being filled: its pages go too, and it starts afresh as a taken
+         * slab does (its bits are all clear: none in use) */
+        madvise(s->mem, SLAB_BYTES, MADV_DONTNEED);
+        p->returns++;
+        s->free = NULL;
+        s->bump = 0;
+        n++;
+    }
+    return n;
 }
 
 static struct slab *take_slab(struct slab_pool *p)

@@ -26,11 +26,12 @@
 
 #include <stddef.h>
 
-#define SLAB_SHIFT              16
-#define SLAB_BYTES              ((size_t)1 << SLAB_SHIFT) /* 64 KB: 4,096 blocks of 16 bytes, 256 of 256 */
-#define SLAB_MAX                256                       /* larger requests go to malloc */
-#define SLAB_RESERVE_DEFAULT    ((size_t)1 << 30)
-#define SLAB_KEEP_EMPTY_DEFAULT 32 /* 2 MB of empty slabs kept resident for the next burst */
+#define SLAB_SHIFT           16
+#define SLAB_BYTES           ((size_t)1 << SLAB_SHIFT) /* 64 KB: 4,096 blocks of 16 bytes, 256 of 256 */
+#define SLAB_MAX             256                       /* larger requests go to malloc */
+#define SLAB_RESERVE_DEFAULT ((size_t)1 << 30)
+#define SLAB_KEEP_EMPTY_DEFAULT                                                                    \
+    32 /* 2 MB of empty slabs kept resident for the next burst, until slab_give_back */
 
 struct slab_pool;
 
@@ -48,6 +49,15 @@ void slab_pool_free(struct slab_pool *p);
 void *slab_alloc(struct slab_pool *p, size_t n);
 /* Give back a block of slab_alloc(p, ...) or of malloc. NULL is fine. */
 void slab_release(struct slab_pool *p, void *block);
+
+/*
+ * Give back to the system the pages of every empty slab kept for the next burst and of each
+ * class's slab being filled when none of its blocks is in use: when the process goes idle
+ * (the manager's heap trims), where the kept ones would stay resident for nothing (up to
+ * keep_empty slabs: 2 MB by default). Returns how many slabs went. Blocks in use are not
+ * touched.
+ */
+size_t slab_give_back(struct slab_pool *p);
 
 struct slab_stats {
     size_t blocks;       /* blocks handed out and not released */

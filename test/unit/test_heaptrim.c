@@ -1,5 +1,6 @@
 /* heaptrim: a burst of requests makes one malloc_trim, after the delay; a loop without a
- * trimmer trims at once; one trimmer per loop; freeing detaches it. */
+ * trimmer trims at once; one trimmer per loop; freeing detaches it; the hook runs after each
+ * trim and alone for heaptrim_release, coalesced alike. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -75,11 +76,67 @@ static void test_userdata_taken(void **state)
     ev_loop_destroy(loop);
 }
 
+static void count_hook(void *ud)
+{
+    (*(int *)ud)++;
+}
+
+/* Runs the loop in short steps until *n reaches want or 10 s went by. */
+static void run_until_hooks(struct ev_loop *loop, const int *n, int want)
+{
+    for (int i = 0; i < 1000 && *n < want; i++)
+        ev_run(loop, EVRUN_ONCE);
+}
+
+static void test_hook(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct heaptrim *h = heaptrim_new(loop, 0.01);
+    heaptrim_release(loop); /* no hook yet: nothing to run */
+    assert_int_equal(ev_run(loop, EVRUN_NOWAIT), 0);
+    int n = 0;
+    heaptrim_set_hook(h, count_hook, &n);
+    /* releases alone: one hook, no trim */
+    heaptrim_release(loop);
+    heaptrim_release(loop);
+    assert_int_equal(n, 0); /* not at once */
+    run_until_hooks(loop, &n, 1);
+    size_t req = 0, trims = 0;
+    heaptrim_counts(h, &req, &trims);
+    assert_int_equal(n, 1);
+    assert_int_equal(trims, 0);
+    assert_int_equal(ev_run(loop, EVRUN_NOWAIT), 0);
+    assert_int_equal(n, 1);
+    /* a release with a request: one trim and one hook */
+    heaptrim_release(loop);
+    heaptrim_request(loop);
+    heaptrim_release(loop);
+    run_until_hooks(loop, &n, 2);
+    heaptrim_counts(h, &req, &trims);
+    assert_int_equal(n, 2);
+    assert_int_equal(trims, 1);
+    assert_int_equal(req, 1);
+    /* the next release alone trims nothing */
+    heaptrim_release(loop);
+    run_until_hooks(loop, &n, 3);
+    heaptrim_counts(h, &req, &trims);
+    assert_int_equal(n, 3);
+    assert_int_equal(trims, 1);
+    heaptrim_set_hook(h, NULL, NULL);
+    heaptrim_request(loop);
+    run_until_trims(loop, h, 2);
+    assert_int_equal(n, 3);
+    heaptrim_free(h);
+    ev_loop_destroy(loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst_coalesced),
         cmocka_unit_test(test_userdata_taken),
+        cmocka_unit_test(test_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -547,6 +547,75 @@ static bool list_synced(struct fx *f)
     return informer_has_synced(f->inf);
 }
 
+static bool none_decoded(struct fx *f)
+{
+    return store_decoded(informer_store(f->inf)) == 0;
+}
+
+/* Reads ns/a from a timer while counting: the same tree each time (held by `first`)? The
+ * fixture first: run_until's predicates get it. */
+struct reader {
+    struct fx f;
+    json_t *first;
+    int reads, changed;
+};
+
+static void reader_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct reader *r = t->data;
+    json_t *a = store_get(informer_store(r->f.inf), "ns/a");
+    r->changed += a != r->first;
+    r->reads++;
+}
+
+static bool reader_done(struct fx *f)
+{
+    return ((struct reader *)f)->reads >= 12;
+}
+
+/* A packed store's trees stay while they are read (the same tree, read every 0.25 s for 3 s:
+ * past two INFORMER_DECODED_IDLE_S ticks); once no longer read, they all go within
+ * INFORMER_IDLE_TICKS to INFORMER_IDLE_TICKS + 1 ticks (the TTL alone kept a tree read once
+ * for two INFORMER_DECODED_TTL_S ticks: 10 s). */
+static void test_packed_idle_drop(void **state)
+{
+    (void)state;
+    struct reader r = {0};
+    struct fx *f = &r.f;
+    fx_init_full(f, NULL, 0, true);
+    push_page(f->srv, "limit=500", "watch=", "a:1,b:2", "10", NULL);
+    fakesrv_push_watch(f->srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f->inf, NULL), 0);
+    assert_true(run_until(f, list_synced, 5.0));
+    struct store *st = informer_store(f->inf);
+    json_t *a = store_get(st, "ns/a");
+    assert_non_null(a);
+    assert_non_null(store_get(st, "ns/b"));
+    assert_int_equal(store_decoded(st), 2);
+    size_t reads = store_decoded_reads(st);
+    assert_true(reads >= 2);
+    assert_ptr_equal(store_get(st, "ns/a"), a); /* a cached read counts too */
+    assert_int_equal(store_decoded_reads(st), reads + 1);
+    r.first = json_incref(a); /* its address is not reused */
+    ev_timer t;
+    ev_timer_init(&t, reader_cb, 0.25, 0.25);
+    t.data = &r;
+    ev_timer_start(f->loop, &t);
+    assert_true(run_until(f, reader_done, 10.0));
+    ev_timer_stop(f->loop, &t);
+    assert_int_equal(r.changed, 0);
+    assert_true(run_until(f, none_decoded, 8.0));
+    /* decoded again on the next read: a new tree */
+    json_t *again = store_get(st, "ns/a");
+    assert_non_null(again);
+    assert_ptr_not_equal(again, r.first);
+    assert_int_equal(store_decoded(st), 1);
+    json_decref(r.first);
+    fx_free(f);
+}
+
 static bool two_updates(struct fx *f)
 {
     return f->rec.updates >= 2 && informer_has_synced(f->inf);
@@ -1200,6 +1269,7 @@ int main(void)
         cmocka_unit_test(test_bookmark),
         cmocka_unit_test(test_error_410_relist_diff),
         cmocka_unit_test(test_packed_relist_diff),
+        cmocka_unit_test(test_packed_idle_drop),
         cmocka_unit_test(test_listed_view),
         cmocka_unit_test(test_project_reads),
         cmocka_unit_test(test_expired_continue_full_relist),

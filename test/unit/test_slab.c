@@ -247,6 +247,57 @@ static void test_empty_slabs(void **state)
     slab_pool_free(p);
 }
 
+/* slab_give_back: the kept empty slabs and an unused current slab lose their pages, blocks in
+ * use keep theirs, and every slab is used again afterwards. */
+static void test_give_back(void **state)
+{
+    (void)state;
+    struct slab_pool *p = new_pool(0, 4);
+    size_t cap = SLAB_BYTES / 64;
+    size_t n = 4 * cap;
+    unsigned char **b = calloc(n, sizeof *b);
+    for (size_t i = 0; i < n; i++) {
+        b[i] = slab_alloc(p, 64);
+        fill(b[i], 64, (unsigned)i);
+    }
+    unsigned char *live = slab_alloc(p, 32); /* another class, in use throughout */
+    fill(live, 32, 7);
+    unsigned char *in_empty = b[0], *in_cur = b[n - 1];
+    for (size_t i = 0; i < n; i++)
+        slab_release(p, b[i]);
+    struct slab_stats st;
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_empty, 3); /* the fourth is the class's current one */
+    assert_true(resident(in_empty));
+    assert_true(resident(in_cur));
+    assert_int_equal(slab_give_back(p), 4);
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_empty, 0);
+    assert_int_equal(st.slabs_given, 3);
+    assert_int_equal(st.blocks, 1);
+    assert_false(resident(in_empty));
+    assert_false(resident(in_cur));
+    assert_true(resident(live));
+    check(live, 32, 7);
+    assert_sound(p);
+    assert_int_equal(slab_give_back(p), 0); /* nothing left to give */
+    /* all usable again: the current slab from its first block, then the given ones */
+    for (size_t i = 0; i < n; i++) {
+        b[i] = slab_alloc(p, 64);
+        fill(b[i], 64, (unsigned)i);
+    }
+    slab_stats(p, &st);
+    assert_int_equal(st.slabs_carved, 5);
+    for (size_t i = 0; i < n; i++) {
+        check(b[i], 64, (unsigned)i);
+        slab_release(p, b[i]);
+    }
+    slab_release(p, live);
+    assert_sound(p);
+    free(b);
+    slab_pool_free(p);
+}
+
 /* A range of two slabs: the third slab's requests go to malloc, and come back through
  * slab_release (ASan would see a malloc block lost or a slab block given to free()). */
 static void test_range_used_up(void **state)
@@ -434,15 +485,11 @@ static void test_random(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_size),
-        cmocka_unit_test(test_reuse_order),
-        cmocka_unit_test(test_full_slab_refilled),
-        cmocka_unit_test(test_empty_slabs),
-        cmocka_unit_test(test_range_used_up),
-        cmocka_unit_test(test_bad_releases),
-        cmocka_unit_test(test_bursts),
-        cmocka_unit_test(test_partial_list),
-        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_every_size),         cmocka_unit_test(test_reuse_order),
+        cmocka_unit_test(test_full_slab_refilled), cmocka_unit_test(test_empty_slabs),
+        cmocka_unit_test(test_give_back),          cmocka_unit_test(test_range_used_up),
+        cmocka_unit_test(test_bad_releases),       cmocka_unit_test(test_bursts),
+        cmocka_unit_test(test_partial_list),       cmocka_unit_test(test_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
