@@ -191,7 +191,7 @@ static void run_stop(void *ud)
     agent_stop(r->agent);
 }
 
-int cmd_agent(int argc, char **argv)
+int cmd_agent(int argc, char **argv, cmd_give_back_fn give_back)
 {
     struct agent_cli o;
     memset(&o, 0, sizeof o);
@@ -221,7 +221,7 @@ int cmd_agent(int argc, char **argv)
         goto out;
     }
 
-    if (cli_mgr_new(&o.mgr, &lg, &loop, &m) < 0)
+    if (cli_mgr_new(&o.mgr, &lg, give_back, &loop, &m) < 0)
         goto out;
     run.o = &o;
     run.lg = &lg;

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cmd/kueue-ks/cmds.h"
 #include "pkg/util/mtune.h"
 #include "pkg/util/xalloc.h"
 
@@ -41,8 +40,8 @@ int cli_parse(const struct flag *fl, size_t n, int argc, char **argv, const char
     return CLI_GO_ON;
 }
 
-int cli_mgr_new(const struct mgr_flag_values *mf, const struct logger *lg, struct ev_loop **loop,
-                struct mgr **m)
+int cli_mgr_new(const struct mgr_flag_values *mf, const struct logger *lg,
+                void (*give_back)(void *ud), struct ev_loop **loop, struct mgr **m)
 {
     struct err e;
     err_clear(&e);
@@ -67,6 +66,6 @@ int cli_mgr_new(const struct mgr_flag_values *mf, const struct logger *lg, struc
         log_error(lg, "cannot start", "error", e.msg);
         return -1;
     }
-    mgr_set_give_back(*m, main_json_give_back, NULL);
+    mgr_set_give_back(*m, give_back, NULL);
     return 0;
 }

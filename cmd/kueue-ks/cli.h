@@ -28,11 +28,11 @@ int cli_parse(const struct flag *fl, size_t n, int argc, char **argv, const char
 
 /*
  * The default loop into *loop and a manager with the options of `mf` into *m
- * (lg borrowed, must outlive it). 0, or -1 after logging "cannot start"
- * (*loop is still set: destroy it).
+ * (lg borrowed, must outlive it), with main's give-back hook (mgr_set_give_back;
+ * NULL: none). 0, or -1 after logging "cannot start" (*loop is still set: destroy it).
  */
-int cli_mgr_new(const struct mgr_flag_values *mf, const struct logger *lg, struct ev_loop **loop,
-                struct mgr **m);
+int cli_mgr_new(const struct mgr_flag_values *mf, const struct logger *lg,
+                void (*give_back)(void *ud), struct ev_loop **loop, struct mgr **m);
 
 /* Report a bad command line through `lg`; returns the exit code 2. */
 int cli_invalid(const struct logger *lg, const char *msg);

@@ -2,13 +2,13 @@
 #ifndef KKS_CMD_KUEUE_KS_CMDS_H
 #define KKS_CMD_KUEUE_KS_CMDS_H
 
-/* main.c's give-back hook (mgr_set_give_back): the JSON pool's empty slabs go back to the
- * kernel (pkg/util/slab.h). */
-void main_json_give_back(void *ud);
+/* main's give-back hook for the long-running commands' manager (mgr_set_give_back): the JSON
+ * pool's empty slabs go back to the kernel (pkg/util/slab.h). NULL: none. */
+typedef void (*cmd_give_back_fn)(void *ud);
 
-int cmd_run(int argc, char **argv);
+int cmd_run(int argc, char **argv, cmd_give_back_fn give_back);
 /* kueue-ks agent: the ClusterMetrics reporter for one cluster (cmd/kueue-ks/agent.c). */
-int cmd_agent(int argc, char **argv);
+int cmd_agent(int argc, char **argv, cmd_give_back_fn give_back);
 /* kueue-ks status: a terminal summary of clusters and quotas (cmd/kueue-ks/status.c). */
 int cmd_status(int argc, char **argv);
 /* kueue-ks explain: why a job runs where it does, or not (cmd/kueue-ks/explain.c). */

@@ -39,7 +39,8 @@ static void json_pool_release(void *p)
 }
 #endif
 
-void main_json_give_back(void *ud)
+/* The commands' give-back hook (cmds.h): the pool is main's. */
+static void json_give_back(void *ud)
 {
     (void)ud;
 #if USE_SLAB
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
         }
         /* No subcommand: run, like the Go operator's single-command binary. */
         mtune_reexec(argv);
-        return cmd_run(argc - 1, argv + 1);
+        return cmd_run(argc - 1, argv + 1, json_give_back);
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "version")) {
@@ -100,9 +101,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run") || !strcmp(cmd, "agent"))
         mtune_reexec(argv); /* returns when it is not needed or not possible */
     if (!strcmp(cmd, "run"))
-        return cmd_run(argc - 2, argv + 2);
+        return cmd_run(argc - 2, argv + 2, json_give_back);
     if (!strcmp(cmd, "agent"))
-        return cmd_agent(argc - 2, argv + 2);
+        return cmd_agent(argc - 2, argv + 2, json_give_back);
     if (!strcmp(cmd, "status"))
         return cmd_status(argc - 2, argv + 2);
     if (!strcmp(cmd, "explain"))

@@ -91,7 +91,7 @@ static size_t run_flags(struct run_opts *o, struct flag *fl)
     return n + QUOTA_NFLAGS;
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(int argc, char **argv, cmd_give_back_fn give_back)
 {
     struct run_opts o;
     memset(&o, 0, sizeof o);
@@ -136,7 +136,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
 
-    if (cli_mgr_new(&o.mgr, &lg, &loop, &m) < 0)
+    if (cli_mgr_new(&o.mgr, &lg, give_back, &loop, &m) < 0)
         goto out;
     if (quota_ctl_new(&o.quota, NULL, &qc, &e) < 0) {
         code = cli_invalid(&lg, e.msg);
