@@ -97,7 +97,7 @@ struct store {
     struct sent **dec;           /* packed entries whose decoded tree is cached */
     uint8_t *dused;              /* per dec[i]: read since the last store_trim(s, false) */
     size_t ndec, capdec;
-    size_t dreads; /* reads of cached trees (store_decoded_reads) */
+    size_t dreads; /* uses of the decoded cache (store_decoded_reads) */
 };
 
 /* ---- entries ---------------------------------------------------------------- */
@@ -113,6 +113,17 @@ static void dec_add(struct store *s, struct sent *e)
     s->dreads++;
     s->dec[s->ndec++] = e;
     e->dpos = (uint32_t)s->ndec;
+}
+
+/* A read of the entry's cached tree, if it has one: kept past the next TTL trim, and counted.
+ * The decoded cache is not observable state, hence the const store. */
+static void dec_use(const struct store *cs, const struct sent *e)
+{
+    struct store *s = (struct store *)cs;
+    if (e->dpos) {
+        s->dused[e->dpos - 1] = 1;
+        s->dreads++;
+    }
 }
 
 static void dec_del(struct store *s, struct sent *e)
@@ -186,10 +197,7 @@ static json_t *entry_obj(const struct store *cs, struct sent *e)
         return NULL;
     struct store *s = (struct store *)cs; /* the decoded cache is not observable state */
     if (e->obj || !e->len) {
-        if (e->dpos) {
-            s->dused[e->dpos - 1] = 1;
-            s->dreads++;
-        }
+        dec_use(s, e);
         return e->obj;
     }
     e->obj = jpack_decode(s->tab, e->blob, e->len);
@@ -881,10 +889,7 @@ json_t *store_get_ref(const struct store *s, const char *key)
     if (!e)
         return NULL;
     if (e->obj || !e->len) { /* unpacked, or cached: a read like store_get's */
-        if (e->dpos) {
-            s->dused[e->dpos - 1] = 1;
-            ((struct store *)s)->dreads++; /* the decoded cache is not observable state */
-        }
+        dec_use(s, e);
         return json_incref(e->obj);
     }
     return jpack_decode(s->tab, e->blob, e->len);

@@ -30,8 +30,8 @@
 #define SLAB_BYTES           ((size_t)1 << SLAB_SHIFT) /* 64 KB: 4,096 blocks of 16 bytes, 256 of 256 */
 #define SLAB_MAX             256                       /* larger requests go to malloc */
 #define SLAB_RESERVE_DEFAULT ((size_t)1 << 30)
-#define SLAB_KEEP_EMPTY_DEFAULT                                                                    \
-    32 /* 2 MB of empty slabs kept resident for the next burst, until slab_give_back */
+/* 2 MB of empty slabs kept resident for the next burst, until slab_give_back */
+#define SLAB_KEEP_EMPTY_DEFAULT 32
 
 struct slab_pool;
 
