@@ -6,6 +6,7 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,15 @@
 
 #define MAX_QUERY 32
 
+/* How long to wait before running MHD again when it asks for an immediate run but no
+ * connection can make progress (see can_progress): its epoll mode keeps a connection whose
+ * TLS handshake waits for the client in its ready list, so MHD_get_timeout says 0 until the
+ * client answers, and a loop trusting it spins a core (docs/devhub.md "TLS handshakes"). The
+ * epoll fd wakes the loop as soon as data comes; this only bounds a case the check misses. */
+#define SPIN_BACKOFF_S 0.005
+
+struct peer;
+
 struct conn {
     struct srv *s;
     struct MHD_Connection *mc;
@@ -26,6 +36,8 @@ struct conn {
     bool too_big;
     bool suspended;
     bool delayed;
+    bool responding;   /* its whole request came: a response is queued or being sent */
+    struct peer *peer; /* its connection's (NULL once the connection closed) */
     struct hub_watch *watch;
     struct conn *next, *prev; /* suspended / delayed connections */
     ev_timer delay;
@@ -42,11 +54,15 @@ struct srv {
     char *token;
     bool stopping;
     struct conn *conns; /* connections with a watch */
+    struct peer *peers; /* every open connection */
+    struct pollfd *pfd; /* can_progress's scratch, npeers long */
+    size_t npeers, cap_pfd;
     struct faults *faults;
     struct faults_rng rng;
 };
 
 static void run_mhd(struct srv *s);
+static bool can_progress(struct srv *s);
 
 static void arm(struct srv *s)
 {
@@ -56,6 +72,8 @@ static void arm(struct srv *s)
         after = (double)to / 1000.0;
     if (after > 1.0)
         after = 1.0;
+    if (after == 0 && !can_progress(s))
+        after = SPIN_BACKOFF_S;
     ev_timer_stop(s->loop, &s->run_timer);
     ev_timer_set(&s->run_timer, after, 0);
     ev_timer_start(s->loop, &s->run_timer);
@@ -170,19 +188,76 @@ static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
 struct peer {
     int verdict; /* 0: not checked yet, 1: verified, -1: none or not valid */
     char user[128];
+    struct MHD_Connection *mc;
+    int fd;
+    struct conn *active; /* its request in progress, if any */
+    struct peer *next, *prev;
 };
 
 static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-    (void)cls;
-    (void)mc;
+    struct srv *s = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        *socket_context = xcalloc(1, sizeof(struct peer));
+        struct peer *p = xcalloc(1, sizeof(*p));
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        p->mc = mc;
+        p->fd = ci ? ci->connect_fd : -1;
+        p->next = s->peers;
+        if (s->peers)
+            s->peers->prev = p;
+        s->peers = p;
+        s->npeers++;
+        *socket_context = p;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-        free(*socket_context);
+        struct peer *p = *socket_context;
+        if (!p)
+            return;
+        if (p->prev)
+            p->prev->next = p->next;
+        else
+            s->peers = p->next;
+        if (p->next)
+            p->next->prev = p->prev;
+        s->npeers--;
+        if (p->active)
+            p->active->peer = NULL;
+        free(p);
         *socket_context = NULL;
     }
+}
+
+/*
+ * Whether MHD could do anything now: some connection has bytes to read (or hung up), TLS
+ * data decrypted but not read, or a response to send and room in its socket. A connection
+ * in its TLS handshake waiting for the client has none of these, however often MHD asks to
+ * be run for it. Suspended connections (watches without events, delayed requests) wait for
+ * their resume, which kicks the loop.
+ */
+static bool can_progress(struct srv *s)
+{
+    if (s->cap_pfd < s->npeers) {
+        s->cap_pfd = s->npeers * 2;
+        s->pfd = xrealloc(s->pfd, s->cap_pfd * sizeof(*s->pfd));
+    }
+    nfds_t n = 0;
+    for (struct peer *p = s->peers; p; p = p->next) {
+        if (p->fd < 0)
+            return true; /* not known: trust MHD */
+        if (p->active && p->active->suspended)
+            continue;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(p->mc, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        if (ci && ci->tls_session &&
+            gnutls_record_check_pending((gnutls_session_t)ci->tls_session) > 0)
+            return true;
+        short ev = POLLIN;
+        if (p->active && p->active->responding)
+            ev |= POLLOUT;
+        s->pfd[n++] = (struct pollfd){.fd = p->fd, .events = ev};
+    }
+    return n == 0 || poll(s->pfd, n, 0) != 0;
 }
 
 /* The client certificate verified against the instance CA; user receives its CN. */
@@ -349,6 +424,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         c->mc = mc;
         buf_init(&c->body, HUB_MAX_BODY);
         ev_timer_init(&c->delay, delay_cb, 0, 0);
+        const union MHD_ConnectionInfo *pi =
+            MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        c->peer = pi ? pi->socket_context : NULL;
+        if (c->peer)
+            c->peer->active = c;
         *con_cls = c;
         return MHD_YES;
     }
@@ -358,6 +438,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         *upload_size = 0;
         return MHD_YES;
     }
+    c->responding = true; /* every path below queues a response, or suspends */
     bool health = !strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez");
     char user[128] = "";
     if (!health && !cert_ok(mc, user, sizeof(user))) {
@@ -436,6 +517,8 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
     if (!c)
         return;
     unlink_conn(s, c);
+    if (c->peer && c->peer->active == c)
+        c->peer->active = NULL;
     ev_timer_stop(s->loop, &c->delay);
     if (c->watch)
         hub_watch_release(c->watch);
@@ -544,6 +627,7 @@ void srv_stop(struct srv *s)
     ev_io_stop(s->loop, &s->io);
     ev_timer_stop(s->loop, &s->run_timer);
     MHD_stop_daemon(s->d);
+    free(s->pfd);
     free(s->token);
     free(s);
 }
