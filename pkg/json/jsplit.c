@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "pkg/json/jscan.h"
 #include "pkg/util/xalloc.h"
@@ -17,16 +20,102 @@ static size_t skip_ws(const char *d, size_t i, size_t n)
     return i;
 }
 
+/* The first quote or backslash at d[i..n), or n. */
+static size_t find_quote(const char *d, size_t i, size_t n)
+{
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(d + i));
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bs)));
+        if (m)
+            return i + (size_t)__builtin_ctz(m);
+    }
+#endif
+    while (i < n && d[i] != '"' && d[i] != '\\')
+        i++;
+    return i;
+}
+
 /* One past the closing quote of the string opened at d[i]; 0 when the text ends first.
  * *esc: it holds a backslash. */
 static size_t string_end(const char *d, size_t i, size_t n, bool *esc)
 {
-    for (i++; i < n; i++) {
-        if (d[i] == '\\') {
-            *esc = true;
-            i++;
-        } else if (d[i] == '"') {
+    for (i++; i < n; i += 2) { /* past a backslash and the byte it escapes */
+        i = find_quote(d, i, n);
+        if (i >= n)
+            return 0;
+        if (d[i] == '"')
             return i + 1;
+        *esc = true;
+    }
+    return 0;
+}
+
+#ifdef __SSE2__
+/* Bit k: the parity of bits 0..k of x (16 bits): set from an opening quote up to its closing
+ * one, which is not. */
+static unsigned prefix_xor16(unsigned x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    return x & 0xffffu;
+}
+#endif
+
+/* One past the container opened at d[i] (its matching bracket outside strings); 0 when the
+ * text ends first. Sixteen bytes at a time where SSE2 is there and they hold no backslash
+ * (a list's bytes are mostly short strings, and a byte at a time was all of a split's cost):
+ * the quotes' running parity says which bytes are in strings, and only the brackets outside
+ * them count. A block with a backslash goes a byte at a time. */
+static size_t container_end(const char *d, size_t i, size_t n)
+{
+    size_t depth = 0;
+    bool in_str = false;
+    while (i < n) {
+        size_t stop = n; /* a byte at a time up to here */
+#ifdef __SSE2__
+        if (i + 16 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(d + i));
+            if (!_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')))) {
+                /* '[' and ']' are '{' and '}' without the 0x20 bit */
+                __m128i f = _mm_or_si128(v, _mm_set1_epi8(0x20));
+                unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+                unsigned open = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(f, _mm_set1_epi8('{')));
+                unsigned close = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(f, _mm_set1_epi8('}')));
+                unsigned inside = prefix_xor16(q) ^ (in_str ? 0xffffu : 0);
+                for (unsigned br = (open | close) & ~inside; br; br &= br - 1) {
+                    unsigned k = (unsigned)__builtin_ctz(br);
+                    if (open >> k & 1)
+                        depth++;
+                    else if (--depth == 0)
+                        return i + k + 1;
+                }
+                if (__builtin_popcount(q) & 1)
+                    in_str = !in_str;
+                i += 16;
+                continue;
+            }
+            stop = i + 16; /* the block with a backslash */
+        }
+#endif
+        while (i < stop) {
+            char c = d[i++];
+            if (in_str) {
+                if (c == '\\')
+                    i++;
+                else if (c == '"')
+                    in_str = false;
+            } else if (c == '"') {
+                in_str = true;
+            } else if ((c | 0x20) == '{') {
+                depth++;
+            } else if ((c | 0x20) == '}' && --depth == 0) {
+                return i;
+            }
         }
     }
     return 0;
@@ -41,27 +130,12 @@ static size_t value_end(const char *d, size_t i, size_t n)
         return 0;
     if (d[i] == '"')
         return string_end(d, i, n, &esc);
-    if (d[i] != '{' && d[i] != '[') {
-        while (i < n && d[i] != ',' && d[i] != '}' && d[i] != ']' && d[i] != ' ' && d[i] != '\t' &&
-               d[i] != '\n' && d[i] != '\r')
-            i++;
-        return i;
-    }
-    size_t depth = 0;
-    for (; i < n; i++) {
-        char c = d[i];
-        if (c == '"') {
-            size_t end = string_end(d, i, n, &esc);
-            if (!end)
-                return 0;
-            i = end - 1;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if ((c == '}' || c == ']') && --depth == 0) {
-            return i + 1;
-        }
-    }
-    return 0;
+    if (d[i] == '{' || d[i] == '[')
+        return container_end(d, i, n);
+    while (i < n && d[i] != ',' && d[i] != '}' && d[i] != ']' && d[i] != ' ' && d[i] != '\t' &&
+           d[i] != '\n' && d[i] != '\r')
+        i++;
+    return i;
 }
 
 /* The items array opened at d[i]: the spans of its elements (objects) into l; one past its

@@ -78,6 +78,30 @@ static void test_split(void **state)
     assert_int_equal(n, 0);
 }
 
+/* Strings with escapes end where jansson ends them: an escaped quote does not end one, an
+ * escaped backslash before a quote does; brackets inside them are not counted. */
+static void test_escapes(void **state)
+{
+    (void)state;
+    size_t n;
+    const char *two[] = {
+        "{\"items\":[{\"a\":\"x\\\\\"},{\"b\":\"]\"}]}",            /* "x\\" then "]" */
+        "{\"items\":[{\"a\":\"\\\"}]\\\\\"},{\"b\":1}]}",           /* "\"}]\\" */
+        "{\"items\":[{\"a\":\"\\\\\\\\\\\\\\\"\"},{\"b\":\"{\"}]}", /* "\\\\\\\"" */
+        "{\"items\":[{\"\\\"k\\\"\":\"\\u0022[\"},{}]}",            /* an escaped key */
+    };
+    for (size_t i = 0; i < sizeof two / sizeof two[0]; i++) {
+        agree(two[i], &n);
+        assert_int_equal(n, 2);
+    }
+    const char *bad[] = {
+        "{\"items\":[{\"a\":\"x\\\"}]}", /* the quote escaped: the string never ends */
+        "{\"items\":[{\"a\":\"x\\",      /* a backslash last */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        agree(bad[i], NULL);
+}
+
 /* What is not split is loaded whole, as it was. */
 static void test_whole(void **state)
 {
@@ -125,6 +149,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split),
+        cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_whole),
         cmocka_unit_test(test_rejects),
     };
