@@ -229,8 +229,9 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 }
 
 /*
- * Whether MHD could do anything now: some connection has bytes to read (or hung up), TLS
- * data decrypted but not read, or a response to send and room in its socket. A connection
+ * Whether MHD could do anything now: a connection waiting for a request has bytes to read (or
+ * hung up), TLS data is decrypted but not read, or a response is in progress with room in
+ * its socket. A connection
  * in its TLS handshake waiting for the client has none of these, however often MHD asks to
  * be run for it. Suspended connections (watches without events, delayed requests) wait for
  * their resume, which kicks the loop.
@@ -252,9 +253,9 @@ static bool can_progress(struct srv *s)
         if (ci && ci->tls_session &&
             gnutls_record_check_pending((gnutls_session_t)ci->tls_session) > 0)
             return true;
-        short ev = POLLIN;
-        if (p->active && p->active->responding)
-            ev |= POLLOUT;
+        /* a connection sending a response is not read by MHD meanwhile: bytes its client
+         * sent ahead (or a half-close) would say "progress" for as long as it sends */
+        short ev = p->active && p->active->responding ? POLLOUT : POLLIN;
         s->pfd[n++] = (struct pollfd){.fd = p->fd, .events = ev};
     }
     return n == 0 || poll(s->pfd, n, 0) != 0;
