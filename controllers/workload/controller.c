@@ -1838,7 +1838,10 @@ const char *const wlc_job_view[] = {"metadata", NULL};
  * clusters). */
 static bool wants_placement(struct wlc *c, const json_t *wl)
 {
-    json_t *owner = wl ? jx_owner_controller(wl) : NULL;
+    const char *check = wl ? our_check(c, wl) : NULL;
+    if (!wl_check_pending(wl, check))
+        return false; /* before its job is read from the store */
+    json_t *owner = jx_owner_controller(wl);
     const struct kind_def *k = owner ? owner_kind(c, wl, owner) : NULL;
     struct store *js = k && c->cfg.src.jobs ? c->cfg.src.jobs(c->cfg.src.ud, k) : NULL;
     const char *name = owner ? jx_str(owner, "name", NULL) : NULL;
@@ -1851,7 +1854,7 @@ static bool wants_placement(struct wlc *c, const json_t *wl)
     bool wants = false;
     if (!job || !owner_uid || !jx_uid(job) || strcmp(owner_uid, jx_uid(job)) == 0) {
         /* else a new job with the same name: not this workload's */
-        struct wl_snapshot s = {.workload = wl, .job = job, .check_name = our_check(c, wl)};
+        struct wl_snapshot s = {.workload = wl, .job = job, .check_name = check};
         wants = wl_wants_placement(&s, NULL);
     }
     json_decref(job);

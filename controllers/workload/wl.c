@@ -383,15 +383,19 @@ static const json_t *copy_on(const struct wl_snapshot *s, const char *cluster)
     return NULL;
 }
 
+bool wl_check_pending(const json_t *workload, const char *check_name)
+{
+    const json_t *entry =
+        check_name ? jx_find_by(jx_arr(workload, "status.admissionChecks"), "name", check_name)
+                   : NULL;
+    return entry && strcmp(check_state(entry), "Pending") == 0;
+}
+
 bool wl_wants_placement(const struct wl_snapshot *s, const char **pinned)
 {
     if (pinned)
         *pinned = NULL;
-    if (!s->workload || !s->job || !s->check_name)
-        return false;
-    const json_t *entry =
-        jx_find_by(jx_arr(s->workload, "status.admissionChecks"), "name", s->check_name);
-    if (!entry || strcmp(check_state(entry), "Pending") != 0)
+    if (!s->workload || !s->job || !wl_check_pending(s->workload, s->check_name))
         return false;
     if (jx_cond_is_true(s->workload, "Finished") || !wl_active(s->workload) ||
         wl_evicting(s->workload))

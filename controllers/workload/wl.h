@@ -286,6 +286,11 @@ char *wl_outcome_describe(const struct wl_outcome *o);
  * workload holds no reservation. */
 char *wl_placement_token(const json_t *workload);
 
+/* True when the workload's entry for the check `check_name` (NULL: none) is there and
+ * Pending: wl_wants_placement is never true without it, so a caller may look at this before
+ * it reads the job. */
+bool wl_check_pending(const json_t *workload, const char *check_name);
+
 /* True when wl_decide needs a placement result for this snapshot (state 5).
  * *pinned (borrowed, may be NULL) is the user's pinned cluster to pass to the
  * placement as the only candidate. */

@@ -103,15 +103,9 @@ struct refs {
 
 /* ---- table ------------------------------------------------------------------ */
 
-static uint32_t jp_hash(const char *s, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
-}
-
-/* Packed bytes, 8 at a time (a container is hashed at each level it is nested in). */
+/* Packed bytes or a string's, 8 at a time: a container is hashed at each level it is nested
+ * in, and every key and interned string of a listed object once (FNV-1a a byte at a time
+ * before: tab_ref 467 -> 420 x 10^6 instructions in a bench-scale restart, callgrind). */
 static uint32_t jp_hash_bytes(const uint8_t *p, size_t n)
 {
     uint64_t h = 0x9e3779b97f4a7c15u ^ n, v;
@@ -126,6 +120,11 @@ static uint32_t jp_hash_bytes(const uint8_t *p, size_t n)
     h = (h ^ v) * 0xc4ceb9fe1a85ec53u;
     h ^= h >> 29;
     return (uint32_t)h;
+}
+
+static uint32_t jp_hash(const char *s, size_t n)
+{
+    return jp_hash_bytes((const uint8_t *)s, n);
 }
 
 static void set_free(struct jp_set *s)

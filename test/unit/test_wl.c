@@ -916,6 +916,10 @@ static void run_case_form(const struct tcase *c, bool copy_form)
     };
     const char *pin = NULL;
     assert_int_equal(wl_wants_placement(&s, &pin), c->want_placement);
+    /* the controller skips a Workload whose check is not Pending without reading the rest */
+    if (c->want_placement)
+        assert_true(wl_check_pending(wl, CHECK));
+    assert_false(wl_check_pending(wl, NULL));
     if (c->job == JOB_PIN_C3 && c->want_placement)
         assert_string_equal(pin, "c3");
     struct wl_actions a;
