@@ -231,10 +231,9 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 /*
  * Whether MHD could do anything now: a connection waiting for a request has bytes to read (or
  * hung up), TLS data is decrypted but not read, or a response is in progress with room in
- * its socket. A connection
- * in its TLS handshake waiting for the client has none of these, however often MHD asks to
- * be run for it. Suspended connections (watches without events, delayed requests) wait for
- * their resume, which kicks the loop.
+ * its socket. A connection in its TLS handshake waiting for the client has none of these,
+ * however often MHD asks to be run for it. Suspended connections (watches without events,
+ * delayed requests) wait for their resume, which kicks the loop.
  */
 static bool can_progress(struct srv *s)
 {
