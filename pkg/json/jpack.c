@@ -1330,6 +1330,130 @@ json_t *jpack_get(const struct jpack_tab *t, const uint8_t *p, size_t len, const
     return seek_path(&r, path) ? dec(&r, 0) : NULL;
 }
 
+/* ---- views: the members at several paths, one walk ----------------------------------- */
+
+/* The paths of a view still looked for below the current member: path i's text from offs[i]
+ * on, lens[i] bytes long in all. */
+struct vw {
+    const char *const *paths;
+    const size_t *lens;
+};
+
+static json_t *view_val(struct rd *r, int depth, const struct vw *w, const size_t *idx,
+                        const size_t *offs, size_t n, bool *bad);
+
+/* The members of the object r is in (its `cnt` members next) at the paths idx/offs: an object
+ * of those found (NULL: none). */
+static json_t *view_obj(struct rd *r, int depth, uint64_t cnt, const struct vw *w,
+                        const size_t *idx, const size_t *offs, size_t n, bool *bad)
+{
+    if (cnt > rd_left(r)) {
+        *bad = true;
+        return NULL;
+    }
+    json_t *out = NULL;
+    for (uint64_t i = 0; i < cnt && !*bad; i++) {
+        const struct jp_ent *k = rd_ent(r);
+        if (!k) {
+            *bad = true;
+            break;
+        }
+        size_t sub[JPACK_VIEW_MAX], subo[JPACK_VIEW_MAX], ns = 0;
+        bool whole = false;
+        for (size_t j = 0; j < n; j++) {
+            const char *seg = w->paths[idx[j]] + offs[j];
+            size_t rem = w->lens[idx[j]] - offs[j];
+            if (k->len > rem || memcmp(seg, k->s, k->len) != 0)
+                continue;
+            if (k->len == rem)
+                whole = true;
+            else if (seg[k->len] == '.') {
+                sub[ns] = idx[j];
+                subo[ns++] = offs[j] + k->len + 1;
+            }
+        }
+        json_t *v = NULL;
+        if (whole) {
+            if (!(v = dec(r, depth + 1)))
+                *bad = true;
+        } else if (ns) {
+            v = view_val(r, depth + 1, w, sub, subo, ns, bad);
+        } else if (!skip(r, depth + 1, NULL)) {
+            *bad = true;
+        }
+        if (v && !*bad) {
+            if (!out)
+                out = json_object();
+            if (json_object_setn_new_nocheck(out, k->s, k->len, v) < 0)
+                *bad = true;
+        } else {
+            json_decref(v);
+        }
+    }
+    if (*bad) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* The value r is at, read for the paths idx/offs below it: what view_obj finds when it is an
+ * object (through a shared container), else nothing (skipped). */
+static json_t *view_val(struct rd *r, int depth, const struct vw *w, const size_t *idx,
+                        const size_t *offs, size_t n, bool *bad)
+{
+    const uint8_t *at = r->p;
+    unsigned type;
+    uint64_t arg;
+    if (depth > JPACK_MAX_DEPTH || !rd_tag(r, &type, &arg)) {
+        *bad = true;
+        return NULL;
+    }
+    if (type == T_OBJ)
+        return view_obj(r, depth, arg, w, idx, offs, n, bad);
+    if (type == T_SHR) {
+        const struct jp_ent *e = set_get(&r->t->shared, arg);
+        if (!e) {
+            *bad = true;
+            return NULL;
+        }
+        struct rd in = {(const uint8_t *)e->s, (const uint8_t *)e->s + e->len, r->t, r->res};
+        return view_val(&in, depth, w, idx, offs, n, bad); /* at the reference's depth */
+    }
+    r->p = at;
+    if (!skip(r, depth, NULL))
+        *bad = true;
+    return NULL;
+}
+
+json_t *jpack_view(const struct jpack_tab *t, const uint8_t *p, size_t len,
+                   const char *const *paths)
+{
+    size_t lens[JPACK_VIEW_MAX], idx[JPACK_VIEW_MAX], offs[JPACK_VIEW_MAX], n = 0;
+    if (!p || !paths)
+        return NULL;
+    for (; paths[n]; n++) {
+        if (n == JPACK_VIEW_MAX)
+            return NULL;
+        lens[n] = strlen(paths[n]);
+        idx[n] = n;
+        offs[n] = 0;
+    }
+    struct jp_res res;
+    res_init(&res, p, len);
+    struct rd r = {p, p + len, t, &res};
+    struct vw w = {paths, lens};
+    bool bad = false;
+    unsigned type;
+    uint64_t arg;
+    if (!rd_tag_in(&r, &type, &arg) || type != T_OBJ)
+        return NULL;
+    json_t *out = view_obj(&r, 0, arg, &w, idx, offs, n, &bad);
+    if (bad)
+        return NULL;
+    return out ? out : json_object();
+}
+
 /* The text of field k (enum jp_ref) of the value res->root: where the encoder found it (a
  * T_REF only follows its field), looked up once per reader. NULL when absent, not a string,
  * invalid, or a loop of references (hostile bytes). */

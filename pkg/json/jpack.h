@@ -102,6 +102,18 @@ const char *jpack_get_str(const struct jpack_tab *t, const uint8_t *p, size_t le
 json_t *jpack_get(const struct jpack_tab *t, const uint8_t *p, size_t len, const char *const *path);
 
 /*
+ * A view of a packed object: a new object holding the members at the dotted `paths`
+ * ("metadata.name", "status.conditions"; NULL-terminated, at most JPACK_VIEW_MAX) that it has,
+ * each decoded whole, with the objects on their way (and nothing else of them), read in one
+ * walk over the bytes. A member named by a path and by a longer one is decoded whole. A path
+ * through something that is not an object finds nothing. {} when none is there; NULL when
+ * `p` is not an object, the bytes are invalid, or there are too many paths.
+ */
+#define JPACK_VIEW_MAX 32
+json_t *jpack_view(const struct jpack_tab *t, const uint8_t *p, size_t len,
+                   const char *const *paths);
+
+/*
  * Packing without a tree: a value given piece by piece (what a text scanner reads, jscan.h's
  * jscan_walk) comes out as the bytes jpack_encode() makes of the tree it would build (given
  * the same table: what is shared depends on what the table has seen).

@@ -471,38 +471,11 @@ static int split_path(const char *dotted, char (*buf)[256], const char *parts[9]
     return np;
 }
 
-/* Set v (consumed) at the dotted path of obj, creating the objects on the way. */
-static void view_set(json_t *obj, const char *const *parts, size_t n, json_t *v)
-{
-    for (size_t i = 0; i + 1 < n; i++) {
-        json_t *next = json_object_get(obj, parts[i]);
-        if (!json_is_object(next)) {
-            next = json_object();
-            json_object_set_new(obj, parts[i], next);
-        }
-        obj = next;
-    }
-    json_object_set_new(obj, parts[n - 1], v);
-}
-
-/* The members at `paths` of a packed entry decoded alone (store_get_view), or NULL when a
- * path is deeper than a view goes (the caller reads the whole object then). */
+/* The members at `paths` of a packed entry decoded alone, in one walk (store_get_view), or
+ * NULL when there are more paths than a view takes (the caller reads the whole object then). */
 static json_t *entry_view(const struct store *s, const struct sent *e, const char *const *paths)
 {
-    json_t *out = json_object();
-    for (size_t i = 0; paths && paths[i]; i++) {
-        char buf[256];
-        const char *parts[9];
-        int np = split_path(paths[i], &buf, parts);
-        if (np < 0) {
-            json_decref(out);
-            return NULL;
-        }
-        json_t *v = np ? jpack_get(s->tab, e->blob, e->len, parts) : NULL;
-        if (v)
-            view_set(out, parts, (size_t)np, v);
-    }
-    return out;
+    return jpack_view(s->tab, e->blob, e->len, paths);
 }
 
 /* Free an index's view (NULL is fine). */

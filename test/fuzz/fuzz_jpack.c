@@ -3,9 +3,10 @@
  * (json_loadb, flags 0), packing then unpacking it must give an equal tree with the same
  * compact dump (member order, integer vs real), and releasing it must give back every
  * reference it took (the table ends empty). Whatever the input, jpack_decode() and
- * jpack_get_str() of the raw bytes, against a table holding the parsed
- * tree's strings, must not crash or overrun (and the first two change nothing). A
- * disagreement traps.
+ * jpack_get_str() and jpack_view() of the raw bytes, against a table holding the parsed
+ * tree's strings, must not crash or overrun (and change nothing). A view of the packed
+ * value (paths of its own members two deep, and fixed ones) must hold what each path finds
+ * alone in the tree. A disagreement traps.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,70 @@ static int depth(const json_t *v)
     return d;
 }
 
+/* Whether `path` (dotted) finds `want` in the view v as in the tree: the same value, or both
+ * nothing. */
+static bool view_agrees(const json_t *tree, const json_t *v, const char *path)
+{
+    char buf[600];
+    size_t len = strlen(path);
+    if (len >= sizeof buf)
+        return true;
+    memcpy(buf, path, len + 1);
+    const json_t *a = tree, *b = v;
+    char *save = NULL;
+    for (char *seg = strtok_r(buf, ".", &save); seg; seg = strtok_r(NULL, ".", &save)) {
+        a = json_is_object(a) ? json_object_get(a, seg) : NULL;
+        b = json_is_object(b) ? json_object_get(b, seg) : NULL;
+    }
+    return a ? b && json_equal(a, b) : !b;
+}
+
+/* The view of the packed value p at paths made of j's own member names (top and second
+ * level, no '.' nor empty names, which a dotted path cannot name) and fixed ones. */
+static void check_view(const struct jpack_tab *t, const json_t *j, const uint8_t *p, size_t n)
+{
+    char store[JPACK_VIEW_MAX][256];
+    const char *paths[JPACK_VIEW_MAX + 1];
+    size_t np = 0;
+    static const char *const fixed[] = {"metadata.name", "status", "a.b.c", "metadata", NULL};
+    for (size_t i = 0; fixed[i]; i++)
+        paths[np++] = fixed[i];
+    const char *k, *k2;
+    json_t *m, *m2;
+    json_object_foreach((json_t *)j, k, m)
+    {
+        if (np == JPACK_VIEW_MAX || !*k || strchr(k, '.') || strlen(k) > 120)
+            continue;
+        if (json_is_object(m) && json_object_size(m) > 0) {
+            json_object_foreach(m, k2, m2)
+            {
+                if (np < JPACK_VIEW_MAX && *k2 && !strchr(k2, '.') && strlen(k2) <= 120) {
+                    snprintf(store[np], sizeof store[np], "%s.%s", k, k2);
+                    paths[np] = store[np];
+                    np++;
+                }
+            }
+        } else if (np < JPACK_VIEW_MAX) {
+            snprintf(store[np], sizeof store[np], "%s", k);
+            paths[np] = store[np];
+            np++;
+        }
+    }
+    paths[np] = NULL;
+    json_t *v = jpack_view(t, p, n, paths);
+    if (!json_is_object(j)) {
+        if (v)
+            __builtin_trap();
+        return;
+    }
+    if (!v)
+        __builtin_trap();
+    for (size_t i = 0; i < np; i++)
+        if (!view_agrees(j, v, paths[i]))
+            __builtin_trap();
+    json_decref(v);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct jpack_tab *t = jpack_tab_new();
@@ -65,6 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!back || !json_equal(j, back))
             __builtin_trap();
         json_decref(back);
+        check_view(t, j, p2, n2);
     }
     /* the raw bytes as a packed value, against a table that holds strings */
     size_t before = jpack_tab_len(t);
@@ -72,6 +138,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t sl;
     char scratch[JPACK_SCRATCH];
     jpack_get_str(t, data, size, (const char *const[]){"metadata", "name", NULL}, &sl, scratch);
+    json_decref(
+        jpack_view(t, data, size, (const char *const[]){"metadata.name", "spec", "a.b", NULL}));
     if (jpack_tab_len(t) != before)
         __builtin_trap();
     if (p) {

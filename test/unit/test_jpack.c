@@ -704,6 +704,126 @@ static void test_shared_containers(void **state)
 
 /* Misuse and the cases it leaves to the tree: each an error, and a reset gives back every
  * reference the value took. */
+/* The view jpack_view() should give: each path looked up in the tree alone, set in a new object
+ * with the objects on its way; a path below another one of the set is left to it. */
+static json_t *view_ref(json_t *tree, const char *const *paths)
+{
+    json_t *out = json_object();
+    for (size_t i = 0; paths[i]; i++) {
+        bool below = false;
+        for (size_t j = 0; paths[j]; j++) {
+            size_t lj = strlen(paths[j]);
+            below =
+                below || (j != i && strncmp(paths[i], paths[j], lj) == 0 && paths[i][lj] == '.');
+        }
+        if (below)
+            continue;
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", paths[i]);
+        const char *segs[16];
+        size_t ns = 0;
+        char *save = NULL;
+        for (char *seg = strtok_r(buf, ".", &save); seg; seg = strtok_r(NULL, ".", &save))
+            segs[ns++] = seg;
+        json_t *at = tree;
+        for (size_t d = 0; d < ns && at; d++)
+            at = json_is_object(at) ? json_object_get(at, segs[d]) : NULL;
+        if (!at)
+            continue;
+        json_t *dst = out;
+        for (size_t d = 0; d + 1 < ns; d++) {
+            json_t *next = json_object_get(dst, segs[d]);
+            if (!next)
+                json_object_set_new(dst, segs[d], next = json_object());
+            dst = next;
+        }
+        json_object_set(dst, segs[ns - 1], at);
+    }
+    return out;
+}
+
+/* A view read in one walk holds what each of its paths finds alone, through shared containers
+ * and own-field references, and nothing else; a path through a non-object finds nothing;
+ * bad bytes and too many paths give NULL. */
+static void test_view(void **state)
+{
+    (void)state;
+    struct jpack_tab *t = jpack_tab_new();
+    json_t *wl[2];
+    uint8_t *p[2];
+    size_t n[2];
+    for (int i = 0; i < 2; i++) {
+        char uid[40];
+        snprintf(uid, sizeof uid, "%08x-0123-4567-89ab-0123456789ab", i);
+        wl[i] = json_pack(
+            "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b}], s:{s:s}}, "
+            "s:{s:b, s:[{s:s, s:i, s:{s:{s:[{s:s, s:{s:{s:s}}}]}}}]}, "
+            "s:{s:[{s:s, s:s, s:s}, {s:s, s:s}], s:[{s:s, s:s}], s:{s:s}}}",
+            "apiVersion", "kueue.x-k8s.io/v1beta1", "kind", "Workload", "metadata", "name",
+            i ? "job-b-2" : "job-a-1", "namespace", "team-a", "uid", uid, "resourceVersion", "17",
+            "ownerReferences", "apiVersion", "batch/v1", "kind", "Job", "name", i ? "b" : "a",
+            "uid", uid, "controller", 1, "labels", "app", "train", "spec", "active", 1, "podSets",
+            "name", "main", "count", 1, "template", "spec", "containers", "name", uid, "resources",
+            "requests", "cpu", "1", "status", "conditions", "type", "QuotaReserved", "status",
+            "True", "lastTransitionTime", "2026-11-29T12:00:00Z", "type", "Admitted", "status",
+            "True", "admissionChecks", "name", "ks", "state", "Pending", "admission",
+            "clusterQueue", "cq");
+        n[i] = jpack_encode(t, wl[i], &p[i]);
+        assert_true(n[i] > 0);
+    }
+    static const char *const sets[][12] = {
+        {"apiVersion", "kind", "metadata.name", "metadata.namespace", "metadata.uid",
+         "metadata.resourceVersion", "metadata.ownerReferences", "spec.active", "status.conditions",
+         "status.admissionChecks", NULL},
+        {"metadata", "metadata.name", "status.admission.clusterQueue", NULL},
+        {"metadata.labels.app", "spec.podSets", "nothing", "status.none.deeper", NULL},
+        {"kind.deeper", "metadata.name.deeper", "spec.active.x", NULL},
+        {NULL},
+    };
+    for (int i = 0; i < 2; i++) { /* the second shares its template with the first */
+        for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+            json_t *v = jpack_view(t, p[i], n[i], sets[k]);
+            json_t *want = view_ref(wl[i], sets[k]);
+            assert_non_null(v);
+            if (!json_equal(v, want)) {
+                char *a = json_dumps(v, JSON_SORT_KEYS), *b = json_dumps(want, JSON_SORT_KEYS);
+                fail_msg("set %zu: %s, want %s", k, a, b);
+            }
+            json_decref(v);
+            json_decref(want);
+        }
+    }
+    /* the owner's uid is a reference to the object's own: its text */
+    json_t *v = jpack_view(t, p[1], n[1], (const char *const[]){"metadata.ownerReferences", NULL});
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(v, "metadata"), "ownerReferences"), 0),
+            "uid")),
+        "00000001-0123-4567-89ab-0123456789ab");
+    json_decref(v);
+    /* bad bytes, a value that is not an object, too many paths */
+    assert_null(jpack_view(t, p[0], n[0] / 2, sets[0]));
+    uint8_t *sp;
+    json_t *str = json_string("x");
+    size_t sn = jpack_encode(t, str, &sp);
+    json_decref(str);
+    assert_null(jpack_view(t, sp, sn, sets[0]));
+    const char *many[JPACK_VIEW_MAX + 2];
+    for (size_t i = 0; i <= JPACK_VIEW_MAX; i++)
+        many[i] = "kind";
+    many[JPACK_VIEW_MAX + 1] = NULL;
+    assert_null(jpack_view(t, p[0], n[0], many));
+    jpack_release(t, sp, sn);
+    free(sp);
+    for (int i = 0; i < 2; i++) {
+        jpack_release(t, p[i], n[i]);
+        free(p[i]);
+        json_decref(wl[i]);
+    }
+    assert_int_equal(jpack_tab_len(t), 0);
+    jpack_tab_free(t);
+}
+
 static void test_build_errors(void **state)
 {
     (void)state;
@@ -780,7 +900,7 @@ int main(void)
         cmocka_unit_test(test_hostile_bytes),     cmocka_unit_test(test_build_matches_encode),
         cmocka_unit_test(test_build_errors),      cmocka_unit_test(test_uids_and_times),
         cmocka_unit_test(test_shared_containers), cmocka_unit_test(test_long_strings),
-        cmocka_unit_test(test_own_fields),
+        cmocka_unit_test(test_own_fields),        cmocka_unit_test(test_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1123,8 +1123,8 @@ static void test_list_text(void **state)
     jpack_tab_free(tab);
 }
 
-/* A view decodes the listed members alone from a packed entry; a cached tree, an unpacked
- * store or a path deeper than a view goes give the whole object. */
+/* A view decodes the listed members alone from a packed entry, at any depth; a cached tree, an
+ * unpacked store or more paths than a view takes give the whole object. */
 static void test_get_view(void **state)
 {
     (void)state;
@@ -1144,6 +1144,13 @@ static void test_get_view(void **state)
     assert_null(store_get_view(s, "ns/none", paths));
     static const char *const deep[] = {"a.b.c.d.e.f.g.h.i", NULL};
     v = store_get_view(s, "ns/a", deep);
+    assert_true(json_is_object(v) && json_object_size(v) == 0); /* nothing there */
+    json_decref(v);
+    const char *many[JPACK_VIEW_MAX + 2];
+    for (size_t i = 0; i <= JPACK_VIEW_MAX; i++)
+        many[i] = "kind";
+    many[JPACK_VIEW_MAX + 1] = NULL;
+    v = store_get_view(s, "ns/a", many);
     assert_true(json_equal(v, a));
     json_decref(v);
     json_t *cached = store_get(s, "ns/a");
