@@ -1826,12 +1826,29 @@ void wlc_enqueue(struct wlc *c, const char *key)
 }
 
 /* What wants_placement() reads of a Workload and of its job (wl_wants_placement, our_check,
- * owner_kind and the Event it may write), and the listed handlers around it: the passes over
- * every Workload read views of these (store_get_view), not the whole objects, whose specs are
- * most of them. */
-const char *const wlc_workload_view[] = {"apiVersion",  "kind",   "metadata",
-                                         "spec.active", "status", NULL};
-const char *const wlc_job_view[] = {"metadata", NULL};
+ * owner_kind and the Event it may write): the passes over every Workload read views of these
+ * (store_get_view), not the whole objects, whose specs and admissions are most of them
+ * (test_wl: the decision is the same on the views). */
+const char *const wlc_workload_view[] = {"apiVersion",
+                                         "kind",
+                                         "metadata.name",
+                                         "metadata.namespace",
+                                         "metadata.uid",
+                                         "metadata.resourceVersion",
+                                         "metadata.ownerReferences",
+                                         "spec.active",
+                                         "status.conditions",
+                                         "status.admissionChecks",
+                                         NULL};
+const char *const wlc_job_view[] = {"metadata.uid", "metadata.labels", "metadata.annotations",
+                                    NULL};
+/* What wlc_on_workload and wlc_on_job read of an object a list adds (its key, version, uid
+ * and labels). */
+const char *const wlc_workload_listed_view[] = {"metadata.name", "metadata.namespace",
+                                                "metadata.resourceVersion", NULL};
+const char *const wlc_job_listed_view[] = {"metadata.name",   "metadata.namespace",
+                                           "metadata.uid",    "metadata.resourceVersion",
+                                           "metadata.labels", NULL};
 
 /* Whether a pass of `wl` would place its job (wl_wants_placement), from the stores alone:
  * the Workload (at least wlc_workload_view), its hub job, our check. Cheap (no copies, no
@@ -1895,14 +1912,6 @@ void wlc_on_workload(struct wlc *c, const json_t *wl)
     free(key);
 }
 
-void wlc_on_workload_listed(struct wlc *c, const json_t *wl)
-{
-    char *key = jx_obj_key(wl);
-    if (key)
-        add_passing(c, key, wl);
-    free(key);
-}
-
 /*
  * A hub job's update that is the echo of a pass's own status relay (wl_action.relay): the
  * update from the version that pass read to the one its patch answered, from a watch (an
@@ -1939,8 +1948,8 @@ static bool echo_skip(struct wlc *c, const char *key, const json_t *old, const j
 
 /* `hub_listed`: a hub job from a start-up list; `copy_first`: a copy's change whose status is
  * to return now (wlc_on_copy). */
-static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool hub_listed,
-                   bool relist, bool copy_first)
+static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool relist,
+                   bool copy_first)
 {
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
     bool hub = !uid; /* a copy carries its hub job's uid */
@@ -1951,14 +1960,9 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool hub
     json_t *keys = store_index_keys(c->cfg.src.workloads, WLC_INDEX_OWNER, uid, NULL);
     for (size_t i = 0; keys && i < json_array_size(keys); i++) {
         const char *k = json_string_value(json_array_get(keys, i));
-        if (!hub_listed)
-            log_v(c->cfg.lg, 5, hub ? "job event" : "copy event", "workload", k, "rv",
-                  jx_resource_version(obj) ? jx_resource_version(obj) : "");
-        if (hub && hub_listed) {
-            json_t *wl = store_get_view(c->cfg.src.workloads, k, wlc_workload_view); /* a pass's */
-            add_passing(c, k, wl);
-            json_decref(wl);
-        } else if (hub) {
+        log_v(c->cfg.lg, 5, hub ? "job event" : "copy event", "workload", k, "rv",
+              jx_resource_version(obj) ? jx_resource_version(obj) : "");
+        if (hub) {
             if (!echo_skip(c, k, old, obj, relist))
                 wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
         } else if (copy_first)                   /* behind a burst's placements it waited seconds */
@@ -1971,22 +1975,17 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool hub
 
 void wlc_on_job(struct wlc *c, const json_t *obj)
 {
-    on_job(c, NULL, obj, false, false, false);
+    on_job(c, NULL, obj, false, false);
 }
 
 void wlc_on_job_update(struct wlc *c, const json_t *old, const json_t *obj, bool relist)
 {
-    on_job(c, old, obj, false, relist, false);
-}
-
-void wlc_on_job_listed(struct wlc *c, const json_t *obj)
-{
-    on_job(c, NULL, obj, true, false, false);
+    on_job(c, old, obj, relist, false);
 }
 
 void wlc_on_copy(struct wlc *c, const json_t *copy, bool first)
 {
-    on_job(c, NULL, copy, false, false, first);
+    on_job(c, NULL, copy, false, first);
 }
 
 static int enqueue_one(const char *k, void *ud)

@@ -159,7 +159,7 @@ void wlc_enqueue(struct wlc *c, const char *key);
  * queues them first (WQ_FIRST, ahead of the urgent keys too): it moves a dispatch under
  * way on (the placement written: make the copy), which a burst of new reservations must
  * not hold back, neither in the plain FIFO nor, at a restart, the reservations the start-up
- * lists queued ahead (wlc_on_workload_listed): with 300 reserved at once, no copy was made
+ * pass queued ahead (wlc_enqueue_all): with 300 reserved at once, no copy was made
  * until every one of them was placed (docs/performance.md). A Workload or copy change of a key
  * whose job is placed without a copy yet is queued first too (its pass may wait for that event,
  * own_held). wlc_on_job() queues other copy changes in order. */
@@ -176,22 +176,21 @@ void wlc_on_copy(struct wlc *c, const json_t *copy, bool first);
  * (informer_listing), which can fold several writes into one. The echo of a pass's own status
  * relay (wl.h, wl_action.relay) queues no pass when it is that write alone. */
 void wlc_on_job_update(struct wlc *c, const json_t *old, const json_t *job, bool relist);
-/* The same for objects delivered by the start-up lists (not changes): a pass over every
- * Workload, of which those that want a placement (wl_wants_placement) are queued ahead,
- * the others behind every change (WQ_BACKGROUND; a hub job's too), so that neither a
- * reservation made while the operator was down nor a change that comes by watch meanwhile
- * (a new reservation, a copy's status) waits behind the restart's pass over every existing
- * Workload. */
-void wlc_on_workload_listed(struct wlc *c, const json_t *wl);
-void wlc_on_job_listed(struct wlc *c, const json_t *job);
-/* What the handlers above (and wlc_on_workload, wlc_on_job) read of a Workload and of a job
- * (dotted paths, NULL-terminated): the hub informers' listed_view (informer.h), and the views
- * the passes over every Workload read (store_get_view). */
+/* What a pass over every Workload (wlc_enqueue_all) reads of a Workload and of its job, as
+ * views (store_get_view; dotted paths, NULL-terminated), and what wlc_on_workload and
+ * wlc_on_job read of an object a list adds: the hub informers' listed_view (informer.h). */
 extern const char *const wlc_workload_view[];
 extern const char *const wlc_job_view[];
-/* Queue every Workload (after an AdmissionCheck, ResourceFlavor or worker change), those
- * that want a placement ahead, the others behind the changes (as wlc_on_workload_listed); one
- * queued already stays where it is, unread (its pass reads the stores when it runs). */
+extern const char *const wlc_workload_listed_view[];
+extern const char *const wlc_job_listed_view[];
+/* Queue every Workload: those that want a placement (wl_wants_placement) ahead, the others
+ * behind every change (WQ_BACKGROUND; a hub job's too); one queued already stays where it is,
+ * unread (its pass reads the stores when it runs). After an AdmissionCheck, ResourceFlavor or
+ * worker change, and once the hub's start-up lists are all in (the objects they deliver before
+ * that are not changes and queue nothing): so neither a reservation made while the operator
+ * was down nor a change that comes by watch meanwhile (a new reservation, a copy's status)
+ * waits behind the restart's pass over every existing Workload, and each Workload and job is
+ * read once for it, whichever list ends first. */
 void wlc_enqueue_all(struct wlc *c);
 /*
  * ClusterMetrics `cluster` was added, changed or deleted (the store already

@@ -83,6 +83,7 @@ struct wlrun {
      * worker or kind change), else only those the changed ClusterMetrics
      * (names in cm_dirty) can affect */
     bool all_dirty;
+    bool clusters_due; /* clusters_soon set to fire at the next iteration (listed_before_sync) */
     json_t *cm_dirty;
     json_t *bp_done; /* cluster -> true (ensured), "no API" (direct transport), false (in flight) */
     json_t *ns_done; /* "cluster/ns" -> true */
@@ -531,13 +532,30 @@ static void ensure_lq(struct wlrun *r, const char *ns, const char *queue)
 
 /* ---- handlers ------------------------------------------------------------------ */
 
+/*
+ * An object of the hub's start-up lists (not a change): the pass over every Workload reads
+ * them once all are in (wlc_enqueue_all). That pass comes from clusters_soon, which polls
+ * every CLUSTERS_SOON_S until the hub has synced; a list that ends runs it at the next loop
+ * iteration instead, so a reservation made while the operator was down is not placed up to
+ * 0.2 s late. Once per iteration: the list's other objects find the timer due.
+ */
+static void listed_before_sync(struct wlrun *r)
+{
+    if (r->stopped || !r->set_up || r->clusters_due)
+        return;
+    r->clusters_due = true;
+    ev_timer_stop(r->loop, &r->clusters_soon);
+    ev_timer_set(&r->clusters_soon, 0., 0.);
+    ev_timer_start(r->loop, &r->clusters_soon);
+}
+
 static void wl_add(void *ud, json_t *obj)
 {
     struct wlrun *r = ud;
     if (r->wlc && !r->stopped && hub_synced(r))
         wlc_on_workload(r->wlc, obj);
-    else if (r->wlc && !r->stopped)
-        wlc_on_workload_listed(r->wlc, obj); /* the start-up lists: not a change */
+    else if (r->wlc)
+        listed_before_sync(r);
 }
 
 static void wl_update(void *ud, json_t *o, json_t *n)
@@ -566,7 +584,7 @@ static void job_changed(struct wlrun *r, json_t *old, json_t *obj)
         ensure_lq(r, jx_namespace(obj), jx_label(obj, "kueue.x-k8s.io/queue-name"));
     }
     if (!hub_synced(r))
-        wlc_on_job_listed(r->wlc, obj); /* the start-up lists: not a change of the job */
+        listed_before_sync(r);
     else if (old)
         wlc_on_job_update(r->wlc, old, obj, jobs_listing(r));
     else
@@ -649,6 +667,7 @@ static void clusters_cb(struct ev_loop *loop, ev_timer *t, int revents)
     (void)loop;
     (void)revents;
     struct wlrun *r = t->data;
+    r->clusters_due = false;
     if (r->stopped || !r->wlc)
         return;
     ensure_all_bps(r);
@@ -781,12 +800,12 @@ static int add_uid_index(struct informer *inf, struct err *e)
 
 static const struct informer_handlers *job_handlers(struct wlrun *r, struct informer_handlers *h)
 {
-    /* job_add reads the job's namespace and labels, wlc_on_job(_listed) its metadata */
+    /* job_add reads the job's namespace and labels, wlc_on_job its uid and version */
     *h = (struct informer_handlers){.on_add = job_add,
                                     .on_update = job_update,
                                     .on_delete = job_delete,
                                     .ud = r,
-                                    .listed_view = wlc_job_view};
+                                    .listed_view = wlc_job_listed_view};
     return h;
 }
 
@@ -926,7 +945,7 @@ static int add_fixed(struct wlrun *r, struct err *e)
                                     .on_update = wl_update,
                                     .on_delete = wl_add,
                                     .ud = r,
-                                    .listed_view = wlc_workload_view};
+                                    .listed_view = wlc_workload_listed_view};
     struct informer_handlers hcl = {
         .on_add = cluster_event, .on_update = cluster_update, .on_delete = cluster_event, .ud = r};
     struct informer_handlers hcm = {

@@ -2418,30 +2418,16 @@ static void fill_restart(struct fx *f)
                  "\"" XF_ANN_PLACED_FOR "\":\"wl2-uid/2026-11-22T09:58:00Z\"}}}");
 }
 
-/* fill_restart, then the start-up lists' pass over the others and the placed job's Workload. */
-static void list_restart(struct fx *f)
-{
-    fill_restart(f);
-    for (int i = 0; i < OTHERS; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "default/other-%d", i);
-        wlc_on_workload_listed(f->c, store_get(f->wls, key));
-    }
-    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-placed-9z9z9"));
-}
-
-/* A restart's start-up lists are a pass over every Workload: those that want a placement
- * are queued ahead of the rest, so the reservation made while the operator was down (WL)
- * is placed first, not after a pass over the 1,000 existing ones (bench-scale's
- * first_dispatch_s). The others, a placed job's Workload included, stay in order, their
- * hub jobs listed too. */
+/* A restart's start-up pass over every Workload, once the hub's lists are in
+ * (wlc_enqueue_all): those that want a placement are queued ahead of the rest, so the
+ * reservation made while the operator was down (WL) is placed first, not after a pass over
+ * the 1,000 existing ones (bench-scale's first_dispatch_s). The others, a placed job's
+ * Workload included, stay in order. */
 static void test_listed_reservation_queued_ahead(void **state)
 {
     struct fx *f = *state;
-    list_restart(f);
-    wlc_on_job_listed(f->c, store_get(f->jobs, "default/placed"));
-    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-sample-1a2b3"));
-    wlc_on_job_listed(f->c, store_get(f->jobs, "default/sample"));
+    fill_restart(f);
+    wlc_enqueue_all(f->c);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 2);
@@ -2462,12 +2448,7 @@ static void test_job_change_first_after_restart(void **state)
 {
     struct fx *f = *state;
     fill_restart(f);
-    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-sample-1a2b3"));
-    for (int i = 0; i < OTHERS; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "default/other-%d", i);
-        wlc_on_workload_listed(f->c, store_get(f->wls, key));
-    }
+    wlc_enqueue_all(f->c);
     wlc_on_job(f->c, store_get(f->jobs, "default/placed"));
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
@@ -2484,18 +2465,19 @@ static void test_copy_change_first(void **state)
 {
     struct fx *f = *state;
     fill_restart(f);
-    wlc_on_workload_listed(f->c, store_get(f->wls, "default/job-sample-1a2b3"));
+    wlc_enqueue_all(f->c);
     json_t *cp = J("{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job2-uid\"}}}");
     wlc_on_copy(f->c, cp, false); /* a list's, or its status as it was */
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
-    assert_int_equal(st.queued, 2);
+    assert_int_equal(st.queued, OTHERS + 2);
     assert_int_equal(st.queued_urgent, 1); /* the reservation */
     assert_int_equal(st.queued_first, 0);
+    assert_int_equal(st.queued_background, OTHERS); /* the copy's Workload moved up, in order */
     wlc_on_copy(f->c, cp, true);
     wlc_get_stats(f->c, &st);
-    assert_int_equal(st.queued, 2);
+    assert_int_equal(st.queued, OTHERS + 2);
     assert_int_equal(st.queued_urgent, 2);
     assert_int_equal(st.queued_first, 1);
     json_decref(cp);
@@ -2706,7 +2688,13 @@ static void test_new_workload_quiet_by_default(void **state)
 static void test_watched_change_ahead_of_restart_pass(void **state)
 {
     struct fx *f = *state;
-    list_restart(f);
+    /* the pass over the others and the placed job's Workload, before the reservation */
+    fill_restart(f);
+    json_t *wl = NULL;
+    assert_int_equal(store_delete_key(f->wls, "default/job-sample-1a2b3", &wl), 0);
+    wlc_enqueue_all(f->c);
+    assert_int_equal(store_upsert(f->wls, wl, NULL, NULL, NULL), 0);
+    json_decref(wl);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 1);

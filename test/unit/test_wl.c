@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controllers/workload/controller.h"
 #include "controllers/workload/excl.h"
 #include "controllers/workload/wl.h"
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
+#include "pkg/kube/store.h"
 #include "pkg/util/xalloc.h"
 
 #define CHECK "ks-check"
@@ -806,6 +808,27 @@ static const struct tcase cases[] = {
               "\"reason\":\"NoReservation\""}},
 };
 
+/* `obj` as a restart's pass reads it: packed in `st`, its tree dropped, the members at
+ * `paths` decoded (store_get_view; valid while `st` lives). NULL stays NULL. */
+static json_t *packed_view(struct store *st, json_t *obj, const char *const *paths)
+{
+    if (!obj)
+        return NULL;
+    json_t *copy = json_deep_copy(obj);
+    if (!jx_str(copy, "metadata.name", NULL))
+        jx_setv_new(copy, json_string("x"), "metadata", "name");
+    if (!jx_str(copy, "metadata.namespace", NULL))
+        jx_setv_new(copy, json_string("default"), "metadata", "namespace");
+    assert_int_equal(store_upsert(st, copy, NULL, NULL, NULL), 0);
+    store_trim(st, true);
+    char *key = jx_obj_key(copy);
+    json_t *v = store_get_view(st, key, paths);
+    assert_non_null(v);
+    free(key);
+    json_decref(copy);
+    return v;
+}
+
 /* The undo of JOB_PLACED_C1_COPY: the same without a spec part. */
 #define UNPLACE_C1_COPY                                                                            \
     "patch-job {\"metadata\":{\"annotations\":null,\"labels\":{\"kubestellar.io/cluster\":"        \
@@ -922,6 +945,19 @@ static void run_case_form(const struct tcase *c, bool copy_form)
     assert_false(wl_check_pending(wl, NULL));
     if (c->job == JOB_PIN_C3 && c->want_placement)
         assert_string_equal(pin, "c3");
+    /* a restart's pass decides on views of the Workload and of its job: the same */
+    struct store_opts po = {.packed = true};
+    struct store *wls = store_new(&po), *jobs = store_new(&po);
+    json_t *wlv = packed_view(wls, wl, wlc_workload_view);
+    json_t *jobv = packed_view(jobs, job, wlc_job_view);
+    struct wl_snapshot vs = {.workload = wlv, .job = jobv, .check_name = CHECK};
+    assert_int_equal(wl_wants_placement(&vs, &pin), c->want_placement);
+    if (c->job == JOB_PIN_C3 && c->want_placement)
+        assert_string_equal(pin, "c3");
+    json_decref(wlv);
+    json_decref(jobv);
+    store_free(wls);
+    store_free(jobs);
     struct wl_actions a;
     wl_actions_init(&a);
     struct err e;
