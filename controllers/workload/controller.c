@@ -1946,7 +1946,7 @@ static bool echo_skip(struct wlc *c, const char *key, const json_t *old, const j
     return true;
 }
 
-/* `hub_listed`: a hub job from a start-up list; `copy_first`: a copy's change whose status is
+/* `relist`: an update from a list (echo_skip); `copy_first`: a copy's change whose status is
  * to return now (wlc_on_copy). */
 static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool relist,
                    bool copy_first)

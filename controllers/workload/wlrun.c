@@ -83,7 +83,8 @@ struct wlrun {
      * worker or kind change), else only those the changed ClusterMetrics
      * (names in cm_dirty) can affect */
     bool all_dirty;
-    bool clusters_due; /* clusters_soon set to fire at the next iteration (listed_before_sync) */
+    bool clusters_due;    /* clusters_soon set to fire at the next iteration (listed_before_sync) */
+    bool start_pass_done; /* the start-up pass over every Workload ran (start_pass) */
     json_t *cm_dirty;
     json_t *bp_done; /* cluster -> true (ensured), "no API" (direct transport), false (in flight) */
     json_t *ns_done; /* "cluster/ns" -> true */
@@ -533,11 +534,25 @@ static void ensure_lq(struct wlrun *r, const char *ns, const char *queue)
 /* ---- handlers ------------------------------------------------------------------ */
 
 /*
- * An object of the hub's start-up lists (not a change): the pass over every Workload reads
- * them once all are in (wlc_enqueue_all). That pass comes from clusters_soon, which polls
- * every CLUSTERS_SOON_S until the hub has synced; a list that ends runs it at the next loop
- * iteration instead, so a reservation made while the operator was down is not placed up to
- * 0.2 s late. Once per iteration: the list's other objects find the timer due.
+ * The start-up pass over every Workload (wlc_enqueue_all), once the hub has synced: before any
+ * other key is queued, so a watch event that comes right after the sync does not take a
+ * reservation's place ahead (the pass skips what is queued already). From the first handler
+ * that sees the hub synced, or from clusters_cb.
+ */
+static void start_pass(struct wlrun *r)
+{
+    if (r->start_pass_done || !r->wlc || r->stopped || !hub_synced(r))
+        return;
+    r->start_pass_done = true;
+    wlc_enqueue_all(r->wlc);
+}
+
+/*
+ * An object of the hub's start-up lists (not a change): the start-up pass reads them once all
+ * are in. clusters_soon polls every CLUSTERS_SOON_S until the hub has synced; a list that ends
+ * runs it at the next loop iteration instead, so a reservation made while the operator was
+ * down is not placed up to 0.2 s late. Once per iteration: the list's other objects find the
+ * timer due.
  */
 static void listed_before_sync(struct wlrun *r)
 {
@@ -552,10 +567,12 @@ static void listed_before_sync(struct wlrun *r)
 static void wl_add(void *ud, json_t *obj)
 {
     struct wlrun *r = ud;
-    if (r->wlc && !r->stopped && hub_synced(r))
+    if (r->wlc && !r->stopped && hub_synced(r)) {
+        start_pass(r);
         wlc_on_workload(r->wlc, obj);
-    else if (r->wlc)
+    } else if (r->wlc) {
         listed_before_sync(r);
+    }
 }
 
 static void wl_update(void *ud, json_t *o, json_t *n)
@@ -583,9 +600,12 @@ static void job_changed(struct wlrun *r, json_t *old, json_t *obj)
         ensure_ns(r, jx_namespace(obj));
         ensure_lq(r, jx_namespace(obj), jx_label(obj, "kueue.x-k8s.io/queue-name"));
     }
-    if (!hub_synced(r))
+    if (!hub_synced(r)) {
         listed_before_sync(r);
-    else if (old)
+        return;
+    }
+    start_pass(r);
+    if (old)
         wlc_on_job_update(r->wlc, old, obj, jobs_listing(r));
     else
         wlc_on_job(r->wlc, obj);
@@ -617,6 +637,7 @@ static void copy_event(void *ud, json_t *obj, enum workers_copy_event how)
     struct wlrun *r = ud;
     if (!r->wlc || r->stopped)
         return;
+    start_pass(r);
     wlc_on_copy(r->wlc, obj, how == WORKERS_COPY_STATUS);
     char *key = jx_obj_key(obj);
     wlc_gc_key(r->wlc, key); /* a copy whose hub job is gone (created as it was deleted) */
@@ -676,7 +697,8 @@ static void clusters_cb(struct ev_loop *loop, ev_timer *t, int revents)
         soon(r, t); /* again once the stores are there (a plain restart would fire at once) */
         return;
     }
-    if (r->all_dirty) {
+    if (r->all_dirty || !r->start_pass_done) {
+        r->start_pass_done = true;
         wlc_enqueue_all(r->wlc);
         wlc_check_clusters(r->wlc); /* notes each cluster's usability (the queued are deduped) */
     } else {
@@ -704,7 +726,7 @@ static void gc_cb(struct ev_loop *loop, ev_timer *t, int revents)
      * 10,000 copies) after the placements queued ahead, at a restart the reservations made
      * while the operator was down. The periodic sweep (tick_cb) does not wait. */
     bool synced = hub_synced(r);
-    if (!synced || wlc_placing(r->wlc)) {
+    if (!synced || !r->start_pass_done || wlc_placing(r->wlc)) {
         r->waited_passes += !synced;
         soon(r, t);
         return;

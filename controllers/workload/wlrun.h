@@ -21,9 +21,10 @@
  *        Secrets in the operator's namespace, one agent + copies informers
  *        each);
  *     4. the wlc_ driver (controller.h) with events (evrec) on the hub;
- *        handlers map changes to Workload keys (until the hub stores have
- *        synced, as the start-up lists: wlc_on_workload_listed,
- *        wlc_on_job_listed); a ClusterMetrics change
+ *        handlers map changes to Workload keys (what the start-up lists
+ *        deliver before the hub stores have synced queues nothing: one pass
+ *        over every Workload, wlc_enqueue_all, follows the sync); a
+ *        ClusterMetrics change
  *        queues only the Workloads it can affect (wlc_on_cluster), an
  *        AdmissionCheck, ResourceFlavor or worker change every Workload;
  *        both re-sync the AdmissionChecks; a deleted hub job or a copy event

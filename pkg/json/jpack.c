@@ -1343,16 +1343,17 @@ static json_t *view_val(struct rd *r, int depth, const struct vw *w, const size_
                         const size_t *offs, size_t n, bool *bad);
 
 /* The members of the object r is in (its `cnt` members next) at the paths idx/offs: an object
- * of those found (NULL: none). */
+ * of those found (NULL: none). `open` (the root's): the paths whose first member has not come
+ * yet, as bits; the walk ends once none is left, without reading the rest. */
 static json_t *view_obj(struct rd *r, int depth, uint64_t cnt, const struct vw *w,
-                        const size_t *idx, const size_t *offs, size_t n, bool *bad)
+                        const size_t *idx, const size_t *offs, size_t n, uint64_t *open, bool *bad)
 {
     if (cnt > rd_left(r)) {
         *bad = true;
         return NULL;
     }
     json_t *out = NULL;
-    for (uint64_t i = 0; i < cnt && !*bad; i++) {
+    for (uint64_t i = 0; i < cnt && !*bad && (!open || *open); i++) {
         const struct jp_ent *k = rd_ent(r);
         if (!k) {
             *bad = true;
@@ -1370,7 +1371,11 @@ static json_t *view_obj(struct rd *r, int depth, uint64_t cnt, const struct vw *
             else if (seg[k->len] == '.') {
                 sub[ns] = idx[j];
                 subo[ns++] = offs[j] + k->len + 1;
+            } else {
+                continue;
             }
+            if (open)
+                *open &= ~((uint64_t)1 << idx[j]);
         }
         json_t *v = NULL;
         if (whole) {
@@ -1410,7 +1415,7 @@ static json_t *view_val(struct rd *r, int depth, const struct vw *w, const size_
         return NULL;
     }
     if (type == T_OBJ)
-        return view_obj(r, depth, arg, w, idx, offs, n, bad);
+        return view_obj(r, depth, arg, w, idx, offs, n, NULL, bad);
     if (type == T_SHR) {
         const struct jp_ent *e = set_get(&r->t->shared, arg);
         if (!e) {
@@ -1448,7 +1453,8 @@ json_t *jpack_view(const struct jpack_tab *t, const uint8_t *p, size_t len,
     uint64_t arg;
     if (!rd_tag_in(&r, &type, &arg) || type != T_OBJ)
         return NULL;
-    json_t *out = view_obj(&r, 0, arg, &w, idx, offs, n, &bad);
+    uint64_t open = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    json_t *out = view_obj(&r, 0, arg, &w, idx, offs, n, &open, &bad);
     if (bad)
         return NULL;
     return out ? out : json_object();

@@ -105,9 +105,11 @@ json_t *jpack_get(const struct jpack_tab *t, const uint8_t *p, size_t len, const
  * A view of a packed object: a new object holding the members at the dotted `paths`
  * ("metadata.name", "status.conditions"; NULL-terminated, at most JPACK_VIEW_MAX) that it has,
  * each decoded whole, with the objects on their way (and nothing else of them), read in one
- * walk over the bytes. A member named by a path and by a longer one is decoded whole. A path
- * through something that is not an object finds nothing. {} when none is there; NULL when
- * `p` is not an object, the bytes are invalid, or there are too many paths.
+ * walk over the bytes, which ends once every path's first member has been read. A member
+ * named by a path and by a longer one is decoded whole. A path is member names joined by '.',
+ * as they are (a name with a '.' in it matches the path it spells, "a..b" names the member ""
+ * of a). A path through something that is not an object finds nothing. {} when none is there;
+ * NULL when `p` is not an object, the bytes read are invalid, or there are too many paths.
  */
 #define JPACK_VIEW_MAX 32
 json_t *jpack_view(const struct jpack_tab *t, const uint8_t *p, size_t len,

@@ -778,6 +778,8 @@ static void test_view(void **state)
         {"metadata", "metadata.name", "status.admission.clusterQueue", NULL},
         {"metadata.labels.app", "spec.podSets", "nothing", "status.none.deeper", NULL},
         {"kind.deeper", "metadata.name.deeper", "spec.active.x", NULL},
+        {"metadataX.name", "stat.x", "metadat", "status.conditionsX", "kin", NULL},
+        {"metadata.name", NULL}, /* the walk ends after metadata */
         {NULL},
     };
     for (int i = 0; i < 2; i++) { /* the second shares its template with the first */
@@ -801,8 +803,15 @@ static void test_view(void **state)
             "uid")),
         "00000001-0123-4567-89ab-0123456789ab");
     json_decref(v);
-    /* bad bytes, a value that is not an object, too many paths */
+    /* bad bytes, a value that is not an object, too many paths; the walk ends once the paths'
+     * members were read: bytes cut after the metadata still give its name */
     assert_null(jpack_view(t, p[0], n[0] / 2, sets[0]));
+    v = jpack_view(t, p[0], n[0] - 8, (const char *const[]){"metadata.name", NULL});
+    assert_non_null(v);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(v, "metadata"), "name")),
+                        "job-a-1");
+    json_decref(v);
+    assert_null(jpack_view(t, p[0], n[0] - 8, (const char *const[]){"status", NULL}));
     uint8_t *sp;
     json_t *str = json_string("x");
     size_t sn = jpack_encode(t, str, &sp);
