@@ -26,12 +26,15 @@
 
 #include <stddef.h>
 
-#define SLAB_SHIFT           16
-#define SLAB_BYTES           ((size_t)1 << SLAB_SHIFT) /* 64 KB: 4,096 blocks of 16 bytes, 256 of 256 */
+/* 16 KB, not 64: a slab that a few long-lived blocks pin (the unpacked stores' and the maps'
+ * trees, a few dozen per class, allocated among a restart's short-lived ones) keeps a quarter
+ * as much resident (docs/performance.md "Smaller slabs") */
+#define SLAB_SHIFT           14
+#define SLAB_BYTES           ((size_t)1 << SLAB_SHIFT) /* 16 KB: 1,024 blocks of 16 bytes, 64 of 256 */
 #define SLAB_MAX             256                       /* larger requests go to malloc */
 #define SLAB_RESERVE_DEFAULT ((size_t)1 << 30)
 /* 2 MB of empty slabs kept resident for the next burst, until slab_give_back */
-#define SLAB_KEEP_EMPTY_DEFAULT 32
+#define SLAB_KEEP_EMPTY_DEFAULT 128
 
 struct slab_pool;
 
