@@ -1453,7 +1453,7 @@ json_t *jpack_view(const struct jpack_tab *t, const uint8_t *p, size_t len,
     uint64_t arg;
     if (!rd_tag_in(&r, &type, &arg) || type != T_OBJ)
         return NULL;
-    uint64_t open = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    uint64_t open = ((uint64_t)1 << n) - 1; /* n <= JPACK_VIEW_MAX < 64 */
     json_t *out = view_obj(&r, 0, arg, &w, idx, offs, n, &open, &bad);
     if (bad)
         return NULL;
