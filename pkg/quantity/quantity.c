@@ -114,7 +114,7 @@ static int parse_suffix(const char *s, int *base, long *exp, enum qty_format *fm
     return 0;
 }
 
-int qty_parse(const char *s, struct qty *out, struct err *e)
+int qty_parse_reference(const char *s, struct qty *out, struct err *e)
 {
     out->nano = 0;
     out->format = QTY_DECIMAL_SI;
@@ -199,6 +199,119 @@ int qty_parse(const char *s, struct qty *out, struct err *e)
 range:
     return err_set(e, -ERANGE, "quantity \"%s\" is out of range (magnitude must be below 1.7e29)",
                    s);
+}
+
+static const uint64_t POW10[20] = {1ULL,
+                                   10ULL,
+                                   100ULL,
+                                   1000ULL,
+                                   10000ULL,
+                                   100000ULL,
+                                   1000000ULL,
+                                   10000000ULL,
+                                   100000000ULL,
+                                   1000000000ULL,
+                                   10000000000ULL,
+                                   100000000000ULL,
+                                   1000000000000ULL,
+                                   10000000000000ULL,
+                                   100000000000000ULL,
+                                   1000000000000000ULL,
+                                   10000000000000000ULL,
+                                   100000000000000000ULL,
+                                   1000000000000000000ULL,
+                                   10000000000000000000ULL};
+
+/*
+ * The common quantities ("500m", "2", "1Gi", "128974848") in 64-bit arithmetic: at
+ * most 19 digits, a suffix of one or two letters. 1 when it did not apply (the caller
+ * takes the exact path), 0 with *out set. The bignum path costs thousands of
+ * instructions a value, and a restart parses every pod's requests (bench-scale).
+ */
+static int parse_small(const char *s, struct qty *out)
+{
+    const char *p = s;
+    bool neg = false;
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    uint64_t v = 0;
+    int digits = 0, frac_len = 0;
+    for (; *p >= '0' && *p <= '9'; p++, digits++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++, digits++, frac_len++)
+            v = v * 10 + (uint64_t)(*p - '0');
+    if (digits == 0 || digits > 19)
+        return 1;
+    int shift;   /* power of ten to nano units */
+    int bin = 0; /* power of 1024 */
+    enum qty_format fmt = QTY_DECIMAL_SI;
+    if (p[0] == '\0') {
+        shift = 9;
+    } else if (p[1] == 'i' && p[2] == '\0') {
+        static const char BIN[] = "KMGTPE";
+        const char *at = strchr(BIN, p[0]);
+        if (!at)
+            return 1;
+        bin = (int)(at - BIN) + 1;
+        shift = 9;
+        fmt = QTY_BINARY_SI;
+    } else if (p[1] != '\0') {
+        return 1; /* exponents and unknown suffixes */
+    } else {
+        switch (p[0]) {
+        case 'n':
+            shift = 0;
+            break;
+        case 'u':
+            shift = 3;
+            break;
+        case 'm':
+            shift = 6;
+            break;
+        case 'k':
+            shift = 12;
+            break;
+        case 'M':
+            shift = 15;
+            break;
+        case 'G':
+            shift = 18;
+            break;
+        default:
+            return 1; /* T P E need more than 64 bits of nano; the rest is invalid */
+        }
+    }
+    shift -= frac_len;
+    u128 mag = v;
+    bool sticky = false;
+    if (v != 0) {
+        mag <<= 10 * bin; /* below 2^124: 19 digits are below 2^64, Ei is 2^60 */
+        if (shift >= 0) {
+            u128 m = POW10[shift]; /* shift is at most 18 here */
+            if (mag > QTY_MAXMAG / m)
+                return 1;
+            mag *= m;
+        } else {
+            u128 d = POW10[-shift]; /* frac_len is at most 19 */
+            sticky = mag % d != 0;
+            mag /= d;
+            if (sticky)
+                mag++; /* finer than nano rounds up, away from zero; mag < 2^124 */
+        }
+    }
+    if (fmt == QTY_BINARY_SI && mag > 0 && mag < NANO)
+        fmt = QTY_DECIMAL_SI;
+    out->nano = neg ? -(__int128)mag : (__int128)mag;
+    out->format = fmt;
+    return 0;
+}
+
+int qty_parse(const char *s, struct qty *out, struct err *e)
+{
+    if (s && *s && parse_small(s, out) == 0)
+        return 0;
+    return qty_parse_reference(s, out, e);
 }
 
 int qty_parse_json(const json_t *v, struct qty *out, struct err *e)

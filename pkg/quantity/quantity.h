@@ -57,6 +57,9 @@ struct qty {
 
 /* Parse a quantity string. On error *out is zero. */
 int qty_parse(const char *s, struct qty *out, struct err *e);
+/* The same parse, always through the exact bignum path: the reference that qty_parse's
+ * 64-bit shortcut for common values must agree with (the tests compare them). */
+int qty_parse_reference(const char *s, struct qty *out, struct err *e);
 /*
  * Parse a JSON value as Kubernetes does: a string (surrounding spaces
  * ignored) or a number (integers exactly; reals through their 15

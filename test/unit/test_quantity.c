@@ -460,13 +460,127 @@ static void test_json(void **state)
     json_decref(nul);
 }
 
+/* qty_parse's 64-bit shortcut agrees with the exact bignum parse: the code, the value and
+ * the format, for the boundary cases and for generated numbers around them. */
+static void assert_same_as_reference(const char *s)
+{
+    struct qty a, b;
+    struct err ea, eb;
+    err_clear(&ea);
+    err_clear(&eb);
+    int ra = qty_parse(s, &a, &ea), rb = qty_parse_reference(s, &b, &eb);
+    if (ra != rb || a.nano != b.nano || a.format != b.format || strcmp(ea.msg, eb.msg) != 0)
+        fail_msg("\"%s\": %d %s/%d vs reference %d %s/%d (%s | %s)", s, ra, QTY_STR(&a), a.format,
+                 rb, QTY_STR(&b), b.format, ea.msg, eb.msg);
+}
+
+static void test_shortcut_matches_reference(void **state)
+{
+    (void)state;
+    const char *fixed[] = {
+        "0",
+        "-0",
+        "+0",
+        "0n",
+        "0Ki",
+        "0.000",
+        "1",
+        "500m",
+        "2",
+        "1Gi",
+        "128974848",
+        "1.5Gi",
+        "0.5Ki",
+        ".5",
+        "1.",
+        "1n",
+        "0.1n",
+        "-0.1n",
+        "3.001n",
+        "1u",
+        "1k",
+        "1M",
+        "1G",
+        "1T",
+        "1P",
+        "1E",
+        "1e3",
+        "1E3",
+        "1Ki",
+        "1Mi",
+        "1Ti",
+        "1Pi",
+        "1Ei",
+        "8Ei",
+        "16Ei",
+        "9223372036854775807",
+        "9999999999999999999",
+        "18446744073709551615",
+        "10000000000000000000",
+        "9999999999999999999G",
+        "170141183460469231731G",
+        "1234567890123456789Ei",
+        "9999999999999999999Ei",
+        "0.0000000000000000001",
+        "0.9999999999999999999n",
+        "999999999999999999.9",
+        "-999999999999999999.9G",
+        "1.234567890123456789Ki",
+        "1Ki ",
+        "1K",
+        "1ki",
+        "1mi",
+        "1Mx",
+        "1i",
+        "--1",
+        "+-1",
+        "-",
+        "+",
+        ".",
+        "Gi",
+        "1..2",
+        "1.2.3",
+        "",
+    };
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        assert_same_as_reference(fixed[i]);
+    static const char *const SUFFIX[] = {"",   "n",  "u",  "m",  "k",  "M",  "G",  "T",
+                                         "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "e2", "x"};
+    unsigned seed = 12345;
+    for (int i = 0; i < 20000; i++) {
+        char buf[64];
+        size_t n = 0;
+        seed = seed * 1103515245u + 12345u;
+        if (seed >> 30 == 0)
+            buf[n++] = '-';
+        int digits = (int)((seed >> 8) % 21), point = (int)((seed >> 16) % 23);
+        for (int d = 0; d < digits; d++) {
+            if (d == point)
+                buf[n++] = '.';
+            seed = seed * 1103515245u + 12345u;
+            /* mostly nines and zeros: the edges of 64 bits and of nano */
+            unsigned r = (seed >> 16) % 4;
+            buf[n++] = r == 0 ? '0' : r == 1 ? '9' : (char)('0' + (seed >> 20) % 10);
+        }
+        seed = seed * 1103515245u + 12345u;
+        const char *suf = SUFFIX[(seed >> 16) % (sizeof(SUFFIX) / sizeof(SUFFIX[0]))];
+        memcpy(buf + n, suf, strlen(suf) + 1);
+        assert_same_as_reference(buf);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_canonical), cmocka_unit_test(test_exact_values),
-        cmocka_unit_test(test_invalid),         cmocka_unit_test(test_overflow),
-        cmocka_unit_test(test_arithmetic),      cmocka_unit_test(test_scale),
-        cmocka_unit_test(test_int_views),       cmocka_unit_test(test_json),
+        cmocka_unit_test(test_parse_canonical),
+        cmocka_unit_test(test_exact_values),
+        cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_arithmetic),
+        cmocka_unit_test(test_scale),
+        cmocka_unit_test(test_int_views),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_shortcut_matches_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
