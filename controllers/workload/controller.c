@@ -2383,7 +2383,7 @@ bool wlc_placing(const struct wlc *c)
 {
     struct wq_stats st;
     wq_stats(c->q, &st);
-    return st.urgent > 0;
+    return st.depth > st.background || strmap_len(&c->dispatching) > 0;
 }
 
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)

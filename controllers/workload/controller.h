@@ -245,8 +245,11 @@ size_t wlc_gc_key(struct wlc *c, const char *key);
 /* True when a sweep (wlc_gc) is wanted: an orphan check could not be made or a
  * delete failed since the last sweep. */
 bool wlc_gc_pending(const struct wlc *c);
-/* Whether passes are queued ahead of the plain ones (a placement wanted, a dispatch under way):
- * the caller may put the orphan sweep off until they ran (a restart's first dispatch first). */
+/* Whether placements are under way: passes queued ahead (a placement wanted, a dispatch under
+ * way) or in order (a reservation may be among them), or a job placed with no copy made yet.
+ * The caller may put background work off until they ran (a restart's orphan sweep and the
+ * agents' Pod lists: the first dispatches first). Passes queued behind (WQ_BACKGROUND) do not
+ * count. */
 bool wlc_placing(const struct wlc *c);
 
 struct wlc_stats {

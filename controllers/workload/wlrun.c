@@ -547,6 +547,15 @@ static void start_pass(struct wlrun *r)
     wlc_enqueue_all(r->wlc);
 }
 
+/* The in-process agents wait until the hub's lists are in and the start-up pass's placements
+ * are out (workers.h agents_hold): at a restart their Pod lists, the biggest, would hold the
+ * loop and the workers' API servers while the first copies are made. */
+static bool agents_hold(void *ud)
+{
+    struct wlrun *r = ud;
+    return !hub_synced(r) || (r->wlc && (!r->start_pass_done || wlc_placing(r->wlc)));
+}
+
 /*
  * An object of the hub's start-up lists (not a change): the start-up pass reads them once all
  * are in. clusters_soon polls every CLUSTERS_SOON_S until the hub has synced; a list that ends
@@ -1030,7 +1039,7 @@ static int add_workers(struct wlrun *r, struct err *e)
                                 .n_kinds = r->n_jobs,
                                 .on_change = worker_changed,
                                 .on_copy = copy_event,
-                                .hub_synced = hub_synced,
+                                .agents_hold = agents_hold,
                                 .ud = r,
                                 .lg = r->lg,
                                 .packed = r->cfg.packed_cache,

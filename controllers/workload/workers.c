@@ -237,15 +237,16 @@ static void probe_done(void *ud, const struct kube_result *r)
     agent_set_source_reachable(k->agent, ok);
 }
 
-/* The in-process agent starts once the worker's copies and the hub's lists are in (or the
- * worker is known down, or after WORKERS_AGENT_WAIT_S). Its Pod list is the biggest the
- * operator makes and nothing a placement reads while the hub's ClusterMetrics are fresh: at a
- * restart the copies and the hub's lists, which the first placements wait for, go first
- * through the one loop (docs/performance.md). */
+/* The in-process agent starts once the worker's copies are in and cfg.agents_hold lets it (the
+ * hub's lists in, no placement under way), or the worker is known down, or after
+ * WORKERS_AGENT_WAIT_S. Its Pod list is the biggest the operator makes and nothing a placement
+ * reads while the hub's ClusterMetrics are fresh: at a restart the copies and the hub's lists,
+ * which the first placements wait for, go first through the one loop, and the first copies go
+ * to workers that are not busy answering it (docs/performance.md). */
 static void maybe_start_agent(struct worker *k, double now)
 {
     const struct workers_config *cfg = &k->w->cfg;
-    bool lists_in = job_synced(k) && (!cfg->hub_synced || cfg->hub_synced(cfg->ud));
+    bool lists_in = job_synced(k) && (!cfg->agents_hold || !cfg->agents_hold(cfg->ud));
     if (!k->agent || k->agent_on ||
         !(lists_in || !k->probe_ok || now - k->started_at >= WORKERS_AGENT_WAIT_S))
         return;

@@ -88,9 +88,9 @@ struct workers_config {
                                                            workers (it runs in their tick) */
     /* may be NULL; obj borrowed */
     void (*on_copy)(void *ud, json_t *obj, enum workers_copy_event how);
-    /* Whether the hub's lists a placement reads have synced; the in-process agents wait for
-     * them too (may be NULL: they do not) */
-    bool (*hub_synced)(void *ud);
+    /* True while the in-process agents wait (may be NULL: they do not): the hub's lists a
+     * placement reads are not in, or placements are under way (a restart's first dispatches) */
+    bool (*agents_hold)(void *ud);
     void *ud;
     const struct logger *lg; /* borrowed, may be NULL */
     /* Copies kept in packed stores (store.h), with this intern table (pkg/json/jpack.h;
@@ -122,9 +122,9 @@ int workers_add_file(struct workers *w, const char *spec, struct err *e);
 int workers_add_kind(struct workers *w, const struct kind_def *k, struct err *e);
 
 /* Start every worker and the Secrets informer. A worker's in-process agent starts once its Job
- * copies informer and the hub (cfg.hub_synced) have synced (or the worker is known down, or 5 s
- * later): its Pod list, the biggest, comes after the lists a placement reads. 0, or a negative
- * code. */
+ * copies informer has synced and cfg.agents_hold lets it (or the worker is known down, or 5 s
+ * later): its Pod list, the biggest, comes after the lists a placement reads and after the
+ * placements made from them. 0, or a negative code. */
 int workers_start(struct workers *w, struct err *e);
 /* Stop informers, agents and probes (workers stay registered). */
 void workers_stop(struct workers *w);

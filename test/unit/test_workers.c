@@ -529,12 +529,12 @@ struct share_fx {
     struct kube_rest_config *hc;
     struct kube_client *hub;
     char *kc, *spec;
-    bool hub_wait; /* the hub's lists are not in yet (cfg.hub_synced says false) */
+    bool hub_wait; /* the hub's lists are not in yet (cfg.agents_hold says true) */
 };
 
-static bool share_hub_synced(void *ud)
+static bool share_agents_hold(void *ud)
 {
-    return !((struct share_fx *)ud)->hub_wait;
+    return ((struct share_fx *)ud)->hub_wait;
 }
 
 static void share_copy(void *ud, json_t *obj, enum workers_copy_event how)
@@ -663,7 +663,7 @@ static void share_start(struct share_fx *f, struct ev_loop *loop, double patch_d
                                  .probe_interval_s = 0.01,
                                  .informer_backoff_s = 0.05,
                                  .on_copy = share_copy,
-                                 .hub_synced = share_hub_synced,
+                                 .agents_hold = share_agents_hold,
                                  .ud = f};
     struct err e;
     err_clear(&e);
