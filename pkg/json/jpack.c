@@ -284,6 +284,39 @@ static uint32_t tab_ref(struct jpack_tab *t, const char *s, size_t n)
     return set_add(&t->strs, s, n, h);
 }
 
+/*
+ * The ids a build took last, by their order in the value (keys and interned strings apart): the
+ * objects of a list share their shape, so the n-th key of one is the n-th key of the one before,
+ * nearly always. A guess that matches the bytes is that string's entry (the table holds each
+ * string once) and spares the hash and the probe: 1.9 million keys in a restart's lists
+ * (bench-scale, docs/performance.md "Keys by their place in the object before").
+ */
+struct seq {
+    uint32_t *id;
+    size_t n, cap, at; /* ids noted; the next one's place */
+};
+
+static uint32_t seq_ref(struct jpack_tab *t, struct seq *q, const char *s, size_t n)
+{
+    size_t at = q->at++;
+    if (at < q->n) {
+        struct jp_ent *e = q->id[at] < t->strs.nents ? t->strs.ents[q->id[at]] : NULL;
+        if (e && e->len == n && memcmp(e->s, s, n) == 0) {
+            e->refs++;
+            return q->id[at];
+        }
+    }
+    uint32_t id = tab_ref(t, s, n);
+    if (at >= q->cap) {
+        q->cap = q->cap ? q->cap * 2 : 64;
+        q->id = xrealloc(q->id, q->cap * sizeof(*q->id));
+    }
+    if (at >= q->n) /* places after a shorter value's are unknown (not stale) */
+        q->n = at + 1;
+    q->id[at] = id;
+    return id;
+}
+
 static void tab_unref(struct jpack_tab *t, uint32_t id)
 {
     free(set_drop(&t->strs, id));
@@ -579,7 +612,7 @@ static uint32_t long_str_ref(struct jpack_tab *t, const char *s, size_t n)
 }
 
 /* A string value: interned (its id, a reference taken) or not (UINT32_MAX). */
-static uint32_t wr_str(struct jpack_tab *t, struct wr *w, const char *s, size_t n)
+static uint32_t wr_str(struct jpack_tab *t, struct wr *w, struct seq *q, const char *s, size_t n)
 {
     uint8_t uid[16];
     int64_t secs = 0;
@@ -603,7 +636,7 @@ static uint32_t wr_str(struct jpack_tab *t, struct wr *w, const char *s, size_t 
         return UINT32_MAX;
     }
     if (f == SF_SID) {
-        uint32_t id = tab_ref(t, s, n);
+        uint32_t id = q ? seq_ref(t, q, s, n) : tab_ref(t, s, n);
         wr_tag(w, T_SID, id);
         return id;
     }
@@ -616,15 +649,15 @@ static uint32_t wr_str(struct jpack_tab *t, struct wr *w, const char *s, size_t 
 
 /* A string value that may be one of the object's own fields (a reference then), and may be one
  * (`field`, -1 = not): interned (its id, a reference taken) or not (UINT32_MAX). */
-static uint32_t wr_str_self(struct jpack_tab *t, struct wr *w, struct jp_self *cx, int field,
-                            const char *s, size_t n)
+static uint32_t wr_str_self(struct jpack_tab *t, struct wr *w, struct seq *q, struct jp_self *cx,
+                            int field, const char *s, size_t n)
 {
     int k = n ? self_match(cx, s, n) : -1;
     uint32_t id = UINT32_MAX;
     if (k >= 0)
         wr_tag(w, T_REF, (uint64_t)k);
     else
-        id = wr_str(t, w, s, n);
+        id = wr_str(t, w, q, s, n);
     self_note(cx, field, s, n);
     return id;
 }
@@ -682,7 +715,8 @@ static int enc(struct jpack_tab *t, struct wr *w, struct refs *tk, struct jp_sel
         wr_real(w, json_real_value(v));
         return 0;
     case JSON_STRING: {
-        uint32_t id = wr_str_self(t, w, cx, field, json_string_value(v), json_string_length(v));
+        uint32_t id =
+            wr_str_self(t, w, NULL, cx, field, json_string_value(v), json_string_length(v));
         if (id != UINT32_MAX)
             refs_push(tk, id);
         return 0;
@@ -727,10 +761,11 @@ static int enc(struct jpack_tab *t, struct wr *w, struct refs *tk, struct jp_sel
 /* ---- build ------------------------------------------------------------------ */
 
 struct jp_frame {
-    size_t pos;  /* where the container's tag goes: its members follow */
-    uint64_t n;  /* members so far */
-    size_t key0; /* objects: its keys' ids start at kids.v[key0] */
-    size_t tk0;  /* its references start at taken.v[tk0] */
+    size_t pos;   /* where the container's tag goes: its members follow */
+    uint64_t n;   /* members so far */
+    size_t key0;  /* objects: its keys' ids start at kids.v[key0] */
+    size_t tk0;   /* its references start at taken.v[tk0] */
+    uint64_t ids; /* objects: a bit per key id modulo 64: a key whose bit is clear is new */
     bool obj;
     bool keyed;      /* objects: a key came, its value not yet */
     uint8_t at;      /* enum jp_at */
@@ -744,10 +779,11 @@ struct jpack_build {
     struct wr w;
     struct jp_frame *st;
     size_t depth, cap_st;
-    struct refs kids;  /* the key ids of the open objects, innermost last (no references) */
-    struct refs taken; /* every reference the value holds, to give back if it is dropped */
-    bool done;         /* a whole value is built */
-    struct jp_self cx; /* the value's referable fields so far */
+    struct refs kids;      /* the key ids of the open objects, innermost last (no references) */
+    struct refs taken;     /* every reference the value holds, to give back if it is dropped */
+    bool done;             /* a whole value is built */
+    struct jp_self cx;     /* the value's referable fields so far */
+    struct seq keys, sids; /* the ids the value before took, by place (seq_ref) */
 };
 
 struct jpack_build *jpack_build_new(struct jpack_tab *t)
@@ -761,6 +797,7 @@ void jpack_build_reset(struct jpack_build *b)
 {
     refs_give_back(b->t, &b->taken, 0);
     b->kids.n = b->depth = b->w.len = 0;
+    b->keys.at = b->sids.at = 0;
     b->done = false;
     memset(b->cx.set, 0, sizeof b->cx.set);
 }
@@ -774,6 +811,8 @@ void jpack_build_free(struct jpack_build *b)
     free(b->st);
     free(b->kids.v);
     free(b->taken.v);
+    free(b->keys.id);
+    free(b->sids.id);
     free(b);
 }
 
@@ -859,11 +898,13 @@ int jpack_build_key(struct jpack_build *b, const char *k, size_t n)
         return -EINVAL; /* two keys in a row */
     if (b->kids.n - f->key0 >= JPACK_BUILD_MAX_KEYS)
         return -E2BIG; /* the repeat check is linear: a big object goes by its tree */
-    uint32_t id = tab_ref(b->t, k, n);
+    uint32_t id = seq_ref(b->t, &b->keys, k, n);
     refs_push(&b->taken, id);
-    for (size_t i = f->key0; i < b->kids.n; i++)
+    uint64_t bit = (uint64_t)1 << (id & 63);
+    for (size_t i = f->key0; (f->ids & bit) && i < b->kids.n; i++)
         if (b->kids.v[i] == id)
             return -EEXIST;
+    f->ids |= bit;
     refs_push(&b->kids, id);
     f->n++;
     f->keyed = true;
@@ -880,7 +921,7 @@ int jpack_build_str(struct jpack_build *b, const char *s, size_t n)
     int rc = b_value(b);
     if (rc < 0)
         return rc;
-    uint32_t id = wr_str_self(b->t, &b->w, &b->cx, field, s, n);
+    uint32_t id = wr_str_self(b->t, &b->w, &b->sids, &b->cx, field, s, n);
     if (id != UINT32_MAX)
         refs_push(&b->taken, id);
     b_after(b);

@@ -447,6 +447,86 @@ static void test_build_matches_encode(void **state)
     }
 }
 
+/* One builder packs a list's objects one after the other (store_list_add_text): it guesses each
+ * key and interned string by its place in the value before (seq_ref). Whatever the guesses, each
+ * value is byte for byte what jpack_encode() makes of it in a table that saw the same values:
+ * shapes that repeat, a key more or less in the middle, and guesses whose ids were given back
+ * and taken by other strings meanwhile. */
+static void test_build_sequence_matches_encode(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "{\"kind\":\"Job\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\"},\"spec\":{\"p\":1}}",
+        "{\"kind\":\"Job\",\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\"},\"spec\":{\"p\":2}}",
+        "{\"kind\":\"Job\",\"metadata\":{\"name\":\"c\",\"extra\":\"x\",\"namespace\":\"ns\"},"
+        "\"spec\":{\"p\":3}}",
+        "{\"kind\":\"Job\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"},\"spec\":{\"p\":4}}",
+        "{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"other\"}}",
+        "{\"kind\":\"Job\",\"metadata\":{\"name\":\"e\",\"namespace\":\"ns\"},\"spec\":{\"p\":5,"
+        "\"q\":[\"ns\",\"Job\"]}}",
+    };
+    size_t nt = sizeof texts / sizeof texts[0];
+    struct jpack_tab *t = jpack_tab_new(), *t2 = jpack_tab_new();
+    struct jpack_build *b = jpack_build_new(t);
+    uint8_t *mine[8], *theirs[8];
+    size_t lens[8];
+    struct {
+        uint8_t *p;
+        size_t n;
+    } fl[2][2];
+    for (size_t round = 0; round < 2; round++) {
+        for (size_t i = 0; i < nt; i++) {
+            struct err e;
+            err_clear(&e);
+            assert_int_equal(jscan_walk(texts[i], strlen(texts[i]), &bsink, b, &e), 0);
+            const uint8_t *bp;
+            size_t bn = jpack_build_take(b, &bp);
+            assert_true(bn > 0);
+            mine[i] = xmalloc(bn);
+            memcpy(mine[i], bp, bn);
+            json_t *tree = jscan_load(texts[i], strlen(texts[i]), &e);
+            size_t n = jpack_encode(t2, tree, &theirs[i]);
+            assert_int_equal(n, bn);
+            assert_memory_equal(theirs[i], mine[i], n);
+            json_t *back = jpack_decode(t, mine[i], bn);
+            assert_true(json_equal(back, tree));
+            json_decref(back);
+            json_decref(tree);
+            lens[i] = bn;
+        }
+        /* give every id back, then let other strings take them: the builder's guesses name
+         * entries that are gone or hold other bytes now */
+        for (size_t i = 0; i < nt; i++) {
+            jpack_release(t, mine[i], lens[i]);
+            jpack_release(t2, theirs[i], lens[i]);
+            free(mine[i]);
+            free(theirs[i]);
+        }
+        /* only the filler of the round before holds entries */
+        assert_int_equal(jpack_tab_len(t), jpack_tab_len(t2));
+        if (round == 0)
+            assert_int_equal(jpack_tab_len(t), 0);
+        /* held over the next round, given back at the end */
+        json_error_t je;
+        json_t *filler =
+            json_loads("{\"zz\":{\"yy\":\"xx\",\"ww\":\"vv\",\"uu\":[\"tt\",\"ss\"]}}", 0, &je);
+        fl[round][0].n = jpack_encode(t, filler, &fl[round][0].p);
+        fl[round][1].n = jpack_encode(t2, filler, &fl[round][1].p);
+        json_decref(filler);
+    }
+    for (size_t round = 0; round < 2; round++) {
+        jpack_release(t, fl[round][0].p, fl[round][0].n);
+        jpack_release(t2, fl[round][1].p, fl[round][1].n);
+        free(fl[round][0].p);
+        free(fl[round][1].p);
+    }
+    assert_int_equal(jpack_tab_len(t), 0);
+    assert_int_equal(jpack_tab_len(t2), 0);
+    jpack_build_free(b);
+    jpack_tab_free(t);
+    jpack_tab_free(t2);
+}
+
 /* A Job as a real server returns it: its uid and name repeat in its selector and template
  * labels, its Workload's template names its job. */
 static json_t *self_job(int i)
@@ -854,6 +934,22 @@ static void test_build_errors(void **state)
     assert_true(jpack_tab_len(t) > 0);
     jpack_build_reset(b);
     assert_int_equal(jpack_tab_len(t), 0);
+    /* 200 keys, whose ids share their low six bits by the dozen: each new one is taken, a
+     * repeat of any is found (the bit per id modulo 64 only spares the search for a new one) */
+    for (int rep = 0; rep < 200; rep++) {
+        assert_int_equal(jpack_build_open(b, true), 0);
+        for (int i = 0; i < 200; i++) {
+            char k[16];
+            int len = snprintf(k, sizeof k, "key-%d", i);
+            assert_int_equal(jpack_build_key(b, k, (size_t)len), 0);
+            assert_int_equal(jpack_build_int(b, i), 0);
+        }
+        char k[16];
+        int len = snprintf(k, sizeof k, "key-%d", rep);
+        assert_int_equal(jpack_build_key(b, k, (size_t)len), -EEXIST);
+        jpack_build_reset(b);
+    }
+    assert_int_equal(jpack_tab_len(t), 0);
     /* out of order */
     assert_int_equal(jpack_build_close(b), -EINVAL);
     assert_int_equal(jpack_build_key(b, "k", 1), -EINVAL);
@@ -905,11 +1001,17 @@ static void test_build_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip_edges),  cmocka_unit_test(test_intern_refcounts),
-        cmocka_unit_test(test_hostile_bytes),     cmocka_unit_test(test_build_matches_encode),
-        cmocka_unit_test(test_build_errors),      cmocka_unit_test(test_uids_and_times),
-        cmocka_unit_test(test_shared_containers), cmocka_unit_test(test_long_strings),
-        cmocka_unit_test(test_own_fields),        cmocka_unit_test(test_view),
+        cmocka_unit_test(test_round_trip_edges),
+        cmocka_unit_test(test_intern_refcounts),
+        cmocka_unit_test(test_hostile_bytes),
+        cmocka_unit_test(test_build_matches_encode),
+        cmocka_unit_test(test_build_sequence_matches_encode),
+        cmocka_unit_test(test_build_errors),
+        cmocka_unit_test(test_uids_and_times),
+        cmocka_unit_test(test_shared_containers),
+        cmocka_unit_test(test_long_strings),
+        cmocka_unit_test(test_own_fields),
+        cmocka_unit_test(test_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
