@@ -2379,6 +2379,13 @@ bool wlc_gc_pending(const struct wlc *c)
     return c->gc_pending;
 }
 
+bool wlc_no_apply(struct wlc *c)
+{
+    bool was = c->cfg.ops.server_side_apply;
+    c->cfg.ops.server_side_apply = false;
+    return was;
+}
+
 bool wlc_placing(const struct wlc *c)
 {
     struct wq_stats st;

@@ -245,6 +245,10 @@ size_t wlc_gc_key(struct wlc *c, const char *key);
 /* True when a sweep (wlc_gc) is wanted: an orphan check could not be made or a
  * delete failed since the last sweep. */
 bool wlc_gc_pending(const struct wlc *c);
+/* The hub has no server-side apply (the start-up probe's answer came after wlc_new): Workload
+ * status is written with merge patches from now on (ops.server_side_apply). Whether it was
+ * still on (a write's 415 had not switched it off already). */
+bool wlc_no_apply(struct wlc *c);
 /* Whether placements are under way: passes queued ahead (a placement wanted, a dispatch under
  * way) or in order (a reservation may be among them), or a job placed with no copy made yet.
  * The caller may put background work off until they ran (a restart's orphan sweep and the

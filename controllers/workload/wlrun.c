@@ -1178,18 +1178,22 @@ static void ssa_probe_done(void *ud, const struct kube_result *res)
     r->ssa_call = NULL;
     /* only 415 is an answer; anything else (404 for the missing object,
      * 403, a timeout) leaves SSA on, and a later 415 still switches */
-    if (res->status == 415) {
+    if (res->status == 415 && !r->no_ssa) {
         r->no_ssa = true;
-        log_info(r->lg, "the hub has no server-side apply: Workload status is written with "
-                        "resourceVersion-guarded merge patches");
+        /* a write may have found out first (and said so) */
+        if (!r->wlc || wlc_no_apply(r->wlc))
+            log_info(r->lg, "the hub has no server-side apply: Workload status is written with "
+                            "resourceVersion-guarded merge patches");
     }
-    start_step_done(r);
 }
 
 /* Whether the hub has server-side apply, asked once at start so the fact is
  * logged once then, not at the first write: a dry-run apply to the status of
  * a Workload that does not exist. An apiserver checks the patch type before
- * anything else (415 when it has no apply), so nothing is written either way. */
+ * anything else (415 when it has no apply), so nothing is written either way.
+ * The informers do not wait for the answer (a round trip at every start, on the
+ * way to a restart's first dispatch); a write made before it comes gets the same
+ * 415 and is made again as a merge patch. */
 static void ssa_probe(struct wlrun *r)
 {
     const char *ns = r->m && mgr_namespace(r->m) ? mgr_namespace(r->m) : "default";
@@ -1201,9 +1205,8 @@ static void ssa_probe(struct wlrun *r)
     const char *const q[] = {"dryRun", "All", "fieldManager", "kueue-ks", NULL};
     struct kube_request req = {
         .method = "PATCH", .path = path, .query = q, .body = doc, .content_type = WLX_CT_APPLY};
-    r->pending++;
     if (kube_client_do(r->hub, &req, ssa_probe_done, r, &r->ssa_call, NULL) < 0)
-        r->pending--;
+        r->ssa_call = NULL;
     json_decref(doc);
     free(api);
     free(path);

@@ -32,6 +32,7 @@ struct fixture {
     char dir[64];
     char kubeconfig[128];
     struct fakesrv *srv;
+    bool saw_started, probe_out_at_start; /* test_no_server_side_apply */
 };
 
 static int setup(void **state)
@@ -243,20 +244,40 @@ static void test_unsynced_passes_wait(void **state)
     assert_true(st.waited_passes <= 20);
 }
 
-/* A hub without server-side apply (415 to the start-up probe): merge patches
- * from the start, decided before the controller is set up. */
+/* The informers have started (noting whether the start-up probe was still unanswered then),
+ * and the probe's 415 has come: merge patches from then on. */
+static bool probe_answered_late(struct run *x)
+{
+    struct wlrun_stats st;
+    wlrun_get_stats(x->r, &st);
+    if (!v1beta1_started(x))
+        return false;
+    if (!x->f->saw_started) {
+        x->f->saw_started = true;
+        x->f->probe_out_at_start = st.server_side_apply;
+    }
+    return !st.server_side_apply;
+}
+
+/* A hub without server-side apply (415 to the start-up probe): merge patches once the probe
+ * answered. The informers do not wait for it: with its answer held back, they list before it
+ * comes (a restart's lists, and its first dispatch, one round trip sooner). */
 static void test_no_server_side_apply(void **state)
 {
     struct fixture *f = *state;
     serve_v1beta1_only(f);
-    fakesrv_push_status(f->srv, "PATCH",
-                        "/apis/kueue.x-k8s.io/v1beta1/namespaces/ops/workloads/"
-                        "kueue-ks-ssa-probe/status",
-                        415, "UnsupportedMediaType", "no apply here");
+    const char *probe = "/apis/kueue.x-k8s.io/v1beta1/namespaces/ops/workloads/"
+                        "kueue-ks-ssa-probe/status";
+    fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "PATCH",
+                                                .path = probe,
+                                                .status = 415,
+                                                .body = "{\"kind\":\"Status\",\"code\":415}",
+                                                .delay_s = 0.5});
     struct wlrun_config cfg = {0};
     struct wlrun_stats st;
-    assert_int_equal(run(f, &cfg, v1beta1_started, &st), 0);
+    assert_int_equal(run(f, &cfg, probe_answered_late, &st), 0);
     assert_true(st.started);
+    assert_true(f->probe_out_at_start);
     assert_false(st.server_side_apply);
     long i = find_req(f->srv, "PATCH",
                       "/apis/kueue.x-k8s.io/v1beta1/namespaces/ops/workloads/"
