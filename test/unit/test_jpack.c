@@ -394,6 +394,28 @@ static int b_lit(void *ud, char w)
 }
 static const struct jscan_sink bsink = {b_open, b_close, b_key, b_str, b_int, b_real, b_lit};
 
+/* `text` packed by the builder `b` (its bytes copied to *mine) and by jpack_encode() into t2
+ * (*theirs): the same bytes, whose length is returned. */
+static size_t build_and_encode(struct jpack_build *b, struct jpack_tab *t2, const char *text,
+                               uint8_t **mine, uint8_t **theirs)
+{
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(jscan_walk(text, strlen(text), &bsink, b, &e), 0);
+    const uint8_t *bp;
+    size_t bn = jpack_build_take(b, &bp);
+    assert_true(bn > 0);
+    *mine = xmalloc(bn);
+    memcpy(*mine, bp, bn);
+    json_t *tree = jscan_load(text, strlen(text), &e);
+    assert_non_null(tree);
+    size_t n = jpack_encode(t2, tree, theirs);
+    assert_int_equal(n, bn);
+    assert_memory_equal(*theirs, *mine, n);
+    json_decref(tree);
+    return bn;
+}
+
 /* The text packed by the builder is byte for byte jpack_encode() of its tree. */
 static void test_build_matches_encode(void **state)
 {
@@ -420,25 +442,12 @@ static void test_build_matches_encode(void **state)
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         struct jpack_tab *t = jpack_tab_new(), *t2 = jpack_tab_new();
         struct jpack_build *b = jpack_build_new(t);
-        struct err e;
-        err_clear(&e);
-        assert_int_equal(jscan_walk(texts[i], strlen(texts[i]), &bsink, b, &e), 0);
-        const uint8_t *bp;
-        size_t bn = jpack_build_take(b, &bp);
-        assert_true(bn > 0);
-        uint8_t *mine = xmalloc(bn);
-        memcpy(mine, bp, bn);
-        json_t *tree = jscan_load(texts[i], strlen(texts[i]), &e);
-        assert_non_null(tree);
-        uint8_t *p;
-        size_t n = jpack_encode(t2, tree, &p);
-        assert_int_equal(n, bn);
-        assert_memory_equal(p, mine, n);
+        uint8_t *mine, *p;
+        size_t n = build_and_encode(b, t2, texts[i], &mine, &p);
         jpack_release(t2, p, n);
-        jpack_release(t, mine, bn);
+        jpack_release(t, mine, n);
         free(p);
         free(mine);
-        json_decref(tree);
         assert_int_equal(jpack_tab_len(t), 0);
         assert_int_equal(jpack_tab_len(t2), 0);
         jpack_build_free(b);
@@ -476,18 +485,8 @@ static void test_build_sequence_matches_encode(void **state)
     } fl[2][2];
     for (size_t round = 0; round < 2; round++) {
         for (size_t i = 0; i < nt; i++) {
-            struct err e;
-            err_clear(&e);
-            assert_int_equal(jscan_walk(texts[i], strlen(texts[i]), &bsink, b, &e), 0);
-            const uint8_t *bp;
-            size_t bn = jpack_build_take(b, &bp);
-            assert_true(bn > 0);
-            mine[i] = xmalloc(bn);
-            memcpy(mine[i], bp, bn);
-            json_t *tree = jscan_load(texts[i], strlen(texts[i]), &e);
-            size_t n = jpack_encode(t2, tree, &theirs[i]);
-            assert_int_equal(n, bn);
-            assert_memory_equal(theirs[i], mine[i], n);
+            size_t bn = build_and_encode(b, t2, texts[i], &mine[i], &theirs[i]);
+            json_t *tree = jscan_load(texts[i], strlen(texts[i]), NULL);
             json_t *back = jpack_decode(t, mine[i], bn);
             assert_true(json_equal(back, tree));
             json_decref(back);
