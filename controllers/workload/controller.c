@@ -42,8 +42,10 @@ struct wlc {
      * successful pass (the copy only when that pass sees it) */
     json_t *pending_placed;
     json_t *ac_inflight; /* AdmissionCheck name -> true while its status write is out */
-    ev_timer ac_retry;   /* after a failed write: sync again in 1 s */
-    ev_timer ac_grace;   /* a write held by the start-up grace: sync again when it ends */
+    bool sweep_held;     /* wlc_sweep_due said no since sweep_held_since (seconds) */
+    double sweep_held_since;
+    ev_timer ac_retry; /* after a failed write: sync again in 1 s */
+    ev_timer ac_grace; /* a write held by the start-up grace: sync again when it ends */
     /* key -> {token, rv}: a placement of this admission was written from the
      * hub job at resourceVersion rv; until the job store shows a newer job,
      * a pass must not place again (watch events lag write responses) */
@@ -2386,6 +2388,22 @@ bool wlc_no_apply(struct wlc *c)
     return was;
 }
 
+bool wlc_sweep_due(struct wlc *c, double now)
+{
+    if (!wlc_placing(c)) {
+        c->sweep_held = false;
+        return true;
+    }
+    if (!c->sweep_held) {
+        c->sweep_held = true;
+        c->sweep_held_since = now;
+    }
+    if (now - c->sweep_held_since < WLC_SWEEP_WAIT_S)
+        return false;
+    c->sweep_held = false;
+    return true;
+}
+
 bool wlc_placing(const struct wlc *c)
 {
     struct wq_stats st;
@@ -2406,4 +2424,5 @@ void wlc_get_stats(const struct wlc *c, struct wlc_stats *out)
     out->queued_urgent = qs.urgent;
     out->queued_first = qs.first;
     out->queued_background = qs.background;
+    out->server_side_apply = c->cfg.ops.server_side_apply;
 }

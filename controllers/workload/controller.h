@@ -255,6 +255,12 @@ bool wlc_no_apply(struct wlc *c);
  * agents' Pod lists: the first dispatches first). Passes queued behind (WQ_BACKGROUND) do not
  * count. */
 bool wlc_placing(const struct wlc *c);
+/* Whether a sweep put off while placements are under way (wlc_placing) may run at `now`
+ * (seconds on a monotonic clock): none is, or the first call that found them has been
+ * WLC_SWEEP_WAIT_S ago (a steady stream of changes keeps wlc_placing true, and orphan copies
+ * hold worker capacity). A true answer ends the wait; the next one starts afresh. */
+#define WLC_SWEEP_WAIT_S 5.0
+bool wlc_sweep_due(struct wlc *c, double now);
 
 struct wlc_stats {
     uint64_t reconciles;
@@ -277,6 +283,7 @@ struct wlc_stats {
                                  status change) */
     size_t queued_background; /* of those, queued behind the changes (a pass over every
                                  Workload: WQ_BACKGROUND) */
+    bool server_side_apply;   /* Workload status is applied (else merge patches) */
 };
 void wlc_get_stats(const struct wlc *c, struct wlc_stats *out);
 

@@ -732,10 +732,11 @@ static void gc_cb(struct ev_loop *loop, ev_timer *t, int revents)
     if (r->stopped || !r->wlc)
         return;
     /* not before the stores are there; and the sweep (it reads every copy: 0.2 s of CPU at
-     * 10,000 copies) after the placements queued ahead, at a restart the reservations made
-     * while the operator was down. The periodic sweep (tick_cb) does not wait. */
+     * 10,000 copies) after the placements under way, at a restart the reservations made
+     * while the operator was down, for WLC_SWEEP_WAIT_S at most (wlc_sweep_due). The periodic
+     * sweep (tick_cb) does not wait. */
     bool synced = hub_synced(r);
-    if (!synced || !r->start_pass_done || wlc_placing(r->wlc)) {
+    if (!synced || !r->start_pass_done || !wlc_sweep_due(r->wlc, ev_now(loop))) {
         r->waited_passes += !synced;
         soon(r, t);
         return;
@@ -1407,6 +1408,11 @@ void wlrun_get_stats(const struct wlrun *r, struct wlrun_stats *out)
     out->binding_policies = r->bp_count;
     out->waited_passes = r->waited_passes;
     out->server_side_apply = r->set_up && !r->no_ssa;
+    if (r->wlc) { /* the controller's own: a write's 415 may have come before the probe's */
+        struct wlc_stats ws;
+        wlc_get_stats(r->wlc, &ws);
+        out->server_side_apply = ws.server_side_apply;
+    }
     if (r->workers) {
         json_t *names = workers_names(r->workers);
         for (size_t i = 0; i < json_array_size(names); i++)

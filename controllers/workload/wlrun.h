@@ -119,7 +119,7 @@ struct wlrun_stats {
     const char *origin;        /* borrowed, NULL before discovery */
     size_t hub_kinds;          /* job kinds watched on the hub */
     unsigned binding_policies; /* BindingPolicies created or found */
-    bool server_side_apply;    /* set up with SSA for Workload status (the start-up probe) */
+    bool server_side_apply;    /* Workload status applied (SSA): off after a 415 */
     size_t workers_reachable;  /* direct transport: workers reachable now */
     unsigned waited_passes;    /* cluster and orphan passes put off: the hub not synced yet */
 };

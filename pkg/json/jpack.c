@@ -288,8 +288,10 @@ static uint32_t tab_ref(struct jpack_tab *t, const char *s, size_t n)
  * The ids a build took last, by their order in the value (keys and interned strings apart): the
  * objects of a list share their shape, so the n-th key of one is the n-th key of the one before,
  * nearly always. A guess that matches the bytes is that string's entry (the table holds each
- * string once) and spares the hash and the probe: 1.9 million keys in a restart's lists
- * (bench-scale, docs/performance.md "Keys by their place in the object before").
+ * string once) and spares the hash and the probe: 1.84 million keys in a restart's lists
+ * (bench-scale, docs/performance.md "Placements before the agents' Pods, quantities in 64 bits,
+ * keys by their place"). A guess may be stale (an id given back, or taken by other bytes since):
+ * the bytes decide.
  */
 struct seq {
     uint32_t *id;
@@ -311,7 +313,7 @@ static uint32_t seq_ref(struct jpack_tab *t, struct seq *q, const char *s, size_
         q->cap = q->cap ? q->cap * 2 : 64;
         q->id = xrealloc(q->id, q->cap * sizeof(*q->id));
     }
-    if (at >= q->n) /* places after a shorter value's are unknown (not stale) */
+    if (at >= q->n)
         q->n = at + 1;
     q->id[at] = id;
     return id;

@@ -2495,8 +2495,10 @@ static void test_enqueue_all_reservation_ahead(void **state)
     struct fx *f = *state;
     fill_restart(f);
     assert_false(wlc_placing(f->c));
+    assert_true(wlc_sweep_due(f->c, 1.0)); /* nothing placing: at once */
     wlc_enqueue_all(f->c);
     assert_true(wlc_placing(f->c)); /* the reservation, queued ahead */
+    assert_false(wlc_sweep_due(f->c, 1.0));
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 2);
@@ -2520,6 +2522,12 @@ static void test_enqueue_all_leaves_queued(void **state)
     /* nothing queued ahead, but a key queued in order may be a reservation: background work
      * (the orphan sweep, the agents' Pod lists) waits for it */
     assert_true(wlc_placing(f->c));
+    /* the sweep for WLC_SWEEP_WAIT_S at most: a steady stream of changes keeps placing true */
+    assert_false(wlc_sweep_due(f->c, 100.0));
+    assert_false(wlc_sweep_due(f->c, 100.0 + WLC_SWEEP_WAIT_S - 0.01));
+    assert_true(wlc_sweep_due(f->c, 100.0 + WLC_SWEEP_WAIT_S));
+    assert_false(wlc_sweep_due(f->c, 100.0 + WLC_SWEEP_WAIT_S + 0.5)); /* a new wait */
+    assert_true(wlc_sweep_due(f->c, 100.0 + 2 * WLC_SWEEP_WAIT_S + 0.5));
 }
 
 static int copy_into(const char *key, json_t *obj, void *ud)
