@@ -243,62 +243,26 @@ static int parse_small(const char *s, struct qty *out)
             v = v * 10 + (uint64_t)(*p - '0');
     if (digits == 0 || digits > 19)
         return 1;
-    int shift;   /* power of ten to nano units */
-    int bin = 0; /* power of 1024 */
-    enum qty_format fmt = QTY_DECIMAL_SI;
-    if (p[0] == '\0') {
-        shift = 9;
-    } else if (p[1] == 'i' && p[2] == '\0') {
-        static const char BIN[] = "KMGTPE";
-        const char *at = strchr(BIN, p[0]);
-        if (!at)
-            return 1;
-        bin = (int)(at - BIN) + 1;
-        shift = 9;
-        fmt = QTY_BINARY_SI;
-    } else if (p[1] != '\0') {
-        return 1; /* exponents and unknown suffixes */
-    } else {
-        switch (p[0]) {
-        case 'n':
-            shift = 0;
-            break;
-        case 'u':
-            shift = 3;
-            break;
-        case 'm':
-            shift = 6;
-            break;
-        case 'k':
-            shift = 12;
-            break;
-        case 'M':
-            shift = 15;
-            break;
-        case 'G':
-            shift = 18;
-            break;
-        default:
-            return 1; /* T P E need more than 64 bits of nano; the rest is invalid */
-        }
-    }
+    int base;
+    long exp;
+    enum qty_format fmt;
+    if (parse_suffix(p, &base, &exp, &fmt) < 0 || fmt == QTY_DECIMAL_EXP)
+        return 1; /* the exact path says what is wrong, or takes the exponent */
+    int bin = base == 2 ? (int)(exp / 10) : 0; /* power of 1024 */
+    long shift = base == 2 ? 9 : exp + 9;      /* power of ten to nano units */
+    if (shift > 18)
+        return 1; /* T P E need more than 64 bits of nano */
     shift -= frac_len;
-    u128 mag = v;
-    bool sticky = false;
-    if (v != 0) {
-        mag <<= 10 * bin; /* below 2^124: 19 digits are below 2^64, Ei is 2^60 */
-        if (shift >= 0) {
-            u128 m = POW10[shift]; /* shift is at most 18 here */
-            if (mag > QTY_MAXMAG / m)
-                return 1;
-            mag *= m;
-        } else {
-            u128 d = POW10[-shift]; /* frac_len is at most 19 */
-            sticky = mag % d != 0;
-            mag /= d;
-            if (sticky)
-                mag++; /* finer than nano rounds up, away from zero; mag < 2^124 */
-        }
+    u128 mag = (u128)v << (10 * bin); /* below 2^124: 19 digits are below 2^64, Ei is 2^60 */
+    if (shift >= 0) {
+        u128 m = POW10[shift]; /* shift is at most 18 here */
+        if (mag > QTY_MAXMAG / m)
+            return 1;
+        mag *= m;
+    } else {
+        u128 d = POW10[-shift]; /* frac_len is at most 19 */
+        /* finer than nano rounds up, away from zero */
+        mag = mag / d + (mag % d != 0);
     }
     if (fmt == QTY_BINARY_SI && mag > 0 && mag < NANO)
         fmt = QTY_DECIMAL_SI;
