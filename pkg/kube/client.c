@@ -33,6 +33,7 @@
 #include "pkg/json/jdump.h"
 #include "pkg/json/jscan.h"
 #include "pkg/kube/exec_cred.h"
+#include "pkg/kube/tlscreds.h"
 #include "pkg/util/xalloc.h"
 
 #ifndef KKS_VERSION
@@ -112,6 +113,9 @@ struct kube_client {
     char *base; /* URL prefix requests go to (host replaced by tls_server_name) */
     struct curl_slist *connect_to; /* maps tls_server_name back to the real host, or NULL */
     bool http2; /* https:// and not opts.http1_only: offer h2 in ALPN, multiplex */
+    /* the kubeconfig's client certificate and key, read once (tlscreds.h), or NULL: then
+     * libcurl reads them from blobs per connection (an exec plugin's, or another backend) */
+    struct tlscreds *creds;
 
     double qps; /* <= 0: unlimited */
     double burst;
@@ -998,10 +1002,13 @@ static bool wait_for_exec(struct kube_call *call)
     return true;
 }
 
-/* The client cert/key to present: the kubeconfig's, else an exec plugin's (may change). */
+/* The client cert/key to present: the kubeconfig's, else an exec plugin's (may change). The
+ * kubeconfig's read once (c->creds) go in from ssl_ctx_cb instead. */
 static void set_client_cert(const struct kube_client *c, CURL *h, bool fresh)
 {
     const struct kube_rest_config *cfg = c->cfg;
+    if (c->creds)
+        return;
     const char *cert = cfg->cert_pem, *key = cfg->key_pem;
     size_t cert_len = cfg->cert_len, key_len = cfg->key_len;
     if (!cert && cfg->exec_cert_pem) {
@@ -1024,6 +1031,39 @@ static void set_client_cert(const struct kube_client *c, CURL *h, bool fresh)
     } else if (!fresh) {
         curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, (struct curl_blob *)NULL);
     }
+}
+
+/* Each new TLS connection's SSL_CTX (libcurl's OpenSSL backend): the client certificate and
+ * key read once. A failure fails that connection with CURLE_SSL_CERTPROBLEM. */
+static CURLcode ssl_ctx_cb(CURL *h, void *ssl_ctx, void *ud)
+{
+    (void)h;
+    const struct kube_client *c = ud;
+    struct err e;
+    err_clear(&e);
+    if (tlscreds_apply(c->creds, ssl_ctx, &e) < 0) {
+        log_error(c->lg, "TLS client certificate not presented", "server", c->cfg->server, "error",
+                  e.msg);
+        return CURLE_SSL_CERTPROBLEM;
+    }
+    return CURLE_OK;
+}
+
+/* The kubeconfig's client certificate and key read once for every connection (c->creds),
+ * when libcurl's TLS backend is OpenSSL, the only one whose SSL_CTX ssl_ctx_cb knows. A pair
+ * that does not read is left to libcurl, which reports it at each connection as before. */
+static void creds_setup(struct kube_client *c)
+{
+    const struct kube_rest_config *cfg = c->cfg;
+    const char *ssl = curl_version_info(CURLVERSION_NOW)->ssl_version;
+    if (!cfg->cert_pem || !cfg->cert_len || !cfg->key_pem || !cfg->key_len || !ssl ||
+        strncmp(ssl, "OpenSSL/", 8) != 0)
+        return;
+    struct err e;
+    err_clear(&e);
+    if (tlscreds_new(cfg->cert_pem, cfg->cert_len, cfg->key_pem, cfg->key_len, &c->creds, &e) < 0)
+        log_warn(c->lg, "client certificate not read ahead; libcurl reads it per connection",
+                 "server", cfg->server, "source", cfg->source, "error", e.msg);
 }
 
 /* Each new TCP connection: TCP_USER_TIMEOUT (client.h). A socket that refuses it (not TCP)
@@ -1079,6 +1119,10 @@ static CURL *handle_new(struct kube_client *c)
     }
     if (cfg->ca_pem && cfg->ca_len)
         set_blob(h, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_len);
+    if (c->creds) {
+        curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, ssl_ctx_cb);
+        curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, c);
+    }
     set_client_cert(c, h, true);
     return h;
 }
@@ -1290,6 +1334,7 @@ int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
         c->buckets[i].last_refill = clock_mono_s();
     }
     rng_seed_entropy(&c->rng, c);
+    creds_setup(c);
 
     c->multi = curl_multi_init();
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
@@ -1357,6 +1402,7 @@ void kube_client_free(struct kube_client *c)
         free(s);
     }
     kube_rest_config_free(c->cfg);
+    tlscreds_free(c->creds);
     free(c->user_agent);
     free(c->base);
     curl_slist_free_all(c->connect_to);
@@ -1393,6 +1439,11 @@ size_t kube_client_pending(const struct kube_client *c)
 size_t kube_client_handles_made(const struct kube_client *c)
 {
     return c->handles_made;
+}
+
+bool kube_client_creds_read_once(const struct kube_client *c)
+{
+    return c->creds != NULL;
 }
 
 static bool valid_method(const char *m)

@@ -183,6 +183,9 @@ size_t kube_client_pending(const struct kube_client *c);
 /* libcurl easy handles created so far: an attempt reuses the handle of a finished one
  * (up to KUBE_CLIENT_IDLE_HANDLES are kept), so this stays below the number of attempts. */
 size_t kube_client_handles_made(const struct kube_client *c);
+/* Whether the kubeconfig's client certificate and key were read once for every connection
+ * (tlscreds.h), rather than by libcurl at each. */
+bool kube_client_creds_read_once(const struct kube_client *c);
 
 /* What a completion callback receives. Everything is borrowed for the duration of the callback. */
 struct kube_result {

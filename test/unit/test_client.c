@@ -1391,6 +1391,46 @@ static void test_tls_client_cert(void **state)
     fx_free(f);
 }
 
+/* The kubeconfig's certificate and key are read once and presented on every connection: three
+ * requests at once over HTTP/1.1 open three, and the server sees the client on each. */
+static void test_tls_client_cert_read_once(void **state)
+{
+    struct fx *f = fx_tls_certs();
+    const char *cert = fakesrv_client_cert_pem(f->srv), *key = fakesrv_client_key_pem(f->srv);
+    f->cfg->cert_pem = xstrdup(cert);
+    f->cfg->cert_len = strlen(cert);
+    f->cfg->key_pem = xstrdup(key);
+    f->cfg->key_len = strlen(key);
+    struct kube_client_opts o = {.http1_only = true};
+    fx_client(f, &o);
+    assert_true(kube_client_creds_read_once(f->c));
+    struct fakesrv_resp slow = {
+        .method = "GET", .path = "/api/v1/pods", .times = 3, .delay_s = 0.3, .body = "{}"};
+    fakesrv_push(f->srv, &slow);
+    for (int i = 0; i < 3; i++)
+        do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 3, 10);
+    assert_int_equal(fakesrv_connections(f->srv), 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(f->got[i].rc, 0);
+        struct fakesrv_req *r = fakesrv_req_get(f->srv, (size_t)i);
+        assert_non_null(r->client_cn);
+        assert_string_equal(r->client_cn, "fakesrv-client");
+        fakesrv_req_free(r);
+    }
+    /* A key that is not the certificate's is not read ahead: libcurl refuses it itself. */
+    free(f->cfg->key_pem);
+    f->cfg->key_pem = xstrdup("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n");
+    f->cfg->key_len = strlen(f->cfg->key_pem);
+    fx_client(f, &o);
+    assert_false(kube_client_creds_read_once(f->c));
+    fakesrv_push_json(f->srv, "GET", "/api/v1/pods", NULL, 200, "{}");
+    do_req(f, "GET", "/api/v1/pods", NULL, NULL, NULL);
+    fx_run(f, 4, 10);
+    assert_int_not_equal(f->got[3].rc, 0);
+    fx_free(f);
+}
+
 /* An exec plugin's client certificate arrives after a request was made without one (a 401
  * re-runs the plugin): the retry, on the handle of the first attempt, presents it. */
 static void test_exec_cert_on_reused_handle(void **state)
@@ -1603,6 +1643,7 @@ int main(void)
         cmocka_unit_test(test_token_error),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_tls_client_cert),
+        cmocka_unit_test(test_tls_client_cert_read_once),
         cmocka_unit_test(test_exec_cert_on_reused_handle),
         cmocka_unit_test(test_insecure_warns_once),
         cmocka_unit_test(test_cancel),
