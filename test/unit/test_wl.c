@@ -951,9 +951,13 @@ static void run_case_form(const struct tcase *c, bool copy_form)
     json_t *wlv = packed_view(wls, wl, wlc_workload_view);
     json_t *jobv = packed_view(jobs, job, wlc_job_view);
     struct wl_snapshot vs = {.workload = wlv, .job = jobv, .check_name = CHECK};
+    const char *pin_whole = NULL;
+    (void)wl_wants_placement(&s, &pin_whole);
     assert_int_equal(wl_wants_placement(&vs, &pin), c->want_placement);
     if (c->job == JOB_PIN_C3 && c->want_placement)
         assert_string_equal(pin, "c3");
+    if (pin_whole || pin) /* the same pin from the views */
+        assert_string_equal(pin ? pin : "(none)", pin_whole ? pin_whole : "(none)");
     json_decref(wlv);
     json_decref(jobv);
     store_free(wls);
