@@ -1163,6 +1163,11 @@ static CURL *handle_for(struct kube_call *call)
     curl_easy_setopt(h, CURLOPT_HEADERDATA, call);
     if (!call->on_data && call->timeout_s > 0)
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(call->timeout_s * 1000.0));
+    /* A watch holds its handle for good and brings an event now and then: a receive buffer of
+     * KUBE_CLIENT_STREAM_BUFFER instead of libcurl's 16 KB (bench-scale: 17 watches on the
+     * devhub's HTTP/1.1). Set on every use, as a reused handle keeps its last size. */
+    curl_easy_setopt(h, CURLOPT_BUFFERSIZE,
+                     call->on_data ? (long)KUBE_CLIENT_STREAM_BUFFER : (long)CURL_MAX_WRITE_SIZE);
     if (!strcmp(call->method, "GET")) {
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
     } else {

@@ -110,6 +110,7 @@
 #define KUBE_CLIENT_DEFAULT_QPS           1000.0 /* Kueue v0.20's manager client */
 #define KUBE_CLIENT_DEFAULT_BURST         1000
 #define KUBE_CLIENT_DEFAULT_TIMEOUT_S     30.0
+#define KUBE_CLIENT_STREAM_BUFFER         4096 /* a watch's receive buffer, bytes */
 #define KUBE_CLIENT_DEFAULT_RETRIES       5
 #define KUBE_CLIENT_DEFAULT_BACKOFF_S     0.25
 #define KUBE_CLIENT_DEFAULT_BACKOFF_MAX_S 30.0

@@ -51,6 +51,7 @@ struct fx {
     struct got got[MAX_RESULTS];
     int hook_calls;
     int hook_codes[MAX_RESULTS];
+    size_t stream_max, stream_total; /* a stream's largest chunk and its bytes */
 };
 
 static void guard_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -724,6 +725,50 @@ static void test_query_encoding(void **state)
                         "labelSelector=a%20in%20%28x%2Cy%29%2C%21b&fieldSelector=spec.nodeName%"
                         "3Dn%201");
     fakesrv_req_free(r);
+    fx_free(f);
+}
+
+static int stream_cb(void *ud, const char *data, size_t len, struct err *e)
+{
+    (void)data;
+    (void)e;
+    struct fx *f = ud;
+    f->stream_max = len > f->stream_max ? len : f->stream_max;
+    f->stream_total += len;
+    return 0;
+}
+
+/* A stream reads with a small buffer (KUBE_CLIENT_STREAM_BUFFER: a watch holds its handle for
+ * good); the next request on the same handle reads a large body whole. */
+static void test_stream_buffer(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(NULL);
+    size_t big = 3 * KUBE_CLIENT_STREAM_BUFFER + 100;
+    char *chunk = xmalloc(big + 1);
+    memset(chunk, 'x', big);
+    chunk[big] = '\0';
+    struct fakesrv_chunk ch = {.data = chunk};
+    struct fakesrv_resp sr = {.method = "GET", .path = "/stream", .chunks = &ch, .n_chunks = 1};
+    fakesrv_push(f->srv, &sr);
+    struct kube_request r = {.method = "GET", .path = "/stream", .on_data = stream_cb};
+    struct err e;
+    assert_int_equal(kube_client_do(f->c, &r, done_cb, f, NULL, &e), 0);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].rc, 0);
+    assert_int_equal(f->stream_total, big);
+    assert_true(f->stream_max <= KUBE_CLIENT_STREAM_BUFFER);
+    assert_int_equal(kube_client_handles_made(f->c), 1);
+    /* the same handle, a plain request: its body whole */
+    char *body = xasprintf("{\"v\":\"%s\"}", chunk);
+    fakesrv_push_json(f->srv, "GET", "/plain", NULL, 200, body);
+    do_req(f, "GET", "/plain", NULL, NULL, NULL);
+    fx_run(f, 2, 10);
+    assert_int_equal(f->got[1].rc, 0);
+    assert_int_equal(kube_client_handles_made(f->c), 1);
+    assert_int_equal(strlen(f->got[1].body), strlen(body));
+    free(body);
+    free(chunk);
     fx_free(f);
 }
 
@@ -1629,6 +1674,7 @@ int main(void)
         cmocka_unit_test(test_default_limiter_is_fast),
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_query_encoding),
+        cmocka_unit_test(test_stream_buffer),
         cmocka_unit_test(test_connection_reuse),
         cmocka_unit_test(test_connections_bounded),
         cmocka_unit_test(test_handle_reuse_starts_clean),
