@@ -112,7 +112,9 @@ struct kube_client {
     char *user_agent;
     char *base; /* URL prefix requests go to (host replaced by tls_server_name) */
     struct curl_slist *connect_to; /* maps tls_server_name back to the real host, or NULL */
-    bool http2; /* https:// and not opts.http1_only: offer h2 in ALPN, multiplex */
+    bool http2;          /* https:// and not opts.http1_only: offer h2 in ALPN, multiplex */
+    bool h2_seen;        /* a response came over h2: the server speaks it (ALPN agreed) */
+    size_t largest_read; /* the largest piece of a (not streamed) body libcurl handed over */
     /* the kubeconfig's client certificate and key, read once (tlscreds.h), or NULL: then
      * libcurl reads them from blobs per connection (an exec plugin's, or another backend) */
     struct tlscreds *creds;
@@ -660,6 +662,8 @@ static size_t write_cb(char *p, size_t size, size_t nmemb, void *ud)
         }
         return n;
     }
+    if (n > call->c->largest_read)
+        call->c->largest_read = n;
     if (buf_append(&call->resp, p, n) < 0) {
         call->abort_rc = -EFBIG;
         err_set(&call->abort_err, -EFBIG, "%s %s: response body larger than %zu bytes",
@@ -819,8 +823,11 @@ static void err_suffix_attempts(struct err *e, int attempts)
 static void finish_attempt(struct kube_call *call, CURLcode res)
 {
     struct kube_client *c = call->c;
-    long status = 0;
+    long status = 0, version = 0;
     curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &status);
+    if (status && curl_easy_getinfo(call->easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK &&
+        version == CURL_HTTP_VERSION_2_0)
+        c->h2_seen = true;
     double secs = clock_mono_s() - call->t_attempt;
     if (c->on_response)
         c->on_response(c->on_response_ud, call->method, res == CURLE_OK ? (int)status : 0, secs);
@@ -1049,15 +1056,29 @@ static CURLcode ssl_ctx_cb(CURL *h, void *ssl_ctx, void *ud)
     return CURLE_OK;
 }
 
+/* Whether libcurl may reach the server through an HTTPS proxy (its environment variables for
+ * https:// URLs): its one SSL_CTX callback would also run for the proxy's handshake. */
+static bool https_proxy_set(void)
+{
+    static const char *const vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && strncasecmp(v, "https://", 8) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* The kubeconfig's client certificate and key read once for every connection (c->creds),
- * when libcurl's TLS backend is OpenSSL, the only one whose SSL_CTX ssl_ctx_cb knows. A pair
- * that does not read is left to libcurl, which reports it at each connection as before. */
+ * when libcurl's TLS backend is OpenSSL, the only one whose SSL_CTX ssl_ctx_cb knows, and no
+ * HTTPS proxy is in the way (the certificate is the API server's business only). A pair that
+ * does not read is left to libcurl, which reports it at each connection as before. */
 static void creds_setup(struct kube_client *c)
 {
     const struct kube_rest_config *cfg = c->cfg;
     const char *ssl = curl_version_info(CURLVERSION_NOW)->ssl_version;
     if (!cfg->cert_pem || !cfg->cert_len || !cfg->key_pem || !cfg->key_len || !ssl ||
-        strncmp(ssl, "OpenSSL/", 8) != 0)
+        strncmp(ssl, "OpenSSL/", 8) != 0 || https_proxy_set())
         return;
     struct err e;
     err_clear(&e);
@@ -1163,11 +1184,14 @@ static CURL *handle_for(struct kube_call *call)
     curl_easy_setopt(h, CURLOPT_HEADERDATA, call);
     if (!call->on_data && call->timeout_s > 0)
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(call->timeout_s * 1000.0));
-    /* A watch holds its handle for good and brings an event now and then: a receive buffer of
-     * KUBE_CLIENT_STREAM_BUFFER instead of libcurl's 16 KB (bench-scale: 17 watches on the
-     * devhub's HTTP/1.1). Set on every use, as a reused handle keeps its last size. */
+    /* A watch holds its handle for good and brings an event now and then: over HTTP/1.1 (one
+     * connection a watch: 17 on the devhub in bench-scale) a receive buffer of
+     * KUBE_CLIENT_STREAM_BUFFER instead of libcurl's 16 KB. Not once the server answered over
+     * h2 (a watch starts after its list), where libcurl 7.88 pauses the whole connection while
+     * a frame larger than a stream's buffer drains. 0 is libcurl's default; set on every use,
+     * as a reused handle keeps its last size. */
     curl_easy_setopt(h, CURLOPT_BUFFERSIZE,
-                     call->on_data ? (long)KUBE_CLIENT_STREAM_BUFFER : (long)CURL_MAX_WRITE_SIZE);
+                     call->on_data && !c->h2_seen ? (long)KUBE_CLIENT_STREAM_BUFFER : 0L);
     if (!strcmp(call->method, "GET")) {
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
     } else {
@@ -1444,6 +1468,11 @@ size_t kube_client_pending(const struct kube_client *c)
 size_t kube_client_handles_made(const struct kube_client *c)
 {
     return c->handles_made;
+}
+
+size_t kube_client_largest_read(const struct kube_client *c)
+{
+    return c->largest_read;
 }
 
 bool kube_client_creds_read_once(const struct kube_client *c)

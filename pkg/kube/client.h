@@ -110,7 +110,7 @@
 #define KUBE_CLIENT_DEFAULT_QPS           1000.0 /* Kueue v0.20's manager client */
 #define KUBE_CLIENT_DEFAULT_BURST         1000
 #define KUBE_CLIENT_DEFAULT_TIMEOUT_S     30.0
-#define KUBE_CLIENT_STREAM_BUFFER         4096 /* a watch's receive buffer, bytes */
+#define KUBE_CLIENT_STREAM_BUFFER         4096 /* a watch's receive buffer over HTTP/1.1 */
 #define KUBE_CLIENT_DEFAULT_RETRIES       5
 #define KUBE_CLIENT_DEFAULT_BACKOFF_S     0.25
 #define KUBE_CLIENT_DEFAULT_BACKOFF_MAX_S 30.0
@@ -184,6 +184,9 @@ size_t kube_client_pending(const struct kube_client *c);
 /* libcurl easy handles created so far: an attempt reuses the handle of a finished one
  * (up to KUBE_CLIENT_IDLE_HANDLES are kept), so this stays below the number of attempts. */
 size_t kube_client_handles_made(const struct kube_client *c);
+/* The largest piece of a response body (not a stream's) libcurl handed over at once: its
+ * receive buffer's size bounds it (a watch's is KUBE_CLIENT_STREAM_BUFFER over HTTP/1.1). */
+size_t kube_client_largest_read(const struct kube_client *c);
 /* Whether the kubeconfig's client certificate and key were read once for every connection
  * (tlscreds.h), rather than by libcurl at each. */
 bool kube_client_creds_read_once(const struct kube_client *c);

@@ -78,9 +78,14 @@ static int read_cert(struct tlscreds *t, const char *pem, size_t n, struct err *
             return err_set(e, -ENOMEM, "client certificate chain: out of memory");
         }
     }
-    /* the end of the text is how the loop above stops: not an error */
-    ERR_clear_error();
     BIO_free(b);
+    /* No further PEM block is how the loop ends; a block that does not read is an error, as
+     * for libcurl's own reading, not a chain cut short without a word. */
+    unsigned long code = ERR_peek_last_error();
+    if (code && !(ERR_GET_LIB(code) == ERR_LIB_PEM && ERR_GET_REASON(code) == PEM_R_NO_START_LINE))
+        return err_set(e, -EINVAL, "client certificate chain: certificate %d does not read (%s)",
+                       (int)tlscreds_chain_len(t) + 2, ossl_reason(why, sizeof why));
+    ERR_clear_error();
     return 0;
 }
 
@@ -101,7 +106,11 @@ int tlscreds_new(const char *cert_pem, size_t cert_len, const char *key_pem, siz
         return rc;
     }
     BIO *b = mem_bio(key_pem, key_len);
-    t->key = b ? PEM_read_bio_PrivateKey(b, NULL, no_passphrase, NULL) : NULL;
+    if (!b) {
+        tlscreds_free(t);
+        return err_set(e, -EINVAL, "client key: too large (%zu bytes)", key_len);
+    }
+    t->key = PEM_read_bio_PrivateKey(b, NULL, no_passphrase, NULL);
     BIO_free(b);
     if (!t->key) {
         tlscreds_free(t);

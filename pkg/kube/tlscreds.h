@@ -11,7 +11,8 @@
  *
  * The PEM texts are what a kubeconfig's client-certificate(-data) and client-key(-data) hold:
  * the certificate first, then any intermediate certificates (sent as its chain); the key
- * unencrypted (an encrypted key is refused, never prompted for). Bad input returns an error
+ * unencrypted (an encrypted key is refused: the read declines to ask for a passphrase, so
+ * nothing waits on a terminal). Bad input returns an error
  * that names what was wrong, with OpenSSL's reason; it never crashes.
  */
 #ifndef KKS_KUBE_TLSCREDS_H
@@ -25,9 +26,10 @@ struct tlscreds;
 
 /*
  * Read cert_pem[0..cert_len) and key_pem[0..key_len) (borrowed). 0 and *out (free with
- * tlscreds_free), or -EINVAL with a message in `e`: no certificate, a key that is not one (or
- * is encrypted), a key that does not belong to the certificate, or a certificate, chain or key
- * that a client SSL_CTX refuses (OpenSSL's security level): what is read applies.
+ * tlscreds_free), or -EINVAL with a message in `e`: no certificate, a chain certificate that
+ * does not read, a key that is not one (or is encrypted), a key that does not belong to the
+ * certificate, or a certificate, chain or key that a client SSL_CTX refuses (OpenSSL's
+ * security level): what is read applies. -ENOMEM when OpenSSL runs out of memory.
  */
 int tlscreds_new(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
                  struct tlscreds **out, struct err *e);

@@ -738,8 +738,9 @@ static int stream_cb(void *ud, const char *data, size_t len, struct err *e)
     return 0;
 }
 
-/* A stream reads with a small buffer (KUBE_CLIENT_STREAM_BUFFER: a watch holds its handle for
- * good); the next request on the same handle reads a large body whole. */
+/* A stream reads with a small buffer over HTTP/1.1 (KUBE_CLIENT_STREAM_BUFFER: a watch holds
+ * its handle for good); the next request on the same handle reads with libcurl's own again,
+ * its large body whole. */
 static void test_stream_buffer(void **state)
 {
     (void)state;
@@ -767,6 +768,7 @@ static void test_stream_buffer(void **state)
     assert_int_equal(f->got[1].rc, 0);
     assert_int_equal(kube_client_handles_made(f->c), 1);
     assert_int_equal(strlen(f->got[1].body), strlen(body));
+    assert_true(kube_client_largest_read(f->c) > KUBE_CLIENT_STREAM_BUFFER);
     free(body);
     free(chunk);
     fx_free(f);
@@ -1463,7 +1465,16 @@ static void test_tls_client_cert_read_once(void **state)
         assert_string_equal(r->client_cn, "fakesrv-client");
         fakesrv_req_free(r);
     }
-    /* A key that is not the certificate's is not read ahead: libcurl refuses it itself. */
+    /* With an https:// proxy set the certificate goes to libcurl per connection: its TLS-context
+     * hook would run for the proxy's handshake too. An http:// proxy changes nothing. */
+    setenv("HTTPS_PROXY", "https://proxy.example:3128", 1);
+    fx_client(f, &o);
+    assert_false(kube_client_creds_read_once(f->c));
+    setenv("HTTPS_PROXY", "http://proxy.example:3128", 1);
+    fx_client(f, &o);
+    assert_true(kube_client_creds_read_once(f->c));
+    unsetenv("HTTPS_PROXY");
+    /* A key that does not read is not read ahead: libcurl refuses it itself. */
     free(f->cfg->key_pem);
     f->cfg->key_pem = xstrdup("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n");
     f->cfg->key_len = strlen(f->cfg->key_pem);

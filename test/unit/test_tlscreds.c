@@ -151,12 +151,17 @@ static void test_errors(void **state)
     char *other = other_key_pem(NULL);
     expect_error(f->cert, other, "client key: does not match the client certificate");
     free(other);
+    /* a chain certificate that does not read is an error, not a chain cut short */
+    char *bad_chain =
+        xasprintf("%s-----BEGIN CERTIFICATE-----\nMIIB!!!!\n-----END CERTIFICATE-----\n", f->cert);
+    expect_error(bad_chain, f->key, "client certificate chain: certificate 2 does not read");
+    free(bad_chain);
     /* a chain certificate a connection would refuse is refused once, here */
     char *weak = weak_cert_pem(), *chain = xasprintf("%s%s", f->cert, weak);
     expect_error(chain, f->key, "client certificate chain: certificate 2 not accepted");
     free(weak);
     free(chain);
-    /* encrypted: refused, never prompted for */
+    /* encrypted: refused (the read declines to ask for a passphrase) */
     char *enc = other_key_pem("secret");
     expect_error(f->cert, enc, "client key: not an unencrypted PEM private key");
     free(enc);
