@@ -62,7 +62,7 @@ struct quota_ctl {
      * manager's cache (pkg/kube/cache.h); its own cache without a manager */
     struct kcache *cache;
     bool own_cache;
-    struct cache_reg *rf_reg, *cm_reg;
+    struct cache_reg *cq_reg, *rf_reg, *cm_reg;
     struct wq *wq;
 
     struct qq **qs;
@@ -685,28 +685,8 @@ static void reconcile(struct wq *wq, const char *key, void *ud)
 
 /* ---- start: discovery, informers ---------------------------------------------- */
 
-static int new_informer(struct quota_ctl *q, const char *group, const char *version,
-                        const char *resource, store_project_fn proj,
-                        const struct informer_handlers *h, struct informer **out, struct err *e)
-{
-    struct informer_opts io = {
-        .client = q->client,
-        .group = group,
-        .version = version,
-        .resource = resource,
-        .lg = q->lg,
-        .project = proj,
-        .backoff_initial_s = q->tun.informer_backoff_s,
-        .backoff_max_s = q->tun.informer_backoff_s > 0 ? q->tun.informer_backoff_s * 10 : 0,
-    };
-    int rc = informer_new(&io, out, e);
-    if (rc < 0)
-        return rc;
-    informer_add_handlers(*out, h);
-    return informer_start(*out, e);
-}
-
-/* A shared informer (whole objects: the same key as the workload controller's). */
+/* A shared informer (whole objects: the same key as the workload controller's; ClusterQueues
+ * too, so the hub's are listed and watched once). */
 static int new_shared(struct quota_ctl *q, const char *group, const char *version,
                       const char *resource, const struct informer_handlers *h,
                       struct cache_reg **reg, struct informer **out, struct err *e)
@@ -738,8 +718,8 @@ static void start_informers(struct quota_ctl *q)
                    &e) < 0 ||
         new_shared(q, QUOTA_METRICS_GROUP, QUOTA_METRICS_VER, "clustermetrics", &cm, &q->cm_reg,
                    &q->cm_inf, &e) < 0 ||
-        new_informer(q, QUOTA_KUEUE_GROUP, q->version, "clusterqueues", project_cq, &cq, &q->cq_inf,
-                     &e) < 0)
+        new_shared(q, QUOTA_KUEUE_GROUP, q->version, "clusterqueues", &cq, &q->cq_reg, &q->cq_inf,
+                   &e) < 0)
         log_error(q->lg, "cannot start quota informers", "error", e.msg);
 }
 
@@ -948,12 +928,12 @@ void quota_ctl_stop(struct quota_ctl *q)
     ev_timer_stop(q->loop, &q->metrics_timer);
     disc_free(q->disc);
     q->disc = NULL;
-    informer_stop(q->cq_inf);
     /* the shared ones may serve the workload controller still: only our handlers go */
+    cache_release(q->cq_reg);
     cache_release(q->rf_reg);
     cache_release(q->cm_reg);
-    q->rf_reg = q->cm_reg = NULL;
-    q->rf_inf = q->cm_inf = NULL;
+    q->cq_reg = q->rf_reg = q->cm_reg = NULL;
+    q->cq_inf = q->rf_inf = q->cm_inf = NULL;
     while (q->calls) {
         struct qcall *c = q->calls;
         q->calls = c->next;
@@ -968,8 +948,8 @@ void quota_ctl_free(struct quota_ctl *q)
     if (!q)
         return;
     quota_ctl_stop(q);
-    informer_free(q->cq_inf);
-    cache_release(q->rf_reg); /* when never started: stop did not release them */
+    cache_release(q->cq_reg); /* when never started: stop did not release them */
+    cache_release(q->rf_reg);
     cache_release(q->cm_reg);
     if (q->own_cache)
         cache_free(q->cache);

@@ -995,9 +995,10 @@ static int add_fixed(struct wlrun *r, struct err *e)
         (rc = add_shared(r, AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, "clustermetrics", &hcm,
                          HUB_CM, e)) < 0 ||
         /* ClusterQueues only for their default cluster selector, read at each placement:
-         * no handlers (the quota controller rewrites them often) */
-        (rc = add_informer(r, "kueue.x-k8s.io", kv, "clusterqueues", "clusterqueues", &hnone, false,
-                           &r->fixed[HUB_CQ], e)) < 0)
+         * no handlers (the quota controller rewrites them often); shared with the quota
+         * controller's, so listed and watched once */
+        (rc = add_shared(r, "kueue.x-k8s.io", kv, "clusterqueues", "clusterqueues", &hnone, HUB_CQ,
+                         e)) < 0)
         return rc;
     return 0;
 }

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "controllers/quota/controller.h"
 #include "controllers/workload/wlrun.h"
 #include "pkg/manager/manager.h"
 #include "pkg/util/xalloc.h"
@@ -91,6 +92,7 @@ struct run {
     struct fixture *f;
     struct mgr *m;
     struct wlrun *r;
+    struct quota_ctl *q; /* run_q: the quota controller on the same manager, or NULL */
     bool (*done)(struct run *);
     ev_timer poll, guard;
     bool timed_out;
@@ -111,12 +113,13 @@ static void on_guard(struct ev_loop *loop, ev_timer *w, int revents)
     mgr_shutdown(x->m, 99);
 }
 
-/* Run the manager with the runner until done() or run_guard_s; fills *st. */
-static int run(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(struct run *),
-               struct wlrun_stats *st)
+/* Run the manager with the runner (and the quota controller q, if any) until done() or
+ * run_guard_s; fills *st. */
+static int run_q(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(struct run *),
+                 struct wlrun_stats *st, struct quota_ctl *q)
 {
     struct ev_loop *loop = ev_default_loop(0);
-    struct run x = {.f = f, .done = done};
+    struct run x = {.f = f, .done = done, .q = q};
     struct err e;
     err_clear(&e);
     assert_int_equal(wlrun_new(cfg, &x.r, &e), 0);
@@ -125,6 +128,11 @@ static int run(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(s
     struct mgr_runnable rn;
     wlrun_runnable(x.r, &rn);
     mgr_add_runnable(x.m, &rn);
+    if (q) {
+        struct mgr_runnable qn;
+        quota_ctl_runnable(q, &qn);
+        mgr_add_runnable(x.m, &qn);
+    }
     ev_timer_init(&x.poll, on_poll, 0.05, 0.05);
     x.poll.data = &x;
     ev_timer_start(loop, &x.poll);
@@ -134,6 +142,7 @@ static int run(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(s
     int code = mgr_run(x.m);
     ev_timer_stop(loop, &x.poll);
     ev_timer_stop(loop, &x.guard);
+    quota_ctl_stop(q); /* its shared registrations go before the manager's cache */
     wlrun_get_stats(x.r, st);
     /* copy what the stats borrow before freeing */
     static char ver[32], origin[64];
@@ -146,6 +155,12 @@ static int run(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(s
     wlrun_free(x.r);
     assert_false(x.timed_out);
     return code;
+}
+
+static int run(struct fixture *f, const struct wlrun_config *cfg, bool (*done)(struct run *),
+               struct wlrun_stats *st)
+{
+    return run_q(f, cfg, done, st, NULL);
 }
 
 static bool v1beta1_started(struct run *x)
@@ -479,6 +494,77 @@ static void dynamic_kind(void **state, bool forbidden)
     assert_true(st.synced);
 }
 
+/* GETs of `path` that are lists (no watch=). */
+static size_t count_lists(struct fakesrv *s, const char *path)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < fakesrv_nreq(s); k++) {
+        struct fakesrv_req *r = fakesrv_req_get(s, k);
+        n += strcmp(r->method, "GET") == 0 && strcmp(r->path, path) == 0 &&
+             !strstr(r->query, "watch=");
+        fakesrv_req_free(r);
+    }
+    return n;
+}
+
+#define CQS "/apis/kueue.x-k8s.io/v1beta1/clusterqueues"
+
+/* both controllers have their informers: the quota controller synced, the workload
+ * controller's lists out, the ClusterQueues' watch asked for; then 0.5 s more */
+static bool both_listed(struct run *x)
+{
+    if (!quota_ctl_synced(x->q) ||
+        find_req(x->f->srv, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads", NULL, NULL) < 0 ||
+        find_req(x->f->srv, "GET", CQS, "watch=", NULL) < 0)
+        return false;
+    return ++x->polls >= 10;
+}
+
+/* The workload and quota controllers read the hub's ClusterQueues through one shared informer
+ * (issue 12: one cache per cluster, resource and selector): one list, not one each. */
+static void test_cluster_queues_shared(void **state)
+{
+    struct fixture *f = *state;
+    /* each controller discovers the Kueue group itself */
+    fakesrv_push(f->srv, &(struct fakesrv_resp){
+                             .method = "GET",
+                             .path = "/apis/kueue.x-k8s.io",
+                             .body = "{\"kind\":\"APIGroup\",\"name\":\"kueue.x-k8s.io\","
+                                     "\"versions\":[{\"groupVersion\":\"kueue.x-k8s.io/v1beta1\","
+                                     "\"version\":\"v1beta1\"}]}",
+                             .times = -1});
+    const char *lists[] = {"/apis/kueue.x-k8s.io/v1beta1/admissionchecks",
+                           "/apis/kueue.x-k8s.io/v1beta1/resourceflavors",
+                           "/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics",
+                           CQS,
+                           "/apis/kueue.x-k8s.io/v1beta1/workloads",
+                           "/apis/batch/v1/jobs"};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                    .path = lists[i],
+                                                    .query_lacks = "watch=",
+                                                    .body = EMPTY_LIST,
+                                                    .times = -1});
+    const char *none[] = {NULL};
+    fakesrv_push_watch(f->srv, CQS, none, FAKESRV_HOLD);
+    struct quota_options qo = {0};
+    struct flag fl[QUOTA_NFLAGS];
+    quota_flags(&qo, fl);
+    struct err e;
+    err_clear(&e);
+    assert_int_equal(flags_set_defaults(fl, QUOTA_NFLAGS, &e), 0);
+    struct quota_tuning t = {.retry_s = 0.05, .informer_backoff_s = 0.01};
+    struct quota_ctl *q = NULL;
+    assert_int_equal(quota_ctl_new(&qo, &t, &q, &e), 0);
+    struct wlrun_config cfg = {0};
+    struct wlrun_stats st;
+    assert_int_equal(run_q(f, &cfg, both_listed, &st, q), 0);
+    /* one informer: one list (each informer lists once at its start) */
+    assert_int_equal(count_lists(f->srv, CQS), 1);
+    quota_ctl_free(q);
+    flags_free(fl, QUOTA_NFLAGS);
+}
+
 static void test_dynamic_kind_discovered(void **state)
 {
     dynamic_kind(state, false);
@@ -631,6 +717,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_discovery_fallbacks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_queues_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsynced_passes_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_server_side_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discovery_v1beta2_bp, setup, teardown),
