@@ -189,6 +189,18 @@ static bool v1beta1_all_started(struct run *x)
                "dryRun=All", NULL) >= 0;
 }
 
+/* An empty list, for as many requests as come, at each of the paths (their watches are not
+ * answered here). */
+static void serve_empty_lists(struct fixture *f, const char *const *paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                    .path = paths[i],
+                                                    .query_lacks = "watch=",
+                                                    .body = EMPTY_LIST,
+                                                    .times = -1});
+}
+
 /* Discovery of the Kueue group answers v1beta1 alone. */
 static void serve_v1beta1_only(struct fixture *f)
 {
@@ -459,12 +471,7 @@ static void dynamic_kind(void **state, bool forbidden)
                                  .times = -1});
         nl--;
     }
-    for (size_t i = 0; i < nl; i++)
-        fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
-                                                    .path = lists[i],
-                                                    .query_lacks = "watch=",
-                                                    .body = EMPTY_LIST,
-                                                    .times = -1});
+    serve_empty_lists(f, lists, nl);
     fakesrv_push(
         f->srv,
         &(struct fakesrv_resp){
@@ -539,12 +546,7 @@ static void test_cluster_queues_shared(void **state)
                            CQS,
                            "/apis/kueue.x-k8s.io/v1beta1/workloads",
                            "/apis/batch/v1/jobs"};
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
-        fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
-                                                    .path = lists[i],
-                                                    .query_lacks = "watch=",
-                                                    .body = EMPTY_LIST,
-                                                    .times = -1});
+    serve_empty_lists(f, lists, sizeof lists / sizeof lists[0]);
     const char *none[] = {NULL};
     fakesrv_push_watch(f->srv, CQS, none, FAKESRV_HOLD);
     struct quota_options qo = {0};
@@ -642,12 +644,7 @@ static void test_jobs_of_a_queue_share_one_localqueue_read(void **state)
                            "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
                            "/apis/kueue.x-k8s.io/v1beta2/workloads",
                            "/api/v1/namespaces/ops/secrets"};
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
-        fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
-                                                    .path = lists[i],
-                                                    .query_lacks = "watch=",
-                                                    .body = EMPTY_LIST,
-                                                    .times = -1});
+    serve_empty_lists(f, lists, sizeof lists / sizeof lists[0]);
     fakesrv_push(f->srv, &(struct fakesrv_resp){
                              .method = "GET",
                              .path = LQ_HUBPATH,
