@@ -71,9 +71,10 @@ struct kube_call {
     double timeout_s;
     int max_retries;
     kube_data_cb on_data;
-    bool body_unused; /* kube_request.body_unused: a 2xx body is not parsed */
-    bool rv_only;     /* kube_request.body_rv_only: a 2xx body is scanned, not parsed */
-    char *rv;         /* what the scan found (kube_result.resource_version), or NULL */
+    kube_data_cb on_body; /* kube_request.on_body: a 2xx body streamed to it */
+    bool body_unused;     /* kube_request.body_unused: a 2xx body is not parsed */
+    bool rv_only;         /* kube_request.body_rv_only: a 2xx body is scanned, not parsed */
+    char *rv;             /* what the scan found (kube_result.resource_version), or NULL */
     kube_done_cb done;
     void *ud;
 
@@ -647,10 +648,11 @@ static size_t write_cb(char *p, size_t size, size_t nmemb, void *ud)
         return CURL_WRITEFUNC_ERROR;
     long status = 0;
     curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &status);
-    if (call->on_data && status >= 200 && status < 300) {
+    kube_data_cb sink = call->on_data ? call->on_data : call->on_body;
+    if (sink && status >= 200 && status < 300) {
         call->data_seen = true;
         err_clear(&call->abort_err);
-        int rc = call->on_data(call->ud, p, n, &call->abort_err);
+        int rc = sink(call->ud, p, n, &call->abort_err);
         if (call->cancelled)
             return CURL_WRITEFUNC_ERROR;
         if (rc < 0) {
@@ -849,7 +851,7 @@ static void finish_attempt(struct kube_call *call, CURLcode res)
     }
     if (res != CURLE_OK) {
         int rc = curl_code_to_rc(res);
-        if (call->on_data && call->data_seen && rc == -ECONNRESET)
+        if ((call->on_data || call->on_body) && call->data_seen && rc == -ECONNRESET)
             err_set(&e, rc, "%s %s: stream from %s ended abruptly: %s", call->method, call->path,
                     c->cfg->server, call->errbuf[0] ? call->errbuf : curl_easy_strerror(res));
         else if (res == CURLE_OPERATION_TIMEDOUT)
@@ -870,13 +872,14 @@ static void finish_attempt(struct kube_call *call, CURLcode res)
     }
     if (status >= 200 && status < 300) {
         json_t *j = NULL;
-        if (!call->on_data && !call->body_unused && call->rv_only && call->resp.len > 0) {
+        bool held = !call->on_data && !call->on_body && !call->body_unused;
+        if (held && call->rv_only && call->resp.len > 0) {
             if (jscan_rv_head(call->resp.data, call->resp.len, &call->rv, &e) < 0) {
                 err_prefix(&e, "%s %s: %ld response is not JSON", call->method, call->path, status);
                 complete(call, -EBADMSG, &e, (int)status, NULL);
                 return;
             }
-        } else if (!call->on_data && !call->body_unused && call->resp.len > 0) {
+        } else if (held && call->resp.len > 0) {
             j = jscan_load(call->resp.data, call->resp.len, &e);
             if (!j) {
                 err_prefix(&e, "%s %s: %ld response is not JSON", call->method, call->path, status);
@@ -1470,6 +1473,11 @@ size_t kube_client_handles_made(const struct kube_client *c)
     return c->handles_made;
 }
 
+size_t kube_client_max_body(const struct kube_client *c)
+{
+    return c->max_body;
+}
+
 size_t kube_client_largest_read(const struct kube_client *c)
 {
     return c->largest_read;
@@ -1544,6 +1552,7 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
     call->max_retries =
         req->max_retries ? (req->max_retries < 0 ? 0 : req->max_retries) : c->max_retries;
     call->on_data = req->on_data;
+    call->on_body = req->on_data ? NULL : req->on_body;
     call->body_unused = req->body_unused;
     call->rv_only = req->body_rv_only;
     call->done = done;

@@ -187,6 +187,8 @@ size_t kube_client_handles_made(const struct kube_client *c);
 /* The largest piece of a response body (not a stream's) libcurl handed over at once: its
  * receive buffer's size bounds it (a watch's is KUBE_CLIENT_STREAM_BUFFER over HTTP/1.1). */
 size_t kube_client_largest_read(const struct kube_client *c);
+/* The response body cap (kube_client_opts.max_body, or its default). */
+size_t kube_client_max_body(const struct kube_client *c);
 /* Whether the kubeconfig's client certificate and key were read once for every connection
  * (tlscreds.h), rather than by libcurl at each. */
 bool kube_client_creds_read_once(const struct kube_client *c);
@@ -239,6 +241,10 @@ struct kube_request {
     int max_retries;          /* 0: client default; < 0: never */
     kube_data_cb on_data;     /* non-NULL makes this a stream (no body cap, no JSON parse,
                                  TCP keep-alive on, no timeout) */
+    kube_data_cb on_body;     /* non-NULL: a 2xx body goes to it as it arrives instead of
+                                 being held (no body cap: the sink holds what it keeps; no
+                                 JSON parse; r->raw ""). Otherwise an ordinary call: its
+                                 timeout, and retries only before the sink saw a byte. */
     bool body_unused;         /* the caller never reads a 2xx body: it is not parsed
                                  (r->body NULL, r->raw still set; a 2xx body that is not
                                  JSON is no error). Error bodies are parsed as always. */

@@ -69,6 +69,9 @@ struct informer {
     /* list in progress */
     struct kube_call *call;
     struct store_list *items; /* the pages so far, projected as they arrive */
+    struct jsplit *split;     /* the page arriving, split into its items as it comes */
+    char *page_kind;          /* its items' kind ("Pod" of "PodList"), once known */
+    bool page_kind_known;
     char *cont;
     bool unpaged;
     bool from_cache; /* this list asked for resourceVersion=0 */
@@ -106,8 +109,18 @@ static void set_rv(struct informer *inf, const char *rv)
     inf->rv = xstrdup(rv);
 }
 
+/* The page's splitter goes (after each page and with the list). */
+static void page_reset(struct informer *inf)
+{
+    jsplit_free(inf->split);
+    inf->split = NULL;
+    FREE_AND_NULL(inf->page_kind);
+    inf->page_kind_known = false;
+}
+
 static void list_reset(struct informer *inf)
 {
+    page_reset(inf);
     store_list_free(inf->items);
     inf->items = NULL;
     FREE_AND_NULL(inf->cont);
@@ -291,6 +304,9 @@ static void replace_cb(enum store_event_type t, json_t *old, json_t *new_obj, vo
 }
 
 static void list_done(void *ud, const struct kube_result *r);
+static int list_body(void *ud, const char *data, size_t n, struct err *e);
+static int list_item(void *ud, const json_t *list, size_t i, const char *text, size_t n,
+                     struct err *e);
 
 static void list_request(struct informer *inf)
 {
@@ -315,8 +331,13 @@ static void list_request(struct informer *inf)
     q[n] = NULL;
     struct err e;
     err_clear(&e);
-    /* the body is split into its items here (jsplit), not parsed whole by the client */
-    struct kube_request req = {.method = "GET", .path = inf->path, .query = q, .body_unused = true};
+    /* the body is split into its items as it arrives (jsplit), not held by the client: a
+     * list in flight costs an item's bytes, not its own (20,000 real pods are 100 MB) */
+    static const char *const needed[] = {"kind", "apiVersion", NULL};
+    page_reset(inf);
+    inf->split = jsplit_new(needed, kube_client_max_body(inf->client), list_item, inf);
+    struct kube_request req = {
+        .method = "GET", .path = inf->path, .query = q, .on_body = list_body};
     int rc = kube_client_do(inf->client, &req, list_done, inf, &inf->call, &e);
     if (rc < 0) {
         inf->call = NULL;
@@ -338,29 +359,52 @@ static void start_list(struct informer *inf)
     list_request(inf);
 }
 
-/* Add one page's items to the list, each typed (kube-apiserver lists items without
- * apiVersion and kind, the list carries them, kind "<Kind>List"; watch events carry both:
- * listed objects get them from the list, as client-go's unstructured decoding does, so an
- * Event about any stored object can name it) and projected or packed before the next is
- * read: no item's whole tree outlives its turn. 0, or negative with `e` set. */
-static int page_items(struct informer *inf, const struct jsplit *sp, struct err *e)
+/* One item of the page arriving, typed (kube-apiserver lists items without apiVersion and
+ * kind, the list carries them, kind "<Kind>List"; watch events carry both: listed objects
+ * get them from the list, as client-go's unstructured decoding does, so an Event about any
+ * stored object can name it) and projected or packed before the next arrives: no item's
+ * whole tree, nor the page's text, outlives its turn. jsplit holds the items back when the
+ * list names its kind only after them. */
+static int list_item(void *ud, const json_t *list, size_t i, const char *text, size_t n,
+                     struct err *e)
 {
-    const char *lk = json_string_value(json_object_get(sp->rest, "kind"));
-    const char *av = json_string_value(json_object_get(sp->rest, "apiVersion"));
+    struct informer *inf = ud;
+    const char *av = json_string_value(json_object_get(list, "apiVersion"));
+    if (!inf->page_kind_known) {
+        const char *lk = json_string_value(json_object_get(list, "kind"));
+        size_t kn = lk ? strlen(lk) : 0;
+        inf->page_kind = kn > 4 && strcmp(lk + kn - 4, "List") == 0 ? xstrndup(lk, kn - 4) : NULL;
+        inf->page_kind_known = true;
+    }
+    int rc = store_list_add_text(inf->items, text, n, inf->page_kind, av, e);
+    if (rc < 0)
+        err_prefix(e, "GET %s: list item %zu", inf->path, i);
+    return rc;
+}
+
+static int list_body(void *ud, const char *data, size_t n, struct err *e)
+{
+    struct informer *inf = ud;
+    int rc = jsplit_feed(inf->split, data, n, e);
+    if (rc == -EBADMSG || rc == -EFBIG)
+        err_prefix(e, "GET %s: list response", inf->path);
+    return rc;
+}
+
+/* Items the splitter left in the list (not an array it could split, jsplit.h), typed in
+ * place like the split ones. */
+static int tree_items(struct informer *inf, json_t *list, struct err *e)
+{
+    const char *lk = json_string_value(json_object_get(list, "kind"));
+    const char *av = json_string_value(json_object_get(list, "apiVersion"));
     size_t n = lk ? strlen(lk) : 0;
     char *kind = n > 4 && strcmp(lk + n - 4, "List") == 0 ? xstrndup(lk, n - 4) : NULL;
-    json_t *tree = json_object_get(sp->rest, "items"); /* not split (jsplit.h) */
-    size_t count = sp->n ? sp->n : json_array_size(tree);
+    json_t *tree = json_object_get(list, "items");
     int rc = 0;
-    for (size_t i = 0; i < count && rc == 0; i++) {
-        if (sp->n) {
-            const struct jsplit_span *it = &sp->items[i];
-            rc = store_list_add_text(inf->items, sp->data + it->off, it->len, kind, av, e);
-        } else {
-            json_t *it = json_array_get(tree, i); /* rest's own: typed in place */
-            store_item_typed(it, kind, av);
-            rc = store_list_add(inf->items, it, e);
-        }
+    for (size_t i = 0; i < json_array_size(tree) && rc == 0; i++) {
+        json_t *it = json_array_get(tree, i);
+        store_item_typed(it, kind, av);
+        rc = store_list_add(inf->items, it, e);
         if (rc < 0)
             err_prefix(e, "GET %s: list item %zu", inf->path, i);
     }
@@ -418,10 +462,8 @@ static void list_done(void *ud, const struct kube_result *r)
     }
     if (r->rc < 0) {
         if (inf->from_cache && !inf->cont &&
-            (kube_err_is_gone(r->err) || kube_err_is_rv_too_large(r->err) || r->rc == -EFBIG)) {
-            /* resourceVersion=0 refused (client-go: retry at once as a consistent read), or
-             * answered whole (kube-apiserver ignores `limit` there) beyond the client's body
-             * cap: the consistent read is paged */
+            (kube_err_is_gone(r->err) || kube_err_is_rv_too_large(r->err))) {
+            /* resourceVersion=0 refused: client-go retries at once as a consistent read */
             inf->st.expired++;
             inf->rv_unavailable = true;
             log_info(inf->lg, "list from the cache refused, listing as a consistent read",
@@ -447,26 +489,25 @@ static void list_done(void *ud, const struct kube_result *r)
     }
     struct err e;
     err_clear(&e);
-    struct jsplit sp;
-    if (jsplit_list(r->raw, r->raw_len, &sp, &e) < 0) {
-        err_prefix(&e, "GET %s: list response is not JSON", inf->path);
-        jsplit_release(&sp);
+    json_t *list = jsplit_finish(inf->split, &e);
+    if (!list) {
+        err_prefix(&e, "GET %s: list response", inf->path);
         list_reset(inf);
         fail_and_retry(inf, NEXT_LIST, "list failed", &e);
         return;
     }
-    json_t *items = json_object_get(sp.rest, "items");
-    json_t *md = json_object_get(sp.rest, "metadata");
-    if (!json_is_object(sp.rest) || (items && !json_is_array(items) && !json_is_null(items))) {
+    page_reset(inf);
+    json_t *items = json_object_get(list, "items");
+    json_t *md = json_object_get(list, "metadata");
+    if (!json_is_object(list) || (items && !json_is_array(items) && !json_is_null(items))) {
         err_set(&e, -EBADMSG, "GET %s: list response is not a list (no items array)", inf->path);
-        jsplit_release(&sp);
+        json_decref(list);
         list_reset(inf);
         fail_and_retry(inf, NEXT_LIST, "list failed", &e);
         return;
     }
-    /* Projected now: the page's whole objects go one by one, not at the last page. */
-    if (page_items(inf, &sp, &e) < 0) {
-        jsplit_release(&sp);
+    if (tree_items(inf, list, &e) < 0) {
+        json_decref(list);
         list_reset(inf);
         fail_and_retry(inf, NEXT_LIST, "list result rejected", &e);
         return;
@@ -475,7 +516,7 @@ static void list_done(void *ud, const struct kube_result *r)
     if (!inf->unpaged && cont && *cont) {
         free(inf->cont);
         inf->cont = xstrdup(cont);
-        jsplit_release(&sp);
+        json_decref(list);
         list_request(inf);
         return;
     }
@@ -485,7 +526,7 @@ static void list_done(void *ud, const struct kube_result *r)
     unsigned gen = inf->gen;
     /* The RV is recorded first so handlers reading informer_last_rv() see the list's. */
     set_rv(inf, json_string_value(json_object_get(md, "resourceVersion")));
-    jsplit_release(&sp);
+    json_decref(list);
     size_t listed = store_list_len(all);
     const char **view = listed_view(inf);
     store_list_set_view(all, view);

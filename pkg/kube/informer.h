@@ -42,11 +42,14 @@
  * a server that pages it is followed (continuation pages carry no
  * resourceVersion: the token holds it). That state may lag the newest by
  * what the cache has not applied yet; the watch from the list's RV then
- * delivers the rest. A 410 or "too large resource version" answer to it, or
- * a whole list beyond the client's body cap (-EFBIG, kube_client_opts
- * max_body), is retried at once as a consistent read (no backoff; paged),
- * and after a 410 lists are consistent reads until one succeeds, as in
- * client-go.
+ * delivers the rest. A 410 or "too large resource version" answer to it is
+ * retried at once as a consistent read (no backoff; paged), and after a 410
+ * lists are consistent reads until one succeeds, as in client-go.
+ *
+ * A list's body is split into its items as it arrives (pkg/json/jsplit.h)
+ * and each item is projected or packed at once: a list in flight holds one
+ * item's text, whatever its size. The client's body cap (kube_client_opts
+ * max_body) bounds one item and the list without its items, not the list.
  *
  * Re-list consistency: every other list (a re-list after 410, an informer
  * started again with objects in its store) is sent without

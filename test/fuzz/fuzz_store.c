@@ -156,6 +156,44 @@ static void same_lean(const char *text, size_t n, json_t *t, const char *const *
 /* data as a list's items: each item's text through store_list_add_text, and through
  * jscan_load + store_item_typed + store_list_add (what the informer did before), twice (the
  * second a re-list of the first): the same verdicts, events, objects and index answers. */
+
+/* The items' texts as jsplit hands them over (copies: a text is the callback's only). */
+struct spans {
+    char **text;
+    size_t *len;
+    size_t n;
+    bool not_object;
+};
+
+static int take_span(void *ud, const json_t *list, size_t i, const char *text, size_t n,
+                     struct err *e)
+{
+    struct spans *sp = ud;
+    (void)list;
+    (void)i;
+    (void)e;
+    sp->text = realloc(sp->text, (sp->n + 1) * sizeof(*sp->text));
+    sp->len = realloc(sp->len, (sp->n + 1) * sizeof(*sp->len));
+    if (!sp->text || !sp->len)
+        abort();
+    sp->text[sp->n] = malloc(n ? n : 1);
+    if (!sp->text[sp->n])
+        abort();
+    memcpy(sp->text[sp->n], text, n);
+    sp->len[sp->n++] = n;
+    if (!n || text[0] != '{')
+        sp->not_object = true;
+    return 0;
+}
+
+static void spans_free(struct spans *sp)
+{
+    for (size_t i = 0; i < sp->n; i++)
+        free(sp->text[i]);
+    free(sp->text);
+    free(sp->len);
+}
+
 static void text_vs_tree(const uint8_t *data, size_t size, bool lean)
 {
     static const char head[] = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":";
@@ -166,9 +204,13 @@ static void text_vs_tree(const uint8_t *data, size_t size, bool lean)
     memcpy(text, head, sizeof head - 1);
     memcpy(text + sizeof head - 1, data, size);
     text[n - 1] = '}';
-    struct jsplit sp;
-    if (jsplit_list(text, n, &sp, NULL) < 0 || !sp.n) {
-        jsplit_release(&sp);
+    struct spans sp = {0};
+    struct jsplit *js = jsplit_new(NULL, n, take_span, &sp);
+    json_t *rest = jsplit_feed(js, text, n, NULL) == 0 ? jsplit_finish(js, NULL) : NULL;
+    jsplit_free(js);
+    json_decref(rest);
+    if (!rest || !sp.n || sp.not_object) { /* as before: only lists of objects */
+        spans_free(&sp);
         free(text);
         return;
     }
@@ -180,8 +222,8 @@ static void text_vs_tree(const uint8_t *data, size_t size, bool lean)
     for (int round = 0; round < 2; round++) {
         struct store_list *la = store_list_new(a), *lb = store_list_new(b);
         for (size_t i = 0; i < sp.n; i++) {
-            const char *it = text + sp.items[i].off;
-            size_t len = sp.items[i].len;
+            const char *it = sp.text[i];
+            size_t len = sp.len[i];
             int ra = store_list_add_text(la, it, len, "Pod", "v1", NULL);
             json_t *t = jscan_load(it, len, NULL);
             store_item_typed(t, "Pod", "v1");
@@ -209,7 +251,7 @@ static void text_vs_tree(const uint8_t *data, size_t size, bool lean)
     if (jpack_tab_len(tab) != 0)
         __builtin_trap(); /* every reference the texts' packing took went back */
     jpack_tab_free(tab);
-    jsplit_release(&sp);
+    spans_free(&sp);
     free(text);
 }
 

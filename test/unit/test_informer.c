@@ -745,9 +745,10 @@ static void test_list_projected_per_page(void **state)
     assert_true(run_until(&f, relist_delivered, 5.0));
     assert_int_equal(fakesrv_unmatched(f.srv), 0);
 
-    /* First list: 5 projections, page by page (list_pages counts the page being handled). */
+    /* First list: 5 projections, page by page, each while its page arrives (list_pages
+     * counts the pages done before it). */
     assert_int_equal(pc.calls, 5 + 2);
-    const uint64_t want[] = {1, 1, 2, 2, 3, 4, 5};
+    const uint64_t want[] = {0, 0, 1, 1, 2, 3, 4};
     for (int i = 0; i < 7; i++)
         assert_int_equal(pc.pages_at[i], want[i]);
     /* Events: 5 adds, then the re-list's diff. */
@@ -924,29 +925,48 @@ static void test_list_from_cache_refused_consistent_read(void **state)
     fx_free(&f);
 }
 
-/* kube-apiserver answers resourceVersion=0 whole: beyond the client's body cap the list is
- * taken again at once as a consistent read, which is paged. */
-static void test_list_from_cache_too_big_paged_consistent(void **state)
+/* kube-apiserver answers resourceVersion=0 whole, ignoring limit: the body is split into its
+ * items as it arrives, so a list beyond the client's body cap is taken in one request; the
+ * cap bounds one item (one beyond it fails the list, which is retried). */
+static void test_list_beyond_body_cap_streams(void **state)
 {
     (void)state;
     struct fx f;
     fx_init_full(&f, NULL, 400, false);
-    /* the whole list (~600 bytes) ignores limit=500; the pages fit */
+    /* the whole list (~600 bytes) ignores limit=500 */
     push_page(f.srv, "resourceVersion=0", NULL, "a:1,b:2,c:3,d:4,e:5,f:6", "50", NULL);
-    push_page(f.srv, "limit=500", "resourceVersion=", "a:1,b:2,c:3", "50", "tok1");
-    push_page(f.srv, "continue=tok1", "resourceVersion=", "d:4,e:5,f:6", "50", NULL);
     fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
     assert_int_equal(informer_start(f.inf, NULL), 0);
     assert_true(run_until(&f, full_list_watching, 5.0));
     assert_int_equal(fakesrv_unmatched(f.srv), 0);
     assert_int_equal(f.rec.adds, 6);
     assert_true(query_has(f.srv, 0, "resourceVersion=0"));
-    assert_false(query_has(f.srv, 1, "resourceVersion="));
     struct informer_stats s;
     informer_stats(f.inf, &s);
     assert_int_equal(s.failures, 0);
     assert_int_equal(s.lists, 1);
-    assert_int_equal(s.list_pages, 3);
+    assert_int_equal(s.list_pages, 1);
+    fx_free(&f);
+
+    /* one item of ~500 bytes: the list fails at it and is taken again */
+    fx_init_full(&f, NULL, 400, false);
+    char big[1024];
+    snprintf(big, sizeof big,
+             "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
+             "\"50\"},\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"a\","
+             "\"resourceVersion\":\"1\",\"labels\":{\"x\":\"%0500d\"}}}]}",
+             0);
+    struct fakesrv_resp r = {.method = "GET", .path = PODS, .status = 200, .body = big};
+    fakesrv_push(f.srv, &r);
+    push_page(f.srv, "limit=500", NULL, "a:1", "51", NULL);
+    fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+    assert_int_equal(informer_start(f.inf, NULL), 0);
+    assert_true(run_until(&f, full_list_watching, 5.0));
+    assert_int_equal(fakesrv_unmatched(f.srv), 0);
+    assert_int_equal(f.rec.adds, 1);
+    informer_stats(f.inf, &s);
+    assert_int_equal(s.failures, 1);
+    assert_int_equal(s.lists, 1);
     fx_free(&f);
 }
 
@@ -1274,7 +1294,7 @@ int main(void)
         cmocka_unit_test(test_project_reads),
         cmocka_unit_test(test_expired_continue_full_relist),
         cmocka_unit_test(test_list_from_cache_refused_consistent_read),
-        cmocka_unit_test(test_list_from_cache_too_big_paged_consistent),
+        cmocka_unit_test(test_list_beyond_body_cap_streams),
         cmocka_unit_test(test_restart_lists_consistent),
         cmocka_unit_test(test_dropped_watch_rewatches),
         cmocka_unit_test(test_short_watch_backoff),
