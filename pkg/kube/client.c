@@ -113,9 +113,11 @@ struct kube_client {
     char *user_agent;
     char *base; /* URL prefix requests go to (host replaced by tls_server_name) */
     struct curl_slist *connect_to; /* maps tls_server_name back to the real host, or NULL */
-    bool http2;          /* https:// and not opts.http1_only: offer h2 in ALPN, multiplex */
-    bool h2_seen;        /* a response came over h2: the server speaks it (ALPN agreed) */
-    size_t largest_read; /* the largest piece of a (not streamed) body libcurl handed over */
+    bool http2;             /* https:// and not opts.http1_only: offer h2 in ALPN, multiplex */
+    bool h2_seen;           /* a response came over h2: the server speaks it (ALPN agreed) */
+    size_t largest_read;    /* the largest piece of a (not streamed) body libcurl handed over */
+    double limiter_waits_s; /* the token buckets' waits as scheduled, summed */
+    unsigned long limiter_waits; /* and how many */
     /* the kubeconfig's client certificate and key, read once (tlscreds.h), or NULL: then
      * libcurl reads them from blobs per connection (an exec plugin's, or another backend) */
     struct tlscreds *creds;
@@ -600,7 +602,10 @@ static void limiter_cb(struct ev_loop *loop, ev_timer *w, int revents)
     b->last_refill = now;
     while (b->q_head && !c->shutting_down) {
         if (c->qps > 0 && b->tokens < 1.0) {
-            ev_timer_set(&b->timer, (1.0 - b->tokens) / c->qps, 0.);
+            double wait = (1.0 - b->tokens) / c->qps;
+            c->limiter_waits_s += wait;
+            c->limiter_waits++;
+            ev_timer_set(&b->timer, wait, 0.);
             ev_timer_start(loop, &b->timer);
             return;
         }
@@ -1471,6 +1476,13 @@ size_t kube_client_pending(const struct kube_client *c)
 size_t kube_client_handles_made(const struct kube_client *c)
 {
     return c->handles_made;
+}
+
+double kube_client_limiter_waits(const struct kube_client *c, unsigned long *n)
+{
+    if (n)
+        *n = c->limiter_waits;
+    return c->limiter_waits_s;
 }
 
 size_t kube_client_max_body(const struct kube_client *c)

@@ -187,6 +187,10 @@ size_t kube_client_handles_made(const struct kube_client *c);
 /* The largest piece of a response body (not a stream's) libcurl handed over at once: its
  * receive buffer's size bounds it (a watch's is KUBE_CLIENT_STREAM_BUFFER over HTTP/1.1). */
 size_t kube_client_largest_read(const struct kube_client *c);
+/* Seconds the token buckets chose to wait, summed, and in *n (may be NULL) how many waits:
+ * what the limiter asked for, whatever the loop's lateness added (a late wake-up finds more
+ * tokens, up to the burst, and waits less next). */
+double kube_client_limiter_waits(const struct kube_client *c, unsigned long *n);
 /* The response body cap (kube_client_opts.max_body, or its default). */
 size_t kube_client_max_body(const struct kube_client *c);
 /* Whether the kubeconfig's client certificate and key were read once for every connection

@@ -592,14 +592,17 @@ static void test_qps_limiter(void **state)
     double took = clock_mono_s() - t0;
     for (int i = 0; i < 10; i++)
         assert_int_equal(f->got[i].rc, 0);
-    /* 1 token at once, then one every 50 ms: 9 waits = 0.45 s. */
+    /* 1 token at once, then one every 50 ms: 9 waits = 0.45 s. The wall clock bounds it
+     * from below only: a loaded machine runs late. What the limiter asked for is bounded
+     * both ways, however late the loop ran (a late wake-up finds more tokens, never more
+     * than the burst of 1): one wait of at most 50 ms before each request after the first,
+     * so they went out one at a time, not bunched. */
     assert_true(took >= 0.42);
-    assert_true(took < 3.0);
-    /* Arrival times are spread, not bunched. */
-    struct fakesrv_req *first = fakesrv_req_get(f->srv, 0), *last = fakesrv_req_get(f->srv, 9);
-    assert_true(last->t - first->t >= 0.40);
-    fakesrv_req_free(first);
-    fakesrv_req_free(last);
+    unsigned long nwaits = 0;
+    double waits = kube_client_limiter_waits(f->c, &nwaits);
+    assert_int_equal(nwaits, 9);
+    assert_true(waits <= 0.45 + 1e-6);
+    assert_true(waits > 0.0);
     fx_free(f);
 }
 
