@@ -118,6 +118,8 @@ struct kube_client {
     size_t largest_read;    /* the largest piece of a (not streamed) body libcurl handed over */
     double limiter_waits_s; /* the token buckets' waits as scheduled, summed */
     unsigned long limiter_waits; /* and how many */
+    double retry_waits_s;        /* the retries' waits as scheduled, summed */
+    unsigned long retry_waits;   /* and how many */
     /* the kubeconfig's client certificate and key, read once (tlscreds.h), or NULL: then
      * libcurl reads them from blobs per connection (an exec plugin's, or another backend) */
     struct tlscreds *creds;
@@ -810,6 +812,8 @@ static void schedule_retry(struct kube_call *call, const char *why)
         delay = d * (0.5 + 0.5 * rng_double(&c->rng));
     }
     call->retries++;
+    c->retry_waits_s += delay;
+    c->retry_waits++;
     log_v(c->lg, 2, "retrying request", "verb", call->method, "path", call->path, "reason", why,
           "attempt", LOG_INT(call->attempts + 1), "delay_s", LOG_DBL(delay));
     handle_put(c, call->easy, call->easy_gen);
@@ -1483,6 +1487,13 @@ double kube_client_limiter_waits(const struct kube_client *c, unsigned long *n)
     if (n)
         *n = c->limiter_waits;
     return c->limiter_waits_s;
+}
+
+double kube_client_retry_waits(const struct kube_client *c, unsigned long *n)
+{
+    if (n)
+        *n = c->retry_waits;
+    return c->retry_waits_s;
 }
 
 size_t kube_client_max_body(const struct kube_client *c)

@@ -191,6 +191,8 @@ size_t kube_client_largest_read(const struct kube_client *c);
  * what the limiter asked for, whatever the loop's lateness added (a late wake-up finds more
  * tokens, up to the burst, and waits less next). */
 double kube_client_limiter_waits(const struct kube_client *c, unsigned long *n);
+/* The same for the waits before retries (backoff or the server's Retry-After). */
+double kube_client_retry_waits(const struct kube_client *c, unsigned long *n);
 /* The response body cap (kube_client_opts.max_body, or its default). */
 size_t kube_client_max_body(const struct kube_client *c);
 /* Whether the kubeconfig's client certificate and key were read once for every connection

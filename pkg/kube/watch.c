@@ -319,7 +319,7 @@ static void watchdog_cb(struct ev_loop *loop, ev_timer *t, int revents)
     kube_call_cancel(w->call);
     w->call = NULL;
     struct err e;
-    err_set(&e, -ETIMEDOUT, "watch %s: no data from the server for %.0f s", w->path, t->repeat);
+    err_set(&e, -ETIMEDOUT, "watch %s: no data from the server for %g s", w->path, t->repeat);
     watch_close(w, -ETIMEDOUT, &e);
 }
 

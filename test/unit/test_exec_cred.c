@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,17 +298,46 @@ static void test_failures(void **state)
     free(x.command);
 }
 
+/* The process is gone: no such pid, or a zombie nobody reaped yet (it is dead). */
+static bool pid_gone(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return true;
+    char buf[512];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* the state follows the command's name */
+    return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
 static void test_hanging_plugin(void **state)
 {
     struct fx *f = *state;
     struct kube_exec_config x = {.api_version = V1};
-    /* The child `sleep` keeps stdout open: the whole process group must be killed. */
-    x.command = plugin(f, "hang", "sleep 30; echo late");
+    /* The child `sleep` keeps stdout open: the whole process group must be killed. Were it
+     * not, the call would end only with the sleep, and the script would write `late`; so the
+     * sleep must die (waited for) and `late` never appear, whatever the machine's load. */
+    char *body = xasprintf("sleep 30 & echo $! > '%s/sleep.pid'; wait; echo late > '%s/late'",
+                           f->dir, f->dir);
+    x.command = plugin(f, "hang", body);
+    free(body);
     struct exec_cred_opts o = {.timeout_ms = 300};
-    double t0 = clock_mono_s();
     expect_run_err(&x, &o, -ETIMEDOUT, "no answer within 300 ms, killed");
-    double took = clock_mono_s() - t0;
-    assert_true(took < 5.0);
+    char *pid_s = slurp(f, "sleep.pid");
+    pid_t pid = (pid_t)strtol(pid_s, NULL, 10);
+    free(pid_s);
+    assert_true(pid > 1);
+    double t0 = clock_mono_s();
+    while (!pid_gone(pid) && clock_mono_s() - t0 < 20.0) /* a guard, not a bound */
+        usleep(10 * 1000);
+    assert_true(pid_gone(pid));
+    char *late = xasprintf("%s/late", f->dir);
+    assert_int_equal(access(late, F_OK), -1);
+    free(late);
     /* Through the rest config, with its configurable bound. */
     char *y = exec_kubeconfig(f, x.command, "");
     struct kube_rest_config *c = load(y);

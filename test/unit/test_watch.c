@@ -543,7 +543,10 @@ static void test_watch_watchdog(void **state)
     assert_true(f->closed);
     assert_int_equal(f->close_rc, -ETIMEDOUT);
     assert_int_equal(f->rec.n, 1);
-    assert_true(took >= 1.1 && took < 4.0);
+    /* fired by the watchdog at its 1.2 s (the lower bound on the wall clock; a loaded
+     * machine only runs later), not by the server's end */
+    assert_true(took >= 1.1);
+    assert_non_null(strstr(f->close_msg, "no data from the server for 1.2 s"));
     assert_int_equal(kube_client_pending(f->c), 0);
     fakesrv_release(f->srv);
     wfx_free(f);
