@@ -595,9 +595,9 @@ json_t *agent_metrics(struct agent *a)
     char now[40];
     clock_now_rfc3339(now, sizeof now, 0);
     json_t *nodes = compute_from_stores(a);
-    json_t *obj = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", AGENT_GROUP "/" AGENT_VERSION,
-                            "kind", "ClusterMetrics", "metadata", "name", a->cluster, "status",
-                            full_status(a, nodes, now));
+    json_t *obj =
+        json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", AGENT_GROUP "/" AGENT_VERSION, "kind",
+                  AGENT_KIND, "metadata", "name", a->cluster, "status", full_status(a, nodes, now));
     json_decref(nodes);
     return obj;
 }
@@ -709,7 +709,7 @@ static void patch_done(void *ud, const struct kube_result *r)
     if (r->rc == -ENOENT && !a->tried_create) {
         a->tried_create = true;
         json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{}}", "apiVersion",
-                                AGENT_GROUP "/" AGENT_VERSION, "kind", "ClusterMetrics", "metadata",
+                                AGENT_GROUP "/" AGENT_VERSION, "kind", AGENT_KIND, "metadata",
                                 "name", a->cluster, "labels", MANAGED_BY_LABEL, "kueue-ks", "spec");
         char *path = kube_path(AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, NULL, NULL, NULL);
         struct err e;
@@ -942,7 +942,7 @@ static void on_jobs_poll(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* Acquire the worker's informer through the cache (created by its first user: that user's
  * name and backoff are used). reads: what fn reads (informer_opts.project_reads). */
-static int make_informer(struct agent *a, const char *group, const char *resource,
+static int make_informer(struct agent *a, const char *group, const char *resource, const char *kind,
                          const char *selector, store_project_fn fn, void *fn_ud,
                          const char *const *reads, const struct informer_handlers *h,
                          double backoff, struct cache_reg **reg, struct informer **out,
@@ -957,6 +957,7 @@ static int make_informer(struct agent *a, const char *group, const char *resourc
         .group = group,
         .version = "v1",
         .resource = resource,
+        .kind = kind,
         .label_selector = selector,
         .name = name,
         .lg = a->lg,
@@ -1020,18 +1021,18 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
                                    .on_delete = job_add,
                                    .ud = a,
                                    .listed_view = jobs_listed};
-    int rc = make_informer(a, NULL, "nodes", NULL, project_node, &a->sink, NULL, &nh,
+    int rc = make_informer(a, NULL, "nodes", "Node", NULL, project_node, &a->sink, NULL, &nh,
                            o.informer_backoff_s, &a->nodes_reg, &a->nodes, e);
     /* a listed pod is built with only what its record reads: a real pod's spec and
      * managedFields are most of it, and a worker lists 10,000 at a restart */
     if (rc == 0)
-        rc = make_informer(a, NULL, "pods", NULL, project_pod, &a->sink, podrec_reads, &ph,
+        rc = make_informer(a, NULL, "pods", "Pod", NULL, project_pod, &a->sink, podrec_reads, &ph,
                            o.informer_backoff_s, &a->pods_reg, &a->pods, e);
     /* In a cache of the caller's, the Jobs as the workload controller reads them (lean: one
      * informer and store for both, agent.h); in the agent's own, only what it reads. The
      * verdicts come from indexes either way. */
     if (rc == 0)
-        rc = make_informer(a, "batch", "jobs", AGENT_HUB_WORK_LABEL,
+        rc = make_informer(a, "batch", "jobs", "Job", AGENT_HUB_WORK_LABEL,
                            a->own_cache ? project_job : store_project_lean, NULL, NULL, &jh,
                            o.informer_backoff_s, &a->jobs_reg, &a->jobs, e);
     if (rc == 0)

@@ -118,6 +118,7 @@
 #define AGENT_GROUP             "galaxy.kubestellar.io"
 #define AGENT_VERSION           "v1alpha1"
 #define AGENT_RESOURCE          "clustermetrics"
+#define AGENT_KIND              "ClusterMetrics"
 #define AGENT_DEFAULT_MIN_S     5.0
 #define AGENT_DEFAULT_HEARTBEAT 20.0
 /* The label every copy of a hub job carries on a worker, whatever the transport:

@@ -688,13 +688,14 @@ static void reconcile(struct wq *wq, const char *key, void *ud)
 /* A shared informer (whole objects: the same key as the workload controller's; ClusterQueues
  * too, so the hub's are listed and watched once). */
 static int new_shared(struct quota_ctl *q, const char *group, const char *version,
-                      const char *resource, const struct informer_handlers *h,
+                      const char *resource, const char *kind, const struct informer_handlers *h,
                       struct cache_reg **reg, struct informer **out, struct err *e)
 {
     struct informer_opts io = {
         .group = group,
         .version = version,
         .resource = resource,
+        .kind = kind,
         .lg = q->lg,
         .backoff_initial_s = q->tun.informer_backoff_s,
         .backoff_max_s = q->tun.informer_backoff_s > 0 ? q->tun.informer_backoff_s * 10 : 0,
@@ -714,12 +715,12 @@ static void start_informers(struct quota_ctl *q)
     struct informer_handlers cm = {cm_set, cm_update, cm_delete, q};
     struct informer_handlers cq = {cq_add, cq_update, cq_delete, q};
     /* Flavors and metrics first, so a queue's first reconcile already sees them. */
-    if (new_shared(q, QUOTA_KUEUE_GROUP, q->version, "resourceflavors", &rf, &q->rf_reg, &q->rf_inf,
-                   &e) < 0 ||
-        new_shared(q, QUOTA_METRICS_GROUP, QUOTA_METRICS_VER, "clustermetrics", &cm, &q->cm_reg,
-                   &q->cm_inf, &e) < 0 ||
-        new_shared(q, QUOTA_KUEUE_GROUP, q->version, "clusterqueues", &cq, &q->cq_reg, &q->cq_inf,
-                   &e) < 0)
+    if (new_shared(q, QUOTA_KUEUE_GROUP, q->version, "resourceflavors", "ResourceFlavor", &rf,
+                   &q->rf_reg, &q->rf_inf, &e) < 0 ||
+        new_shared(q, QUOTA_METRICS_GROUP, QUOTA_METRICS_VER, "clustermetrics", "ClusterMetrics",
+                   &cm, &q->cm_reg, &q->cm_inf, &e) < 0 ||
+        new_shared(q, QUOTA_KUEUE_GROUP, q->version, "clusterqueues", "ClusterQueue", &cq,
+                   &q->cq_reg, &q->cq_inf, &e) < 0)
         log_error(q->lg, "cannot start quota informers", "error", e.msg);
 }
 

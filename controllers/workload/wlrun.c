@@ -789,8 +789,9 @@ static struct jpack_tab *packed_tab(struct wlrun *r)
 }
 
 static int add_informer(struct wlrun *r, const char *group, const char *version,
-                        const char *resource, const char *name, const struct informer_handlers *h,
-                        bool packed, struct informer **out, struct err *e)
+                        const char *resource, const char *kind, const char *name,
+                        const struct informer_handlers *h, bool packed, struct informer **out,
+                        struct err *e)
 {
     packed = packed && r->cfg.packed_cache;
     struct informer_opts io = {.client = r->hub,
@@ -799,6 +800,7 @@ static int add_informer(struct wlrun *r, const char *group, const char *version,
                                .group = group,
                                .version = version,
                                .resource = resource,
+                               .kind = kind,
                                .name = name,
                                /* managedFields are most of a real server's object */
                                .project = store_project_lean,
@@ -813,10 +815,15 @@ static int add_informer(struct wlrun *r, const char *group, const char *version,
 /* An informer shared through the manager's cache (pkg/kube/cache.h), whole
  * objects: the same key as the quota controller's, so one list and watch. */
 static int add_shared(struct wlrun *r, const char *group, const char *version, const char *resource,
-                      const char *name, const struct informer_handlers *h, int idx, struct err *e)
+                      const char *kind, const char *name, const struct informer_handlers *h,
+                      int idx, struct err *e)
 {
-    struct informer_opts io = {
-        .group = group, .version = version, .resource = resource, .name = name, .lg = r->lg};
+    struct informer_opts io = {.group = group,
+                               .version = version,
+                               .resource = resource,
+                               .kind = kind,
+                               .name = name,
+                               .lg = r->lg};
     int rc = cache_acquire(mgr_cache(r->m), &io, h, &r->shared[idx], e);
     if (rc < 0)
         return rc;
@@ -868,8 +875,8 @@ static int add_dyn_kind(struct wlrun *r, struct kind_def *k, struct err *e)
     char name[160];
     snprintf(name, sizeof name, "hub/%s%s%s", k->resource, k->group[0] ? "." : "", k->group);
     struct informer_handlers h;
-    int rc = add_informer(r, k->group, k->version, k->resource, name, job_handlers(r, &h), true,
-                          &r->jobs[r->n_jobs], e);
+    int rc = add_informer(r, k->group, k->version, k->resource, k->kind, name, job_handlers(r, &h),
+                          true, &r->jobs[r->n_jobs], e);
     if (rc < 0 || (rc = add_uid_index(r->jobs[r->n_jobs], e)) < 0)
         return rc;
     r->job_kinds[r->n_jobs++] = k;
@@ -984,21 +991,21 @@ static int add_fixed(struct wlrun *r, struct err *e)
         .on_add = cm_event, .on_update = cm_update, .on_delete = cm_event, .ud = r};
     struct informer_handlers hnone = {.ud = r};
     int rc;
-    if ((rc = add_informer(r, "kueue.x-k8s.io", kv, "workloads", "workloads", &hwl, true,
-                           &r->fixed[HUB_WL], e)) < 0 ||
+    if ((rc = add_informer(r, "kueue.x-k8s.io", kv, "workloads", "Workload", "workloads", &hwl,
+                           true, &r->fixed[HUB_WL], e)) < 0 ||
         (rc = informer_add_index(r->fixed[HUB_WL], WLC_INDEX_OWNER, store_index_by_owner_uid, NULL,
                                  e)) < 0 ||
-        (rc = add_informer(r, "kueue.x-k8s.io", kv, "admissionchecks", "admissionchecks", &hcl,
-                           false, &r->fixed[HUB_AC], e)) < 0 ||
-        (rc = add_shared(r, "kueue.x-k8s.io", kv, "resourceflavors", "resourceflavors", &hcl,
-                         HUB_RF, e)) < 0 ||
-        (rc = add_shared(r, AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, "clustermetrics", &hcm,
-                         HUB_CM, e)) < 0 ||
+        (rc = add_informer(r, "kueue.x-k8s.io", kv, "admissionchecks", "AdmissionCheck",
+                           "admissionchecks", &hcl, false, &r->fixed[HUB_AC], e)) < 0 ||
+        (rc = add_shared(r, "kueue.x-k8s.io", kv, "resourceflavors", "ResourceFlavor",
+                         "resourceflavors", &hcl, HUB_RF, e)) < 0 ||
+        (rc = add_shared(r, AGENT_GROUP, AGENT_VERSION, AGENT_RESOURCE, AGENT_KIND,
+                         "clustermetrics", &hcm, HUB_CM, e)) < 0 ||
         /* ClusterQueues only for their default cluster selector, read at each placement:
          * no handlers (the quota controller rewrites them often); shared with the quota
          * controller's, so listed and watched once */
-        (rc = add_shared(r, "kueue.x-k8s.io", kv, "clusterqueues", "clusterqueues", &hnone, HUB_CQ,
-                         e)) < 0)
+        (rc = add_shared(r, "kueue.x-k8s.io", kv, "clusterqueues", "ClusterQueue", "clusterqueues",
+                         &hnone, HUB_CQ, e)) < 0)
         return rc;
     return 0;
 }
@@ -1016,8 +1023,8 @@ static int add_job_informers(struct wlrun *r, struct err *e)
             continue;
         char name[96];
         snprintf(name, sizeof name, "hub/%s", tab[i].resource);
-        if ((rc = add_informer(r, tab[i].group, tab[i].version, tab[i].resource, name, &hjob, true,
-                               &r->jobs[r->n_jobs], e)) < 0 ||
+        if ((rc = add_informer(r, tab[i].group, tab[i].version, tab[i].resource, tab[i].kind, name,
+                               &hjob, true, &r->jobs[r->n_jobs], e)) < 0 ||
             (rc = add_uid_index(r->jobs[r->n_jobs], e)) < 0)
             return rc;
         r->job_kinds[r->n_jobs++] = &tab[i];

@@ -438,6 +438,10 @@ json_t *jsplit_finish(struct jsplit *s, struct err *e)
         bad(s, e, 0, "the text ends in the list's items");
         return NULL;
     }
+    /* whatever follows, nothing more is fed nor finished */
+    struct err done;
+    err_set(&done, -EINVAL, "list split already finished");
+    fail(s, &done, -EINVAL);
     json_t *rest = jscan_load(buf_str(&s->rest), s->rest.len, e);
     if (!rest) {
         fail(s, e, -EBADMSG);

@@ -55,7 +55,9 @@ int jsplit_feed(struct jsplit *s, const char *data, size_t n, struct err *e);
 /*
  * The text has ended: the top level without the split items (a new reference; no "items"
  * member when they were split), after handing over any items held. NULL with -EBADMSG
- * when the text is not JSON (or ends early), or the error of a feed or the callback.
+ * when the text is not JSON (or ends early: "invalid JSON at byte P", P counted in the
+ * text without its items), or the error of a feed or the callback. Once per splitter:
+ * after it every call returns -EINVAL.
  */
 json_t *jsplit_finish(struct jsplit *s, struct err *e);
 /* Items handed over so far. */

@@ -69,6 +69,7 @@ struct informer {
     /* list in progress */
     struct kube_call *call;
     struct store_list *items; /* the pages so far, projected as they arrive */
+    char *kind, *api_version; /* informer_opts.kind and its group/version, or NULL */
     struct jsplit *split;     /* the page arriving, split into its items as it comes */
     char *page_kind;          /* its items' kind ("Pod" of "PodList"), once known */
     bool page_kind_known;
@@ -335,7 +336,8 @@ static void list_request(struct informer *inf)
      * list in flight costs an item's bytes, not its own (20,000 real pods are 100 MB) */
     static const char *const needed[] = {"kind", "apiVersion", NULL};
     page_reset(inf);
-    inf->split = jsplit_new(needed, kube_client_max_body(inf->client), list_item, inf);
+    inf->split =
+        jsplit_new(inf->kind ? NULL : needed, kube_client_max_body(inf->client), list_item, inf);
     struct kube_request req = {
         .method = "GET", .path = inf->path, .query = q, .on_body = list_body};
     int rc = kube_client_do(inf->client, &req, list_done, inf, &inf->call, &e);
@@ -369,8 +371,13 @@ static int list_item(void *ud, const json_t *list, size_t i, const char *text, s
                      struct err *e)
 {
     struct informer *inf = ud;
-    const char *av = json_string_value(json_object_get(list, "apiVersion"));
-    if (!inf->page_kind_known) {
+    const char *av =
+        inf->kind ? inf->api_version : json_string_value(json_object_get(list, "apiVersion"));
+    if (inf->kind) {
+        if (!inf->page_kind_known)
+            inf->page_kind = xstrdup(inf->kind);
+        inf->page_kind_known = true;
+    } else if (!inf->page_kind_known) {
         const char *lk = json_string_value(json_object_get(list, "kind"));
         size_t kn = lk ? strlen(lk) : 0;
         inf->page_kind = kn > 4 && strcmp(lk + kn - 4, "List") == 0 ? xstrndup(lk, kn - 4) : NULL;
@@ -378,7 +385,7 @@ static int list_item(void *ud, const json_t *list, size_t i, const char *text, s
     }
     int rc = store_list_add_text(inf->items, text, n, inf->page_kind, av, e);
     if (rc < 0)
-        err_prefix(e, "GET %s: list item %zu", inf->path, i);
+        err_prefix(e, "list item %zu", i); /* list_body names the request */
     return rc;
 }
 
@@ -386,7 +393,7 @@ static int list_body(void *ud, const char *data, size_t n, struct err *e)
 {
     struct informer *inf = ud;
     int rc = jsplit_feed(inf->split, data, n, e);
-    if (rc == -EBADMSG || rc == -EFBIG)
+    if (rc < 0)
         err_prefix(e, "GET %s: list response", inf->path);
     return rc;
 }
@@ -396,9 +403,12 @@ static int list_body(void *ud, const char *data, size_t n, struct err *e)
 static int tree_items(struct informer *inf, json_t *list, struct err *e)
 {
     const char *lk = json_string_value(json_object_get(list, "kind"));
-    const char *av = json_string_value(json_object_get(list, "apiVersion"));
+    const char *av =
+        inf->kind ? inf->api_version : json_string_value(json_object_get(list, "apiVersion"));
     size_t n = lk ? strlen(lk) : 0;
-    char *kind = n > 4 && strcmp(lk + n - 4, "List") == 0 ? xstrndup(lk, n - 4) : NULL;
+    char *kind = inf->kind                                  ? xstrdup(inf->kind)
+                 : n > 4 && strcmp(lk + n - 4, "List") == 0 ? xstrndup(lk, n - 4)
+                                                            : NULL;
     json_t *tree = json_object_get(list, "items");
     int rc = 0;
     for (size_t i = 0; i < json_array_size(tree) && rc == 0; i++) {
@@ -462,8 +472,11 @@ static void list_done(void *ud, const struct kube_result *r)
     }
     if (r->rc < 0) {
         if (inf->from_cache && !inf->cont &&
-            (kube_err_is_gone(r->err) || kube_err_is_rv_too_large(r->err))) {
-            /* resourceVersion=0 refused: client-go retries at once as a consistent read */
+            (kube_err_is_gone(r->err) || kube_err_is_rv_too_large(r->err) || r->rc == -EFBIG)) {
+            /* resourceVersion=0 refused (client-go: retry at once as a consistent read), or
+             * answered whole (kube-apiserver ignores `limit` there) with more than the client
+             * may hold at once (an item, the list without its items, or items held until the
+             * list's kind): the consistent read is paged */
             inf->st.expired++;
             inf->rv_unavailable = true;
             log_info(inf->lg, "list from the cache refused, listing as a consistent read",
@@ -734,6 +747,11 @@ int informer_new(const struct informer_opts *o, struct informer **out, struct er
     inf->lg = o->lg;
     inf->name = xstrdup(o->name ? o->name : o->resource);
     inf->path = kube_path(o->group, o->version, o->resource, o->ns, NULL, NULL);
+    if (o->kind && *o->kind) {
+        inf->kind = xstrdup(o->kind);
+        inf->api_version =
+            o->group && *o->group ? xasprintf("%s/%s", o->group, o->version) : xstrdup(o->version);
+    }
     if (o->label_selector && *o->label_selector)
         inf->label_selector = xstrdup(o->label_selector);
     if (o->field_selector && *o->field_selector)
@@ -825,6 +843,8 @@ void informer_free(struct informer *inf)
     free(inf->rv);
     free(inf->name);
     free(inf->path);
+    free(inf->kind);
+    free(inf->api_version);
     free(inf->last_err);
     free(inf->label_selector);
     free(inf->field_selector);

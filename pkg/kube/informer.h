@@ -42,14 +42,18 @@
  * a server that pages it is followed (continuation pages carry no
  * resourceVersion: the token holds it). That state may lag the newest by
  * what the cache has not applied yet; the watch from the list's RV then
- * delivers the rest. A 410 or "too large resource version" answer to it is
+ * delivers the rest. A 410 or "too large resource version" answer to it, or
+ * one holding more than the client may hold at once (-EFBIG, below), is
  * retried at once as a consistent read (no backoff; paged), and after a 410
  * lists are consistent reads until one succeeds, as in client-go.
  *
  * A list's body is split into its items as it arrives (pkg/json/jsplit.h)
  * and each item is projected or packed at once: a list in flight holds one
- * item's text, whatever its size. The client's body cap (kube_client_opts
- * max_body) bounds one item and the list without its items, not the list.
+ * item's text, whatever its size, when the items' kind is known before them
+ * (informer_opts.kind, or a list that names its kind first, as kube-apiserver
+ * does for built-in kinds). The client's body cap (kube_client_opts max_body)
+ * bounds one item, the list without its items and items held for their kind,
+ * not the list.
  *
  * Re-list consistency: every other list (a re-list after 410, an informer
  * started again with objects in its store) is sent without
@@ -159,6 +163,11 @@ struct informer_opts {
     const char *group;          /* NULL or "" = core */
     const char *version;        /* required */
     const char *resource;       /* plural, required */
+    const char *kind;           /* the objects' kind ("Workload"), or NULL: listed items are
+                                   typed with it and group/version as they arrive; NULL: with
+                                   the list's own kind, which kube-apiserver writes after the
+                                   items of a custom resource's list (its keys sorted), so
+                                   those items are held until the list ends (jsplit.h) */
     const char *ns;             /* NULL/"" = all namespaces (or cluster-scoped) */
     const char *label_selector; /* optional */
     const char *field_selector; /* optional */

@@ -60,6 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_t *strict = want ? json_loadb(p, size, JSON_REJECT_DUPLICATES, &je) : NULL;
         if (strict)
             __builtin_trap();
+    } else if (!want && got && strstr(je.text, "depth")) {
+        /* an item's nesting counts from the item, 2 levels less (jsplit.h) */
     } else if (!want != !got || (want && !json_equal(want, got))) {
         __builtin_trap();
     }

@@ -105,18 +105,18 @@ static json_t *count_project(json_t *obj, void *ud)
 }
 
 static void fx_init_opts(struct fx *f, const char *label_selector, size_t max_body, bool packed,
-                         struct proj_count *pc, const char *const *view);
+                         struct proj_count *pc, const char *const *view, const char *kind);
 
 /* max_body: the client's response body cap (0: its default); packed: a packed store. */
 static void fx_init_full(struct fx *f, const char *label_selector, size_t max_body, bool packed)
 {
-    fx_init_opts(f, label_selector, max_body, packed, NULL, NULL);
+    fx_init_opts(f, label_selector, max_body, packed, NULL, NULL, NULL);
 }
 
-/* The same, with a projection counting its calls in pc (NULL: none) and the handlers'
- * listed_view. */
+/* The same, with a projection counting its calls in pc (NULL: none), the handlers'
+ * listed_view and the informer's kind (informer_opts.kind). */
 static void fx_init_opts(struct fx *f, const char *label_selector, size_t max_body, bool packed,
-                         struct proj_count *pc, const char *const *view)
+                         struct proj_count *pc, const char *const *view, const char *kind)
 {
     memset(f, 0, sizeof *f);
     f->loop = ev_loop_new(EVFLAG_AUTO);
@@ -131,6 +131,7 @@ static void fx_init_opts(struct fx *f, const char *label_selector, size_t max_bo
         .client = f->client,
         .version = "v1",
         .resource = "pods",
+        .kind = kind,
         .label_selector = label_selector,
         .backoff_initial_s = 0.01,
         .backoff_max_s = 0.1,
@@ -209,7 +210,16 @@ static json_t *pod(const char *name, const char *rv)
 }
 
 /* A list body; `spec` is "name:rv,name:rv". Caller frees. */
+static char *list_body_keys(const char *spec, const char *rv, const char *cont, size_t flags);
+
 static char *list_body(const char *spec, const char *rv, const char *cont)
+{
+    return list_body_keys(spec, rv, cont, 0);
+}
+
+/* flags: JSON_SORT_KEYS writes a custom resource's list as kube-apiserver does (apiVersion,
+ * items, kind, metadata: the kind after the items). */
+static char *list_body_keys(const char *spec, const char *rv, const char *cont, size_t flags)
 {
     json_t *items = json_array();
     char *copy = xstrdup(spec);
@@ -230,7 +240,7 @@ static char *list_body(const char *spec, const char *rv, const char *cont)
         json_object_set_new(md, "continue", json_string(cont));
     json_t *l = json_pack("{s:s, s:s, s:o, s:o}", "kind", "PodList", "apiVersion", "v1", "metadata",
                           md, "items", items);
-    char *s = json_dumps(l, JSON_COMPACT);
+    char *s = json_dumps(l, JSON_COMPACT | flags);
     json_decref(l);
     return s;
 }
@@ -630,7 +640,7 @@ static void test_project_reads(void **state)
     static const char *const reads[] = {"spec.a", NULL};
     struct fx f;
     struct proj_count pc = {.reads = reads};
-    fx_init_opts(&f, NULL, 0, false, &pc, NULL);
+    fx_init_opts(&f, NULL, 0, false, &pc, NULL, NULL);
     fakesrv_push_json(f.srv, "GET", PODS, "watch=", 200,
                       "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
                       "{\"resourceVersion\":\"10\"},\"items\":[{\"metadata\":{\"name\":\"a\","
@@ -695,7 +705,7 @@ static void test_listed_view(void **state)
     static const char *const rv[] = {"metadata.resourceVersion", "metadata.name", NULL};
     for (int whole = 0; whole < 2; whole++) {
         struct fx f;
-        fx_init_opts(&f, NULL, 0, true, NULL, name);
+        fx_init_opts(&f, NULL, 0, true, NULL, name, NULL);
         json_t *shapes = json_array();
         struct informer_handlers h2 = {.on_add = on_add_shape, .ud = shapes, .listed_view = rv};
         if (whole)
@@ -729,7 +739,7 @@ static void test_list_projected_per_page(void **state)
     bool packed = *state && *(const bool *)*state;
     struct fx f;
     struct proj_count pc = {0};
-    fx_init_opts(&f, NULL, 0, packed, &pc, NULL);
+    fx_init_opts(&f, NULL, 0, packed, &pc, NULL, NULL);
     push_page(f.srv, "limit=500", "continue=", "a:1,b:2", "100", "tok1");
     push_page(f.srv, "continue=tok1", NULL, "c:3,d:4", "100", "tok2");
     push_page(f.srv, "continue=tok2", NULL, "e:5", "100", NULL);
@@ -948,7 +958,8 @@ static void test_list_beyond_body_cap_streams(void **state)
     assert_int_equal(s.list_pages, 1);
     fx_free(&f);
 
-    /* one item of ~500 bytes: the list fails at it and is taken again */
+    /* one item of ~500 bytes: the list from the cache is taken again as a paged consistent
+     * read at once (its pages are what kube-apiserver bounds) */
     fx_init_full(&f, NULL, 400, false);
     char big[1024];
     snprintf(big, sizeof big,
@@ -956,18 +967,63 @@ static void test_list_beyond_body_cap_streams(void **state)
              "\"50\"},\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"a\","
              "\"resourceVersion\":\"1\",\"labels\":{\"x\":\"%0500d\"}}}]}",
              0);
-    struct fakesrv_resp r = {.method = "GET", .path = PODS, .status = 200, .body = big};
+    struct fakesrv_resp r = {.method = "GET",
+                             .path = PODS,
+                             .query_contains = "resourceVersion=0",
+                             .status = 200,
+                             .body = big};
     fakesrv_push(f.srv, &r);
-    push_page(f.srv, "limit=500", NULL, "a:1", "51", NULL);
+    push_page(f.srv, "limit=500", "resourceVersion=", "a:1", "51", NULL);
     fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
     assert_int_equal(informer_start(f.inf, NULL), 0);
     assert_true(run_until(&f, full_list_watching, 5.0));
     assert_int_equal(fakesrv_unmatched(f.srv), 0);
     assert_int_equal(f.rec.adds, 1);
     informer_stats(f.inf, &s);
-    assert_int_equal(s.failures, 1);
+    assert_int_equal(s.failures, 0);
+    assert_int_equal(s.expired, 1);
     assert_int_equal(s.lists, 1);
     fx_free(&f);
+}
+
+/* kube-apiserver writes a custom resource's list with sorted keys: the kind after the items.
+ * An informer told its kind types the items with it as they arrive, whatever the order; one
+ * that is not holds them until the list names its kind, within the client's cap (beyond it,
+ * the paged consistent read). */
+static void test_list_kind_after_items(void **state)
+{
+    (void)state;
+    char *sorted =
+        list_body_keys("a:1,b:2,c:3,d:4,e:5,f:6,g:7,h:8,i:9,j:10", "50", NULL, JSON_SORT_KEYS);
+    assert_true(strlen(sorted) > 600); /* its items' text beyond the cap of 400 */
+    assert_true(strstr(sorted, "\"items\"") < strstr(sorted, "\"kind\""));
+    struct fakesrv_resp r = {.method = "GET",
+                             .path = PODS,
+                             .query_contains = "resourceVersion=0",
+                             .status = 200,
+                             .body = sorted};
+    for (int told = 1; told >= 0; told--) {
+        struct fx f;
+        fx_init_opts(&f, NULL, 400, true, NULL, NULL, told ? "Pod" : NULL);
+        fakesrv_push(f.srv, &r);
+        if (!told) /* the items held beyond the cap: paged */
+            push_page(f.srv, "limit=500", "resourceVersion=", "a:1,b:2,c:3", "51", NULL);
+        fakesrv_push_watch(f.srv, PODS, no_events, FAKESRV_HOLD);
+        assert_int_equal(informer_start(f.inf, NULL), 0);
+        assert_true(run_until(&f, full_list_watching, 5.0));
+        assert_int_equal(fakesrv_unmatched(f.srv), 0);
+        assert_int_equal(f.rec.adds, told ? 10 : 3);
+        struct informer_stats s;
+        informer_stats(f.inf, &s);
+        assert_int_equal(s.failures, 0);
+        assert_int_equal(s.expired, told ? 0 : 1);
+        assert_int_equal(s.list_pages, told ? 1 : 2);
+        json_t *a = store_get(informer_store(f.inf), "ns/a");
+        assert_string_equal(json_string_value(json_object_get(a, "kind")), "Pod");
+        assert_string_equal(json_string_value(json_object_get(a, "apiVersion")), "v1");
+        fx_free(&f);
+    }
+    free(sorted);
 }
 
 /* A stopped informer started again lists as a consistent read: its store holds what it had,
@@ -1295,6 +1351,7 @@ int main(void)
         cmocka_unit_test(test_expired_continue_full_relist),
         cmocka_unit_test(test_list_from_cache_refused_consistent_read),
         cmocka_unit_test(test_list_beyond_body_cap_streams),
+        cmocka_unit_test(test_list_kind_after_items),
         cmocka_unit_test(test_restart_lists_consistent),
         cmocka_unit_test(test_dropped_watch_rewatches),
         cmocka_unit_test(test_short_watch_backoff),
