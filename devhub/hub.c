@@ -1514,20 +1514,31 @@ static void do_list(struct hub *h, const struct reg_resource *r, const char *ns,
         free(tok);
     }
     if (!table) {
-        /* The same document as the tree below would dump to, items spliced in as text. */
-        char *mds = json_dumps(md, JSON_COMPACT);
-        json_t *head = json_pack("{s:s, s:s}", "kind", r->list_kind, "apiVersion", c.av);
-        char *heads = json_dumps(head, JSON_COMPACT);
-        json_decref(head);
+        /* The same document as the tree below would dump to, items spliced in as text. A
+         * custom resource's list is written as kube-apiserver writes it (an unstructured
+         * list: its keys sorted, so the kind after the items); a built-in kind's list has
+         * kind, apiVersion, metadata, items (its Go struct's order). */
+        char *mds = json_dumps(md, JSON_COMPACT | (r->crd ? JSON_SORT_KEYS : 0));
+        json_t *kind = json_string(r->list_kind), *av = json_string(c.av);
+        char *kinds = json_dumps(kind, JSON_ENCODE_ANY), *avs = json_dumps(av, JSON_ENCODE_ANY);
+        json_decref(kind);
+        json_decref(av);
         json_decref(md);
         struct buf doc;
-        buf_init(&doc, c.text.len + 4096 + strlen(mds) + strlen(heads));
-        heads[strlen(heads) - 1] = 0; /* drop the closing brace */
-        buf_printf(&doc, "%s,\"metadata\":%s,\"items\":[", heads, mds);
+        buf_init(&doc, c.text.len + 4096 + strlen(mds) + strlen(kinds) + strlen(avs));
+        if (r->crd)
+            buf_printf(&doc, "{\"apiVersion\":%s,\"items\":[", avs);
+        else
+            buf_printf(&doc, "{\"kind\":%s,\"apiVersion\":%s,\"metadata\":%s,\"items\":[", kinds,
+                       avs, mds);
         buf_append(&doc, c.text.data ? c.text.data : "", c.text.len);
-        buf_puts(&doc, "]}");
+        if (r->crd)
+            buf_printf(&doc, "],\"kind\":%s,\"metadata\":%s}", kinds, mds);
+        else
+            buf_puts(&doc, "]}");
         free(mds);
-        free(heads);
+        free(kinds);
+        free(avs);
         resp->code = 200;
         resp->body = buf_detach(&doc);
         resp->content_type = "application/json";
