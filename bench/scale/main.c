@@ -58,6 +58,7 @@
  * 1000 with --real), --timeout SECONDS (per phase, default 120 + N/4 + P/100; with --real
  * 120 + N/2 + P/50), --keep (keep the work directory with the children's logs),
  * --op-v V (the operator's --v, for its request log in op<k>.log; default 0),
+ * --op-arg ARG (repeatable, at most 8) passes ARG to both runs of `kueue-ks run`;
  * --packed-cache=false (the operator's decoded stores; packed, its default, otherwise), --massif
  * (run 2, the restarted operator, under `valgrind --tool=massif --vgdb=yes`: a detailed heap
  * snapshot at ready and one once settled, massif.ready and massif.settled, with massif.out, the
@@ -118,8 +119,10 @@ struct bench {
     int n, pods;
     double timeout_s;
     bool keep;
-    int op_v;         /* --op-v: the operator's --v */
-    bool packed;      /* --packed-cache[=BOOL], passed to the operator (its default: true) */
+    int op_v;               /* --op-v: the operator's --v */
+    bool packed;            /* --packed-cache[=BOOL], passed to the operator (its default: true) */
+    const char *op_args[8]; /* --op-arg: extra operator arguments, both runs */
+    int n_op_args;
     bool massif;      /* --massif: run 2 under valgrind's massif */
     const char *real; /* --real DIR: a running real stack (REAL_NO_OPERATOR=1), else devhubs */
     char root[PATH_MAX];
@@ -330,7 +333,20 @@ static int start_operator(struct bench *b)
                     w2,
                     v,
                     b->packed ? "--packed-cache=true" : "--packed-cache=false",
+                    NULL, /* the --op-arg ones */
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
                     NULL};
+    size_t k = 0;
+    while (argv[k])
+        k++;
+    for (int i = 0; i < b->n_op_args; i++)
+        argv[k++] = (char *)b->op_args[i];
     /* massif for the restarted operator only: the first run is set-up */
     /* valgrind does not follow the operator's exec of itself with glibc's tunables
      * (pkg/util/mtune.h): with them set it runs on under massif */
@@ -1010,6 +1026,11 @@ static int parse_args(struct bench *b, int argc, char **argv)
             b->real = argv[++i];
             continue;
         }
+        if (!strcmp(argv[i], "--op-arg") && i + 1 < argc &&
+            b->n_op_args < (int)(sizeof b->op_args / sizeof b->op_args[0])) {
+            b->op_args[b->n_op_args++] = argv[++i];
+            continue;
+        }
         char *end = NULL;
         long v = 0;
         if (i + 1 < argc && (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--pods") ||
@@ -1024,7 +1045,7 @@ static int parse_args(struct bench *b, int argc, char **argv)
                     "[--timeout SECONDS per phase] [--keep] "
                     "[--op-v V (the operator's log verbosity, default 0)] [--packed-cache=false "
                     "(the operator's decoded stores; its default is packed)] [--massif (the "
-                    "restarted operator's heap profile)]\n");
+                    "restarted operator's heap profile)] [--op-arg OPERATOR_ARG]...\n");
             return -EINVAL;
         }
         if (!strcmp(argv[i], "--n"))
