@@ -168,11 +168,21 @@ static void kc_path(const struct bench *b, int c, char *out, size_t n)
 
 /* ---- child processes -------------------------------------------------- */
 
+/* The child is returned once it has exec'd (or died): until then it is a copy of this
+ * process, and its RSS (the pages it shares with the bench, which holds its own lists'
+ * bodies) is not the operator's. A close-on-exec pipe says when: read() sees its end. */
 static pid_t spawn(struct bench *b, const char *log, char *const argv[])
 {
     char *logpath = xasprintf("%s/%s", b->work, log);
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        int rc = -errno;
+        free(logpath);
+        return rc;
+    }
     pid_t pid = fork();
     if (pid == 0) {
+        close(p[0]);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
         if (fd >= 0) {
@@ -183,8 +193,14 @@ static pid_t spawn(struct bench *b, const char *log, char *const argv[])
         execv(argv[0], argv);
         _exit(127);
     }
+    int err = errno;
+    close(p[1]);
+    char c;
+    while (pid > 0 && read(p[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    close(p[0]);
     free(logpath);
-    return pid < 0 ? -errno : pid;
+    return pid < 0 ? -err : pid;
 }
 
 static void stop_pid(pid_t pid, double grace_s)

@@ -278,6 +278,8 @@ LISTQ='{kind, apiVersion, n: (.items | length), more: ((.metadata.continue // ""
   types: [.items[] | [.apiVersion, .kind]]}'
 step cr-two sh: 'for n in l1 l2; do printf "apiVersion: galaxy.kubestellar.io/v1alpha1\nkind: ClusterMetrics\nmetadata:\n  name: $n\n" | $K create -f -; done'
 step cr-list-rv0 sh: "\$K get --raw '/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics?resourceVersion=0&limit=1' | jq -cS '$LISTQ'"
+# the list's own key order: a custom resource's list has its kind after its items
+step cr-list-keys sh: "\$K get --raw '/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics?limit=1' | jq -c 'keys_unsorted'"
 step cr-list-continue sh: "c=\$(\$K get --raw '/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics?limit=1' | jq -r .metadata.continue) && \$K get --raw \"/apis/galaxy.kubestellar.io/v1alpha1/clustermetrics?limit=1&continue=\$c\" | jq -cS '$LISTQ'"
 
 # Pods.
@@ -309,6 +311,7 @@ step cm-field-selector get cm -n fid --field-selector metadata.name=app -o name
 step bad-selector get cm -n fid -l 'a in ('
 step cm-generate-name sh: 'printf "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: gen-\n  namespace: fid\n" | $K create -f -'
 step cm-list-rv0 sh: "\$K get --raw '/api/v1/namespaces/fid/configmaps?resourceVersion=0&limit=1' | jq -cS '$LISTQ'"
+step cm-list-keys sh: "\$K get --raw '/api/v1/namespaces/fid/configmaps?limit=1' | jq -c 'keys_unsorted'"
 step cm-list-consistent sh: "\$K get --raw '/api/v1/namespaces/fid/configmaps?limit=1' | jq -cS '$LISTQ'"
 step not-found get job nope -n fid
 step already-exists create namespace fid
