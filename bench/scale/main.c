@@ -329,35 +329,26 @@ static int start_operator(struct bench *b)
     snprintf(log, sizeof log, "op%d.log", ++b->op_run);
     snprintf(v, sizeof v, "--v=%d", b->op_v);
     snprintf(out, sizeof out, "--massif-out-file=%s/massif.out", b->work);
-    char *argv[] = {"/usr/bin/valgrind",
-                    "--tool=massif",
-                    "--vgdb=yes",
-                    "--threshold=0.1", /* the small holders add up: 0.1 % of the heap */
-                    "--depth=40",
-                    out,
-                    bin,
-                    "run",
-                    "--kubeconfig",
-                    hub,
-                    "--metrics-bind-address",
-                    "0",
-                    "--health-probe-bind-address",
-                    health,
-                    "--worker",
-                    w1,
-                    "--worker",
-                    w2,
-                    v,
-                    b->packed ? "--packed-cache=true" : "--packed-cache=false",
-                    NULL, /* the --op-arg ones */
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL};
+    char *argv[32] = {"/usr/bin/valgrind", /* room for the --op-arg ones: NULL after */
+                      "--tool=massif",
+                      "--vgdb=yes",
+                      "--threshold=0.1", /* the small holders add up: 0.1 % of the heap */
+                      "--depth=40",
+                      out,
+                      bin,
+                      "run",
+                      "--kubeconfig",
+                      hub,
+                      "--metrics-bind-address",
+                      "0",
+                      "--health-probe-bind-address",
+                      health,
+                      "--worker",
+                      w1,
+                      "--worker",
+                      w2,
+                      v,
+                      b->packed ? "--packed-cache=true" : "--packed-cache=false"};
     size_t k = 0;
     while (argv[k])
         k++;
