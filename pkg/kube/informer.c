@@ -361,6 +361,23 @@ static void start_list(struct informer *inf)
     list_request(inf);
 }
 
+/* The kind a page's items are typed with: the informer's (informer_opts.kind), else the
+ * list's "<Kind>List" less "List". A new string, or NULL. */
+static char *items_kind(const struct informer *inf, const json_t *list)
+{
+    if (inf->kind)
+        return xstrdup(inf->kind);
+    const char *lk = json_string_value(json_object_get(list, "kind"));
+    size_t n = lk ? strlen(lk) : 0;
+    return n > 4 && strcmp(lk + n - 4, "List") == 0 ? xstrndup(lk, n - 4) : NULL;
+}
+
+/* Their apiVersion, the same way (borrowed). */
+static const char *items_api_version(const struct informer *inf, const json_t *list)
+{
+    return inf->kind ? inf->api_version : json_string_value(json_object_get(list, "apiVersion"));
+}
+
 /* One item of the page arriving, typed (kube-apiserver lists items without apiVersion and
  * kind, the list carries them, kind "<Kind>List"; watch events carry both: listed objects
  * get them from the list, as client-go's unstructured decoding does, so an Event about any
@@ -371,19 +388,12 @@ static int list_item(void *ud, const json_t *list, size_t i, const char *text, s
                      struct err *e)
 {
     struct informer *inf = ud;
-    const char *av =
-        inf->kind ? inf->api_version : json_string_value(json_object_get(list, "apiVersion"));
-    if (inf->kind) {
-        if (!inf->page_kind_known)
-            inf->page_kind = xstrdup(inf->kind);
-        inf->page_kind_known = true;
-    } else if (!inf->page_kind_known) {
-        const char *lk = json_string_value(json_object_get(list, "kind"));
-        size_t kn = lk ? strlen(lk) : 0;
-        inf->page_kind = kn > 4 && strcmp(lk + kn - 4, "List") == 0 ? xstrndup(lk, kn - 4) : NULL;
+    if (!inf->page_kind_known) {
+        inf->page_kind = items_kind(inf, list);
         inf->page_kind_known = true;
     }
-    int rc = store_list_add_text(inf->items, text, n, inf->page_kind, av, e);
+    int rc =
+        store_list_add_text(inf->items, text, n, inf->page_kind, items_api_version(inf, list), e);
     if (rc < 0)
         err_prefix(e, "list item %zu", i); /* list_body names the request */
     return rc;
@@ -402,13 +412,8 @@ static int list_body(void *ud, const char *data, size_t n, struct err *e)
  * place like the split ones. */
 static int tree_items(struct informer *inf, json_t *list, struct err *e)
 {
-    const char *lk = json_string_value(json_object_get(list, "kind"));
-    const char *av =
-        inf->kind ? inf->api_version : json_string_value(json_object_get(list, "apiVersion"));
-    size_t n = lk ? strlen(lk) : 0;
-    char *kind = inf->kind                                  ? xstrdup(inf->kind)
-                 : n > 4 && strcmp(lk + n - 4, "List") == 0 ? xstrndup(lk, n - 4)
-                                                            : NULL;
+    const char *av = items_api_version(inf, list);
+    char *kind = items_kind(inf, list);
     json_t *tree = json_object_get(list, "items");
     int rc = 0;
     for (size_t i = 0; i < json_array_size(tree) && rc == 0; i++) {
