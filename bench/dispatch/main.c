@@ -112,6 +112,7 @@
 
 #include <ev.h>
 
+#include "bench/opcmd.h"
 #include "bench/realstack.h"
 #include "pkg/kube/client.h"
 #include "pkg/kube/kubeconfig.h"
@@ -350,74 +351,34 @@ static int start_devhub(struct bench *b, int c)
 
 static int start_operator(struct bench *b)
 {
-    char bin[PATH_MAX + 32], hub[PATH_MAX], k1[PATH_MAX], k2[PATH_MAX], w1[PATH_MAX + 16],
-        w2[PATH_MAX + 16];
-    snprintf(bin, sizeof bin, "%s/bin/kueue-ks", b->root);
+    char hub[PATH_MAX], k1[PATH_MAX], k2[PATH_MAX], cgout[PATH_MAX + 32], qps[32], burst[32];
     kc_path(b, 0, hub, sizeof hub);
     kc_path(b, 1, k1, sizeof k1);
     kc_path(b, 2, k2, sizeof k2);
-    snprintf(w1, sizeof w1, "cluster1=%s", k1);
-    snprintf(w2, sizeof w2, "cluster2=%s", k2);
-    char cgout[PATH_MAX + 32];
     snprintf(cgout, sizeof cgout, "--callgrind-out-file=%s/op.callgrind", b->work);
-    char *argv[] = {"/usr/bin/valgrind",
-                    "--tool=callgrind",
-                    "--instr-atstart=no", /* start-up excluded: instrumented per phase */
-                    cgout,
-                    bin,
-                    "run",
-                    "--kubeconfig",
-                    hub,
-                    "--metrics-bind-address",
-                    "0",
-                    "--health-probe-bind-address",
-                    "0",
-                    "--worker",
-                    w1,
-                    "--worker",
-                    w2,
-                    "--v",
-                    b->v,
-                    NULL, /* --qps Q --burst 2Q when given, then the --op-arg ones */
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL};
-    size_t k = 0;
-    while (argv[k])
-        k++;
-    char qps[32], burst[32];
+    const char *const vg[] = {"/usr/bin/valgrind", "--tool=callgrind",
+                              "--instr-atstart=no", /* start-up excluded: instrumented per phase */
+                              cgout, NULL};
+    struct opcmd *c = xcalloc(1, sizeof *c);
+    opcmd_init(c, b->callgrind ? vg : NULL, b->root, hub, "0", k1, k2);
+    opcmd_push(c, "--v");
+    opcmd_push(c, b->v);
     if (b->qps > 0) {
         snprintf(qps, sizeof qps, "%ld", b->qps);
         snprintf(burst, sizeof burst, "%ld", 2 * b->qps);
-        argv[k++] = "--qps";
-        argv[k++] = qps;
-        argv[k++] = "--burst";
-        argv[k++] = burst;
+        opcmd_push(c, "--qps");
+        opcmd_push(c, qps);
+        opcmd_push(c, "--burst");
+        opcmd_push(c, burst);
     }
     for (int i = 0; i < b->n_op_args; i++)
-        argv[k++] = (char *)b->op_args[i];
+        opcmd_push(c, b->op_args[i]);
     /* valgrind does not follow the operator's exec of itself with glibc's tunables
      * (pkg/util/mtune.h): set them here, so the profile is of the operator as it runs */
     if (b->callgrind)
         setenv("GLIBC_TUNABLES", MTUNE_GLIBC_TUNABLES, 0);
-    int rc = spawn(b, "op.log", b->callgrind ? argv : argv + 4);
+    int rc = spawn(b, "op.log", c->argv);
+    free(c);
     if (rc == 0)
         b->op_pid = b->pids[--b->npids];
     return rc;

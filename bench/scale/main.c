@@ -87,6 +87,7 @@
 #include <ev.h>
 
 #include "pkg/json/jsonx.h"
+#include "bench/opcmd.h"
 #include "bench/proc.h"
 #include "bench/realstack.h"
 #include "pkg/kube/client.h"
@@ -314,52 +315,37 @@ static int start_devhub(struct bench *b, int c)
 
 static int start_operator(struct bench *b)
 {
-    char bin[PATH_MAX + 32], hub[PATH_MAX], k1[PATH_MAX], k2[PATH_MAX], w1[PATH_MAX + 16],
-        w2[PATH_MAX + 16], health[32], log[32], v[16], out[128];
-    snprintf(bin, sizeof bin, "%s/bin/kueue-ks", b->root);
+    char hub[PATH_MAX], k1[PATH_MAX], k2[PATH_MAX], log[32], v[16], out[PATH_MAX + 32];
     kc_path(b, 0, hub, sizeof hub);
     kc_path(b, 1, k1, sizeof k1);
     kc_path(b, 2, k2, sizeof k2);
-    snprintf(w1, sizeof w1, "cluster1=%s", k1);
-    snprintf(w2, sizeof w2, "cluster2=%s", k2);
     /* port 0: the operator binds a free port and logs it ("serving health probes" port=N); a
      * port picked here could be taken before the operator binds it */
     b->health_port = 0;
-    snprintf(health, sizeof health, "127.0.0.1:0");
     snprintf(log, sizeof log, "op%d.log", ++b->op_run);
     snprintf(v, sizeof v, "--v=%d", b->op_v);
     snprintf(out, sizeof out, "--massif-out-file=%s/massif.out", b->work);
-    char *argv[32] = {"/usr/bin/valgrind", /* room for the --op-arg ones: NULL after */
-                      "--tool=massif",
-                      "--vgdb=yes",
-                      "--threshold=0.1", /* the small holders add up: 0.1 % of the heap */
-                      "--depth=40",
-                      out,
-                      bin,
-                      "run",
-                      "--kubeconfig",
-                      hub,
-                      "--metrics-bind-address",
-                      "0",
-                      "--health-probe-bind-address",
-                      health,
-                      "--worker",
-                      w1,
-                      "--worker",
-                      w2,
-                      v,
-                      b->packed ? "--packed-cache=true" : "--packed-cache=false"};
-    size_t k = 0;
-    while (argv[k])
-        k++;
-    for (int i = 0; i < b->n_op_args; i++)
-        argv[k++] = (char *)b->op_args[i];
     /* massif for the restarted operator only: the first run is set-up */
+    bool massif = b->massif && b->op_run == 2;
+    const char *const vg[] = {"/usr/bin/valgrind",
+                              "--tool=massif",
+                              "--vgdb=yes",
+                              "--threshold=0.1", /* the small holders add up: 0.1 % of the heap */
+                              "--depth=40",
+                              out,
+                              NULL};
+    struct opcmd *c = xcalloc(1, sizeof *c);
+    opcmd_init(c, massif ? vg : NULL, b->root, hub, "127.0.0.1:0", k1, k2);
+    opcmd_push(c, v);
+    opcmd_push(c, b->packed ? "--packed-cache=true" : "--packed-cache=false");
+    for (int i = 0; i < b->n_op_args; i++)
+        opcmd_push(c, b->op_args[i]);
     /* valgrind does not follow the operator's exec of itself with glibc's tunables
      * (pkg/util/mtune.h): with them set it runs on under massif */
-    if (b->massif && b->op_run == 2)
+    if (massif)
         setenv("GLIBC_TUNABLES", MTUNE_GLIBC_TUNABLES, 0);
-    pid_t pid = spawn(b, log, b->massif && b->op_run == 2 ? argv : argv + 6);
+    pid_t pid = spawn(b, log, c->argv);
+    free(c);
     if (pid < 0)
         return (int)pid;
     b->op_pid = pid;
