@@ -10,7 +10,8 @@
 # JSON line times all 100 changes to the hub's annotation and all 50 completions
 # to the hub job's final status. The ideal (goal 1's latency): ideal_ms from 20 chains, and
 # p99_ideal_ratio = p99_ms / ideal_ms. Then `--pace 20 --n 20`: the jobs created 20 per
-# second, every one placed, pace_per_s 20.
+# second, every one placed, pace_per_s 20. No figure is compared with a target: --timeout is a
+# safety deadline for each run (3 x 180 s within run-tests.sh's 600 s), not a speed bound.
 # Skipped (exit 77) when the devhub binary or jq is missing.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,7 +21,7 @@ BENCH=$ROOT/bin/bench-dispatch
 [ -x "$ROOT/bin/kueue-ks-devhub" ] || { echo "SKIP: bin/kueue-ks-devhub not built"; exit 77; }
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 
-out=$("$BENCH" --n 50 --timeout 60 2>&1)
+out=$("$BENCH" --n 50 --timeout 180 2>&1)
 rc=$?
 fail() { echo "FAIL $1"; echo "---- output:"; echo "$out" | head -20; exit 1; }
 [ $rc = 0 ] || fail "bench-dispatch exit $rc"
@@ -55,7 +56,7 @@ grep -q '^latency against the ideal: .*not paced' <<<"$out" || fail "no latency 
 grep -q 'logs kept' <<<"$out" && fail "work directory kept after success"
 echo "ok   bench-dispatch --n 50: $(grep '^dispatch:' <<<"$out")"
 
-out=$("$BENCH" --n 30 --reserved-first --timeout 60 2>&1)
+out=$("$BENCH" --n 30 --reserved-first --timeout 180 2>&1)
 rc=$?
 [ $rc = 0 ] || fail "bench-dispatch --reserved-first exit $rc"
 json=$(grep '^{"bench":"dispatch"' <<<"$out")
@@ -64,7 +65,7 @@ jq -e '.reserved_first==true and .placed==30 and .duplicates==0 and .dispatch_pe
   fail "unexpected --reserved-first figures: $json"
 echo "ok   bench-dispatch --n 30 --reserved-first: $(grep '^dispatch:' <<<"$out")"
 
-out=$("$BENCH" --n 20 --pace 20 --timeout 60 2>&1)
+out=$("$BENCH" --n 20 --pace 20 --timeout 180 2>&1)
 rc=$?
 [ $rc = 0 ] || fail "bench-dispatch --pace exit $rc"
 json=$(grep '^{"bench":"dispatch"' <<<"$out")

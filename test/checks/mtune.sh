@@ -58,7 +58,8 @@ KC
 env -u GLIBC_TUNABLES "$BIN" run --kubeconfig "$tmp/kc" --metrics-bind-address 0 \
     --health-probe-bind-address 0 --v 2 >"$tmp/log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do grep -q 'msg="malloc settings"' "$tmp/log" && break; sleep 0.1; done
+deadline=$((SECONDS + 120)) # a safety deadline: the line comes at start-up, slow under load
+until grep -q 'msg="malloc settings"' "$tmp/log" || [ $SECONDS -gt $deadline ]; do sleep 0.1; done
 comm=$(cat "/proc/$pid/comm" 2>/dev/null)
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null

@@ -39,13 +39,14 @@ step() {
   echo "$out" | grep -Eq -- "$want" || die "$name: output does not match /$want/" "$out"
   pass "$name"
 }
-# eventually NAME EXPECTED-REGEX CMD...: like step, retried for up to 30 s.
+# eventually NAME EXPECTED-REGEX CMD...: like step, retried for up to 120 s (a safety
+# deadline for a loaded machine, not a bound the state must meet).
 eventually() {
   local name=$1 want=$2
   shift 2
   STEP=$((STEP + 1))
-  local out=
-  for _ in $(seq 150); do
+  local out='' deadline=$((SECONDS + 120))
+  while [ $SECONDS -le $deadline ]; do
     if out=$("$@" 2>&1) && echo "$out" | grep -Eq -- "$want"; then
       pass "$name"
       return
@@ -61,7 +62,8 @@ start() { # start NAME KUBECONFIG [flags]
   "$BIN" --listen 127.0.0.1:0 --name "$name" --kubeconfig-out "$kc" --crds "$CRDS" "$@" \
     >>"$WORK/$name.log" 2>&1 &
   PIDS+=($!)
-  for _ in $(seq 100); do
+  local deadline=$((SECONDS + 120))
+  while [ $SECONDS -le $deadline ]; do
     [ -s "$kc" ] && return
     sleep 0.05
   done
@@ -236,7 +238,8 @@ eventually "three more reserve the rest of the quota" "^4 4$" \
 job vip default 2 high >"$WORK/vip.yaml"
 step "create a high-priority Job needing 2 cpu" "job.batch/vip created" kh create -f "$WORK/vip.yaml"
 VIP=
-for _ in $(seq 50); do VIP=$(wl_of vip 2>/dev/null) && [ -n "$VIP" ] && break; sleep 0.1; done
+deadline=$((SECONDS + 120))
+while [ $SECONDS -le $deadline ]; do VIP=$(wl_of vip 2>/dev/null) && [ -n "$VIP" ] && break; sleep 0.1; done
 eventually "it reserves quota" "^True 1000$" \
   kh get workload "$VIP" -o 'jsonpath={.status.conditions[?(@.type=="QuotaReserved")].status} {.spec.priority}'
 step "two low-priority workloads were preempted" "^2$" sh -c \

@@ -80,7 +80,7 @@ done
 # its line follows the write's response: no order asserted)
 fact() { grep -c "msg=\"$1" "$WORK/run.out"; }
 quota_said() { [ "$(fact "ClusterQueue quota replaced by the workers' capacity")" -ge 1 ]; }
-wait_until 30 "the quota takeover line" quota_said
+wait_until 120 "the quota takeover line" quota_said
 for f in "the hub has no server-side apply" "ClusterQueue quota replaced by the workers' capacity"; do
   [ "$(fact "$f")" = 1 ] || die "'$f' not logged exactly once" "$(cat "$WORK/run.out")"
 done
@@ -109,7 +109,7 @@ echo "$miss" | grep -q "not found (in namespace default: -n names another one; k
 complete() { [ "$(k get job "$name" -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True ]; }
 wait_until 120 "$name Complete" complete
 finished() { grep -E "msg=\"job finished\" job=default/$name cluster=cluster[12] result=Succeeded" "$WORK/run.out"; }
-wait_until 30 "a 'job finished' log line for $name" finished
+wait_until 120 "a 'job finished' log line for $name" finished
 [ "$(grep -c "msg=\"job placed\" job=default/$name " "$WORK/run.out")" = 1 ] ||
   die "more than one placement line for $name"
 grep 'level=info' "$WORK/run.out" | grep -q ' error=' &&
@@ -215,7 +215,7 @@ jobs_total() {
   want=$(running_placed)
   [ "$want" -ge 1 ] && [ "$(bin/kueue-ks status -o json | jq '[.clusters[].jobs]|add')" = "$want" ]
 }
-wait_until 30 "status counts the placed, unfinished jobs (the PyTorchJob among them)" jobs_total
+wait_until 120 "status counts the placed, unfinished jobs (the PyTorchJob among them)" jobs_total
 out=$(bin/kueue-ks status) || die "status failed" "$out"
 head -1 <<<"$(grep CLUSTERQUEUE <<<"$out")" | grep -qE 'QUOTA +RESERVED +SOURCE$' || die "queue header" "$out"
 grep -q IN-USE <<<"$out" && die "IN-USE in the default view" "$out"
@@ -295,6 +295,6 @@ done
 # the hub's port as the READY block of this run showed it (its kubeconfig is gone)
 hub_port=$(sed -n 's#^  hub       https://127.0.0.1:\([0-9]*\) .*#\1#p' "$WORK/term.out" | head -1)
 [ -n "$hub_port" ] || die "no hub port in the READY block" "$(tail -20 "$WORK/term.out")"
-wait_until 10 "the hub's port free" port_free "$hub_port"
+wait_until 120 "the hub's port free" port_free "$hub_port"
 pass "make run on a terminal: Ctrl-C exits 0, nothing left running"
 echo "first_hour: all steps passed"

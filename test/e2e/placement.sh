@@ -99,7 +99,7 @@ apply_setup || die "setup objects not applied"
   --worker "cluster1=$WORK/cluster1.kc" --worker "cluster2=$WORK/cluster2.kc" --v 1 \
   >>"$WORK/op.log" 2>&1 &
 OP=$!
-wait_until 20 "ClusterMetrics for both workers" jq_ok hub \
+wait_until 120 "ClusterMetrics for both workers" jq_ok hub \
   '[.items[]|select(.status.nodeCount==2)]|length==2' clustermetrics
 k hub label clustermetrics cluster2 location-group=eu >/dev/null || die "cannot label ClusterMetrics cluster2"
 
@@ -123,10 +123,10 @@ YAML
 }
 pod_yaml pod-none no-such-label x | k cluster1 create -f - >/dev/null || die "pod-none not created"
 pod_yaml pod-ssd disk ssd | k cluster2 create -f - >/dev/null || die "pod-ssd not created"
-wait_until 10 "pod-none PodScheduled=False/Unschedulable" jq_ok cluster1 \
+wait_until 120 "pod-none PodScheduled=False/Unschedulable" jq_ok cluster1 \
   '.status.phase=="Pending" and ([.status.conditions[]?|select(.type=="PodScheduled" and .status=="False" and .reason=="Unschedulable" and (.message|test("node affinity")))]|length==1)' \
   pod pod-none -n default
-wait_until 10 "pod-ssd bound" jq_ok cluster2 '(.spec.nodeName // "")!=""' pod pod-ssd -n default
+wait_until 120 "pod-ssd bound" jq_ok cluster2 '(.spec.nodeName // "")!=""' pod pod-ssd -n default
 sleep 1
 jq_ok cluster1 '(.spec.nodeName // "")=="" and .status.phase=="Pending"' pod pod-none -n default >/dev/null ||
   die "pod-none was bound" "$(k cluster1 get pod pod-none -n default -o yaml)"
@@ -135,16 +135,15 @@ pass "runner: affinity matching no node stays Pending (Unschedulable), a matchin
 # ---- a: required node affinity picks the cluster that can run it -----------------------
 next a
 job_yaml job-a "" "$(affinity disk ssd)" | k hub create -f - >/dev/null || die "job-a not created"
-for _ in $(seq 75); do [ "$(copies job-a)" = "0 1" ] && break; sleep 0.2; done
-[ "$(copies job-a)" = "0 1" ] || die "job-a copies: $(copies job-a) (want 0 1)"
-wait_until 30 "hub job-a Complete" hub_job_complete job-a
+wait_until 120 "job-a copy on cluster2 only (copies 0 1)" copies_are job-a "0 1"
+wait_until 120 "hub job-a Complete" hub_job_complete job-a
 [ "$(copies job-a)" = "0 1" ] || die "job-a copies after completion: $(copies job-a)"
 pass "job-a (disk In [ssd]) placed on cluster2 only and completed"
 
 # ---- n: no node anywhere matches: Rejected, the affinity named --------------------------
 next n
 job_yaml job-n "" "$(affinity no-such-label x)" | k hub create -f - >/dev/null || die "job-n not created"
-wait_until 20 "job-n Rejected naming the affinity" rejected_with job-n \
+wait_until 120 "job-n Rejected naming the affinity" rejected_with job-n \
   'required node affinity \(no-such-label In \[x\]\) excludes'
 no_copy job-n || die "job-n has copies: $(copies job-n)"
 pass "job-n rejected: $(rejected_msg job-n | cut -c1-160)"
@@ -156,7 +155,7 @@ for i in 1 2 3; do
     die "job-s$i not created"
 done
 for i in 1 2 3; do
-  wait_until 30 "hub job-s$i Complete" hub_job_complete "job-s$i"
+  wait_until 120 "hub job-s$i Complete" hub_job_complete "job-s$i"
   [ "$(copies "job-s$i")" = "0 1" ] || die "job-s$i copies: $(copies "job-s$i") (want 0 1)"
   jq_ok hub '.metadata.labels["kubestellar.io/cluster"]=="cluster2"' job "job-s$i" -n default >/dev/null ||
     die "hub job-s$i not placed on cluster2"
@@ -166,8 +165,8 @@ pass "3 jobs with cluster-selector location-group=eu: all on cluster2, all compl
 # ---- i: an invalid selector is said, the check stays Pending ----------------------------
 next i
 job_yaml job-i "    kueue-ks.io/cluster-selector: \"a in (x\"" | k hub create -f - >/dev/null || die "job-i not created"
-wait_until 20 "job-i Pending with the selector error" check_is job-i Pending 'invalid cluster selector'
-wait_until 10 "Warning Event InvalidClusterSelector on job-i" jq_ok hub \
+wait_until 120 "job-i Pending with the selector error" check_is job-i Pending 'invalid cluster selector'
+wait_until 120 "Warning Event InvalidClusterSelector on job-i" jq_ok hub \
   '[.items[]|select(.reason=="InvalidClusterSelector" and .type=="Warning" and .involvedObject.name=="job-i")]|length>=1' events -n default
 no_copy job-i || die "job-i has copies: $(copies job-i)"
 k hub delete job job-i -n default --wait=false >/dev/null
@@ -178,7 +177,7 @@ next q
 k hub annotate clusterqueue cluster-queue-ks kueue-ks.io/cluster-selector=location-group=eu >/dev/null ||
   die "cannot annotate the ClusterQueue"
 job_yaml job-q | k hub create -f - >/dev/null || die "job-q not created"
-wait_until 30 "hub job-q Complete" hub_job_complete job-q
+wait_until 120 "hub job-q Complete" hub_job_complete job-q
 [ "$(copies job-q)" = "0 1" ] || die "job-q copies: $(copies job-q) (want 0 1)"
 pass "ClusterQueue default selector: a plain job ran on cluster2"
 echo "PASS placement"

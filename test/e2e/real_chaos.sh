@@ -104,7 +104,7 @@ seen_all() {
     grep -qh "^default/job-c$j " "$WORK/cluster1.copies" "$WORK/cluster2.copies" || return 1
   done
 }
-wait_until 20 "every copy in the worker watch logs" seen_all
+wait_until 120 "every copy in the worker watch logs" seen_all
 
 complete=0
 lost=0

@@ -106,14 +106,15 @@ KC
   >"$WORK/devhub.log" 2>&1 &
 PIDS+=($!)
 ready=
-for _ in $(seq 300); do
+deadline=$((SECONDS + 120)) # a safety deadline: a loaded machine starts it slowly
+while [ $SECONDS -le $deadline ]; do
   if "$KUBECTL" --kubeconfig "$WORK/real.kc" get --raw /readyz >/dev/null 2>&1; then
     ready=1
     break
   fi
   sleep 0.1
 done
-[ -n "$ready" ] || die "kube-apiserver not ready in 30 s"
+[ -n "$ready" ] || die "kube-apiserver not ready in 120 s"
 "$RS/kube-controller-manager" --kubeconfig "$WORK/real.kc" --secure-port 0 --leader-elect=false \
   --profiling=false --service-account-private-key-file "$WORK/sa.key" \
   --controllers job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller \
@@ -123,7 +124,8 @@ PIDS+=($!)
 kr() { "$KUBECTL" --kubeconfig "$WORK/real.kc" "$@"; }
 kd() { "$KUBECTL" --kubeconfig "$WORK/dev.kc" "$@"; }
 # The ServiceAccount admission needs the default ServiceAccount, which the controller creates.
-for _ in $(seq 150); do kr get sa default -n default >/dev/null 2>&1 && break; sleep 0.2; done
+deadline=$((SECONDS + 120))
+until kr get sa default -n default >/dev/null 2>&1 || [ $SECONDS -gt $deadline ]; do sleep 0.2; done
 kr get sa default -n default >/dev/null 2>&1 || die "no default ServiceAccount from kube-controller-manager"
 echo "servers up in $(($(date +%s) - T0)) s (kube-apiserver $(kr version -o json | jq -r .serverVersion.gitVersion))"
 
@@ -192,12 +194,14 @@ obj() {
   local name=$1 args=$2 proj=${3:-.}
   step "$name" sh: "\$K get $args -o json | jq -S '$JQN | $proj'"
 }
-# until_both SECONDS DESCRIPTION SNIPPET: wait until the snippet succeeds on both sides.
+# until_both SECONDS DESCRIPTION SNIPPET: wait until the snippet succeeds on both sides
+# (SECONDS per side: a safety deadline, not a bound the state must meet).
 until_both() {
-  local t=$1 what=$2 snippet=$3 side ok
+  local t=$1 what=$2 snippet=$3 side ok deadline
   for side in real dev; do
     ok=
-    for _ in $(seq $((t * 5))); do
+    deadline=$((SECONDS + t))
+    while [ $SECONDS -le $deadline ]; do
       if K="$KUBECTL --kubeconfig $WORK/$side.kc" W=$WORK bash -c "$snippet" >/dev/null 2>&1; then
         ok=1
         break
@@ -218,7 +222,7 @@ job() { # NAME [SPEC-LINES] [METADATA-LINES] [RESOURCES-LINE]
 job pi
 step create-job create -f "$WORK/m/pi.yaml"
 obj job-spec "job pi" '{metadata, spec}'
-until_both 20 "pod of pi" '[ "$($K get pods -l job-name=pi -o name | wc -l)" = 1 ]'
+until_both 120 "pod of pi" '[ "$($K get pods -l job-name=pi -o name | wc -l)" = 1 ]'
 obj pod-labels "pods -l job-name=pi" '.items[] | {labels: .metadata.labels, owner: .metadata.ownerReferences}'
 obj pod-spec "pods -l job-name=pi" '.items[] | .spec | del(.nodeName, .volumes) | .containers |= map(del(.volumeMounts))'
 obj sa-token-volume "pods -l job-name=pi" '[.items[] | .spec.volumes // [] | length]'
@@ -229,13 +233,13 @@ step logs-pending-pod sh: '$K logs job/pi --pod-running-timeout=2s; echo rc=$?'
 
 job held '  suspend: true'
 step create-held create -f "$WORK/m/held.yaml"
-until_both 20 "held Suspended" \
+until_both 120 "held Suspended" \
   '$K get job held -o jsonpath="{.status.conditions[?(@.type==\"Suspended\")].status}" | grep -qx True'
 obj held-status "job held" '.status'
 step get-held-table sh: '$K get job held --no-headers | awk "{print \$1, \$2, \$3}"'
 step describe-held sh: '$K describe job held | sed -n "/^Suspend:/p;/^Pods Statuses:/p"'
 step resume patch job held --type merge -p '{"spec":{"suspend":false}}'
-until_both 20 "held resumed" \
+until_both 120 "held resumed" \
   '$K get job held -o jsonpath="{.status.conditions[?(@.type==\"Suspended\")].reason}" | grep -qx JobResumed'
 obj resumed-conditions "job held" '[.status.conditions[] | {type, status, reason, message}]'
 
@@ -269,7 +273,7 @@ job canon '' '' '        resources: {requests: {cpu: "1000m", memory: "1.5Gi"}, 
 step create-canon create -f "$WORK/m/canon.yaml"
 obj canonical-quantities "job canon" '.spec.template.spec.containers[0].resources'
 step crd apply -f "$ROOT/config/crd/galaxy.kubestellar.io_clustermetrics.yaml"
-until_both 10 "CRD established" '$K get clustermetrics'
+until_both 120 "CRD established" '$K get clustermetrics'
 step cr-unknown-field sh: 'printf "apiVersion: galaxy.kubestellar.io/v1alpha1\nkind: ClusterMetrics\nmetadata:\n  name: c1\nspec:\n  colour: red\n" | $K create -f -'
 step cr-unknown-status sh: 'printf "apiVersion: galaxy.kubestellar.io/v1alpha1\nkind: ClusterMetrics\nmetadata:\n  name: c2\nstatus:\n  nodez: []\n" | $K create -f - --validate=warn'
 # Lists as the operator's informers read them: the first from the cache (resourceVersion=0)

@@ -65,11 +65,11 @@ assert_one_life() {
   u=$(sort -u "$WORK/$n.uids" | grep -c .)
   [ "$u" = 1 ] || die "job $ns/$n had $u Workload uids: Kueue deleted and recreated its Workload" \
     "$(sort -u "$WORK/$n.uids")"
-  wait_until 20 "Workload of $ns/$n Finished" wl_finished "$n" "$ns"
+  wait_until 120 "Workload of $ns/$n Finished" wl_finished "$n" "$ns"
   ev=$(created_events "$n" "$ns")
   [ "$ev" = 1 ] || die "job $ns/$n: $ev CreatedWorkload events, want 1"
   # one line a user follows per step, even when the final status takes two writes
-  wait_until 10 "operator log: job $ns/$n finished" grep -q "msg=\"job finished\" job=$ns/$n " "$WORK/op.log"
+  wait_until 120 "operator log: job $ns/$n finished" grep -q "msg=\"job finished\" job=$ns/$n " "$WORK/op.log"
   ev=$(grep -c "msg=\"job finished\" job=$ns/$n " "$WORK/op.log")
   [ "$ev" = 1 ] || die "job $ns/$n: $ev 'job finished' log lines, want 1"
 }
@@ -78,16 +78,16 @@ real_up --v 1
 
 # ---- 0: start-up ------------------------------------------------------------------------------
 next 0
-wait_until 30 "ClusterMetrics for both workers" jq_ok hub \
+wait_until 120 "ClusterMetrics for both workers" jq_ok hub \
   '[.items[]|select(.status.nodeCount==2)]|length==2' clustermetrics
-wait_until 30 "AdmissionCheck Active" jq_ok hub \
+wait_until 120 "AdmissionCheck Active" jq_ok hub \
   '.status.conditions[]|select(.type=="Active")|.status=="True"' admissionchecks kubestellar-admc
 for fr in "spot cpu 16" "spot memory 64Gi" "spot nvidia.com/gpu 0" "h100 cpu 16" \
   "h100 memory 64Gi" "h100 nvidia.com/gpu 4"; do
   # shellcheck disable=SC2086
-  wait_until 30 "quota $fr" quota_is $fr
+  wait_until 120 "quota $fr" quota_is $fr
 done
-wait_until 30 "Kueue keeps ClusterQueue cluster-queue-ks Active" cq_active
+wait_until 120 "Kueue keeps ClusterQueue cluster-queue-ks Active" cq_active
 pass "ClusterMetrics x2, AdmissionCheck Active, quotas = workers' capacity, ClusterQueue Active in Kueue"
 
 # ---- a: acceptance: examples/batch-job.yaml ------------------------------------------------------
@@ -107,7 +107,7 @@ sel=$(k cluster1 get job "$name" -n default -o 'jsonpath={.spec.template.spec.no
 [ "$sel" = spot ] || die "copy of $name on cluster1: nodeSelector instance='$sel', want spot"
 sel=$(k hub get job "$name" -n default -o 'jsonpath={.spec.template.spec.nodeSelector.instance}')
 [ -z "$sel" ] || die "hub job $name: nodeSelector instance='$sel', want none (the copy carries it)"
-wait_until 20 "quota released" jq_ok hub '(.status.reservingWorkloads // 0)==0' clusterqueue cluster-queue-ks
+wait_until 120 "quota released" jq_ok hub '(.status.reservingWorkloads // 0)==0' clusterqueue cluster-queue-ks
 pass "$name Complete, Workload Finished by Kueue, one uid, check was '$(head -1 "$WORK/$name.pending")', one copy on cluster1"
 
 # ---- n: non-default namespace -----------------------------------------------------------------------
@@ -133,7 +133,7 @@ PAR=1 rjob job-big 12 5s | k hub create -f - >/dev/null || die "job-big not crea
 follow job-gpu default 90
 assert_one_life job-gpu default
 [ "$(copies job-gpu)" = "0 1" ] || die "job-gpu copies: $(copies job-gpu), want 0 1"
-wait_until 30 "job-big check Rejected with a message" rejected_with job-big "even empty"
+wait_until 120 "job-big check Rejected with a message" rejected_with job-big "even empty"
 no_copy job-big || die "job-big has copies: $(copies job-big)"
 pass "job-gpu ran on cluster2 only; job-big (12 cpu pod) Rejected: $(rejected_msg job-big | cut -c1-100)"
 k hub delete job job-big >/dev/null
@@ -142,13 +142,13 @@ k hub delete job job-big >/dev/null
 next q
 "$ROOT/scripts/realstack/stack.sh" nodes cluster1 |
   sed -e 's/cluster1-node-1/cluster1-node-2/g' | k cluster1 apply -f - >/dev/null || die "third node"
-k cluster1 wait --for condition=Ready --timeout 30s node/cluster1-node-2 >/dev/null || die "node-2 not Ready"
+k cluster1 wait --for condition=Ready --timeout 120s node/cluster1-node-2 >/dev/null || die "node-2 not Ready"
 wait_until 60 "spot cpu quota 24 with a third node" quota_is spot cpu 24
-quota_is spot memory 96Gi || wait_until 10 "spot memory 96Gi" quota_is spot memory 96Gi
+quota_is spot memory 96Gi || wait_until 120 "spot memory 96Gi" quota_is spot memory 96Gi
 cq_active || die "Kueue no longer keeps the ClusterQueue Active at 24 cpu"
 k cluster1 delete node cluster1-node-2 >/dev/null || die "node-2 not deleted"
 wait_until 90 "spot cpu quota back to 16" quota_is spot cpu 16
-wait_until 10 "ClusterQueue Active" cq_active
+wait_until 120 "ClusterQueue Active" cq_active
 pass "spot quota 16 -> 24 -> 16 with cluster1's nodes, accepted by Kueue"
 
 # ---- r: priority preemption by real Kueue -------------------------------------------------------------

@@ -27,7 +27,7 @@ started=$(grep -n 'msg="controller started"' "$WORK/term.out" | head -1 | cut -d
 # every process the stack started is gone
 for f in "$WORK"/*.pid; do
   pid=$(cat "$f")
-  wait_until 30 "$(basename "$f" .pid) stopped" bash -c "! kill -0 $pid 2>/dev/null"
+  wait_until 120 "$(basename "$f" .pid) stopped" bash -c "! kill -0 $pid 2>/dev/null"
 done
 pass "make run REAL=1: hint after start-up, Ctrl-C on the terminal exits 0, nothing left running"
 echo "real_run: all steps passed"

@@ -91,9 +91,9 @@ apply_setup || die "setup objects not applied"
   --health-probe-bind-address 127.0.0.1:0 --worker "cluster1=$WORK/cluster1.kc" \
   --worker "cluster2=$WORK/cluster2.kc" --worker-lost-timeout 2s --v 1 >>"$WORK/op.log" 2>&1 &
 OP=$!
-wait_until 10 "ClusterMetrics for both workers" jq_ok hub \
+wait_until 120 "ClusterMetrics for both workers" jq_ok hub \
   '[.items[]|select(.status.nodeCount==2)]|length==2' clustermetrics
-wait_until 10 "AdmissionCheck Active, 2 of 2 workers" jq_ok hub \
+wait_until 120 "AdmissionCheck Active, 2 of 2 workers" jq_ok hub \
   '.status.conditions[]|select(.type=="Active")|.status=="True" and (.message|test("2 of 2"))' \
   admissionchecks kubestellar-admc
 
@@ -117,7 +117,7 @@ for c in cluster1 cluster2; do
   k "$c" get namespace team-j >/dev/null 2>&1 && die "namespace team-j exists on $c before any job"
 done
 NS=team-j job_yaml job-j 1 20s | k hub create -f - >/dev/null || die "job-j not created"
-wait_until 5 "job-j copy on exactly one worker (namespace team-j)" one_copy job-j team-j
+wait_until 120 "job-j copy on exactly one worker (namespace team-j)" one_copy job-j team-j
 c=$(copies job-j team-j)
 W=cluster2
 O=cluster1
@@ -128,9 +128,9 @@ jq_ok "$W" '.spec.clusterQueue=="cluster-queue-ks" and .metadata.labels["app.kub
 jq_ok "$W" '.metadata.labels["kueue-ks.io/origin"] != null' job job-j -n team-j >/dev/null ||
   die "job-j copy lacks the origin label"
 [ "$(copies job-j default)" = "0 0" ] || die "job-j copied into namespace default"
-wait_until 20 "hub job-j Complete" hub_job_complete job-j team-j
+wait_until 120 "hub job-j Complete" hub_job_complete job-j team-j
 wl=$(wl_of job-j team-j)
-wait_until 10 "Workload team-j/$wl Finished" jq_ok hub \
+wait_until 120 "Workload team-j/$wl Finished" jq_ok hub \
   '[.status.conditions[]|select(.type=="Finished" and .status=="True")]|length==1' workloads "$wl" -n team-j
 [ "$(copies job-j team-j)" = "$c" ] || die "job-j copies changed: $(copies job-j team-j)"
 pass "job-j in namespace team-j ran on $W only (Namespace and LocalQueue created there) and completed"
@@ -183,9 +183,9 @@ YAML
 # job-low runs 30 s (300 s at the workers' time scale 0.1): it must still be running when
 # job-high comes; with 10 s a busy machine let it finish first and nothing was preempted.
 QUEUE=lq-prio PRIO=low job_yaml job-low 3 300s | k hub create -f - >/dev/null || die "job-low not created"
-wait_until 10 "job-low copy on cluster1" eval '[ "$(copies job-low)" = "1 0" ]'
+wait_until 120 "job-low copy on cluster1" eval '[ "$(copies job-low)" = "1 0" ]'
 low_running() { jq_ok cluster1 '(.status.active // 0)==1' job job-low -n default; }
-wait_until 20 "job-low running on cluster1" low_running
+wait_until 120 "job-low running on cluster1" low_running
 uid_low=$(k cluster1 get job job-low -n default -o jsonpath='{.metadata.uid}')
 [ -n "$uid_low" ] || die "job-low's copy on cluster1 has no uid"
 QUEUE=lq-prio PRIO=high job_yaml job-high 3 20s | k hub create -f - >/dev/null || die "job-high not created"
@@ -195,7 +195,7 @@ low_copy_gone() {
   [ "$(k cluster1 get jobs -n default -o json |
     jq --arg u "$uid_low" '[.items[]|select(.metadata.uid==$u)]|length')" = 0 ]
 }
-wait_until 10 "job-low's preempted worker copy (uid $uid_low) deleted" low_copy_gone
+wait_until 120 "job-low's preempted worker copy (uid $uid_low) deleted" low_copy_gone
 [ "$(copies job-low | cut -d' ' -f2)" = 0 ] || die "job-low copied to cluster2: $(copies job-low)"
 wl_low=$(wl_of job-low)
 # A Preempted condition in any status: job-high runs 2 s (time scale 0.1), so under load job-low
@@ -203,9 +203,9 @@ wl_low=$(wl_of job-low)
 jq_ok hub '[.status.conditions[]?|select(.type=="Preempted")]|length>=1' \
   workloads "$wl_low" -n default >/dev/null || die "Workload $wl_low not marked preempted" \
   "$(k hub get workloads "$wl_low" -n default -o yaml)"
-wait_until 10 "job-high copy on cluster1" eval '[ "$(copies job-high)" = "1 0" ]'
-wait_until 20 "hub job-high Complete" hub_job_complete job-high
-wait_until 15 "job-low copy back on cluster1" eval '[ "$(copies job-low)" = "1 0" ]'
+wait_until 120 "job-high copy on cluster1" eval '[ "$(copies job-high)" = "1 0" ]'
+wait_until 120 "hub job-high Complete" hub_job_complete job-high
+wait_until 120 "job-low copy back on cluster1" eval '[ "$(copies job-low)" = "1 0" ]'
 wait_until 90 "hub job-low Complete" hub_job_complete job-low
 # The preempted run did not count: job-low completed in a second copy (another uid), which
 # started once job-high had finished. (Not "job-low not Complete" right after the preemption:
@@ -263,7 +263,7 @@ YAML
 # with 30 s a busy machine let them finish first and no WorkerLost was due.
 for n in 1 2 3 4; do QUEUE=lq-any job_yaml "job-i$n" 1 600s; echo "---"; done | k hub create -f - >/dev/null ||
   die "job-i* not created"
-for n in 1 2 3 4; do wait_until 10 "job-i$n copy on exactly one worker" one_copy "job-i$n"; done
+for n in 1 2 3 4; do wait_until 120 "job-i$n copy on exactly one worker" one_copy "job-i$n"; done
 n1=0
 n2=0
 for n in 1 2 3 4; do
@@ -283,8 +283,8 @@ lost() { # NAME
 }
 on_other() { k "$O" get job "$1" -n default >/dev/null 2>&1; }
 for j in "${ON_P[@]}"; do
-  wait_until 30 "Event WorkerLost for $j ($P paused)" lost "$j"
-  wait_until 15 "$j re-placed on $O" on_other "$j"
+  wait_until 120 "Event WorkerLost for $j ($P paused)" lost "$j"
+  wait_until 120 "$j re-placed on $O" on_other "$j"
   jq_ok hub ".metadata.labels[\"kubestellar.io/cluster\"]==\"$O\"" job "$j" -n default >/dev/null ||
     die "hub $j not labelled with $O"
   # the check went Retry: Kueue evicted the Workload for it and reserved again
@@ -297,7 +297,7 @@ grep -q 'worker unreachable.*cluster='"$P" "$WORK/op.log" || die "no 'worker unr
 faults "$P" '{"paused":false}' | jq -e '.paused==false' >/dev/null || die "$P not resumed"
 for j in "${ON_P[@]}"; do
   gone_p() { ! k "$P" get job "$1" -n default >/dev/null 2>&1; }
-  wait_until 20 "stale copy of $j deleted from $P after resume" gone_p "$j"
+  wait_until 120 "stale copy of $j deleted from $P after resume" gone_p "$j"
 done
 for n in 1 2 3 4; do
   wait_until 90 "hub job-i$n Complete" hub_job_complete "job-i$n"
@@ -332,7 +332,7 @@ YAML
 for c in hub cluster2; do
   widget_crd | k "$c" apply -f - >/dev/null || die "Widget CRD not created on $c"
 done
-wait_until 10 "Widget served by the hub" k hub get widgets -n default
+wait_until 120 "Widget served by the hub" k hub get widgets -n default
 for w in w1 w2; do
   cat <<YAML | k hub create -f - >/dev/null || die "Widget $w not created"
 apiVersion: example.com/v1
@@ -375,7 +375,7 @@ wcopies() { # NAME: copies of Widget NAME on "cluster1 cluster2" (cluster1 has n
   echo "0 $b"
 }
 for w in w1 w2; do
-  wait_until 15 "Widget $w copied to cluster2" eval '[ "$(wcopies '"$w"')" = "0 1" ]'
+  wait_until 120 "Widget $w copied to cluster2" eval '[ "$(wcopies '"$w"')" = "0 1" ]'
   jq_ok hub '.metadata.labels["kubestellar.io/cluster"]=="cluster2" and
       .metadata.annotations["kueue-ks.io/placed-by"]=="kueue-ks" and
       (.metadata.annotations["kueue-ks.io/injected-node-selector"]==null)' widget "$w" -n default >/dev/null ||
@@ -392,13 +392,13 @@ grep -q 'watching a job kind outside the kind table.*resource=widgets' "$WORK/op
 echo '{"status":{"phase":"Running","ready":2}}' |
   k cluster2 patch widget w1 -n default --subresource=status --type=merge --patch-file=/dev/stdin >/dev/null ||
   die "cannot set the status of the cluster2 copy"
-wait_until 10 "hub Widget w1 status copied from cluster2" jq_ok hub \
+wait_until 120 "hub Widget w1 status copied from cluster2" jq_ok hub \
   '.status.phase=="Running" and .status.ready==2' widget w1 -n default
-wait_until 10 "check message of widget-w1 names cluster2" jq_ok hub \
+wait_until 120 "check message of widget-w1 names cluster2" jq_ok hub \
   '[.status.admissionChecks[]|select(.name=="kubestellar-admc" and .state=="Pending" and (.message|test("^(placed|running) on cluster cluster2")))]|length==1' \
   workload widget-w1 -n default
 k hub delete widget w2 -n default --wait=false >/dev/null || die "cannot delete hub Widget w2"
-wait_until 15 "cluster2 copy of w2 deleted" eval '[ "$(wcopies w2)" = "0 0" ]'
+wait_until 120 "cluster2 copy of w2 deleted" eval '[ "$(wcopies w2)" = "0 0" ]'
 [ "$(wcopies w1)" = "0 1" ] || die "Widget w1 copies: $(wcopies w1)"
 pass "Widgets placed by label on cluster2 (the only worker serving the kind) with Warning UnknownJobKind; status came back whole; deleting w2 deleted its copy"
 
@@ -424,12 +424,12 @@ conflict() {
   k hub get events -n default -o json | jq -e \
     '[.items[]|select(.reason=="CopyConflict" and .type=="Warning" and .involvedObject.name=="job-x" and (.message|contains("kueue-ks did not create")))]|length>=1'
 }
-wait_until 20 "Warning Event CopyConflict on job-x" conflict
+wait_until 120 "Warning Event CopyConflict on job-x" conflict
 jq_ok cluster1 '.metadata.labels.team=="someone-else" and (.metadata.labels["kueue-ks.io/origin"]==null)' \
   job job-x -n default >/dev/null || die "the user's job-x on cluster1 was changed"
 hub_job_complete job-x >/dev/null && die "hub job-x Complete while its copy could not be made"
 k cluster1 delete job job-x -n default >/dev/null || die "cannot delete the foreign job-x"
-wait_until 30 "hub job-x Complete after the foreign job was removed" hub_job_complete job-x
+wait_until 120 "hub job-x Complete after the foreign job was removed" hub_job_complete job-x
 jq_ok cluster1 '.metadata.labels["kueue-ks.io/origin"]!=null' job job-x -n default >/dev/null ||
   die "job-x on cluster1 is not our copy"
 pass "a foreign job-x on cluster1 gave Warning CopyConflict and was left alone; after its removal job-x ran there and completed"
@@ -465,7 +465,7 @@ rejected() {
     .type=="Warning" and .involvedObject.name=="job-r" and (.message|contains("the hub refused")) and
     (.message|contains("262144")))]|length>=1'
 }
-wait_until 30 "Warning Event WriteRejected on job-r" rejected
+wait_until 120 "Warning Event WriteRejected on job-r" rejected
 # the Event's count says how many times the write was refused: retried, so at least 3
 refused_3x() {
   k hub get events -n default -o json | jq -e '[.items[]|select(.reason=="WriteRejected" and

@@ -21,7 +21,7 @@ def main():
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
-    sock = socket.create_connection((host, port), timeout=5)
+    sock = socket.create_connection((host, port), timeout=60)  # a hang guard, not a bound
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
     tls = ctx.wrap_bio(incoming, outgoing)
     try:

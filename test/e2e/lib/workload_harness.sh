@@ -38,19 +38,23 @@ start_devhub() { # NAME flags...
   "$DEVHUB" --listen 127.0.0.1:0 --name "$name" --kubeconfig-out "$WORK/$name.kc" \
     --crds "$ROOT/devhub/crds" --crds "$ROOT/config/crd" "$@" >"$WORK/$name.log" 2>&1 &
   PIDS+=($!)
-  for _ in $(seq 200); do
+  # a state, not an instant: up to 120 s (a loaded machine starts it slowly), failing only then
+  local deadline=$((SECONDS + 120))
+  while [ $SECONDS -le $deadline ]; do
     [ -s "$WORK/$name.kc" ] && kubectl --kubeconfig "$WORK/$name.kc" get --raw /readyz \
       >/dev/null 2>&1 && return 0
     sleep 0.05
   done
-  die "devhub $name did not start"
+  die "devhub $name did not start within 120 s"
 }
 k() { # CLUSTER kubectl-args...
   local c=$1
   shift
   kubectl --kubeconfig "$WORK/$c.kc" "$@"
 }
-# wait_until SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds.
+# wait_until SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds. SECONDS is a safety
+# deadline against a hang, not a bound the state must meet: give it room for a loaded machine
+# (the scripts use 60 s or more).
 wait_until() {
   local t=$1 what=$2
   shift 2
@@ -83,6 +87,7 @@ copies() {
 # hub_job_complete NAME: the hub Job NAME (namespace default) is Complete.
 hub_job_complete() { jq_ok hub '[.status.conditions[]?|select(.type=="Complete" and .status=="True")]|length==1' job "$1" -n default; }
 one_copy() { local c; c=$(copies "$@"); [ "$c" = "1 0" ] || [ "$c" = "0 1" ]; }
+copies_are() { [ "$(copies "$1")" = "$2" ]; } # NAME "n1 n2": copies NAME (namespace default) prints that
 no_copy() { [ "$(copies "$@")" = "0 0" ]; }
 # rejected_msg JOB [NS]: the message our check rejected hub job JOB's Workload with, or nothing.
 # Real Kueue (v0.15) deactivates such a Workload and resets the check to Pending ("Reset to
