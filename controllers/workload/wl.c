@@ -623,6 +623,8 @@ static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char
         outcome(a, WL_OUT_WAITING, NULL);
         return msg;
     }
+    /* the copy's zero counts with the placement: its first sight writes nothing */
+    xf_remote_status_placed(s->kind, work, p->cluster);
     act_patch_job(a, s->job, work);
     struct wl_action *r = push(a, WL_ACT_RESERVE);
     r->cluster = xstrdup(p->cluster);

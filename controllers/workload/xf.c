@@ -220,6 +220,8 @@ json_t *xf_downsync(const struct kind_def *k, const json_t *hub, const struct xf
     for (size_t i = 0; i < sizeof(strip_meta) / sizeof(strip_meta[0]); i++)
         json_object_del(meta, strip_meta[i]);
     meta_del(w, "annotations", "kubectl.kubernetes.io/last-applied-configuration");
+    /* the hub's record of the copy's progress, not the copy's */
+    meta_del(w, "annotations", XF_ANN_REMOTE_STATUS);
     json_object_del(w, "status");
     if (k && strcmp(k->group, "batch") == 0 && strcmp(k->kind, "Job") == 0) {
         json_t *spec = json_object_get(w, "spec");
@@ -340,6 +342,30 @@ static json_t *job_status(const struct kind_def *k, const json_t *ws, enum kind_
     return s;
 }
 
+/* The XF_ANN_REMOTE_STATUS value for a copy on `cluster` whose status is `ws` (NULL: none
+ * yet, zero counts). New string. */
+static char *remote_text(const char *cluster, const json_t *ws)
+{
+    json_t *rem =
+        json_pack("{s:s, s:I, s:I, s:I, s:I}", "cluster", cluster ? cluster : "", "active",
+                  (json_int_t)jx_int(ws, "active", 0), "ready", (json_int_t)jx_int(ws, "ready", 0),
+                  "succeeded", (json_int_t)jx_int(ws, "succeeded", 0), "failed",
+                  (json_int_t)jx_int(ws, "failed", 0));
+    char *s = jx_dumps(rem);
+    json_decref(rem);
+    return s;
+}
+
+int xf_remote_status_placed(const struct kind_def *k, json_t *job, const char *cluster)
+{
+    if (!k || k->status_rule != KIND_STATUS_JOB || !json_is_object(job) || !cluster)
+        return 0;
+    char *v = remote_text(cluster, NULL);
+    int changed = set_annotation_if(job, XF_ANN_REMOTE_STATUS, v) ? 1 : 0;
+    free(v);
+    return changed;
+}
+
 int xf_status_return(const struct kind_def *k, const json_t *worker, const char *cluster,
                      bool full_mirror, struct xf_status *out, struct err *e)
 {
@@ -353,13 +379,7 @@ int xf_status_return(const struct kind_def *k, const json_t *worker, const char 
         out->status = ws ? jx_deep_copy(ws) : NULL;
         return 0;
     }
-    json_t *rem =
-        json_pack("{s:s, s:I, s:I, s:I, s:I}", "cluster", cluster ? cluster : "", "active",
-                  (json_int_t)jx_int(ws, "active", 0), "ready", (json_int_t)jx_int(ws, "ready", 0),
-                  "succeeded", (json_int_t)jx_int(ws, "succeeded", 0), "failed",
-                  (json_int_t)jx_int(ws, "failed", 0));
-    out->remote = jx_dumps(rem);
-    json_decref(rem);
+    out->remote = remote_text(cluster, ws);
     if (r != KIND_RUNNING || full_mirror)
         out->status = job_status(k, ws, r);
     return 0;

@@ -25,7 +25,8 @@
  *       - metadata: uid, resourceVersion, generation, generateName,
  *         creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds,
  *         managedFields, ownerReferences, finalizers, selfLink removed; the
- *         annotation kubectl.kubernetes.io/last-applied-configuration removed;
+ *         annotation kubectl.kubernetes.io/last-applied-configuration removed, and
+ *         kueue-ks.io/remote-status (the hub's record of the copy);
  *       - status removed;
  *       - batch/v1 Job: spec.selector, spec.manualSelector removed; labels
  *         controller-uid and batch.kubernetes.io/controller-uid removed from
@@ -158,6 +159,15 @@ struct xf_status {
  */
 int xf_status_return(const struct kind_def *k, const json_t *worker, const char *cluster,
                      bool full_mirror, struct xf_status *out, struct err *e);
+
+/*
+ * The remote-status a job (Job rule kinds) has from its placement on `cluster` until its copy
+ * reports: the zero counts, what xf_status_return gives for a copy without a status. Written
+ * with the placement, so that the new copy's first sight (a watch ADDED without a status)
+ * needs no hub job write of its own: one hub write less per dispatch. Returns 1 when `job`
+ * changed, 0 otherwise (other kinds, or already so).
+ */
+int xf_remote_status_placed(const struct kind_def *k, json_t *job, const char *cluster);
 void xf_status_release(struct xf_status *s);
 
 /*

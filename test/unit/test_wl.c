@@ -20,7 +20,12 @@
 #define CHECK "ks-check"
 #define T_RES "2026-11-22T10:00:00Z"
 #define TOKEN "wl-uid/" T_RES
-#define NOW   "2026-11-22T10:05:00Z"
+/* What a placement on cluster c writes besides: the copy's zero counts, so that the copy's
+ * first sight needs no hub write (xf_remote_status_placed) */
+#define ZERO_REMOTE(c)                                                                             \
+    "\",\"kueue-ks.io/remote-status\":\"{\\\"active\\\":0,\\\"cluster\\\":\\\"" c                  \
+    "\\\",\\\"failed\\\":0,\\\"ready\\\":0,\\\"succeeded\\\":0}\""
+#define NOW "2026-11-22T10:05:00Z"
 
 static json_t *J(const char *s)
 {
@@ -104,6 +109,7 @@ enum {
     JOB_PLACED_C1_DONE,
     JOB_PLACED_C1_COPY, /* placed on c1, the flavor's keys recorded for the copy only */
     JOB_STALE_C1_SPEC,  /* JOB_STALE_C1 with the keys in the spec (KubeStellar's transport) */
+    JOB_PLACED_C1_ZERO, /* JOB_PLACED_C1 as placed now: with the copy's zero counts */
 };
 
 static json_t *make_job(int how)
@@ -118,6 +124,11 @@ static json_t *make_job(int how)
     switch (how) {
     case JOB_PLACED_C1:
         xf_place(k, job, "c1", labels, TOKEN, XF_INJECT_SPEC, NULL);
+        break;
+    case JOB_PLACED_C1_ZERO:
+        xf_place(k, job, "c1", labels, TOKEN, XF_INJECT_SPEC, NULL);
+        assert_int_equal(xf_remote_status_placed(k, job, "c1"), 1);
+        assert_int_equal(xf_remote_status_placed(k, job, "c1"), 0); /* already so */
         break;
     case JOB_PINNED_C1:
         jx_set_label(job, XF_LABEL_CLUSTER, "c1");
@@ -304,8 +315,9 @@ static const struct tcase cases[] = {
      .want_placement = true,
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/injected-node-selector\":"
               "\"{\\\"spec.template\\\":{\\\"instance\\\":\\\"spot\\\"}}\",\"kueue-ks.io/"
-              "placed-by\":\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"labels\":{"
-              "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
+              "placed-by\":\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN ZERO_REMOTE(
+                  "c2") "},\"labels\":{"
+                        "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
               "reserve c2",
               "\"message\":\"placed on cluster c2: most free\",\"name\":\"ks-check\","
               "\"state\":\"Pending\""}},
@@ -319,9 +331,10 @@ static const struct tcase cases[] = {
      .want_placement = true,
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/injected-node-selector\":"
               "\"{\\\"spec.template\\\":{\\\"instance\\\":\\\"spot\\\"}}\",\"kueue-ks.io/"
-              "placed-by\":\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"labels\":{"
-              "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"},\"spec\":{"
-              "\"template\":{\"spec\":{\"nodeSelector\":{\"instance\":\"spot\"}}}}}",
+              "placed-by\":\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN ZERO_REMOTE(
+                  "c2") "},\"labels\":{"
+                        "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"},\"spec\":{"
+                        "\"template\":{\"spec\":{\"nodeSelector\":{\"instance\":\"spot\"}}}}}",
               "reserve c2",
               "event job Normal AssignedCluster: Assigned to cluster c2; nodeSelector added from "
               "the admitted flavors: {\"spec.template\":{\"instance\":\"spot\"}}",
@@ -345,8 +358,9 @@ static const struct tcase cases[] = {
      .place = WL_PLACE_OK,
      .place_cluster = "c3",
      .want_placement = true,
-     .want = {"\"kueue-ks.io/placed-for\":\"" TOKEN "\"},\"resourceVersion\":\"5\"}", "reserve c3",
-              "wl-status"}},
+     .want = {"\"kueue-ks.io/placed-for\":\"" TOKEN ZERO_REMOTE(
+                  "c3") "},\"resourceVersion\":\"5\"}",
+              "reserve c3", "wl-status"}},
     {.name = "reserved, nothing fits now: message, events on both, requeue, told (the log line)",
      .out = "waiting told NoClusterFits",
      .wl = RESERVED("Pending"),
@@ -403,7 +417,8 @@ static const struct tcase cases[] = {
      .want_placement = true,
      .want = {"delete-copy c1 default/sample",
               "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/placed-for\":\"" TOKEN
-              "\"},\"labels\":{\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
+                  ZERO_REMOTE("c2") "},\"labels\":{\"kubestellar.io/"
+                                    "cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
               "reserve c2", "wl-status"}},
     {.name = "stale placement with the flavor's keys in the spec (KubeStellar's transport or an "
              "earlier version), re-placed by the built-in syncer: the keys leave the spec",
@@ -416,8 +431,9 @@ static const struct tcase cases[] = {
      .want_placement = true,
      .want = {"delete-copy c1 default/sample",
               "patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/placed-for\":\"" TOKEN
-              "\"},\"labels\":{\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"},"
-              "\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":null}}}}",
+                  ZERO_REMOTE("c2") "},\"labels\":{\"kubestellar.io/"
+                                    "cluster\":\"c2\"},\"resourceVersion\":\"5\"},"
+                                    "\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":null}}}}",
               "reserve c2", "wl-status"}},
     {.name = "reserved, check Retry: wait for Kueue",
      .out = "none",
@@ -485,6 +501,42 @@ static const struct tcase cases[] = {
      .copy = COPY_RUNNING,
      .place = -1,
      .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":"}},
+    {.name = "placed before the zero counts were written with the placement, new copy without "
+             "a status: its zero counts relayed",
+     .out = "none",
+     .wl = {.reserved = RES_TRUE,
+            .state = "Pending",
+            .assigned = true,
+            .msg = "placed on cluster c1 (spread, the most free wins)"},
+     .job = JOB_PLACED_C1,
+     .copy = COPY_NEW,
+     .place = -1,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":"
+              "\"{\\\"active\\\":0,\\\"cluster\\\":\\\"c1\\\",\\\"failed\\\":0,\\\"ready\\\":0,"
+              "\\\"succeeded\\\":0}\"}}}"}},
+    {.name = "placed with the zero counts, new copy without a status: nothing to write (one hub "
+             "write less per dispatch)",
+     .out = "none",
+     .wl = {.reserved = RES_TRUE,
+            .state = "Pending",
+            .assigned = true,
+            .msg = "placed on cluster c1 (spread, the most free wins)"},
+     .job = JOB_PLACED_C1_ZERO,
+     .copy = COPY_NEW,
+     .place = -1,
+     .want = {NULL}},
+    {.name = "placed with the zero counts, the copy's pods start: their counts relayed",
+     .out = "none",
+     .wl = {.reserved = RES_TRUE,
+            .state = "Pending",
+            .assigned = true,
+            .msg = "placed on cluster c1 (spread, the most free wins)"},
+     .job = JOB_PLACED_C1_ZERO,
+     .copy = COPY_RUNNING,
+     .place = -1,
+     .want = {"patch-job {\"metadata\":{\"annotations\":{\"kueue-ks.io/remote-status\":"
+              "\"{\\\"active\\\":2,\\\"cluster\\\":\\\"c1\\\",\\\"failed\\\":0,\\\"ready\\\":2,"
+              "\\\"succeeded\\\":1}\"}}}"}},
     {.name = "placed on c1, copy seen, the check message names another cluster: running on c1",
      .out = "none",
      .wl = {.reserved = RES_TRUE,

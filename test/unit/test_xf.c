@@ -290,6 +290,10 @@ static void test_downsync_job(void **state)
     const struct kind_def *k = kind_lookup("batch/v1", "Job");
     json_t *hub = J(HUB_JOB);
     xf_place(k, hub, "cluster1", NULL, "t", XF_INJECT_SPEC, NULL);
+    assert_int_equal(xf_remote_status_placed(k, hub, "cluster1"), 1);
+    assert_string_equal(jx_annotation(hub, XF_ANN_REMOTE_STATUS),
+                        "{\"active\":0,\"cluster\":\"cluster1\",\"failed\":0,\"ready\":0,"
+                        "\"succeeded\":0}");
     struct xf_origin o = {.origin = "hub-a", .origin_uid = "hub-uid-1"};
     struct err e;
     json_t *w = xf_downsync(k, hub, &o, &e);
@@ -313,6 +317,7 @@ static void test_downsync_job(void **state)
                 "{\"job-name\":\"sample-job-x7k2p\",\"app\":\"demo\"}");
     assert_null(jx_annotation(w, "batch.kubernetes.io/job-tracking"));
     assert_null(jx_annotation(w, "kubectl.kubernetes.io/last-applied-configuration"));
+    assert_null(jx_annotation(w, XF_ANN_REMOTE_STATUS)); /* the hub's record, not the copy's */
     assert_string_equal(jx_annotation(w, "team"), "ml");
     assert_string_equal(jx_name(w), "sample-job-x7k2p");
     assert_string_equal(jx_namespace(w), "default");
