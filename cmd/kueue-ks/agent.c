@@ -62,6 +62,7 @@ static size_t agent_cli_flags(struct agent_cli *o, struct flag *fl)
 struct agent_run {
     const struct agent_cli *o;
     const struct logger *lg;
+    jx_lifetime_fn lifetime;
     struct kube_client *hub;
     struct kube_client *watched; /* the manager's client: the cluster being reported */
     struct kube_call *probe;     /* GET /version on the watched cluster, when hub is separate */
@@ -169,6 +170,7 @@ static int run_start(void *ud, struct mgr *m, struct err *e)
         .lg = r->lg,
         .on_change = on_change,
         .on_change_ud = r,
+        .json_lifetime = r->lifetime,
     };
     rc = agent_new(mgr_client(m), hub, r->o->cluster, &ao, &r->agent, e);
     if (rc < 0)
@@ -191,7 +193,7 @@ static void run_stop(void *ud)
     agent_stop(r->agent);
 }
 
-int cmd_agent(int argc, char **argv, cmd_give_back_fn give_back)
+int cmd_agent(int argc, char **argv, cmd_give_back_fn give_back, jx_lifetime_fn lifetime)
 {
     struct agent_cli o;
     memset(&o, 0, sizeof o);
@@ -225,6 +227,7 @@ int cmd_agent(int argc, char **argv, cmd_give_back_fn give_back)
         goto out;
     run.o = &o;
     run.lg = &lg;
+    run.lifetime = lifetime;
     struct mgr_runnable rn = {
         .name = "clustermetrics-agent", .start = run_start, .stop = run_stop, .ud = &run};
     mgr_add_runnable(m, &rn);

@@ -28,9 +28,12 @@
  */
 static struct slab_pool *json_pool;
 
+/* Set by json_lifetime while a long-lived value is made (jsonx.h). */
+static bool json_long;
+
 static void *json_pool_alloc(size_t n)
 {
-    return slab_alloc(json_pool, n);
+    return json_long ? slab_alloc_long(json_pool, n) : slab_alloc(json_pool, n);
 }
 
 static void json_pool_release(void *p)
@@ -38,6 +41,16 @@ static void json_pool_release(void *p)
     slab_release(json_pool, p);
 }
 #endif
+
+/* The commands' allocator hint (jx_lifetime_fn): long-lived values in slabs of their own. */
+static void json_lifetime(bool long_lived)
+{
+#if USE_SLAB
+    json_long = long_lived;
+#else
+    (void)long_lived;
+#endif
+}
 
 /* The commands' give-back hook (cmds.h): the pool is main's. */
 static void json_give_back(void *ud)
@@ -89,7 +102,7 @@ int main(int argc, char **argv)
         }
         /* No subcommand: run, like the Go operator's single-command binary. */
         mtune_reexec(argv);
-        return cmd_run(argc - 1, argv + 1, json_give_back);
+        return cmd_run(argc - 1, argv + 1, json_give_back, json_lifetime);
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "version")) {
@@ -101,9 +114,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run") || !strcmp(cmd, "agent"))
         mtune_reexec(argv); /* returns when it is not needed or not possible */
     if (!strcmp(cmd, "run"))
-        return cmd_run(argc - 2, argv + 2, json_give_back);
+        return cmd_run(argc - 2, argv + 2, json_give_back, json_lifetime);
     if (!strcmp(cmd, "agent"))
-        return cmd_agent(argc - 2, argv + 2, json_give_back);
+        return cmd_agent(argc - 2, argv + 2, json_give_back, json_lifetime);
     if (!strcmp(cmd, "status"))
         return cmd_status(argc - 2, argv + 2);
     if (!strcmp(cmd, "explain"))

@@ -91,7 +91,7 @@ static size_t run_flags(struct run_opts *o, struct flag *fl)
     return n + QUOTA_NFLAGS;
 }
 
-int cmd_run(int argc, char **argv, cmd_give_back_fn give_back)
+int cmd_run(int argc, char **argv, cmd_give_back_fn give_back, jx_lifetime_fn lifetime)
 {
     struct run_opts o;
     memset(&o, 0, sizeof o);
@@ -130,6 +130,7 @@ int cmd_run(int argc, char **argv, cmd_give_back_fn give_back)
         .packed_cache = o.packed_cache,
         .job_meta_through_job = !o.job_metadata_through_status,
         .metrics_stale_after_s = o.quota.metrics_stale_after,
+        .json_lifetime = lifetime,
     };
     if (wlrun_new(&wc, &wr, &e) < 0) {
         code = cli_invalid(&lg, e.msg);

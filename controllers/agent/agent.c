@@ -31,6 +31,7 @@ struct sink {
     const char *cluster;
     json_t *warnings; /* may be NULL */
     uint64_t bad_pods;
+    jx_lifetime_fn lifetime; /* may be NULL */
 };
 
 struct agent {
@@ -150,7 +151,12 @@ static json_t *project_pod(json_t *obj, void *ud)
     struct sink *s = ud;
     struct err e;
     err_clear(&e);
+    /* the record lives as long as the pod: away from the list's and the events' trees */
+    if (s->lifetime)
+        s->lifetime(true);
     json_t *rec = podrec_new(obj, &e);
+    if (s->lifetime)
+        s->lifetime(false);
     if (e.code) {
         char key[JX_OBJ_KEY_MAX + 1];
         s->bad_pods++;
@@ -998,6 +1004,7 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
     a->on_change_ud = o.on_change_ud;
     a->sink.lg = o.lg;
     a->sink.cluster = a->cluster;
+    a->sink.lifetime = o.json_lifetime;
     a->retry_s = RETRY_INITIAL_S;
     ev_timer_init(&a->flush_timer, on_flush, 0, 0);
     a->flush_timer.data = a;

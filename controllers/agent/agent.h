@@ -110,6 +110,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/kube/cache.h"
 #include "pkg/kube/client.h"
 #include "pkg/util/err.h"
@@ -152,6 +153,9 @@ struct agent_opts {
      * AGENT_HUB_WORK_LABEL, store_project_lean). NULL: the agent makes its own
      * (`kueue-ks agent`), where its Jobs keep only the fields it reads. */
     struct kcache *cache;
+    /* Tells the JSON allocator that a pod's record (podrec.h, kept as long as the pod) is
+     * being made (jsonx.h). NULL: nothing to tell. */
+    jx_lifetime_fn json_lifetime;
 };
 
 struct agent_stats {

@@ -1044,6 +1044,7 @@ static int add_workers(struct wlrun *r, struct err *e)
                                 .http1_only = r->cfg.http1_only,
                                 .probe_interval_s = r->cfg.probe_interval_s,
                                 .agent_min_interval_s = r->cfg.agent_min_interval_s,
+                                .json_lifetime = r->cfg.json_lifetime,
                                 .kinds = r->job_kinds,
                                 .n_kinds = r->n_jobs,
                                 .on_change = worker_changed,

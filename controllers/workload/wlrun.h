@@ -59,6 +59,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "pkg/json/jsonx.h"
 #include "pkg/manager/manager.h"
 #include "pkg/util/err.h"
 
@@ -93,6 +94,7 @@ struct wlrun_config {
     double metrics_stale_after_s; /* 0 = the controller's default (120) */
     double probe_interval_s;      /* worker reachability probe, 0 = 5 */
     double agent_min_interval_s;  /* 0 = the agent's default */
+    jx_lifetime_fn json_lifetime; /* main's JSON allocator hint (jsonx.h); may be NULL */
     double discovery_backoff_s;   /* first retry of a start-up discovery GET, 0 = 1 s */
 };
 

@@ -430,7 +430,8 @@ static int worker_new(struct workers *w, const char *name, struct kube_rest_conf
         struct agent_opts ao = {.min_interval_s = w->cfg.agent_min_interval_s,
                                 .lg = w->cfg.lg,
                                 .informer_backoff_s = w->cfg.informer_backoff_s,
-                                .cache = k->cache};
+                                .cache = k->cache,
+                                .json_lifetime = w->cfg.json_lifetime};
         rc = agent_new(k->client, w->cfg.hub, name, &ao, &k->agent, e);
         if (rc < 0)
             goto fail;

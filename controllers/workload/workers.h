@@ -51,6 +51,7 @@
 #include <stddef.h>
 
 #include "controllers/workload/kinds.h"
+#include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"
 #include "pkg/kube/restconfig.h"
 #include "pkg/kube/store.h"
@@ -79,7 +80,8 @@ struct workers_config {
     bool http1_only;             /* worker clients never offer HTTP/2 (--http2=false) */
     double probe_interval_s;     /* 0 = 5 s */
     double agent_min_interval_s; /* 0 = the agent's default */
-    double informer_backoff_s;   /* 0 = the informer's default (tests shorten it) */
+    jx_lifetime_fn json_lifetime; /* for the agents (agent_opts); may be NULL */
+    double informer_backoff_s;    /* 0 = the informer's default (tests shorten it) */
     /* The job kinds whose copies are watched (borrowed table entries, e.g. the
      * kinds the hub serves); NULL = batch/v1 Job only. Job is always watched. */
     const struct kind_def *const *kinds;

@@ -225,4 +225,12 @@ json_t *jx_owner_find(const json_t *obj, const char *group, const char *kind);
  */
 void jx_use_xalloc(void);
 
+/*
+ * The process's JSON allocator told that the values made until the next call will be kept
+ * long (true: a cache's records) or not (false). main's (cmd/kueue-ks/main.c: long-lived
+ * values get slabs of their own, pkg/util/slab.h), handed down through the configs; NULL
+ * where there is none.
+ */
+typedef void (*jx_lifetime_fn)(bool long_lived);
+
 #endif

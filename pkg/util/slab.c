@@ -12,7 +12,10 @@
 
 #define CLASS_STEP 16
 #define CLASSES    (SLAB_MAX / CLASS_STEP)
-#define NONE       UINT32_MAX
+/* Long-lived blocks (slab_alloc_long) have classes of their own, CLASSES above the others:
+ * their slabs never hold a short-lived block. */
+#define ALL_CLASSES (2 * CLASSES)
+#define NONE        UINT32_MAX
 
 /*
  * Where a slab is. CUR -> FULL when its last block is handed out and another is asked for;
@@ -53,8 +56,8 @@ struct slab_pool {
     size_t slabs_bytes;
     uint64_t (*maps)[MAP_WORDS]; /* per slab, mapped alike */
     size_t maps_bytes;
-    struct slab *cur[CLASSES];
-    uint32_t partial[CLASSES];
+    struct slab *cur[ALL_CLASSES];
+    uint32_t partial[ALL_CLASSES];
     uint32_t empty, given; /* stacks */
     unsigned n_empty, keep_empty;
     size_t fallbacks, returns;
@@ -102,7 +105,7 @@ int slab_pool_new(size_t reserve, unsigned keep_empty, struct slab_pool **out)
     p->slabs_bytes = meta;
     p->maps = bits;
     p->maps_bytes = maps;
-    for (int c = 0; c < CLASSES; c++)
+    for (int c = 0; c < ALL_CLASSES; c++)
         p->partial[c] = NONE;
     p->empty = p->given = NONE;
     p->keep_empty = keep_empty;
@@ -193,7 +196,7 @@ size_t slab_give_back(struct slab_pool *p)
         give(p, s);
         n++;
     }
-    for (int c = 0; c < CLASSES; c++) {
+    for (int c = 0; c < ALL_CLASSES; c++) {
         s = p->cur[c];
         if (!s || s->used || !s->bump) /* free blocks are below bump */
             continue;
@@ -263,7 +266,7 @@ static void *alloc_slow(struct slab_pool *p, unsigned c, size_t n)
             return xmalloc(n);
         }
         s->cls = (uint8_t)c;
-        s->size = (uint16_t)((c + 1) * CLASS_STEP);
+        s->size = (uint16_t)((c % CLASSES + 1) * CLASS_STEP);
         s->inv = (uint32_t)((((uint64_t)1 << 32) + s->size - 1) / s->size);
         s->cap = (uint32_t)(SLAB_BYTES / s->size);
         s->used = 0;
@@ -280,6 +283,17 @@ void *slab_alloc(struct slab_pool *p, size_t n)
     if (n > SLAB_MAX)
         return xmalloc(n);
     unsigned c = n ? (unsigned)((n - 1) / CLASS_STEP) : 0;
+    struct slab *s = p->cur[c];
+    if (s && (s->free || s->bump < s->cap))
+        return take_block(s);
+    return alloc_slow(p, c, n);
+}
+
+void *slab_alloc_long(struct slab_pool *p, size_t n)
+{
+    if (n > SLAB_MAX)
+        return xmalloc(n);
+    unsigned c = CLASSES + (n ? (unsigned)((n - 1) / CLASS_STEP) : 0);
     struct slab *s = p->cur[c];
     if (s && (s->free || s->bump < s->cap))
         return take_block(s);
@@ -362,7 +376,8 @@ static int fail(const char **why, const char *what)
 /* A live slab's blocks: free list + handed out + never used = all of them, the bits agree. */
 static int check_blocks(const struct slab_pool *p, const struct slab *s, const char **why)
 {
-    if (s->size != (s->cls + 1) * CLASS_STEP || s->cap != SLAB_BYTES / s->size || s->bump > s->cap)
+    if (s->size != (s->cls % CLASSES + 1) * CLASS_STEP || s->cap != SLAB_BYTES / s->size ||
+        s->bump > s->cap)
         return fail(why, "a live slab's class, capacity or bump is wrong");
     const uint64_t *map = s->map;
     if (map != p->maps[idx_of(p, s)])
@@ -391,7 +406,7 @@ int slab_check(const struct slab_pool *p, const char **why)
 {
     unsigned char *seen = xcalloc(p->carved ? p->carved : 1, 1);
     int rc = 0;
-    for (unsigned c = 0; c < CLASSES && !rc; c++) {
+    for (unsigned c = 0; c < ALL_CLASSES && !rc; c++) {
         uint32_t prev = NONE, n = 0;
         for (uint32_t i = p->partial[c]; i != NONE && !rc; i = p->slabs[i].next) {
             const struct slab *s = &p->slabs[i];

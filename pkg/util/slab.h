@@ -50,6 +50,14 @@ void slab_pool_free(struct slab_pool *p);
 
 /* A block of at least n bytes. Never NULL (out of memory aborts, as xmalloc does). */
 void *slab_alloc(struct slab_pool *p, size_t n);
+/*
+ * The same for a block that will outlive the bursts around it (a cached record): taken from
+ * slabs that hold only such blocks, so that the short-lived blocks' slabs empty and go back
+ * whole when their trees are freed, instead of each being pinned by a few long-lived ones
+ * (the agents' 30,000 pod records of a restart on the real stack kept the pool's slabs
+ * half empty: docs/performance.md). Released with slab_release like any block.
+ */
+void *slab_alloc_long(struct slab_pool *p, size_t n);
 /* Give back a block of slab_alloc(p, ...) or of malloc. NULL is fine. */
 void slab_release(struct slab_pool *p, void *block);
 

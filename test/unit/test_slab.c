@@ -433,6 +433,55 @@ static void test_bursts(void **state)
     slab_pool_free(p);
 }
 
+/* Records made among bursts of short-lived blocks of their size: with slab_alloc_long they
+ * fill slabs of their own, so once the bursts are freed only their own slabs stay live; made
+ * with slab_alloc they pin the bursts' slabs. */
+static size_t live_slabs_after_bursts(bool long_lived)
+{
+    enum { RECORDS = 3000, SHORT_PER = 3, SIZE = 80 };
+    struct slab_pool *p = new_pool(256 * SLAB_BYTES, 0);
+    unsigned char **rec = calloc(RECORDS, sizeof *rec);
+    unsigned char **tmp = calloc((size_t)RECORDS * SHORT_PER, sizeof *tmp);
+    for (size_t i = 0; i < RECORDS; i++) {
+        for (size_t j = 0; j < SHORT_PER; j++) {
+            tmp[i * SHORT_PER + j] = slab_alloc(p, SIZE);
+            fill(tmp[i * SHORT_PER + j], SIZE, 1);
+        }
+        rec[i] = long_lived ? slab_alloc_long(p, SIZE) : slab_alloc(p, SIZE);
+        fill(rec[i], SIZE, (unsigned)i);
+    }
+    assert_sound(p);
+    for (size_t i = 0; i < (size_t)RECORDS * SHORT_PER; i++)
+        slab_release(p, tmp[i]);
+    assert_sound(p);
+    struct slab_stats st;
+    slab_stats(p, &st);
+    assert_int_equal(st.blocks, RECORDS);
+    size_t live = st.slabs_live;
+    for (size_t i = 0; i < RECORDS; i++) {
+        check(rec[i], SIZE, (unsigned)i);
+        slab_release(p, rec[i]);
+    }
+    slab_stats(p, &st);
+    assert_int_equal(st.blocks, 0);
+    assert_true(st.slabs_live <= 2); /* at most each kind's slab being filled, empty */
+    assert_sound(p);
+    free(rec);
+    free(tmp);
+    slab_pool_free(p);
+    return live;
+}
+
+static void test_long_lived(void **state)
+{
+    (void)state;
+    size_t per_slab = SLAB_BYTES / 80, need = (3000 + per_slab - 1) / per_slab;
+    size_t apart = live_slabs_after_bursts(true), mixed = live_slabs_after_bursts(false);
+    /* their own slabs, plus the short blocks' slab being filled (kept as cur, now empty) */
+    assert_true(apart <= need + 1);
+    assert_true(mixed >= 3 * need); /* a record in each burst's slabs */
+}
+
 /* Random sizes, random order: every live block keeps its bytes; the counts match a shadow. */
 static void test_random(void **state)
 {
@@ -490,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_give_back),          cmocka_unit_test(test_range_used_up),
         cmocka_unit_test(test_bad_releases),       cmocka_unit_test(test_bursts),
         cmocka_unit_test(test_partial_list),       cmocka_unit_test(test_random),
+        cmocka_unit_test(test_long_lived),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
