@@ -59,8 +59,9 @@ struct wlc {
      * `at` ms; until the worker's store shows it (10 s at most), a pass must not make it again
      * (wl_snapshot.copy_sent) */
     json_t *copy_sent;
-    /* key -> Kueue's reason last relayed as an Event on the job of a Workload
-     * without our check (once per change, not once per pass) */
+    /* key -> the message last relayed as an Event on the job of a Workload without our check
+     * (or deactivated): told again only when Kueue's reason or the kind of verdict changes
+     * (wl_not_admitted_same), not once per pass nor at every capacity change */
     json_t *relayed;
     /* key -> the last refusal of its copy by a worker that was logged (once per change) */
     json_t *refused;

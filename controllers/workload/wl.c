@@ -545,6 +545,26 @@ static int64_t quiet_left(const struct wl_snapshot *s, const char *state, const 
     return age >= 0 && age < s->opts.quiet_new_ms ? s->opts.quiet_new_ms - age : 0;
 }
 
+/* A placement on `was` undone (state 3): Event Evicted and the outcome, once per placement (its
+ * placed-for): a pass that finds the placement it undid still on the job (the patch lost a race,
+ * or the store lags) undoes it again without telling it again (wl_snapshot.evicted_told). */
+static void tell_evicted(const struct wl_snapshot *s, bool evicting, const char *was,
+                         struct wl_actions *a)
+{
+    const char *undone_for = jx_annotation(s->job, XF_ANN_PLACED_FOR);
+    if (s->evicted_told && undone_for && strcmp(s->evicted_told, undone_for) == 0)
+        return;
+    const char *why = !wl_active(s->workload) ? "deactivated"
+                      : evicting              ? "is being evicted"
+                                              : "lost its quota reservation";
+    char *msg =
+        xasprintf("Workload %s %s; placement on cluster %s undone", jx_name(s->workload), why, was);
+    outcome(a, WL_OUT_EVICTED, was);
+    a->outcome.why = xstrdup(msg);
+    a->outcome.undone_for = undone_for ? xstrdup(undone_for) : NULL;
+    act_event(a, WL_TGT_JOB, "Normal", REASON_EVICTED, msg);
+}
+
 static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const json_t *entry,
                           bool evicting, struct wl_actions *a)
 {
@@ -570,21 +590,8 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
         push(a, WL_ACT_PATCH_JOB_STATUS)->patch = json_pack("{s:o}", "status", stopped);
     delete_all_copies(s, a, NULL);
     push(a, WL_ACT_UNRESERVE);
-    const char *undone_for = jx_annotation(s->job, XF_ANN_PLACED_FOR);
-    if (was_c && s->evicted_told && undone_for && strcmp(s->evicted_told, undone_for) == 0) {
-        /* told already: this pass repeats the undo (the earlier patch failed or is not in the
-         * store yet), not the eviction */
-    } else if (was_c) {
-        const char *why = !wl_active(s->workload) ? "deactivated"
-                          : evicting              ? "is being evicted"
-                                                  : "lost its quota reservation";
-        char *msg = xasprintf("Workload %s %s; placement on cluster %s undone",
-                              jx_name(s->workload), why, was_c);
-        outcome(a, WL_OUT_EVICTED, was_c);
-        a->outcome.why = xstrdup(msg);
-        a->outcome.undone_for = undone_for ? xstrdup(undone_for) : NULL;
-        act_event(a, WL_TGT_JOB, "Normal", REASON_EVICTED, msg);
-    }
+    if (was_c)
+        tell_evicted(s, evicting, was_c, a);
     free(was_c);
     if (jx_cond_find(s->workload, WL_COND_CLUSTER_ASSIGNED))
         wlst_assigned(w, false, REASON_NO_RESERVATION, "the workload holds no quota reservation");

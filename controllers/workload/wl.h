@@ -20,10 +20,11 @@
  * status (xf_status_stopped), delete worker copies, drop the reservation, ClusterAssigned -> False,
  * check -> Pending (unless it is Rejected, or an eviction is in progress: Kueue
  * resets the checks when it releases the reservation) with a message saying why it waits: Kueue's
- * reason (wl_kueue_reason) and the per-cluster fit (s->explain); when that message changes, an
- * Event on the job (NoClusterFits when it can never fit, else NotAdmitted), so a user sees it
- * once per change; requeue (the fit depends on the clusters, which do not queue Workloads).
- * Event Evicted when a placement was undone.
+ * reason (wl_kueue_reason) and the per-cluster fit (s->explain); when Kueue's reason or the kind
+ * of verdict changes (wl_not_admitted_same), an Event on the job (NoClusterFits when it can never
+ * fit, else NotAdmitted), so a user sees it once per change, not at every capacity change;
+ * requeue (the fit depends on the clusters, which do not queue Workloads). Event Evicted when a
+ * placement was undone, once per placement (wl_snapshot.evicted_told).
  *  4. Reserved and our check is Retry/Rejected/Ready: wait for Kueue.
  *  5. Reserved, not placed for THIS admission (no placement, or a stale one
  *     left by an earlier admission: the job's kueue-ks.io/placed-for differs
