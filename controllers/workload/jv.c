@@ -393,6 +393,14 @@ static struct explain_excl *exclusions(const struct jv_input *in, const struct p
 static void verdict(const struct jv_input *in, const struct explain_report *r, struct buf *out)
 {
     const json_t *wl = in->workload;
+    const char *end = job_end(in);
+    if (end) { /* the verdict is where it ran; the fit, for what it is, after it */
+        char *where = ran_on(in);
+        buf_printf(out, "\nfinished: %s%s%s\ncapacity now, for a new run: %s\n", end,
+                   where ? " on cluster " : "", where ? where : "", r->message);
+        free(where);
+        return;
+    }
     if (jx_cond_is_true(wl, "QuotaReserved")) {
         buf_printf(out, "\n%s\n", r->message);
         return;
@@ -420,14 +428,6 @@ static void verdict(const struct jv_input *in, const struct explain_report *r, s
 static void fit_part(const struct jv_input *in, struct buf *out)
 {
     buf_puts(out, "\nFit per cluster\n");
-    const char *end = job_end(in);
-    if (end) { /* nothing to place: where it ran instead of a fit that reads as waiting */
-        char *where = ran_on(in);
-        buf_printf(out, "  (not judged: the job has finished)\n\nfinished: %s%s%s\n", end,
-                   where ? " on cluster " : "", where ? where : "");
-        free(where);
-        return;
-    }
     if (!in->workload) {
         buf_puts(out, "  (no Workload: nothing to fit)\n");
         return;

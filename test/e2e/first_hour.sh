@@ -232,7 +232,8 @@ grep -qE "Worker copy:  on $cl: active 0, ready 0, succeeded 3, failed 0" <<<"$o
 grep -qx "finished: Succeeded on cluster $cl" <<<"$out" || die "explain: a finished job's verdict" "$out"
 grep -qE "^  Check: +kubestellar-admc: finished on cluster $cl: succeeded \(state Pending to the end" <<<"$out" ||
   die "explain: a finished job's check line" "$out"
-grep -q "fits now" <<<"$out" && die "explain: a finished job 'fits now'" "$out"
+grep -q "^fits now" <<<"$out" && die "explain: a finished job's verdict is 'fits now'" "$out"
+grep -q "^capacity now, for a new run: " <<<"$out" || die "explain: a finished job's fit is not labelled" "$out"
 # the Workload's name explains its job (the README has users watch Workloads)
 wl=$(k get workloads -o jsonpath="{.items[?(@.metadata.ownerReferences[0].name==\"$name\")].metadata.name}")
 [ -n "$wl" ] || die "no Workload of $name" "$(k get workloads)"

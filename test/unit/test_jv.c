@@ -178,7 +178,7 @@ static void test_placed_running(void **state)
 }
 
 /* A finished job (issue: explain said "Pending ... fits now" for it): the check line says what
- * happened, the verdict that it finished and where it ran, and no fit is judged. */
+ * happened, the verdict that it finished and where it ran; the fit, for a new run, after it. */
 static void test_finished(void **state)
 {
     (void)state;
@@ -217,15 +217,22 @@ static void test_finished(void **state)
                                "  Check:        kubestellar-admc: finished on cluster cluster1: "
                                "succeeded (state Pending to the end: Kueue never runs the "
                                "hub copy)\n"));
-        const char *tail = failed ? "Fit per cluster\n  (not judged: the job has finished)\n\n"
-                                    "finished: Failed on cluster cluster1\n"
-                                  : "Fit per cluster\n  (not judged: the job has finished)\n\n"
-                                    "finished: Succeeded on cluster cluster1\n";
+        const char *tail =
+            failed ? FREE_NOTE "\nfinished: Failed on cluster cluster1\ncapacity now, for a new "
+                               "run: fits now: pod set main needs cpu 2 per pod; cluster1: fits "
+                               "now (spot); cluster2: no node of flavor spot (instance=spot), the "
+                               "flavor Kueue reserved the quota in; cluster3: no fresh metrics "
+                               "(stale or unreachable): cannot tell\n"
+                   : FREE_NOTE "\nfinished: Succeeded on cluster cluster1\ncapacity now, for a "
+                               "new run: fits now: pod set main needs cpu 2 per pod; cluster1: "
+                               "fits now (spot); cluster2: no node of flavor spot (instance=spot), "
+                               "the flavor Kueue reserved the quota in; cluster3: no fresh "
+                               "metrics (stale or unreachable): cannot tell\n";
         size_t ol = strlen(out), tl = strlen(tail);
         if (ol < tl || strcmp(out + ol - tl, tail) != 0)
             fail_msg("the text does not end with the finish:\n%s", out);
-        assert_null(strstr(out, "fits now"));
-        assert_null(strstr(out, ": Pending: "));
+        assert_null(strstr(out, "\nfits now"));  /* not the verdict */
+        assert_null(strstr(out, ": Pending: ")); /* the check line */
         buf_free(&b);
         json_decref(job);
         json_decref(wl);
