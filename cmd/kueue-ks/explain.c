@@ -199,14 +199,17 @@ static int64_t wall_ms(void)
 
 int cmd_explain(int argc, char **argv)
 {
-    char *kubeconfig = NULL, *context = NULL, *ns = NULL;
+    char *kubeconfig = NULL, *context = NULL, *ns = NULL, *ctx_ns = NULL;
     char *owned_name = NULL; /* workload/NAME: its job's name */
     double timeout = 0;
     struct flag fl[XP_NFLAGS] = {
         {"kubeconfig", FLAG_STRING, &kubeconfig,
          "Path to the hub kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)", NULL},
         {"context", FLAG_STRING, &context, "Kubeconfig context to use", NULL},
-        {"namespace", FLAG_STRING, &ns, "Namespace of the job", "default", 'n'},
+        {"namespace", FLAG_STRING, &ns,
+         "Namespace of the job (default: the kubeconfig context's namespace, as kubectl; "
+         "\"default\" when it sets none)",
+         NULL, 'n'},
         {"timeout", FLAG_DURATION, &timeout, "Give up waiting for the hub after this long", "30s"},
     };
     struct xp x;
@@ -258,9 +261,14 @@ int cmd_explain(int argc, char **argv)
     ko.context = context && *context ? context : NULL;
     ko.allow_in_cluster = true;
     ko.lg = &lg;
-    if (kubeconfig_load(&ko, &cfg, NULL, &e) < 0) {
+    if (kubeconfig_load(&ko, &cfg, &ctx_ns, &e) < 0) {
         fprintf(stderr, "kueue-ks explain: %s\n", e.msg);
         goto out;
+    }
+    if (!ns || !*ns) { /* as kubectl: the context's namespace ("default" when it names none) */
+        free(ns);
+        ns = ctx_ns; /* freed with the flags */
+        ctx_ns = NULL;
     }
     x.loop = ev_loop_new(EVFLAG_AUTO);
     struct kube_client_opts co = {.max_retries = 2, .timeout_s = timeout};
@@ -370,6 +378,7 @@ out:
     if (x.loop)
         ev_loop_destroy(x.loop);
     kube_rest_config_free(cfg);
+    free(ctx_ns);
     free(owned_name);
     free(pos);
     flags_free(fl, XP_NFLAGS);

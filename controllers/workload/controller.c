@@ -59,8 +59,9 @@ struct wlc {
      * `at` ms; until the worker's store shows it (10 s at most), a pass must not make it again
      * (wl_snapshot.copy_sent) */
     json_t *copy_sent;
-    /* key -> Kueue's reason last relayed as an Event on the job of a Workload
-     * without our check (once per change, not once per pass) */
+    /* key -> the message last relayed as an Event on the job of a Workload without our check
+     * (or deactivated): told again only when Kueue's reason or the kind of verdict changes
+     * (wl_not_admitted_same), not once per pass nor at every capacity change */
     json_t *relayed;
     /* key -> the last refusal of its copy by a worker that was logged (once per change) */
     json_t *refused;
@@ -68,6 +69,12 @@ struct wlc {
      * logged: one line per placement, whatever passes repeat it */
     json_t *placed_logged;
     json_t *finished_logged; /* key -> the admission whose finish was logged */
+    /* key -> the placed-for of the placement whose undoing was told (Evicted Event, "job
+     * evicted" line): one per eviction (wl_snapshot.evicted_told) */
+    json_t *evicted_told;
+    /* key -> {"<target>/<reason>": message}: the NoClusterFits and NotAdmitted Events last
+     * written for it (wl_events_once: one per change of the message) */
+    json_t *events_told;
     /* orphan copies (cluster/kind/ns/name/uid) whose "job deleted" line was logged; kept while
      * the copy is still in the worker's store (the next GC pass may come
      * before the delete is seen), so the line is written once */
@@ -135,12 +142,13 @@ struct pass {
      * through: a pass that fails is decided again, and would log them again. */
     struct wl_outcome said;
     char *jkey;
-    char *fin_token; /* a finish: the admission (placement token) that finished */
-    char *token;     /* a dispatch: the placement token the copy is made for */
-    bool relay_only; /* its one action relays the copy's status (wl_action.relay) */
-    char *relayed;   /* relay_only: the remote-status annotation it writes */
-    char *echo_seen; /* relay_only: the hub job's version in an update from job_rv that came
-                        before the answer (echo_skip) */
+    char *fin_token;  /* a finish: the admission (placement token) that finished */
+    char *undone_for; /* an eviction: the placed-for of the placement undone */
+    char *token;      /* a dispatch: the placement token the copy is made for */
+    bool relay_only;  /* its one action relays the copy's status (wl_action.relay) */
+    char *relayed;    /* relay_only: the remote-status annotation it writes */
+    char *echo_seen;  /* relay_only: the hub job's version in an update from job_rv that came
+                         before the answer (echo_skip) */
 };
 
 static void pass_free(struct pass *p)
@@ -158,6 +166,7 @@ static void pass_free(struct pass *p)
     free(p->said.why);
     free(p->said.told);
     free(p->fin_token);
+    free(p->undone_for);
     free(p->jkey);
     free(p);
 }
@@ -436,6 +445,8 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
               say_once(c->finished_logged, key, p->fin_token ? p->fin_token : "");
     if (p->jkey && say)
         log_outcome(c, p->jkey, &p->said);
+    if (p->said.kind == WL_OUT_EVICTED && say && p->undone_for)
+        json_object_set_new(c->evicted_told, key, json_string_nocheck(p->undone_for));
     if (p->said.kind == WL_OUT_DISPATCHED && r->rc == 0)
         log_dispatched(c, key, p);
     own_note(c, key, p, r);
@@ -1074,33 +1085,47 @@ static const struct kind_def *owner_kind(struct wlc *c, const json_t *wl, const 
 /* A Workload Kueue holds (no quota reservation, missing LocalQueue or
  * ClusterQueue, deactivated) before our check is on it (Kueue adds the
  * checks with the reservation): Kueue's reason and the per-cluster fit as an
- * Event on the job, once per change (the fit without free amounts, so it
- * changes with the verdict only). Workloads with our check get the same in
- * the check message (wl.c). Returns true when the fit could not be judged
- * yet (no metrics) for a Workload without our check: the key is requeued
- * and done, the pass ends there. */
+ * Event on the job, once per change of Kueue's reason or of the kind of
+ * verdict (wl_not_admitted_same: not at every capacity change). Workloads with
+ * our check get the same in the check message (wl.c). A Workload Kueue
+ * deactivated because our check Rejected it (it never fits) is told so, with
+ * the advice to shrink the job (wl_rejected_message), not blamed on Kueue.
+ * Returns true when the fit could not be judged yet (no metrics) for a
+ * Workload without our check: the key is requeued and done, the pass ends
+ * there. */
 static bool relay_kueue_reason(struct wlc *c, struct wq *q, const char *key, const char *jkey,
                                const struct wl_snapshot *s)
 {
     bool ours = s->check_name != NULL;
+    bool active = jx_bool(s->workload, "spec.active", true);
     char *why = wl_kueue_reason(s->workload);
-    if (!why || !s->job || (ours && jx_bool(s->workload, "spec.active", true)) ||
-        jx_cond_is_true(s->workload, "Finished")) {
+    if (!why || !s->job || (ours && active) || jx_cond_is_true(s->workload, "Finished")) {
         json_object_del(c->relayed, key);
         free(why);
         return false;
     }
+    bool rejected = wl_rejected_by_check(s->workload, s->check_name);
     bool never = false, unknown = false;
-    char *fit = jx_bool(s->workload, "spec.active", true)
-                    ? compute_explain(c, s, false, &never, &unknown)
-                    : NULL;
-    char *msg = fit ? wl_not_admitted_message(fit, never, why)
-                    : xasprintf("Kueue has not admitted it: %s", why);
-    if (say_once(c->relayed, key, msg)) {
+    char *fit = active || rejected ? compute_explain(c, s, false, &never, &unknown) : NULL;
+    char *msg = rejected ? wl_rejected_message(fit)
+                : fit    ? wl_not_admitted_message(fit, never, why)
+                         : xasprintf("Kueue has not admitted it: %s", why);
+    const char *last = jx_str(c->relayed, key, NULL);
+    static const char rej[] = "kueue-ks rejected it:";
+    bool same = rejected ? last && strncmp(last, rej, sizeof rej - 1) == 0
+                : fit    ? wl_not_admitted_same(last, why, never, unknown)
+                         : last && strcmp(last, msg) == 0;
+    if (!same) {
+        json_object_set_new(c->relayed, key, json_string_nocheck(msg));
+        bool warn = never || rejected;
         if (c->cfg.ops.events)
-            evrec_event(c->cfg.ops.events, s->job, never ? "Warning" : "Normal",
-                        never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED, "%s", msg);
-        log_info(c->cfg.lg, "job not admitted by Kueue", "job", jkey, "why", msg);
+            evrec_event(c->cfg.ops.events, s->job, warn ? "Warning" : "Normal",
+                        warn ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED, "%s", msg);
+        if (rejected)
+            log_info(c->cfg.lg, "job rejected: no cluster can ever hold it", "job", jkey, "reason",
+                     REASON_NO_CLUSTER_FITS, "why", msg);
+        else
+            log_info(c->cfg.lg, "job not admitted by Kueue", "job", jkey, "why", msg);
     }
     free(fit);
     free(msg);
@@ -1182,6 +1207,7 @@ static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_out
         ps->reserved_ms = qr ? time_ms(jx_str(qr, "lastTransitionTime", NULL)) : 0;
     } else if (o->kind == WL_OUT_EVICTED) {
         ps->evicted = xstrdup(o->cluster);
+        ps->undone_for = o->undone_for ? xstrdup(o->undone_for) : NULL;
     } else if (o->kind == WL_OUT_FINISHED) {
         const json_t *copy = copy_on_cluster(cw, o->cluster);
         ps->terminal_ms = copy ? copy_terminal_ms(copy) : 0;
@@ -1322,6 +1348,7 @@ static void snapshot_ours(struct wlc *c, struct recon *r)
         s->unsched = unsched_of(c, placed, r->job, &r->us);
     }
     s->copy_sent = copy_sent_held(c, r, placed);
+    s->evicted_told = jx_str(c->evicted_told, r->key, NULL);
 }
 
 /* Our own placement write, not yet delivered by the job informer, is held
@@ -1553,6 +1580,16 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     ps->jkey = r->okey ? xstrdup(r->okey) : NULL;
     ps->copy_held = r->s.copy_sent;
     placing_hold(c, r);
+    json_t *told = json_object_get(c->events_told, r->key);
+    if (told) {
+        wl_events_once(&r->acts, told);
+    } else { /* kept only for a Workload that was told something */
+        told = json_object();
+        wl_events_once(&r->acts, told);
+        if (json_object_size(told))
+            json_object_set(c->events_told, r->key, told);
+        json_decref(told);
+    }
     struct err e = {0};
     c->cur = &r->pr;
     int rc = wlx_perform(&ops, r->key, r->wl, r->job, r->k, &r->acts, on_done, ps, &e);
@@ -1664,6 +1701,8 @@ static void process(struct wq *q, const char *key, void *ud)
         json_object_del(c->refused, key);
         json_object_del(c->placed_logged, key);
         json_object_del(c->finished_logged, key);
+        json_object_del(c->evicted_told, key);
+        json_object_del(c->events_told, key);
         json_object_del(c->deferred, key);
         free(strmap_del(&c->defer_fp, key));
         strmap_del(&c->dispatching, key);
@@ -1757,6 +1796,8 @@ int wlc_new(const struct wlc_config *cfg, struct wlc **out, struct err *e)
     c->refused = json_object();
     c->placed_logged = json_object();
     c->finished_logged = json_object();
+    c->evicted_told = json_object();
+    c->events_told = json_object();
     c->gc_said = json_object();
     c->deferred = json_object();
     keyset_init(&c->placed, keyset_str_key);
@@ -1818,6 +1859,8 @@ void wlc_free(struct wlc *c)
     json_decref(c->refused);
     json_decref(c->placed_logged);
     json_decref(c->finished_logged);
+    json_decref(c->evicted_told);
+    json_decref(c->events_told);
     json_decref(c->gc_said);
     free(c);
 }

@@ -31,9 +31,7 @@ const char *explain_fit_name(enum explain_fit f)
 
 const char *explain_fmt_amount(char *b, const char *res, int64_t milli)
 {
-    bool bytes = strstr(res, "memory") || strstr(res, "storage");
-    struct qty q = qty_from_milli(milli < 0 ? 0 : milli, bytes ? QTY_BINARY_SI : QTY_DECIMAL_SI);
-    return qty_fmt(&q, b);
+    return qty_fmt_amount(b, res, milli);
 }
 
 static const struct vocab_flavor *find_flavor(const struct explain_input *in, const char *name)

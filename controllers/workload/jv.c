@@ -68,6 +68,35 @@ static void tab_print(struct jv_table *t, struct buf *out)
     t->n = 0;
 }
 
+/* The job's end ("Succeeded", "Failed"), or NULL while it has not finished: the hub job's
+ * condition (Complete, Failed; a Kubeflow job's Succeeded), else the Workload's Finished. */
+static const char *job_end(const struct jv_input *in)
+{
+    if (jx_cond_is_true(in->job, "Failed"))
+        return "Failed";
+    if (jx_cond_is_true(in->job, "Complete") || jx_cond_is_true(in->job, "Succeeded"))
+        return "Succeeded";
+    const json_t *f = jx_cond_find(in->workload, "Finished");
+    if (!f || strcmp(jx_str(f, "status", ""), "True") != 0)
+        return NULL;
+    return strcmp(jx_str(f, "reason", ""), "Failed") == 0 ? "Failed" : "Succeeded";
+}
+
+/* Where the job ran: the cluster it is placed on, else the one its copy reported from. NULL:
+ * not known. New string. */
+static char *ran_on(const struct jv_input *in)
+{
+    const char *placed = jx_label(in->job, XF_LABEL_CLUSTER);
+    if (placed)
+        return xstrdup(placed);
+    const char *rs = jx_annotation(in->job, XF_ANN_REMOTE_STATUS);
+    json_t *r = rs ? json_loads(rs, 0, NULL) : NULL;
+    const char *c = jx_str(r, "cluster", NULL);
+    char *out = c ? xstrdup(c) : NULL;
+    json_decref(r);
+    return out;
+}
+
 static const json_t *our_check_entry(const struct jv_input *in, const char **name)
 {
     *name = NULL;
@@ -216,9 +245,17 @@ static void ours_part(const struct jv_input *in, struct buf *out)
     buf_puts(out, "\nkueue-ks\n");
     const char *name;
     const json_t *e = our_check_entry(in, &name);
-    if (e)
+    const char *em = jx_str(e, "message", "");
+    if (e && job_end(in) && strcmp(jx_str(e, "state", "Pending"), "Pending") == 0 && *em)
+        /* the check stays Pending to the end (Kueue never runs the hub copy): the message
+         * says what happened, the state alone would read as waiting */
+        buf_printf(out,
+                   "  Check:        %s: %s (state Pending to the end: Kueue never runs the "
+                   "hub copy)\n",
+                   name, em);
+    else if (e)
         buf_printf(out, "  Check:        %s: %s%s%s\n", name, jx_str(e, "state", "Pending"),
-                   *jx_str(e, "message", "") ? ": " : "", jx_str(e, "message", ""));
+                   *em ? ": " : "", em);
     else if (name)
         buf_printf(out,
                    "  Check:        %s: not on the Workload yet (Kueue adds it with the "
@@ -353,10 +390,27 @@ static struct explain_excl *exclusions(const struct jv_input *in, const struct p
 
 /* The last line(s). A Workload Kueue holds is not placed whatever the
  * capacity: Kueue's reason comes first, unless no cluster can ever hold it. */
-static void verdict(const json_t *wl, const struct explain_report *r, struct buf *out)
+static void verdict(const struct jv_input *in, const struct explain_report *r, struct buf *out)
 {
-    if (jx_cond_is_true(wl, "QuotaReserved") || jx_cond_is_true(wl, "Finished")) {
+    const json_t *wl = in->workload;
+    const char *end = job_end(in);
+    if (end) { /* the verdict is where it ran; the fit, for what it is, after it */
+        char *where = ran_on(in);
+        buf_printf(out, "\nfinished: %s%s%s\ncapacity now, for a new run: %s\n", end,
+                   where ? " on cluster " : "", where ? where : "", r->message);
+        free(where);
+        return;
+    }
+    if (jx_cond_is_true(wl, "QuotaReserved")) {
         buf_printf(out, "\n%s\n", r->message);
+        return;
+    }
+    const char *check;
+    our_check_entry(in, &check);
+    if (wl_rejected_by_check(wl, check)) {
+        char *m = wl_rejected_message(NULL);
+        buf_printf(out, "\n%s\n%s\n", r->message, m);
+        free(m);
         return;
     }
     char *kr = wl_kueue_reason(wl);
@@ -415,7 +469,7 @@ static void fit_part(const struct jv_input *in, struct buf *out)
         fit_table(&r, out);
         buf_puts(out, "  (free: allocatable minus the requests ClusterMetrics reports on the node; "
                       "jobs placed since its last report are not subtracted)\n");
-        verdict(in->workload, &r, out);
+        verdict(in, &r, out);
         explain_report_free(&r);
     }
     for (size_t i = 0; i < nf; i++)

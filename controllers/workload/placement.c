@@ -56,12 +56,12 @@ static int amount_from_json(const json_t *v, int64_t *out, struct err *e)
     return 0;
 }
 
-/* Milli-units as a short Kubernetes quantity string, for messages. */
-static const char *fmt_milli(char *b, size_t n, int64_t milli)
+/* Milli-units of resource `res` as a Kubernetes quantity string for messages, in the units
+ * explain and the quota lines use (qty_fmt_amount: memory in binary SI, "1Gi"). */
+static const char *fmt_milli(char *b, size_t n, const char *res, int64_t milli)
 {
-    struct qty q = qty_from_milli(milli, QTY_DECIMAL_SI);
     char tmp[QTY_STR_MAX];
-    snprintf(b, n, "%s", qty_fmt(&q, tmp));
+    snprintf(b, n, "%s", qty_fmt_amount(tmp, res, milli));
     return b;
 }
 
@@ -1107,7 +1107,7 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
         if (r == v->pods)
             continue;
         int w = snprintf(each + off, sizeof each - off, "%s%s=%s", off ? ", " : "", v->res[r],
-                         fmt_milli(q, sizeof q, v->req[p * nr + r]));
+                         fmt_milli(q, sizeof q, v->res[r], v->req[p * nr + r]));
         if (w < 0 || (size_t)w >= sizeof each - off)
             break;
         off += (size_t)w;
@@ -1140,8 +1140,9 @@ static void explain(const struct wview *v, const struct place_cluster *c, size_t
                      "pod set %s: %" PRId64 " of %" PRId64 " pod%s (each %s) fit; %s: at most %s "
                      "left on a matching node%s, a pod needs %s",
                      ps->name, fitted, ps->count, plural_s(ps->count), each, v->res[r],
-                     fmt_milli(q1, sizeof q1, best < 0 ? 0 : best),
-                     empty ? " even with the cluster empty" : "", fmt_milli(q2, sizeof q2, req));
+                     fmt_milli(q1, sizeof q1, v->res[r], best < 0 ? 0 : best),
+                     empty ? " even with the cluster empty" : "",
+                     fmt_milli(q2, sizeof q2, v->res[r], req));
             return;
         }
     }

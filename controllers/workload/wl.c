@@ -39,6 +39,7 @@ void wl_actions_free(struct wl_actions *a)
     free(a->outcome.cluster);
     free(a->outcome.why);
     free(a->outcome.told);
+    free(a->outcome.undone_for);
     *a = (struct wl_actions){0};
 }
 
@@ -449,6 +450,85 @@ char *wl_not_admitted_message(const char *fit, bool never, const char *why)
     return never ? xasprintf("%s; %s%s", f, k, w) : xasprintf("%s%s; %s", k, w, f);
 }
 
+bool wl_rejected_by_check(const json_t *workload, const char *check_name)
+{
+    if (!workload || !check_name || wl_active(workload))
+        return false;
+    const json_t *entry =
+        jx_find_by(jx_arr(workload, "status.admissionChecks"), "name", check_name);
+    if (entry && strcmp(jx_str(entry, "state", ""), "Rejected") == 0)
+        return true;
+    const json_t *ev = jx_cond_find(workload, "Evicted");
+    return ev && strcmp(jx_str(ev, "reason", ""), "DeactivatedDueToAdmissionCheck") == 0 &&
+           strstr(jx_str(ev, "message", ""), check_name) != NULL;
+}
+
+char *wl_rejected_message(const char *fit)
+{
+    return xasprintf("kueue-ks rejected it: no worker cluster can hold it, even empty%s%s; Kueue "
+                     "deactivated its Workload (spec.active=false); %s",
+                     fit ? ": " : "", fit ? fit : "", WL_NEVER_FITS_ADVICE);
+}
+
+static bool starts_with(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* The kind of verdict a fit message (explain.c's) starts with: 'N' never fits, 'U' cannot be
+ * judged (no cluster with fresh metrics), 'A' any other (fits now, or when capacity frees). */
+static char fit_kind(const char *fit)
+{
+    return starts_with(fit, "never fits")                     ? 'N'
+           : starts_with(fit, "no cluster fits among those ") ? 'U'
+                                                              : 'A';
+}
+
+bool wl_not_admitted_same(const char *prev, const char *why, bool never, bool unknown)
+{
+    if (!prev || !*prev)
+        return false;
+    /* the message around an empty fit: "; Kueue has not admitted it: <why>" (never) or
+     * "Kueue has not admitted it: <why>; " */
+    char *frame = wl_not_admitted_message("", never, why);
+    size_t pl = strlen(prev), fl = strlen(frame);
+    bool same;
+    if (never)
+        same = pl >= fl && strcmp(prev + pl - fl, frame) == 0 && fit_kind(prev) == 'N';
+    else
+        same = starts_with(prev, frame) && fit_kind(prev + fl) == (unknown ? 'U' : 'A');
+    free(frame);
+    return same;
+}
+
+size_t wl_events_once(struct wl_actions *a, json_t *told)
+{
+    size_t kept = 0, dropped = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        struct wl_action *x = &a->v[i];
+        bool once = x->type == WL_ACT_EVENT && x->reason && x->message &&
+                    (strcmp(x->reason, REASON_NO_CLUSTER_FITS) == 0 ||
+                     strcmp(x->reason, REASON_NOT_ADMITTED) == 0);
+        if (once) {
+            char *k = xasprintf("%s/%s", x->target == WL_TGT_JOB ? "job" : "workload", x->reason);
+            const char *last = jx_str(told, k, NULL);
+            bool repeat = last && strcmp(last, x->message) == 0;
+            if (!repeat)
+                json_object_set_new(told, k, json_string_nocheck(x->message));
+            free(k);
+            if (repeat) {
+                free(x->reason);
+                free(x->message);
+                dropped++;
+                continue;
+            }
+        }
+        a->v[kept++] = *x;
+    }
+    a->n = kept;
+    return dropped;
+}
+
 /* ---- the states ---------------------------------------------------------------- */
 
 /* How long a new Workload's "waiting" message waits yet (wl_opts.quiet_new_ms): > 0 only while
@@ -463,6 +543,26 @@ static int64_t quiet_left(const struct wl_snapshot *s, const char *state, const 
         return 0;
     int64_t age = s->now_ms - (int64_t)ct.tv_sec * 1000;
     return age >= 0 && age < s->opts.quiet_new_ms ? s->opts.quiet_new_ms - age : 0;
+}
+
+/* A placement on `was` undone (state 3): Event Evicted and the outcome, once per placement (its
+ * placed-for): a pass that finds the placement it undid still on the job (the patch lost a race,
+ * or the store lags) undoes it again without telling it again (wl_snapshot.evicted_told). */
+static void tell_evicted(const struct wl_snapshot *s, bool evicting, const char *was,
+                         struct wl_actions *a)
+{
+    const char *undone_for = jx_annotation(s->job, XF_ANN_PLACED_FOR);
+    if (s->evicted_told && undone_for && strcmp(s->evicted_told, undone_for) == 0)
+        return;
+    const char *why = !wl_active(s->workload) ? "deactivated"
+                      : evicting              ? "is being evicted"
+                                              : "lost its quota reservation";
+    char *msg =
+        xasprintf("Workload %s %s; placement on cluster %s undone", jx_name(s->workload), why, was);
+    outcome(a, WL_OUT_EVICTED, was);
+    a->outcome.why = xstrdup(msg);
+    a->outcome.undone_for = undone_for ? xstrdup(undone_for) : NULL;
+    act_event(a, WL_TGT_JOB, "Normal", REASON_EVICTED, msg);
 }
 
 static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const json_t *entry,
@@ -490,16 +590,8 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
         push(a, WL_ACT_PATCH_JOB_STATUS)->patch = json_pack("{s:o}", "status", stopped);
     delete_all_copies(s, a, NULL);
     push(a, WL_ACT_UNRESERVE);
-    if (was_c) {
-        const char *why = !wl_active(s->workload) ? "deactivated"
-                          : evicting              ? "is being evicted"
-                                                  : "lost its quota reservation";
-        char *msg = xasprintf("Workload %s %s; placement on cluster %s undone",
-                              jx_name(s->workload), why, was_c);
-        outcome(a, WL_OUT_EVICTED, was_c);
-        a->outcome.why = xstrdup(msg);
-        act_event(a, WL_TGT_JOB, "Normal", REASON_EVICTED, msg);
-    }
+    if (was_c)
+        tell_evicted(s, evicting, was_c, a);
     free(was_c);
     if (jx_cond_find(s->workload, WL_COND_CLUSTER_ASSIGNED))
         wlst_assigned(w, false, REASON_NO_RESERVATION, "the workload holds no quota reservation");
@@ -528,8 +620,11 @@ static void st_unreserved(const struct wl_snapshot *s, struct wlst *w, const jso
         const char *reason = s->explain_never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED;
         wlst_check(w, "Pending", msg);
         /* A new Workload Kueue has not looked at yet is not news: an Event (and the log line)
-         * only once Kueue gives a reason, or when the job can never fit. */
-        if (kr || s->explain_never) {
+         * only once Kueue gives a reason, or when the job can never fit; then once per change
+         * of Kueue's reason or of the kind of verdict, not at every capacity change. */
+        if ((kr || s->explain_never) &&
+            !wl_not_admitted_same(jx_str(entry, "message", ""), kr, s->explain_never,
+                                  s->explain_unknown)) {
             act_event(a, WL_TGT_JOB, s->explain_never ? "Warning" : "Normal", reason, xstrdup(msg));
             outcome_told(a, reason, msg);
         }
@@ -714,11 +809,15 @@ static char *st_rejected(const struct wl_snapshot *s, struct wlst *w, const json
     if (unplaced)
         act_patch_job(a, s->job, unplaced);
     char *msg = xasprintf("the workload fits no cluster: %s", p->message ? p->message : "");
-    act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
-    act_event(a, WL_TGT_JOB, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(msg));
+    /* the user is told what to do about it too (the check message says why only: Kueue
+     * replaces it when it deactivates the Workload) */
+    char *told = xasprintf("%s; %s", msg, WL_NEVER_FITS_ADVICE);
+    act_event(a, WL_TGT_WORKLOAD, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(told));
+    act_event(a, WL_TGT_JOB, "Warning", REASON_NO_CLUSTER_FITS, xstrdup(told));
     wlst_check(w, "Rejected", msg);
     outcome(a, WL_OUT_REJECTED, NULL);
-    outcome_told(a, REASON_NO_CLUSTER_FITS, msg);
+    outcome_told(a, REASON_NO_CLUSTER_FITS, told);
+    free(told);
     return msg;
 }
 

@@ -20,10 +20,11 @@
  * status (xf_status_stopped), delete worker copies, drop the reservation, ClusterAssigned -> False,
  * check -> Pending (unless it is Rejected, or an eviction is in progress: Kueue
  * resets the checks when it releases the reservation) with a message saying why it waits: Kueue's
- * reason (wl_kueue_reason) and the per-cluster fit (s->explain); when that message changes, an
- * Event on the job (NoClusterFits when it can never fit, else NotAdmitted), so a user sees it
- * once per change; requeue (the fit depends on the clusters, which do not queue Workloads).
- * Event Evicted when a placement was undone.
+ * reason (wl_kueue_reason) and the per-cluster fit (s->explain); when Kueue's reason or the kind
+ * of verdict changes (wl_not_admitted_same), an Event on the job (NoClusterFits when it can never
+ * fit, else NotAdmitted), so a user sees it once per change, not at every capacity change;
+ * requeue (the fit depends on the clusters, which do not queue Workloads). Event Evicted when a
+ * placement was undone, once per placement (wl_snapshot.evicted_told).
  *  4. Reserved and our check is Retry/Rejected/Ready: wait for Kueue.
  *  5. Reserved, not placed for THIS admission (no placement, or a stale one
  *     left by an earlier admission: the job's kueue-ks.io/placed-for differs
@@ -193,6 +194,11 @@ struct wl_snapshot {
      * few seconds at most): a pass now must not create it again (a second Dispatched Event, a
      * 409 and a read on the worker). */
     bool copy_sent;
+    /* The kueue-ks.io/placed-for value of the placement whose undoing this process already told
+     * (the Evicted Event, the "job evicted" line, the eviction counted; the driver's memory),
+     * NULL = none: a pass that finds that placement still on the job (its undo patch failed,
+     * or the job store lags the write) undoes it again without telling it twice. */
+    const char *evicted_told;
     struct wl_opts opts;
 };
 
@@ -251,6 +257,9 @@ struct wl_outcome {
     char
         *why; /* EVICTED, WORKER_LOST, UNSCHEDULABLE: the message of the Event on the job (owned) */
     bool failed; /* FINISHED: the job failed */
+    /* EVICTED: the kueue-ks.io/placed-for of the placement undone (owned), for
+     * wl_snapshot.evicted_told */
+    char *undone_for;
     /* The Event on the job telling why it is not placed (REASON_NO_CLUSTER_FITS
      * or REASON_NOT_ADMITTED; REJECTED, WAITING and EVICTED in state 3): its
      * reason and message (owned); NULL when this pass does not tell the job. */
@@ -305,6 +314,40 @@ bool wl_wants_explain(const struct wl_snapshot *s);
  * QuotaReserved=False condition ("Pending: couldn't assign flavors ...",
  * "Inadmissible: LocalQueue q doesn't exist"). New string. */
 char *wl_kueue_reason(const json_t *workload);
+
+/* True when Kueue deactivated the Workload because our check `check_name` was Rejected (kueue-ks
+ * judged that no cluster can ever hold it, docs/design.md §8): spec.active=false and either our
+ * check entry still Rejected or Kueue's Evicted condition with reason
+ * "DeactivatedDueToAdmissionCheck" naming the check in its message (Kueue v0.15 resets the
+ * check to Pending when it evicts). The job was not held by Kueue's own rules. */
+bool wl_rejected_by_check(const json_t *workload, const char *check_name);
+
+/* What a user is told about a job kueue-ks rejected because it never fits (after st_rejected's
+ * Events and "job not placed" line, in the "job rejected" line and Event, explain). */
+#define WL_NEVER_FITS_ADVICE                                                                       \
+    "shrink the job's requests to what one node of a worker cluster can hold (delete the job "     \
+    "and create it again; kueue-ks explain shows each cluster's largest node)"
+
+/* The message of a job Kueue deactivated after kueue-ks rejected it (wl_rejected_by_check):
+ * "kueue-ks rejected it: no worker cluster can hold it, even empty[: <fit>]; Kueue deactivated
+ * its Workload (spec.active=false); <advice>". `fit` (explain's, may be NULL) says why. New
+ * string. */
+char *wl_rejected_message(const char *fit);
+
+/* Whether the NotAdmitted / NoClusterFits message told last (`prev`, as
+ * wl_not_admitted_message made it; NULL or "" = none) says what a message made now from Kueue's
+ * reason `why` (NULL = none) and the fit's verdict would: the same Kueue reason and the same
+ * kind of verdict (never fits / cannot be judged yet / fits now or when capacity frees). The
+ * per-cluster words of a fit change with every capacity change: they are not news, so the job
+ * is told (Event, log line) once per change of Kueue's reason or of that kind of verdict. */
+bool wl_not_admitted_same(const char *prev, const char *why, bool never, bool unknown);
+
+/* Drop from `a` the Events NoClusterFits and NotAdmitted whose target, reason and message equal
+ * the last ones told for this Workload (`told`, a JSON object the caller keeps per Workload:
+ * "<job|workload>/<reason>" -> message), and record the others in it: a pass that repeats its
+ * predecessor's Event (its Workload write failed and is retried, or the store still shows the
+ * old check message) tells nothing new. Returns how many were dropped. */
+size_t wl_events_once(struct wl_actions *a, json_t *told);
 
 /* The message of a job Kueue holds: Kueue's reason first ("Kueue has not
  * admitted it: <why>; <fit>": a fit alone reads as if it were about to run),

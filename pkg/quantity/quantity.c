@@ -340,6 +340,13 @@ static size_t u128_digits(u128 v, char *p)
     return n;
 }
 
+const char *qty_fmt_amount(char *buf, const char *res, int64_t milli)
+{
+    bool bytes = res && (strstr(res, "memory") || strstr(res, "storage"));
+    struct qty q = qty_from_milli(milli < 0 ? 0 : milli, bytes ? QTY_BINARY_SI : QTY_DECIMAL_SI);
+    return qty_fmt(&q, buf);
+}
+
 const char *qty_fmt(const struct qty *q, char *buf)
 {
     if (q->nano == 0) {

@@ -70,6 +70,11 @@ int qty_parse_json(const json_t *v, struct qty *out, struct err *e);
 
 /* Canonical text into buf (at least QTY_STR_MAX bytes). Returns buf. */
 const char *qty_fmt(const struct qty *q, char *buf);
+/* An amount of resource `res` for people (logs, Events, messages), `milli` thousandths of a
+ * unit (negative as 0): bytes (a resource named memory or storage, e.g. "ephemeral-storage")
+ * in binary SI as Kubernetes prints them ("1Gi", "200Mi"), the rest in decimal SI ("500m",
+ * "12"); into buf (at least QTY_STR_MAX bytes). Returns buf. */
+const char *qty_fmt_amount(char *buf, const char *res, int64_t milli);
 /* For log values: the text lives until the end of the full expression. */
 #define QTY_STR(q) qty_fmt((q), (char[QTY_STR_MAX]){0})
 /* Canonical text as a new string / a new JSON string reference. */

@@ -4,10 +4,14 @@
 # ports. Asserts the READY block (after the start-up logs), a placement log
 # line, one-time facts logged once at start (no server-side apply, the quota
 # replaced), no `error` key on info lines, a never-fits Event naming both
-# clusters (once), Kueue's reason relayed for a missing LocalQueue (a wrong
-# queue name, and the README's job in a namespace without the LocalQueue),
-# `kueue-ks explain` (fit table with in-use capacity subtracted, the flavor a
-# cluster lacks, Kueue's reason as the verdict), `kueue-ks status` counts (a
+# clusters (once), a job within the quota but too big for every node (kueue-ks
+# rejects it, in Kubernetes units and with the advice to shrink it; Kueue's
+# deactivation is not blamed on Kueue), Kueue's reason relayed for a missing
+# LocalQueue (a wrong queue name, and the README's job in a namespace without
+# the LocalQueue; told once), `kueue-ks explain` (fit table with in-use
+# capacity subtracted, the flavor a cluster lacks, Kueue's reason as the
+# verdict, the context's namespace without -n, a finished job said finished
+# and where), `kueue-ks status` counts (a
 # PyTorchJob counted), "not a hub" on a worker, a deleted job's log line and
 # its copy gone, Ctrl-C exiting 0 and removing the kubeconfigs, the dead
 # exported KUBECONFIG hint, dev-up's restart note, and `make run` on a
@@ -100,8 +104,20 @@ wait_until 60 "a 'job placed' log line for $name" placed
 cl=$(placed | sed -E 's/.* cluster=(cluster[12]) .*/\1/')
 # while it runs: its 3 cpu are in use on $cl, so explain's all-matching-nodes
 # figure for $cl is 13 of 16 (the best node alone may still be 8 of 8)
-inuse() { bin/kueue-ks explain "job/$name" | grep -qE "^  $cl +(spot|h100) +fits now +main +cpu +1 +[0-9]+ / 8 +13 / 16$"; }
+inuse() {
+  running_out=$(bin/kueue-ks explain "job/$name")
+  grep -qE "^  $cl +(spot|h100) +fits now +main +cpu +1 +[0-9]+ / 8 +13 / 16$" <<<"$running_out"
+}
 wait_until 60 "explain shows the 3 cpu in use on $cl" inuse
+running_out=$(bin/kueue-ks explain "job/$name")
+# the other cluster lacks the flavor Kueue reserved the quota in: said so
+other=cluster1 fl=spot
+[ "$cl" = cluster1 ] && other=cluster2
+[ "$cl" = cluster2 ] && fl=h100
+if ! grep -q "^finished: " <<<"$running_out"; then # (unless it finished in between)
+  grep -qF "$other: no node of flavor $fl (instance=$fl), the flavor Kueue reserved the quota in" <<<"$running_out" ||
+    die "explain: $other's missing flavor $fl not named" "$running_out"
+fi
 # a job in another namespace than explain's default: the answer says how to name it
 miss=$(bin/kueue-ks explain job/no-such-job 2>&1) && die "explain of a missing job succeeded" "$miss"
 echo "$miss" | grep -q "not found (in namespace default: -n names another one; kubectl get jobs -A" ||
@@ -137,6 +153,34 @@ if [ "$n" != 1 ] || [ "$c" != 1 ]; then
 fi
 pass "$(cut -c1-160 <<<"$msg")"
 
+# ---- 3b: within the quota but too big for every node: kueue-ks rejects it, Kueue deactivates it
+next 3b
+sed 's/cpu: "1"/cpu: "12"/g; s/memory: 200Mi/memory: 1Gi/g; s/parallelism: 3/parallelism: 1/; s/completions: 3/completions: 1/; s/generateName: sample-job-/name: toobig/' \
+  examples/batch-job.yaml | k create -f - >/dev/null || die "create toobig"
+said() { grep 'job=default/toobig ' "$WORK/run.out" | grep -F "$1"; }
+rejected_said() { said 'msg="job rejected: no cluster can ever hold it"'; }
+wait_until 60 "the 'job rejected' line for toobig" rejected_said
+line=$(said 'msg="job not placed" job=default/toobig reason=NoClusterFits')
+grep -qF "(each cpu=12, memory=1Gi) fit" <<<"$line" || die "placement's message not in Kubernetes units" "$line"
+grep -qF "shrink the job's requests" <<<"$line" || die "no advice on the 'job not placed' line" "$line"
+line=$(rejected_said)
+grep -qF "kueue-ks rejected it: no worker cluster can hold it, even empty: never fits: pod set main needs cpu 12, memory 1Gi per pod" <<<"$line" ||
+  die "the 'job rejected' line does not say kueue-ks rejected it and why" "$line"
+grep -qF "Kueue deactivated its Workload (spec.active=false); shrink the job's requests" <<<"$line" ||
+  die "the 'job rejected' line has no advice" "$line"
+said "Kueue has not admitted it: deactivated" && die "the deactivation is blamed on Kueue" "$(said toobig)"
+[ "$(rejected_said | wc -l)" = 1 ] || die "'job rejected' logged more than once" "$(rejected_said)"
+sleep 6 # more than a requeue period: nothing is told again
+evs=$(ev toobig NoClusterFits)
+[ "$(wc -l <<<"$evs")" = 2 ] || die "want 2 NoClusterFits Events on toobig (rejected, deactivated)" "$evs"
+[ "$(awk '{s+=$1} END {print s}' <<<"$evs")" = 2 ] || die "a NoClusterFits Event on toobig repeated" "$evs"
+grep -q "1073741824" <<<"$evs" && die "raw bytes in a NoClusterFits Event" "$evs"
+[ -z "$(ev toobig NotAdmitted)" ] || die "NotAdmitted on toobig" "$(ev toobig NotAdmitted)"
+out=$(bin/kueue-ks explain job/toobig) || die "explain job/toobig failed" "$out"
+grep -q "^kueue-ks rejected it: no worker cluster can hold it, even empty; Kueue deactivated its Workload" <<<"$out" ||
+  die "explain toobig: not kueue-ks's verdict" "$out"
+pass "$(rejected_said | sed 's/.*msg=/msg=/' | cut -c1-160)"
+
 # ---- 4: a missing LocalQueue: Kueue's reason on the job, once ----------------------
 next 4
 sed 's/generateName: sample-job-/name: noqueue/; s/user-queue-ks/no-such-queue/' examples/batch-job.yaml | k create -f - >/dev/null
@@ -160,6 +204,13 @@ wait_until 60 "explain: no LocalQueue user-queue-ks in namespace other" nolq2
 out=$(bin/kueue-ks explain -n other job/elsewhere)
 grep -qF "Queue:        user-queue-ks (no such LocalQueue in namespace other;" <<<"$out" ||
   die "explain: the missing LocalQueue's namespace is not named" "$out"
+# without -n: the kubeconfig context's namespace, as kubectl
+cp "$KUBECONFIG" "$WORK/other.kubeconfig"
+kubectl --kubeconfig "$WORK/other.kubeconfig" config set-context --current --namespace=other >/dev/null ||
+  die "set the context's namespace"
+out=$(bin/kueue-ks explain --kubeconfig "$WORK/other.kubeconfig" job/elsewhere 2>&1) ||
+  die "explain without -n does not use the context's namespace" "$out"
+grep -qF "Job other/elsewhere (batch/v1)" <<<"$out" || die "explain without -n: not other/elsewhere" "$out"
 pass "$(ev noqueue NotAdmitted | cut -c1-140); explain: Kueue's reason is the verdict"
 
 # ---- 5: kueue-ks explain ------------------------------------------------------------
@@ -177,6 +228,12 @@ out=$(bin/kueue-ks explain "job.batch/$name") || die "explain $name failed" "$ou
 grep -qE "Placed on:    $cl$" <<<"$out" || die "explain: not placed on $cl" "$out"
 grep -qE "Worker copy:  on $cl: active 0, ready 0, succeeded 3, failed 0" <<<"$out" ||
   die "explain: worker copy" "$out"
+# finished: said so, with where it ran, not "Pending" and a fit
+grep -qx "finished: Succeeded on cluster $cl" <<<"$out" || die "explain: a finished job's verdict" "$out"
+grep -qE "^  Check: +kubestellar-admc: finished on cluster $cl: succeeded \(state Pending to the end" <<<"$out" ||
+  die "explain: a finished job's check line" "$out"
+grep -q "^fits now" <<<"$out" && die "explain: a finished job's verdict is 'fits now'" "$out"
+grep -q "^capacity now, for a new run: " <<<"$out" || die "explain: a finished job's fit is not labelled" "$out"
 # the Workload's name explains its job (the README has users watch Workloads)
 wl=$(k get workloads -o jsonpath="{.items[?(@.metadata.ownerReferences[0].name==\"$name\")].metadata.name}")
 [ -n "$wl" ] || die "no Workload of $name" "$(k get workloads)"
@@ -188,15 +245,9 @@ done
 wout=$(bin/kueue-ks explain workload/no-such-workload 2>&1) && die "explain of a missing Workload succeeded" "$wout"
 grep -qF "Workload default/no-such-workload: not found (kubectl get workloads -A lists them)" <<<"$wout" ||
   die "explain: a missing Workload is not said so" "$wout"
-# the other cluster lacks the flavor Kueue reserved the quota in: said so
-other=cluster1 fl=spot
-[ "$cl" = cluster1 ] && other=cluster2
-[ "$cl" = cluster2 ] && fl=h100
-grep -qF "$other: no node of flavor $fl (instance=$fl), the flavor Kueue reserved the quota in" <<<"$out" ||
-  die "explain: $other's missing flavor $fl not named" "$out"
 out=$(bin/kueue-ks explain -n default job/nope 2>&1) && die "explain of a missing job exits 0"
 grep -q "Job default/nope not found" <<<"$out" || die "missing job message" "$out"
-pass "explain: fit table with never rows for both clusters, placement and worker copy"
+pass "explain: fit table with never rows for both clusters, placement and worker copy; a finished job says so"
 
 # ---- 6: status counts every placed kind; RESERVED; json; not a hub -----------------
 next 6
@@ -225,6 +276,10 @@ out=$(bin/kueue-ks explain --kubeconfig "$DEV_DIR/$cl.kubeconfig" "job/$name" 2>
   die "explain on a worker exits 0" "$out"
 grep -q "is kueue-ks's copy of a hub job.*explain the job with the hub's kubeconfig" <<<"$out" ||
   die "explain on a worker does not say it is a copy" "$out"
+# the job without its LocalQueue was told once, whatever ran on the clusters since
+n=$(grep -c 'msg="job not admitted by Kueue" job=default/noqueue ' "$WORK/run.out")
+[ "$n" = 1 ] || die "'job not admitted by Kueue' for noqueue logged $n times" "$(grep noqueue "$WORK/run.out")"
+[ "$(ev noqueue NotAdmitted | awk '{s+=$1} END {print s}')" = 1 ] || die "NotAdmitted on noqueue repeated" "$(ev noqueue NotAdmitted)"
 pass "status: placed unfinished jobs counted (the PyTorchJob too), RESERVED column; status and explain refuse a worker kubeconfig"
 
 # ---- 6b: deleting the job: a log line, its copy gone from the worker --------------

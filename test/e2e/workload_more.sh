@@ -10,7 +10,7 @@
 #   e  preemption: a high-priority Job (WorkloadPriorityClass, ClusterQueue
 #      with preemption.withinClusterQueue LowerPriority, quota for one)
 #      evicts a running low-priority one, whose worker copy is deleted; the
-#      low-priority job runs again afterwards and completes
+#      low-priority job runs again afterwards and completes; one "job evicted" line
 #   i  a worker paused (devhub fault `paused`) past --worker-lost-timeout:
 #      its unpinned jobs get Event WorkerLost and are re-placed on the other
 #      worker (the check went Retry: Kueue evicted and re-reserved); when it
@@ -219,6 +219,11 @@ done_high=$(k hub get job job-high -n default -o jsonpath='{.status.completionTi
   die "job-low's final run started at '$start_low', before job-high finished at '$done_high'"
 [ "$(copies job-low)" = "1 0" ] || die "job-low copies after completion: $(copies job-low)"
 [ "$(copies job-high)" = "1 0" ] || die "job-high copies after completion: $(copies job-high)"
+# one line per eviction (two were logged at one preemption when a pass found its undone placement
+# still on the job)
+n=$(grep -c 'msg="job evicted" job=default/job-low ' "$WORK/op.log")
+[ "$n" = 1 ] || die "'job evicted' for job-low logged $n times, want 1" \
+  "$(grep 'msg="job evicted"' "$WORK/op.log")"
 pass "job-high preempted the running job-low (worker copy deleted); job-high completed, then job-low ran again and completed"
 
 # ---- i: a worker paused past --worker-lost-timeout ---------------------------------

@@ -177,6 +177,112 @@ static void test_placed_running(void **state)
     json_decref(acs);
 }
 
+/* A finished job (issue: explain said "Pending ... fits now" for it): the check line says what
+ * happened, the verdict that it finished and where it ran; the fit, for a new run, after it. */
+static void test_finished(void **state)
+{
+    (void)state;
+    for (int failed = 0; failed <= 1; failed++) {
+        json_t *job =
+            J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j','namespace':'team',"
+              "'uid':'u2','labels':{'kueue.x-k8s.io/queue-name':'q','kubestellar.io/cluster':"
+              "'cluster1'},'annotations':{'kueue-ks.io/placed-by':'kueue-ks','kueue-ks.io/"
+              "remote-status':'{\\\"cluster\\\":\\\"cluster1\\\",\\\"active\\\":0,\\\"ready\\\":0,"
+              "\\\"succeeded\\\":1,\\\"failed\\\":0}'}},'status':{'conditions':[{'type':'Complete',"
+              "'status':'True'}]}}");
+        if (failed)
+            jx_set_new(job, "status", J("{'conditions':[{'type':'Failed','status':'True'}]}"),
+                       NULL);
+        json_t *wl =
+            J("{'metadata':{'name':'job-j-1'},'spec':{'queueName':'q','podSets':[{'name':"
+              "'main','count':1,'template':{'spec':{'containers':[{'name':'c','resources':"
+              "{'requests':{'cpu':'2'}}}]}}}]},'status':{'admission':{'clusterQueue':'cq',"
+              "'podSetAssignments':[{'name':'main','flavors':{'cpu':'spot'}}]},'conditions':[{"
+              "'type':'QuotaReserved','status':'True','lastTransitionTime':'2026-11-22T09:58:00Z'},"
+              "{'type':'Finished','status':'True','message':'done'}],'admissionChecks':[{'name':"
+              "'kubestellar-admc','state':'Pending','message':'finished on cluster cluster1: "
+              "succeeded'}]}}");
+        json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
+        struct jv_input in = {.job = job,
+                              .workload = wl,
+                              .cluster_metrics = cms,
+                              .flavors = fl,
+                              .admission_checks = acs,
+                              .now_ms = T0};
+        struct buf b;
+        buf_init(&b, 1 << 20);
+        assert_int_equal(jv_render(&in, &b), 0);
+        const char *out = buf_str(&b);
+        assert_non_null(strstr(out,
+                               "  Check:        kubestellar-admc: finished on cluster cluster1: "
+                               "succeeded (state Pending to the end: Kueue never runs the "
+                               "hub copy)\n"));
+        const char *tail =
+            failed ? FREE_NOTE "\nfinished: Failed on cluster cluster1\ncapacity now, for a new "
+                               "run: fits now: pod set main needs cpu 2 per pod; cluster1: fits "
+                               "now (spot); cluster2: no node of flavor spot (instance=spot), the "
+                               "flavor Kueue reserved the quota in; cluster3: no fresh metrics "
+                               "(stale or unreachable): cannot tell\n"
+                   : FREE_NOTE "\nfinished: Succeeded on cluster cluster1\ncapacity now, for a "
+                               "new run: fits now: pod set main needs cpu 2 per pod; cluster1: "
+                               "fits now (spot); cluster2: no node of flavor spot (instance=spot), "
+                               "the flavor Kueue reserved the quota in; cluster3: no fresh "
+                               "metrics (stale or unreachable): cannot tell\n";
+        size_t ol = strlen(out), tl = strlen(tail);
+        if (ol < tl || strcmp(out + ol - tl, tail) != 0)
+            fail_msg("the text does not end with the finish:\n%s", out);
+        assert_null(strstr(out, "\nfits now"));  /* not the verdict */
+        assert_null(strstr(out, ": Pending: ")); /* the check line */
+        buf_free(&b);
+        json_decref(job);
+        json_decref(wl);
+        json_decref(cms);
+        json_decref(fl);
+        json_decref(acs);
+    }
+}
+
+/* Deactivated by Kueue because our check Rejected it: kueue-ks's verdict with the advice, not
+ * "Kueue has not admitted it: deactivated". */
+static void test_rejected_deactivated(void **state)
+{
+    (void)state;
+    json_t *job = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'big','namespace':"
+                    "'default','uid':'u3','labels':{'kueue.x-k8s.io/queue-name':'q'}}}");
+    json_t *wl =
+        J("{'metadata':{'name':'job-big-1'},'spec':{'active':false,'queueName':'q','podSets':[{"
+          "'name':'main','count':1,'template':{'spec':{'containers':[{'name':'c','resources':{"
+          "'requests':{'cpu':'12'}}}]}}}]},'status':{'conditions':[{'type':'QuotaReserved',"
+          "'status':'False','reason':'Pending','message':'The workload is deactivated due to "
+          "Admission check(s): kubestellar-admc, were rejected'},{'type':'Evicted','status':'True',"
+          "'reason':'DeactivatedDueToAdmissionCheck','message':'The workload is deactivated due to "
+          "Admission check(s): kubestellar-admc, were rejected'}],'admissionChecks':[{'name':"
+          "'kubestellar-admc','state':'Pending','message':'Reset to Pending after eviction. "
+          "Previously: Rejected'}]}}");
+    json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
+    struct jv_input in = {.job = job,
+                          .workload = wl,
+                          .cluster_metrics = cms,
+                          .flavors = fl,
+                          .admission_checks = acs,
+                          .now_ms = T0};
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    assert_int_equal(jv_render(&in, &b), 0);
+    const char *out = buf_str(&b);
+    assert_non_null(strstr(out,
+                           "\nkueue-ks rejected it: no worker cluster can hold it, even empty; "
+                           "Kueue deactivated its Workload (spec.active=false); shrink the "
+                           "job's requests"));
+    assert_null(strstr(out, "Kueue has not admitted it"));
+    buf_free(&b);
+    json_decref(job);
+    json_decref(wl);
+    json_decref(cms);
+    json_decref(fl);
+    json_decref(acs);
+}
+
 /* Placed on a cluster whose metrics are stale (cluster3: an hour old): the kueue-ks part says
  * that what its copy reported may be old and what the operator does next; a finished job, or
  * one placed on a fresh cluster (test_placed_running), gets no such line. */
@@ -446,6 +552,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_not_admitted),
         cmocka_unit_test(test_placed_running),
+        cmocka_unit_test(test_finished),
+        cmocka_unit_test(test_rejected_deactivated),
         cmocka_unit_test(test_no_local_queue),
         cmocka_unit_test(test_no_workload_no_queue),
         cmocka_unit_test(test_selector_affinity_exclusion),

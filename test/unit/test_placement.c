@@ -492,6 +492,32 @@ static void test_deterministic_ties(void **state)
         place_cluster_free(&cs[i]);
 }
 
+/* Memory in the message the way Kubernetes prints it (1Gi, 512Mi), as explain and the quota
+ * lines do, not in raw bytes next to explain's "1Gi" (issue: "memory=1073741824"). */
+static void test_message_units(void **state)
+{
+    (void)state;
+    struct place_cluster cs[1];
+    cluster_init(&cs[0], "c1", 1, "'cpu':'8','memory':'512Mi'", NULL, NULL);
+    struct place_workload w;
+    struct place_result r;
+    workload_init(&w, "w", 1, "'cpu':'12','memory':'1Gi'", NULL, NULL);
+    assert_int_equal(place_decide(&w, cs, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_int_equal(r.status, PLACE_NEVER);
+    assert_non_null(strstr(r.message, "(each cpu=12, memory=1Gi) fit; "));
+    assert_null(strstr(r.message, "1073741824"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    /* memory the short one: its amounts in binary SI too */
+    workload_init(&w, "w", 1, "'cpu':'1','memory':'1Gi'", NULL, NULL);
+    assert_int_equal(place_decide(&w, cs, 1, &g_default_flavor, 1, NULL, NULL, &r), 0);
+    assert_non_null(strstr(r.message, "memory: at most 512Mi left on a matching node even with "
+                                      "the cluster empty, a pod needs 1Gi"));
+    place_result_free(&r);
+    place_workload_free(&w);
+    place_cluster_free(&cs[0]);
+}
+
 static void test_never_vs_not_now(void **state)
 {
     (void)state;
@@ -1273,6 +1299,7 @@ int main(void)
         cmocka_unit_test(test_burst_spread_and_binpack),
         cmocka_unit_test(test_deterministic_ties),
         cmocka_unit_test(test_never_vs_not_now),
+        cmocka_unit_test(test_message_units),
         cmocka_unit_test(test_never_needs_every_cluster),
         cmocka_unit_test(test_messages_in_name_order),
         cmocka_unit_test(test_no_status_not_usable),

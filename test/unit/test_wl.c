@@ -1291,6 +1291,196 @@ static void test_unreserved_quiet_while_new(void **state)
     json_decref(job);
 }
 
+/* One "job evicted" line and one Evicted Event per eviction (issue: two at one preemption): a
+ * pass that finds the placement it undid still on the job (its patch lost a race with Kueue's
+ * own write of the job, or the store lags) undoes it again, silently; a later placement (another
+ * placed-for) is told again. */
+static void test_evicted_told_once(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3; round++) {
+        struct wl_fx f = {.reserved = RES_FALSE_EVICTED, .state = "Pending", .assigned = true};
+        json_t *wl = make_wl(&f);
+        json_t *job = make_job(JOB_PLACED_C1);
+        struct wl_snapshot s = {.workload = wl,
+                                .job = job,
+                                .kind = kind_lookup("batch/v1", "Job"),
+                                .check_name = CHECK,
+                                .now = NOW,
+                                .evicted_told = round == 0   ? NULL
+                                                : round == 1 ? TOKEN
+                                                             : "wl-uid/2026-11-22T09:00:00Z",
+                                .opts = {.direct = true, .origin = "hub"}};
+        struct wl_actions a;
+        wl_actions_init(&a);
+        assert_int_equal(wl_decide(&s, &a, NULL), 0);
+        char *d = wl_actions_describe(&a);
+        assert_non_null(strstr(d, UNPLACE_C1)); /* undone every time */
+        if (round == 1) {
+            assert_null(strstr(d, "event job"));
+            assert_int_not_equal(a.outcome.kind, WL_OUT_EVICTED);
+        } else {
+            assert_non_null(strstr(d,
+                                   "event job Normal Evicted: Workload job-sample-1a2b3 lost its "
+                                   "quota reservation; placement on cluster c1 undone"));
+            assert_int_equal(a.outcome.kind, WL_OUT_EVICTED);
+            assert_string_equal(a.outcome.undone_for, TOKEN);
+        }
+        free(d);
+        wl_actions_free(&a);
+        json_decref(wl);
+        json_decref(job);
+    }
+}
+
+/* Told once per change of Kueue's reason or of the kind of verdict, not at every capacity
+ * change (issue: a job without a LocalQueue logged "not admitted" 6 times in 6 minutes as the
+ * clusters filled and drained). */
+static void test_not_admitted_same(void **state)
+{
+    (void)state;
+    const char *lq = "Inadmissible: LocalQueue q doesn't exist";
+    char *now = wl_not_admitted_message("fits now: pod set main needs cpu 1 per pod; cluster1: "
+                                        "fits now (spot)",
+                                        false, lq);
+    assert_false(wl_not_admitted_same(NULL, lq, false, false));
+    assert_false(wl_not_admitted_same("", lq, false, false));
+    /* the clusters filled up: "fits when capacity frees" is the same kind of verdict */
+    assert_true(wl_not_admitted_same(now, lq, false, false));
+    /* Kueue's reason changed */
+    assert_false(wl_not_admitted_same(now, "Pending: insufficient unused quota", false, false));
+    /* no cluster can hold it now, or the fit cannot be judged: news */
+    assert_false(wl_not_admitted_same(now, lq, true, false));
+    assert_false(wl_not_admitted_same(now, lq, false, true));
+    char *unk =
+        wl_not_admitted_message("no cluster fits among those with fresh metrics: c1", false, lq);
+    assert_true(wl_not_admitted_same(unk, lq, false, true));
+    assert_false(wl_not_admitted_same(unk, lq, false, false));
+    char *never = wl_not_admitted_message("never fits: cluster1: largest node 8 cpu (spot)", true,
+                                          "Pending: insufficient unused quota");
+    assert_true(wl_not_admitted_same(never, "Pending: insufficient unused quota", true, false));
+    assert_false(wl_not_admitted_same(never, "Pending: other", true, false));
+    assert_false(wl_not_admitted_same(never, "Pending: insufficient unused quota", false, false));
+    /* a longer reason that starts with the old one is another reason */
+    assert_false(
+        wl_not_admitted_same(now, "Inadmissible: LocalQueue q doesn't exist yet", false, false));
+    free(now);
+    free(unk);
+    free(never);
+}
+
+/* The check message of a Workload Kueue holds follows the fit, the Event and the line only
+ * Kueue's reason (and the kind of verdict): a capacity change rewrites the message, silently. */
+static void test_unreserved_capacity_change_silent(void **state)
+{
+    (void)state;
+    const char *was = "Kueue has not admitted it: Pending: insufficient unused quota; fits now: "
+                      "pod set main needs cpu 1 per pod; cluster1: fits now (spot)";
+    const char *fit = "fits when capacity frees: pod set main needs cpu 1 per pod; cluster1: fits "
+                      "when capacity frees (spot)";
+    struct wl_fx f = {.state = "Pending", .msg = was};
+    json_t *wl = make_wl(&f);
+    json_array_append_new(jx_arr(wl, "status.conditions"),
+                          json_pack("{s:s,s:s,s:s,s:s}", "type", "QuotaReserved", "status", "False",
+                                    "reason", "Pending", "message", "insufficient unused quota"));
+    json_t *job = make_job(JOB_FREE);
+    struct wl_snapshot s = {.workload = wl,
+                            .job = job,
+                            .kind = kind_lookup("batch/v1", "Job"),
+                            .check_name = CHECK,
+                            .explain = fit,
+                            .now = NOW,
+                            .opts = {.direct = true,
+                                     .origin = "hub",
+                                     .no_fit_requeue_ms = 5000,
+                                     .pin_unknown_requeue_ms = 30000}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    assert_non_null(strstr(d, "fits when capacity frees (spot)")); /* the message follows */
+    assert_null(strstr(d, "event job"));
+    assert_null(a.outcome.told_reason);
+    free(d);
+    wl_actions_free(&a);
+    json_decref(wl);
+    json_decref(job);
+}
+
+/* wl_events_once: the NoClusterFits / NotAdmitted Event a pass repeats (same target, reason and
+ * message as the last one told) is dropped; a changed message, another target or another reason
+ * is kept; other Events are never dropped. */
+static void test_events_once(void **state)
+{
+    (void)state;
+    json_t *told = json_object();
+    for (int round = 0; round < 3; round++) {
+        struct wl_actions a;
+        wl_actions_init(&a);
+        struct wl_action *v = a.v = calloc(4, sizeof *a.v);
+        a.n = a.cap = 4;
+        const char *m = round == 2 ? "no cluster fits now: B" : "no cluster fits now: A";
+        v[0] = (struct wl_action){.type = WL_ACT_EVENT,
+                                  .target = WL_TGT_JOB,
+                                  .reason = strdup(REASON_NO_CLUSTER_FITS),
+                                  .message = strdup(m)};
+        v[1] = (struct wl_action){.type = WL_ACT_EVENT,
+                                  .target = WL_TGT_WORKLOAD,
+                                  .reason = strdup(REASON_NO_CLUSTER_FITS),
+                                  .message = strdup(m)};
+        v[2] = (struct wl_action){.type = WL_ACT_EVENT,
+                                  .target = WL_TGT_JOB,
+                                  .reason = strdup(REASON_EVICTED),
+                                  .message = strdup("x")};
+        v[3] = (struct wl_action){.type = WL_ACT_REQUEUE, .after_ms = 5};
+        size_t dropped = wl_events_once(&a, told);
+        assert_int_equal(dropped, round == 1 ? 2 : 0);
+        assert_int_equal(a.n, round == 1 ? 2 : 4);
+        if (round == 1) {
+            assert_string_equal(a.v[0].reason, REASON_EVICTED);
+            assert_int_equal(a.v[1].type, WL_ACT_REQUEUE);
+        }
+        wl_actions_free(&a);
+    }
+    assert_string_equal(jx_str(told, "job/" REASON_NO_CLUSTER_FITS, ""), "no cluster fits now: B");
+    json_decref(told);
+}
+
+/* Kueue deactivated the Workload because our check Rejected it: kueue-ks's verdict, not
+ * Kueue's (issue: "Kueue has not admitted it: deactivated" for a job too big for every
+ * cluster); a Workload the user deactivated, or that another check rejected, is not. */
+static void test_rejected_by_check(void **state)
+{
+    (void)state;
+    struct wl_fx f = {.inactive = true, .state = "Rejected", .msg = "the workload fits no cluster"};
+    json_t *wl = make_wl(&f);
+    assert_true(wl_rejected_by_check(wl, CHECK));
+    assert_false(wl_rejected_by_check(wl, NULL));
+    json_decref(wl);
+    /* Kueue v0.15 evicts and resets the check to Pending */
+    f = (struct wl_fx){.inactive = true,
+                       .state = "Pending",
+                       .msg = "Reset to Pending after eviction. Previously: Rejected"};
+    wl = make_wl(&f);
+    assert_false(wl_rejected_by_check(wl, CHECK)); /* no Evicted condition yet */
+    json_t *ev = json_pack("{s:s,s:s,s:s,s:s}", "type", "Evicted", "status", "True", "reason",
+                           "DeactivatedDueToAdmissionCheck", "message",
+                           "The workload is deactivated due to Admission check(s): " CHECK
+                           ", were rejected");
+    json_array_append_new(jx_arr(wl, "status.conditions"), ev);
+    assert_true(wl_rejected_by_check(wl, CHECK));
+    assert_false(wl_rejected_by_check(wl, "another-check"));
+    jx_set_new(wl, "spec.active", json_true(), NULL); /* reactivated by the user */
+    assert_false(wl_rejected_by_check(wl, CHECK));
+    json_decref(wl);
+    char *m = wl_rejected_message("never fits: cluster1: largest node 8 cpu (spot)");
+    assert_string_equal(m, "kueue-ks rejected it: no worker cluster can hold it, even empty: never "
+                           "fits: cluster1: largest node 8 cpu (spot); Kueue deactivated its "
+                           "Workload (spec.active=false); " WL_NEVER_FITS_ADVICE);
+    free(m);
+    assert_non_null(strstr(WL_NEVER_FITS_ADVICE, "shrink the job's requests"));
+}
+
 static void test_kueue_reason(void **state)
 {
     (void)state;
@@ -1953,6 +2143,11 @@ int main(void)
         cmocka_unit_test(test_unreserved_fresh_no_event),
         cmocka_unit_test(test_unreserved_quiet_while_new),
         cmocka_unit_test(test_kueue_reason),
+        cmocka_unit_test(test_evicted_told_once),
+        cmocka_unit_test(test_not_admitted_same),
+        cmocka_unit_test(test_unreserved_capacity_change_silent),
+        cmocka_unit_test(test_events_once),
+        cmocka_unit_test(test_rejected_by_check),
         cmocka_unit_test(test_status_write_forms),
         cmocka_unit_test(test_defer_running),
         cmocka_unit_test(test_create_copy_object),
