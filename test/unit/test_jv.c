@@ -177,6 +177,28 @@ static void test_placed_running(void **state)
     json_decref(acs);
 }
 
+/* jv_render of `job` and `wl` (borrowed) against the fixtures' ClusterMetrics, flavors and
+ * checks: the text (caller frees). */
+static char *render_std(json_t *job, json_t *wl)
+{
+    json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
+    struct jv_input in = {.job = job,
+                          .workload = wl,
+                          .cluster_metrics = cms,
+                          .flavors = fl,
+                          .admission_checks = acs,
+                          .now_ms = T0};
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    assert_int_equal(jv_render(&in, &b), 0);
+    char *out = strdup(buf_str(&b));
+    assert_non_null(out);
+    buf_free(&b);
+    json_decref(cms);
+    json_decref(fl);
+    json_decref(acs);
+    return out;
+}
 /* A finished job (issue: explain said "Pending ... fits now" for it): the check line says what
  * happened, the verdict that it finished and where it ran; the fit, for a new run, after it. */
 static void test_finished(void **state)
@@ -202,17 +224,7 @@ static void test_finished(void **state)
               "{'type':'Finished','status':'True','message':'done'}],'admissionChecks':[{'name':"
               "'kubestellar-admc','state':'Pending','message':'finished on cluster cluster1: "
               "succeeded'}]}}");
-        json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
-        struct jv_input in = {.job = job,
-                              .workload = wl,
-                              .cluster_metrics = cms,
-                              .flavors = fl,
-                              .admission_checks = acs,
-                              .now_ms = T0};
-        struct buf b;
-        buf_init(&b, 1 << 20);
-        assert_int_equal(jv_render(&in, &b), 0);
-        const char *out = buf_str(&b);
+        char *out = render_std(job, wl);
         assert_non_null(strstr(out,
                                "  Check:        kubestellar-admc: finished on cluster cluster1: "
                                "succeeded (state Pending to the end: Kueue never runs the "
@@ -233,12 +245,9 @@ static void test_finished(void **state)
             fail_msg("the text does not end with the finish:\n%s", out);
         assert_null(strstr(out, "\nfits now"));  /* not the verdict */
         assert_null(strstr(out, ": Pending: ")); /* the check line */
-        buf_free(&b);
+        free(out);
         json_decref(job);
         json_decref(wl);
-        json_decref(cms);
-        json_decref(fl);
-        json_decref(acs);
     }
 }
 
@@ -259,28 +268,15 @@ static void test_rejected_deactivated(void **state)
           "Admission check(s): kubestellar-admc, were rejected'}],'admissionChecks':[{'name':"
           "'kubestellar-admc','state':'Pending','message':'Reset to Pending after eviction. "
           "Previously: Rejected'}]}}");
-    json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
-    struct jv_input in = {.job = job,
-                          .workload = wl,
-                          .cluster_metrics = cms,
-                          .flavors = fl,
-                          .admission_checks = acs,
-                          .now_ms = T0};
-    struct buf b;
-    buf_init(&b, 1 << 20);
-    assert_int_equal(jv_render(&in, &b), 0);
-    const char *out = buf_str(&b);
+    char *out = render_std(job, wl);
     assert_non_null(strstr(out,
                            "\nkueue-ks rejected it: no worker cluster can hold it, even empty; "
                            "Kueue deactivated its Workload (spec.active=false); shrink the "
                            "job's requests"));
     assert_null(strstr(out, "Kueue has not admitted it"));
-    buf_free(&b);
+    free(out);
     json_decref(job);
     json_decref(wl);
-    json_decref(cms);
-    json_decref(fl);
-    json_decref(acs);
 }
 
 /* Placed on a cluster whose metrics are stale (cluster3: an hour old): the kueue-ks part says

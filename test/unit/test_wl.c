@@ -1106,6 +1106,22 @@ static void test_not_admitted_message_order(void **state)
     free(m);
 }
 
+/* A pass's view of a Workload Kueue has not admitted (the batch/v1 Job's) with the
+ * placement's explanation `fit`, at NOW, with the built-in syncer's options. */
+static struct wl_snapshot explain_snapshot(json_t *wl, json_t *job, const char *fit)
+{
+    return (struct wl_snapshot){.workload = wl,
+                                .job = job,
+                                .kind = kind_lookup("batch/v1", "Job"),
+                                .check_name = CHECK,
+                                .explain = fit,
+                                .now = NOW,
+                                .opts = {.direct = true,
+                                         .origin = "hub",
+                                         .no_fit_requeue_ms = 5000,
+                                         .pin_unknown_requeue_ms = 30000}};
+}
+
 static void test_unreserved_explained_once(void **state)
 {
     (void)state;
@@ -1122,17 +1138,8 @@ static void test_unreserved_explained_once(void **state)
                                         "False", "reason", "Pending", "message",
                                         "insufficient unused quota for cpu in flavor spot"));
         json_t *job = make_job(JOB_FREE);
-        struct wl_snapshot s = {.workload = wl,
-                                .job = job,
-                                .kind = kind_lookup("batch/v1", "Job"),
-                                .check_name = CHECK,
-                                .explain = fit,
-                                .explain_never = true,
-                                .now = NOW,
-                                .opts = {.direct = true,
-                                         .origin = "hub",
-                                         .no_fit_requeue_ms = 5000,
-                                         .pin_unknown_requeue_ms = 30000}};
+        struct wl_snapshot s = explain_snapshot(wl, job, fit);
+        s.explain_never = true;
         assert_true(wl_wants_explain(&s));
         struct wl_actions a;
         wl_actions_init(&a);
@@ -1177,16 +1184,7 @@ static void test_unreserved_fresh_no_event(void **state)
     struct wl_fx f = {.state = "Pending", .msg = ""};
     json_t *wl = make_wl(&f);
     json_t *job = make_job(JOB_FREE);
-    struct wl_snapshot s = {.workload = wl,
-                            .job = job,
-                            .kind = kind_lookup("batch/v1", "Job"),
-                            .check_name = CHECK,
-                            .explain = fit,
-                            .now = NOW,
-                            .opts = {.direct = true,
-                                     .origin = "hub",
-                                     .no_fit_requeue_ms = 5000,
-                                     .pin_unknown_requeue_ms = 30000}};
+    struct wl_snapshot s = explain_snapshot(wl, job, fit);
     struct wl_actions a;
     wl_actions_init(&a);
     assert_int_equal(wl_decide(&s, &a, NULL), 0);
@@ -1236,19 +1234,10 @@ static void test_unreserved_quiet_while_new(void **state)
                                             "False", "reason", "Pending", "message",
                                             "insufficient unused quota for cpu in flavor spot"));
         json_t *job = make_job(JOB_FREE);
-        struct wl_snapshot s = {.workload = wl,
-                                .job = job,
-                                .kind = kind_lookup("batch/v1", "Job"),
-                                .check_name = CHECK,
-                                .explain = fit,
-                                .explain_never = quiet_cases[i].never,
-                                .now = NOW,
-                                .now_ms = 1795341900000LL, /* NOW */
-                                .opts = {.direct = true,
-                                         .origin = "hub",
-                                         .no_fit_requeue_ms = 5000,
-                                         .pin_unknown_requeue_ms = 30000,
-                                         .quiet_new_ms = 2000}};
+        struct wl_snapshot s = explain_snapshot(wl, job, fit);
+        s.explain_never = quiet_cases[i].never;
+        s.now_ms = 1795341900000LL; /* NOW */
+        s.opts.quiet_new_ms = 2000;
         struct wl_actions a;
         wl_actions_init(&a);
         assert_int_equal(wl_decide(&s, &a, NULL), 0);
@@ -1384,16 +1373,7 @@ static void test_unreserved_capacity_change_silent(void **state)
                           json_pack("{s:s,s:s,s:s,s:s}", "type", "QuotaReserved", "status", "False",
                                     "reason", "Pending", "message", "insufficient unused quota"));
     json_t *job = make_job(JOB_FREE);
-    struct wl_snapshot s = {.workload = wl,
-                            .job = job,
-                            .kind = kind_lookup("batch/v1", "Job"),
-                            .check_name = CHECK,
-                            .explain = fit,
-                            .now = NOW,
-                            .opts = {.direct = true,
-                                     .origin = "hub",
-                                     .no_fit_requeue_ms = 5000,
-                                     .pin_unknown_requeue_ms = 30000}};
+    struct wl_snapshot s = explain_snapshot(wl, job, fit);
     struct wl_actions a;
     wl_actions_init(&a);
     assert_int_equal(wl_decide(&s, &a, NULL), 0);
