@@ -1107,6 +1107,12 @@ static bool relay_kueue_reason(struct wlc *c, struct wq *q, const char *key, con
     bool rejected = wl_rejected_by_check(s->workload, s->check_name);
     bool never = false, unknown = false;
     char *fit = active || rejected ? compute_explain(c, s, false, &never, &unknown) : NULL;
+    if (rejected && !never) {
+        /* a fit that says otherwise now (the job was rejected for its pin, or capacity came
+         * since) would contradict the rejection: its own Event said why */
+        free(fit);
+        fit = NULL;
+    }
     char *msg = rejected ? wl_rejected_message(fit)
                 : fit    ? wl_not_admitted_message(fit, never, why)
                          : xasprintf("Kueue has not admitted it: %s", why);
@@ -1117,10 +1123,11 @@ static bool relay_kueue_reason(struct wlc *c, struct wq *q, const char *key, con
                          : last && strcmp(last, msg) == 0;
     if (!same) {
         json_object_set_new(c->relayed, key, json_string_nocheck(msg));
-        bool warn = never || rejected;
-        if (c->cfg.ops.events)
-            evrec_event(c->cfg.ops.events, s->job, warn ? "Warning" : "Normal",
-                        warn ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED, "%s", msg);
+        /* a rejected job's NoClusterFits Event (st_rejected) already says why, with the
+         * advice: the deactivation that follows is the log line's news alone */
+        if (c->cfg.ops.events && !rejected)
+            evrec_event(c->cfg.ops.events, s->job, never ? "Warning" : "Normal",
+                        never ? REASON_NO_CLUSTER_FITS : REASON_NOT_ADMITTED, "%s", msg);
         if (rejected)
             log_info(c->cfg.lg, "job rejected: no cluster can ever hold it", "job", jkey, "reason",
                      REASON_NO_CLUSTER_FITS, "why", msg);
