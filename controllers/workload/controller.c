@@ -596,12 +596,17 @@ struct placed_walk {
     const char *cluster;
 };
 
-/* Queue the Workloads placed on w->cluster. */
+/* Queue the Workloads placed on w->cluster, as a pass over many (WQ_BACKGROUND: its passes
+ * read trees of their own). In order, a worker that became usable at a restart queued its
+ * thousands of placed Workloads in the middle of the start-up pass, and their passes kept a
+ * decoded tree of each Workload, job and copy in the packed stores' cache until the trims
+ * (13-21 MB for seconds at 10,000 copies: bench-scale's rss_mb at ready). A recovery's clock
+ * runs from the worker's change, not from the pass (wl.h). */
 static int enqueue_placed_cb(void *r, void *ud)
 {
     const struct placed_walk *w = ud;
     if (strcmp(placed_rec_cluster(r), w->cluster) == 0)
-        wq_add(w->c->q, r); /* the record begins with the key */
+        wq_add_level(w->c->q, r, WQ_BACKGROUND); /* the record begins with the key */
     return 0;
 }
 
@@ -1998,10 +2003,10 @@ static bool echo_skip(struct wlc *c, const char *key, const json_t *old, const j
     return true;
 }
 
-/* `relist`: an update from a list (echo_skip); `copy_first`: a copy's change whose status is
- * to return now (wlc_on_copy). */
+/* `relist`: an update from a list (echo_skip); `copy`: how a copy's change came (wlc_on_copy;
+ * WLC_COPY_OTHER for a hub job's). */
 static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool relist,
-                   bool copy_first)
+                   enum wlc_copy_change copy)
 {
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
     bool hub = !uid; /* a copy carries its hub job's uid */
@@ -2017,8 +2022,10 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool rel
         if (hub) {
             if (!echo_skip(c, k, old, obj, relist))
                 wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
-        } else if (copy_first)                   /* behind a burst's placements it waited seconds */
+        } else if (copy == WLC_COPY_STATUS)      /* behind a burst's placements it waited seconds */
             wq_add_level(c->q, k, WQ_FIRST);
+        else if (copy == WLC_COPY_LISTED && !strmap_get(&c->dispatching, k))
+            wq_add_level(c->q, k, WQ_BACKGROUND);
         else
             add_changed(c, k);
     }
@@ -2027,17 +2034,17 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool rel
 
 void wlc_on_job(struct wlc *c, const json_t *obj)
 {
-    on_job(c, NULL, obj, false, false);
+    on_job(c, NULL, obj, false, WLC_COPY_OTHER);
 }
 
 void wlc_on_job_update(struct wlc *c, const json_t *old, const json_t *obj, bool relist)
 {
-    on_job(c, old, obj, relist, false);
+    on_job(c, old, obj, relist, WLC_COPY_OTHER);
 }
 
-void wlc_on_copy(struct wlc *c, const json_t *copy, bool first)
+void wlc_on_copy(struct wlc *c, const json_t *copy, enum wlc_copy_change how)
 {
-    on_job(c, NULL, copy, false, first);
+    on_job(c, NULL, copy, false, how);
 }
 
 static int enqueue_one(const char *k, void *ud)

@@ -165,13 +165,21 @@ void wlc_enqueue(struct wlc *c, const char *key);
  * own_held). wlc_on_job() queues other copy changes in order. */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
-/* A copy's change (added, updated, deleted) from a worker's informer. `first`: it came by watch
- * and changed what the hub is told (added, deleted, its status): queued first, as a hub job's,
- * so its status returns to the hub at once (issue 12 goal 6; in order it waited behind a burst's
- * placements, seconds on the real stack; docs/performance.md "Status return ahead of a burst").
- * Else (a list's: a restart's thousands, mostly unchanged; an update that left the status as
- * it was) as wlc_on_job(). */
-void wlc_on_copy(struct wlc *c, const json_t *copy, bool first);
+/* How a copy's change came (wlc_on_copy). */
+enum wlc_copy_change {
+    WLC_COPY_LISTED, /* from a list: a restart's thousands, a relist's */
+    WLC_COPY_OTHER,  /* by a watch: an update that left its status as it was */
+    WLC_COPY_STATUS, /* by a watch: added, deleted, its status changed */
+};
+/* A copy's change (added, updated, deleted) from a worker's informer. WLC_COPY_STATUS is queued
+ * first, as a hub job's, so its status returns to the hub at once (issue 12 goal 6; in order it
+ * waited behind a burst's placements, seconds on the real stack; docs/performance.md "Status
+ * return ahead of a burst"). WLC_COPY_OTHER as wlc_on_job(). WLC_COPY_LISTED behind the
+ * changes (WQ_BACKGROUND, as a pass over every Workload: its pass reads trees of its own), or
+ * first while the Workload's dispatch is under way: a list's copies queued in order filled the
+ * packed stores' tree cache, 13-18 MB for seconds at a restart with 10,000 copies
+ * (docs/performance.md "A restart's listed copies behind the changes"). */
+void wlc_on_copy(struct wlc *c, const json_t *copy, enum wlc_copy_change how);
 /* wlc_on_job() for an update of a hub job from `old`; `relist`: the update comes from a list
  * (informer_listing), which can fold several writes into one. The echo of a pass's own status
  * relay (wl.h, wl_action.relay) queues no pass when it is that write alone. */

@@ -647,7 +647,13 @@ static void copy_event(void *ud, json_t *obj, enum workers_copy_event how)
     if (!r->wlc || r->stopped)
         return;
     start_pass(r);
-    wlc_on_copy(r->wlc, obj, how == WORKERS_COPY_STATUS);
+    /* a list's copy before the start-up pass: that pass reads every Workload with the stores
+     * as they are then (queued now, its Workload would skip the pass's urgent level) */
+    if (how != WORKERS_COPY_LISTED || r->start_pass_done)
+        wlc_on_copy(r->wlc, obj,
+                    how == WORKERS_COPY_LISTED   ? WLC_COPY_LISTED
+                    : how == WORKERS_COPY_STATUS ? WLC_COPY_STATUS
+                                                 : WLC_COPY_OTHER);
     char *key = jx_obj_key(obj);
     wlc_gc_key(r->wlc, key); /* a copy whose hub job is gone (created as it was deleted) */
     free(key);

@@ -1419,10 +1419,15 @@ static void test_cluster_change_queues_affected_only(void **state)
     tloop_run_for(f->loop, 0.3);
     assert_int_equal(reconciles(f), r0);
 
-    /* c1's metrics go stale (unusable): its placed Workload is queued */
+    /* c1's metrics go stale (unusable): its placed Workload is queued, behind the changes (a
+     * worker's change queues its thousands of placed Workloads at a restart: their passes read
+     * trees of their own) */
     put(f->cms, "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":"
                 "\"2026-11-22T09:00:00Z\",\"nodes\":[]}}");
     wlc_on_cluster(f->c, "c1");
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, 1);
+    assert_int_equal(st.queued_background, 1);
     run_passes(f, r0 + 1);
     json_decref(job2);
     json_decref(jp);
@@ -2234,7 +2239,7 @@ static void test_relay_falls_back_from_status(void **state)
     store_upsert(f->copies_c1, o.cp, NULL, NULL, NULL);
     fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200,
                       "{\"metadata\":{\"resourceVersion\":\"9\"}}");
-    wlc_on_copy(f->c, o.cp, true);
+    wlc_on_copy(f->c, o.cp, WLC_COPY_STATUS);
     run_until_seen(f, n0 + 3);
     json_t *next = last_hub_body(f, "PATCH", JOB_PATH);
     assert_string_not_equal(jx_annotation(next, XF_ANN_REMOTE_STATUS),
@@ -2473,14 +2478,14 @@ static void test_copy_change_first(void **state)
     wlc_enqueue_all(f->c);
     json_t *cp = J("{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job2-uid\"}}}");
-    wlc_on_copy(f->c, cp, false); /* a list's, or its status as it was */
+    wlc_on_copy(f->c, cp, WLC_COPY_OTHER); /* its status as it was */
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 2);
     assert_int_equal(st.queued_urgent, 1); /* the reservation */
     assert_int_equal(st.queued_first, 0);
     assert_int_equal(st.queued_background, OTHERS); /* the copy's Workload moved up, in order */
-    wlc_on_copy(f->c, cp, true);
+    wlc_on_copy(f->c, cp, WLC_COPY_STATUS);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 2);
     assert_int_equal(st.queued_urgent, 2);
@@ -2628,6 +2633,71 @@ static void test_background_passes_cache_no_trees(void **state)
     wlc_enqueue(f->c, "default/other-0");
     run_reconciles(f, st.reconciles + 1);
     assert_true(store_decoded(f->wls) > before);
+}
+
+/* A copy from a list (a restart's thousands, a relist's) queues its Workload behind the
+ * changes, as a pass over every Workload: that pass reads trees of its own. Queued in order,
+ * the passes of a restart's listed copies kept a decoded tree of each Workload, job and copy in
+ * the packed stores' cache until the trims: 13-18 MB for seconds at 10,000 copies
+ * (bench-scale's rss_mb at ready). A copy's change by watch still reads the cache. */
+static void test_listed_copy_behind_changes(void **state)
+{
+    struct fx *f = *state;
+    fill_restart(f);
+    wlc_free(f->c);
+    metrics_registry_free(f->reg);
+    f->reg = metrics_registry_new();
+    f->wls = packed_copy(f->wls, WLC_INDEX_OWNER, store_index_by_owner_uid, NULL);
+    f->jobs = packed_copy(f->jobs, WLC_INDEX_UID, store_index_by_field, (void *)"metadata.uid");
+    new_wlc(f, false, NULL, NULL);
+    store_trim(f->wls, true);
+    store_trim(f->jobs, true);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .status = 200, .body = "{}", .times = -1});
+    fakesrv_push(f->w_srv, &(struct fakesrv_resp){
+                               .method = "POST", .status = 201, .body = "{}", .times = -1});
+    json_t *cp = J("{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"labels\":{"
+                   "\"" XF_LABEL_ORIGIN_UID "\":\"job2-uid\"}}}");
+    wlc_on_copy(f->c, cp, WLC_COPY_LISTED);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, 1);
+    assert_int_equal(st.queued_background, 1);
+    run_reconciles(f, 1);
+    assert_int_equal(store_decoded(f->wls), 0);
+    assert_int_equal(store_decoded(f->jobs), 0);
+    /* the same copy's change by watch, its status as it was: in order, reading the cache */
+    wlc_on_copy(f->c, cp, WLC_COPY_OTHER);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued_background, 0);
+    run_reconciles(f, 2);
+    assert_true(store_decoded(f->wls) > 0);
+    json_decref(cp);
+}
+
+/* A copy from a list whose Workload's dispatch is under way (placed, its copy to make) is
+ * queued first, as that Workload's own event: not behind a restart's pass. */
+static void test_listed_copy_of_dispatch_first(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    for (int i = 0; i < OTHERS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "default/other-%d", i);
+        wlc_enqueue(f->c, key);
+    }
+    json_t *cp = J("{\"metadata\":{\"name\":\"sample\",\"namespace\":\"default\",\"labels\":{"
+                   "\"" XF_LABEL_ORIGIN_UID "\":\"job-uid\"}}}");
+    wlc_on_copy(f->c, cp, WLC_COPY_LISTED);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, OTHERS + 1);
+    assert_int_equal(st.queued_first, 1);
+    assert_int_equal(st.queued_background, 0);
+    json_decref(cp);
+    json_decref(jp);
+    json_decref(wp);
 }
 
 /* A placed job's next pass (the copy) waits for the placement's own events (own_held). At a
@@ -2787,6 +2857,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_packed_passes_leave_no_trees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_passes_cache_no_trees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatching_workload_event_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_listed_copy_behind_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_listed_copy_of_dispatch_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watched_change_ahead_of_restart_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_workload_quiet_by_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_second_copy_before_copy_event, setup, teardown),
