@@ -33,7 +33,8 @@ for mode in packed decoded; do
   jq -e '[.workloads,.jobs,.pods_per_worker,.copies,.objects,.rss_mb,.rss_peak_mb,.rss_settled_mb,.rss_empty_mb,
           .bytes_per_object,.ready_s,.first_dispatch_s,.lists_s,.list_mb,.rss_ratio,.ready_ratio,
           .first_dispatch_ratio,.ready_cpu_s,.first_dispatch_cpu_s,.settled_heap_mb,.settled_pool_mb,
-          .settled_files_mb,.settled_other_mb]|all(type=="number")' <<<"$json" >/dev/null ||
+          .settled_files_mb,.settled_other_mb,.workload_list_s,.workload_list_mb,
+          .first_dispatch_over_workload_list]|all(type=="number")' <<<"$json" >/dev/null ||
     fail "JSON line lacks a field: $json"
   jq -e --argjson packed "$([ $mode = packed ] && echo true || echo false)" \
     '.mode=="devhub" and .workloads==41 and .jobs==41 and .pods_per_worker==60 and
@@ -47,7 +48,11 @@ for mode in packed decoded; do
        0.05 * .rss_ratio + 0.01 + .rss_ratio * (0.05/.rss_mb + 0.0005/.list_mb) and
      (.first_dispatch_ratio - .first_dispatch_s/.lists_s | fabs) <
        0.05 * .first_dispatch_ratio + 0.01 +
-       .first_dispatch_ratio * (0.0005/.lists_s + 0.0005/.first_dispatch_s)' \
+       .first_dispatch_ratio * (0.0005/.lists_s + 0.0005/.first_dispatch_s) and
+     .workload_list_s>0 and .workload_list_mb>0 and .workload_list_mb<.list_mb and
+     (.first_dispatch_over_workload_list - .first_dispatch_s/.workload_list_s | fabs) <
+       0.05 * .first_dispatch_over_workload_list + 0.01 +
+       .first_dispatch_over_workload_list * (0.0005/.workload_list_s + 0.0005/.first_dispatch_s)' \
     <<<"$json" >/dev/null || fail "unexpected figures ($mode): $json"
   grep -q '^scale: 41 workloads' <<<"$out" || fail "no human line ($mode)"
   grep -q 'logs kept' <<<"$out" && fail "work directory kept after success ($mode)"

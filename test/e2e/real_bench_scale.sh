@@ -28,7 +28,8 @@ json=$(grep '^{"bench":"scale"' <<<"$out")
 [ -n "$json" ] || die "no JSON line" "$out"
 jq -e '[.workloads,.jobs,.pods_per_worker,.copies,.objects,.rss_mb,.rss_peak_mb,.rss_settled_mb,.rss_empty_mb,
         .bytes_per_object,.ready_s,.first_dispatch_s,.lists_s,.list_mb,.rss_ratio,.ready_ratio,
-        .first_dispatch_ratio,.ready_cpu_s,.first_dispatch_cpu_s]|all(type=="number")' <<<"$json" >/dev/null ||
+        .first_dispatch_ratio,.ready_cpu_s,.first_dispatch_cpu_s,.workload_list_s,.workload_list_mb,
+        .first_dispatch_over_workload_list]|all(type=="number")' <<<"$json" >/dev/null ||
   die "JSON line lacks a field" "$json"
 # the ratios within 5 % plus what the printed digits can be off (test/checks/bench_scale.sh)
 # objects: N+1 Workloads and Jobs on the hub, 2P bare pods, N copies and their pods (the
@@ -43,7 +44,11 @@ jq -e --argjson n $N --argjson p $P \
      0.05 * .rss_ratio + 0.01 + .rss_ratio * (0.05/.rss_mb + 0.0005/.list_mb) and
    (.first_dispatch_ratio - .first_dispatch_s/.lists_s | fabs) <
      0.05 * .first_dispatch_ratio + 0.01 +
-     .first_dispatch_ratio * (0.0005/.lists_s + 0.0005/.first_dispatch_s)' \
+     .first_dispatch_ratio * (0.0005/.lists_s + 0.0005/.first_dispatch_s) and
+   .workload_list_s>0 and .workload_list_mb>0 and .workload_list_mb<.list_mb and
+   (.first_dispatch_over_workload_list - .first_dispatch_s/.workload_list_s | fabs) <
+     0.05 * .first_dispatch_over_workload_list + 0.01 +
+     .first_dispatch_over_workload_list * (0.0005/.workload_list_s + 0.0005/.first_dispatch_s)' \
   <<<"$json" >/dev/null || die "unexpected figures" "$json"
 grep -q "^scale: $((N + 1)) workloads + jobs on the real stack" <<<"$out" || die "no human line" "$out"
 grep -q 'logs kept' <<<"$out" && die "work directory kept after success" "$out"
