@@ -167,9 +167,9 @@ void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
 /* How a copy's change came (wlc_on_copy). */
 enum wlc_copy_change {
-    WLC_COPY_LISTED, /* from a list: a restart's thousands, a relist's */
-    WLC_COPY_OTHER,  /* by a watch: an update that left its status as it was */
-    WLC_COPY_STATUS, /* by a watch: added, deleted, its status changed */
+    WLC_COPY_LISTED, /* from a first list: a start's thousands, mostly unchanged */
+    WLC_COPY_OTHER,  /* by a watch (or a relist): an update that left its status as it was */
+    WLC_COPY_STATUS, /* by a watch (or a relist): added, deleted, its status changed */
 };
 /* A copy's change (added, updated, deleted) from a worker's informer. WLC_COPY_STATUS is queued
  * first, as a hub job's, so its status returns to the hub at once (issue 12 goal 6; in order it

@@ -647,8 +647,8 @@ static void copy_event(void *ud, json_t *obj, enum workers_copy_event how)
     if (!r->wlc || r->stopped)
         return;
     start_pass(r);
-    /* a list's copy before the start-up pass: that pass reads every Workload with the stores
-     * as they are then (queued now, its Workload would skip the pass's urgent level) */
+    /* a first list's copy before the start-up pass: that pass reads every Workload with the
+     * stores as they are then (queued now, its Workload would skip the pass's urgent level) */
     if (how != WORKERS_COPY_LISTED || r->start_pass_done)
         wlc_on_copy(r->wlc, obj,
                     how == WORKERS_COPY_LISTED   ? WLC_COPY_LISTED

@@ -175,11 +175,13 @@ static bool ours(const struct workers *w, const json_t *obj)
     return o && strcmp(o, w->origin) == 0;
 }
 
-/* Whether the event comes from a list: only the informer delivering it is listing. */
-static bool copies_listing(const struct worker *k)
+/* Whether the event comes from a first list (a start's: every copy, mostly unchanged): only the
+ * informer delivering it is listing. A relist's (after a watch ended) are the changes the watch
+ * missed, told as a watch would have told them. */
+static bool copies_first_list(const struct worker *k)
 {
     for (size_t i = 0; i < k->n_inf; i++)
-        if (informer_listing(k->inf[i]))
+        if (informer_listing(k->inf[i]) && !informer_has_synced(k->inf[i]))
             return true;
     return false;
 }
@@ -195,7 +197,7 @@ static void copy_add(void *ud, json_t *obj)
     struct worker *k = ud;
     if (k->w->cfg.on_copy && ours(k->w, obj))
         k->w->cfg.on_copy(k->w->cfg.ud, obj,
-                          copies_listing(k) ? WORKERS_COPY_LISTED : WORKERS_COPY_STATUS);
+                          copies_first_list(k) ? WORKERS_COPY_LISTED : WORKERS_COPY_STATUS);
 }
 
 /* A copy that stops being ours (its origin label changed) is seen as it is now, as the
@@ -206,7 +208,7 @@ static void copy_update(void *ud, json_t *old_obj, json_t *new_obj)
     if (!k->w->cfg.on_copy || (!ours(k->w, new_obj) && !ours(k->w, old_obj)))
         return;
     enum workers_copy_event how = WORKERS_COPY_LISTED;
-    if (!copies_listing(k))
+    if (!copies_first_list(k))
         how = ours(k->w, new_obj) && same_status(old_obj, new_obj) ? WORKERS_COPY_OTHER
                                                                    : WORKERS_COPY_STATUS;
     k->w->cfg.on_copy(k->w->cfg.ud, new_obj, how);

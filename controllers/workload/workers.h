@@ -66,9 +66,10 @@
 struct jpack_tab;
 /* How a copy changed, for on_copy. */
 enum workers_copy_event {
-    WORKERS_COPY_LISTED, /* delivered by a list (informer_listing): a restart's, a relist's */
-    WORKERS_COPY_STATUS, /* by a watch: added, deleted, its status changed, or no longer ours */
-    WORKERS_COPY_OTHER,  /* by a watch: an update that left its status as it was */
+    WORKERS_COPY_LISTED, /* delivered by the informer's first list (a start's) */
+    WORKERS_COPY_STATUS, /* by a watch or a relist: added, deleted, its status changed, or no
+                            longer ours */
+    WORKERS_COPY_OTHER,  /* by a watch or a relist: an update that left its status as it was */
 };
 
 struct workers_config {

@@ -524,6 +524,7 @@ static void test_known_by_failed_probes(void **state)
 struct share_fx {
     json_t *seen;               /* "name how" of each on_copy */
     const char *jobs_events[3]; /* watch event lines of the worker's Jobs, NULL-terminated */
+    const char *jobs_relist;    /* the Jobs list after the first (NULL: the same list) */
     struct fakesrv *srv;
     struct workers *w;
     struct kube_rest_config *hc;
@@ -644,7 +645,13 @@ static void share_start(struct share_fx *f, struct ev_loop *loop, double patch_d
                                                 .path = "/apis/batch/v1/jobs",
                                                 .query_lacks = "watch=",
                                                 .body = SHARED_JOBS,
-                                                .times = -1});
+                                                .times = f->jobs_relist ? 1 : -1});
+    if (f->jobs_relist)
+        fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
+                                                    .path = "/apis/batch/v1/jobs",
+                                                    .query_lacks = "watch=",
+                                                    .body = f->jobs_relist,
+                                                    .times = -1});
     if (f->jobs_events[0])
         fakesrv_push_watch(f->srv, "/apis/batch/v1/jobs", f->jobs_events, FAKESRV_HOLD);
     fakesrv_push(f->srv, &(struct fakesrv_resp){.method = "GET",
@@ -706,6 +713,32 @@ static void test_agent_waits_for_hub(void **state)
     share_run(loop, &f, 10.0, share_watching);
     count_lw(f.srv, "/api/v1/pods", &lists, &watches);
     assert_int_equal(lists, 1);
+    share_free(&f, loop);
+}
+
+/* A relist (the watch ended: 410 Expired) tells the copies' changes the watch missed as a
+ * watch would have: a status change ("status", queued first by wlc_on_copy), not as the first
+ * list's copies ("listed", queued behind every change), which would leave a worker's completed
+ * jobs behind a busy hub's changes. */
+static void test_relist_copies_told_as_changes(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    char *expired = fakesrv_watch_error_line(410);
+    struct share_fx f = {.jobs_events = {expired, NULL},
+                         .jobs_relist =
+                             "{\"kind\":\"JobList\",\"metadata\":{\"resourceVersion\":\"9\"},"
+                             "\"items\":[" JOB_RV_ACTIVE("ours", "8", COPY_OF("o1")) "," JOB(
+                                 "theirs", COPY_OF("o2")) "," JOB("ks", HUB_WORK) "]}"};
+    share_start(&f, loop, 0);
+    share_run(loop, &f, 10.0, share_watching);
+    /* the relist comes after the watch's error */
+    for (int i = 0; i < 500 && json_array_size(f.seen) < 2; i++)
+        share_run(loop, &f, 0.02, NULL);
+    assert_int_equal(json_array_size(f.seen), 2);
+    assert_string_equal(json_string_value(json_array_get(f.seen, 0)), "ours listed");
+    assert_string_equal(json_string_value(json_array_get(f.seen, 1)), "ours status");
+    free(expired);
     share_free(&f, loop);
 }
 
@@ -913,6 +946,7 @@ int main(void)
         cmocka_unit_test(test_first_probe_failure_is_a_blip),
         cmocka_unit_test(test_known_by_failed_probes),
         cmocka_unit_test(test_agent_shares_jobs),
+        cmocka_unit_test(test_relist_copies_told_as_changes),
         cmocka_unit_test(test_agent_waits_for_hub),
         cmocka_unit_test(test_known_after_agent_report),
         cmocka_unit_test(test_unregistered_known_after_secrets),
