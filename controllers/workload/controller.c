@@ -145,6 +145,7 @@ struct pass {
     char *fin_token;  /* a finish: the admission (placement token) that finished */
     char *undone_for; /* an eviction: the placed-for of the placement undone */
     char *token;      /* a dispatch: the placement token the copy is made for */
+    bool copy_ran;    /* a dispatch whose copy had reported pods there (copy_reported) */
     bool relay_only;  /* its one action relays the copy's status (wl_action.relay) */
     char *relayed;    /* relay_only: the remote-status annotation it writes */
     char *echo_seen;  /* relay_only: the hub job's version in an update from job_rv that came
@@ -381,10 +382,29 @@ static void log_placed(struct wlc *c, const char *key, const json_t *pl)
  * so that a user following the job sees it dispatched again. */
 static void log_dispatched(struct wlc *c, const char *key, const struct pass *p)
 {
-    if (!p->token || !p->jkey || !say_once(c->placed_logged, key, p->token))
+    if (!p->token || !p->jkey)
         return;
-    log_info(c->cfg.lg, "job dispatched", "job", p->jkey, "workload", key, "cluster", p->placed,
-             "why", "placed there before this start of kueue-ks; its copy was missing");
+    if (say_once(c->placed_logged, key, p->token))
+        log_info(c->cfg.lg, "job dispatched", "job", p->jkey, "workload", key, "cluster", p->placed,
+                 "why", "placed there before this start of kueue-ks; its copy was missing");
+    else if (p->copy_ran) /* a copy deleted outside kueue-ks: made again, silently before */
+        log_info(c->cfg.lg, "job dispatched", "job", p->jkey, "workload", key, "cluster", p->placed,
+                 "why",
+                 "its copy had run there and is gone (deleted on the worker?): made again, the "
+                 "job starts over there");
+}
+
+/* Whether the hub job's remote-status says its copy on `cluster` had pods (the placement's
+ * own zero counts do not): the copy existed and ran. */
+static bool copy_reported(const json_t *job, const char *cluster)
+{
+    const char *rs = job && cluster ? jx_annotation(job, XF_ANN_REMOTE_STATUS) : NULL;
+    json_t *r = rs ? json_loads(rs, 0, NULL) : NULL;
+    bool ran = json_is_object(r) && strcmp(jx_str(r, "cluster", ""), cluster) == 0 &&
+               (jx_int(r, "active", 0) > 0 || jx_int(r, "ready", 0) > 0 ||
+                jx_int(r, "succeeded", 0) > 0 || jx_int(r, "failed", 0) > 0);
+    json_decref(r);
+    return ran;
 }
 
 /* One info line per step a user follows: finished, evicted, worker lost,
@@ -1580,6 +1600,7 @@ static bool pass_perform(struct wlc *c, struct recon *r)
     ops.unreserve = on_unreserve;
     ops.resv_ud = c;
     struct pass *ps = pass_new(c, r->key, &r->acts.outcome, r->wl, &r->cw);
+    ps->copy_ran = ps->create && copy_reported(r->job, ps->placed);
     const char *job_rv = r->job ? jx_resource_version(r->job) : NULL;
     ps->job_rv = job_rv ? xstrdup(job_rv) : NULL;
     ps->relay_only = r->acts.n == 1 && r->acts.v[0].type == WL_ACT_PATCH_JOB && r->acts.v[0].relay;

@@ -311,9 +311,11 @@ static char *report_message(const struct explain_input *in, const struct explain
         buf_printf(&b, "never fits");
         break;
     case EXPLAIN_UNKNOWN:
-    case EXPLAIN_EXCLUDED: /* not an overall verdict */
         buf_printf(&b, in->n_clusters ? "no cluster fits among those with fresh metrics"
                                       : "no worker cluster reports metrics yet");
+        break;
+    case EXPLAIN_EXCLUDED:
+        buf_printf(&b, "no cluster is a candidate for the job");
         break;
     }
     char q[QTY_STR_MAX];
@@ -345,7 +347,7 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
     memset(out, 0, sizeof *out);
     out->v = xcalloc(in->n_clusters ? in->n_clusters : 1, sizeof *out->v);
     out->n = in->n_clusters;
-    bool any_now = false, any_empty = false, any_unknown = in->n_clusters == 0;
+    bool any_now = false, any_empty = false, any_unknown = in->n_clusters == 0, any_never = false;
     /* in cluster name order, whatever order the store gave */
     size_t *order = xcalloc(in->n_clusters ? in->n_clusters : 1, sizeof *order);
     for (size_t i = 0; i < in->n_clusters; i++) {
@@ -368,12 +370,16 @@ int explain_fit(const struct explain_input *in, struct explain_report *out)
         any_empty |= ec->fit == EXPLAIN_FITS_EMPTY;
         any_unknown |= ec->fit == EXPLAIN_UNKNOWN ||
                        (ec->fit == EXPLAIN_EXCLUDED && in->excluded[i].temporary);
+        any_never |= ec->fit == EXPLAIN_NEVER;
     }
     free(order);
+    /* every cluster outside the job's selector: no cluster was judged, and one labelled to
+     * match tomorrow may hold it (placement waits: placement.h) */
     out->overall = any_now       ? EXPLAIN_FITS_NOW
                    : any_empty   ? EXPLAIN_FITS_EMPTY
                    : any_unknown ? EXPLAIN_UNKNOWN
-                                 : EXPLAIN_NEVER;
+                   : any_never   ? EXPLAIN_NEVER
+                                 : EXPLAIN_EXCLUDED;
     out->message = report_message(in, out);
     return 0;
 }

@@ -12,7 +12,9 @@
  * is "never fits" only when every cluster was judged and none can ever hold it.
  * A cluster the caller excludes (explain_input.excluded) is EXPLAIN_EXCLUDED
  * with the caller's clause: one outside the job's cluster selector does not
- * count for the whole, one excluded for a while counts as unknown.
+ * count for the whole, one excluded for a while counts as unknown. When every
+ * cluster is outside the selector the whole is EXPLAIN_EXCLUDED ("no cluster is
+ * a candidate for the job: ..."), not never: a cluster labelled later may hold it.
  *
  * The numbers, per pod set and requested resource, are taken over the nodes
  * that match the pod set: ready, schedulable, carrying the admitted flavors'

@@ -500,10 +500,23 @@ int jv_render(const struct jv_input *in, struct buf *out)
 {
     if (!in || !in->job || !out)
         return -EINVAL;
-    buf_printf(out, "%s %s/%s (%s)\n\n", jx_str(in->job, "kind", "Job"),
-               jx_namespace(in->job) ? jx_namespace(in->job) : "default",
+    const char *ns = jx_namespace(in->job) ? jx_namespace(in->job) : "default";
+    buf_printf(out, "%s %s/%s (%s)\n\n", jx_str(in->job, "kind", "Job"), ns,
                jx_name(in->job) ? jx_name(in->job) : "?", jx_str(in->job, "apiVersion", "?"));
     kueue_part(in, out);
+    if (!in->workload && !jx_label(in->job, "kueue.x-k8s.io/queue-name") &&
+        !jx_label(in->job, XF_LABEL_CLUSTER)) {
+        /* no Workload will come: no check, no placement, no fit to tell (a new user's job
+         * without the label read as "waiting for the reservation") */
+        buf_printf(out,
+                   "\nnot handled: neither Kueue nor kueue-ks manages a job without a "
+                   "kueue.x-k8s.io/queue-name label: it stays on the hub (suspended, or with its "
+                   "pods on the hub's own nodes, if any); create it with the label set to a "
+                   "LocalQueue of namespace %s (kubectl get localqueues -n %s) to have it queued "
+                   "and placed on a worker\n",
+                   ns, ns);
+        return 0;
+    }
     ours_part(in, out);
     fit_part(in, out);
     return 0;

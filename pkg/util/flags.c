@@ -188,7 +188,8 @@ int flags_parse(const struct flag *fl, size_t n, int argc, char **argv, const ch
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const struct flag *f = find_flag(fl, n, name, len);
         if (!f)
-            return err_set(e, -EINVAL, "unknown flag: --%.*s (see --help)", (int)len, name);
+            return err_set(e, -EINVAL, "unknown flag: %.*s (see --help)",
+                           (int)(name - a + (ptrdiff_t)len), a); /* as written: -o, --nope */
         const char *val;
         if (eq) {
             val = eq + 1;

@@ -2336,6 +2336,45 @@ static void test_dispatch_of_earlier_placement_logged(void **state)
     one_placed_free(&o);
 }
 
+/* A copy that ran and is deleted on the worker by someone else is made again, as before, and
+ * now said: a "job dispatched" line naming it (a user saw the job start over in silence). */
+static void test_deleted_copy_made_again_logged(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    log_to(f, &lc);
+    struct one_placed o;
+    one_placed(f, &o);
+    /* the copy was seen with a pod, its status returned to the hub job */
+    json_t *cp = json_deep_copy(o.cp);
+    jx_set_new(cp, "metadata.resourceVersion", json_string("20"), NULL);
+    jx_set_new(cp, "status.active", json_integer(1), NULL);
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    json_t *ann =
+        json_pack("{s:{s:{s:s}}}", "metadata", "annotations", XF_ANN_REMOTE_STATUS,
+                  "{\"cluster\":\"c1\",\"active\":1,\"ready\":0,\"succeeded\":0,\"failed\":0}");
+    json_t *job3 = deliver(f->jobs, "default/sample", ann, "7");
+    wlc_on_copy(f->c, cp, WLC_COPY_STATUS);
+    run_passes(f, 3);
+    size_t posts = fakesrv_nreq(f->w_srv);
+    /* deleted on the worker: made again, and said once */
+    store_delete_key(f->copies_c1, "default/sample", NULL);
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_copy(f->c, cp, WLC_COPY_STATUS);
+    for (int i = 0; i < 500 && fakesrv_nreq(f->w_srv) == posts; i++)
+        tloop_run_for(f->loop, 0.02);
+    assert_int_equal(fakesrv_nreq(f->w_srv), posts + 1);
+    tloop_run_for(f->loop, 0.1);
+    fflush(lc.f);
+    if (!strstr(lc.text, "its copy had run there and is gone"))
+        fail_msg("no line for the copy made again:\n%s", lc.text);
+    assert_int_equal(msg_lines(f, &lc, "job dispatched"), 1);
+    json_decref(job3);
+    json_decref(ann);
+    json_decref(cp);
+    one_placed_free(&o);
+}
+
 /* The eviction's writes fail (409 on both) and the retry writes them: one
  * "job evicted" line, logged once the writes went through (it was logged at
  * each decision: every retry during a hub outage repeated it). */
@@ -2847,6 +2886,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_relay_echo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relay_echo_failed_answer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_of_earlier_placement_logged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_copy_made_again_logged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),

@@ -299,10 +299,15 @@ static void test_excluded_clusters(void **state)
                    "2026-11-24T10:10:00Z: its pods could not be scheduled there "
                    "(kueue-ks.io/excluded-clusters)");
     explain_report_free(&x.r);
-    /* both outside the selector: never */
+    /* both outside the selector: no candidate, not never (placement waits for a cluster
+     * labelled to match: "never fits" misled a user who then labelled one) */
     ex[1] = ex[0];
     assert_int_equal(explain_fit(&in, &x.r), 0);
-    assert_int_equal(x.r.overall, EXPLAIN_NEVER);
+    assert_int_equal(x.r.overall, EXPLAIN_EXCLUDED);
+    assert_msg(&x, "no cluster is a candidate for the job: pod set main needs nvidia.com/gpu 1 "
+                   "per pod; cluster1: excluded by the cluster selector \"location-group=eu\" "
+                   "(from the job); cluster2: excluded by the cluster selector "
+                   "\"location-group=eu\" (from the job)");
     fx_free(&x);
 }
 

@@ -80,6 +80,12 @@ static void test_errors(void **state)
     char *a1[] = {"--nope"};
     assert_int_equal(flags_parse(fl, NFLAGS, 1, a1, NULL, NULL, NULL, &e), -EINVAL);
     assert_string_equal(e.msg, "unknown flag: --nope (see --help)");
+    char *a1s[] = {"-o", "json"}; /* a short flag is named as written, not as "--o" */
+    assert_int_equal(flags_parse(fl, NFLAGS, 2, a1s, NULL, NULL, NULL, &e), -EINVAL);
+    assert_string_equal(e.msg, "unknown flag: -o (see --help)");
+    char *a1e[] = {"--nope=3"};
+    assert_int_equal(flags_parse(fl, NFLAGS, 1, a1e, NULL, NULL, NULL, &e), -EINVAL);
+    assert_string_equal(e.msg, "unknown flag: --nope (see --help)");
     char *a2[] = {"--burst=x"};
     assert_int_equal(flags_parse(fl, NFLAGS, 1, a2, NULL, NULL, NULL, &e), -EINVAL);
     assert_non_null(strstr(e.msg, "--burst"));

@@ -528,14 +528,11 @@ static void test_no_workload_no_queue(void **state)
                   "  Queue:        none: the job has no kueue.x-k8s.io/queue-name label, Kueue "
                   "does not manage it\n"
                   "\n"
-                  "kueue-ks\n"
-                  "  Check:        no AdmissionCheck with controllerName "
-                  "kubestellar.io/ks-kueue\n"
-                  "  Placed on:    not placed\n"
-                  "  Worker copy:  none\n"
-                  "\n"
-                  "Fit per cluster\n"
-                  "  (no Workload: nothing to fit)\n");
+                  "not handled: neither Kueue nor kueue-ks manages a job without a "
+                  "kueue.x-k8s.io/queue-name label: it stays on the hub (suspended, or with its "
+                  "pods on the hub's own nodes, if any); create it with the label set to a "
+                  "LocalQueue of namespace default (kubectl get localqueues -n default) to have "
+                  "it queued and placed on a worker\n");
     struct buf b;
     buf_init(&b, 1024);
     assert_int_equal(jv_render(NULL, &b), -EINVAL);
