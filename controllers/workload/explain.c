@@ -157,8 +157,11 @@ static void podset_numbers(const struct explain_input *in, const struct place_cl
             int64_t fr = al - place_reslist_get(&n->requested, er->name) - held;
             if (al > er->alloc_max)
                 er->alloc_max = al;
-            if (fr > er->free_max)
-                er->free_max = fr;
+            if (fr > er->free_max || (fr == er->free_max && held > er->held_max) ||
+                (fr < 0 && er->free_max == 0 && held > er->held_max)) {
+                er->free_max = fr > 0 ? fr : 0;
+                er->held_max = held;
+            }
             er->alloc_sum += al;
             er->free_sum += fr > 0 ? fr : 0;
             if (r == 0)
@@ -242,6 +245,9 @@ static char *cluster_why(const struct explain_input *in, const struct explain_cl
                            explain_fmt_amount(q1, er->name, er->free_max),
                            explain_fmt_amount(q2, er->name, er->need), er->name);
                 flavor_suffix(&b, ps->flavor);
+                if (er->held_max > 0) /* the metrics' own figure is higher: say why */
+                    buf_printf(&b, ", after %s %s held for jobs placed there since its last report",
+                               explain_fmt_amount(q1, er->name, er->held_max), er->name);
                 goto out;
             }
         }

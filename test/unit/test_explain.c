@@ -156,6 +156,46 @@ static void test_waiting_with_free_amounts(void **state)
     fx_free(&x);
 }
 
+/* Room held for a job placed since the cluster's last report (the controller's reservations)
+ * is taken from the free amount, and the clause says how much: a user saw "0 of 5 cpu free"
+ * where the metrics said 3 and could not tell why. */
+static void test_free_amount_says_held(void **state)
+{
+    (void)state;
+    struct fx x = {0};
+    clusters_init(x.c, "", "'cpu':'5'"); /* cluster2: 3 cpu free on each node */
+    flavors_init(x.f);
+    struct place_resv rv;
+    place_resv_init(&rv);
+    struct place_workload placed;
+    workload_init(&placed, 2, "'cpu':'2'", "h100"); /* one pod on each node */
+    free(placed.key); /* another job than the one explained (its own hold is not subtracted) */
+    placed.key = xstrdup("ns/placed");
+    struct place_result pr;
+    assert_int_equal(place_decide(&placed, &x.c[1], 1, x.f, 2, &rv, NULL, &pr), 0);
+    assert_int_equal(pr.status, PLACE_OK);
+    assert_int_equal(place_resv_add(&rv, placed.key, &pr, 0), 0);
+    place_result_free(&pr);
+    workload_init(&x.w, 1, "'cpu':'3'", "h100");
+    struct explain_input in = {.wl = &x.w,
+                               .clusters = x.c,
+                               .n_clusters = 2,
+                               .flavors = x.f,
+                               .n_flavors = 2,
+                               .resv = &rv,
+                               .now = true};
+    assert_int_equal(explain_fit(&in, &x.r), 0);
+    assert_int_equal(x.r.v[1].fit, EXPLAIN_FITS_EMPTY);
+    assert_msg(&x, "waiting for capacity: pod set main needs cpu 3 per pod; cluster1: no node of "
+                   "flavor h100 (instance=h100), the flavor Kueue reserved the quota in; cluster2: "
+                   "1 of 3 cpu free on a matching node (h100), after 2 cpu held for jobs placed "
+                   "there since its last report");
+    assert_int_equal(x.r.v[1].ps[0].res[0].held_max, 2000);
+    fx_free(&x);
+    place_workload_free(&placed);
+    place_resv_free(&rv);
+}
+
 /* Without `now`, the same situation carries no free amounts (stable text). */
 static void test_not_now_leaves_amounts_out(void **state)
 {
@@ -340,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_no_clusters),
         cmocka_unit_test(test_affinity_verdict),
         cmocka_unit_test(test_excluded_clusters),
+        cmocka_unit_test(test_free_amount_says_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
