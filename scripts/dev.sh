@@ -30,6 +30,9 @@ for a in "$@"; do
 done
 
 log() { echo "dev: $*" >&2; }
+# The previous run's log becomes <log>.1: a restart (dev-up ARGS=--data) keeps the log of the
+# run being debugged.
+keep_prev_log() { if [ -s "$1" ]; then mv -f "$1" "$1.1"; fi; }
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -45,6 +48,7 @@ start_devhub() { # name port kubeconfig extra-args...
     return 1
   fi
   rm -f "$kc"
+  keep_prev_log "$DEV/$name.log"
   # same-port: the user's DEV_*_PORT (stable addresses for a dev environment); 0 picks one
   bin/kueue-ks-devhub --listen "127.0.0.1:$port" --name "$name" --kubeconfig-out "$kc" \
     --crds devhub/crds --crds config/crd "$@" >"$DEV/$name.log" 2>&1 &
@@ -268,6 +272,7 @@ run)
   ;;
 up)
   start_env
+  keep_prev_log "$DEV/kueue-ks.log"
   # shellcheck disable=SC2046
   bin/kueue-ks run $(operator_args) "${OP_ARGS[@]}" >"$DEV/kueue-ks.log" 2>&1 &
   echo $! >>"$DEV/pids"
