@@ -278,7 +278,15 @@ static void ours_part(const struct jv_input *in, struct buf *out)
                    ACC_CONTROLLER_NAME);
     const char *placed = jx_label(in->job, XF_LABEL_CLUSTER);
     const char *by = jx_annotation(in->job, XF_ANN_PLACED_BY);
-    if (placed)
+    if (placed && !by && !xf_placed_cluster(in->job)) {
+        /* the user's pin alone: no placement there yet (an unknown or unusable cluster reads
+         * as placed otherwise) */
+        buf_printf(out,
+                   "  Placed on:    not placed; pinned by the user to %s (kubestellar.io/cluster "
+                   "label)\n",
+                   placed);
+        placed = NULL;
+    } else if (placed)
         buf_printf(out, "  Placed on:    %s%s\n", placed,
                    by ? "" : " (pinned by the user: kubestellar.io/cluster label)");
     else
@@ -388,7 +396,14 @@ static struct explain_excl *exclusions(const struct jv_input *in, const struct p
     if (clsel_for(in->job, cq, &sel, &text, &from, NULL) < 0)
         sel = NULL; /* the check message says it */
     struct explain_excl *x = xcalloc(nc ? nc : 1, sizeof *x);
+    const char *pin = xf_pinned_cluster(in->job);
     for (size_t i = 0; i < nc; i++) {
+        if (pin && strcmp(pin, cl[i].name) != 0) { /* the pin is the only candidate */
+            x[i].why = xasprintf("not the cluster the job is pinned to (%s, its "
+                                 "kubestellar.io/cluster label)",
+                                 pin);
+            continue;
+        }
         const json_t *cm = item_named(in->cluster_metrics, cl[i].name);
         json_t *labels = clsel_cluster_labels(cl[i].name, cm, NULL);
         x[i].why = excl_explain(jx_annotation(in->job, EXCL_ANNOTATION), sel, text, from,

@@ -768,9 +768,12 @@ static char *st_not_now(const struct wl_snapshot *s, struct wlst *w, const json_
     if (p->status == WL_PLACE_NOT_NOW)
         msg = xasprintf("%s%s", NOT_NOW_PREFIX, p->message ? p->message : "");
     else
-        msg = xasprintf("%s%s is not a registered worker%s%s", PIN_UNKNOWN_PREFIX,
-                        p->cluster ? p->cluster : "", p->message ? ": " : "",
-                        p->message ? p->message : "");
+        /* placement's message says the same ("pinned cluster c is not a known, usable
+         * cluster"): what the user can do instead */
+        msg = xasprintf("%s%s is not a registered worker (the job's kubestellar.io/cluster "
+                        "label): it waits until a worker of that name is registered, or the "
+                        "label names another",
+                        PIN_UNKNOWN_PREFIX, p->cluster ? p->cluster : "");
     /* Events on both (kubectl describe job shows why it waits), on each new message; the
      * log line once, when the job starts waiting, not at every change of what is free */
     if (strcmp(cur_msg, msg) != 0) {

@@ -516,6 +516,39 @@ static void test_no_local_queue(void **state)
     json_decref(acs);
 }
 
+/* A job pinned by the user to a cluster that is not a worker: not placed (it read "Placed on:
+ * cluster9"), and no other cluster is a candidate (it read "cluster1: fits now"). */
+static void test_pinned_unknown_cluster(void **state)
+{
+    (void)state;
+    json_t *job = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j','namespace':"
+                    "'team','uid':'u2','labels':{'kueue.x-k8s.io/queue-name':'q',"
+                    "'kubestellar.io/cluster':'cluster9'}}}");
+    json_t *wl = J("{'metadata':{'name':'job-j-1'},'spec':{'queueName':'q','podSets':[{'name':"
+                   "'main','count':1,'template':{'spec':{'containers':[{'name':'c','resources':"
+                   "{'requests':{'cpu':'2','memory':'1Gi'}}}]}}}]},'status':{'admission':"
+                   "{'clusterQueue':'cq','podSetAssignments':[{'name':'main','flavors':{'cpu':"
+                   "'spot','memory':'spot'}}]},'conditions':[{'type':'QuotaReserved','status':"
+                   "'True','lastTransitionTime':'2026-11-22T09:58:00Z'}],'admissionChecks':[{"
+                   "'name':'kubestellar-admc','state':'Pending','message':'pinned cluster "
+                   "cluster9 is not a registered worker'}]}}");
+    char *out = render_std(job, wl);
+    static const char *const want[] = {
+        "  Placed on:    not placed; pinned by the user to cluster9 (kubestellar.io/cluster "
+        "label)\n",
+        "  Worker copy:  none\n",
+        "\nno cluster is a candidate for the job: pod set main needs cpu 2, memory 1Gi per pod; "
+        "cluster1: not the cluster the job is pinned to (cluster9, its kubestellar.io/cluster "
+        "label); cluster2: not the cluster the job is pinned to"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(out, want[i]))
+            fail_msg("no \"%s\" in:\n%s", want[i], out);
+    assert_null(strstr(out, "fits now ("));
+    free(out);
+    json_decref(job);
+    json_decref(wl);
+}
+
 static void test_no_workload_no_queue(void **state)
 {
     (void)state;
@@ -549,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_rejected_deactivated),
         cmocka_unit_test(test_no_local_queue),
         cmocka_unit_test(test_no_workload_no_queue),
+        cmocka_unit_test(test_pinned_unknown_cluster),
         cmocka_unit_test(test_selector_affinity_exclusion),
         cmocka_unit_test(test_no_progress_line),
         cmocka_unit_test(test_pytorchjob_progress),
