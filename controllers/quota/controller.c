@@ -606,6 +606,13 @@ static char *change_message(const json_t *cq, const struct agg_result *r)
             os = qty_fmt(&v, ob);
         buf_printf(&b, "%s%s/%s %s -> %s", i ? ", " : "", ch->flavor, ch->resource, os, ch->value);
     }
+    /* why a quota shrinks all at once: a worker's capacity left out (the breakdown's list) */
+    const char *st = r->breakdown ? strstr(r->breakdown, "; stale: ") : NULL;
+    if (st) {
+        st += strlen("; stale: ");
+        buf_printf(&b, "; left out, their metrics older than --metrics-stale-after: %.*s",
+                   (int)strcspn(st, ";"), st);
+    }
     return buf_detach(&b);
 }
 

@@ -705,6 +705,11 @@ static void test_stale_cluster_drops_out(void **state)
                  PATCH_BODY("7", "0", "0",
                             "default-flavor/cpu=0: no clusters; default-flavor/memory=0: no "
                             "clusters; stale: c1"));
+    /* the Event (and the log line) say why the quota fell: the stale cluster left out */
+    const char *why = "; left out, their metrics older than --metrics-stale-after: c1";
+    for (int i = 0; i < 250 && !has_event(&f, "Normal", "QuotaUpdated", why); i++)
+        tloop_run_for(f.loop, 0.02);
+    assert_true(has_event(&f, "Normal", "QuotaUpdated", why));
     free(cq);
     free(cm);
     free(cq8);
