@@ -610,7 +610,9 @@ static char *change_message(const json_t *cq, const struct agg_result *r)
     const char *st = r->breakdown ? strstr(r->breakdown, "; stale: ") : NULL;
     if (st) {
         st += strlen("; stale: ");
-        buf_printf(&b, "; left out, their metrics older than --metrics-stale-after: %.*s",
+        buf_printf(&b,
+                   "; left out (metrics older than --metrics-stale-after, missing or not "
+                   "ready): %.*s",
                    (int)strcspn(st, ";"), st);
     }
     return buf_detach(&b);

@@ -614,25 +614,25 @@ static const char *placed_rec_cluster(const char *r)
 struct placed_walk {
     struct wlc *c;
     const char *cluster;
+    enum wq_level level;
 };
 
-/* Queue the Workloads placed on w->cluster, as a pass over many (WQ_BACKGROUND: its passes
- * read trees of their own). In order, a worker that became usable at a restart queued its
- * thousands of placed Workloads in the middle of the start-up pass, and their passes kept a
- * decoded tree of each Workload, job and copy in the packed stores' cache until the trims
- * (13-21 MB for seconds at 10,000 copies: bench-scale's rss_mb at ready). A recovery's clock
- * runs from the worker's change, not from the pass (wl.h). */
+/* Queue the Workloads placed on w->cluster at w->level. WQ_BACKGROUND for a worker that became
+ * usable: in order, at a restart, its thousands of placed Workloads came in the middle of the
+ * start-up pass, and their passes kept a decoded tree of each Workload, job and copy in the
+ * packed stores' cache until the trims (13-21 MB for seconds at 10,000 copies: bench-scale's
+ * rss_mb at ready); a background pass reads trees of its own. */
 static int enqueue_placed_cb(void *r, void *ud)
 {
     const struct placed_walk *w = ud;
     if (strcmp(placed_rec_cluster(r), w->cluster) == 0)
-        wq_add_level(w->c->q, r, WQ_BACKGROUND); /* the record begins with the key */
+        wq_add_level(w->c->q, r, w->level); /* the record begins with the key */
     return 0;
 }
 
-static void enqueue_placed_on(struct wlc *c, const char *cluster)
+static void enqueue_placed_on(struct wlc *c, const char *cluster, enum wq_level level)
 {
-    struct placed_walk w = {c, cluster};
+    struct placed_walk w = {c, cluster, level};
     keyset_foreach(&c->placed, enqueue_placed_cb, &w);
 }
 
@@ -684,7 +684,10 @@ static bool cluster_changed(struct wlc *c, const char *cluster)
     }
     if (was == now)
         return false;
-    enqueue_placed_on(c, cluster);
+    /* a worker that became usable (at a restart, all of them, after the start-up pass): its
+     * placed Workloads behind the changes, their passes reading trees of their own; one that
+     * became unusable: in order, their recovery is news */
+    enqueue_placed_on(c, cluster, now == DEP_USABLE ? WQ_BACKGROUND : WQ_PLAIN);
     return true;
 }
 
@@ -902,10 +905,12 @@ static char *compute_explain(struct wlc *c, const struct wl_snapshot *s, bool no
         msg = xstrdup(r.message);
         *never = r.overall == EXPLAIN_NEVER;
         *unknown = r.overall == EXPLAIN_UNKNOWN;
+        bool none_selected = r.overall == EXPLAIN_EXCLUDED;
         explain_report_free(&r);
-        /* a registered worker without metrics yet may fit it: not known */
+        /* a registered worker without metrics yet may fit it: not known (also when it is the
+         * only one the selector admits) */
         struct walk ww = {.c = c, .sel = w.sel};
-        json_t *missing = *never ? workers_without_metrics(&ww) : NULL;
+        json_t *missing = *never || none_selected ? workers_without_metrics(&ww) : NULL;
         if (missing) {
             *never = false;
             *unknown = true;
@@ -2095,7 +2100,7 @@ void wlc_on_cluster(struct wlc *c, const char *cluster)
          * placed on the cluster, whose recovery clock it starts (wl.h, unschedulable) */
         json_t *cm = store_get(c->cfg.src.cluster_metrics, cluster);
         if (json_array_size(jx_arr(cm, "status.unschedulableJobs")) > 0)
-            enqueue_placed_on(c, cluster);
+            enqueue_placed_on(c, cluster, WQ_PLAIN);
     }
     strmap_foreach(&c->waiting, enqueue_key, c->q);
 }

@@ -157,10 +157,12 @@ static void podset_numbers(const struct explain_input *in, const struct place_cl
             int64_t fr = al - place_reslist_get(&n->requested, er->name) - held;
             if (al > er->alloc_max)
                 er->alloc_max = al;
-            if (fr > er->free_max || (fr == er->free_max && held > er->held_max) ||
-                (fr < 0 && er->free_max == 0 && held > er->held_max)) {
-                er->free_max = fr > 0 ? fr : 0;
-                er->held_max = held;
+            /* the hold as the reader adds it up: the metrics' free (clamped at 0) minus ours */
+            int64_t frc = fr > 0 ? fr : 0, unheld = fr + held;
+            int64_t shown = (unheld > 0 ? unheld : 0) - frc;
+            if (frc > er->free_max || (frc == er->free_max && shown > er->held_max)) {
+                er->free_max = frc;
+                er->held_max = shown;
             }
             er->alloc_sum += al;
             er->free_sum += fr > 0 ? fr : 0;

@@ -71,8 +71,9 @@ struct explain_res {
     char *name;        /* owned */
     int64_t need;      /* one pod, milli-units */
     int64_t free_max;  /* largest free amount on a matching node now (0 when none) */
-    int64_t held_max;  /* of that node, the amount held for placements not in its metrics yet
-                          (explain_input.resv; the most held among nodes as free) */
+    int64_t held_max;  /* of that node, what the placements held (explain_input.resv) take
+                          from the free amount its metrics give: free_max + held_max is that
+                          amount, clamped at 0 (the most among nodes as free) */
     int64_t alloc_max; /* largest allocatable amount on a matching node (0 when none) */
     int64_t free_sum;  /* summed over the matching nodes: what is free in all of them */
     int64_t alloc_sum; /* and allocatable (alloc_sum - free_sum is in use or reserved) */

@@ -520,7 +520,8 @@ int jv_render(const struct jv_input *in, struct buf *out)
                jx_name(in->job) ? jx_name(in->job) : "?", jx_str(in->job, "apiVersion", "?"));
     kueue_part(in, out);
     if (!in->workload && !jx_label(in->job, "kueue.x-k8s.io/queue-name") &&
-        !jx_label(in->job, XF_LABEL_CLUSTER)) {
+        !jx_label(in->job, XF_LABEL_CLUSTER) && !jx_owner_controller(in->job)) {
+        /* (a job of a parent, a JobSet's, is its parent's Workload's: not this case) */
         /* no Workload will come: no check, no placement, no fit to tell (a new user's job
          * without the label read as "waiting for the reservation") */
         buf_printf(out,

@@ -770,9 +770,9 @@ static char *st_not_now(const struct wl_snapshot *s, struct wlst *w, const json_
     else
         /* placement's message says the same ("pinned cluster c is not a known, usable
          * cluster"): what the user can do instead */
-        msg = xasprintf("%s%s is not a registered worker (the job's kubestellar.io/cluster "
-                        "label): it waits until a worker of that name is registered, or the "
-                        "label names another",
+        msg = xasprintf("%s%s is not a worker that reports its capacity (the job's "
+                        "kubestellar.io/cluster label): it waits until a worker of that name "
+                        "reports its ClusterMetrics, or the label names another",
                         PIN_UNKNOWN_PREFIX, p->cluster ? p->cluster : "");
     /* Events on both (kubectl describe job shows why it waits), on each new message; the
      * log line once, when the job starts waiting, not at every change of what is free */

@@ -943,6 +943,24 @@ static void test_not_rejected_while_a_worker_has_no_metrics(void **state)
     assert_metric(f, "kueue_ks_workloads_rejected_total 0");
 }
 
+/* The job's cluster selector admits only c3, a registered worker without metrics yet: the
+ * check message names c3 as what it waits for (with every cluster that reports outside the
+ * selector, the fit's verdict is "no cluster is a candidate", which hid it). */
+static void test_selected_worker_without_metrics_named(void **state)
+{
+    struct fx *f = *state;
+    f->workers = J("[\"c1\", \"c2\", \"c3\"]");
+    json_t *job = json_deep_copy(store_get(f->jobs, "default/sample"));
+    jx_set_annotation(job, "kueue-ks.io/cluster-selector", "name=c3");
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_decref(job);
+    json_t *chk = check_after_pass(f, "1");
+    assert_string_equal(jx_str(chk, "state", ""), "Pending");
+    if (!strstr(jx_str(chk, "message", ""), "waiting for the metrics of cluster c3"))
+        fail_msg("c3 not named: %s", jx_str(chk, "message", ""));
+    json_decref(chk);
+}
+
 /* The same job with every registered worker reporting: Rejected (it fits none
  * even empty), so the rule above does not keep every job waiting. */
 static void test_rejected_when_every_worker_reports(void **state)
@@ -1419,16 +1437,26 @@ static void test_cluster_change_queues_affected_only(void **state)
     tloop_run_for(f->loop, 0.3);
     assert_int_equal(reconciles(f), r0);
 
-    /* c1's metrics go stale (unusable): its placed Workload is queued, behind the changes (a
-     * worker's change queues its thousands of placed Workloads at a restart: their passes read
-     * trees of their own) */
+    /* c1's metrics go stale (unusable): its placed Workload is queued in order (its recovery
+     * is news) */
     put(f->cms, "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":"
                 "\"2026-11-22T09:00:00Z\",\"nodes\":[]}}");
     wlc_on_cluster(f->c, "c1");
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, 1);
-    assert_int_equal(st.queued_background, 1);
+    assert_int_equal(st.queued_background, 0);
     run_passes(f, r0 + 1);
+    /* fresh again (usable): queued behind the changes (at a restart every worker becomes
+     * usable with thousands placed: their passes read trees of their own) */
+    put(f->cms, "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":"
+                "\"2026-11-22T09:59:58Z\",\"nodes\":[{\"name\":\"n1\",\"labels\":{\"instance\":"
+                "\"spot\"},\"allocatableResources\":{\"cpu\":\"8\",\"memory\":\"32Gi\"},"
+                "\"allocatedResourceRequests\":{\"cpu\":\"4\"}}]}}");
+    wlc_on_cluster(f->c, "c1");
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, 1);
+    assert_int_equal(st.queued_background, 1);
+    run_passes(f, r0 + 2);
     json_decref(job2);
     json_decref(jp);
 }
@@ -2874,6 +2902,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_rejected_while_a_worker_has_no_metrics, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_rejected_when_every_worker_reports, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_selected_worker_without_metrics_named, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_key_then_sweep_logs_once, setup, teardown),

@@ -191,6 +191,25 @@ static void test_free_amount_says_held(void **state)
                    "1 of 3 cpu free on a matching node (h100), after 2 cpu held for jobs placed "
                    "there since its last report");
     assert_int_equal(x.r.v[1].ps[0].res[0].held_max, 2000);
+    explain_report_free(&x.r);
+    /* held beyond what the metrics show free (the same pods held and reported): the two
+     * figures still add up to the metrics' free amount, 3 = 0 + 3 */
+    struct place_reslist tot[2] = {{0}, {0}};
+    char *names[2] = {"a", "b"};
+    place_reslist_add(&tot[0], "cpu", 3000);
+    place_reslist_add(&tot[1], "cpu", 3000);
+    struct place_result big = {.status = PLACE_OK,
+                               .cluster = "cluster2",
+                               .node_totals = tot,
+                               .node_names = names,
+                               .n_nodes = 2};
+    assert_int_equal(place_resv_add(&rv, "ns/big", &big, 0), 0); /* 3 - 2 - 3 on each */
+    place_reslist_free(&tot[0]);
+    place_reslist_free(&tot[1]);
+    assert_int_equal(explain_fit(&in, &x.r), 0);
+    const struct explain_res *er = &x.r.v[1].ps[0].res[0];
+    assert_int_equal(er->free_max, 0);
+    assert_int_equal(er->held_max, 3000);
     fx_free(&x);
     place_workload_free(&placed);
     place_resv_free(&rv);

@@ -571,6 +571,14 @@ static void test_no_workload_no_queue(void **state)
     assert_int_equal(jv_render(NULL, &b), -EINVAL);
     buf_free(&b);
     json_decref(job);
+    /* a job of a parent (a JobSet's child) is its parent's Workload's: not "not handled" */
+    job = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'child','ownerReferences':"
+            "[{'apiVersion':'jobset.x-k8s.io/v1alpha2','kind':'JobSet','name':'js','uid':'p1',"
+            "'controller':true}]}}");
+    char *out = render_std(job, NULL);
+    assert_null(strstr(out, "not handled"));
+    free(out);
+    json_decref(job);
 }
 
 int main(void)

@@ -706,7 +706,8 @@ static void test_stale_cluster_drops_out(void **state)
                             "default-flavor/cpu=0: no clusters; default-flavor/memory=0: no "
                             "clusters; stale: c1"));
     /* the Event (and the log line) say why the quota fell: the stale cluster left out */
-    const char *why = "; left out, their metrics older than --metrics-stale-after: c1";
+    const char *why = "; left out (metrics older than --metrics-stale-after, missing or not "
+                      "ready): c1";
     for (int i = 0; i < 250 && !has_event(&f, "Normal", "QuotaUpdated", why); i++)
         tloop_run_for(f.loop, 0.02);
     assert_true(has_event(&f, "Normal", "QuotaUpdated", why));

@@ -405,9 +405,9 @@ static const struct tcase cases[] = {
      .place = WL_PLACE_PIN_UNKNOWN,
      .place_cluster = "c3",
      .want_placement = true,
-     .want = {"event workload Warning NoClusterFits: pinned cluster c3 is not a registered worker "
-              "(the job's kubestellar.io/cluster label): it waits until a worker of that name is "
-              "registered, or the label names another",
+     .want = {"event workload Warning NoClusterFits: pinned cluster c3 is not a worker that "
+              "reports its capacity (the job's kubestellar.io/cluster label): it waits until a "
+              "worker of that name reports its ClusterMetrics, or the label names another",
               "event job Warning NoClusterFits: pinned cluster c3", "requeue 30000", "wl-status"}},
     {.name = "stale placement from an earlier admission: undone, copies removed, re-placed",
      .out = "placed c2",
