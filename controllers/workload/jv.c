@@ -521,9 +521,9 @@ int jv_render(const struct jv_input *in, struct buf *out)
     kueue_part(in, out);
     if (!in->workload && !jx_label(in->job, "kueue.x-k8s.io/queue-name") &&
         !jx_label(in->job, XF_LABEL_CLUSTER) && !jx_owner_controller(in->job)) {
-        /* (a job of a parent, a JobSet's, is its parent's Workload's: not this case) */
         /* no Workload will come: no check, no placement, no fit to tell (a new user's job
-         * without the label read as "waiting for the reservation") */
+         * without the label read as "waiting for the reservation"); a job of a parent (a
+         * JobSet's) is its parent Workload's, not this case */
         buf_printf(out,
                    "\nnot handled: neither Kueue nor kueue-ks manages a job without a "
                    "kueue.x-k8s.io/queue-name label: it stays on the hub (suspended, or with its "
