@@ -2661,15 +2661,11 @@ static void test_packed_passes_leave_no_trees(void **state)
     assert_int_equal(store_decoded(f->jobs), 0);
 }
 
-/* A pass over every Workload (a restart's: WQ_BACKGROUND) reads trees of its own
- * (store_get_ref) and frees them at its end: it leaves no tree in the packed stores' cache
- * for the trims to free cold later (at 10,000 Workloads the cache held 20-25 MB of them
- * after a restart, and freeing them was a fifth of its CPU: docs/performance.md). A pass
- * queued ahead (a change, a reservation to place) reads cached trees, as a dispatch's passes
- * read the trees its events built. */
-static void test_background_passes_cache_no_trees(void **state)
+/* fill_restart's objects in packed stores, their decoded trees trimmed (store_decoded 0), a
+ * new controller on them; every write succeeds (a failed pass would be retried in order,
+ * reading the cache). */
+static void packed_restart(struct fx *f)
 {
-    struct fx *f = *state;
     fill_restart(f);
     wlc_free(f->c);
     metrics_registry_free(f->reg);
@@ -2679,11 +2675,22 @@ static void test_background_passes_cache_no_trees(void **state)
     new_wlc(f, false, NULL, NULL);
     store_trim(f->wls, true);
     store_trim(f->jobs, true);
-    /* every write succeeds: a failed pass would be retried in order, reading the cache */
     fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
                                  .method = "PATCH", .status = 200, .body = "{}", .times = -1});
     fakesrv_push(f->w_srv, &(struct fakesrv_resp){
                                .method = "POST", .status = 201, .body = "{}", .times = -1});
+}
+
+/* A pass over every Workload (a restart's: WQ_BACKGROUND) reads trees of its own
+ * (store_get_ref) and frees them at its end: it leaves no tree in the packed stores' cache
+ * for the trims to free cold later (at 10,000 Workloads the cache held 20-25 MB of them
+ * after a restart, and freeing them was a fifth of its CPU: docs/performance.md). A pass
+ * queued ahead (a change, a reservation to place) reads cached trees, as a dispatch's passes
+ * read the trees its events built. */
+static void test_background_passes_cache_no_trees(void **state)
+{
+    struct fx *f = *state;
+    packed_restart(f);
     wlc_enqueue_all(f->c);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
@@ -2710,19 +2717,7 @@ static void test_background_passes_cache_no_trees(void **state)
 static void test_listed_copy_behind_changes(void **state)
 {
     struct fx *f = *state;
-    fill_restart(f);
-    wlc_free(f->c);
-    metrics_registry_free(f->reg);
-    f->reg = metrics_registry_new();
-    f->wls = packed_copy(f->wls, WLC_INDEX_OWNER, store_index_by_owner_uid, NULL);
-    f->jobs = packed_copy(f->jobs, WLC_INDEX_UID, store_index_by_field, (void *)"metadata.uid");
-    new_wlc(f, false, NULL, NULL);
-    store_trim(f->wls, true);
-    store_trim(f->jobs, true);
-    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
-                                 .method = "PATCH", .status = 200, .body = "{}", .times = -1});
-    fakesrv_push(f->w_srv, &(struct fakesrv_resp){
-                               .method = "POST", .status = 201, .body = "{}", .times = -1});
+    packed_restart(f);
     json_t *cp = J("{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job2-uid\"}}}");
     wlc_on_copy(f->c, cp, WLC_COPY_LISTED);
@@ -2742,18 +2737,25 @@ static void test_listed_copy_behind_changes(void **state)
     json_decref(cp);
 }
 
+/* "sample" placed (its writes *jp, *wp, not delivered: its dispatch under way) and OTHERS
+ * Workloads queued in order behind it. */
+static void placed_behind_others(struct fx *f, json_t **jp, json_t **wp)
+{
+    place_once(f, jp, wp);
+    for (int i = 0; i < OTHERS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "default/other-%d", i);
+        wlc_enqueue(f->c, key);
+    }
+}
+
 /* A copy from a list whose Workload's dispatch is under way (placed, its copy to make) is
  * queued first, as that Workload's own event: not behind a restart's pass. */
 static void test_listed_copy_of_dispatch_first(void **state)
 {
     struct fx *f = *state;
     json_t *jp, *wp;
-    place_once(f, &jp, &wp);
-    for (int i = 0; i < OTHERS; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "default/other-%d", i);
-        wlc_enqueue(f->c, key);
-    }
+    placed_behind_others(f, &jp, &wp);
     json_t *cp = J("{\"metadata\":{\"name\":\"sample\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job-uid\"}}}");
     wlc_on_copy(f->c, cp, WLC_COPY_LISTED);
@@ -2775,12 +2777,7 @@ static void test_dispatching_workload_event_ahead(void **state)
 {
     struct fx *f = *state;
     json_t *jp, *wp;
-    place_once(f, &jp, &wp);
-    for (int i = 0; i < OTHERS; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "default/other-%d", i);
-        wlc_enqueue(f->c, key);
-    }
+    placed_behind_others(f, &jp, &wp);
     json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
     json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
     wlc_on_workload(f->c, wl2);

@@ -115,6 +115,16 @@ static void test_not_admitted(void **state)
     json_decref(acs);
 }
 
+/* Workload job-j-1 (1 pod, cpu 2, memory 1Gi) reserved in flavor spot, our check Pending with
+ * `msg`. */
+#define WL_SPOT_RESERVED(msg)                                                                      \
+    "{'metadata':{'name':'job-j-1'},'spec':{'queueName':'q','podSets':[{'name':'main','count':1,"  \
+    "'template':{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'2','memory':"   \
+    "'1Gi'}}}]}}}]},'status':{'admission':{'clusterQueue':'cq','podSetAssignments':[{'name':"      \
+    "'main','flavors':{'cpu':'spot','memory':'spot'}}]},'conditions':[{'type':'QuotaReserved',"    \
+    "'status':'True','lastTransitionTime':'2026-11-22T09:58:00Z'}],'admissionChecks':[{'name':"    \
+    "'kubestellar-admc','state':'Pending','message':'" msg "'}]}}"
+
 /* Placed by kueue-ks on cluster1, running there; no LocalQueue object needed
  * (the admission names the ClusterQueue). */
 static void test_placed_running(void **state)
@@ -126,14 +136,7 @@ static void test_placed_running(void **state)
         "'cluster1'},'annotations':{'kueue-ks.io/placed-by':'kueue-ks','kueue-ks.io/remote-status':"
         "'{\\\"cluster\\\":\\\"cluster1\\\",\\\"active\\\":2,\\\"ready\\\":1,\\\"succeeded\\\":0,"
         "\\\"failed\\\":0}'}}}");
-    json_t *wl = J("{'metadata':{'name':'job-j-1'},'spec':{'queueName':'q','podSets':[{'name':"
-                   "'main','count':1,'template':{'spec':{'containers':[{'name':'c','resources':"
-                   "{'requests':{'cpu':'2','memory':'1Gi'}}}]}}}]},'status':{'admission':"
-                   "{'clusterQueue':'cq','podSetAssignments':[{'name':'main','flavors':{'cpu':"
-                   "'spot','memory':'spot'}}]},'conditions':[{'type':'QuotaReserved','status':"
-                   "'True','lastTransitionTime':'2026-11-22T09:58:00Z'}],'admissionChecks':[{"
-                   "'name':'kubestellar-admc','state':'Pending','message':'running on cluster "
-                   "cluster1'}]}}");
+    json_t *wl = J(WL_SPOT_RESERVED("running on cluster cluster1"));
     json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
     struct jv_input in = {.job = job,
                           .workload = wl,
@@ -524,14 +527,7 @@ static void test_pinned_unknown_cluster(void **state)
     json_t *job = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j','namespace':"
                     "'team','uid':'u2','labels':{'kueue.x-k8s.io/queue-name':'q',"
                     "'kubestellar.io/cluster':'cluster9'}}}");
-    json_t *wl = J("{'metadata':{'name':'job-j-1'},'spec':{'queueName':'q','podSets':[{'name':"
-                   "'main','count':1,'template':{'spec':{'containers':[{'name':'c','resources':"
-                   "{'requests':{'cpu':'2','memory':'1Gi'}}}]}}}]},'status':{'admission':"
-                   "{'clusterQueue':'cq','podSetAssignments':[{'name':'main','flavors':{'cpu':"
-                   "'spot','memory':'spot'}}]},'conditions':[{'type':'QuotaReserved','status':"
-                   "'True','lastTransitionTime':'2026-11-22T09:58:00Z'}],'admissionChecks':[{"
-                   "'name':'kubestellar-admc','state':'Pending','message':'pinned cluster "
-                   "cluster9 is not a registered worker'}]}}");
+    json_t *wl = J(WL_SPOT_RESERVED("pinned cluster cluster9 is not a registered worker"));
     char *out = render_std(job, wl);
     static const char *const want[] = {
         "  Placed on:    not placed; pinned by the user to cluster9 (kubestellar.io/cluster "
