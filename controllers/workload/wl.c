@@ -671,9 +671,37 @@ static char *st_invalid(const struct wl_snapshot *s, struct wlst *w, const json_
  * job's kueue-ks.io/injected-node-selector annotation). */
 static char *dispatch_event_msg(const char *what, const char *cluster, const json_t *job)
 {
+    /* the injected record ({template path: {key: value}}) as a user reads a nodeSelector:
+     * "instance=spot", each template's path named when there are several */
     const char *inj = jx_annotation(job, XF_ANN_INJECTED);
-    return xasprintf("%s cluster %s%s%s", what, cluster,
-                     inj ? "; nodeSelector added from the admitted flavors: " : "", inj ? inj : "");
+    json_t *rec = inj ? jx_loadb(inj, strlen(inj), NULL) : NULL;
+    struct buf b;
+    buf_init(&b, 256);
+    buf_printf(&b, "%s cluster %s", what, cluster);
+    const char *path, *k;
+    json_t *sel, *v;
+    size_t n = 0;
+    json_object_foreach(json_is_object(rec) ? rec : NULL, path, sel)
+    {
+        size_t m = 0;
+        json_object_foreach(json_is_object(sel) ? sel : NULL, k, v)
+        {
+            if (!json_is_string(v))
+                continue;
+            buf_printf(&b, "%s%s=%s",
+                       n == 0 && m == 0 ? "; nodeSelector added from the admitted "
+                                          "flavors: "
+                       : m == 0         ? "; "
+                                        : ",",
+                       k, json_string_value(v));
+            m++;
+        }
+        if (m > 0 && json_object_size(rec) > 1)
+            buf_printf(&b, " (%s)", path);
+        n += m > 0;
+    }
+    json_decref(rec);
+    return buf_detach(&b);
 }
 
 /* The Events of a placement besides the dispatch's own: a kind outside the table,

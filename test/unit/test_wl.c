@@ -337,7 +337,7 @@ static const struct tcase cases[] = {
                         "\"template\":{\"spec\":{\"nodeSelector\":{\"instance\":\"spot\"}}}}}",
               "reserve c2",
               "event job Normal AssignedCluster: Assigned to cluster c2; nodeSelector added from "
-              "the admitted flavors: {\"spec.template\":{\"instance\":\"spot\"}}",
+              "the admitted flavors: instance=spot",
               "wl-status"}},
     {.name = "reserved: placed with constraints left to the worker: an Event says which",
      .out = "placed c2",
@@ -451,7 +451,7 @@ static const struct tcase cases[] = {
      .place = -1,
      .want = {"create-copy c1 default/sample",
               "event job Normal Dispatched: Created on cluster c1; nodeSelector added from the "
-              "admitted flavors: {\"spec.template\":{\"instance\":\"spot\"}}"}},
+              "admitted flavors: instance=spot"}},
     {.name = "placed, copy made by an earlier pass, not in the worker's store yet: not made "
              "again (no second Dispatched Event), requeue",
      .out = "none",
@@ -1942,6 +1942,47 @@ static void test_generic_kind(void **state)
     kind_dynamic_free(own);
 }
 
+/* The Dispatched Event names the nodeSelector added to the copy as a user writes one
+ * ("instance=spot"), each template's path when there are several (a PyTorchJob's); it carried
+ * the raw record, {"spec.template":{"instance":"spot"}}. */
+static void test_dispatched_event_selector_words(void **state)
+{
+    (void)state;
+    struct wl_fx f = {.reserved = RES_TRUE, .state = "Pending", .assigned = true, .msg = ""};
+    json_t *wl = make_wl(&f);
+    const struct kind_def *pk = kind_lookup("kubeflow.org/v1", "PyTorchJob");
+    json_t *pj = J("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{"
+                   "\"name\":\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
+                   "\"resourceVersion\":\"7\"},\"spec\":{\"runPolicy\":{\"suspend\":true},"
+                   "\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{"
+                   "\"containers\":[{\"name\":\"c\"}]}}},\"Worker\":{\"replicas\":2,"
+                   "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}}}");
+    json_t *labels = J("{\"master\":{\"instance\":\"spot\"},\"worker\":{\"instance\":\"h100\","
+                       "\"zone\":\"a\"}}");
+    assert_true(xf_place(pk, pj, "c1", labels, TOKEN, XF_INJECT_SPEC, NULL) >= 0);
+    struct wl_snapshot s = {.workload = wl,
+                            .job = pj,
+                            .kind = pk,
+                            .check_name = CHECK,
+                            .placed = {.reachable = true, .usable = true},
+                            .now = NOW,
+                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    char *d = wl_actions_describe(&a);
+    const char *want = "Dispatched: Created on cluster c1; nodeSelector added from the admitted "
+                       "flavors: instance=spot (spec.pytorchReplicaSpecs.Master.template); "
+                       "instance=h100,zone=a (spec.pytorchReplicaSpecs.Worker.template)";
+    if (!strstr(d, want))
+        fail_msg("no \"%s\" in:\n%s", want, d);
+    free(d);
+    wl_actions_free(&a);
+    json_decref(labels);
+    json_decref(pj);
+    json_decref(wl);
+}
+
 /* Once the hub shows the copy's result: a batch/v1 Job's status is its Job controller's
  * (not written again), but a kind whose whole status is copied keeps following the copy,
  * whose replica counts still change after the result. */
@@ -2139,6 +2180,7 @@ int main(void)
         cmocka_unit_test(test_generic_kind),
         cmocka_unit_test(test_evicting_resets_mirrored_activity),
         cmocka_unit_test(test_status_after_result),
+        cmocka_unit_test(test_dispatched_event_selector_words),
         cmocka_unit_test(test_delete_carries_copy_uid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
