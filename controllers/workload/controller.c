@@ -433,7 +433,11 @@ static void log_outcome(struct wlc *c, const char *jkey, const struct wl_outcome
     default:
         break;
     }
-    if (o->told_reason)
+    if (o->told_reason && strcmp(o->told_reason, REASON_NOT_ADMITTED) == 0)
+        /* the same words as for a Workload Kueue holds without our check (relay_kueue_reason):
+         * one state, one line */
+        log_info(c->cfg.lg, "job not admitted by Kueue", "job", jkey, "why", o->told);
+    else if (o->told_reason)
         log_info(c->cfg.lg, "job not placed", "job", jkey, "reason", o->told_reason, "why",
                  o->told);
 }

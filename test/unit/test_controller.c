@@ -2364,6 +2364,33 @@ static void test_dispatch_of_earlier_placement_logged(void **state)
     one_placed_free(&o);
 }
 
+/* A Workload with our check that Kueue holds (QuotaReserved False with a reason) is logged as
+ * "job not admitted by Kueue", the words used for one without our check, not as "job not
+ * placed" (one state, two lines before: a new user's trial). */
+static void test_not_admitted_logged_as_such(void **state)
+{
+    struct fx *f = *state;
+    struct logcap lc;
+    log_to(f, &lc);
+    json_t *wl = J(WL);
+    json_object_del(jx_obj(wl, "status"), "admission");
+    json_object_set_new(jx_obj(wl, "status"), "conditions",
+                        J("[{\"type\":\"QuotaReserved\",\"status\":\"False\",\"reason\":"
+                          "\"Pending\",\"message\":\"insufficient quota\"}]"));
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    json_decref(wl);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "POST", .status = 201, .body = "{}", .times = -1});
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 1, 0);
+    fflush(lc.f);
+    if (!strstr(lc.text, "Kueue has not admitted it: Pending: insufficient quota"))
+        fail_msg("not the not-admitted line:\n%s", lc.text);
+    assert_null(strstr(lc.text, "msg=\"job not placed\""));
+    assert_int_equal(msg_lines(f, &lc, "job not admitted by Kueue"), 1);
+}
+
 /* A copy that ran and is deleted on the worker by someone else is made again, as before, and
  * now said: a "job dispatched" line naming it (a user saw the job start over in silence). */
 static void test_deleted_copy_made_again_logged(void **state)
@@ -2914,6 +2941,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_relay_echo_failed_answer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_of_earlier_placement_logged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_copy_made_again_logged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_admitted_logged_as_such, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),
