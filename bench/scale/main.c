@@ -415,14 +415,13 @@ static void sync_done(void *ud, const struct kube_result *r)
     snprintf(b->errmsg, sizeof b->errmsg, "%s", r->rc ? r->err->msg : "");
 }
 
-static int sync_call(struct bench *b, int c, const char *method, const char *path, json_t *body,
-                     json_t **out)
+/* `req` on cluster c, waited for; *out (may be NULL): the answer's body. */
+static int sync_req(struct bench *b, int c, const struct kube_request *req, json_t **out)
 {
-    struct kube_request req = {.method = method, .path = path, .body = body};
     struct err e = {0};
     b->done = false;
     b->body = NULL;
-    int rc = kube_client_do(b->cl[c], &req, sync_done, b, NULL, &e);
+    int rc = kube_client_do(b->cl[c], req, sync_done, b, NULL, &e);
     if (rc < 0) {
         snprintf(b->errmsg, sizeof b->errmsg, "%s", e.msg);
         return rc;
@@ -434,6 +433,13 @@ static int sync_call(struct bench *b, int c, const char *method, const char *pat
     else
         json_decref(b->body);
     return b->rc;
+}
+
+static int sync_call(struct bench *b, int c, const char *method, const char *path, json_t *body,
+                     json_t **out)
+{
+    struct kube_request req = {.method = method, .path = path, .body = body};
+    return sync_req(b, c, &req, out);
 }
 
 static int create(struct bench *b, int c, const char *group, const char *version,
@@ -795,24 +801,14 @@ static int workload_list_baseline(struct bench *b)
     const char *const query[] = {"resourceVersion", "0", NULL};
     struct kube_request req = {
         .method = "GET", .path = path, .query = query, .on_body = count_body};
-    struct err e = {0};
-    b->done = false;
-    b->body = NULL;
     b->wl_list_bytes = 0;
     double t0 = clock_mono_s();
-    int rc = kube_client_do(b->cl[0], &req, sync_done, b, NULL, &e);
-    free(path);
-    if (rc < 0) {
-        die_msg("Workload list not sent", e.msg);
-        return rc;
-    }
-    while (!b->done)
-        ev_run(b->loop, EVRUN_ONCE);
-    json_decref(b->body);
+    int rc = sync_req(b, 0, &req, NULL);
     b->wl_list_s = clock_mono_s() - t0;
-    if (b->rc < 0)
+    free(path);
+    if (rc < 0)
         die_msg("Workload list failed", b->errmsg);
-    return b->rc;
+    return rc;
 }
 
 /* The wall-clock time of the last "informer synced" line of op<run>.log, 0 if none. */

@@ -786,6 +786,7 @@ void agg_result_free(struct agg_result *r)
     }
     free(r->changes);
     free(r->breakdown);
+    free(r->left_out);
     vocab_warnings_free(&r->warnings);
     memset(r, 0, sizeof *r);
 }
@@ -889,7 +890,24 @@ static int64_t cell_step(const struct agg *a, struct cell *c, const struct qty *
     return c->pending ? c->pending_since + a->shrink_delay_ms : INT64_MAX;
 }
 
-static void breakdown_build(const struct agg *a, int64_t now_ms, struct buf *b)
+/* The clusters left out of the totals (not fresh: stale, missing or not ready), "a,b"; NULL
+ * when none. New string. */
+static char *left_out_names(const struct agg *a)
+{
+    struct buf b;
+    buf_init(&b, 128);
+    for (size_t k = 0; k < a->nclusters; k++)
+        if (!a->clusters[k].included)
+            buf_printf(&b, "%s%s", b.len ? "," : "", a->clusters[k].name);
+    if (!b.len) {
+        buf_free(&b);
+        return NULL;
+    }
+    return buf_detach(&b);
+}
+
+static void breakdown_build(const struct agg *a, int64_t now_ms, const char *left_out,
+                            struct buf *b)
 {
     char q[64];
     for (size_t i = 0; i < a->ncells; i++) {
@@ -919,13 +937,8 @@ static void breakdown_build(const struct agg *a, int64_t now_ms, struct buf *b)
         if (c->pending)
             buf_printf(b, " shrinking-since=%" PRId64 "s-ago", (now_ms - c->pending_since) / 1000);
     }
-    size_t nstale = 0;
-    for (size_t k = 0; k < a->nclusters; k++) {
-        if (a->clusters[k].included)
-            continue;
-        buf_printf(b, "%s%s", nstale ? "," : "; stale: ", a->clusters[k].name);
-        nstale++;
-    }
+    if (left_out)
+        buf_printf(b, "; stale: %s", left_out);
     if (a->scale_ppm != PPM)
         buf_printf(b, "; scale=%" PRId64 "ppm", a->scale_ppm);
 }
@@ -984,9 +997,10 @@ int agg_compute(struct agg *a, int64_t now_ms, struct agg_result *out)
         ch->flavor_idx = c->fi;
         ch->resource_idx = c->ri;
     }
+    out->left_out = left_out_names(a);
     struct buf b;
     buf_init(&b, BREAKDOWN_MAX);
-    breakdown_build(a, now_ms, &b);
+    breakdown_build(a, now_ms, out->left_out, &b);
     if (b.len + 32 >= BREAKDOWN_MAX)
         buf_puts(&b, " (truncated)");
     out->breakdown = buf_detach(&b);

@@ -158,6 +158,8 @@ struct agg_result {
     struct agg_change *changes; /* owned: only values differing from the ClusterQueue's */
     size_t n_changes;
     char *breakdown;                /* owned: for the AGG_SOURCE_ANNOTATION annotation */
+    char *left_out;                 /* owned: the clusters not in the totals (stale metrics,
+                                       none, not ready), "a,b"; NULL = none */
     int64_t next_check_ms;          /* when to compute again (a pending shrink matures or a
                                        cluster goes stale); INT64_MAX = nothing pending */
     struct vocab_warnings warnings; /* configuration warnings (unknown flavor...) */

@@ -606,15 +606,12 @@ static char *change_message(const json_t *cq, const struct agg_result *r)
             os = qty_fmt(&v, ob);
         buf_printf(&b, "%s%s/%s %s -> %s", i ? ", " : "", ch->flavor, ch->resource, os, ch->value);
     }
-    /* why a quota shrinks all at once: a worker's capacity left out (the breakdown's list) */
-    const char *st = r->breakdown ? strstr(r->breakdown, "; stale: ") : NULL;
-    if (st) {
-        st += strlen("; stale: ");
+    /* why a quota shrinks all at once: a worker's capacity left out */
+    if (r->left_out)
         buf_printf(&b,
                    "; left out (metrics older than --metrics-stale-after, missing or not "
-                   "ready): %.*s",
-                   (int)strcspn(st, ";"), st);
-    }
+                   "ready): %s",
+                   r->left_out);
     return buf_detach(&b);
 }
 

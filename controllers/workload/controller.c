@@ -398,9 +398,8 @@ static void log_dispatched(struct wlc *c, const char *key, const struct pass *p)
  * own zero counts do not): the copy existed and ran. */
 static bool copy_reported(const json_t *job, const char *cluster)
 {
-    const char *rs = job && cluster ? jx_annotation(job, XF_ANN_REMOTE_STATUS) : NULL;
-    json_t *r = rs ? json_loads(rs, 0, NULL) : NULL;
-    bool ran = json_is_object(r) && strcmp(jx_str(r, "cluster", ""), cluster) == 0 &&
+    json_t *r = job && cluster ? xf_remote_status(job) : NULL;
+    bool ran = r && strcmp(jx_str(r, "cluster", ""), cluster) == 0 &&
                (jx_int(r, "active", 0) > 0 || jx_int(r, "ready", 0) > 0 ||
                 jx_int(r, "succeeded", 0) > 0 || jx_int(r, "failed", 0) > 0);
     json_decref(r);
@@ -2034,9 +2033,9 @@ static bool echo_skip(struct wlc *c, const char *key, const json_t *old, const j
 }
 
 /* `relist`: an update from a list (echo_skip); `copy`: how a copy's change came (wlc_on_copy;
- * WLC_COPY_OTHER for a hub job's). */
+ * XF_COPY_OTHER for a hub job's). */
 static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool relist,
-                   enum wlc_copy_change copy)
+                   enum xf_copy_change copy)
 {
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
     bool hub = !uid; /* a copy carries its hub job's uid */
@@ -2052,9 +2051,9 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool rel
         if (hub) {
             if (!echo_skip(c, k, old, obj, relist))
                 wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
-        } else if (copy == WLC_COPY_STATUS)      /* behind a burst's placements it waited seconds */
+        } else if (copy == XF_COPY_STATUS)       /* behind a burst's placements it waited seconds */
             wq_add_level(c->q, k, WQ_FIRST);
-        else if (copy == WLC_COPY_LISTED && !strmap_get(&c->dispatching, k))
+        else if (copy == XF_COPY_LISTED && !strmap_get(&c->dispatching, k))
             wq_add_level(c->q, k, WQ_BACKGROUND);
         else
             add_changed(c, k);
@@ -2064,15 +2063,15 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool rel
 
 void wlc_on_job(struct wlc *c, const json_t *obj)
 {
-    on_job(c, NULL, obj, false, WLC_COPY_OTHER);
+    on_job(c, NULL, obj, false, XF_COPY_OTHER);
 }
 
 void wlc_on_job_update(struct wlc *c, const json_t *old, const json_t *obj, bool relist)
 {
-    on_job(c, old, obj, relist, WLC_COPY_OTHER);
+    on_job(c, old, obj, relist, XF_COPY_OTHER);
 }
 
-void wlc_on_copy(struct wlc *c, const json_t *copy, enum wlc_copy_change how)
+void wlc_on_copy(struct wlc *c, const json_t *copy, enum xf_copy_change how)
 {
     on_job(c, NULL, copy, false, how);
 }

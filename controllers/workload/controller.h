@@ -54,6 +54,7 @@
 #include "controllers/workload/kinds.h"
 #include "controllers/workload/wlx.h"
 #include "controllers/workload/placement.h"
+#include "controllers/workload/xf.h"
 #include "pkg/kube/store.h"
 #include "pkg/util/err.h"
 #include "pkg/util/log.h"
@@ -165,21 +166,15 @@ void wlc_enqueue(struct wlc *c, const char *key);
  * own_held). wlc_on_job() queues other copy changes in order. */
 void wlc_on_workload(struct wlc *c, const json_t *wl);
 void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
-/* How a copy's change came (wlc_on_copy). */
-enum wlc_copy_change {
-    WLC_COPY_LISTED, /* from a first list: a start's thousands, mostly unchanged */
-    WLC_COPY_OTHER,  /* by a watch (or a relist): an update that left its status as it was */
-    WLC_COPY_STATUS, /* by a watch (or a relist): added, deleted, its status changed */
-};
-/* A copy's change (added, updated, deleted) from a worker's informer. WLC_COPY_STATUS is queued
+/* A copy's change (added, updated, deleted) from a worker's informer. XF_COPY_STATUS is queued
  * first, as a hub job's, so its status returns to the hub at once (issue 12 goal 6; in order it
  * waited behind a burst's placements, seconds on the real stack; docs/performance.md "Status
- * return ahead of a burst"). WLC_COPY_OTHER as wlc_on_job(). WLC_COPY_LISTED behind the
+ * return ahead of a burst"). XF_COPY_OTHER as wlc_on_job(). XF_COPY_LISTED behind the
  * changes (WQ_BACKGROUND, as a pass over every Workload: its pass reads trees of its own), or
  * first while the Workload's dispatch is under way: a list's copies queued in order filled the
  * packed stores' tree cache, 13-18 MB for seconds at a restart with 10,000 copies
  * (docs/performance.md "A restart's listed copies behind the changes"). */
-void wlc_on_copy(struct wlc *c, const json_t *copy, enum wlc_copy_change how);
+void wlc_on_copy(struct wlc *c, const json_t *copy, enum xf_copy_change how);
 /* wlc_on_job() for an update of a hub job from `old`; `relist`: the update comes from a list
  * (informer_listing), which can fold several writes into one. The echo of a pass's own status
  * relay (wl.h, wl_action.relay) queues no pass when it is that write alone. */

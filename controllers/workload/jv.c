@@ -82,19 +82,6 @@ static const char *job_end(const struct jv_input *in)
     return strcmp(jx_str(f, "reason", ""), "Failed") == 0 ? "Failed" : "Succeeded";
 }
 
-/* The hub job's remote-status annotation parsed (new reference), NULL when it has none or it
- * is not a JSON object. */
-static json_t *remote_status(const struct jv_input *in)
-{
-    const char *rs = jx_annotation(in->job, XF_ANN_REMOTE_STATUS);
-    json_t *r = rs ? json_loads(rs, 0, NULL) : NULL;
-    if (!json_is_object(r)) {
-        json_decref(r);
-        return NULL;
-    }
-    return r;
-}
-
 /* Where the job ran: the cluster it is placed on, else the one its copy reported from. NULL:
  * not known. New string. */
 static char *ran_on(const struct jv_input *in)
@@ -102,7 +89,7 @@ static char *ran_on(const struct jv_input *in)
     const char *placed = jx_label(in->job, XF_LABEL_CLUSTER);
     if (placed)
         return xstrdup(placed);
-    json_t *r = remote_status(in);
+    json_t *r = xf_remote_status(in->job);
     const char *c = jx_str(r, "cluster", NULL);
     char *out = c ? xstrdup(c) : NULL;
     json_decref(r);
@@ -291,7 +278,7 @@ static void ours_part(const struct jv_input *in, struct buf *out)
                    by ? "" : " (pinned by the user: kubestellar.io/cluster label)");
     else
         buf_puts(out, "  Placed on:    not placed\n");
-    json_t *r = remote_status(in);
+    json_t *r = xf_remote_status(in->job);
     if (r)
         buf_printf(out,
                    "  Worker copy:  on %s: active %lld, ready %lld, succeeded %lld, failed %lld\n",

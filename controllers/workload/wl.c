@@ -688,12 +688,10 @@ static char *dispatch_event_msg(const char *what, const char *cluster, const jso
         {
             if (!json_is_string(v))
                 continue;
-            buf_printf(&b, "%s%s=%s",
-                       n == 0 && m == 0 ? "; nodeSelector added from the admitted "
-                                          "flavors: "
-                       : m == 0         ? "; "
-                                        : ",",
-                       k, json_string_value(v));
+            const char *sep = m   ? ","
+                              : n ? "; "
+                                  : "; nodeSelector added from the admitted flavors: ";
+            buf_printf(&b, "%s%s=%s", sep, k, json_string_value(v));
             m++;
         }
         if (m > 0 && json_object_size(rec) > 1)

@@ -197,7 +197,7 @@ static void copy_add(void *ud, json_t *obj)
     struct worker *k = ud;
     if (k->w->cfg.on_copy && ours(k->w, obj))
         k->w->cfg.on_copy(k->w->cfg.ud, obj,
-                          copies_first_list(k) ? WORKERS_COPY_LISTED : WORKERS_COPY_STATUS);
+                          copies_first_list(k) ? XF_COPY_LISTED : XF_COPY_STATUS);
 }
 
 /* A copy that stops being ours (its origin label changed) is seen as it is now, as the
@@ -207,10 +207,9 @@ static void copy_update(void *ud, json_t *old_obj, json_t *new_obj)
     struct worker *k = ud;
     if (!k->w->cfg.on_copy || (!ours(k->w, new_obj) && !ours(k->w, old_obj)))
         return;
-    enum workers_copy_event how = WORKERS_COPY_LISTED;
+    enum xf_copy_change how = XF_COPY_LISTED;
     if (!copies_first_list(k))
-        how = ours(k->w, new_obj) && same_status(old_obj, new_obj) ? WORKERS_COPY_OTHER
-                                                                   : WORKERS_COPY_STATUS;
+        how = ours(k->w, new_obj) && same_status(old_obj, new_obj) ? XF_COPY_OTHER : XF_COPY_STATUS;
     k->w->cfg.on_copy(k->w->cfg.ud, new_obj, how);
 }
 

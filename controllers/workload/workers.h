@@ -51,6 +51,7 @@
 #include <stddef.h>
 
 #include "controllers/workload/kinds.h"
+#include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"
 #include "pkg/kube/restconfig.h"
@@ -64,13 +65,6 @@
 #define WORKERS_MAX_KINDS    32
 
 struct jpack_tab;
-/* How a copy changed, for on_copy. */
-enum workers_copy_event {
-    WORKERS_COPY_LISTED, /* delivered by the informer's first list (a start's) */
-    WORKERS_COPY_STATUS, /* by a watch or a relist: added, deleted, its status changed, or no
-                            longer ours */
-    WORKERS_COPY_OTHER,  /* by a watch or a relist: an update that left its status as it was */
-};
 
 struct workers_config {
     struct kube_client *hub;     /* borrowed, required: Secrets informer and agent writes */
@@ -90,7 +84,7 @@ struct workers_config {
     void (*on_change)(void *ud, const char *cluster); /* may be NULL; must not remove
                                                            workers (it runs in their tick) */
     /* may be NULL; obj borrowed */
-    void (*on_copy)(void *ud, json_t *obj, enum workers_copy_event how);
+    void (*on_copy)(void *ud, json_t *obj, enum xf_copy_change how);
     /* True while the in-process agents wait (may be NULL: they do not): the hub's lists a
      * placement reads are not in, or placements are under way (a restart's first dispatches) */
     bool (*agents_hold)(void *ud);

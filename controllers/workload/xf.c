@@ -366,6 +366,17 @@ int xf_remote_status_placed(const struct kind_def *k, json_t *job, const char *c
     return changed;
 }
 
+json_t *xf_remote_status(const json_t *job)
+{
+    const char *rs = jx_annotation(job, XF_ANN_REMOTE_STATUS);
+    json_t *r = rs ? jx_loadb(rs, strlen(rs), NULL) : NULL;
+    if (!json_is_object(r)) {
+        json_decref(r);
+        return NULL;
+    }
+    return r;
+}
+
 int xf_status_return(const struct kind_def *k, const json_t *worker, const char *cluster,
                      bool full_mirror, struct xf_status *out, struct err *e)
 {

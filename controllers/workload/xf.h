@@ -160,6 +160,14 @@ struct xf_status {
 int xf_status_return(const struct kind_def *k, const json_t *worker, const char *cluster,
                      bool full_mirror, struct xf_status *out, struct err *e);
 
+/* How a copy's change came from its worker's informer (workers.h on_copy, wlc_on_copy). */
+enum xf_copy_change {
+    XF_COPY_LISTED, /* by the informer's first list (a start's thousands, mostly unchanged) */
+    XF_COPY_STATUS, /* by a watch or a relist: added, deleted, its status changed, or no
+                       longer ours */
+    XF_COPY_OTHER,  /* by a watch or a relist: an update that left its status as it was */
+};
+
 /*
  * The remote-status a job (Job rule kinds) has from its placement on `cluster` until its copy
  * reports: the zero counts, what xf_status_return gives for a copy without a status. Written
@@ -168,6 +176,9 @@ int xf_status_return(const struct kind_def *k, const json_t *worker, const char 
  * changed, 0 otherwise (other kinds, or already so).
  */
 int xf_remote_status_placed(const struct kind_def *k, json_t *job, const char *cluster);
+/* The hub job's XF_ANN_REMOTE_STATUS parsed ({"cluster","active","ready","succeeded",
+ * "failed"}; new reference), NULL when it has none or it is not a JSON object. */
+json_t *xf_remote_status(const json_t *job);
 void xf_status_release(struct xf_status *s);
 
 /*

@@ -247,6 +247,7 @@ static void test_unschedulable_notready_stale(void **state)
     assert_total(a, "default-flavor", "cpu", "13");
     assert_string_equal(change(&r, "default-flavor", "cpu"), "13");
     assert_non_null(strstr(r.breakdown, "stale: c3,c4"));
+    assert_string_equal(r.left_out, "c3,c4");
     assert_int_equal(r.next_check_ms, T0 + 60001);
     agg_result_free(&r);
     /* 61 s after c1's update it is stale: out; c2 (30 s later) still in. */
@@ -258,6 +259,7 @@ static void test_unschedulable_notready_stale(void **state)
     update(a, cm("c1", 62, "{'name':'n1','allocatableResources':{'cpu':'4'}}"));
     assert_int_equal(agg_compute(a, T0 + 62000, &r), 0);
     assert_total(a, "default-flavor", "cpu", "13");
+    assert_string_equal(r.left_out, "c3,c4");
     agg_result_free(&r);
     agg_remove_cluster(a, "c2");
     agg_remove_cluster(a, "nosuch");

@@ -2267,7 +2267,7 @@ static void test_relay_falls_back_from_status(void **state)
     store_upsert(f->copies_c1, o.cp, NULL, NULL, NULL);
     fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200,
                       "{\"metadata\":{\"resourceVersion\":\"9\"}}");
-    wlc_on_copy(f->c, o.cp, WLC_COPY_STATUS);
+    wlc_on_copy(f->c, o.cp, XF_COPY_STATUS);
     run_until_seen(f, n0 + 3);
     json_t *next = last_hub_body(f, "PATCH", JOB_PATH);
     assert_string_not_equal(jx_annotation(next, XF_ANN_REMOTE_STATUS),
@@ -2409,13 +2409,13 @@ static void test_deleted_copy_made_again_logged(void **state)
         json_pack("{s:{s:{s:s}}}", "metadata", "annotations", XF_ANN_REMOTE_STATUS,
                   "{\"cluster\":\"c1\",\"active\":1,\"ready\":0,\"succeeded\":0,\"failed\":0}");
     json_t *job3 = deliver(f->jobs, "default/sample", ann, "7");
-    wlc_on_copy(f->c, cp, WLC_COPY_STATUS);
+    wlc_on_copy(f->c, cp, XF_COPY_STATUS);
     run_passes(f, 3);
     size_t posts = fakesrv_nreq(f->w_srv);
     /* deleted on the worker: made again, and said once */
     store_delete_key(f->copies_c1, "default/sample", NULL);
     fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
-    wlc_on_copy(f->c, cp, WLC_COPY_STATUS);
+    wlc_on_copy(f->c, cp, XF_COPY_STATUS);
     for (int i = 0; i < 500 && fakesrv_nreq(f->w_srv) == posts; i++)
         tloop_run_for(f->loop, 0.02);
     assert_int_equal(fakesrv_nreq(f->w_srv), posts + 1);
@@ -2572,14 +2572,14 @@ static void test_copy_change_first(void **state)
     wlc_enqueue_all(f->c);
     json_t *cp = J("{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job2-uid\"}}}");
-    wlc_on_copy(f->c, cp, WLC_COPY_OTHER); /* its status as it was */
+    wlc_on_copy(f->c, cp, XF_COPY_OTHER); /* its status as it was */
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 2);
     assert_int_equal(st.queued_urgent, 1); /* the reservation */
     assert_int_equal(st.queued_first, 0);
     assert_int_equal(st.queued_background, OTHERS); /* the copy's Workload moved up, in order */
-    wlc_on_copy(f->c, cp, WLC_COPY_STATUS);
+    wlc_on_copy(f->c, cp, XF_COPY_STATUS);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 2);
     assert_int_equal(st.queued_urgent, 2);
@@ -2747,7 +2747,7 @@ static void test_listed_copy_behind_changes(void **state)
     packed_restart(f);
     json_t *cp = J("{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job2-uid\"}}}");
-    wlc_on_copy(f->c, cp, WLC_COPY_LISTED);
+    wlc_on_copy(f->c, cp, XF_COPY_LISTED);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, 1);
@@ -2756,7 +2756,7 @@ static void test_listed_copy_behind_changes(void **state)
     assert_int_equal(store_decoded(f->wls), 0);
     assert_int_equal(store_decoded(f->jobs), 0);
     /* the same copy's change by watch, its status as it was: in order, reading the cache */
-    wlc_on_copy(f->c, cp, WLC_COPY_OTHER);
+    wlc_on_copy(f->c, cp, XF_COPY_OTHER);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued_background, 0);
     run_reconciles(f, 2);
@@ -2785,7 +2785,7 @@ static void test_listed_copy_of_dispatch_first(void **state)
     placed_behind_others(f, &jp, &wp);
     json_t *cp = J("{\"metadata\":{\"name\":\"sample\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job-uid\"}}}");
-    wlc_on_copy(f->c, cp, WLC_COPY_LISTED);
+    wlc_on_copy(f->c, cp, XF_COPY_LISTED);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 1);

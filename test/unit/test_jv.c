@@ -42,17 +42,45 @@
     "  (free: allocatable minus the requests ClusterMetrics reports on the node; jobs placed "     \
     "since its last report are not subtracted)\n"
 
+static void assert_text(const char *got, const char *want)
+{
+    if (strcmp(got, want) != 0) {
+        /* whole texts: cmocka's message buffer cuts them */
+        fprintf(stderr, "got:\n%s\nwant:\n%s\n", got, want);
+        fail_msg("the text differs (both printed above)");
+    }
+}
+
 static void assert_render(const struct jv_input *in, const char *want)
 {
     struct buf b;
     buf_init(&b, 1 << 20);
     assert_int_equal(jv_render(in, &b), 0);
-    if (strcmp(buf_str(&b), want) != 0) {
-        /* whole texts: cmocka's message buffer cuts them */
-        fprintf(stderr, "got:\n%s\nwant:\n%s\n", buf_str(&b), want);
-        fail_msg("the text differs (both printed above)");
-    }
+    assert_text(buf_str(&b), want);
     buf_free(&b);
+}
+
+/* jv_render of `job` and `wl` (borrowed) against the fixtures' ClusterMetrics, flavors and
+ * checks: the text (caller frees). */
+static char *render_std(json_t *job, json_t *wl)
+{
+    json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
+    struct jv_input in = {.job = job,
+                          .workload = wl,
+                          .cluster_metrics = cms,
+                          .flavors = fl,
+                          .admission_checks = acs,
+                          .now_ms = T0};
+    struct buf b;
+    buf_init(&b, 1 << 20);
+    assert_int_equal(jv_render(&in, &b), 0);
+    char *out = strdup(buf_str(&b));
+    assert_non_null(out);
+    buf_free(&b);
+    json_decref(cms);
+    json_decref(fl);
+    json_decref(acs);
+    return out;
 }
 
 /* Kueue holds it (quota), no check yet; cluster3's metrics are an hour old. */
@@ -137,71 +165,41 @@ static void test_placed_running(void **state)
         "'{\\\"cluster\\\":\\\"cluster1\\\",\\\"active\\\":2,\\\"ready\\\":1,\\\"succeeded\\\":0,"
         "\\\"failed\\\":0}'}}}");
     json_t *wl = J(WL_SPOT_RESERVED("running on cluster cluster1"));
-    json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
-    struct jv_input in = {.job = job,
-                          .workload = wl,
-                          .cluster_metrics = cms,
-                          .flavors = fl,
-                          .admission_checks = acs,
-                          .now_ms = T0};
-    assert_render(&in, "Job team/j (batch/v1)\n"
-                       "\n"
-                       "Kueue\n"
-                       "  Queue:        q (ClusterQueue cq)\n"
-                       "  Workload:     job-j-1\n"
-                       "  Priority:     0\n"
-                       "  Reservation:  yes, since 2026-11-22T09:58:00Z\n"
-                       "\n"
-                       "kueue-ks\n"
-                       "  Check:        kubestellar-admc: Pending: running on cluster cluster1\n"
-                       "  Placed on:    cluster1\n"
-                       "  Worker copy:  on cluster1: active 2, ready 1, succeeded 0, failed 0\n"
-                       "\n"
-                       "Fit per cluster\n"
-                       "  CLUSTER   FLAVOR  FIT       POD SET  RESOURCE  NEEDED/POD  BEST NODE "
-                       "FREE/ALLOC  ALL MATCHING NODES FREE/ALLOC\n"
-                       "  cluster1  spot    fits now  main     cpu       2           7 / 8       "
-                       "          7 / 16\n"
-                       "                                       memory    1Gi         32Gi / 32Gi "
-                       "          48Gi / 64Gi\n"
-                       "  cluster2  spot    never     main     cpu       2           no spot node\n"
-                       "                                       memory    1Gi         no spot node\n"
-                       "  cluster3  spot    unknown   main     cpu       2           no spot node\n"
-                       "                                       memory    1Gi         no spot "
-                       "node\n" FREE_NOTE "\n"
-                       "fits now: pod set main needs cpu 2, memory 1Gi per pod; cluster1: fits now "
-                       "(spot); cluster2: no node of flavor spot (instance=spot), the flavor Kueue "
-                       "reserved the quota in; cluster3: no fresh metrics (stale or unreachable): "
-                       "cannot tell\n");
+    char *got = render_std(job, wl);
+    assert_text(got, "Job team/j (batch/v1)\n"
+                     "\n"
+                     "Kueue\n"
+                     "  Queue:        q (ClusterQueue cq)\n"
+                     "  Workload:     job-j-1\n"
+                     "  Priority:     0\n"
+                     "  Reservation:  yes, since 2026-11-22T09:58:00Z\n"
+                     "\n"
+                     "kueue-ks\n"
+                     "  Check:        kubestellar-admc: Pending: running on cluster cluster1\n"
+                     "  Placed on:    cluster1\n"
+                     "  Worker copy:  on cluster1: active 2, ready 1, succeeded 0, failed 0\n"
+                     "\n"
+                     "Fit per cluster\n"
+                     "  CLUSTER   FLAVOR  FIT       POD SET  RESOURCE  NEEDED/POD  BEST NODE "
+                     "FREE/ALLOC  ALL MATCHING NODES FREE/ALLOC\n"
+                     "  cluster1  spot    fits now  main     cpu       2           7 / 8       "
+                     "          7 / 16\n"
+                     "                                       memory    1Gi         32Gi / 32Gi "
+                     "          48Gi / 64Gi\n"
+                     "  cluster2  spot    never     main     cpu       2           no spot node\n"
+                     "                                       memory    1Gi         no spot node\n"
+                     "  cluster3  spot    unknown   main     cpu       2           no spot node\n"
+                     "                                       memory    1Gi         no spot "
+                     "node\n" FREE_NOTE "\n"
+                     "fits now: pod set main needs cpu 2, memory 1Gi per pod; cluster1: fits now "
+                     "(spot); cluster2: no node of flavor spot (instance=spot), the flavor Kueue "
+                     "reserved the quota in; cluster3: no fresh metrics (stale or unreachable): "
+                     "cannot tell\n");
+    free(got);
     json_decref(job);
     json_decref(wl);
-    json_decref(cms);
-    json_decref(fl);
-    json_decref(acs);
 }
 
-/* jv_render of `job` and `wl` (borrowed) against the fixtures' ClusterMetrics, flavors and
- * checks: the text (caller frees). */
-static char *render_std(json_t *job, json_t *wl)
-{
-    json_t *cms = J(CMS), *fl = J(FLAVORS), *acs = J(ACS);
-    struct jv_input in = {.job = job,
-                          .workload = wl,
-                          .cluster_metrics = cms,
-                          .flavors = fl,
-                          .admission_checks = acs,
-                          .now_ms = T0};
-    struct buf b;
-    buf_init(&b, 1 << 20);
-    assert_int_equal(jv_render(&in, &b), 0);
-    char *out = strdup(buf_str(&b));
-    assert_non_null(out);
-    buf_free(&b);
-    json_decref(cms);
-    json_decref(fl);
-    json_decref(acs);
-    return out;
-}
 /* A finished job (issue: explain said "Pending ... fits now" for it): the check line says what
  * happened, the verdict that it finished and where it ran; the fit, for a new run, after it. */
 static void test_finished(void **state)

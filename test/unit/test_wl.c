@@ -1942,6 +1942,28 @@ static void test_generic_kind(void **state)
     kind_dynamic_free(own);
 }
 
+/* PyTorchJob "sample" (suspended) with a Master of one replica; `workers`: more replica specs
+ * after it (",\"Worker\":{...}"), `tail`: more root members (",\"status\":{...}"). */
+#define PTJ(workers, tail)                                                                         \
+    "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{\"name\":"          \
+    "\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\",\"resourceVersion\":\"7\"},"         \
+    "\"spec\":{\"runPolicy\":{\"suspend\":true},\"pytorchReplicaSpecs\":{\"Master\":{"             \
+    "\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}" workers          \
+    "}}" tail "}"
+
+/* The snapshot of `wl` whose `job` (of kind `k`) is placed on a reachable, usable worker, with
+ * the direct transport and no copy seen. */
+static struct wl_snapshot placed_direct(json_t *wl, json_t *job, const struct kind_def *k)
+{
+    return (struct wl_snapshot){.workload = wl,
+                                .job = job,
+                                .kind = k,
+                                .check_name = CHECK,
+                                .placed = {.reachable = true, .usable = true},
+                                .now = NOW,
+                                .opts = {.direct = true, .origin = "hub"}};
+}
+
 /* The Dispatched Event names the nodeSelector added to the copy as a user writes one
  * ("instance=spot"), each template's path when there are several (a PyTorchJob's); it carried
  * the raw record, {"spec.template":{"instance":"spot"}}. */
@@ -1951,22 +1973,13 @@ static void test_dispatched_event_selector_words(void **state)
     struct wl_fx f = {.reserved = RES_TRUE, .state = "Pending", .assigned = true, .msg = ""};
     json_t *wl = make_wl(&f);
     const struct kind_def *pk = kind_lookup("kubeflow.org/v1", "PyTorchJob");
-    json_t *pj = J("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{"
-                   "\"name\":\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
-                   "\"resourceVersion\":\"7\"},\"spec\":{\"runPolicy\":{\"suspend\":true},"
-                   "\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{"
-                   "\"containers\":[{\"name\":\"c\"}]}}},\"Worker\":{\"replicas\":2,"
-                   "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}}}");
+    json_t *pj = J(PTJ(",\"Worker\":{\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{"
+                       "\"name\":\"c\"}]}}}",
+                       ""));
     json_t *labels = J("{\"master\":{\"instance\":\"spot\"},\"worker\":{\"instance\":\"h100\","
                        "\"zone\":\"a\"}}");
     assert_true(xf_place(pk, pj, "c1", labels, TOKEN, XF_INJECT_SPEC, NULL) >= 0);
-    struct wl_snapshot s = {.workload = wl,
-                            .job = pj,
-                            .kind = pk,
-                            .check_name = CHECK,
-                            .placed = {.reachable = true, .usable = true},
-                            .now = NOW,
-                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_snapshot s = placed_direct(wl, pj, pk);
     struct wl_actions a;
     wl_actions_init(&a);
     assert_int_equal(wl_decide(&s, &a, NULL), 0);
@@ -1995,11 +2008,7 @@ static void test_status_after_result(void **state)
                       .msg = "finished on cluster c1: succeeded"};
     json_t *wl = make_wl(&f);
     const struct kind_def *pk = kind_lookup("kubeflow.org/v1", "PyTorchJob");
-    json_t *pj = J("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{"
-                   "\"name\":\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
-                   "\"resourceVersion\":\"7\"},\"spec\":{\"runPolicy\":{\"suspend\":true},"
-                   "\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{"
-                   "\"containers\":[{\"name\":\"c\"}]}}}}}}");
+    json_t *pj = J(PTJ("", ""));
     xf_place(pk, pj, "c1", NULL, TOKEN, XF_INJECT_SPEC, NULL);
     struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
     json_t *copy = xf_downsync(pk, pj, &o, NULL);
@@ -2060,21 +2069,12 @@ static void test_evicting_resets_mirrored_activity(void **state)
     struct wl_fx f = {.reserved = RES_TRUE_EVICTING, .state = "Pending", .assigned = true};
     json_t *wl = make_wl(&f);
     const struct kind_def *pk = kind_lookup("kubeflow.org/v1", "PyTorchJob");
-    json_t *pj = J("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{"
-                   "\"name\":\"sample\",\"namespace\":\"default\",\"uid\":\"job-uid\","
-                   "\"resourceVersion\":\"7\"},\"spec\":{\"runPolicy\":{\"suspend\":true},"
-                   "\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{"
-                   "\"containers\":[{\"name\":\"c\"}]}}}}},\"status\":{\"replicaStatuses\":{"
-                   "\"Master\":{\"active\":1},\"Worker\":{\"active\":2,\"succeeded\":1}},"
-                   "\"conditions\":[{\"type\":\"Running\",\"status\":\"True\"}]}}");
+    json_t *pj =
+        J(PTJ("", ",\"status\":{\"replicaStatuses\":{\"Master\":{\"active\":1},\"Worker\":{"
+                  "\"active\":2,\"succeeded\":1}},\"conditions\":[{\"type\":\"Running\","
+                  "\"status\":\"True\"}]}"));
     xf_place(pk, pj, "c1", NULL, TOKEN, XF_INJECT_SPEC, NULL);
-    struct wl_snapshot s = {.workload = wl,
-                            .job = pj,
-                            .kind = pk,
-                            .check_name = CHECK,
-                            .placed = {.reachable = true, .usable = true},
-                            .now = NOW,
-                            .opts = {.direct = true, .origin = "hub"}};
+    struct wl_snapshot s = placed_direct(wl, pj, pk);
     struct wl_actions a;
     wl_actions_init(&a);
     assert_int_equal(wl_decide(&s, &a, NULL), 0);

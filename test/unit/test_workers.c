@@ -538,7 +538,7 @@ static bool share_agents_hold(void *ud)
     return ((struct share_fx *)ud)->hub_wait;
 }
 
-static void share_copy(void *ud, json_t *obj, enum workers_copy_event how)
+static void share_copy(void *ud, json_t *obj, enum xf_copy_change how)
 {
     struct share_fx *f = ud;
     static const char *const hows[] = {"listed", "status", "other"};

@@ -294,6 +294,18 @@ static void test_downsync_job(void **state)
     assert_string_equal(jx_annotation(hub, XF_ANN_REMOTE_STATUS),
                         "{\"active\":0,\"cluster\":\"cluster1\",\"failed\":0,\"ready\":0,"
                         "\"succeeded\":0}");
+    json_t *rs = xf_remote_status(hub); /* its one reader */
+    assert_string_equal(jx_str(rs, "cluster", ""), "cluster1");
+    assert_int_equal(jx_int(rs, "active", -1), 0);
+    json_decref(rs);
+    static const char *const bad_rs[] = {"not json", "[1]", "\"s\"", "{\"cluster\":"};
+    for (size_t i = 0; i < sizeof bad_rs / sizeof bad_rs[0]; i++) {
+        json_t *j = J(HUB_JOB);
+        jx_set_annotation(j, XF_ANN_REMOTE_STATUS, bad_rs[i]);
+        assert_null(xf_remote_status(j));
+        json_decref(j);
+    }
+    assert_null(xf_remote_status(NULL));
     struct xf_origin o = {.origin = "hub-a", .origin_uid = "hub-uid-1"};
     struct err e;
     json_t *w = xf_downsync(k, hub, &o, &e);
