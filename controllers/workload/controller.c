@@ -93,7 +93,8 @@ struct wlc {
     /* Dispatch before status return (defer_note): */
     struct strmap dispatching; /* key -> DEP_MARK: its job is placed, its copy not made yet */
     struct strmap relays;      /* key -> its pass (borrowed) while a status relay alone is out */
-    json_t *deferred;          /* key -> ms its check's running message was first deferred */
+    struct strmap creating; /* key -> its pass (borrowed) while a pass that makes a copy is out */
+    json_t *deferred;       /* key -> ms its check's running message was first deferred */
     /* key -> what a pass that only deferred the running message (no action) saw
      * (defer_fingerprint, owned): the same inputs while dispatches are still under way
      * decide the same, so such a pass is not made again (defer_unchanged) */
@@ -150,6 +151,8 @@ struct pass {
     char *relayed;    /* relay_only: the remote-status annotation it writes */
     char *echo_seen;  /* relay_only: the hub job's version in an update from job_rv that came
                          before the answer (echo_skip) */
+    bool sight_quiet; /* create: the copy's first sight changes nothing (wl_outcome.sight_quiet) */
+    bool copy_seen;   /* create: the new copy's ADDED came before the answer (copy_sight_skip) */
 };
 
 static void pass_free(struct pass *p)
@@ -360,11 +363,62 @@ static void echo_settle(struct wlc *c, const char *key, const struct pass *p,
 static void copy_sent_note(struct wlc *c, const char *key, const struct pass *p,
                            const struct wlx_result *r)
 {
-    if (!p->create || !p->token || !(r->copy_created || r->copy_found))
-        return;
+    if (!p->create || !p->token || !(r->copy_created || r->copy_found) || p->copy_seen)
+        return; /* copy_seen: the store shows it already */
+    /* quiet: its first sight may go without a pass (copy_sight_skip) */
     json_object_set_new(c->copy_sent, key,
-                        json_pack("{s:s, s:s, s:I}", "cluster", p->placed, "token", p->token, "at",
-                                  (json_int_t)now_ms(c)));
+                        json_pack("{s:s, s:s, s:I, s:b}", "cluster", p->placed, "token", p->token,
+                                  "at", (json_int_t)now_ms(c), "quiet",
+                                  p->sight_quiet && r->rc == 0 && r->copy_created));
+}
+
+/* The ADDED of the copy a pass made, and nothing else of it: the copy as it was sent (no
+ * status), where and for the admission it was made, by a pass that decided its first sight
+ * changes nothing (wl_outcome.sight_quiet) and whose writes all went through. A pass on it
+ * would decide nothing (one of about three passes per dispatch: docs/performance.md "A new
+ * copy's first sight"). The ADDED often comes before the create's answer: then the pass
+ * still out notes it and its answer settles it (copy_settle). True when no pass is to be
+ * queued now. */
+static bool copy_sight_skip(struct wlc *c, const char *key, const json_t *copy, const char *cluster)
+{
+    const char *pf = jx_annotation(copy, XF_ANN_PLACED_FOR);
+    if (!cluster || !pf || json_object_size(jx_obj(copy, "status")) > 0 ||
+        json_object_get(c->pending_placed, key))
+        return false;
+    struct pass *p = strmap_get(&c->creating, key);
+    if (p) {
+        if (p->copy_seen || !p->sight_quiet || !p->placed || !p->token ||
+            strcmp(p->placed, cluster) != 0 || strcmp(p->token, pf) != 0)
+            return false;
+        p->copy_seen = true;
+        return true;
+    }
+    json_t *cs = json_object_get(c->copy_sent, key);
+    if (!cs || !jx_bool(cs, "quiet", false) || strcmp(jx_str(cs, "cluster", ""), cluster) != 0 ||
+        strcmp(jx_str(cs, "token", ""), pf) != 0)
+        return false;
+    json_object_del(c->copy_sent, key); /* the store shows it (copy_sent_held) */
+    c->st.sight_skips++;
+    log_v(c->cfg.lg, 5, "own new copy in the worker's store, no pass", "workload", key, "cluster",
+          cluster);
+    return true;
+}
+
+/* A pass whose copy's ADDED came before its answer (copy_sight_skip): no pass was queued for
+ * it. Unless the answer says this create made it and every write went through, queue the
+ * pass now, as the ADDED would have. */
+static void copy_settle(struct wlc *c, const char *key, const struct pass *p,
+                        const struct wlx_result *r)
+{
+    if (!p->copy_seen)
+        return;
+    if (r->rc == 0 && r->copy_created) {
+        c->st.sight_skips++;
+        log_v(c->cfg.lg, 5, "own new copy in the worker's store, no pass", "workload", key,
+              "cluster", p->placed);
+    } else {
+        wq_add_level(c->q, key, WQ_FIRST);
+    }
 }
 
 /* The "job placed" line, once per placement token of the key. */
@@ -447,7 +501,10 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
     struct wlc *c = p->c;
     if (p->relay_only)
         strmap_del(&c->relays, key);
+    if (strmap_get(&c->creating, key) == p)
+        strmap_del(&c->creating, key);
     echo_settle(c, key, p, r);
+    copy_settle(c, key, p, r);
     /* The hold stays while the placement patch went through (another call of
      * the pass may have failed, e.g. the Workload status on a 409): a retry
      * before the job informer shows the patch would place the job again. */
@@ -1241,6 +1298,7 @@ static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_out
     if (o->kind == WL_OUT_DISPATCHED) {
         ps->placed = xstrdup(o->cluster);
         ps->create = true;
+        ps->sight_quiet = o->sight_quiet;
         ps->pending_had = pend_c && strcmp(pend_c, o->cluster) == 0;
         ps->token = wl_placement_token(wl);
         json_t *qr = jx_cond_find(wl, "QuotaReserved");
@@ -1617,6 +1675,8 @@ static bool pass_perform(struct wlc *c, struct recon *r)
         ps->relayed = v ? xstrdup(v) : NULL;
         strmap_put(&c->relays, r->key, ps);
     }
+    if (ps->create)
+        strmap_put(&c->creating, r->key, ps);
     ps->placed_log = placed_log_new(r->wl, r->okey, &r->pr, &r->acts.outcome);
     ps->jkey = r->okey ? xstrdup(r->okey) : NULL;
     ps->copy_held = r->s.copy_sent;
@@ -1639,6 +1699,8 @@ static bool pass_perform(struct wlc *c, struct recon *r)
         json_object_del(c->placing, r->key);
         if (strmap_get(&c->relays, r->key) == ps)
             strmap_del(&c->relays, r->key);
+        if (strmap_get(&c->creating, r->key) == ps)
+            strmap_del(&c->creating, r->key);
         pass_free(ps);
         log_warn(c->cfg.lg, "workload reconcile", "workload", r->key, "error", e.msg);
         return false;
@@ -1886,6 +1948,7 @@ void wlc_free(struct wlc *c)
     strmap_free(&c->seen_usable, NULL);
     strmap_free(&c->dispatching, NULL);
     strmap_free(&c->relays, NULL);
+    strmap_free(&c->creating, NULL);
     strmap_free(&c->defer_fp, free);
     json_decref(c->deferred);
     json_decref(c->unusable_since);
@@ -2033,9 +2096,9 @@ static bool echo_skip(struct wlc *c, const char *key, const json_t *old, const j
 }
 
 /* `relist`: an update from a list (echo_skip); `copy`: how a copy's change came (wlc_on_copy;
- * XF_COPY_OTHER for a hub job's). */
+ * XF_COPY_OTHER for a hub job's), `cluster` the copy's worker. */
 static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool relist,
-                   enum xf_copy_change copy)
+                   enum xf_copy_change copy, const char *cluster)
 {
     const char *uid = jx_label(obj, XF_LABEL_ORIGIN_UID);
     bool hub = !uid; /* a copy carries its hub job's uid */
@@ -2051,29 +2114,32 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool rel
         if (hub) {
             if (!echo_skip(c, k, old, obj, relist))
                 wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
-        } else if (copy == XF_COPY_STATUS)       /* behind a burst's placements it waited seconds */
-            wq_add_level(c->q, k, WQ_FIRST);
-        else if (copy == XF_COPY_LISTED && !strmap_get(&c->dispatching, k))
+        } else if (copy == XF_COPY_ADDED && copy_sight_skip(c, k, obj, cluster)) {
+            continue;
+        } else if (copy == XF_COPY_STATUS || copy == XF_COPY_ADDED) {
+            wq_add_level(c->q, k, WQ_FIRST); /* behind a burst's placements it waited seconds */
+        } else if (copy == XF_COPY_LISTED && !strmap_get(&c->dispatching, k)) {
             wq_add_level(c->q, k, WQ_BACKGROUND);
-        else
+        } else {
             add_changed(c, k);
+        }
     }
     json_decref(keys);
 }
 
 void wlc_on_job(struct wlc *c, const json_t *obj)
 {
-    on_job(c, NULL, obj, false, XF_COPY_OTHER);
+    on_job(c, NULL, obj, false, XF_COPY_OTHER, NULL);
 }
 
 void wlc_on_job_update(struct wlc *c, const json_t *old, const json_t *obj, bool relist)
 {
-    on_job(c, old, obj, relist, XF_COPY_OTHER);
+    on_job(c, old, obj, relist, XF_COPY_OTHER, NULL);
 }
 
-void wlc_on_copy(struct wlc *c, const json_t *copy, enum xf_copy_change how)
+void wlc_on_copy(struct wlc *c, const json_t *copy, const char *cluster, enum xf_copy_change how)
 {
-    on_job(c, NULL, copy, false, how);
+    on_job(c, NULL, copy, false, how, cluster);
 }
 
 static int enqueue_one(const char *k, void *ud)

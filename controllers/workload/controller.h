@@ -174,7 +174,7 @@ void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
  * first while the Workload's dispatch is under way: a list's copies queued in order filled the
  * packed stores' tree cache, 13-18 MB for seconds at a restart with 10,000 copies
  * (docs/performance.md "A restart's listed copies behind the changes"). */
-void wlc_on_copy(struct wlc *c, const json_t *copy, enum xf_copy_change how);
+void wlc_on_copy(struct wlc *c, const json_t *copy, const char *cluster, enum xf_copy_change how);
 /* wlc_on_job() for an update of a hub job from `old`; `relist`: the update comes from a list
  * (informer_listing), which can fold several writes into one. The echo of a pass's own status
  * relay (wl.h, wl_action.relay) queues no pass when it is that write alone. */
@@ -278,6 +278,7 @@ struct wlc_stats {
     size_t placed;            /* Workloads known placed on a cluster */
     uint64_t own_holds;       /* passes held until the stores showed the last pass's writes */
     uint64_t echo_skips;      /* hub job events that were a status relay's own write: no pass */
+    uint64_t sight_skips;     /* copies' ADDED that were a pass's own create, quiet: no pass */
     uint64_t deferrals;       /* passes that left the running message behind dispatches */
     uint64_t defer_skips;     /* of those, not made: nothing changed since the last one */
     size_t queued;            /* keys waiting in the work queue, ready */

@@ -1033,6 +1033,25 @@ static bool st_unschedulable(const struct wl_snapshot *s, struct wlst *w, const 
     return true;
 }
 
+/* Whether a pass on the first sight of `copy` (being made on `cluster`, as sent) would
+ * decide nothing with this snapshot: what st_placed does with it past the steps both passes
+ * share, on scratch. A copy with a status, or an unschedulable report held for the job, is
+ * never quiet. */
+static bool sight_quiet(const struct wl_snapshot *s, const char *cluster, const json_t *copy)
+{
+    if (s->unsched || json_object_size(jx_obj(copy, "status")) > 0)
+        return false;
+    struct wlst w = {.s = s};
+    struct wl_actions a;
+    wl_actions_init(&a);
+    mirror_status(s, &w, cluster, copy, &a);
+    bool quiet = a.n == 0 && !a.deferred && !w.entry && !w.cond;
+    json_decref(w.checks);
+    json_decref(w.conds);
+    wl_actions_free(&a);
+    return quiet;
+}
+
 static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *cluster,
                       const char *token, struct wl_actions *a)
 {
@@ -1095,6 +1114,7 @@ static void st_placed(const struct wl_snapshot *s, struct wlst *w, const char *c
         x->cluster = xstrdup(cluster);
         x->object = obj;
         outcome(a, WL_OUT_DISPATCHED, cluster);
+        a->outcome.sight_quiet = sight_quiet(s, cluster, obj);
         act_event(a, WL_TGT_JOB, "Normal", REASON_DISPATCHED,
                   dispatch_event_msg("Created on", cluster, s->job));
         return;

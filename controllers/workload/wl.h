@@ -265,6 +265,11 @@ struct wl_outcome {
      * reason and message (owned); NULL when this pass does not tell the job. */
     const char *told_reason;
     char *told;
+    /* DISPATCHED: the copy's first sight, as made (no status), changes nothing: a pass on it
+     * would decide no action with this snapshot (mirror_status on the copy as sent, no
+     * unschedulable report held). Its driver may skip that pass (docs/performance.md "A new
+     * copy's first sight"). */
+    bool sight_quiet;
 };
 
 /* The decision: the writes, in order, and what they amount to. */

@@ -641,7 +641,7 @@ static void job_delete(void *ud, json_t *obj)
     free(key);
 }
 
-static void copy_event(void *ud, json_t *obj, enum xf_copy_change how)
+static void copy_event(void *ud, json_t *obj, const char *cluster, enum xf_copy_change how)
 {
     struct wlrun *r = ud;
     if (!r->wlc || r->stopped)
@@ -650,7 +650,7 @@ static void copy_event(void *ud, json_t *obj, enum xf_copy_change how)
     /* a first list's copy before the start-up pass: that pass reads every Workload with the
      * stores as they are then (queued now, its Workload would skip the pass's urgent level) */
     if (how != XF_COPY_LISTED || r->start_pass_done)
-        wlc_on_copy(r->wlc, obj, how);
+        wlc_on_copy(r->wlc, obj, cluster, how);
     char *key = jx_obj_key(obj);
     wlc_gc_key(r->wlc, key); /* a copy whose hub job is gone (created as it was deleted) */
     free(key);

@@ -192,11 +192,32 @@ static bool same_status(const json_t *a, const json_t *b)
     return sa == sb || (sa && sb && json_equal(sa, sb)); /* both absent, or equal */
 }
 
+static bool copies_listing(const struct worker *k)
+{
+    for (size_t i = 0; i < k->n_inf; i++)
+        if (informer_listing(k->inf[i]))
+            return true;
+    return false;
+}
+
+/* A relist's add is a view of the copy's metadata (listed_view below), not what its first
+ * sight needs (wlc_on_copy): told as a status change. */
 static void copy_add(void *ud, json_t *obj)
 {
     struct worker *k = ud;
+    if (!k->w->cfg.on_copy || !ours(k->w, obj))
+        return;
+    enum xf_copy_change how = copies_first_list(k) ? XF_COPY_LISTED
+                              : copies_listing(k)  ? XF_COPY_STATUS
+                                                   : XF_COPY_ADDED;
+    k->w->cfg.on_copy(k->w->cfg.ud, obj, k->name, how);
+}
+
+static void copy_delete(void *ud, json_t *obj)
+{
+    struct worker *k = ud;
     if (k->w->cfg.on_copy && ours(k->w, obj))
-        k->w->cfg.on_copy(k->w->cfg.ud, obj,
+        k->w->cfg.on_copy(k->w->cfg.ud, obj, k->name,
                           copies_first_list(k) ? XF_COPY_LISTED : XF_COPY_STATUS);
 }
 
@@ -210,7 +231,7 @@ static void copy_update(void *ud, json_t *old_obj, json_t *new_obj)
     enum xf_copy_change how = XF_COPY_LISTED;
     if (!copies_first_list(k))
         how = ours(k->w, new_obj) && same_status(old_obj, new_obj) ? XF_COPY_OTHER : XF_COPY_STATUS;
-    k->w->cfg.on_copy(k->w->cfg.ud, new_obj, how);
+    k->w->cfg.on_copy(k->w->cfg.ud, new_obj, k->name, how);
 }
 
 static bool job_synced(const struct worker *k)
@@ -383,7 +404,7 @@ static int worker_add_informer(struct worker *k, const struct kind_def *kd, stru
     static const char *const listed[] = {"metadata", NULL};
     struct informer_handlers h = {.on_add = copy_add,
                                   .on_update = copy_update,
-                                  .on_delete = copy_add,
+                                  .on_delete = copy_delete,
                                   .ud = k,
                                   .listed_view = listed};
     struct cache_reg *reg = NULL;

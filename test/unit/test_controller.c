@@ -1736,6 +1736,167 @@ static void test_no_second_copy_before_copy_event(void **state)
     one_placed_free(&o);
 }
 
+/* The copy `cp` (the body posted) as its worker's watch adds it: in the store, told as added. */
+static json_t *copy_added(struct fx *f, const json_t *cp)
+{
+    json_t *c = json_deep_copy(cp);
+    jx_set_new(c, "metadata.resourceVersion", json_string("20"), NULL);
+    jx_set_new(c, "metadata.uid", json_string("copy-uid"), NULL);
+    store_upsert(f->copies_c1, c, NULL, NULL, NULL);
+    wlc_on_copy(f->c, c, "c1", XF_COPY_ADDED);
+    return c;
+}
+
+static uint64_t sight_skips(struct fx *f)
+{
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    return st.sight_skips;
+}
+
+/* The copy a pass made, seen as made (its watch's ADDED, no status), queues no pass: one would
+ * decide nothing (the placement's message and zero counts stand), as a pass run anyway shows.
+ * Its first status change is a pass, which returns it. */
+static void test_new_copy_sight_no_pass(void **state)
+{
+    struct fx *f = *state;
+    struct one_placed o;
+    one_placed(f, &o);
+    tloop_run_for(f->loop, 0.05);
+    uint64_t r0 = reconciles(f);
+    size_t hub0 = fakesrv_nreq(f->hub_srv), w0 = fakesrv_nreq(f->w_srv);
+    json_t *cp = copy_added(f, o.cp);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, 0);
+    assert_int_equal(st.sight_skips, 1);
+    tloop_run_for(f->loop, 0.1);
+    assert_int_equal(reconciles(f), r0);
+    /* the pass it saved: nothing to write */
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_reconciles(f, r0 + 1);
+    tloop_run_for(f->loop, 0.1);
+    assert_int_equal(fakesrv_nreq(f->hub_srv), hub0);
+    assert_int_equal(fakesrv_nreq(f->w_srv), w0);
+    /* the pods start: a pass, the counts returned to the hub job */
+    json_object_set_new(cp, "status", J("{\"active\":1}"));
+    jx_set_new(cp, "metadata.resourceVersion", json_string("21"), NULL);
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    wlc_on_copy(f->c, cp, "c1", XF_COPY_STATUS);
+    run_until(f, hub0 + 1, w0);
+    json_t *rel = last_hub_body(f, "PATCH", JOB_PATH);
+    assert_non_null(strstr(jx_annotation(rel, XF_ANN_REMOTE_STATUS), "\"active\":1"));
+    assert_int_equal(sight_skips(f), 1);
+    json_decref(rel);
+    json_decref(cp);
+    one_placed_free(&o);
+}
+
+/* The create's answer comes after the copy's ADDED (the server sends the event first): the
+ * pass still out notes it, and its answer settles it: no pass when the create made it; a pass
+ * when it did not (here 409: the copy was there, an earlier pass's), as the ADDED would have
+ * queued. */
+static void test_new_copy_sight_before_answer(void **state)
+{
+    for (int found = 0; found < 2; found++) {
+        struct fx *f = *state;
+        if (found) {
+            teardown(state);
+            assert_int_equal(setup(state), 0);
+            f = *state;
+        }
+        json_t *jp, *wp;
+        place_once(f, &jp, &wp);
+        json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
+        json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+        fakesrv_push(f->w_srv,
+                     &(struct fakesrv_resp){
+                         .method = "POST",
+                         .status = found ? 409 : 201,
+                         .body = found ? "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":"
+                                         "\"Failure\",\"reason\":\"AlreadyExists\",\"code\":409}"
+                                       : "{}",
+                         .delay_s = 1.0});
+        wlc_on_job(f->c, job2);
+        for (int i = 0; i < 1000 && fakesrv_nreq(f->w_srv) == 0; i++)
+            tloop_run_for(f->loop, 0.01); /* the create sent, not answered (1 s) */
+        assert_int_equal(kube_client_pending(f->w), 1);
+        uint64_t r0 = reconciles(f);
+        json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+        if (found) { /* the create's GET finds ours */
+            char *ours = json_dumps(cp, JSON_COMPACT);
+            fakesrv_push_json(f->w_srv, "GET", "/apis/batch/v1/namespaces/default/jobs/sample",
+                              NULL, 200, ours);
+            free(ours);
+        }
+        json_t *seen = copy_added(f, cp);
+        struct wlc_stats st;
+        wlc_get_stats(f->c, &st);
+        assert_int_equal(st.queued, 0);
+        assert_int_equal(st.sight_skips, 0); /* not yet: the answer settles it */
+        run_until(f, 2, found ? 2 : 1);
+        if (found)
+            run_reconciles(f, r0 + 1);
+        tloop_run_for(f->loop, 0.1);
+        assert_int_equal(reconciles(f), r0 + (found ? 1 : 0));
+        assert_int_equal(sight_skips(f), found ? 0 : 1);
+        assert_int_equal(fakesrv_nreq(f->w_srv), found ? 2 : 1); /* no second create */
+        assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
+        json_decref(seen);
+        json_decref(cp);
+        json_decref(job2);
+        json_decref(wl2);
+        json_decref(jp);
+        json_decref(wp);
+    }
+}
+
+/* A pass on the new copy's sight that has something to write is made: here the check's
+ * message is an earlier pass's error, which the copy's sight replaces with "running on
+ * cluster c1". A copy seen with a status, or on another cluster, is a pass too. */
+static void test_new_copy_sight_pass_when_needed(void **state)
+{
+    struct fx *f = *state;
+    json_t *jp, *wp;
+    place_once(f, &jp, &wp);
+    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
+    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+    sample_message_error(f);
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    wlc_on_job(f->c, job2);
+    run_until(f, 2, 1);
+    tloop_run_for(f->loop, 0.05);
+    size_t hub0 = fakesrv_nreq(f->hub_srv);
+    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    json_t *seen = copy_added(f, cp);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, 1);
+    assert_int_equal(st.sight_skips, 0);
+    run_until(f, hub0 + 1, 1);
+    json_t *w = last_hub_body(f, "PATCH", WL_STATUS);
+    assert_string_equal(jx_str(w, "status.admissionChecks[0].message", ""),
+                        "running on cluster c1");
+    json_decref(w);
+    /* with a status, or told from another cluster: queued */
+    json_t *odd = json_deep_copy(seen);
+    json_object_set_new(odd, "status", J("{\"active\":1}"));
+    wlc_on_copy(f->c, odd, "c1", XF_COPY_ADDED);
+    wlc_on_copy(f->c, seen, "c2", XF_COPY_ADDED);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.queued, 1);
+    assert_int_equal(st.sight_skips, 0);
+    json_decref(odd);
+    json_decref(seen);
+    json_decref(cp);
+    json_decref(job2);
+    json_decref(wl2);
+    json_decref(jp);
+    json_decref(wp);
+}
+
 /* A pass makes the copy but its Workload write fails; the retry, waiting for the copy's event
  * (copy_sent), writes only the Workload: the placement is still counted, once, by the pass
  * that sees the copy (found by a review: the retry dropped the pending count). */
@@ -2267,7 +2428,7 @@ static void test_relay_falls_back_from_status(void **state)
     store_upsert(f->copies_c1, o.cp, NULL, NULL, NULL);
     fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200,
                       "{\"metadata\":{\"resourceVersion\":\"9\"}}");
-    wlc_on_copy(f->c, o.cp, XF_COPY_STATUS);
+    wlc_on_copy(f->c, o.cp, "c1", XF_COPY_STATUS);
     run_until_seen(f, n0 + 3);
     json_t *next = last_hub_body(f, "PATCH", JOB_PATH);
     assert_string_not_equal(jx_annotation(next, XF_ANN_REMOTE_STATUS),
@@ -2409,13 +2570,13 @@ static void test_deleted_copy_made_again_logged(void **state)
         json_pack("{s:{s:{s:s}}}", "metadata", "annotations", XF_ANN_REMOTE_STATUS,
                   "{\"cluster\":\"c1\",\"active\":1,\"ready\":0,\"succeeded\":0,\"failed\":0}");
     json_t *job3 = deliver(f->jobs, "default/sample", ann, "7");
-    wlc_on_copy(f->c, cp, XF_COPY_STATUS);
+    wlc_on_copy(f->c, cp, "c1", XF_COPY_STATUS);
     run_passes(f, 3);
     size_t posts = fakesrv_nreq(f->w_srv);
     /* deleted on the worker: made again, and said once */
     store_delete_key(f->copies_c1, "default/sample", NULL);
     fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
-    wlc_on_copy(f->c, cp, XF_COPY_STATUS);
+    wlc_on_copy(f->c, cp, "c1", XF_COPY_STATUS);
     for (int i = 0; i < 500 && fakesrv_nreq(f->w_srv) == posts; i++)
         tloop_run_for(f->loop, 0.02);
     assert_int_equal(fakesrv_nreq(f->w_srv), posts + 1);
@@ -2572,14 +2733,14 @@ static void test_copy_change_first(void **state)
     wlc_enqueue_all(f->c);
     json_t *cp = J("{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job2-uid\"}}}");
-    wlc_on_copy(f->c, cp, XF_COPY_OTHER); /* its status as it was */
+    wlc_on_copy(f->c, cp, "c1", XF_COPY_OTHER); /* its status as it was */
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 2);
     assert_int_equal(st.queued_urgent, 1); /* the reservation */
     assert_int_equal(st.queued_first, 0);
     assert_int_equal(st.queued_background, OTHERS); /* the copy's Workload moved up, in order */
-    wlc_on_copy(f->c, cp, XF_COPY_STATUS);
+    wlc_on_copy(f->c, cp, "c1", XF_COPY_STATUS);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 2);
     assert_int_equal(st.queued_urgent, 2);
@@ -2747,7 +2908,7 @@ static void test_listed_copy_behind_changes(void **state)
     packed_restart(f);
     json_t *cp = J("{\"metadata\":{\"name\":\"placed\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job2-uid\"}}}");
-    wlc_on_copy(f->c, cp, XF_COPY_LISTED);
+    wlc_on_copy(f->c, cp, "c1", XF_COPY_LISTED);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, 1);
@@ -2756,7 +2917,7 @@ static void test_listed_copy_behind_changes(void **state)
     assert_int_equal(store_decoded(f->wls), 0);
     assert_int_equal(store_decoded(f->jobs), 0);
     /* the same copy's change by watch, its status as it was: in order, reading the cache */
-    wlc_on_copy(f->c, cp, XF_COPY_OTHER);
+    wlc_on_copy(f->c, cp, "c1", XF_COPY_OTHER);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued_background, 0);
     run_reconciles(f, 2);
@@ -2785,7 +2946,7 @@ static void test_listed_copy_of_dispatch_first(void **state)
     placed_behind_others(f, &jp, &wp);
     json_t *cp = J("{\"metadata\":{\"name\":\"sample\",\"namespace\":\"default\",\"labels\":{"
                    "\"" XF_LABEL_ORIGIN_UID "\":\"job-uid\"}}}");
-    wlc_on_copy(f->c, cp, XF_COPY_LISTED);
+    wlc_on_copy(f->c, cp, "c1", XF_COPY_LISTED);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, OTHERS + 1);
@@ -2957,6 +3118,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_watched_change_ahead_of_restart_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_workload_quiet_by_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_second_copy_before_copy_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_copy_sight_no_pass, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_copy_sight_before_answer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_copy_sight_pass_when_needed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_placement_counted_after_held_retry, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

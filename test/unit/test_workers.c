@@ -538,15 +538,17 @@ static bool share_agents_hold(void *ud)
     return ((struct share_fx *)ud)->hub_wait;
 }
 
-static void share_copy(void *ud, json_t *obj, enum xf_copy_change how)
+/* "name how", and " on <cluster>" when not told on the fixture's worker w1 */
+static void share_copy(void *ud, json_t *obj, const char *cluster, enum xf_copy_change how)
 {
     struct share_fx *f = ud;
-    static const char *const hows[] = {"listed", "status", "other"};
+    static const char *const hows[] = {"listed", "added", "status", "other"};
+    bool w1 = cluster && strcmp(cluster, "w1") == 0;
     json_array_append_new(
         f->seen,
-        json_sprintf("%s %s",
+        json_sprintf("%s %s%s%s",
                      json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")),
-                     hows[how]));
+                     hows[how], w1 ? "" : " on ", w1 ? "" : (cluster ? cluster : "(none)")));
 }
 
 /* Requests to `path`: lists (no watch= in the query) and watches. */
@@ -739,6 +741,27 @@ static void test_relist_copies_told_as_changes(void **state)
     assert_string_equal(json_string_value(json_array_get(f.seen, 0)), "ours listed");
     assert_string_equal(json_string_value(json_array_get(f.seen, 1)), "ours status");
     free(expired);
+    share_free(&f, loop);
+}
+
+/* A copy a watch adds is told as its first sight ("added", which may need no pass:
+ * wlc_on_copy), with the worker's name; its deletion as a status change, never as an add. */
+static void test_watch_add_told_apart(void **state)
+{
+    (void)state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct share_fx f = {
+        .jobs_events = {"{\"type\":\"ADDED\",\"object\":" JOB_RV("new", "8", COPY_OF("o1")) "}",
+                        "{\"type\":\"DELETED\",\"object\":" JOB_RV("new", "9", COPY_OF("o1")) "}",
+                        NULL}};
+    share_start(&f, loop, 0);
+    share_run(loop, &f, 10.0, share_watching);
+    for (int i = 0; i < 500 && json_array_size(f.seen) < 3; i++)
+        share_run(loop, &f, 0.02, NULL);
+    assert_int_equal(json_array_size(f.seen), 3);
+    assert_string_equal(json_string_value(json_array_get(f.seen, 0)), "ours listed");
+    assert_string_equal(json_string_value(json_array_get(f.seen, 1)), "new added");
+    assert_string_equal(json_string_value(json_array_get(f.seen, 2)), "new status");
     share_free(&f, loop);
 }
 
@@ -947,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_known_by_failed_probes),
         cmocka_unit_test(test_agent_shares_jobs),
         cmocka_unit_test(test_relist_copies_told_as_changes),
+        cmocka_unit_test(test_watch_add_told_apart),
         cmocka_unit_test(test_agent_waits_for_hub),
         cmocka_unit_test(test_known_after_agent_report),
         cmocka_unit_test(test_unregistered_known_after_secrets),
