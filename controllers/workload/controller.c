@@ -1023,9 +1023,27 @@ static void placement_message(struct wlc *c, const struct wl_snapshot *s, const 
     }
 }
 
-static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const char *pinned,
-                              struct place_result *pr, char **msg, struct wl_placement *wp)
+/* Whether a placement that waits may wait for a worker not heard from since this process
+ * started (workers_known), within the start-up grace: a restart's reservations would each be
+ * told "no cluster fits now" (a Workload write and an Event), then placed seconds later, once
+ * the in-process agents report (3.4 writes per dispatch on the real stack). */
+static bool waits_for_start(const struct wlc *c, const struct walk *w)
 {
+    if (!c->cfg.src.known || w->now - c->born_ms >= AC_UNKNOWN_GRACE_MS)
+        return false;
+    for (size_t i = 0; i < w->n_unknown; i++)
+        if (!c->cfg.src.known(c->cfg.src.ud, w->unknown[i]))
+            return true;
+    return false;
+}
+
+/* *start_wait: the placement does not place, and a worker not known since the start may fit
+ * it (waits_for_start). */
+static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const char *pinned,
+                              struct place_result *pr, char **msg, struct wl_placement *wp,
+                              bool *start_wait)
+{
+    *start_wait = false;
     struct place_workload pw;
     struct err e = {0};
     *wp = (struct wl_placement){0};
@@ -1085,6 +1103,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
             wp->message = pr->message;
             placement_message(c, s, pinned, pr, sel ? sel_text : NULL, sel_from, &w, msg, wp);
             wp->left_to_worker = pr->left_to_worker;
+            *start_wait = wp->status == WL_PLACE_NOT_NOW && waits_for_start(c, &w);
         } else {
             *msg = xstrdup("placement failed: invalid arguments");
             *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};
@@ -1734,7 +1753,20 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
             wq_done(q, r->key);
             return true;
         }
-        compute_placement(c, &r->s, pinned, &r->pr, &r->pmsg, &r->wp);
+        bool start_wait;
+        compute_placement(c, &r->s, pinned, &r->pr, &r->pmsg, &r->wp, &start_wait);
+        if (start_wait) {
+            c->st.start_holds++;
+            log_v(c->cfg.lg, 5, "pass held: a worker not known since the start may fit it",
+                  "workload", r->key);
+            /* the worker's change (known, its metrics) queues the key again (deps_note: the
+             * pass read every cluster); the grace's end is a backstop */
+            wq_forget(q, r->key);
+            wq_add_after(q, r->key,
+                         (double)(c->born_ms + AC_UNKNOWN_GRACE_MS - r->s.now_ms) / 1000.0);
+            wq_done(q, r->key);
+            return true;
+        }
         r->s.placement = &r->wp;
     }
     r->s.defer_running = defer_wanted(c, r->key, r->s.now_ms);

@@ -279,6 +279,7 @@ struct wlc_stats {
     uint64_t own_holds;       /* passes held until the stores showed the last pass's writes */
     uint64_t echo_skips;      /* hub job events that were a status relay's own write: no pass */
     uint64_t sight_skips;     /* copies' ADDED that were a pass's own create, quiet: no pass */
+    uint64_t start_holds;     /* placements held for a worker not known since the start */
     uint64_t deferrals;       /* passes that left the running message behind dispatches */
     uint64_t defer_skips;     /* of those, not made: nothing changed since the last one */
     size_t queued;            /* keys waiting in the work queue, ready */
