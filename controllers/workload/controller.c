@@ -365,11 +365,10 @@ static void copy_sent_note(struct wlc *c, const char *key, const struct pass *p,
 {
     if (!p->create || !p->token || !(r->copy_created || r->copy_found) || p->copy_seen)
         return; /* copy_seen: the store shows it already */
-    /* quiet: its first sight may go without a pass (copy_sight_skip) */
+    bool quiet = p->sight_quiet && r->rc == 0 && r->copy_created; /* copy_sight_skip */
     json_object_set_new(c->copy_sent, key,
                         json_pack("{s:s, s:s, s:I, s:b}", "cluster", p->placed, "token", p->token,
-                                  "at", (json_int_t)now_ms(c), "quiet",
-                                  p->sight_quiet && r->rc == 0 && r->copy_created));
+                                  "at", (json_int_t)now_ms(c), "quiet", quiet));
 }
 
 /* The ADDED of the copy a pass made, and nothing else of it: the copy as it was sent (no
@@ -1023,22 +1022,42 @@ static void placement_message(struct wlc *c, const struct wl_snapshot *s, const 
     }
 }
 
+/* A cluster the placement could not use that this process has not heard from since it
+ * started (workers_known) and that the job does not exclude. */
+static bool unheard(const struct wlc *c, const struct walk *w, const char *name)
+{
+    return !c->cfg.src.known(c->cfg.src.ud, name) && !excl_until(w->excluded, name, w->now);
+}
+
 /* Whether a placement that waits may wait for a worker not heard from since this process
- * started (workers_known), within the start-up grace: a restart's reservations would each be
- * told "no cluster fits now" (a Workload write and an Event), then placed seconds later, once
- * the in-process agents report (3.4 writes per dispatch on the real stack). */
+ * started, within the start-up grace: its metrics unknown or stale, or known but the worker
+ * not reachable yet (its copies not listed). A restart's reservations would each be told "no
+ * cluster fits now" (a Workload write and an Event), then placed seconds later once the
+ * in-process agents report (3.4 writes per dispatch on the real stack). */
 static bool waits_for_start(const struct wlc *c, const struct walk *w)
 {
     if (!c->cfg.src.known || w->now - c->born_ms >= AC_UNKNOWN_GRACE_MS)
         return false;
     for (size_t i = 0; i < w->n_unknown; i++)
-        if (!c->cfg.src.known(c->cfg.src.ud, w->unknown[i]))
+        if (unheard(c, w, w->unknown[i]))
+            return true;
+    for (size_t i = 0; i < w->others->n; i++)
+        if (unheard(c, w, w->others->v[i].name))
             return true;
     return false;
 }
 
+/* The job is pinned to a cluster that reports but is not a candidate now. */
+static bool pin_unusable(struct wlc *c, const struct clusters *cl, const char *pinned)
+{
+    for (size_t i = 0; pinned && i < cl->n; i++)
+        if (strcmp(cl->v[i].name, pinned) == 0)
+            return false;
+    return pinned && store_get(c->cfg.src.cluster_metrics, pinned);
+}
+
 /* *start_wait: the placement does not place, and a worker not known since the start may fit
- * it (waits_for_start). */
+ * it (waits_for_start); never for a pinned job (its own wait: PLACE_PIN_UNKNOWN). */
 static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const char *pinned,
                               struct place_result *pr, char **msg, struct wl_placement *wp,
                               bool *start_wait)
@@ -1071,10 +1090,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
     store_foreach(c->cfg.src.cluster_metrics, collect_cluster, &w);
     json_t *missing = workers_without_metrics(&w);
     walk_add_unknown(&w, missing);
-    bool pin_usable = false;
-    for (size_t i = 0; pinned && i < cl.n; i++)
-        pin_usable = pin_usable || strcmp(cl.v[i].name, pinned) == 0;
-    if (pinned && !pin_usable && store_get(c->cfg.src.cluster_metrics, pinned)) {
+    if (pin_unusable(c, &cl, pinned)) {
         char t[40];
         int64_t until = excl_until(w.excluded, pinned, s->now_ms);
         *msg = until ? xasprintf("pinned cluster %s is excluded until %s (%s)", pinned,
@@ -1103,7 +1119,7 @@ static void compute_placement(struct wlc *c, const struct wl_snapshot *s, const 
             wp->message = pr->message;
             placement_message(c, s, pinned, pr, sel ? sel_text : NULL, sel_from, &w, msg, wp);
             wp->left_to_worker = pr->left_to_worker;
-            *start_wait = wp->status == WL_PLACE_NOT_NOW && waits_for_start(c, &w);
+            *start_wait = !pinned && wp->status == WL_PLACE_NOT_NOW && waits_for_start(c, &w);
         } else {
             *msg = xstrdup("placement failed: invalid arguments");
             *wp = (struct wl_placement){.status = WL_PLACE_NOT_NOW, .message = *msg};
@@ -1447,6 +1463,8 @@ static bool copy_sent_held(struct wlc *c, const struct recon *r, const char *pla
     free(tok);
     if (!held)
         json_object_del(c->copy_sent, r->key);
+    else /* a pass decided without the copy: its sight is that pass's news (copy_sight_skip) */
+        json_object_set_new(cs, "quiet", json_false());
     return held;
 }
 
@@ -1755,7 +1773,9 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
         }
         bool start_wait;
         compute_placement(c, &r->s, pinned, &r->pr, &r->pmsg, &r->wp, &start_wait);
-        if (start_wait) {
+        /* only a job placed nowhere: one placed for an earlier admission has that placement
+         * and its copies to undo (st_place), which cannot wait */
+        if (start_wait && !(r->job && xf_placed_cluster(r->job))) {
             c->st.start_holds++;
             log_v(c->cfg.lg, 5, "pass held: a worker not known since the start may fit it",
                   "workload", r->key);

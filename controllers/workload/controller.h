@@ -108,8 +108,10 @@ struct wlc_sources {
     /* False while this process does not know the state of worker `cluster` yet
      * (direct transport: not heard from since the start, workers_known). Its
      * not being usable then is no outage: the --worker-lost-timeout clock
-     * starts only once it is known, and the AdmissionCheck stays as it is
-     * (wlc_sync_admission_checks). NULL = always known. */
+     * starts only once it is known, the AdmissionCheck stays as it is
+     * (wlc_sync_admission_checks), and a job placed nowhere that no known
+     * cluster can take waits without a word for it (a minute after the start
+     * at most). NULL = always known. */
     bool (*known)(void *ud, const char *cluster);
     /* True once every hub store above has synced (its first list delivered).
      * Until then keys are requeued after 1 s without a decision: a job missing
@@ -173,7 +175,11 @@ void wlc_on_job(struct wlc *c, const json_t *job_or_copy);
  * changes (WQ_BACKGROUND, as a pass over every Workload: its pass reads trees of its own), or
  * first while the Workload's dispatch is under way: a list's copies queued in order filled the
  * packed stores' tree cache, 13-18 MB for seconds at a restart with 10,000 copies
- * (docs/performance.md "A restart's listed copies behind the changes"). */
+ * (docs/performance.md "A restart's listed copies behind the changes"). XF_COPY_ADDED as
+ * XF_COPY_STATUS, but the first sight of the copy a pass made, as made, on `cluster` (its
+ * worker; NULL: unknown, always queued), queues no pass when that pass found it would decide
+ * nothing (wl_outcome.sight_quiet; docs/performance.md "A new copy's first sight without a
+ * pass"). */
 void wlc_on_copy(struct wlc *c, const json_t *copy, const char *cluster, enum xf_copy_change how);
 /* wlc_on_job() for an update of a hub job from `old`; `relist`: the update comes from a list
  * (informer_listing), which can fold several writes into one. The echo of a pass's own status

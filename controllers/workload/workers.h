@@ -83,7 +83,7 @@ struct workers_config {
     size_t n_kinds;
     void (*on_change)(void *ud, const char *cluster); /* may be NULL; must not remove
                                                            workers (it runs in their tick) */
-    /* may be NULL; obj borrowed */
+    /* may be NULL; obj borrowed; cluster: the worker's name (borrowed) */
     void (*on_copy)(void *ud, json_t *obj, const char *cluster, enum xf_copy_change how);
     /* True while the in-process agents wait (may be NULL: they do not): the hub's lists a
      * placement reads are not in, or placements are under way (a restart's first dispatches) */

@@ -163,9 +163,10 @@ int xf_status_return(const struct kind_def *k, const json_t *worker, const char 
 /* How a copy's change came from its worker's informer (workers.h on_copy, wlc_on_copy). */
 enum xf_copy_change {
     XF_COPY_LISTED, /* by the informer's first list (a start's thousands, mostly unchanged) */
-    XF_COPY_ADDED,  /* by a watch or a relist: added (its first sight; the one a pass made
-                       may need no pass, wlc_on_copy) */
-    XF_COPY_STATUS, /* by a watch or a relist: deleted, its status changed, or no longer ours */
+    XF_COPY_ADDED,  /* by a watch: added, whole (its first sight; the one a pass made may need
+                       no pass, wlc_on_copy); also a shared cache's replay to a late handler */
+    XF_COPY_STATUS, /* by a watch or a relist: deleted, its status changed, or no longer ours;
+                       a relist's add (a view of its metadata: its status is not in it) */
     XF_COPY_OTHER,  /* by a watch or a relist: an update that left its status as it was */
 };
 

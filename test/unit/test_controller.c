@@ -950,9 +950,8 @@ static void test_not_rejected_while_a_worker_has_no_metrics(void **state)
  * cluster fits now" (a Workload write and an Event) and placed seconds later, 3.4 hub writes
  * per dispatch on the real stack. Once the worker is known, or a minute after the start, the
  * pass decides as before. */
-static void test_placement_waits_for_worker_at_start(void **state)
+static void placement_waits_at_start(struct fx *f, bool known_first)
 {
-    struct fx *f = *state;
     f->workers = J("[\"c1\", \"c2\", \"c3\"]");
     f->c3_unknown = true;
     json_t *wl = J(WL);
@@ -976,8 +975,11 @@ static void test_placement_waits_for_worker_at_start(void **state)
     wlc_on_cluster(f->c, "c3");
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.queued, 1);
-    /* still not heard from a minute after the start: the job is told */
-    f->now_ms = NOW_MS + 60000;
+    if (known_first) { /* heard from (without metrics yet): the job is told at once */
+        f->c3_unknown = false;
+    } else { /* still not heard from a minute after the start: told as well */
+        f->now_ms = NOW_MS + 60000;
+    }
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
     fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
                                  .method = "POST", .status = 201, .body = "{}", .times = -1});
@@ -989,6 +991,17 @@ static void test_placement_waits_for_worker_at_start(void **state)
     json_decref(b);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.start_holds, 1);
+}
+
+static void test_placement_waits_for_worker_at_start(void **state)
+{
+    for (int known_first = 1; known_first >= 0; known_first--) {
+        if (!known_first) {
+            teardown(state);
+            assert_int_equal(setup(state), 0);
+        }
+        placement_waits_at_start(*state, known_first);
+    }
 }
 
 /* The job's cluster selector admits only c3, a registered worker without metrics yet: the
@@ -1784,6 +1797,25 @@ static void test_no_second_copy_before_copy_event(void **state)
     one_placed_free(&o);
 }
 
+/* A placement written (place_once) and seen by the stores: new references, placed_seen_free. */
+struct placed_seen {
+    json_t *jp, *wp, *job2, *wl2;
+};
+
+static void placed_seen(struct fx *f, struct placed_seen *p)
+{
+    place_once(f, &p->jp, &p->wp);
+    p->job2 = deliver(f->jobs, "default/sample", p->jp, "6");
+    p->wl2 = deliver(f->wls, "default/job-sample-1a2b3", p->wp, "11");
+}
+
+static void placed_seen_free(struct placed_seen *p)
+{
+    json_t *v[] = {p->jp, p->wp, p->job2, p->wl2};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        json_decref(v[i]);
+}
+
 /* The copy `cp` (the body posted) as its worker's watch adds it: in the store, told as added. */
 static json_t *copy_added(struct fx *f, const json_t *cp)
 {
@@ -1854,10 +1886,8 @@ static void test_new_copy_sight_before_answer(void **state)
             assert_int_equal(setup(state), 0);
             f = *state;
         }
-        json_t *jp, *wp;
-        place_once(f, &jp, &wp);
-        json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
-        json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+        struct placed_seen ps;
+        placed_seen(f, &ps);
         fakesrv_push(f->w_srv,
                      &(struct fakesrv_resp){
                          .method = "POST",
@@ -1866,7 +1896,7 @@ static void test_new_copy_sight_before_answer(void **state)
                                          "\"Failure\",\"reason\":\"AlreadyExists\",\"code\":409}"
                                        : "{}",
                          .delay_s = 1.0});
-        wlc_on_job(f->c, job2);
+        wlc_on_job(f->c, ps.job2);
         for (int i = 0; i < 1000 && fakesrv_nreq(f->w_srv) == 0; i++)
             tloop_run_for(f->loop, 0.01); /* the create sent, not answered (1 s) */
         assert_int_equal(kube_client_pending(f->w), 1);
@@ -1893,26 +1923,21 @@ static void test_new_copy_sight_before_answer(void **state)
         assert_int_equal(fakesrv_unmatched(f->w_srv), 0);
         json_decref(seen);
         json_decref(cp);
-        json_decref(job2);
-        json_decref(wl2);
-        json_decref(jp);
-        json_decref(wp);
+        placed_seen_free(&ps);
     }
 }
 
 /* A pass on the new copy's sight that has something to write is made: here the check's
  * message is an earlier pass's error, which the copy's sight replaces with "running on
- * cluster c1". A copy seen with a status, or on another cluster, is a pass too. */
+ * cluster c1". */
 static void test_new_copy_sight_pass_when_needed(void **state)
 {
     struct fx *f = *state;
-    json_t *jp, *wp;
-    place_once(f, &jp, &wp);
-    json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
-    json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
+    struct placed_seen ps;
+    placed_seen(f, &ps);
     sample_message_error(f);
     fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
-    wlc_on_job(f->c, job2);
+    wlc_on_job(f->c, ps.job2);
     run_until(f, 2, 1);
     tloop_run_for(f->loop, 0.05);
     size_t hub0 = fakesrv_nreq(f->hub_srv);
@@ -1928,21 +1953,40 @@ static void test_new_copy_sight_pass_when_needed(void **state)
     assert_string_equal(jx_str(w, "status.admissionChecks[0].message", ""),
                         "running on cluster c1");
     json_decref(w);
-    /* with a status, or told from another cluster: queued */
-    json_t *odd = json_deep_copy(seen);
-    json_object_set_new(odd, "status", J("{\"active\":1}"));
-    wlc_on_copy(f->c, odd, "c1", XF_COPY_ADDED);
-    wlc_on_copy(f->c, seen, "c2", XF_COPY_ADDED);
-    wlc_get_stats(f->c, &st);
-    assert_int_equal(st.queued, 1);
-    assert_int_equal(st.sight_skips, 0);
-    json_decref(odd);
     json_decref(seen);
     json_decref(cp);
-    json_decref(job2);
-    json_decref(wl2);
-    json_decref(jp);
-    json_decref(wp);
+    placed_seen_free(&ps);
+}
+
+/* Only the copy as it was made, where and for the admission it was made, is its quiet first
+ * sight: one with a status, told from another cluster or made for another admission is a
+ * pass (the quiet record still there: the copy as made is skipped after them). */
+static void test_new_copy_sight_other_is_pass(void **state)
+{
+    struct fx *f = *state;
+    struct one_placed o;
+    one_placed(f, &o);
+    tloop_run_for(f->loop, 0.05);
+    json_t *odd[3];
+    for (int i = 0; i < 3; i++) {
+        odd[i] = json_deep_copy(o.cp);
+        jx_set_new(odd[i], "metadata.resourceVersion", json_string("20"), NULL);
+    }
+    json_object_set_new(odd[0], "status", J("{\"active\":1}"));
+    jx_set_annotation(odd[2], XF_ANN_PLACED_FOR, "another-uid/2026-11-22T09:00:00Z");
+    const char *where[] = {"c1", "c2", "c1"};
+    struct wlc_stats st;
+    for (int i = 0; i < 3; i++) {
+        wlc_on_copy(f->c, odd[i], where[i], XF_COPY_ADDED);
+        wlc_get_stats(f->c, &st);
+        assert_int_equal(st.queued, 1);
+        assert_int_equal(st.sight_skips, 0);
+        json_decref(odd[i]);
+    }
+    json_t *cp = copy_added(f, o.cp);
+    assert_int_equal(sight_skips(f), 1);
+    json_decref(cp);
+    one_placed_free(&o);
 }
 
 /* A pass makes the copy but its Workload write fails; the retry, waiting for the copy's event
@@ -3170,6 +3214,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_copy_sight_no_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_copy_sight_before_answer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_copy_sight_pass_when_needed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_copy_sight_other_is_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_placement_counted_after_held_retry, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
