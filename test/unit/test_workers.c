@@ -718,6 +718,15 @@ static void test_agent_waits_for_hub(void **state)
     share_free(&f, loop);
 }
 
+/* Run until `n` copies' changes were told (10 s at most); the first is the list's own copy. */
+static void share_wait_seen(struct ev_loop *loop, struct share_fx *f, size_t n)
+{
+    for (int i = 0; i < 500 && json_array_size(f->seen) < n; i++)
+        share_run(loop, f, 0.02, NULL);
+    assert_int_equal(json_array_size(f->seen), n);
+    assert_string_equal(json_string_value(json_array_get(f->seen, 0)), "ours listed");
+}
+
 /* A relist (the watch ended: 410 Expired) tells the copies' changes the watch missed as a
  * watch would have: a status change ("status", queued first by wlc_on_copy), not as the first
  * list's copies ("listed", queued behind every change), which would leave a worker's completed
@@ -737,11 +746,7 @@ static void test_relist_copies_told_as_changes(void **state)
                                                                          COPY_OF("o1")) "]}"};
     share_start(&f, loop, 0);
     share_run(loop, &f, 10.0, share_watching);
-    /* the relist comes after the watch's error */
-    for (int i = 0; i < 500 && json_array_size(f.seen) < 3; i++)
-        share_run(loop, &f, 0.02, NULL);
-    assert_int_equal(json_array_size(f.seen), 3);
-    assert_string_equal(json_string_value(json_array_get(f.seen, 0)), "ours listed");
+    share_wait_seen(loop, &f, 3); /* the relist comes after the watch's error */
     /* a copy the watch missed, added by the relist: a view of its metadata, no first sight */
     const char *a = json_string_value(json_array_get(f.seen, 1)),
                *b = json_string_value(json_array_get(f.seen, 2));
@@ -764,10 +769,7 @@ static void test_watch_add_told_apart(void **state)
                         NULL}};
     share_start(&f, loop, 0);
     share_run(loop, &f, 10.0, share_watching);
-    for (int i = 0; i < 500 && json_array_size(f.seen) < 3; i++)
-        share_run(loop, &f, 0.02, NULL);
-    assert_int_equal(json_array_size(f.seen), 3);
-    assert_string_equal(json_string_value(json_array_get(f.seen, 0)), "ours listed");
+    share_wait_seen(loop, &f, 3);
     assert_string_equal(json_string_value(json_array_get(f.seen, 1)), "new added");
     assert_string_equal(json_string_value(json_array_get(f.seen, 2)), "new status");
     share_free(&f, loop);
