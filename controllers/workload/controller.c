@@ -371,13 +371,21 @@ static void copy_sent_note(struct wlc *c, const char *key, const struct pass *p,
                                   "at", (json_int_t)now_ms(c), "quiet", quiet));
 }
 
+/* A copy's first sight that queued no pass (copy_sight_skip, copy_settle). */
+static void sight_skipped(struct wlc *c, const char *key, const char *cluster)
+{
+    c->st.sight_skips++;
+    log_v(c->cfg.lg, 5, "own new copy in the worker's store, no pass", "workload", key, "cluster",
+          cluster);
+}
+
 /* The ADDED of the copy a pass made, and nothing else of it: the copy as it was sent (no
  * status), where and for the admission it was made, by a pass that decided its first sight
  * changes nothing (wl_outcome.sight_quiet) and whose writes all went through. A pass on it
  * would decide nothing (one of about three passes per dispatch: docs/performance.md "A new
- * copy's first sight"). The ADDED often comes before the create's answer: then the pass
- * still out notes it and its answer settles it (copy_settle). True when no pass is to be
- * queued now. */
+ * copy's first sight without a pass"). The ADDED often comes before the create's answer:
+ * then the pass still out notes it and its answer settles it (copy_settle). True when no
+ * pass is to be queued now. */
 static bool copy_sight_skip(struct wlc *c, const char *key, const json_t *copy, const char *cluster)
 {
     const char *pf = jx_annotation(copy, XF_ANN_PLACED_FOR);
@@ -397,9 +405,7 @@ static bool copy_sight_skip(struct wlc *c, const char *key, const json_t *copy, 
         strcmp(jx_str(cs, "token", ""), pf) != 0)
         return false;
     json_object_del(c->copy_sent, key); /* the store shows it (copy_sent_held) */
-    c->st.sight_skips++;
-    log_v(c->cfg.lg, 5, "own new copy in the worker's store, no pass", "workload", key, "cluster",
-          cluster);
+    sight_skipped(c, key, cluster);
     return true;
 }
 
@@ -411,13 +417,10 @@ static void copy_settle(struct wlc *c, const char *key, const struct pass *p,
 {
     if (!p->copy_seen)
         return;
-    if (r->rc == 0 && r->copy_created) {
-        c->st.sight_skips++;
-        log_v(c->cfg.lg, 5, "own new copy in the worker's store, no pass", "workload", key,
-              "cluster", p->placed);
-    } else {
+    if (r->rc == 0 && r->copy_created)
+        sight_skipped(c, key, p->placed);
+    else
         wq_add_level(c->q, key, WQ_FIRST);
-    }
 }
 
 /* The "job placed" line, once per placement token of the key. */
