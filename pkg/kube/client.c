@@ -112,6 +112,9 @@ struct kube_client {
     const struct logger *lg;
     char *user_agent;
     char *base; /* URL prefix requests go to (host replaced by tls_server_name) */
+    /* base's scheme://authority/ and path prefix when requests name their target themselves
+     * (target_setup), else NULL */
+    char *origin, *prefix;
     struct curl_slist *connect_to; /* maps tls_server_name back to the real host, or NULL */
     bool http2;             /* https:// and not opts.http1_only: offer h2 in ALPN, multiplex */
     bool h2_seen;           /* a response came over h2: the server speaks it (ALPN agreed) */
@@ -1187,7 +1190,12 @@ static CURL *handle_for(struct kube_call *call)
     }
     call->easy_gen = c->cfg->exec_pem_gen;
 
-    curl_easy_setopt(h, CURLOPT_URL, call->url);
+    if (c->origin) {
+        curl_easy_setopt(h, CURLOPT_URL, c->origin);
+        curl_easy_setopt(h, CURLOPT_REQUEST_TARGET, call->url ? call->url : call->path);
+    } else {
+        curl_easy_setopt(h, CURLOPT_URL, call->url);
+    }
     curl_easy_setopt(h, CURLOPT_PRIVATE, (char *)call);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, call->hdrs);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, call->errbuf);
@@ -1278,6 +1286,33 @@ static void start_attempt(struct kube_call *call)
     }
 }
 
+/*
+ * Requests name their target (CURLOPT_REQUEST_TARGET) and all go to one URL, the server's
+ * scheme://authority/: libcurl 7.88 otherwise parses each request's URL, puts it together
+ * again and copies its path out through its printf engine a byte at a time (about an eighth
+ * of the operator's instructions per dispatch, docs/performance.md). Not when a plain http://
+ * server may be reached through a proxy, which needs the whole URL as the target; nor for a
+ * base with a query or fragment (not a kubeconfig's server).
+ */
+static void target_setup(struct kube_client *c)
+{
+    static const char *const vars[] = {"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"};
+    const char *sep = strstr(c->base, "://");
+    if (!sep || strpbrk(c->base, "?#"))
+        return;
+    if (strncmp(c->base, "http://", 7) == 0)
+        for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+            if (getenv(vars[i]) && *getenv(vars[i]))
+                return;
+    const char *slash = strchr(sep + 3, '/');
+    size_t n = slash ? (size_t)(slash - c->base) : strlen(c->base);
+    c->origin = xasprintf("%.*s/", (int)n, c->base);
+    c->prefix = xstrdup(slash ? slash : "");
+    size_t m = strlen(c->prefix);
+    while (m > 0 && c->prefix[m - 1] == '/')
+        c->prefix[--m] = '\0';
+}
+
 /* ---- public API ---------------------------------------------------------- */
 
 /*
@@ -1348,6 +1383,8 @@ int kube_client_new(struct ev_loop *loop, const struct kube_rest_config *cfg,
         c->cfg->server[--sl] = '\0';
     c->user_agent = xstrdup(opts->user_agent ? opts->user_agent : "kueue-ks/" KKS_VERSION);
     int rc = setup_server_name(c, e);
+    if (rc == 0)
+        target_setup(c);
     if (rc < 0) {
         kube_rest_config_free(c->cfg);
         free(c->user_agent);
@@ -1446,6 +1483,8 @@ void kube_client_free(struct kube_client *c)
     tlscreds_free(c->creds);
     free(c->user_agent);
     free(c->base);
+    free(c->origin);
+    free(c->prefix);
     curl_slist_free_all(c->connect_to);
     free(c);
     curl_global_cleanup();
@@ -1554,7 +1593,10 @@ int kube_client_do(struct kube_client *c, const struct kube_request *req, kube_d
         return err_set(e, -EINVAL, "kube client: %s: URL too long", req->method);
     }
     call->path = buf_detach(&p);
-    call->url = xasprintf("%s%s", c->base, call->path);
+    if (!c->origin)
+        call->url = xasprintf("%s%s", c->base, call->path);
+    else if (*c->prefix)
+        call->url = xasprintf("%s%s", c->prefix, call->path); /* the target */
     if (req->body) {
         call->body = jdump_compact(req->body, &call->body_len);
         if (!call->body) {

@@ -40,6 +40,10 @@
  *   - per-request timeout (default 30 s, per attempt; streams have none);
  *   - libcurl easy handles reused from finished attempts (the per-request options —
  *     URL, method, body, headers, timeout — are set afresh on each use);
+ *   - every request goes to the server's scheme://authority/ and names its own target
+ *     (CURLOPT_REQUEST_TARGET: the server URL's path, then the request's path and query), so
+ *     libcurl does not parse and rebuild a URL per request; not for an http:// server when
+ *     an http_proxy/all_proxy variable is set (a proxy needs the whole URL);
  *   - retries (at most max_retries), as client-go's rest.Request does them
  *     (IsNextRetry/checkWait: a response is retried only when the server
  *     sent Retry-After; a transport error only for GET):

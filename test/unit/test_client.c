@@ -305,6 +305,50 @@ static void test_round_trips(void **state)
     fx_free(f);
 }
 
+/* A server URL with a path (an API server behind a path-routing proxy): the path goes before
+ * every request's, and the query stays as sent. */
+static void test_server_path_prefix(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(NULL);
+    free(f->cfg->server);
+    f->cfg->server = xasprintf("%s/k8s/clusters/c1/", fakesrv_url(f->srv));
+    fx_client(f, NULL);
+    fakesrv_push_json(f->srv, "GET", "/k8s/clusters/c1/api/v1/namespaces/a/pods", NULL, 200,
+                      "{\"kind\":\"PodList\",\"items\":[]}");
+    const char *q[] = {"labelSelector", "a=b", NULL};
+    do_req(f, "GET", "/api/v1/namespaces/a/pods", q, NULL, NULL);
+    fx_run(f, 1, 10);
+    assert_int_equal(f->got[0].status, 200);
+    struct fakesrv_req *r = fakesrv_req_get(f->srv, 0);
+    assert_string_equal(r->path, "/k8s/clusters/c1/api/v1/namespaces/a/pods");
+    assert_string_equal(r->query, "labelSelector=a%3Db");
+    fakesrv_req_free(r);
+    fx_free(f);
+}
+
+/* Through a plain http:// proxy a request names the whole URL (absolute form): the fake server
+ * stands in for the proxy and records the target as received. */
+static void test_http_proxy_whole_url(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(NULL);
+    setenv("http_proxy", fakesrv_url(f->srv), 1);
+    setenv("NO_PROXY", "", 1);
+    fx_client(f, NULL);
+    fakesrv_push_json(f->srv, "GET", NULL, NULL, 200, "{\"kind\":\"Pod\"}");
+    do_req(f, "GET", "/api/v1/namespaces/a/pods/p", NULL, NULL, NULL);
+    fx_run(f, 1, 10);
+    unsetenv("http_proxy");
+    unsetenv("NO_PROXY");
+    struct fakesrv_req *r = fakesrv_req_get(f->srv, 0);
+    char *want = xasprintf("%s/api/v1/namespaces/a/pods/p", fakesrv_url(f->srv));
+    assert_string_equal(r->path, want);
+    free(want);
+    fakesrv_req_free(r);
+    fx_free(f);
+}
+
 static void test_patch_content_types(void **state)
 {
     struct fx *f = fx_new(NULL);
@@ -1680,6 +1724,8 @@ int main(void)
         cmocka_unit_test(test_path_and_query),
         cmocka_unit_test(test_status_codes),
         cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_server_path_prefix),
+        cmocka_unit_test(test_http_proxy_whole_url),
         cmocka_unit_test(test_patch_content_types),
         cmocka_unit_test(test_status_errors),
         cmocka_unit_test(test_429_retry_after),
