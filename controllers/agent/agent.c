@@ -22,7 +22,8 @@
 #define JOBS_GRACE_S      5.0  /* how long the first write waits for the Job list */
 #define JOBS_POLL_S       0.25 /* checks whether the Job list arrived, until it does */
 #define MANAGED_BY_LABEL  "app.kubernetes.io/managed-by"
-#define AGENT_UNSCHED_MAX 256 /* unschedulableJobs entries (the first by namespace/name) */
+#define AGENT_UNSCHED_MAX 256  /* unschedulableJobs entries (the first by namespace/name) */
+#define AGENT_COUNTED_MAX 1000 /* countedJobs entries (the first by uid) */
 
 /* Where projection problems go: the logger, and for agent_compute_nodes() a
  * JSON array of lines. */
@@ -66,7 +67,7 @@ struct agent {
     double written_t; /* monotonic time the last status write started */
     double retry_s;   /* current retry backoff */
 
-    json_t *computed; /* last computed {nodes, unschedulableJobs} of the status */
+    json_t *computed; /* last computed {nodes, unschedulableJobs, countedJobs} of the status */
     json_t *written;  /* the same, of the last successful write */
     char ready_since[40];
 
@@ -195,8 +196,9 @@ static bool pod_managed(const struct podrec *r, json_t *job_uids)
 }
 
 /* Add pod record p's requests and limits to the node it counts on (index: node name ->
- * position in acc). */
-static void sum_pod(struct acc *acc, json_t *index, json_t *p, json_t *job_uids)
+ * position in acc); a pod of a copy in `job_uids` summed so is counted in `counted` (uid ->
+ * pods, may be NULL). */
+static void sum_pod(struct acc *acc, json_t *index, json_t *p, json_t *job_uids, json_t *counted)
 {
     struct podrec r;
     if (podrec_read(p, &r) < 0 || !(r.flags & PODREC_COUNTS) || (r.flags & PODREC_NOSUMS))
@@ -212,6 +214,10 @@ static void sum_pod(struct acc *acc, json_t *index, json_t *p, json_t *job_uids)
         (void)podres_add_list(&a->lim, &lim, NULL);
         if (pod_managed(&r, job_uids))
             (void)podres_add_list(&a->managed, &req, NULL);
+        if (counted && r.job && json_object_get(job_uids, r.job)) {
+            json_t *n = json_object_get(counted, r.job);
+            json_object_set_new(counted, r.job, json_integer(json_integer_value(n) + 1));
+        }
     }
     podres_free(&req);
     podres_free(&lim);
@@ -219,8 +225,9 @@ static void sum_pod(struct acc *acc, json_t *index, json_t *p, json_t *job_uids)
 
 /* status.nodes from projected nodes and pods (arrays, borrowed) and the uids
  * of the worker copies of hub Jobs (object keyed by uid, borrowed; NULL =
- * unknown: managedResourceRequests is left out). */
-static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
+ * unknown: managedResourceRequests is left out). `counted` (may be NULL) gets, per copy,
+ * how many of its pods the requests include. */
+static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids, json_t *counted)
 {
     size_t nn = json_array_size(nodes);
     json_t **sorted = xcalloc(nn ? nn : 1, sizeof *sorted);
@@ -233,7 +240,7 @@ static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
         json_object_set_new(index, node_name(sorted[i]), json_integer((json_int_t)i));
 
     for (size_t i = 0; i < json_array_size(pods); i++)
-        sum_pod(acc, index, json_array_get(pods, i), job_uids);
+        sum_pod(acc, index, json_array_get(pods, i), job_uids, counted);
 
     json_t *out = json_array();
     for (size_t i = 0; i < nn; i++) {
@@ -266,6 +273,25 @@ static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
     json_decref(index);
     free(sorted);
     free(acc);
+    return out;
+}
+
+/* status.countedJobs from compute_projected's counts (uid -> pods, borrowed): [{uid, pods}]
+ * sorted by uid, the first AGENT_COUNTED_MAX. New array. */
+static json_t *counted_list(json_t *counted)
+{
+    const char **keys = xcalloc(json_object_size(counted) + 1, sizeof *keys);
+    size_t nk = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(counted, k, v) keys[nk++] = k;
+    qsort(keys, nk, sizeof *keys, cmp_str);
+    json_t *out = json_array();
+    for (size_t i = 0; i < nk && i < AGENT_COUNTED_MAX; i++)
+        json_array_append_new(out,
+                              json_pack("{s:s, s:I}", "uid", keys[i], "pods",
+                                        json_integer_value(json_object_get(counted, keys[i]))));
+    free(keys);
     return out;
 }
 
@@ -443,7 +469,9 @@ static int collect_uid(const char *key, json_t *obj, void *ud)
     return 0;
 }
 
-json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings)
+/* compute_projected over whole Node, Pod and Job lists (the pure entry points). */
+static json_t *compute_lists(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings,
+                             json_t *counted)
 {
     struct sink s = {.warnings = warnings};
     json_t *pn = json_array(), *pp = json_array(), *uids = jobs ? json_object() : NULL;
@@ -458,10 +486,24 @@ json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json
                                    AGENT_HUB_WORK_LABEL))
             collect_uid(NULL, j, uids);
     }
-    json_t *out = compute_projected(pn, pp, uids);
+    json_t *out = compute_projected(pn, pp, uids, counted);
     json_decref(pn);
     json_decref(pp);
     json_decref(uids);
+    return out;
+}
+
+json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings)
+{
+    return compute_lists(nodes, pods, jobs, warnings, NULL);
+}
+
+json_t *agent_compute_counted(json_t *nodes, json_t *pods, json_t *jobs)
+{
+    json_t *counted = json_object();
+    json_decref(compute_lists(nodes, pods, jobs, NULL, counted));
+    json_t *out = counted_list(counted);
+    json_decref(counted);
     return out;
 }
 
@@ -560,9 +602,12 @@ static json_t *compute_from_stores(struct agent *a)
      * hub work: managedResourceRequests is left out (the controller then adds
      * back whole reservations, as for an older agent). */
     json_t *known = informer_has_synced(a->jobs) ? uids : NULL;
-    json_t *idle = idle_jobs(a);
-    json_t *out = json_pack("{s:o, s:o}", "nodes", compute_projected(pn, pp, known),
+    json_t *idle = idle_jobs(a), *counted = json_object();
+    json_t *out = json_pack("{s:o, s:o}", "nodes", compute_projected(pn, pp, known, counted),
                             "unschedulableJobs", compute_unsched(pp, known, idle));
+    /* empty before the Job list: no copy is known to be counted */
+    json_object_set_new(out, "countedJobs", counted_list(counted));
+    json_decref(counted);
     json_decref(idle);
     json_decref(pn);
     json_decref(pp);
@@ -582,14 +627,15 @@ static json_t *ready_condition(struct agent *a, size_t n_nodes)
                      "lastTransitionTime", a->ready_since);
 }
 
-/* data: {nodes, unschedulableJobs} as compute_from_stores makes it. */
+/* data: {nodes, unschedulableJobs, countedJobs} as compute_from_stores makes it. */
 static json_t *full_status(struct agent *a, json_t *data, const char *now)
 {
     if (!a->ready_since[0])
         snprintf(a->ready_since, sizeof a->ready_since, "%s", now);
     json_t *nodes = json_object_get(data, "nodes");
-    return json_pack("{s:O, s:O, s:I, s:s, s:o}", "nodes", nodes, "unschedulableJobs",
-                     json_object_get(data, "unschedulableJobs"), "nodeCount",
+    return json_pack("{s:O, s:O, s:O, s:I, s:s, s:o}", "nodes", nodes, "unschedulableJobs",
+                     json_object_get(data, "unschedulableJobs"), "countedJobs",
+                     json_object_get(data, "countedJobs"), "nodeCount",
                      (json_int_t)json_array_size(nodes), "lastUpdated", now, "conditions",
                      ready_condition(a, json_array_size(nodes)));
 }

@@ -76,6 +76,17 @@
  *                     moves a copy that stays there past
  *                     --unschedulable-timeout (controllers/workload/wl.h).
  *                     Empty while the Job list is not known;
+ *   status.countedJobs[]  per worker copy of a hub Job (a Job carrying
+ *                     AGENT_HUB_WORK_LABEL) with pods that the same write's
+ *                     allocatedResourceRequests include: {uid (the copy's),
+ *                     pods (how many of its pods are included)}, sorted by
+ *                     uid, at most AGENT_COUNTED_MAX (1000; the copies beyond
+ *                     are left out, and the workload controller keeps their
+ *                     reservations by its other rules: placement.h). Pods
+ *                     that are unbound, terminal, on a node not reported,
+ *                     or not of such a copy (JobSet/Kubeflow children
+ *                     included) are not counted. Empty while the Job list
+ *                     is not known;
  *   status.nodeCount  number of nodes;
  *   status.lastUpdated  RFC 3339 time of the write;
  *   status.conditions  [{type: Ready, status: "True", reason: AgentReporting,
@@ -86,9 +97,9 @@
  * app.kubernetes.io/managed-by=kueue-ks), then the status is patched.
  *
  * When to write:
- *   - only after both informers have synced, and only when status.nodes
- *     differs from what was last written (a Node heartbeat or a pod status
- *     change that moves no number writes nothing);
+ *   - only after both informers have synced, and only when status.nodes,
+ *     unschedulableJobs or countedJobs differ from what was last written (a Node heartbeat or a pod
+ * status change that moves no number writes nothing);
  *   - at most once per min_interval: the first change after a quiet period
  *     is written at once (on the next loop iteration, so one burst of events
  *     is one write); changes within the interval are batched into one write
@@ -228,6 +239,9 @@ json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings);
  * in managedResourceRequests. jobs NULL = not known: the field is left out.
  * agent_compute_nodes() is this with an empty array. */
 json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings);
+/* status.countedJobs for the given lists (as agent_compute_nodes_jobs; jobs NULL: empty),
+ * computed as the agent does. New reference. */
+json_t *agent_compute_counted(json_t *nodes, json_t *pods, json_t *jobs);
 /* status.unschedulableJobs for the given pods and the worker's Jobs (as
  * above, whole Job objects: their status says which have no pods; borrowed),
  * computed as the agent does. New reference. */

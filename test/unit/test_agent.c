@@ -652,6 +652,7 @@ static void check_full_status(json_t *st, size_t n_nodes)
     assert_int_equal(json_integer_value(json_object_get(st, "nodeCount")), n_nodes);
     assert_int_equal(json_array_size(json_object_get(st, "nodes")), n_nodes);
     assert_true(json_is_array(json_object_get(st, "unschedulableJobs")));
+    assert_true(json_is_array(json_object_get(st, "countedJobs")));
     struct timespec ts;
     assert_int_equal(
         clock_parse_rfc3339(json_string_value(json_object_get(st, "lastUpdated")), &ts), 0);
@@ -739,6 +740,106 @@ static void test_writes_managed_requests(void **state)
     fakesrv_req_free(r);
     free(pl);
     free(hub);
+    free(local);
+    fx_free(f);
+}
+
+/* status.countedJobs, pure: per copy of a hub Job, how many of its pods the node sums
+ * include, sorted by uid; not a copy's unbound or terminal pods, nor local Jobs', Kubeflow
+ * or bare pods; nothing without the Jobs. */
+static void counted_pure(void)
+{
+    json_t *nodes = load("[" NODE_N1 "]");
+    char *p[8] = {
+        owned_pod("b1", "Job", "uid-b", NULL, "1", "Running"),
+        owned_pod("b2", "Job", "uid-b", NULL, "1", "Pending"),
+        owned_pod("b3", "Job", "uid-b", NULL, "1", "Failed"),
+        owned_pod("a1", "Job", "uid-a", NULL, "1", "Running"),
+        sched_pod("a2", "a", "uid-a", ""),
+        owned_pod("local", "Job", "uid-local", NULL, "2", "Running"),
+        owned_pod("pt", "PyTorchJob", "uid-pt", "\"training.kubeflow.org/job-name\":\"pt\"", "10m",
+                  "Running"),
+        owned_pod("bare", NULL, NULL, NULL, "4", "Running"),
+    };
+    char *pl =
+        xasprintf("[%s,%s,%s,%s,%s,%s,%s,%s]", p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
+    json_t *pods = load(pl);
+    json_t *jobs = load("[{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"uid\":\"uid-b\","
+                        "\"labels\":{\"kubestellar.io/cluster\":\"c1\"}}},"
+                        "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"uid-a\","
+                        "\"labels\":{\"kubestellar.io/cluster\":\"c1\"}}},"
+                        "{\"metadata\":{\"name\":\"l\",\"namespace\":\"ns\",\"uid\":"
+                        "\"uid-local\"}}]");
+    json_t *got = agent_compute_counted(nodes, pods, jobs);
+    assert_json_eq(got, "[{\"uid\":\"uid-a\",\"pods\":1},{\"uid\":\"uid-b\",\"pods\":2}]");
+    json_decref(got);
+    got = agent_compute_counted(nodes, pods, NULL);
+    assert_json_eq(got, "[]");
+    json_decref(got);
+    json_decref(jobs);
+    json_decref(pods);
+    json_decref(nodes);
+    free(pl);
+    for (size_t i = 0; i < 8; i++)
+        free(p[i]);
+}
+
+/* More copies than AGENT_COUNTED_MAX (1000): the first 1000 by uid. */
+static void counted_capped(void)
+{
+    json_t *nodes = load("[" NODE_N1 "]"), *pods = json_array(), *jobs = json_array();
+    for (int i = 1004; i >= 0; i--) {
+        char uid[32], name[32];
+        snprintf(uid, sizeof uid, "uid-%04d", i);
+        snprintf(name, sizeof name, "p%d", i);
+        char *pd = owned_pod(name, "Job", uid, NULL, "1m", "Running");
+        json_array_append_new(pods, load(pd));
+        free(pd);
+        json_array_append_new(jobs, json_pack("{s:{s:s, s:s, s:s, s:{s:s}}}", "metadata", "name",
+                                              name, "namespace", "ns", "uid", uid, "labels",
+                                              "kubestellar.io/cluster", "c1"));
+    }
+    json_t *got = agent_compute_counted(nodes, pods, jobs);
+    assert_int_equal(json_array_size(got), 1000);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(got, 0), "uid")),
+                        "uid-0000");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(got, 999), "uid")),
+                        "uid-0999");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(got, 999), "pods")), 1);
+    json_decref(got);
+    json_decref(jobs);
+    json_decref(pods);
+    json_decref(nodes);
+}
+
+/* The copies whose bound pods a write's node sums include are listed in that write's
+ * status.countedJobs with their count: the workload controller ends their reservations. */
+static void test_counted_jobs(void **state)
+{
+    (void)state;
+    counted_pure();
+    counted_capped();
+    struct fx *f = fx_new();
+    char *hub = owned_pod("hub", "Job", "uid-hub", NULL, "1500m", "Running");
+    char *hub2 = owned_pod("hub2", "Job", "uid-hub", NULL, "500m", "Pending");
+    char *local = owned_pod("local", "Job", "uid-local", NULL, "2", "Running");
+    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+                         "\"items\":[%s,%s,%s]}",
+                         hub, hub2, local);
+    script_jobs(f, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"uid-hub\","
+                   "\"labels\":{\"kubestellar.io/cluster\":\"c1\"}}}");
+    start_to_first_write(f, NODE_N1, pl);
+    json_t *st = patch_status(f, 0);
+    check_full_status(st, 1);
+    assert_json_eq(json_object_get(st, "countedJobs"), "[{\"uid\":\"uid-hub\",\"pods\":2}]");
+    json_decref(st);
+    json_t *m = agent_metrics(f->a);
+    assert_json_eq(json_object_get(json_object_get(m, "status"), "countedJobs"),
+                   "[{\"uid\":\"uid-hub\",\"pods\":2}]");
+    json_decref(m);
+    free(pl);
+    free(hub);
+    free(hub2);
     free(local);
     fx_free(f);
 }
@@ -1279,6 +1380,7 @@ int main(void)
         cmocka_unit_test(test_compute_no_progress),
         cmocka_unit_test(test_writes_exact_status_once),
         cmocka_unit_test(test_writes_managed_requests),
+        cmocka_unit_test(test_counted_jobs),
         cmocka_unit_test(test_writes_no_pods),
         cmocka_unit_test(test_jobs_refused),
         cmocka_unit_test(test_jobs_late),
