@@ -371,6 +371,19 @@ static void copy_sent_note(struct wlc *c, const char *key, const struct pass *p,
                                   "at", (json_int_t)now_ms(c), "quiet", quiet));
 }
 
+/* The copy a pass made (or found) on the cluster its key's reservation holds room on: its uid,
+ * from the worker's answer, for that reservation (the copy's first sight often makes no pass:
+ * copy_sight_skip; note_copy records it from the store too). */
+static void copy_uid_note(struct wlc *c, const char *key, const struct pass *p,
+                          const struct wlx_result *r)
+{
+    const char *cluster = NULL;
+    if (!(r->copy_created || r->copy_found) || !r->copy_uid[0] || !p->placed ||
+        !place_resv_lookup(&c->resv, key, &cluster) || strcmp(cluster, p->placed) != 0)
+        return;
+    place_resv_copy(&c->resv, key, r->copy_uid);
+}
+
 /* A copy's first sight that queued no pass (copy_sight_skip, copy_settle). */
 static void sight_skipped(struct wlc *c, const char *key, const char *cluster)
 {
@@ -533,6 +546,7 @@ static void on_done(void *ud, const char *key, const struct wlx_result *r)
         log_dispatched(c, key, p);
     own_note(c, key, p, r);
     copy_sent_note(c, key, p, r);
+    copy_uid_note(c, key, p, r);
     pass_account(p, r, !r->apply_unsupported && !r->meta_status_dropped);
     pass_free(p);
     if (r->apply_unsupported) {
@@ -1813,25 +1827,34 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
     return pass_perform(c, r);
 }
 
-/* A reservation held for `key` whose copy (a batch/v1 Job) has all its pods ready: they are
- * bound, so the next metrics of the cluster show them and the reservation need not wait out
- * the whole settle time (until then the same pods count twice: a burst could use about half
- * of a cluster's capacity). Other kinds keep the settle time. */
-static void note_pods_seen(struct wlc *c, const char *key, const struct recon *r)
+/* A reservation held for `key` and its copy on the reservation's cluster: the copy's uid is
+ * recorded, so metrics that list it in countedJobs with all its pods end the reservation
+ * (any kind; the agent lists batch/v1 Job copies). A copy (a batch/v1 Job) whose pods are all
+ * ready is bound, so the next metrics of the cluster show them and the reservation need not
+ * wait out the whole settle time, from an older agent too (until then the same pods count
+ * twice: a burst could use about half of a cluster's capacity). Other kinds keep the settle
+ * time. */
+static void note_copy(struct wlc *c, const char *key, const struct recon *r)
 {
     const char *cluster = NULL;
-    if (!r->wl || !r->k || r->k->status_rule != KIND_STATUS_JOB ||
-        !place_resv_lookup(&c->resv, key, &cluster))
+    if (!r->wl || !r->k || !place_resv_lookup(&c->resv, key, &cluster))
         return;
     const json_t *copy = NULL;
     for (size_t i = 0; i < r->cw.n && !copy; i++)
         if (r->cw.v[i].cluster && strcmp(r->cw.v[i].cluster, cluster) == 0)
             copy = r->cw.v[i].obj;
+    if (!copy)
+        return;
+    const char *uid = jx_str(copy, "metadata.uid", NULL);
+    if (uid && uid[0])
+        place_resv_copy(&c->resv, key, uid);
+    if (r->k->status_rule != KIND_STATUS_JOB)
+        return;
     long long pods = 0;
     const json_t *ps = jx_arr(r->wl, "spec.podSets");
     for (size_t i = 0; i < json_array_size(ps); i++)
         pods += jx_int(json_array_get(ps, i), "count", 0);
-    if (copy && pods > 0 && jx_int(copy, "status.ready", 0) >= pods)
+    if (pods > 0 && jx_int(copy, "status.ready", 0) >= pods)
         place_resv_pods_seen(&c->resv, key, now_ms(c));
 }
 
@@ -1870,7 +1893,7 @@ static void process(struct wq *q, const char *key, void *ud)
             strmap_del(&c->dispatching, key);
             json_object_del(c->copy_sent, key);
         }
-        note_pods_seen(c, key, &r);
+        note_copy(c, key, &r);
         handled =
             relay_kueue_reason(c, q, key, r.okey, &r.s) || (r.s.check_name && reconcile(c, q, &r));
     }
