@@ -71,12 +71,16 @@
  * write after it counts them; the margin covers the agent's informer lag and
  * a small clock skew of a remote agent), or when it is older than `ttl_ms`
  * whatever the metrics say; or at once when the cluster's metrics list the
- * reservation's copy (place_resv_copy) in status.countedJobs with at least the
- * placement's pods (the sum of its replicas): those pods are in the same
- * write's allocatedResourceRequests. A partial count keeps it; metrics without
- * the list, or not listing the copy, leave the rules above. The list is read
- * once per new status.lastUpdated of the cluster (a copy recorded after that
- * is judged on the cluster's next write). The controller
+ * reservation's copy (place_resv_copy: the controller records its uid from the
+ * copy's first sight, its watch ADDED, before its pods exist) in
+ * status.countedJobs with at least the placement's pods (the sum of its
+ * replicas): those pods are in the same write's allocatedResourceRequests. The
+ * agent lists a copy in the write where its count changes (agent.h: the change
+ * since its previous write; a heartbeat leaves the list), and the list is read
+ * once per new status.lastUpdated of the cluster: a copy listed before its uid
+ * was recorded, or in a write this controller did not see (a relist shows only
+ * the last), keeps the other rules. A partial count keeps it; metrics without
+ * the list, or not listing the copy, leave the rules above. The controller
  * also removes it explicitly when the workload is evicted, finished or
  * re-placed (place_resv_remove). Over-holding is conservative: it can only
  * make a cluster look fuller than it is, never double-book it. Deciding again
@@ -133,8 +137,9 @@ struct place_node {
 };
 #define PLACE_ABSENT INT64_MIN
 
-/* status.countedJobs[]: a worker copy whose bound pods the same write's
- * allocatedResourceRequests include, and how many of them. */
+/* status.countedJobs[]: a worker copy whose number of bound pods that the same write's
+ * allocatedResourceRequests include changed since the agent's previous write, and that
+ * number. */
 struct place_counted {
     char *uid; /* owned: the copy's metadata.uid */
     int64_t pods;

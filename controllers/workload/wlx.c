@@ -2,7 +2,6 @@
 #include "controllers/workload/wlx.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,14 +77,6 @@ static void batch_unref(struct batch *b)
  * copy of this job is success; anything else fails the pass, and an object
  * kueue-ks did not create gets a Warning Event on the hub job (it would
  * block the job forever, silently). */
-/* The copy's uid from a worker's answer (the created or found object), when it fits. */
-static void copy_uid_keep(struct batch *b, const json_t *body)
-{
-    const char *uid = jx_str(body, "metadata.uid", NULL);
-    if (uid && strlen(uid) <= WLX_UID_MAX)
-        snprintf(b->res.copy_uid, sizeof b->res.copy_uid, "%s", uid);
-}
-
 static void on_existing(void *ud, const struct kube_result *r)
 {
     struct call *c = ud;
@@ -99,7 +90,6 @@ static void on_existing(void *ud, const struct kube_result *r)
         batch_fail(b, r->rc, r->err, "request failed");
     } else if (xf_is_ours(r->body, &want)) {
         b->res.copy_found = true; /* created by an earlier pass: done */
-        copy_uid_keep(b, r->body);
     } else if (xf_is_ours(r->body, &ours)) {
         err_set(&e, -EEXIST, "cluster %s: an older copy %s is still there (it is being removed)",
                 c->cluster, c->path);
@@ -267,10 +257,8 @@ static void on_done(void *ud, const struct kube_result *r)
         b->res.job_patched = true;
     if (ok && c->type == WL_ACT_PATCH_JOB_STATUS)
         b->res.job_status_written = true;
-    if (ok && c->type == WL_ACT_CREATE_COPY) {
+    if (ok && c->type == WL_ACT_CREATE_COPY)
         b->res.copy_created = true;
-        copy_uid_keep(b, r->body);
-    }
     if (!ok) {
         log_v(b->lg, 2, "workload write failed", "workload", b->key, "error", r->err->msg);
         batch_fail(b, r->rc, r->err, "request failed");

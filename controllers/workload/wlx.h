@@ -73,8 +73,6 @@ struct wlx_ops {
     bool job_meta_via_status;
 };
 
-#define WLX_UID_MAX 128 /* bytes of a copy's uid kept (a Kubernetes uid has 36) */
-
 struct wlx_result {
     int rc;             /* 0, or the first failed call's code */
     struct err err;     /* its message ("PATCH /apis/...: 409 Conflict: ...") */
@@ -92,9 +90,6 @@ struct wlx_result {
      * is on the worker even when another call of the batch failed. */
     bool copy_created;
     bool copy_found;
-    /* Either way: the copy's metadata.uid as the worker answered it ("" when the answer had
-     * none), for the placement's reservation (placement.h place_resv_copy). */
-    char copy_uid[WLX_UID_MAX + 1];
     /* The workload status apply got 415 Unsupported Media Type: the server has
      * no server-side apply (the devhub); use the merge patch form. */
     bool apply_unsupported;

@@ -2155,6 +2155,50 @@ static void test_counted_copy_ends_reservation(void **state)
     one_placed_free(&o);
 }
 
+/* The copy a pass made seen by its watch's ADDED only (`deleting`: with a deletionTimestamp),
+ * which queues no pass (copy_sight_skip); then c1's metrics with sample's 3 pods in its
+ * requests (5 of 8 cpu) and countedJobs listing the copy with all of them, and "other" (3
+ * cpu) to place. Returns the placements made. */
+static uint64_t sighted_then_counted(struct fx *f, bool deleting)
+{
+    struct one_placed o;
+    one_placed(f, &o);
+    tloop_run_for(f->loop, 0.05);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = "/apis/", .body = "{}", .times = -1});
+    uint64_t r0 = reconciles(f);
+    if (deleting)
+        jx_set_new(o.cp, "metadata.deletionTimestamp", json_string("2026-11-22T09:59:59Z"), NULL);
+    json_t *cp = copy_added(f, o.cp); /* uid "copy-uid" */
+    assert_int_equal(sight_skips(f), 1);
+    tloop_run_for(f->loop, 0.05);
+    assert_int_equal(reconciles(f), r0); /* no pass read the copy */
+    /* with sample's reservation held, other does not fit (5 + 3 + 3 > 8) */
+    /* one reservation either way: sample's, or other's instead */
+    assert_int_equal(counted_then_place(f, "2026-11-22T10:00:01Z", "5",
+                                        "{\"uid\":\"copy-uid\",\"pods\":3}", "other"),
+                     1);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    json_decref(cp);
+    one_placed_free(&o);
+    return st.placements;
+}
+
+/* The copy's uid is recorded from its watch's ADDED even when that queues no pass: metrics
+ * listing it with all its pods end sample's reservation, so other fits and is placed. */
+static void test_counted_copy_from_sight(void **state)
+{
+    assert_int_equal(sighted_then_counted(*state, false), 2);
+}
+
+/* A copy being removed (deletionTimestamp) does not end the reservation: an old copy going
+ * away says nothing of the new placement's pods. */
+static void test_counted_copy_deleting_ignored(void **state)
+{
+    assert_int_equal(sighted_then_counted(*state, true), 1);
+}
+
 /* other's events delivered and its copy made: the dispatch is over, so sample's deferred
  * running message is written (the hub's requests reaching `hub`), with no failure. Returns
  * that write's body; *ojob, *owl: other's delivered objects (new references). */
@@ -3282,6 +3326,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_admitted_logged_as_such, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counted_copy_ends_reservation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counted_copy_from_sight, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counted_copy_deleting_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),
