@@ -912,6 +912,7 @@ static void patch_done(void *ud, const struct kube_result *r)
                  "cluster", a->cluster);
         json_decref(a->written);
         a->written = NULL;
+        a->dirty = true;
         counted_forget(a);
         clear_pending(a);
         schedule(a);
