@@ -2,6 +2,7 @@
 #include "controllers/agent/agent.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #include "pkg/util/clock.h"
 #include "pkg/util/xalloc.h"
 #include "pkg/util/plural.h"
+#include "pkg/util/uid.h"
 
 #define KKS_KEY           "kks" /* computed fields added by the projections */
 #define RETRY_INITIAL_S   1.0
@@ -34,11 +36,25 @@ struct sink {
     jx_lifetime_fn lifetime; /* may be NULL */
 };
 
+/* A worker copy of a hub Job (its canonical uid as bytes) and how many of its pods a compute
+ * counted (status.countedJobs). */
+struct counted {
+    uint8_t uid[16];
+    uint32_t pods;
+};
+
+/* Counted copies; once counted_finish()ed sorted by uid, one entry each. */
+struct counted_set {
+    struct counted *v;
+    size_t n, cap;
+};
+
 struct agent {
     struct ev_loop *loop;
     struct kube_client *worker, *hub;
     char *cluster;
     double min_interval_s, heartbeat_s;
+    size_t counted_max; /* countedJobs entries per write */
     const struct logger *lg;
     void (*on_change)(void *ud, struct agent *a);
     void *on_change_ud;
@@ -66,14 +82,20 @@ struct agent {
     double written_t; /* monotonic time the last status write started */
     double retry_s;   /* current retry backoff */
 
-    json_t *computed; /* last computed {nodes, unschedulableJobs} of the status */
-    json_t *written;  /* the same, of the last successful write */
+    json_t *computed;    /* last computed {nodes, unschedulableJobs} of the status */
+    uint64_t counted_fp; /* a fingerprint of the counts computed with it (on_change) */
+    json_t *written;     /* the same, of the last successful full write */
+    /* The counts the hub has from this agent: as of the last successful full write, each
+     * copy at the count last listed (counted_delta). Empty: list everything again. */
+    struct counted_set prev;
     char ready_since[40];
 
     /* The write in flight. */
     struct kube_call *call;
     json_t *pending_body;
-    json_t *pending_nodes; /* NULL for a heartbeat */
+    json_t *pending_nodes;           /* NULL for a heartbeat */
+    struct counted_set pending_prev; /* what prev becomes when the full write in flight lands */
+    bool pending_more;               /* its countedJobs left changed copies for a later write */
     bool tried_create;
 
     struct agent_stats stats;
@@ -183,6 +205,102 @@ static int cmp_node(const void *a, const void *b)
     return strcmp(node_name(*(json_t *const *)a), node_name(*(json_t *const *)b));
 }
 
+/* ---- countedJobs: compact counts and the delta a write lists ----------------- */
+
+static void counted_free(struct counted_set *s)
+{
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+static void counted_push(struct counted_set *s, const struct counted *e)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->v[s->n++] = *e;
+}
+
+/* One more counted pod of copy `uid` (text): a uid that is not canonical is never listed (the
+ * copy's reservation keeps the controller's other rules). */
+static void counted_add(struct counted_set *s, const char *uid)
+{
+    struct counted e = {.pods = 1};
+    if (uid_to_bytes(uid, strlen(uid), e.uid))
+        counted_push(s, &e);
+}
+
+static int counted_cmp(const void *a, const void *b)
+{
+    return memcmp(((const struct counted *)a)->uid, ((const struct counted *)b)->uid, 16);
+}
+
+/* Sort by uid (the canonical text's order) and merge each copy's entries into one. */
+static void counted_finish(struct counted_set *s)
+{
+    if (s->n == 0)
+        return;
+    qsort(s->v, s->n, sizeof *s->v, counted_cmp);
+    size_t keep = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (keep > 0 && counted_cmp(&s->v[keep - 1], &s->v[i]) == 0) {
+            uint32_t *p = &s->v[keep - 1].pods;
+            *p = *p > UINT32_MAX - s->v[i].pods ? UINT32_MAX : *p + s->v[i].pods;
+        } else {
+            s->v[keep++] = s->v[i];
+        }
+    }
+    s->n = keep;
+}
+
+/* FNV-1a over the entries: whether the counts changed between two computes (on_change). */
+static uint64_t counted_fingerprint(const struct counted_set *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < s->n; i++) {
+        const uint8_t *b = s->v[i].uid;
+        for (size_t k = 0; k < 16; k++)
+            h = (h ^ b[k]) * 1099511628211ULL;
+        h = (h ^ s->v[i].pods) * 1099511628211ULL;
+    }
+    return h ^ s->n;
+}
+
+/*
+ * status.countedJobs of a write: the entries of `cur` whose count differs from `prev`'s
+ * (absent: 0), [{uid, pods}] by uid, at most `max` (those beyond wait for a later write).
+ * `next` (may be NULL) gets what prev becomes once the hub has that write: each copy of cur
+ * at its listed count, else at its count in prev (the copies no longer counted leave it).
+ * *more (may be NULL): whether the cap left some out. New array.
+ */
+static json_t *counted_delta(const struct counted_set *cur, const struct counted_set *prev,
+                             size_t max, struct counted_set *next, bool *more)
+{
+    json_t *out = json_array();
+    size_t j = 0;
+    for (size_t i = 0; i < cur->n; i++) {
+        const struct counted *c = &cur->v[i], *p = NULL;
+        while (j < prev->n && counted_cmp(&prev->v[j], c) < 0)
+            j++;
+        if (j < prev->n && counted_cmp(&prev->v[j], c) == 0)
+            p = &prev->v[j];
+        bool differs = !p || p->pods != c->pods;
+        if (differs && json_array_size(out) == max && more)
+            *more = true;
+        if (differs && json_array_size(out) < max) {
+            char uid[UID_TEXT_LEN];
+            uid_from_bytes(c->uid, uid);
+            json_array_append_new(out, json_pack("{s:s%, s:I}", "uid", uid, (size_t)UID_TEXT_LEN,
+                                                 "pods", (json_int_t)c->pods));
+            p = c;
+        }
+        if (p && next)
+            counted_push(next, p);
+    }
+    return out;
+}
+
 struct acc {
     struct podres_list req, lim, managed;
 };
@@ -195,8 +313,10 @@ static bool pod_managed(const struct podrec *r, json_t *job_uids)
 }
 
 /* Add pod record p's requests and limits to the node it counts on (index: node name ->
- * position in acc). */
-static void sum_pod(struct acc *acc, json_t *index, json_t *p, json_t *job_uids)
+ * position in acc); a pod of a copy in `job_uids` summed so is added to `counted` (may be
+ * NULL). */
+static void sum_pod(struct acc *acc, json_t *index, json_t *p, json_t *job_uids,
+                    struct counted_set *counted)
 {
     struct podrec r;
     if (podrec_read(p, &r) < 0 || !(r.flags & PODREC_COUNTS) || (r.flags & PODREC_NOSUMS))
@@ -212,6 +332,8 @@ static void sum_pod(struct acc *acc, json_t *index, json_t *p, json_t *job_uids)
         (void)podres_add_list(&a->lim, &lim, NULL);
         if (pod_managed(&r, job_uids))
             (void)podres_add_list(&a->managed, &req, NULL);
+        if (counted && r.job && json_object_get(job_uids, r.job))
+            counted_add(counted, r.job);
     }
     podres_free(&req);
     podres_free(&lim);
@@ -219,8 +341,10 @@ static void sum_pod(struct acc *acc, json_t *index, json_t *p, json_t *job_uids)
 
 /* status.nodes from projected nodes and pods (arrays, borrowed) and the uids
  * of the worker copies of hub Jobs (object keyed by uid, borrowed; NULL =
- * unknown: managedResourceRequests is left out). */
-static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
+ * unknown: managedResourceRequests is left out). `counted` (empty, may be NULL) gets, per
+ * copy, how many of its pods the requests include (counted_finish()ed). */
+static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids,
+                                 struct counted_set *counted)
 {
     size_t nn = json_array_size(nodes);
     json_t **sorted = xcalloc(nn ? nn : 1, sizeof *sorted);
@@ -233,7 +357,9 @@ static json_t *compute_projected(json_t *nodes, json_t *pods, json_t *job_uids)
         json_object_set_new(index, node_name(sorted[i]), json_integer((json_int_t)i));
 
     for (size_t i = 0; i < json_array_size(pods); i++)
-        sum_pod(acc, index, json_array_get(pods, i), job_uids);
+        sum_pod(acc, index, json_array_get(pods, i), job_uids, counted);
+    if (counted)
+        counted_finish(counted);
 
     json_t *out = json_array();
     for (size_t i = 0; i < nn; i++) {
@@ -443,7 +569,9 @@ static int collect_uid(const char *key, json_t *obj, void *ud)
     return 0;
 }
 
-json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings)
+/* compute_projected over whole Node, Pod and Job lists (the pure entry points). */
+static json_t *compute_lists(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings,
+                             struct counted_set *counted)
 {
     struct sink s = {.warnings = warnings};
     json_t *pn = json_array(), *pp = json_array(), *uids = jobs ? json_object() : NULL;
@@ -458,10 +586,24 @@ json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json
                                    AGENT_HUB_WORK_LABEL))
             collect_uid(NULL, j, uids);
     }
-    json_t *out = compute_projected(pn, pp, uids);
+    json_t *out = compute_projected(pn, pp, uids, counted);
     json_decref(pn);
     json_decref(pp);
     json_decref(uids);
+    return out;
+}
+
+json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings)
+{
+    return compute_lists(nodes, pods, jobs, warnings, NULL);
+}
+
+json_t *agent_compute_counted(json_t *nodes, json_t *pods, json_t *jobs)
+{
+    struct counted_set cur = {0}, none = {0};
+    json_decref(compute_lists(nodes, pods, jobs, NULL, &cur));
+    json_t *out = counted_delta(&cur, &none, AGENT_COUNTED_MAX, NULL, NULL);
+    counted_free(&cur);
     return out;
 }
 
@@ -550,7 +692,8 @@ static json_t *idle_jobs(struct agent *a)
     return out;
 }
 
-static json_t *compute_from_stores(struct agent *a)
+/* {nodes, unschedulableJobs} from the stores; the counts into `counted` (empty). */
+static json_t *compute_from_stores(struct agent *a, struct counted_set *counted)
 {
     json_t *pn = json_array(), *pp = json_array();
     store_foreach(informer_store(a->nodes), collect, pn);
@@ -560,8 +703,9 @@ static json_t *compute_from_stores(struct agent *a)
      * hub work: managedResourceRequests is left out (the controller then adds
      * back whole reservations, as for an older agent). */
     json_t *known = informer_has_synced(a->jobs) ? uids : NULL;
+    /* no counts before the Job list: no copy is known */
     json_t *idle = idle_jobs(a);
-    json_t *out = json_pack("{s:o, s:o}", "nodes", compute_projected(pn, pp, known),
+    json_t *out = json_pack("{s:o, s:o}", "nodes", compute_projected(pn, pp, known, counted),
                             "unschedulableJobs", compute_unsched(pp, known, idle));
     json_decref(idle);
     json_decref(pn);
@@ -582,16 +726,17 @@ static json_t *ready_condition(struct agent *a, size_t n_nodes)
                      "lastTransitionTime", a->ready_since);
 }
 
-/* data: {nodes, unschedulableJobs} as compute_from_stores makes it. */
-static json_t *full_status(struct agent *a, json_t *data, const char *now)
+/* data: {nodes, unschedulableJobs} as compute_from_stores makes it; counted: the
+ * countedJobs list (stolen). */
+static json_t *full_status(struct agent *a, json_t *data, json_t *counted, const char *now)
 {
     if (!a->ready_since[0])
         snprintf(a->ready_since, sizeof a->ready_since, "%s", now);
     json_t *nodes = json_object_get(data, "nodes");
-    return json_pack("{s:O, s:O, s:I, s:s, s:o}", "nodes", nodes, "unschedulableJobs",
-                     json_object_get(data, "unschedulableJobs"), "nodeCount",
-                     (json_int_t)json_array_size(nodes), "lastUpdated", now, "conditions",
-                     ready_condition(a, json_array_size(nodes)));
+    return json_pack("{s:O, s:O, s:o, s:I, s:s, s:o}", "nodes", nodes, "unschedulableJobs",
+                     json_object_get(data, "unschedulableJobs"), "countedJobs", counted,
+                     "nodeCount", (json_int_t)json_array_size(nodes), "lastUpdated", now,
+                     "conditions", ready_condition(a, json_array_size(nodes)));
 }
 
 json_t *agent_metrics(struct agent *a)
@@ -600,11 +745,15 @@ json_t *agent_metrics(struct agent *a)
         return NULL;
     char now[40];
     clock_now_rfc3339(now, sizeof now, 0);
-    json_t *nodes = compute_from_stores(a);
-    json_t *obj =
-        json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", AGENT_GROUP "/" AGENT_VERSION, "kind",
-                  AGENT_KIND, "metadata", "name", a->cluster, "status", full_status(a, nodes, now));
+    struct counted_set cur = {0}, none = {0};
+    json_t *nodes = compute_from_stores(a, &cur);
+    /* every counted copy: the delta against nothing */
+    json_t *counted = counted_delta(&cur, &none, a->counted_max, NULL, NULL);
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", AGENT_GROUP "/" AGENT_VERSION,
+                            "kind", AGENT_KIND, "metadata", "name", a->cluster, "status",
+                            full_status(a, nodes, counted, now));
     json_decref(nodes);
+    counted_free(&cur);
     return obj;
 }
 
@@ -649,6 +798,21 @@ static void clear_pending(struct agent *a)
     json_decref(a->pending_body);
     json_decref(a->pending_nodes);
     a->pending_body = a->pending_nodes = NULL;
+    counted_free(&a->pending_prev);
+    a->pending_more = false;
+}
+
+/* The hub's status was made anew (the object created, or its status replaced): it has none
+ * of the counts listed before, so the next full write lists every counted copy; the write in
+ * flight, if any, is to leave prev empty. With prev empty there is nothing to forget: a write
+ * in flight listed against nothing, and its next prev is what it lists. */
+static void counted_forget(struct agent *a)
+{
+    if (a->prev.n == 0)
+        return;
+    counted_free(&a->prev);
+    counted_free(&a->pending_prev);
+    a->dirty = true;
 }
 
 static void write_failed(struct agent *a, const struct err *e)
@@ -669,7 +833,8 @@ static void write_failed(struct agent *a, const struct err *e)
 static int submit_patch(struct agent *a, struct err *e);
 
 /* Turn a pending heartbeat into a full write of the last written nodes (the
- * object was recreated or its status wiped). */
+ * object was recreated or its status wiped). Its countedJobs is empty: the counts
+ * of that write are not kept (counted_forget has the next write list them). */
 static void pending_make_full(struct agent *a)
 {
     if (a->pending_nodes || !a->written)
@@ -677,7 +842,7 @@ static void pending_make_full(struct agent *a)
     char now[40];
     clock_now_rfc3339(now, sizeof now, 0);
     json_decref(a->pending_body);
-    a->pending_body = json_pack("{s:o}", "status", full_status(a, a->written, now));
+    a->pending_body = json_pack("{s:o}", "status", full_status(a, a->written, json_array(), now));
     a->pending_nodes = json_incref(a->written);
 }
 
@@ -690,6 +855,7 @@ static void create_done(void *ud, const struct kube_result *r)
             a->stats.creates++;
             log_info(a->lg, "created ClusterMetrics", "cluster", a->cluster);
         }
+        counted_forget(a);
         pending_make_full(a);
         struct err e;
         err_clear(&e);
@@ -747,6 +913,7 @@ static void patch_done(void *ud, const struct kube_result *r)
         json_decref(a->written);
         a->written = NULL;
         a->dirty = true;
+        counted_forget(a);
         clear_pending(a);
         schedule(a);
         return;
@@ -754,6 +921,11 @@ static void patch_done(void *ud, const struct kube_result *r)
     if (a->pending_nodes) {
         json_decref(a->written);
         a->written = json_incref(a->pending_nodes);
+        counted_free(&a->prev);
+        a->prev = a->pending_prev; /* moved: clear_pending finds it empty */
+        memset(&a->pending_prev, 0, sizeof a->pending_prev);
+        if (a->pending_more)
+            a->dirty = true; /* the copies left out go in the next write */
         log_v(a->lg, 2, "wrote ClusterMetrics", "cluster", a->cluster, "nodes",
               LOG_UINT(json_array_size(json_object_get(a->written, "nodes"))));
     } else {
@@ -772,6 +944,39 @@ static int submit_patch(struct agent *a, struct err *e)
                                &a->call, e);
     free(path);
     return rc;
+}
+
+/* Make the write of computed `data` and counts `cur` (emptied) pending: a full write when the
+ * data is not what was last written or the hub is to get counts (counted_delta), else a
+ * heartbeat when one is due. False when there is nothing to write. */
+static bool pending_set(struct agent *a, json_t *data, struct counted_set *cur)
+{
+    struct counted_set next = {0};
+    bool more = false;
+    json_t *delta = counted_delta(cur, &a->prev, a->counted_max, &next, &more);
+    counted_free(cur);
+    /* the list itself is not compared: a write that listed counts needs no second one */
+    bool full = !a->written || !json_equal(data, a->written) || json_array_size(delta) > 0;
+    if (!full && !a->heartbeat_due) {
+        json_decref(delta);
+        counted_free(&next);
+        return false;
+    }
+    char now[40];
+    clock_now_rfc3339(now, sizeof now, 0);
+    json_t *status = NULL;
+    if (full) {
+        status = full_status(a, data, delta, now);
+        a->pending_nodes = json_incref(data);
+        a->pending_prev = next;
+        a->pending_more = more;
+    } else { /* lastUpdated only: the hub keeps the list it has, still true */
+        status = json_pack("{s:s}", "lastUpdated", now);
+        json_decref(delta);
+        counted_free(&next);
+    }
+    a->pending_body = json_pack("{s:o}", "status", status);
+    return true;
 }
 
 static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
@@ -793,31 +998,25 @@ static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
         arm(a, left);
         return;
     }
-    json_t *nodes = compute_from_stores(a);
+    struct counted_set cur = {0};
+    json_t *nodes = compute_from_stores(a, &cur);
     a->dirty = false;
-    bool changed = !a->computed || !json_equal(nodes, a->computed);
+    uint64_t fp = counted_fingerprint(&cur);
+    bool changed = !a->computed || !json_equal(nodes, a->computed) || fp != a->counted_fp;
     json_decref(a->computed);
     a->computed = json_incref(nodes);
+    a->counted_fp = fp;
     if (changed && a->on_change)
         a->on_change(a->on_change_ud, a);
-    if (!a->hub) {
-        if (changed) {
+    if (!a->hub || !pending_set(a, nodes, &cur)) {
+        if (!a->hub && changed) {
             a->have_last = true;
             a->last_t = clock_mono_s();
         }
+        counted_free(&cur);
         json_decref(nodes);
         return;
     }
-    bool full = !a->written || !json_equal(nodes, a->written);
-    if (!full && !a->heartbeat_due) {
-        json_decref(nodes);
-        return;
-    }
-    char now[40];
-    clock_now_rfc3339(now, sizeof now, 0);
-    json_t *status = full ? full_status(a, nodes, now) : json_pack("{s:s}", "lastUpdated", now);
-    a->pending_body = json_pack("{s:o}", "status", status);
-    a->pending_nodes = full ? json_incref(nodes) : NULL;
     a->heartbeat_due = false;
     a->tried_create = false;
     double now_t = clock_mono_s();
@@ -999,6 +1198,8 @@ int agent_new(struct kube_client *worker, struct kube_client *hub, const char *c
     a->cluster = xstrdup(cluster);
     a->min_interval_s = o.min_interval_s > 0 ? o.min_interval_s : AGENT_DEFAULT_MIN_S;
     a->heartbeat_s = o.heartbeat_s == 0 ? AGENT_DEFAULT_HEARTBEAT : o.heartbeat_s;
+    a->counted_max =
+        o.counted_max > 0 && o.counted_max < AGENT_COUNTED_MAX ? o.counted_max : AGENT_COUNTED_MAX;
     a->lg = o.lg;
     a->on_change = o.on_change;
     a->on_change_ud = o.on_change_ud;
@@ -1112,6 +1313,7 @@ void agent_free(struct agent *a)
     cache_free(a->own_cache);
     json_decref(a->computed);
     json_decref(a->written);
+    counted_free(&a->prev);
     free(a->cluster);
     free(a);
 }

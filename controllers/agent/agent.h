@@ -76,6 +76,24 @@
  *                     moves a copy that stays there past
  *                     --unschedulable-timeout (controllers/workload/wl.h).
  *                     Empty while the Job list is not known;
+ *   status.countedJobs[]  the change since the agent's previous write: the
+ *                     worker copies of hub Jobs (AGENT_HUB_WORK_LABEL) whose
+ *                     count of pods included in the same write's
+ *                     allocatedResourceRequests differs from the count the
+ *                     hub last received from this agent (as of its last
+ *                     successful full write; never listed: 0): {uid, pods
+ *                     (the count now)}, sorted by uid, at most
+ *                     AGENT_COUNTED_MAX (the rest go in the next write, at
+ *                     once). A copy no longer counted is dropped, not listed;
+ *                     a status made anew (object created, status replaced)
+ *                     gets every copy again; a heartbeat leaves the hub's
+ *                     list (nothing changed: its counts still hold). A copy
+ *                     whose uid is not canonical (pkg/util/uid.h) is never
+ *                     listed: the workload controller keeps its reservation
+ *                     by its other rules (placement.h). Not counted: pods
+ *                     unbound, terminal, on a node not reported, or not of
+ *                     such a copy (JobSet/Kubeflow children included). Empty
+ *                     while the Job list is not known;
  *   status.nodeCount  number of nodes;
  *   status.lastUpdated  RFC 3339 time of the write;
  *   status.conditions  [{type: Ready, status: "True", reason: AgentReporting,
@@ -86,9 +104,10 @@
  * app.kubernetes.io/managed-by=kueue-ks), then the status is patched.
  *
  * When to write:
- *   - only after both informers have synced, and only when status.nodes
- *     differs from what was last written (a Node heartbeat or a pod status
- *     change that moves no number writes nothing);
+ *   - only after both informers have synced, and only when status.nodes or
+ *     unschedulableJobs differ from what was last written or countedJobs has
+ *     a change to list (a Node heartbeat or a pod status change that moves no
+ *     number writes nothing; a write that listed changes needs no second one);
  *   - at most once per min_interval: the first change after a quiet period
  *     is written at once (on the next loop iteration, so one burst of events
  *     is one write); changes within the interval are batched into one write
@@ -132,6 +151,8 @@
 #define AGENT_CAUSE_NO_PODS       "no-pods"
 #define AGENT_JOBSET_LABEL        "jobset.sigs.k8s.io/jobset-name"
 #define AGENT_KUBEFLOW_LABEL      "training.kubeflow.org/job-name"
+/* status.countedJobs entries per write (the first by uid; the rest go in later writes) */
+#define AGENT_COUNTED_MAX 1000
 
 struct agent;
 
@@ -147,6 +168,9 @@ struct agent_opts {
     double informer_backoff_s;
     /* How long the first write waits for the Job list (0 = 5 s; tests shorten it). */
     double jobs_grace_s;
+    /* status.countedJobs entries per write (0 or more than AGENT_COUNTED_MAX =
+     * AGENT_COUNTED_MAX; tests lower it). */
+    size_t counted_max;
     /* The informer cache over the worker client (pkg/kube/cache.h; borrowed, must outlive
      * the agent), shared with the process's other users of that client: the operator's
      * workload controller reads the worker's Jobs from the same informer (label
@@ -207,7 +231,8 @@ bool agent_synced(const struct agent *a);
  * The current data as a ClusterMetrics object (new reference), as the agent
  * would write it: apiVersion, kind, metadata.name, status with nodes,
  * nodeCount, lastUpdated = now and the Ready condition; computed from the
- * informers' stores at the time of the call. NULL before both informers
+ * informers' stores at the time of the call; its countedJobs lists every
+ * counted copy (as a first write: at most agent_opts.counted_max). NULL before both informers
  * have synced. For the quota controller in direct mode.
  */
 json_t *agent_metrics(struct agent *a);
@@ -228,6 +253,10 @@ json_t *agent_compute_nodes(json_t *nodes, json_t *pods, json_t *warnings);
  * in managedResourceRequests. jobs NULL = not known: the field is left out.
  * agent_compute_nodes() is this with an empty array. */
 json_t *agent_compute_nodes_jobs(json_t *nodes, json_t *pods, json_t *jobs, json_t *warnings);
+/* status.countedJobs for the given lists (as agent_compute_nodes_jobs; jobs NULL: empty) as
+ * an agent's first write lists it: every counted copy (at most AGENT_COUNTED_MAX). New
+ * reference. */
+json_t *agent_compute_counted(json_t *nodes, json_t *pods, json_t *jobs);
 /* status.unschedulableJobs for the given pods and the worker's Jobs (as
  * above, whole Job objects: their status says which have no pods; borrowed),
  * computed as the agent does. New reference. */

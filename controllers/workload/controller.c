@@ -371,6 +371,21 @@ static void copy_sent_note(struct wlc *c, const char *key, const struct pass *p,
                                   "at", (json_int_t)now_ms(c), "quiet", quiet));
 }
 
+/* Copy `copy` of `key`'s job seen on `cluster`: when `key` holds a reservation there, the
+ * copy's uid is recorded for it (place_resv_copy: metrics counting its pods end it), unless
+ * the copy is being removed (an old copy going away must not end the new placement's
+ * reservation). True when the copy is live on the reservation's cluster. */
+static bool resv_copy_seen(struct wlc *c, const char *key, const json_t *copy, const char *cluster)
+{
+    const char *held = NULL, *uid = jx_str(copy, "metadata.uid", NULL);
+    if (!cluster || !place_resv_lookup(&c->resv, key, &held) || strcmp(held, cluster) != 0 ||
+        jx_get(copy, "metadata.deletionTimestamp"))
+        return false;
+    if (uid && uid[0])
+        place_resv_copy(&c->resv, key, uid);
+    return true;
+}
+
 /* A copy's first sight that queued no pass (copy_sight_skip, copy_settle). */
 static void sight_skipped(struct wlc *c, const char *key, const char *cluster)
 {
@@ -1813,25 +1828,30 @@ static bool reconcile(struct wlc *c, struct wq *q, struct recon *r)
     return pass_perform(c, r);
 }
 
-/* A reservation held for `key` whose copy (a batch/v1 Job) has all its pods ready: they are
+/* A reservation held for `key` and its copy on the reservation's cluster, not being removed
+ * (resv_copy_seen: an old copy going away says nothing of the new placement's pods): the
+ * copy's uid is recorded (its watch ADDED records it first, with or without a pass), so
+ * metrics that list it in countedJobs with all its pods end the reservation (any kind; the
+ * agent lists batch/v1 Job copies). A copy (a batch/v1 Job) whose pods are all ready is
  * bound, so the next metrics of the cluster show them and the reservation need not wait out
- * the whole settle time (until then the same pods count twice: a burst could use about half
- * of a cluster's capacity). Other kinds keep the settle time. */
-static void note_pods_seen(struct wlc *c, const char *key, const struct recon *r)
+ * the whole settle time, from an older agent too (until then the same pods count twice: a
+ * burst could use about half of a cluster's capacity). Other kinds keep the settle time. */
+static void note_copy(struct wlc *c, const char *key, const struct recon *r)
 {
     const char *cluster = NULL;
-    if (!r->wl || !r->k || r->k->status_rule != KIND_STATUS_JOB ||
-        !place_resv_lookup(&c->resv, key, &cluster))
+    if (!r->wl || !r->k || !place_resv_lookup(&c->resv, key, &cluster))
         return;
     const json_t *copy = NULL;
     for (size_t i = 0; i < r->cw.n && !copy; i++)
         if (r->cw.v[i].cluster && strcmp(r->cw.v[i].cluster, cluster) == 0)
             copy = r->cw.v[i].obj;
+    if (!copy || !resv_copy_seen(c, key, copy, cluster) || r->k->status_rule != KIND_STATUS_JOB)
+        return;
     long long pods = 0;
     const json_t *ps = jx_arr(r->wl, "spec.podSets");
     for (size_t i = 0; i < json_array_size(ps); i++)
         pods += jx_int(json_array_get(ps, i), "count", 0);
-    if (copy && pods > 0 && jx_int(copy, "status.ready", 0) >= pods)
+    if (pods > 0 && jx_int(copy, "status.ready", 0) >= pods)
         place_resv_pods_seen(&c->resv, key, now_ms(c));
 }
 
@@ -1870,7 +1890,7 @@ static void process(struct wq *q, const char *key, void *ud)
             strmap_del(&c->dispatching, key);
             json_object_del(c->copy_sent, key);
         }
-        note_pods_seen(c, key, &r);
+        note_copy(c, key, &r);
         handled =
             relay_kueue_reason(c, q, key, r.okey, &r.s) || (r.s.check_name && reconcile(c, q, &r));
     }
@@ -2166,6 +2186,12 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool rel
         const char *k = json_string_value(json_array_get(keys, i));
         log_v(c->cfg.lg, 5, hub ? "job event" : "copy event", "workload", k, "rv",
               jx_resource_version(obj) ? jx_resource_version(obj) : "");
+        /* the copy's uid for its placement's reservation as soon as it exists, before its
+         * pods, even when no pass follows (copy_sight_skip); only from a watch's ADDED: a
+         * DELETED (told as XF_COPY_STATUS) may show an old copy without a deletionTimestamp,
+         * and every other change queues a pass, whose note_copy reads the store */
+        if (!hub && copy == XF_COPY_ADDED)
+            (void)resv_copy_seen(c, k, obj, cluster);
         if (hub) {
             if (!echo_skip(c, k, old, obj, relist))
                 wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */

@@ -158,7 +158,64 @@ void place_cluster_free(struct place_cluster *c)
     for (size_t i = 0; i < c->n_res; i++)
         free(c->res_names[i]);
     free(c->res_names);
+    for (size_t i = 0; i < c->n_counted; i++)
+        free(c->counted[i].uid);
+    free(c->counted);
     memset(c, 0, sizeof *c);
+}
+
+static int counted_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct place_counted *)a)->uid, ((const struct place_counted *)b)->uid);
+}
+
+/* status.countedJobs into c->counted (placement.h): malformed entries ignored, sorted by uid,
+ * duplicates merged into their smallest count (the conservative one). */
+static void counted_from_json(const json_t *st, struct place_cluster *c)
+{
+    const json_t *l = json_object_get(st, "countedJobs");
+    size_t n = json_array_size(l), k = 0;
+    if (n > PLACE_COUNTED_MAX)
+        n = PLACE_COUNTED_MAX;
+    if (n == 0)
+        return;
+    struct place_counted *v = xcalloc(n, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(l, i), *p = json_object_get(e, "pods");
+        const char *uid = json_string_value(json_object_get(e, "uid"));
+        size_t len = uid ? strlen(uid) : 0;
+        if (len == 0 || len > PLACE_UID_MAX || !json_is_integer(p) || json_integer_value(p) < 0)
+            continue;
+        v[k].uid = xstrdup(uid);
+        v[k++].pods = (int64_t)json_integer_value(p);
+    }
+    qsort(v, k, sizeof *v, counted_cmp);
+    size_t keep = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (keep > 0 && strcmp(v[keep - 1].uid, v[i].uid) == 0) {
+            if (v[i].pods < v[keep - 1].pods)
+                v[keep - 1].pods = v[i].pods;
+            free(v[i].uid);
+            continue;
+        }
+        v[keep++] = v[i];
+    }
+    if (keep == 0) {
+        free(v);
+        return;
+    }
+    c->counted = v;
+    c->n_counted = keep;
+}
+
+/* The count of copy `uid` in the cluster's countedJobs, or -1 when it is not listed. */
+static int64_t counted_pods(const struct place_cluster *c, const char *uid)
+{
+    if (!uid || c->n_counted == 0)
+        return -1;
+    struct place_counted k = {.uid = (char *)uid};
+    const struct place_counted *f = bsearch(&k, c->counted, c->n_counted, sizeof k, counted_cmp);
+    return f ? f->pods : -1;
 }
 
 struct idx_node {
@@ -353,6 +410,7 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     free(tmp);
     out->n_nodes = keep;
     cluster_index_resources(out);
+    counted_from_json(st, out);
     return 0;
 }
 
@@ -568,6 +626,9 @@ struct resv_cluster {
     size_t n_entries;
     int64_t min_at_ms;     /* at most the oldest entry's at_ms: sync skips the scan before it */
     int64_t min_settle_ms; /* at most the smallest entry settle_at_ms, likewise */
+    size_t n_copied;       /* entries with a copy uid */
+    bool counted_checked;  /* countedJobs was read at counted_lu_ms (sync skips it then) */
+    int64_t counted_lu_ms; /* the lastUpdated of the metrics last read for countedJobs */
 };
 
 static void reslist_box_free(void *p)
@@ -596,6 +657,7 @@ void place_resv_init(struct place_resv *r)
 static void resv_entry_free(struct place_resv_entry *en)
 {
     free(en->key);
+    free(en->copy_uid);
     free(en->cluster);
     for (size_t i = 0; i < en->n_nodes; i++) {
         place_reslist_free(&en->per_node[i]);
@@ -635,6 +697,8 @@ static void resv_totals_apply(struct place_resv *r, const struct place_resv_entr
         return;
     }
     rc->n_entries = sign > 0 ? rc->n_entries + 1 : rc->n_entries - 1;
+    if (en->copy_uid)
+        rc->n_copied = sign > 0 ? rc->n_copied + 1 : rc->n_copied - 1;
     if (sign > 0 && en->at_ms < rc->min_at_ms)
         rc->min_at_ms = en->at_ms;
     if (sign > 0 && en->settle_at_ms < rc->min_settle_ms)
@@ -692,6 +756,8 @@ int place_resv_add(struct place_resv *r, const char *key, const struct place_res
     en->cluster = xstrdup(res->cluster);
     en->at_ms = now_ms;
     en->settle_at_ms = sat_add(now_ms, r->settle_ms);
+    for (size_t i = 0; i < res->n_assign; i++)
+        en->pods = sat_add(en->pods, res->assign[i].replicas);
     en->n_nodes = res->n_nodes;
     en->per_node = xcalloc(res->n_nodes ? res->n_nodes : 1, sizeof *en->per_node);
     en->node_names = xcalloc(res->n_nodes ? res->n_nodes : 1, sizeof *en->node_names);
@@ -710,6 +776,39 @@ static bool resv_due(const struct place_resv *r, int64_t at_ms, int64_t settle_a
     if (c->has_last_updated && c->last_updated_ms >= settle_at_ms)
         return true;
     return now_ms >= sat_add(at_ms, r->ttl_ms);
+}
+
+/* The cluster's metrics list the entry's copy with at least the placement's pods. */
+static bool resv_counted(const struct place_resv_entry *en, const struct place_cluster *c)
+{
+    return en->copy_uid && en->pods > 0 && counted_pods(c, en->copy_uid) >= en->pods;
+}
+
+/* countedJobs is to be read: the cluster has entries with a copy uid, its metrics list
+ * copies, and they are not the metrics last read (a new lastUpdated). */
+static bool counted_due(const struct resv_cluster *rc, const struct place_cluster *c)
+{
+    if (rc->n_copied == 0 || c->n_counted == 0)
+        return false;
+    return !c->has_last_updated || !rc->counted_checked || rc->counted_lu_ms != c->last_updated_ms;
+}
+
+int place_resv_copy(struct place_resv *r, const char *key, const char *uid)
+{
+    if (!uid || !uid[0])
+        return -EINVAL;
+    long i = resv_find(r, key);
+    if (i < 0)
+        return 0;
+    struct place_resv_entry *en = &r->v[i];
+    if (en->copy_uid && strcmp(en->copy_uid, uid) == 0)
+        return 0;
+    struct resv_cluster *rc = strmap_get(&r->by_cluster, en->cluster);
+    if (rc && !en->copy_uid)
+        rc->n_copied++;
+    free(en->copy_uid);
+    en->copy_uid = xstrdup(uid);
+    return 1;
 }
 
 int place_resv_pods_seen(struct place_resv *r, const char *key, int64_t seen_ms)
@@ -731,8 +830,10 @@ int place_resv_pods_seen(struct place_resv *r, const char *key, int64_t seen_ms)
 size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int64_t now_ms)
 {
     struct resv_cluster *rc = strmap_get(&r->by_cluster, c->name);
-    /* Nothing on this cluster is old enough: no scan (called on every pass). */
-    if (!rc || !resv_due(r, rc->min_at_ms, rc->min_settle_ms, c, now_ms))
+    /* Nothing on this cluster is old enough and its countedJobs were read: no scan (called on
+     * every pass). */
+    bool counted = rc && counted_due(rc, c);
+    if (!rc || (!counted && !resv_due(r, rc->min_at_ms, rc->min_settle_ms, c, now_ms)))
         return 0;
     size_t dropped = 0;
     bool any = false;
@@ -741,7 +842,8 @@ size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int6
         const struct place_resv_entry *en = &r->v[i];
         if (strcmp(en->cluster, c->name) != 0) {
             i++;
-        } else if (resv_due(r, en->at_ms, en->settle_at_ms, c, now_ms)) {
+        } else if (resv_due(r, en->at_ms, en->settle_at_ms, c, now_ms) ||
+                   (counted && resv_counted(en, c))) {
             resv_drop_at(r, i);
             dropped++;
         } else {
@@ -757,6 +859,10 @@ size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int6
     if (rc) {
         rc->min_at_ms = min_at;
         rc->min_settle_ms = min_settle;
+        if (counted) {
+            rc->counted_checked = true;
+            rc->counted_lu_ms = c->last_updated_ms;
+        }
     }
     return dropped;
 }

@@ -49,6 +49,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             if (r.status == PLACE_OK && place_resv_add(&rv, wl.key, &r, 0) != 0)
                 abort();
+            /* the first countedJobs uid as the copy's: the counted drop rule runs too */
+            if (r.status == PLACE_OK && c.n_counted > 0 &&
+                place_resv_copy(&rv, wl.key, c.counted[0].uid) < 0)
+                abort();
             place_result_free(&r);
         }
         /* An incomplete view (a registered cluster not known yet) is never

@@ -457,6 +457,7 @@ struct fx {
     int changes;         /* on_change calls */
     bool jobs_scripted;  /* the Job list and watch are scripted */
     double jobs_grace_s; /* agent_opts.jobs_grace_s for fx_agent */
+    size_t counted_max;  /* agent_opts.counted_max for fx_agent */
 };
 
 static void on_change(void *ud, struct agent *a)
@@ -511,6 +512,7 @@ static void fx_agent(struct fx *f, double min_interval, double heartbeat, bool w
         .on_change_ud = f,
         .informer_backoff_s = 0.05,
         .jobs_grace_s = f->jobs_grace_s,
+        .counted_max = f->counted_max,
     };
     struct err e;
     err_clear(&e);
@@ -652,6 +654,7 @@ static void check_full_status(json_t *st, size_t n_nodes)
     assert_int_equal(json_integer_value(json_object_get(st, "nodeCount")), n_nodes);
     assert_int_equal(json_array_size(json_object_get(st, "nodes")), n_nodes);
     assert_true(json_is_array(json_object_get(st, "unschedulableJobs")));
+    assert_true(json_is_array(json_object_get(st, "countedJobs")));
     struct timespec ts;
     assert_int_equal(
         clock_parse_rfc3339(json_string_value(json_object_get(st, "lastUpdated")), &ts), 0);
@@ -740,6 +743,304 @@ static void test_writes_managed_requests(void **state)
     free(pl);
     free(hub);
     free(local);
+    fx_free(f);
+}
+
+/* Canonical uids (only those are listed in countedJobs), in this order. */
+#define UID_A "00000000-0000-4000-8000-00000000000a"
+#define UID_B "00000000-0000-4000-8000-00000000000b"
+#define UID_C "00000000-0000-4000-8000-00000000000c"
+
+/* A worker copy of a hub Job with this uid (a JobList item). */
+#define COPY_JOB(name, uid)                                                                        \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"uid\":\"" uid "\","               \
+    "\"labels\":{\"kubestellar.io/cluster\":\"c1\"}}}"
+
+/* status.countedJobs, pure: per copy of a hub Job, how many of its pods the node sums
+ * include, sorted by uid; not a copy's unbound or terminal pods, nor local Jobs', Kubeflow
+ * or bare pods, nor a copy whose uid is not canonical; nothing without the Jobs. */
+static void counted_pure(void)
+{
+    json_t *nodes = load("[" NODE_N1 "]");
+    char *p[9] = {
+        owned_pod("b1", "Job", UID_B, NULL, "1", "Running"),
+        owned_pod("b2", "Job", UID_B, NULL, "1", "Pending"),
+        owned_pod("b3", "Job", UID_B, NULL, "1", "Failed"),
+        owned_pod("a1", "Job", UID_A, NULL, "1", "Running"),
+        sched_pod("a2", "a", UID_A, ""),
+        owned_pod("local", "Job", UID_C, NULL, "2", "Running"),
+        owned_pod("pt", "PyTorchJob", "uid-pt", "\"training.kubeflow.org/job-name\":\"pt\"", "10m",
+                  "Running"),
+        owned_pod("bare", NULL, NULL, NULL, "4", "Running"),
+        owned_pod("odd", "Job", "uid-odd", NULL, "1", "Running"),
+    };
+    char *pl = xasprintf("[%s,%s,%s,%s,%s,%s,%s,%s,%s]", p[0], p[1], p[2], p[3], p[4], p[5], p[6],
+                         p[7], p[8]);
+    json_t *pods = load(pl);
+    json_t *jobs = load("[" COPY_JOB("b", UID_B) "," COPY_JOB("a", UID_A) "," COPY_JOB(
+        "odd", "uid-odd") ",{\"metadata\":{\"name\":\"l\",\"namespace\":\"ns\",\"uid\":\"" UID_C
+                          "\"}}]");
+    json_t *got = agent_compute_counted(nodes, pods, jobs);
+    assert_json_eq(got, "[{\"uid\":\"" UID_A "\",\"pods\":1},{\"uid\":\"" UID_B "\",\"pods\":2}]");
+    json_decref(got);
+    got = agent_compute_counted(nodes, pods, NULL);
+    assert_json_eq(got, "[]");
+    json_decref(got);
+    json_decref(jobs);
+    json_decref(pods);
+    json_decref(nodes);
+    free(pl);
+    for (size_t i = 0; i < 9; i++)
+        free(p[i]);
+}
+
+/* More copies than AGENT_COUNTED_MAX (1000): the first 1000 by uid. */
+static void counted_capped(void)
+{
+    json_t *nodes = load("[" NODE_N1 "]"), *pods = json_array(), *jobs = json_array();
+    for (int i = 1004; i >= 0; i--) {
+        char uid[40], name[32];
+        snprintf(uid, sizeof uid, "00000000-0000-4000-8000-%012d", i);
+        snprintf(name, sizeof name, "p%d", i);
+        char *pd = owned_pod(name, "Job", uid, NULL, "1m", "Running");
+        json_array_append_new(pods, load(pd));
+        free(pd);
+        json_array_append_new(jobs, json_pack("{s:{s:s, s:s, s:s, s:{s:s}}}", "metadata", "name",
+                                              name, "namespace", "ns", "uid", uid, "labels",
+                                              "kubestellar.io/cluster", "c1"));
+    }
+    json_t *got = agent_compute_counted(nodes, pods, jobs);
+    assert_int_equal(json_array_size(got), AGENT_COUNTED_MAX);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(got, 0), "uid")),
+                        "00000000-0000-4000-8000-000000000000");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(got, 999), "uid")),
+                        "00000000-0000-4000-8000-000000000999");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(got, 999), "pods")), 1);
+    json_decref(got);
+    json_decref(jobs);
+    json_decref(pods);
+    json_decref(nodes);
+}
+
+/* The copies whose bound pods a write's node sums include are listed in that write's
+ * status.countedJobs with their count: the workload controller ends their reservations. */
+static void test_counted_jobs(void **state)
+{
+    (void)state;
+    counted_pure();
+    counted_capped();
+    struct fx *f = fx_new();
+    char *hub = owned_pod("hub", "Job", UID_A, NULL, "1500m", "Running");
+    char *hub2 = owned_pod("hub2", "Job", UID_A, NULL, "500m", "Pending");
+    char *local = owned_pod("local", "Job", UID_C, NULL, "2", "Running");
+    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+                         "\"items\":[%s,%s,%s]}",
+                         hub, hub2, local);
+    script_jobs(f, COPY_JOB("a", UID_A));
+    start_to_first_write(f, NODE_N1, pl);
+    json_t *st = patch_status(f, 0);
+    check_full_status(st, 1);
+    assert_json_eq(json_object_get(st, "countedJobs"), "[{\"uid\":\"" UID_A "\",\"pods\":2}]");
+    json_decref(st);
+    json_t *m = agent_metrics(f->a);
+    assert_json_eq(json_object_get(json_object_get(m, "status"), "countedJobs"),
+                   "[{\"uid\":\"" UID_A "\",\"pods\":2}]");
+    json_decref(m);
+    free(pl);
+    free(hub);
+    free(hub2);
+    free(local);
+    fx_free(f);
+}
+
+/* A watch event line for a pod of copy `uid` on n1 (1 cpu) in `phase`. New string. */
+static char *counted_event(const char *type, const char *name, const char *uid, const char *phase,
+                           const char *rv)
+{
+    char *p = owned_pod(name, "Job", uid, NULL, "1", phase);
+    char *at = strstr(p, "\"namespace\":\"ns\"");
+    assert_non_null(at);
+    char *pv = xasprintf("%.*s\"resourceVersion\":\"%s\",%s", (int)(at - p), p, rv, at);
+    char *line = xasprintf("{\"type\":\"%s\",\"object\":%s}\n", type, pv);
+    free(pv);
+    free(p);
+    return line;
+}
+
+/* countedJobs of the k-th status write. */
+static void assert_counted_write(struct fx *f, size_t k, const char *want)
+{
+    json_t *st = patch_status(f, k);
+    check_full_status(st, 1);
+    assert_json_eq(json_object_get(st, "countedJobs"), want);
+    json_decref(st);
+}
+
+/*
+ * countedJobs is the change since what the hub has from this agent (2 entries a write here):
+ * the first write lists every counted copy, A and B, and fails: its retry lists them again;
+ * C, past the cap, follows in the next write at once. Then A's second pod (A: 1 -> 2) is
+ * listed alone; that pod starting (no count moves) writes nothing; B's pod failing (B no
+ * longer counted) writes the new sums with no list, and B's new pod lists B again.
+ */
+static void test_counted_delta(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    char *a1 = owned_pod("a1", "Job", UID_A, NULL, "1", "Running");
+    char *b1 = owned_pod("b1", "Job", UID_B, NULL, "1", "Running");
+    char *c1 = owned_pod("c1", "Job", UID_C, NULL, "1", "Running");
+    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+                         "\"items\":[%s,%s,%s]}",
+                         a1, b1, c1);
+    script_jobs(f, COPY_JOB("a", UID_A) "," COPY_JOB("b", UID_B) "," COPY_JOB("c", UID_C));
+    script_lists(f,
+                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                 "\"items\":[" NODE_N1 "]}",
+                 pl);
+    fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
+    char *ev[4] = {
+        counted_event("ADDED", "a2", UID_A, "Pending", "30"),
+        counted_event("MODIFIED", "a2", UID_A, "Running", "31"),
+        counted_event("MODIFIED", "b1", UID_B, "Failed", "32"),
+        counted_event("ADDED", "b2", UID_B, "Running", "33"),
+    };
+    /* after the first three writes (the retry waits 1 s) */
+    struct fakesrv_chunk pch[] = {
+        {2.5, ev[0], 0}, {0.6, ev[1], 0}, {0.6, ev[2], 0}, {0.6, ev[3], 0}};
+    struct fakesrv_resp pr = {.method = "GET",
+                              .path = "/api/v1/pods",
+                              .query_contains = "watch=",
+                              .chunks = pch,
+                              .n_chunks = 4,
+                              .end = FAKESRV_HOLD};
+    fakesrv_push(f->srv, &pr);
+    fakesrv_push_status(f->srv, "PATCH", STATUS_PATH, 422, "Invalid", "status: bad");
+    script_patch_ok(f);
+    f->counted_max = 2;
+    fx_agent(f, 0.2, -1, true);
+    want_patches = 6;
+    assert_true(fx_run(f, have_patches, 10));
+    fx_run(f, NULL, 0.5);
+    assert_int_equal(count_req(f, "PATCH", STATUS_PATH), 6);
+    const char *ab = "[{\"uid\":\"" UID_A "\",\"pods\":1},{\"uid\":\"" UID_B "\",\"pods\":1}]";
+    assert_counted_write(f, 0, ab);
+    assert_counted_write(f, 1, ab);
+    assert_counted_write(f, 2, "[{\"uid\":\"" UID_C "\",\"pods\":1}]");
+    assert_counted_write(f, 3, "[{\"uid\":\"" UID_A "\",\"pods\":2}]");
+    assert_counted_write(f, 4, "[]");
+    assert_counted_write(f, 5, "[{\"uid\":\"" UID_B "\",\"pods\":1}]");
+    /* agent_metrics: every counted copy (the first 2) */
+    json_t *m = agent_metrics(f->a);
+    assert_json_eq(json_object_get(json_object_get(m, "status"), "countedJobs"),
+                   "[{\"uid\":\"" UID_A "\",\"pods\":2},{\"uid\":\"" UID_B "\",\"pods\":1}]");
+    json_decref(m);
+    struct agent_stats s;
+    agent_stats(f->a, &s);
+    assert_int_equal(s.failures, 1);
+    for (size_t i = 0; i < 4; i++)
+        free(ev[i]);
+    free(pl);
+    free(a1);
+    free(b1);
+    free(c1);
+    fx_free(f);
+}
+
+/* A status made anew on the hub has none of the listed counts: after a status wiped by
+ * someone else (rewritten at once) and after the object was created again (its first write
+ * is the last written data, with no list), the next full write lists every counted copy. */
+static void test_counted_after_repair(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    char *a1 = owned_pod("a1", "Job", UID_A, NULL, "1", "Running");
+    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+                         "\"items\":[%s]}",
+                         a1);
+    script_jobs(f, COPY_JOB("a", UID_A));
+    script_lists(f,
+                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                 "\"items\":[" NODE_N1 "]}",
+                 pl);
+    fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
+    fakesrv_push_watch(f->srv, "/api/v1/pods", NULL, FAKESRV_HOLD);
+    fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200,
+                      "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":"
+                      "\"2026-01-01T00:00:00Z\"}}");
+    fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200, "{}");
+    fakesrv_push_status(f->srv, "PATCH", STATUS_PATH, 404, "NotFound", "not found");
+    fakesrv_push_json(f->srv, "POST", CM_PATH, NULL, 201, "{\"metadata\":{\"name\":\"c1\"}}");
+    script_patch_ok(f);
+    fx_agent(f, 0.1, 0.3, true);
+    want_patches = 6;
+    assert_true(fx_run(f, have_patches, 8));
+    /* full, heartbeat (answer: wiped), full, heartbeat (404), POST, full, full */
+    const char *a = "[{\"uid\":\"" UID_A "\",\"pods\":1}]";
+    assert_counted_write(f, 0, a);
+    assert_counted_write(f, 2, a);
+    assert_counted_write(f, 4, "[]");
+    assert_counted_write(f, 5, a);
+    for (size_t k = 1; k < 4; k += 2) {
+        json_t *st = patch_status(f, k);
+        assert_int_equal(json_object_size(st), 1);
+        json_decref(st);
+    }
+    assert_int_equal(count_req(f, "POST", CM_PATH), 1);
+    free(pl);
+    free(a1);
+    fx_free(f);
+}
+
+/* The object deleted behind the agent's back while a write listing a change is out (404):
+ * created again, that write is sent again, and the next one lists every counted copy (the
+ * new object has only the change). */
+static void test_counted_after_create(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    char *a1 = owned_pod("a1", "Job", UID_A, NULL, "1", "Running");
+    char *b1 = owned_pod("b1", "Job", UID_B, NULL, "1", "Running");
+    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+                         "\"items\":[%s,%s]}",
+                         a1, b1);
+    script_jobs(f, COPY_JOB("a", UID_A) "," COPY_JOB("b", UID_B));
+    script_lists(f,
+                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                 "\"items\":[" NODE_N1 "]}",
+                 pl);
+    fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
+    char *ev = counted_event("ADDED", "a2", UID_A, "Running", "30");
+    struct fakesrv_chunk pch[] = {{0.6, ev, 0}};
+    struct fakesrv_resp pr = {.method = "GET",
+                              .path = "/api/v1/pods",
+                              .query_contains = "watch=",
+                              .chunks = pch,
+                              .n_chunks = 1,
+                              .end = FAKESRV_HOLD};
+    fakesrv_push(f->srv, &pr);
+    fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200, "{}");
+    fakesrv_push_status(f->srv, "PATCH", STATUS_PATH, 404, "NotFound", "not found");
+    fakesrv_push_json(f->srv, "POST", CM_PATH, NULL, 201, "{\"metadata\":{\"name\":\"c1\"}}");
+    script_patch_ok(f);
+    fx_agent(f, 0.1, -1, true);
+    want_patches = 4;
+    assert_true(fx_run(f, have_patches, 8));
+    fx_run(f, NULL, 0.4);
+    assert_int_equal(count_req(f, "PATCH", STATUS_PATH), 4);
+    const char *a2 = "[{\"uid\":\"" UID_A "\",\"pods\":2}]";
+    assert_counted_write(f, 0,
+                         "[{\"uid\":\"" UID_A "\",\"pods\":1},{\"uid\":\"" UID_B "\",\"pods\":1}]");
+    assert_counted_write(f, 1, a2);
+    assert_counted_write(f, 2, a2);
+    assert_counted_write(f, 3,
+                         "[{\"uid\":\"" UID_A "\",\"pods\":2},{\"uid\":\"" UID_B "\",\"pods\":1}]");
+    assert_int_equal(count_req(f, "POST", CM_PATH), 1);
+    free(ev);
+    free(pl);
+    free(a1);
+    free(b1);
     fx_free(f);
 }
 
@@ -1279,6 +1580,10 @@ int main(void)
         cmocka_unit_test(test_compute_no_progress),
         cmocka_unit_test(test_writes_exact_status_once),
         cmocka_unit_test(test_writes_managed_requests),
+        cmocka_unit_test(test_counted_jobs),
+        cmocka_unit_test(test_counted_delta),
+        cmocka_unit_test(test_counted_after_repair),
+        cmocka_unit_test(test_counted_after_create),
         cmocka_unit_test(test_writes_no_pods),
         cmocka_unit_test(test_jobs_refused),
         cmocka_unit_test(test_jobs_late),

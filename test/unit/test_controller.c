@@ -2071,6 +2071,134 @@ static void test_ready_copy_ends_reservation(void **state)
     one_placed_free(&o);
 }
 
+/* A job `name` (Workload job-<name>-4c5d6) like "other" (put_other) in the stores. */
+static void put_named(struct fx *f, const char *name)
+{
+    json_t *wl = J(WL), *job = J(JOB);
+    char *wn = xasprintf("job-%s-4c5d6", name), *wu = xasprintf("%s-wl-uid", name),
+         *ju = xasprintf("%s-uid", name);
+    jx_set_new(wl, "metadata.name", json_string(wn), NULL);
+    jx_set_new(wl, "metadata.uid", json_string(wu), NULL);
+    jx_set_new(wl, "metadata.ownerReferences[0].name", json_string(name), NULL);
+    jx_set_new(wl, "metadata.ownerReferences[0].uid", json_string(ju), NULL);
+    jx_set_new(job, "metadata.name", json_string(name), NULL);
+    jx_set_new(job, "metadata.uid", json_string(ju), NULL);
+    store_upsert(f->wls, wl, NULL, NULL, NULL);
+    store_upsert(f->jobs, job, NULL, NULL, NULL);
+    json_decref(wl);
+    json_decref(job);
+    free(wn);
+    free(wu);
+    free(ju);
+}
+
+/* c1's metrics written at `lu` (RFC 3339) with `cpu` requested on its node (8 cpu) and listing
+ * in countedJobs `counted` (a JSON array's members), then job `name` (3 pods of 1 cpu) to
+ * place: its decision syncs c1's reservations. Returns the reservations held after it. */
+static uint64_t counted_then_place(struct fx *f, const char *lu, const char *cpu,
+                                   const char *counted, const char *name)
+{
+    char *cm = xasprintf(
+        "{\"metadata\":{\"name\":\"c1\"},\"status\":{\"lastUpdated\":\"%s\",\"nodes\":[{\"name\":"
+        "\"n1\",\"labels\":{\"instance\":\"spot\"},\"allocatableResources\":{\"cpu\":\"8\","
+        "\"memory\":\"32Gi\"},\"allocatedResourceRequests\":{\"cpu\":\"%s\"}}],"
+        "\"countedJobs\":[%s]}}",
+        lu, cpu, counted);
+    put(f->cms, cm);
+    free(cm);
+    put_named(f, name);
+    char *key = xasprintf("default/job-%s-4c5d6", name);
+    uint64_t r0 = reconciles(f);
+    wlc_enqueue(f->c, key);
+    run_passes(f, r0 + 1);
+    free(key);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    return st.reservations;
+}
+
+/* A placement's reservation ends with the first metrics of its cluster that list its copy (its
+ * uid, learnt from the worker's store) in countedJobs with all its pods, long before the settle
+ * time and without waiting for its pods to be ready: those pods are in the metrics. A partial
+ * count keeps it. */
+static void test_counted_copy_ends_reservation(void **state)
+{
+    struct fx *f = *state;
+    struct one_placed o;
+    one_placed(f, &o);
+    json_t *cp = o.cp;
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = "/apis/", .body = "{}", .times = -1});
+    /* the copy in the worker's store, its pods made, none ready */
+    jx_set_new(cp, "metadata.uid", json_string("copy-uid-1"), NULL);
+    jx_set_new(cp, "metadata.resourceVersion", json_string("30"), NULL);
+    json_object_set_new(cp, "status", J("{\"active\":3,\"startTime\":\"T1\"}"));
+    store_upsert(f->copies_c1, cp, NULL, NULL, NULL);
+    uint64_t r0 = reconciles(f);
+    wlc_on_job(f->c, cp);
+    run_passes(f, r0 + 1);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.reservations, 1);
+    /* two of its three pods counted: held, beside other's */
+    assert_int_equal(counted_then_place(f, "2026-11-22T10:00:01Z", "2",
+                                        "{\"uid\":\"copy-uid-1\",\"pods\":2},"
+                                        "{\"uid\":\"someone-else\",\"pods\":3}",
+                                        "other"),
+                     2);
+    /* all three, two seconds after the placement: sample's goes; other's and third's stay */
+    assert_int_equal(counted_then_place(f, "2026-11-22T10:00:02Z", "2",
+                                        "{\"uid\":\"copy-uid-1\",\"pods\":3}", "third"),
+                     2);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.placements, 3);
+    one_placed_free(&o);
+}
+
+/* The copy a pass made seen by its watch's ADDED only (`deleting`: with a deletionTimestamp),
+ * which queues no pass (copy_sight_skip); then c1's metrics with sample's 3 pods in its
+ * requests (5 of 8 cpu) and countedJobs listing the copy with all of them, and "other" (3
+ * cpu) to place. Returns the placements made. */
+static uint64_t sighted_then_counted(struct fx *f, bool deleting)
+{
+    struct one_placed o;
+    one_placed(f, &o);
+    tloop_run_for(f->loop, 0.05);
+    fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
+                                 .method = "PATCH", .path = "/apis/", .body = "{}", .times = -1});
+    uint64_t r0 = reconciles(f);
+    if (deleting)
+        jx_set_new(o.cp, "metadata.deletionTimestamp", json_string("2026-11-22T09:59:59Z"), NULL);
+    json_t *cp = copy_added(f, o.cp); /* uid "copy-uid" */
+    assert_int_equal(sight_skips(f), 1);
+    tloop_run_for(f->loop, 0.05);
+    assert_int_equal(reconciles(f), r0); /* no pass read the copy */
+    /* with sample's reservation held, other does not fit (5 + 3 + 3 > 8) */
+    /* one reservation either way: sample's, or other's instead */
+    assert_int_equal(counted_then_place(f, "2026-11-22T10:00:01Z", "5",
+                                        "{\"uid\":\"copy-uid\",\"pods\":3}", "other"),
+                     1);
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    json_decref(cp);
+    one_placed_free(&o);
+    return st.placements;
+}
+
+/* The copy's uid is recorded from its watch's ADDED even when that queues no pass: metrics
+ * listing it with all its pods end sample's reservation, so other fits and is placed. */
+static void test_counted_copy_from_sight(void **state)
+{
+    assert_int_equal(sighted_then_counted(*state, false), 2);
+}
+
+/* A copy being removed (deletionTimestamp) does not end the reservation: an old copy going
+ * away says nothing of the new placement's pods. */
+static void test_counted_copy_deleting_ignored(void **state)
+{
+    assert_int_equal(sighted_then_counted(*state, true), 1);
+}
+
 /* other's events delivered and its copy made: the dispatch is over, so sample's deferred
  * running message is written (the hub's requests reaching `hub`), with no failure. Returns
  * that write's body; *ojob, *owl: other's delivered objects (new references). */
@@ -3197,6 +3325,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deleted_copy_made_again_logged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_admitted_logged_as_such, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counted_copy_ends_reservation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counted_copy_from_sight, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counted_copy_deleting_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_logs_one_placement, setup, teardown),
