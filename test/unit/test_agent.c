@@ -905,9 +905,10 @@ static void test_counted_delta(void **state)
         counted_event("MODIFIED", "b1", UID_B, "Failed", "32"),
         counted_event("ADDED", "b2", UID_B, "Running", "33"),
     };
-    /* after the first three writes (the retry waits 1 s) */
+    /* after the first three writes (the retry waits 1 s), one write per event: the delays
+     * leave seconds of margin on a loaded machine (ASan, CI's other jobs) */
     struct fakesrv_chunk pch[] = {
-        {2.5, ev[0], 0}, {0.6, ev[1], 0}, {0.6, ev[2], 0}, {0.6, ev[3], 0}};
+        {4.0, ev[0], 0}, {1.0, ev[1], 0}, {1.0, ev[2], 0}, {1.0, ev[3], 0}};
     struct fakesrv_resp pr = {.method = "GET",
                               .path = "/api/v1/pods",
                               .query_contains = "watch=",
@@ -920,7 +921,7 @@ static void test_counted_delta(void **state)
     f->counted_max = 2;
     fx_agent(f, 0.2, -1, true);
     want_patches = 6;
-    assert_true(fx_run(f, have_patches, 10));
+    assert_true(fx_run(f, have_patches, 20));
     fx_run(f, NULL, 0.5);
     assert_int_equal(count_req(f, "PATCH", STATUS_PATH), 6);
     const char *ab = "[{\"uid\":\"" UID_A "\",\"pods\":1},{\"uid\":\"" UID_B "\",\"pods\":1}]";
@@ -1012,7 +1013,7 @@ static void test_counted_after_create(void **state)
                  pl);
     fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
     char *ev = counted_event("ADDED", "a2", UID_A, "Running", "30");
-    struct fakesrv_chunk pch[] = {{0.6, ev, 0}};
+    struct fakesrv_chunk pch[] = {{1.5, ev, 0}}; /* after the first write's answer */
     struct fakesrv_resp pr = {.method = "GET",
                               .path = "/api/v1/pods",
                               .query_contains = "watch=",
