@@ -88,6 +88,7 @@ struct agent {
     /* The counts the hub has from this agent: as of the last successful full write, each
      * copy at the count last listed (counted_delta). Empty: list everything again. */
     struct counted_set prev;
+    bool counted_seeded; /* prev was set from the first counts known (counted_seed) */
     char ready_since[40];
 
     /* The write in flight. */
@@ -802,6 +803,23 @@ static void clear_pending(struct agent *a)
     a->pending_more = false;
 }
 
+/*
+ * The first counts the agent knows (its Job list in): taken as the hub's, not listed. The
+ * workload controller's reservations are of copies made since it started, seen by this agent
+ * being bound later; a copy counted at the agent's start keeps the controller's other rules
+ * (placement.h), and a restarted agent of a busy cluster does not send every copy it counts,
+ * a thousand a write.
+ */
+static void counted_seed(struct agent *a, const struct counted_set *cur)
+{
+    if (a->counted_seeded || !informer_has_synced(a->jobs))
+        return;
+    a->counted_seeded = true;
+    counted_free(&a->prev);
+    for (size_t i = 0; i < cur->n; i++)
+        counted_push(&a->prev, &cur->v[i]);
+}
+
 /* The hub's status was made anew (the object created, or its status replaced): it has none
  * of the counts listed before, so the next full write lists every counted copy; the write in
  * flight, if any, is to leave prev empty. With prev empty there is nothing to forget: a write
@@ -1008,6 +1026,7 @@ static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
     a->counted_fp = fp;
     if (changed && a->on_change)
         a->on_change(a->on_change_ud, a);
+    counted_seed(a, &cur);
     if (!a->hub || !pending_set(a, nodes, &cur)) {
         if (!a->hub && changed) {
             a->have_last = true;

@@ -86,7 +86,9 @@
  *                     AGENT_COUNTED_MAX (the rest go in the next write, at
  *                     once). A copy no longer counted is dropped, not listed;
  *                     a status made anew (object created, status replaced)
- *                     gets every copy again; a heartbeat leaves the hub's
+ *                     gets every copy again; the counts first known (the
+ *                     Job list in) are taken as the hub's, not listed
+ *                     (counted_seed); a heartbeat leaves the hub's
  *                     list (nothing changed: its counts still hold). A copy
  *                     whose uid is not canonical (pkg/util/uid.h) is never
  *                     listed: the workload controller keeps its reservation
