@@ -877,6 +877,22 @@ static void assert_counted_write(struct fx *f, size_t k, const char *want)
     json_decref(st);
 }
 
+/* The lists of the countedJobs tests: the copies `jobs` (JobList items), node n1 and the pods
+ * `items` (PodList items), and a node watch that brings nothing. */
+static void counted_lists(struct fx *f, const char *jobs, const char *items)
+{
+    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+                         "\"items\":[%s]}",
+                         items);
+    script_jobs(f, jobs);
+    script_lists(f,
+                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                 "\"items\":[" NODE_N1 "]}",
+                 pl);
+    fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
+    free(pl);
+}
+
 /*
  * countedJobs is the change since what the hub has from this agent (2 entries a write here).
  * The counts at the start (A's first pod) are taken as the hub's: the first write lists none.
@@ -890,15 +906,7 @@ static void test_counted_delta(void **state)
     (void)state;
     struct fx *f = fx_new();
     char *a1 = owned_pod("a1", "Job", UID_A, NULL, "1", "Running");
-    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
-                         "\"items\":[%s]}",
-                         a1);
-    script_jobs(f, COPY_JOB("a", UID_A) "," COPY_JOB("b", UID_B) "," COPY_JOB("c", UID_C));
-    script_lists(f,
-                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},"
-                 "\"items\":[" NODE_N1 "]}",
-                 pl);
-    fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
+    counted_lists(f, COPY_JOB("a", UID_A) "," COPY_JOB("b", UID_B) "," COPY_JOB("c", UID_C), a1);
     char *ev[6] = {
         counted_event("ADDED", "a2", UID_A, "Pending", "30"),
         counted_event("ADDED", "b1", UID_B, "Running", "31"),
@@ -946,7 +954,6 @@ static void test_counted_delta(void **state)
     for (size_t i = 0; i < 6; i++)
         free(ev[i]);
     free(batch);
-    free(pl);
     free(a1);
     fx_free(f);
 }
@@ -959,15 +966,7 @@ static void test_counted_after_repair(void **state)
     (void)state;
     struct fx *f = fx_new();
     char *a1 = owned_pod("a1", "Job", UID_A, NULL, "1", "Running");
-    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
-                         "\"items\":[%s]}",
-                         a1);
-    script_jobs(f, COPY_JOB("a", UID_A));
-    script_lists(f,
-                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},"
-                 "\"items\":[" NODE_N1 "]}",
-                 pl);
-    fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
+    counted_lists(f, COPY_JOB("a", UID_A), a1);
     fakesrv_push_watch(f->srv, "/api/v1/pods", NULL, FAKESRV_HOLD);
     fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200, "{}");
     fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200,
@@ -992,7 +991,6 @@ static void test_counted_after_repair(void **state)
         json_decref(st);
     }
     assert_int_equal(count_req(f, "POST", CM_PATH), 1);
-    free(pl);
     free(a1);
     fx_free(f);
 }
@@ -1006,15 +1004,9 @@ static void test_counted_after_create(void **state)
     struct fx *f = fx_new();
     char *a1 = owned_pod("a1", "Job", UID_A, NULL, "1", "Running");
     char *b1 = owned_pod("b1", "Job", UID_B, NULL, "1", "Running");
-    char *pl = xasprintf("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},"
-                         "\"items\":[%s,%s]}",
-                         a1, b1);
-    script_jobs(f, COPY_JOB("a", UID_A) "," COPY_JOB("b", UID_B));
-    script_lists(f,
-                 "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"10\"},"
-                 "\"items\":[" NODE_N1 "]}",
-                 pl);
-    fakesrv_push_watch(f->srv, "/api/v1/nodes", NULL, FAKESRV_HOLD);
+    char *items = xasprintf("%s,%s", a1, b1);
+    counted_lists(f, COPY_JOB("a", UID_A) "," COPY_JOB("b", UID_B), items);
+    free(items);
     char *ev = counted_event("ADDED", "a2", UID_A, "Running", "30");
     struct fakesrv_chunk pch[] = {{1.5, ev, 0}}; /* after the first write's answer */
     struct fakesrv_resp pr = {.method = "GET",
@@ -1041,7 +1033,6 @@ static void test_counted_after_create(void **state)
                          "[{\"uid\":\"" UID_A "\",\"pods\":2},{\"uid\":\"" UID_B "\",\"pods\":1}]");
     assert_int_equal(count_req(f, "POST", CM_PATH), 1);
     free(ev);
-    free(pl);
     free(a1);
     free(b1);
     fx_free(f);
