@@ -116,10 +116,7 @@ static void on_stats(struct ev_loop *loop, ev_timer *w, int revents)
 static void on_change(void *ud, struct agent *a)
 {
     struct agent_run *r = ud;
-    json_t *m = agent_metrics(a);
-    metrics_gauge_set(r->m_nodes, (double)json_integer_value(
-                                      json_object_get(json_object_get(m, "status"), "nodeCount")));
-    json_decref(m);
+    metrics_gauge_set(r->m_nodes, (double)agent_node_count(a));
 }
 
 static int run_start(void *ud, struct mgr *m, struct err *e)

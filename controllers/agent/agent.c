@@ -273,19 +273,23 @@ static uint64_t counted_fingerprint(const struct counted_set *s)
  * (absent: 0), [{uid, pods}] by uid, at most `max` (those beyond wait for a later write).
  * `next` (may be NULL) gets what prev becomes once the hub has that write: each copy of cur
  * at its listed count, else at its count in prev (the copies no longer counted leave it).
- * *more (may be NULL): whether the cap left some out. New array.
+ * *more (may be NULL): whether the cap left some out. *gone (may be NULL): whether a copy of
+ * prev is no longer counted (the hub may still list it: a write is due to replace that list).
+ * New array.
  */
 static json_t *counted_delta(const struct counted_set *cur, const struct counted_set *prev,
-                             size_t max, struct counted_set *next, bool *more)
+                             size_t max, struct counted_set *next, bool *more, bool *gone)
 {
     json_t *out = json_array();
-    size_t j = 0;
+    size_t j = 0, matched = 0;
     for (size_t i = 0; i < cur->n; i++) {
         const struct counted *c = &cur->v[i], *p = NULL;
         while (j < prev->n && counted_cmp(&prev->v[j], c) < 0)
             j++;
-        if (j < prev->n && counted_cmp(&prev->v[j], c) == 0)
+        if (j < prev->n && counted_cmp(&prev->v[j], c) == 0) {
             p = &prev->v[j];
+            matched++;
+        }
         bool differs = !p || p->pods != c->pods;
         if (differs && json_array_size(out) == max && more)
             *more = true;
@@ -299,6 +303,8 @@ static json_t *counted_delta(const struct counted_set *cur, const struct counted
         if (p && next)
             counted_push(next, p);
     }
+    if (gone)
+        *gone = matched < prev->n;
     return out;
 }
 
@@ -329,11 +335,12 @@ static void sum_pod(struct acc *acc, json_t *index, json_t *p, json_t *job_uids,
     /* a sum that overflows (absurd values) is dropped rather than wrapped */
     struct podres_list req = {0}, lim = {0};
     if (podrec_resources(&r, &req, &lim) == 0) {
-        (void)podres_add_list(&a->req, &req, NULL);
+        int in_sums = podres_add_list(&a->req, &req, NULL);
         (void)podres_add_list(&a->lim, &lim, NULL);
         if (pod_managed(&r, job_uids))
             (void)podres_add_list(&a->managed, &req, NULL);
-        if (counted && r.job && json_object_get(job_uids, r.job))
+        /* listed only when the sums hold it: the list says its pods are in them */
+        if (in_sums == 0 && counted && r.job && json_object_get(job_uids, r.job))
             counted_add(counted, r.job);
     }
     podres_free(&req);
@@ -603,7 +610,7 @@ json_t *agent_compute_counted(json_t *nodes, json_t *pods, json_t *jobs)
 {
     struct counted_set cur = {0}, none = {0};
     json_decref(compute_lists(nodes, pods, jobs, NULL, &cur));
-    json_t *out = counted_delta(&cur, &none, AGENT_COUNTED_MAX, NULL, NULL);
+    json_t *out = counted_delta(&cur, &none, AGENT_COUNTED_MAX, NULL, NULL, NULL);
     counted_free(&cur);
     return out;
 }
@@ -740,6 +747,11 @@ static json_t *full_status(struct agent *a, json_t *data, json_t *counted, const
                      "conditions", ready_condition(a, json_array_size(nodes)));
 }
 
+size_t agent_node_count(const struct agent *a)
+{
+    return json_array_size(json_object_get(a->computed, "nodes"));
+}
+
 json_t *agent_metrics(struct agent *a)
 {
     if (!agent_synced(a))
@@ -749,7 +761,7 @@ json_t *agent_metrics(struct agent *a)
     struct counted_set cur = {0}, none = {0};
     json_t *nodes = compute_from_stores(a, &cur);
     /* every counted copy: the delta against nothing */
-    json_t *counted = counted_delta(&cur, &none, a->counted_max, NULL, NULL);
+    json_t *counted = counted_delta(&cur, &none, a->counted_max, NULL, NULL, NULL);
     json_t *obj = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", AGENT_GROUP "/" AGENT_VERSION,
                             "kind", AGENT_KIND, "metadata", "name", a->cluster, "status",
                             full_status(a, nodes, counted, now));
@@ -970,11 +982,12 @@ static int submit_patch(struct agent *a, struct err *e)
 static bool pending_set(struct agent *a, json_t *data, struct counted_set *cur)
 {
     struct counted_set next = {0};
-    bool more = false;
-    json_t *delta = counted_delta(cur, &a->prev, a->counted_max, &next, &more);
+    bool more = false, gone = false;
+    json_t *delta = counted_delta(cur, &a->prev, a->counted_max, &next, &more, &gone);
     counted_free(cur);
-    /* the list itself is not compared: a write that listed counts needs no second one */
-    bool full = !a->written || !json_equal(data, a->written) || json_array_size(delta) > 0;
+    /* the list itself is not compared: a write that listed counts needs no second one; a copy
+     * no longer counted may still be in the hub's list (a heartbeat would leave it there) */
+    bool full = !a->written || !json_equal(data, a->written) || json_array_size(delta) > 0 || gone;
     if (!full && !a->heartbeat_due) {
         json_decref(delta);
         counted_free(&next);

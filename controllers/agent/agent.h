@@ -83,8 +83,10 @@
  *                     hub last received from this agent (as of its last
  *                     successful full write; never listed: 0): {uid, pods
  *                     (the count now)}, sorted by uid, at most
- *                     AGENT_COUNTED_MAX (the rest go in the next write, at
- *                     once). A copy no longer counted is dropped, not listed;
+ *                     AGENT_COUNTED_MAX (the rest go in the next write,
+ *                     --min-interval later; the lowest uids first). A copy
+ *                     no longer counted is dropped, not listed, and makes a
+ *                     full write (the hub's list may hold it);
  *                     a status made anew (object created, status replaced)
  *                     gets every copy again; the counts first known (the
  *                     Job list in) are taken as the hub's, not listed
@@ -234,10 +236,13 @@ bool agent_synced(const struct agent *a);
  * would write it: apiVersion, kind, metadata.name, status with nodes,
  * nodeCount, lastUpdated = now and the Ready condition; computed from the
  * informers' stores at the time of the call; its countedJobs lists every
- * counted copy (as a first write: at most agent_opts.counted_max). NULL before both informers
+ * counted copy (against nothing: at most agent_opts.counted_max). NULL before both informers
  * have synced. For the quota controller in direct mode.
  */
 json_t *agent_metrics(struct agent *a);
+/* The number of nodes of the last computed data (0 before the first compute): what
+ * on_change's observers read without computing the status again. */
+size_t agent_node_count(const struct agent *a);
 
 /* The cluster name (borrowed). */
 const char *agent_cluster(const struct agent *a);

@@ -373,17 +373,25 @@ static void copy_sent_note(struct wlc *c, const char *key, const struct pass *p,
 
 /* Copy `copy` of `key`'s job seen on `cluster`: when `key` holds a reservation there, the
  * copy's uid is recorded for it (place_resv_copy: metrics counting its pods end it), unless
- * the copy is being removed (an old copy going away must not end the new placement's
- * reservation). True when the copy is live on the reservation's cluster. */
-static bool resv_copy_seen(struct wlc *c, const char *key, const json_t *copy, const char *cluster)
+ * the copy is not the reservation's: being removed, or made for another admission than the
+ * Workload's (`wl`, NULL: read from the store) now, as a copy of an earlier placement on the
+ * same cluster whose delete the store has not shown yet is (its pods, counted, would end the
+ * new placement's reservation before the new copy's pods exist). True when the copy is the
+ * live one of the reservation's placement. */
+static bool resv_copy_seen(struct wlc *c, const char *key, const json_t *wl, const json_t *copy,
+                           const char *cluster)
 {
     const char *held = NULL, *uid = jx_str(copy, "metadata.uid", NULL);
-    if (!cluster || !place_resv_lookup(&c->resv, key, &held) || strcmp(held, cluster) != 0 ||
+    const char *pf = jx_annotation(copy, XF_ANN_PLACED_FOR);
+    if (!cluster || !pf || !place_resv_lookup(&c->resv, key, &held) || strcmp(held, cluster) != 0 ||
         jx_get(copy, "metadata.deletionTimestamp"))
         return false;
-    if (uid && uid[0])
+    char *token = wl_placement_token(wl ? wl : store_get(c->cfg.src.workloads, key));
+    bool ours = token && strcmp(token, pf) == 0;
+    free(token);
+    if (ours && uid && uid[0])
         place_resv_copy(&c->resv, key, uid);
-    return true;
+    return ours;
 }
 
 /* A copy's first sight that queued no pass (copy_sight_skip, copy_settle). */
@@ -1845,7 +1853,8 @@ static void note_copy(struct wlc *c, const char *key, const struct recon *r)
     for (size_t i = 0; i < r->cw.n && !copy; i++)
         if (r->cw.v[i].cluster && strcmp(r->cw.v[i].cluster, cluster) == 0)
             copy = r->cw.v[i].obj;
-    if (!copy || !resv_copy_seen(c, key, copy, cluster) || r->k->status_rule != KIND_STATUS_JOB)
+    if (!copy || !resv_copy_seen(c, key, r->wl, copy, cluster) ||
+        r->k->status_rule != KIND_STATUS_JOB)
         return;
     long long pods = 0;
     const json_t *ps = jx_arr(r->wl, "spec.podSets");
@@ -2191,7 +2200,7 @@ static void on_job(struct wlc *c, const json_t *old, const json_t *obj, bool rel
          * DELETED (told as XF_COPY_STATUS) may show an old copy without a deletionTimestamp,
          * and every other change queues a pass, whose note_copy reads the store */
         if (!hub && copy == XF_COPY_ADDED)
-            (void)resv_copy_seen(c, k, obj, cluster);
+            (void)resv_copy_seen(c, k, NULL, obj, cluster);
         if (hub) {
             if (!echo_skip(c, k, old, obj, relist))
                 wq_add_level(c->q, k, WQ_FIRST); /* ahead of the start-up's reservations too */
@@ -2241,6 +2250,15 @@ static int enqueue_one(const char *k, void *ud)
 void wlc_enqueue_all(struct wlc *c)
 {
     store_foreach_key(c->cfg.src.workloads, enqueue_one, c);
+}
+
+void wlc_on_metrics(struct wlc *c, const json_t *cm)
+{
+    size_t n = place_resv_counted(&c->resv, jx_name(cm), cm);
+    c->st.counted_drops += n;
+    if (n > 0)
+        log_v(c->cfg.lg, 4, "reservations ended by the counts of the cluster's metrics", "cluster",
+              jx_name(cm), "count", LOG_UINT(n));
 }
 
 void wlc_on_cluster(struct wlc *c, const char *cluster)

@@ -212,6 +212,10 @@ void wlc_enqueue_all(struct wlc *c);
  * cluster's converted metrics are dropped.
  */
 void wlc_on_cluster(struct wlc *c, const char *cluster);
+/* Every ClusterMetrics added or changed (`cm`, borrowed, as the event brought it, not
+ * coalesced): the reservations its status.countedJobs ends (placement.h place_resv_counted),
+ * so a list that a later write replaces before a pass reads the store still counts. */
+void wlc_on_metrics(struct wlc *c, const json_t *cm);
 /* The same for usability that changes with time (metrics going stale): for
  * every cluster whose usability changed since last noticed, its placed
  * Workloads, and then the waiting ones. Call it periodically. */
@@ -285,6 +289,7 @@ struct wlc_stats {
     uint64_t own_holds;       /* passes held until the stores showed the last pass's writes */
     uint64_t echo_skips;      /* hub job events that were a status relay's own write: no pass */
     uint64_t sight_skips;     /* copies' ADDED that were a pass's own create, quiet: no pass */
+    uint64_t counted_drops;   /* reservations ended by metrics counting their copy's pods */
     uint64_t start_holds;     /* placements held for a worker not known since the start */
     uint64_t deferrals;       /* passes that left the running message behind dispatches */
     uint64_t defer_skips;     /* of those, not made: nothing changed since the last one */

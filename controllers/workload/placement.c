@@ -158,64 +158,7 @@ void place_cluster_free(struct place_cluster *c)
     for (size_t i = 0; i < c->n_res; i++)
         free(c->res_names[i]);
     free(c->res_names);
-    for (size_t i = 0; i < c->n_counted; i++)
-        free(c->counted[i].uid);
-    free(c->counted);
     memset(c, 0, sizeof *c);
-}
-
-static int counted_cmp(const void *a, const void *b)
-{
-    return strcmp(((const struct place_counted *)a)->uid, ((const struct place_counted *)b)->uid);
-}
-
-/* status.countedJobs into c->counted (placement.h): malformed entries ignored, sorted by uid,
- * duplicates merged into their smallest count (the conservative one). */
-static void counted_from_json(const json_t *st, struct place_cluster *c)
-{
-    const json_t *l = json_object_get(st, "countedJobs");
-    size_t n = json_array_size(l), k = 0;
-    if (n > PLACE_COUNTED_MAX)
-        n = PLACE_COUNTED_MAX;
-    if (n == 0)
-        return;
-    struct place_counted *v = xcalloc(n, sizeof *v);
-    for (size_t i = 0; i < n; i++) {
-        const json_t *e = json_array_get(l, i), *p = json_object_get(e, "pods");
-        const char *uid = json_string_value(json_object_get(e, "uid"));
-        size_t len = uid ? strlen(uid) : 0;
-        if (len == 0 || len > PLACE_UID_MAX || !json_is_integer(p) || json_integer_value(p) < 0)
-            continue;
-        v[k].uid = xstrdup(uid);
-        v[k++].pods = (int64_t)json_integer_value(p);
-    }
-    qsort(v, k, sizeof *v, counted_cmp);
-    size_t keep = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (keep > 0 && strcmp(v[keep - 1].uid, v[i].uid) == 0) {
-            if (v[i].pods < v[keep - 1].pods)
-                v[keep - 1].pods = v[i].pods;
-            free(v[i].uid);
-            continue;
-        }
-        v[keep++] = v[i];
-    }
-    if (keep == 0) {
-        free(v);
-        return;
-    }
-    c->counted = v;
-    c->n_counted = keep;
-}
-
-/* The count of copy `uid` in the cluster's countedJobs, or -1 when it is not listed. */
-static int64_t counted_pods(const struct place_cluster *c, const char *uid)
-{
-    if (!uid || c->n_counted == 0)
-        return -1;
-    struct place_counted k = {.uid = (char *)uid};
-    const struct place_counted *f = bsearch(&k, c->counted, c->n_counted, sizeof k, counted_cmp);
-    return f ? f->pods : -1;
 }
 
 struct idx_node {
@@ -410,7 +353,6 @@ int place_cluster_from_json(const json_t *cm, struct place_cluster *out, struct 
     free(tmp);
     out->n_nodes = keep;
     cluster_index_resources(out);
-    counted_from_json(st, out);
     return 0;
 }
 
@@ -626,9 +568,6 @@ struct resv_cluster {
     size_t n_entries;
     int64_t min_at_ms;     /* at most the oldest entry's at_ms: sync skips the scan before it */
     int64_t min_settle_ms; /* at most the smallest entry settle_at_ms, likewise */
-    size_t n_copied;       /* entries with a copy uid */
-    bool counted_checked;  /* countedJobs was read at counted_lu_ms (sync skips it then) */
-    int64_t counted_lu_ms; /* the lastUpdated of the metrics last read for countedJobs */
 };
 
 static void reslist_box_free(void *p)
@@ -652,6 +591,7 @@ void place_resv_init(struct place_resv *r)
     r->ttl_ms = 600000;
     strmap_init(&r->by_key);
     strmap_init(&r->by_cluster);
+    strmap_init(&r->by_uid);
 }
 
 static void resv_entry_free(struct place_resv_entry *en)
@@ -676,6 +616,7 @@ void place_resv_free(struct place_resv *r)
     r->n = 0;
     strmap_free(&r->by_key, NULL);
     strmap_free(&r->by_cluster, resv_cluster_free);
+    strmap_free(&r->by_uid, NULL);
 }
 
 /* Add (sign 1) or take out (sign -1) an entry's amounts from its cluster's
@@ -697,8 +638,6 @@ static void resv_totals_apply(struct place_resv *r, const struct place_resv_entr
         return;
     }
     rc->n_entries = sign > 0 ? rc->n_entries + 1 : rc->n_entries - 1;
-    if (en->copy_uid)
-        rc->n_copied = sign > 0 ? rc->n_copied + 1 : rc->n_copied - 1;
     if (sign > 0 && en->at_ms < rc->min_at_ms)
         rc->min_at_ms = en->at_ms;
     if (sign > 0 && en->settle_at_ms < rc->min_settle_ms)
@@ -716,8 +655,20 @@ static void resv_totals_apply(struct place_resv *r, const struct place_resv_entr
 }
 
 /* Drop entry i: the last entry takes its place (entries are unordered). */
+/* The entry's copy uid leaves it and the uid index. */
+static void resv_uid_forget(struct place_resv *r, struct place_resv_entry *en)
+{
+    if (!en->copy_uid)
+        return;
+    if (strmap_get(&r->by_uid, en->copy_uid) == en->key)
+        strmap_del(&r->by_uid, en->copy_uid);
+    free(en->copy_uid);
+    en->copy_uid = NULL;
+}
+
 static void resv_drop_at(struct place_resv *r, size_t i)
 {
+    resv_uid_forget(r, &r->v[i]);
     resv_totals_apply(r, &r->v[i], -1);
     strmap_del(&r->by_key, r->v[i].key);
     resv_entry_free(&r->v[i]);
@@ -778,21 +729,6 @@ static bool resv_due(const struct place_resv *r, int64_t at_ms, int64_t settle_a
     return now_ms >= sat_add(at_ms, r->ttl_ms);
 }
 
-/* The cluster's metrics list the entry's copy with at least the placement's pods. */
-static bool resv_counted(const struct place_resv_entry *en, const struct place_cluster *c)
-{
-    return en->copy_uid && en->pods > 0 && counted_pods(c, en->copy_uid) >= en->pods;
-}
-
-/* countedJobs is to be read: the cluster has entries with a copy uid, its metrics list
- * copies, and they are not the metrics last read (a new lastUpdated). */
-static bool counted_due(const struct resv_cluster *rc, const struct place_cluster *c)
-{
-    if (rc->n_copied == 0 || c->n_counted == 0)
-        return false;
-    return !c->has_last_updated || !rc->counted_checked || rc->counted_lu_ms != c->last_updated_ms;
-}
-
 int place_resv_copy(struct place_resv *r, const char *key, const char *uid)
 {
     if (!uid || !uid[0])
@@ -803,12 +739,46 @@ int place_resv_copy(struct place_resv *r, const char *key, const char *uid)
     struct place_resv_entry *en = &r->v[i];
     if (en->copy_uid && strcmp(en->copy_uid, uid) == 0)
         return 0;
-    struct resv_cluster *rc = strmap_get(&r->by_cluster, en->cluster);
-    if (rc && !en->copy_uid)
-        rc->n_copied++;
-    free(en->copy_uid);
+    resv_uid_forget(r, en);
     en->copy_uid = xstrdup(uid);
+    strmap_put(&r->by_uid, uid, en->key);
     return 1;
+}
+
+/* One status.countedJobs entry (placement.h): its uid and count, or false when malformed. */
+static bool counted_entry(const json_t *e, const char **uid, int64_t *pods)
+{
+    const json_t *p = json_object_get(e, "pods");
+    *uid = json_string_value(json_object_get(e, "uid"));
+    size_t len = *uid ? strlen(*uid) : 0;
+    if (len == 0 || len > PLACE_UID_MAX || !json_is_integer(p) || json_integer_value(p) < 0)
+        return false;
+    *pods = (int64_t)json_integer_value(p);
+    return true;
+}
+
+size_t place_resv_counted(struct place_resv *r, const char *cluster, const json_t *cm)
+{
+    const json_t *l = json_object_get(json_object_get(cm, "status"), "countedJobs");
+    size_t n = json_array_size(l), dropped = 0;
+    if (!cluster || strmap_len(&r->by_uid) == 0)
+        return 0;
+    for (size_t i = 0; i < n && i < PLACE_COUNTED_MAX; i++) {
+        const char *uid;
+        int64_t pods;
+        if (!counted_entry(json_array_get(l, i), &uid, &pods))
+            continue;
+        const char *key = strmap_get(&r->by_uid, uid);
+        long k = key ? resv_find(r, key) : -1;
+        if (k < 0)
+            continue;
+        const struct place_resv_entry *en = &r->v[k];
+        if (strcmp(en->cluster, cluster) == 0 && en->pods > 0 && pods >= en->pods) {
+            resv_drop_at(r, (size_t)k);
+            dropped++;
+        }
+    }
+    return dropped;
 }
 
 int place_resv_pods_seen(struct place_resv *r, const char *key, int64_t seen_ms)
@@ -830,10 +800,8 @@ int place_resv_pods_seen(struct place_resv *r, const char *key, int64_t seen_ms)
 size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int64_t now_ms)
 {
     struct resv_cluster *rc = strmap_get(&r->by_cluster, c->name);
-    /* Nothing on this cluster is old enough and its countedJobs were read: no scan (called on
-     * every pass). */
-    bool counted = rc && counted_due(rc, c);
-    if (!rc || (!counted && !resv_due(r, rc->min_at_ms, rc->min_settle_ms, c, now_ms)))
+    /* Nothing on this cluster is old enough: no scan (called on every pass). */
+    if (!rc || !resv_due(r, rc->min_at_ms, rc->min_settle_ms, c, now_ms))
         return 0;
     size_t dropped = 0;
     bool any = false;
@@ -842,8 +810,7 @@ size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int6
         const struct place_resv_entry *en = &r->v[i];
         if (strcmp(en->cluster, c->name) != 0) {
             i++;
-        } else if (resv_due(r, en->at_ms, en->settle_at_ms, c, now_ms) ||
-                   (counted && resv_counted(en, c))) {
+        } else if (resv_due(r, en->at_ms, en->settle_at_ms, c, now_ms)) {
             resv_drop_at(r, i);
             dropped++;
         } else {
@@ -859,10 +826,6 @@ size_t place_resv_sync(struct place_resv *r, const struct place_cluster *c, int6
     if (rc) {
         rc->min_at_ms = min_at;
         rc->min_settle_ms = min_settle;
-        if (counted) {
-            rc->counted_checked = true;
-            rc->counted_lu_ms = c->last_updated_ms;
-        }
     }
     return dropped;
 }

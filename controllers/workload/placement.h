@@ -70,14 +70,14 @@
  * running and ready (place_resv_pods_seen: bound before that, so a metrics
  * write after it counts them; the margin covers the agent's informer lag and
  * a small clock skew of a remote agent), or when it is older than `ttl_ms`
- * whatever the metrics say; or at once when the cluster's metrics list the
- * reservation's copy (place_resv_copy: the controller records its uid from the
- * copy's first sight, its watch ADDED, before its pods exist) in
- * status.countedJobs with at least the placement's pods (the sum of its
- * replicas): those pods are in the same write's allocatedResourceRequests. The
- * agent lists a copy in the write where its count changes (agent.h: the change
- * since its previous write; a heartbeat leaves the list), and the list is read
- * once per new status.lastUpdated of the cluster: a copy listed before its uid
+ * whatever the metrics say; or at once when a ClusterMetrics event of the
+ * cluster lists the reservation's copy (place_resv_copy: the controller records
+ * its uid from the copy's first sight, its watch ADDED, before its pods exist)
+ * in status.countedJobs with at least the placement's pods (the sum of its
+ * replicas): those pods are in the same write's allocatedResourceRequests
+ * (place_resv_counted, called for every ClusterMetrics event). The agent lists a
+ * copy in the write where its count changes (agent.h: the change since its
+ * previous write; a heartbeat leaves the list): a copy listed before its uid
  * was recorded, or in a write this controller did not see (a relist shows only
  * the last), keeps the other rules. A partial count keeps it; metrics without
  * the list, or not listing the copy, leave the rules above. The controller
@@ -137,13 +137,6 @@ struct place_node {
 };
 #define PLACE_ABSENT INT64_MIN
 
-/* status.countedJobs[]: a worker copy whose number of bound pods that the same write's
- * allocatedResourceRequests include changed since the agent's previous write, and that
- * number. */
-struct place_counted {
-    char *uid; /* owned: the copy's metadata.uid */
-    int64_t pods;
-};
 #define PLACE_COUNTED_MAX 1000 /* countedJobs entries read (the agent writes at most as many) */
 #define PLACE_UID_MAX     128  /* a longer uid is malformed (a Kubernetes uid is 36 bytes) */
 
@@ -157,21 +150,13 @@ struct place_cluster {
     size_t n_nodes;
     char **res_names; /* owned: every resource name a node reports, sorted */
     size_t n_res;
-    /* owned: status.countedJobs, sorted by uid, one entry per uid (the smallest count of
-     * duplicates); NULL when the metrics list none (an older agent, KubeStellar's own
-     * ClusterMetrics) */
-    struct place_counted *counted;
-    size_t n_counted;
 };
 
 /*
  * From a ClusterMetrics object. Bad data in a node (a quantity that does not
  * parse, a negative amount, a malformed taint, labels that are not strings)
  * skips that node and records a warning naming the cluster, the node and the
- * field; a node without a name is skipped too. status.countedJobs: only its
- * first PLACE_COUNTED_MAX entries are read; an entry that is not an object
- * with a non-empty string uid (at most PLACE_UID_MAX bytes) and an integer
- * pods >= 0 is ignored, as is the list when it is not an array. Returns -EINVAL only when the
+ * field; a node without a name is skipped too. Returns -EINVAL only when the
  * object itself is unusable (not an object, no metadata.name, status.nodes
  * not an array); *out is then empty. `w` may be NULL.
  */
@@ -249,6 +234,7 @@ struct place_resv {
     int64_t ttl_ms;           /* default 600000 */
     struct strmap by_key;     /* key -> entry index + 1 */
     struct strmap by_cluster; /* cluster -> per-node sums (private to placement.c) */
+    struct strmap by_uid;     /* copy uid -> its entry's key (borrowed; place_resv_copy) */
 };
 
 struct place_result;
@@ -268,6 +254,13 @@ int place_resv_pods_seen(struct place_resv *r, const char *key, int64_t seen_ms)
  * the placement's pods end the reservation (see above). Returns 1 when recorded (new or
  * changed), 0 when none is held or it is the recorded one, -EINVAL for a NULL or empty uid. */
 int place_resv_copy(struct place_resv *r, const char *key, const char *uid);
+/* A ClusterMetrics object `cm` (borrowed) of cluster `cluster`: drop each reservation on that
+ * cluster whose copy its status.countedJobs lists with at least the placement's pods (see
+ * above). Only the first PLACE_COUNTED_MAX entries are read; an entry that is not an object
+ * with a non-empty string uid (at most PLACE_UID_MAX bytes) and an integer pods >= 0 is
+ * ignored, as is the list when it is not an array. O(entries): reservations are found by their
+ * copy's uid. Returns how many were dropped. */
+size_t place_resv_counted(struct place_resv *r, const char *cluster, const json_t *cm);
 /* Drop the reservation of `key`. Returns 1 when one was dropped, 0 if none. */
 int place_resv_remove(struct place_resv *r, const char *key);
 /* Apply the drop rule above to every reservation on cluster `c`: returns how

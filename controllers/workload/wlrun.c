@@ -672,10 +672,20 @@ static void cm_event(void *ud, json_t *obj)
     soon(r, &r->clusters_soon);
 }
 
+/* A ClusterMetrics written: its counts end reservations at once, each write's (the passes
+ * read the store, where a later write may have replaced it). */
+static void cm_written(void *ud, json_t *obj)
+{
+    struct wlrun *r = ud;
+    if (r->wlc && !r->stopped)
+        wlc_on_metrics(r->wlc, obj);
+    cm_event(ud, obj);
+}
+
 static void cm_update(void *ud, json_t *o, json_t *n)
 {
     (void)o;
-    cm_event(ud, n);
+    cm_written(ud, n);
 }
 
 static void cluster_update(void *ud, json_t *o, json_t *n)
@@ -991,7 +1001,7 @@ static int add_fixed(struct wlrun *r, struct err *e)
     struct informer_handlers hcl = {
         .on_add = cluster_event, .on_update = cluster_update, .on_delete = cluster_event, .ud = r};
     struct informer_handlers hcm = {
-        .on_add = cm_event, .on_update = cm_update, .on_delete = cm_event, .ud = r};
+        .on_add = cm_written, .on_update = cm_update, .on_delete = cm_event, .ud = r};
     struct informer_handlers hnone = {.ud = r};
     int rc;
     if ((rc = add_informer(r, "kueue.x-k8s.io", kv, "workloads", "Workload", "workloads", &hwl,

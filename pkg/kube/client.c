@@ -64,6 +64,9 @@ struct kube_call {
 
     char *method;
     char *path; /* path + encoded query, for messages */
+    /* what the request names (target_setup): the whole URL (base + path) when the client has
+     * no origin, the target (prefix + path) when the server URL has a path, else NULL (the
+     * target is `path` itself) */
     char *url;
     char *body;
     size_t body_len;

@@ -49,10 +49,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             if (r.status == PLACE_OK && place_resv_add(&rv, wl.key, &r, 0) != 0)
                 abort();
-            /* the first countedJobs uid as the copy's: the counted drop rule runs too */
-            if (r.status == PLACE_OK && c.n_counted > 0 &&
-                place_resv_copy(&rv, wl.key, c.counted[0].uid) < 0)
+            /* the first countedJobs uid (a string) as the copy's: the counted drop rule runs */
+            const char *uid = json_string_value(json_object_get(
+                json_array_get(json_object_get(json_object_get(cmj, "status"), "countedJobs"), 0),
+                "uid"));
+            if (r.status == PLACE_OK && uid && uid[0] && place_resv_copy(&rv, wl.key, uid) < 0)
                 abort();
+            if (place_resv_counted(&rv, c.name, cmj) > 1)
+                abort(); /* one reservation held at most */
             place_result_free(&r);
         }
         /* An incomplete view (a registered cluster not known yet) is never

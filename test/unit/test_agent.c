@@ -854,16 +854,24 @@ static void test_counted_jobs(void **state)
     fx_free(f);
 }
 
+/* A watch event line of `type` for pod `p` (owned_pod's JSON) at resourceVersion `rv`. New
+ * string. */
+static char *pod_event(const char *type, const char *p, const char *rv)
+{
+    const char *at = strstr(p, "\"namespace\":\"ns\"");
+    assert_non_null(at);
+    char *pv = xasprintf("%.*s\"resourceVersion\":\"%s\",%s", (int)(at - p), p, rv, at);
+    char *line = xasprintf("{\"type\":\"%s\",\"object\":%s}\n", type, pv);
+    free(pv);
+    return line;
+}
+
 /* A watch event line for a pod of copy `uid` on n1 (1 cpu) in `phase`. New string. */
 static char *counted_event(const char *type, const char *name, const char *uid, const char *phase,
                            const char *rv)
 {
     char *p = owned_pod(name, "Job", uid, NULL, "1", phase);
-    char *at = strstr(p, "\"namespace\":\"ns\"");
-    assert_non_null(at);
-    char *pv = xasprintf("%.*s\"resourceVersion\":\"%s\",%s", (int)(at - p), p, rv, at);
-    char *line = xasprintf("{\"type\":\"%s\",\"object\":%s}\n", type, pv);
-    free(pv);
+    char *line = pod_event(type, p, rv);
     free(p);
     return line;
 }
@@ -954,6 +962,54 @@ static void test_counted_delta(void **state)
     for (size_t i = 0; i < 6; i++)
         free(ev[i]);
     free(batch);
+    free(a1);
+    fx_free(f);
+}
+
+/* A copy no longer counted while the node sums stay the same (its pod failed as another
+ * job's pod of the same requests was bound): a full write with the list replaced, not a
+ * heartbeat that would leave the copy listed on the hub. */
+static void test_counted_gone_rewrites(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    char *a1 = owned_pod("a1", "Job", UID_A, NULL, "1", "Running");
+    counted_lists(f, COPY_JOB("a", UID_A) "," COPY_JOB("b", UID_B), a1);
+    char *ev[3] = {
+        counted_event("ADDED", "b1", UID_B, "Running", "30"),
+        counted_event("MODIFIED", "b1", UID_B, "Failed", "31"),
+        NULL,
+    };
+    /* a JobSet's pod: hub work too (the same managed requests), not a copy's */
+    char *x1 =
+        owned_pod("x1", "Job", UID_C, "\"jobset.sigs.k8s.io/jobset-name\":\"js\"", "1", "Running");
+    ev[2] = pod_event("ADDED", x1, "32");
+    free(x1);
+    char *swap = xasprintf("%s%s", ev[1], ev[2]); /* one chunk: one compute */
+    struct fakesrv_chunk pch[] = {{1.5, ev[0], 0}, {1.5, swap, 0}};
+    struct fakesrv_resp pr = {.method = "GET",
+                              .path = "/api/v1/pods",
+                              .query_contains = "watch=",
+                              .chunks = pch,
+                              .n_chunks = 2,
+                              .end = FAKESRV_HOLD};
+    fakesrv_push(f->srv, &pr);
+    script_patch_ok(f);
+    fx_agent(f, 0.2, -1, true);
+    want_patches = 3;
+    assert_true(fx_run(f, have_patches, 15));
+    fx_run(f, NULL, 0.5);
+    assert_int_equal(count_req(f, "PATCH", STATUS_PATH), 3);
+    assert_counted_write(f, 0, "[]");
+    assert_counted_write(f, 1, "[{\"uid\":\"" UID_B "\",\"pods\":1}]");
+    assert_counted_write(f, 2, "[]");
+    json_t *s1 = patch_status(f, 1), *s2 = patch_status(f, 2);
+    assert_true(json_equal(json_object_get(s1, "nodes"), json_object_get(s2, "nodes")));
+    json_decref(s1);
+    json_decref(s2);
+    for (size_t i = 0; i < 3; i++)
+        free(ev[i]);
+    free(swap);
     free(a1);
     fx_free(f);
 }
@@ -1576,6 +1632,7 @@ int main(void)
         cmocka_unit_test(test_writes_managed_requests),
         cmocka_unit_test(test_counted_jobs),
         cmocka_unit_test(test_counted_delta),
+        cmocka_unit_test(test_counted_gone_rewrites),
         cmocka_unit_test(test_counted_after_repair),
         cmocka_unit_test(test_counted_after_create),
         cmocka_unit_test(test_writes_no_pods),

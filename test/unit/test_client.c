@@ -333,14 +333,27 @@ static void test_http_proxy_whole_url(void **state)
 {
     (void)state;
     struct fx *f = fx_new(NULL);
+    /* the machine's own no_proxy (libcurl reads it before NO_PROXY) must not bypass it */
+    static const char *const vars[] = {"http_proxy", "no_proxy", "NO_PROXY"};
+    char *saved[3];
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        saved[i] = v ? xstrdup(v) : NULL;
+    }
     setenv("http_proxy", fakesrv_url(f->srv), 1);
-    setenv("NO_PROXY", "", 1);
+    unsetenv("no_proxy");
+    unsetenv("NO_PROXY");
     fx_client(f, NULL);
     fakesrv_push_json(f->srv, "GET", NULL, NULL, 200, "{\"kind\":\"Pod\"}");
     do_req(f, "GET", "/api/v1/namespaces/a/pods/p", NULL, NULL, NULL);
     fx_run(f, 1, 10);
-    unsetenv("http_proxy");
-    unsetenv("NO_PROXY");
+    for (int i = 0; i < 3; i++) {
+        if (saved[i])
+            setenv(vars[i], saved[i], 1);
+        else
+            unsetenv(vars[i]);
+        free(saved[i]);
+    }
     struct fakesrv_req *r = fakesrv_req_get(f->srv, 0);
     char *want = xasprintf("%s/api/v1/namespaces/a/pods/p", fakesrv_url(f->srv));
     assert_string_equal(r->path, want);

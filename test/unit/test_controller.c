@@ -2105,6 +2105,9 @@ static uint64_t counted_then_place(struct fx *f, const char *lu, const char *cpu
         "\"countedJobs\":[%s]}}",
         lu, cpu, counted);
     put(f->cms, cm);
+    json_t *cmo = J(cm);
+    wlc_on_metrics(f->c, cmo); /* the metrics' event */
+    json_decref(cmo);
     free(cm);
     put_named(f, name);
     char *key = xasprintf("default/job-%s-4c5d6", name);
@@ -2155,24 +2158,33 @@ static void test_counted_copy_ends_reservation(void **state)
     one_placed_free(&o);
 }
 
-/* The copy a pass made seen by its watch's ADDED only (`deleting`: with a deletionTimestamp),
- * which queues no pass (copy_sight_skip); then c1's metrics with sample's 3 pods in its
- * requests (5 of 8 cpu) and countedJobs listing the copy with all of them, and "other" (3
+enum sighted { SIGHT_LIVE, SIGHT_DELETING, SIGHT_OLD_ADMISSION };
+
+/* A copy on c1 seen by its watch's ADDED: the copy a pass made (SIGHT_LIVE: which queues no
+ * pass, copy_sight_skip), the same with a deletionTimestamp, or one made for an earlier
+ * admission whose delete the store has not shown; then c1's metrics with sample's 3 pods in
+ * its requests (5 of 8 cpu) and countedJobs listing the copy with all of them, and "other" (3
  * cpu) to place. Returns the placements made. */
-static uint64_t sighted_then_counted(struct fx *f, bool deleting)
+static uint64_t sighted_then_counted(struct fx *f, enum sighted how)
 {
     struct one_placed o;
     one_placed(f, &o);
     tloop_run_for(f->loop, 0.05);
     fakesrv_push(f->hub_srv, &(struct fakesrv_resp){
                                  .method = "PATCH", .path = "/apis/", .body = "{}", .times = -1});
+    fakesrv_push(f->w_srv, &(struct fakesrv_resp){.body = "{}", .times = -1}); /* its passes */
     uint64_t r0 = reconciles(f);
-    if (deleting)
+    if (how == SIGHT_DELETING)
         jx_set_new(o.cp, "metadata.deletionTimestamp", json_string("2026-11-22T09:59:59Z"), NULL);
+    if (how == SIGHT_OLD_ADMISSION)
+        jx_set_annotation(o.cp, XF_ANN_PLACED_FOR, "wl-uid/2026-11-22T09:00:00Z");
     json_t *cp = copy_added(f, o.cp); /* uid "copy-uid" */
-    assert_int_equal(sight_skips(f), 1);
+    if (how != SIGHT_OLD_ADMISSION) {
+        assert_int_equal(sight_skips(f), 1);
+        tloop_run_for(f->loop, 0.05);
+        assert_int_equal(reconciles(f), r0); /* no pass read the copy */
+    }
     tloop_run_for(f->loop, 0.05);
-    assert_int_equal(reconciles(f), r0); /* no pass read the copy */
     /* with sample's reservation held, other does not fit (5 + 3 + 3 > 8) */
     /* one reservation either way: sample's, or other's instead */
     assert_int_equal(counted_then_place(f, "2026-11-22T10:00:01Z", "5",
@@ -2189,14 +2201,21 @@ static uint64_t sighted_then_counted(struct fx *f, bool deleting)
  * listing it with all its pods end sample's reservation, so other fits and is placed. */
 static void test_counted_copy_from_sight(void **state)
 {
-    assert_int_equal(sighted_then_counted(*state, false), 2);
+    assert_int_equal(sighted_then_counted(*state, SIGHT_LIVE), 2);
 }
 
 /* A copy being removed (deletionTimestamp) does not end the reservation: an old copy going
  * away says nothing of the new placement's pods. */
 static void test_counted_copy_deleting_ignored(void **state)
 {
-    assert_int_equal(sighted_then_counted(*state, true), 1);
+    assert_int_equal(sighted_then_counted(*state, SIGHT_DELETING), 1);
+}
+
+/* Nor does a copy of an earlier admission of the Workload on the same cluster (its placed-for
+ * is not the Workload's placement token now): its pods, counted, go with it. */
+static void test_counted_copy_old_admission_ignored(void **state)
+{
+    assert_int_equal(sighted_then_counted(*state, SIGHT_OLD_ADMISSION), 1);
 }
 
 /* other's events delivered and its copy made: the dispatch is over, so sample's deferred
@@ -3327,6 +3346,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ready_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counted_copy_ends_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counted_copy_from_sight, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counted_copy_old_admission_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counted_copy_deleting_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_gone_ends_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_failure_no_second_placement, setup, teardown),

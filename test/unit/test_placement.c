@@ -789,58 +789,67 @@ static void test_reservation_pods_seen(void **state)
     place_cluster_free(&c);
 }
 
-/* c1: 4 nodes of 4 cpu, lastUpdated `lu` (RFC 3339) and the status fields `extra` (a JSON
- * body in single quotes, or NULL). */
-static void counted_cluster(struct place_cluster *c, const char *lu, const char *extra)
+/* A ClusterMetrics object of cluster `name` with status.countedJobs `list` (JSON in single
+ * quotes, or NULL: no list). New reference. */
+static json_t *counted_cm(const char *name, const char *list)
 {
-    char *s = xasprintf("{'metadata':{'name':'c1'},'status':{'lastUpdated':'%s','nodes':["
-                        "{'name':'n0','allocatableResources':{'cpu':'4'}},"
-                        "{'name':'n1','allocatableResources':{'cpu':'4'}},"
-                        "{'name':'n2','allocatableResources':{'cpu':'4'}},"
-                        "{'name':'n3','allocatableResources':{'cpu':'4'}}]%s%s}}",
-                        lu, extra ? "," : "", extra ? extra : "");
+    char *s = xasprintf("{'metadata':{'name':'%s'},'status':{'nodes':[]%s%s}}", name,
+                        list ? ",'countedJobs':" : "", list ? list : "");
     json_t *j = J(s);
-    struct err e = {0};
-    assert_int_equal(place_cluster_from_json(j, c, NULL, &e), 0);
-    json_decref(j);
     free(s);
+    return j;
 }
 
-/* Hostile countedJobs: not a list, or longer than PLACE_COUNTED_MAX (only the first read). */
-static void test_counted_hostile(void)
+/* place_resv_counted of `list` on cluster `name`: how many reservations it ended. */
+static size_t counted_drop(struct place_resv *rv, const char *name, const char *list)
 {
-    struct place_cluster c;
-    counted_cluster(&c, "2026-11-22T10:00:00Z", "'countedJobs':{'uid':'u','pods':1}");
-    assert_int_equal(c.n_counted, 0);
-    assert_null(c.counted);
-    place_cluster_free(&c);
-    json_t *cm = J("{'metadata':{'name':'c1'},'status':{'nodes':[]}}");
-    json_t *l = json_array();
-    for (int i = 0; i < PLACE_COUNTED_MAX + 500; i++)
-        json_array_append_new(
-            l, json_pack("{s:s++, s:i}", "uid", "u", i < 10 ? "0" : "", "x", "pods", 1));
-    json_object_set_new(json_object_get(cm, "status"), "countedJobs", l);
-    struct err e = {0};
-    assert_int_equal(place_cluster_from_json(cm, &c, NULL, &e), 0);
-    assert_int_equal(c.n_counted, 2); /* "u0x" (10 times: merged) and "ux" */
+    json_t *cm = counted_cm(name, list);
+    size_t n = place_resv_counted(rv, name, cm);
     json_decref(cm);
-    place_cluster_free(&c);
+    return n;
 }
 
-/* A reservation whose copy the cluster's metrics list in countedJobs with all the
- * placement's pods goes at once, even with metrics written before its settle time; a partial
- * count keeps it, as does a copy not listed; metrics without the list keep the old rule. */
+/* Hostile countedJobs: not a list, entries past PLACE_COUNTED_MAX (not read), a uid longer
+ * than PLACE_UID_MAX, a count beyond 32 bits (read as it is). */
+static void test_counted_hostile(struct place_resv *rv, const char *key)
+{
+    assert_int_equal(place_resv_copy(rv, key, "u-late"), 1);
+    assert_int_equal(counted_drop(rv, "c1", "{'uid':'u-late','pods':9}"), 0);
+    json_t *cm = counted_cm("c1", "[]");
+    json_t *l = json_object_get(json_object_get(cm, "status"), "countedJobs");
+    for (int i = 0; i < PLACE_COUNTED_MAX; i++)
+        json_array_append_new(l, json_pack("{s:s, s:i}", "uid", "other", "pods", 1));
+    json_array_append_new(l, json_pack("{s:s, s:i}", "uid", "u-late", "pods", 9));
+    assert_int_equal(place_resv_counted(rv, "c1", cm), 0); /* past the cap */
+    json_decref(cm);
+    char *long_uid = xcalloc(PLACE_UID_MAX + 2, 1);
+    memset(long_uid, 'u', PLACE_UID_MAX + 1);
+    assert_int_equal(place_resv_copy(rv, key, long_uid), 1);
+    cm = counted_cm("c1", "[]");
+    json_array_append_new(json_object_get(json_object_get(cm, "status"), "countedJobs"),
+                          json_pack("{s:s, s:i}", "uid", long_uid, "pods", 9));
+    assert_int_equal(place_resv_counted(rv, "c1", cm), 0); /* malformed: too long */
+    json_decref(cm);
+    free(long_uid);
+    assert_int_equal(place_resv_copy(rv, key, "u-big"), 1);
+    assert_int_equal(counted_drop(rv, "c1", "[{'uid':'u-big','pods':5000000000}]"), 1);
+}
+
+/* A reservation whose copy a ClusterMetrics event of its cluster lists in countedJobs with all
+ * the placement's pods goes at once, before its settle time; a partial count keeps it, as do a
+ * copy not listed, another cluster's metrics and metrics without the list (the old rule then);
+ * malformed entries are ignored. */
 static void test_reservation_counted(void **state)
 {
     (void)state;
     struct place_cluster c;
-    counted_cluster(&c, "2026-11-22T10:00:00Z", NULL);
+    cluster_init(&c, "c1", 4, "'cpu':'4'", NULL, NULL);
     const int64_t lu = c.last_updated_ms;
     struct place_resv rv;
     place_resv_init(&rv);
-    struct place_workload w[3];
-    const char *names[] = {"w1", "w2", "w3"};
-    for (int i = 0; i < 3; i++) {
+    struct place_workload w[4];
+    const char *names[] = {"w1", "w2", "w3", "w4"};
+    for (int i = 0; i < 4; i++) {
         workload_init(&w[i], names[i], 2, "'cpu':'1'", NULL, NULL);
         struct place_result r;
         assert_int_equal(place_decide(&w[i], &c, 1, &g_default_flavor, 1, &rv, NULL, &r), 0);
@@ -853,47 +862,42 @@ static void test_reservation_counted(void **state)
     assert_int_equal(place_resv_copy(&rv, w[1].key, "uid-2"), 1); /* the copy made again */
     assert_int_equal(place_resv_copy(&rv, "ns/nope", "uid-9"), 0);
     assert_int_equal(place_resv_copy(&rv, w[2].key, ""), -EINVAL);
-    place_cluster_free(&c);
-    /* metrics without the list, before the settle time: all kept */
-    counted_cluster(&c, "2026-11-22T10:00:01Z", NULL);
-    assert_int_equal(place_resv_sync(&rv, &c, lu + 1000), 0);
-    place_cluster_free(&c);
-    /* uid-1 with both pods: w1 goes; uid-2 with one of two (the duplicate's 3 is not
-     * believed): kept; malformed entries ignored */
-    counted_cluster(&c, "2026-11-22T10:00:02Z",
-                    "'countedJobs':[{'uid':'uid-2','pods':1},{'uid':'uid-1','pods':2},"
-                    "{'uid':5,'pods':2},{'uid':'uid-3','pods':-1},'x',{'uid':'uid-4'},"
-                    "{'uid':'uid-2','pods':3},{'uid':'uid-5','pods':'2'},{'uid':'','pods':2}]");
-    assert_int_equal(c.n_counted, 2);
-    assert_string_equal(c.counted[0].uid, "uid-1");
-    assert_int_equal(c.counted[1].pods, 1);
-    assert_int_equal(place_resv_sync(&rv, &c, lu + 2000), 1);
+    /* no list, another cluster's list, the old uid: all kept */
+    assert_int_equal(counted_drop(&rv, "c1", NULL), 0);
+    assert_int_equal(counted_drop(&rv, "c2", "[{'uid':'uid-1','pods':2}]"), 0);
+    assert_int_equal(counted_drop(&rv, "c1", "[{'uid':'uid-old','pods':2}]"), 0);
+    /* uid-1 with both pods: w1 goes; uid-2 with one of two: kept; malformed entries ignored */
+    assert_int_equal(
+        counted_drop(&rv, "c1",
+                     "[{'uid':'uid-2','pods':1},{'uid':'uid-1','pods':2},"
+                     "{'uid':5,'pods':2},{'uid':'uid-3','pods':-1},'x',"
+                     "{'uid':'uid-4'},{'uid':'uid-2','pods':'2'},{'uid':'','pods':2}]"),
+        1);
     const char *where = NULL;
     assert_false(place_resv_lookup(&rv, w[0].key, &where));
     assert_true(place_resv_lookup(&rv, w[1].key, &where));
-    assert_true(place_resv_lookup(&rv, w[2].key, &where));
-    place_cluster_free(&c);
-    /* uid-2 with both pods: w2 goes; w3 (no copy recorded) stays */
-    counted_cluster(&c, "2026-11-22T10:00:03Z", "'countedJobs':[{'uid':'uid-2','pods':2}]");
-    assert_int_equal(place_resv_sync(&rv, &c, lu + 3000), 1);
+    /* uid-1 again (w1 gone, its uid with it): nothing; uid-2 with both pods: w2 goes */
+    assert_int_equal(counted_drop(&rv, "c1", "[{'uid':'uid-1','pods':2},{'uid':'uid-2','pods':2}]"),
+                     1);
     assert_false(place_resv_lookup(&rv, w[1].key, &where));
     assert_true(place_resv_lookup(&rv, w[2].key, &where));
     int64_t held = 0;
     for (int n = 0; n < 4; n++) {
         char node[16];
-        snprintf(node, sizeof node, "n%d", n);
+        snprintf(node, sizeof node, "c1-n%d", n);
         held += place_resv_held(&rv, "c1", node, "cpu");
     }
-    assert_int_equal(held, 2000); /* w3's two pods */
-    place_cluster_free(&c);
-    /* w3 by the old rule: metrics without the list settle_ms after it */
-    counted_cluster(&c, "2026-11-22T10:00:30Z", NULL);
+    assert_int_equal(held, 4000); /* w3's and w4's two pods each */
+    /* w3 by the old rule: metrics settle_ms after it */
+    assert_int_equal(place_resv_sync(&rv, &c, lu + 1000), 0);
+    test_counted_hostile(&rv, w[3].key);
+    assert_false(place_resv_lookup(&rv, w[3].key, &where));
+    c.last_updated_ms = lu + rv.settle_ms;
     assert_int_equal(place_resv_sync(&rv, &c, lu + rv.settle_ms), 1);
     assert_int_equal(rv.n, 0);
     place_cluster_free(&c);
-    test_counted_hostile();
     place_resv_free(&rv);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         place_workload_free(&w[i]);
 }
 
