@@ -654,7 +654,6 @@ static void resv_totals_apply(struct place_resv *r, const struct place_resv_entr
     }
 }
 
-/* Drop entry i: the last entry takes its place (entries are unordered). */
 /* The entry's copy uid leaves it and the uid index. */
 static void resv_uid_forget(struct place_resv *r, struct place_resv_entry *en)
 {
@@ -666,6 +665,7 @@ static void resv_uid_forget(struct place_resv *r, struct place_resv_entry *en)
     en->copy_uid = NULL;
 }
 
+/* Drop entry i: the last entry takes its place (entries are unordered). */
 static void resv_drop_at(struct place_resv *r, size_t i)
 {
     resv_uid_forget(r, &r->v[i]);
