@@ -901,6 +901,18 @@ static void counted_lists(struct fx *f, const char *jobs, const char *items)
     free(pl);
 }
 
+/* A pod watch that brings `ch` (n chunks, their delays) and then stays open. */
+static void push_pod_watch(struct fx *f, const struct fakesrv_chunk *ch, size_t n)
+{
+    struct fakesrv_resp pr = {.method = "GET",
+                              .path = "/api/v1/pods",
+                              .query_contains = "watch=",
+                              .chunks = ch,
+                              .n_chunks = n,
+                              .end = FAKESRV_HOLD};
+    fakesrv_push(f->srv, &pr);
+}
+
 /*
  * countedJobs is the change since what the hub has from this agent (2 entries a write here).
  * The counts at the start (A's first pod) are taken as the hub's: the first write lists none.
@@ -928,13 +940,7 @@ static void test_counted_delta(void **state)
      * follow-up: the delays leave seconds of margin on a loaded machine (ASan, CI's jobs) */
     struct fakesrv_chunk pch[] = {
         {2.0, batch, 0}, {3.5, ev[3], 0}, {1.5, ev[4], 0}, {1.5, ev[5], 0}};
-    struct fakesrv_resp pr = {.method = "GET",
-                              .path = "/api/v1/pods",
-                              .query_contains = "watch=",
-                              .chunks = pch,
-                              .n_chunks = 4,
-                              .end = FAKESRV_HOLD};
-    fakesrv_push(f->srv, &pr);
+    push_pod_watch(f, pch, 4);
     fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200, "{}");
     fakesrv_push_status(f->srv, "PATCH", STATUS_PATH, 422, "Invalid", "status: bad");
     script_patch_ok(f);
@@ -987,13 +993,7 @@ static void test_counted_gone_rewrites(void **state)
     free(x1);
     char *swap = xasprintf("%s%s", ev[1], ev[2]); /* one chunk: one compute */
     struct fakesrv_chunk pch[] = {{1.5, ev[0], 0}, {1.5, swap, 0}};
-    struct fakesrv_resp pr = {.method = "GET",
-                              .path = "/api/v1/pods",
-                              .query_contains = "watch=",
-                              .chunks = pch,
-                              .n_chunks = 2,
-                              .end = FAKESRV_HOLD};
-    fakesrv_push(f->srv, &pr);
+    push_pod_watch(f, pch, 2);
     script_patch_ok(f);
     fx_agent(f, 0.2, -1, true);
     want_patches = 3;
@@ -1065,13 +1065,7 @@ static void test_counted_after_create(void **state)
     free(items);
     char *ev = counted_event("ADDED", "a2", UID_A, "Running", "30");
     struct fakesrv_chunk pch[] = {{1.5, ev, 0}}; /* after the first write's answer */
-    struct fakesrv_resp pr = {.method = "GET",
-                              .path = "/api/v1/pods",
-                              .query_contains = "watch=",
-                              .chunks = pch,
-                              .n_chunks = 1,
-                              .end = FAKESRV_HOLD};
-    fakesrv_push(f->srv, &pr);
+    push_pod_watch(f, pch, 1);
     fakesrv_push_json(f->srv, "PATCH", STATUS_PATH, NULL, 200, "{}");
     fakesrv_push_status(f->srv, "PATCH", STATUS_PATH, 404, "NotFound", "not found");
     fakesrv_push_json(f->srv, "POST", CM_PATH, NULL, 201, "{\"metadata\":{\"name\":\"c1\"}}");
