@@ -82,9 +82,8 @@ struct agent {
     double written_t; /* monotonic time the last status write started */
     double retry_s;   /* current retry backoff */
 
-    json_t *computed;    /* last computed {nodes, unschedulableJobs} of the status */
-    uint64_t counted_fp; /* a fingerprint of the counts computed with it (on_change) */
-    json_t *written;     /* the same, of the last successful full write */
+    json_t *computed; /* last computed {nodes, unschedulableJobs} of the status */
+    json_t *written;  /* the same, of the last successful full write */
     /* The counts the hub has from this agent: as of the last successful full write, each
      * copy at the count last listed (counted_delta). Empty: list everything again. */
     struct counted_set prev;
@@ -253,19 +252,6 @@ static void counted_finish(struct counted_set *s)
         }
     }
     s->n = keep;
-}
-
-/* FNV-1a over the entries: whether the counts changed between two computes (on_change). */
-static uint64_t counted_fingerprint(const struct counted_set *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < s->n; i++) {
-        const uint8_t *b = s->v[i].uid;
-        for (size_t k = 0; k < 16; k++)
-            h = (h ^ b[k]) * 1099511628211ULL;
-        h = (h ^ s->v[i].pods) * 1099511628211ULL;
-    }
-    return h ^ s->n;
 }
 
 /*
@@ -1032,11 +1018,9 @@ static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
     struct counted_set cur = {0};
     json_t *nodes = compute_from_stores(a, &cur);
     a->dirty = false;
-    uint64_t fp = counted_fingerprint(&cur);
-    bool changed = !a->computed || !json_equal(nodes, a->computed) || fp != a->counted_fp;
+    bool changed = !a->computed || !json_equal(nodes, a->computed);
     json_decref(a->computed);
     a->computed = json_incref(nodes);
-    a->counted_fp = fp;
     if (changed && a->on_change)
         a->on_change(a->on_change_ud, a);
     counted_seed(a, &cur);

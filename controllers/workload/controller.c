@@ -381,7 +381,7 @@ static void copy_sent_note(struct wlc *c, const char *key, const struct pass *p,
 static bool resv_copy_seen(struct wlc *c, const char *key, const json_t *wl, const json_t *copy,
                            const char *cluster)
 {
-    const char *held = NULL, *uid = jx_str(copy, "metadata.uid", NULL);
+    const char *held = NULL, *uid = jx_uid(copy);
     const char *pf = jx_annotation(copy, XF_ANN_PLACED_FOR);
     if (!cluster || !pf || !place_resv_lookup(&c->resv, key, &held) || strcmp(held, cluster) != 0 ||
         jx_get(copy, "metadata.deletionTimestamp"))

@@ -1310,10 +1310,7 @@ static void target_setup(struct kube_client *c)
     const char *slash = strchr(sep + 3, '/');
     size_t n = slash ? (size_t)(slash - c->base) : strlen(c->base);
     c->origin = xasprintf("%.*s/", (int)n, c->base);
-    c->prefix = xstrdup(slash ? slash : "");
-    size_t m = strlen(c->prefix);
-    while (m > 0 && c->prefix[m - 1] == '/')
-        c->prefix[--m] = '\0';
+    c->prefix = xstrdup(slash ? slash : ""); /* base ends without '/' (kube_client_new) */
 }
 
 /* ---- public API ---------------------------------------------------------- */

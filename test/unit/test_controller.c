@@ -2155,6 +2155,7 @@ static void test_counted_copy_ends_reservation(void **state)
                      2);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.placements, 3);
+    assert_int_equal(st.counted_drops, 1); /* the partial count ended none */
     one_placed_free(&o);
 }
 
