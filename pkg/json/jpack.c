@@ -613,8 +613,12 @@ static uint32_t long_str_ref(struct jpack_tab *t, const char *s, size_t n)
     return seen_before(t, h) ? set_add(&t->strs, s, n, h) : UINT32_MAX;
 }
 
-/* A string value: interned (its id, a reference taken) or not (UINT32_MAX). */
-static uint32_t wr_str(struct jpack_tab *t, struct wr *w, struct seq *q, const char *s, size_t n)
+/* A string value: interned (its id, a reference taken) or not (UINT32_MAX). A name (`name`) is
+ * never interned: an object's name is unique to it and the few objects that name it (a Job, its
+ * copies, its Workload's owner reference), where an entry and its slot cost more than the bytes
+ * inline (docs/performance.md "Names inline"). */
+static uint32_t wr_str(struct jpack_tab *t, struct wr *w, struct seq *q, const char *s, size_t n,
+                       bool name)
 {
     uint8_t uid[16];
     int64_t secs = 0;
@@ -637,7 +641,7 @@ static uint32_t wr_str(struct jpack_tab *t, struct wr *w, struct seq *q, const c
         wr_tag(w, T_TIME, zigzag(secs));
         return UINT32_MAX;
     }
-    if (f == SF_SID) {
+    if (f == SF_SID && !name) {
         uint32_t id = q ? seq_ref(t, q, s, n) : tab_ref(t, s, n);
         wr_tag(w, T_SID, id);
         return id;
@@ -659,7 +663,7 @@ static uint32_t wr_str_self(struct jpack_tab *t, struct wr *w, struct seq *q, st
     if (k >= 0)
         wr_tag(w, T_REF, (uint64_t)k);
     else
-        id = wr_str(t, w, q, s, n);
+        id = wr_str(t, w, q, s, n, field == REF_NAME || field == REF_OWNER_NAME);
     self_note(cx, field, s, n);
     return id;
 }

@@ -35,7 +35,8 @@
  * across objects (see jpack.c: values that look unique by shape — uids and
  * timestamps that are not packed as numbers, all-digit strings such as
  * resourceVersions — stay inline: in the table they would cost more than their
- * bytes). A value over 64 bytes is interned only once it repeats (in the table
+ * bytes; so do names, metadata.name and the first owner reference's name, which
+ * only their object and the few naming it hold). A value over 64 bytes is interned only once it repeats (in the table
  * already, or seen lately in the filter the shared containers use), so a
  * unique message stays inline and a repeated one is kept once.
  * The table (struct jpack_tab) counts one reference per occurrence in a
