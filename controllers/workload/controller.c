@@ -127,6 +127,7 @@ struct pass {
     char *key;
     char *placed;         /* a copy is created on this cluster */
     bool create;          /* by this pass's create (else seen, an earlier failed pass's) */
+    bool chained;         /* create: after the placement of the same pass (wl_outcome.chained) */
     bool pending_had;     /* create: an earlier failed pass may have made it, uncounted */
     bool copy_held;       /* the decision waited for a copy made before (copy_sent) */
     int64_t reserved_ms;  /* QuotaReserved lastTransitionTime, 0 = unknown */
@@ -217,6 +218,10 @@ static void pass_account(struct pass *p, const struct wlx_result *r, bool count_
     int rc = r->rc;
     if (!c->m_placed)
         return;
+    if (p->chained && !r->copy_created && !r->copy_found) {
+        free(p->placed); /* its copy was not made: the pass after the placement makes it */
+        p->placed = NULL;
+    }
     if (p->create && r->copy_found && !p->pending_had) {
         free(p->placed);
         p->placed = NULL;
@@ -1356,9 +1361,10 @@ static struct pass *pass_new(struct wlc *c, const char *key, const struct wl_out
     ps->key = xstrdup(key);
     json_t *pend = json_object_get(c->pending_placed, key);
     const char *pend_c = pend ? jx_str(pend, "cluster", NULL) : NULL;
-    if (o->kind == WL_OUT_DISPATCHED) {
+    if (o->kind == WL_OUT_DISPATCHED || (o->kind == WL_OUT_PLACED && o->chained)) {
         ps->placed = xstrdup(o->cluster);
         ps->create = true;
+        ps->chained = o->chained;
         ps->sight_quiet = o->sight_quiet;
         ps->pending_had = pend_c && strcmp(pend_c, o->cluster) == 0;
         ps->token = wl_placement_token(wl);
@@ -1483,9 +1489,12 @@ static bool copy_sent_held(struct wlc *c, const struct recon *r, const char *pla
     if (!cs)
         return false;
     char *tok = wl_placement_token(r->wl);
-    bool held = placed && tok && strcmp(jx_str(cs, "cluster", ""), placed) == 0 &&
-                strcmp(jx_str(cs, "token", ""), tok) == 0 &&
-                r->s.now_ms - jx_int(cs, "at", 0) <= 10000 && !copy_on_cluster(&r->cw, placed);
+    /* before the job store shows the placement (a placing pass's copy, wl.h state 5): held
+     * for its admission, so a placement decided again on the old view makes no second copy */
+    bool held = tok && strcmp(jx_str(cs, "token", ""), tok) == 0 &&
+                r->s.now_ms - jx_int(cs, "at", 0) <= 10000 &&
+                (!placed || (strcmp(jx_str(cs, "cluster", ""), placed) == 0 &&
+                             !copy_on_cluster(&r->cw, placed)));
     free(tok);
     if (!held)
         json_object_del(c->copy_sent, r->key);

@@ -34,8 +34,9 @@
  * replaced view: no repeated writes, no 409s from our own lagging cache.
  *
  * Dispatch before status return: dispatches are under way while a Workload whose pass
- * placed its job has no copy yet (until a later pass of it decides anything else: the copy
- * made, evicted...) or keys wait in the queue's plain FIFO (reservations to place; hub job
+ * placed its job (and, with the direct transport, made its copy once the placement went
+ * through) has not had a later pass deciding anything else (its writes' own events seen,
+ * evicted...) or keys wait in the queue's plain FIFO (reservations to place; hub job
  * events and copies' status changes are queued first, WQ_FIRST, and do not count). Meanwhile a pass
  * whose only Workload status write would be the check's "running on cluster c" leaves it
  * (wl_snapshot.defer_running; the remote-status annotation and the hub job's status still

@@ -115,11 +115,12 @@ char *wl_actions_describe(const struct wl_actions *a)
             buf_printf(&b, "wl-status %s\n", j);
             break;
         case WL_ACT_EVENT:
-            buf_printf(&b, "event %s %s %s: %s\n", x->target == WL_TGT_JOB ? "job" : "workload",
-                       x->event_type, x->reason, x->message);
+            buf_printf(&b, "%sevent %s %s %s: %s\n", x->after_job ? "then " : "",
+                       x->target == WL_TGT_JOB ? "job" : "workload", x->event_type, x->reason,
+                       x->message);
             break;
         case WL_ACT_CREATE_COPY:
-            buf_printf(&b, "create-copy %s %s/%s\n", x->cluster,
+            buf_printf(&b, "%screate-copy %s %s/%s\n", x->after_job ? "then " : "", x->cluster,
                        jx_namespace(x->object) ? jx_namespace(x->object) : "",
                        jx_name(x->object) ? jx_name(x->object) : "");
             break;
@@ -726,6 +727,58 @@ static const char PLACED_PREFIX[] = "placed on cluster ";
 
 /* Placement OK: place (label, nodeSelector, annotations) in one job patch,
  * reserve, ClusterAssigned, check message, Events. Returns the check message (new). */
+/*
+ * The direct transport's copy of the job as placed (`work`, the job with this pass's
+ * placement patch), made in the placing pass once that patch went through (after_job): the
+ * copy needs only the placement in the hub (a crash still never yields two copies), so it does
+ * not wait for the job's own event and a pass on it (docs/performance.md "The copy follows its
+ * placement"). Not when a copy exists anywhere or one was sent: state 6 sorts those out.
+ */
+static bool sight_quiet(const struct wl_snapshot *s, const char *cluster, const json_t *copy);
+
+/* Whether the chained copy's first sight changes nothing: sight_quiet() on the snapshot as this
+ * pass's writes leave it (the job as placed, the Workload with the pass's checks; no report of
+ * a worker for the new cluster). */
+static bool chained_quiet(const struct wl_snapshot *s, const struct wlst *w, const json_t *work,
+                          const char *cluster, const json_t *copy)
+{
+    json_t *wl = json_copy((json_t *)s->workload), *st = json_copy(jx_obj(s->workload, "status"));
+    if (!wl || !st || !w->checks) {
+        json_decref(wl);
+        json_decref(st);
+        return false;
+    }
+    json_object_set(st, "admissionChecks", w->checks);
+    json_object_set_new(wl, "status", st);
+    struct wl_snapshot s2 = *s;
+    s2.workload = wl;
+    s2.job = work;
+    s2.unsched = NULL;
+    bool quiet = sight_quiet(&s2, cluster, copy);
+    json_decref(wl);
+    return quiet;
+}
+
+static void chain_copy(const struct wl_snapshot *s, const struct wlst *w, const json_t *work,
+                       const char *cluster, struct wl_actions *a)
+{
+    if (!s->opts.direct || s->n_copies > 0 || s->copy_sent)
+        return;
+    struct xf_origin o = {.origin = s->opts.origin, .origin_uid = jx_uid(s->job)};
+    json_t *obj = xf_downsync(s->kind, work, &o, NULL);
+    if (!obj)
+        return; /* state 6 says why on the check */
+    struct wl_action *x = push(a, WL_ACT_CREATE_COPY);
+    x->cluster = xstrdup(cluster);
+    x->object = obj;
+    x->after_job = true;
+    act_event(a, WL_TGT_JOB, "Normal", REASON_DISPATCHED,
+              dispatch_event_msg("Created on", cluster, work));
+    a->v[a->n - 1].after_job = true;
+    a->outcome.chained = true;
+    a->outcome.sight_quiet = chained_quiet(s, w, work, cluster, obj);
+}
+
 static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char *token,
                          json_t *work, struct wl_actions *a)
 {
@@ -768,6 +821,7 @@ static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char
     free(amsg);
     ev_placed(s, p, a);
     outcome(a, WL_OUT_PLACED, p->cluster);
+    chain_copy(s, w, work, p->cluster, a);
     return msg;
 }
 

@@ -34,7 +34,10 @@
  *     nodeSelector, annotations) in one job patch guarded by
  *     resourceVersion, reserve, ClusterAssigned=True, check message; with
  *     BindingPolicies (not direct) Event AssignedCluster (naming the nodeSelector keys
- *     injected from the flavors, if any): one Event per dispatch.
+ *     injected from the flavors, if any): one Event per dispatch. Direct transport, no copy
+ *     anywhere and none sent: the copy of the job as placed (state 6's) and its Event
+ *     Dispatched come in the same pass, after_job: made once the placement patch went
+ *     through, without waiting for the job's own event and a pass on it (outcome chained).
  *     A job of a kind outside the kind table (kind->generic) is placed by
  *     the label only and gets Warning Events REASON_UNKNOWN_JOB_KIND (pkg/reasons).
  *     NOT_NOW / PIN_UNKNOWN: check stays Pending with the reason in its
@@ -232,6 +235,10 @@ struct wl_action {
      * one action it is decides the same once its write is in the stores: the driver needs no
      * pass for the write's own event (controller.c, echo_skip). */
     bool relay;
+    /* CREATE_COPY, EVENT: carried out once the pass's PATCH_JOB (the placement) went through,
+     * dropped when it did not; a CREATE_COPY whose worker has no client then is dropped too
+     * (the pass after the placement makes the copy, state 6). */
+    bool after_job;
 };
 
 /* What a decision amounts to, for the driver's metrics and logs: the actions
@@ -270,6 +277,9 @@ struct wl_outcome {
      * unschedulable report held). Its driver may skip that pass (docs/performance.md "A new
      * copy's first sight"). */
     bool sight_quiet;
+    /* PLACED (direct transport): the copy is created in the same pass once the placement is
+     * written (its CREATE_COPY after_job); `cluster` is then the copy's too. */
+    bool chained;
 };
 
 /* The decision: the writes, in order, and what they amount to. */

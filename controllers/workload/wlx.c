@@ -22,6 +22,11 @@ struct batch {
     json_t *job;          /* the hub job, for a refused write's Event (new reference) */
     char *wl_rv, *job_rv; /* resourceVersions of the objects the pass read (NULL = none) */
     char *job_rv_new;     /* res.job_rv_new (owned) */
+    /* the after_job actions (owned copies), carried out once the job patch went through */
+    struct wl_action *then;
+    size_t nthen;
+    struct wlx_ops ops; /* for them: a copy (its pointers borrowed) */
+    const struct kind_def *kind;
 };
 
 struct call {
@@ -60,10 +65,36 @@ static void batch_fail(struct batch *b, int rc, const struct err *e, const char 
     }
 }
 
+static void then_free(struct batch *b)
+{
+    for (size_t i = 0; i < b->nthen; i++) {
+        free(b->then[i].cluster);
+        json_decref(b->then[i].object);
+        free(b->then[i].reason);
+        free(b->then[i].message);
+    }
+    free(b->then);
+    b->then = NULL;
+    b->nthen = 0;
+}
+
+/* Keep an after_job action (its own copy) for then_run. */
+static void then_keep(struct batch *b, const struct wl_action *a)
+{
+    b->then = xrealloc(b->then, (b->nthen + 1) * sizeof(*b->then));
+    struct wl_action *t = &b->then[b->nthen++];
+    *t = (struct wl_action){.type = a->type, .target = a->target, .event_type = a->event_type};
+    t->cluster = a->cluster ? xstrdup(a->cluster) : NULL;
+    t->object = a->object ? json_incref(a->object) : NULL;
+    t->reason = a->reason ? xstrdup(a->reason) : NULL;
+    t->message = a->message ? xstrdup(a->message) : NULL;
+}
+
 static void batch_unref(struct batch *b)
 {
     if (--b->pending > 0)
         return;
+    then_free(b); /* the job patch did not go through: not carried out */
     b->done(b->ud, b->key, &b->res);
     json_decref(b->job);
     free(b->key);
@@ -211,6 +242,8 @@ static bool meta_shown(const json_t *meta, const char *raw, size_t len)
     return shown;
 }
 
+static void then_run(struct batch *b);
+
 static void on_done(void *ud, const struct kube_result *r)
 {
     struct call *c = ud;
@@ -264,6 +297,8 @@ static void on_done(void *ud, const struct kube_result *r)
         batch_fail(b, r->rc, r->err, "request failed");
     } else {
         note_changed(b, c->type, r->resource_version);
+        if (c->type == WL_ACT_PATCH_JOB)
+            then_run(b); /* the placement is in the hub: its copy now (wl_action.after_job) */
     }
     call_free(c);
     batch_unref(b);
@@ -425,6 +460,30 @@ static void do_copy(struct batch *b, const struct wlx_ops *ops, const struct kin
         do_delete_copy(b, w, k, a);
 }
 
+/* The after_job actions, once the pass's job patch went through. A copy whose worker has no
+ * client now is left to the pass after the placement (state 6 waits for its worker). */
+static void then_run(struct batch *b)
+{
+    for (size_t i = 0; i < b->nthen; i++) {
+        const struct wl_action *a = &b->then[i];
+        if (a->type == WL_ACT_EVENT) {
+            if (b->events && b->job)
+                evrec_event(b->events, b->job, a->event_type, a->reason, "%s", a->message);
+            continue;
+        }
+        if (a->type != WL_ACT_CREATE_COPY)
+            continue;
+        struct kube_client *w = b->ops.worker ? b->ops.worker(b->ops.ud, a->cluster) : NULL;
+        if (!w || !b->kind || !b->kind->resource[0]) {
+            log_v(b->lg, 2, "copy left to the next pass: its worker has no client", "workload",
+                  b->key, "cluster", a->cluster);
+            continue;
+        }
+        do_create_copy(b, &b->ops, w, b->kind, b->job, a);
+    }
+    then_free(b);
+}
+
 int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *workload,
                 const json_t *job, const struct kind_def *k, const struct wl_actions *acts,
                 wlx_done_fn done, void *ud, struct err *e)
@@ -444,8 +503,14 @@ int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *wor
     const char *job_rv = job ? jx_resource_version(job) : NULL;
     b->wl_rv = wl_rv ? xstrdup(wl_rv) : NULL;
     b->job_rv = job_rv ? xstrdup(job_rv) : NULL;
+    b->ops = *ops;
+    b->kind = k;
     for (size_t i = 0; i < acts->n; i++) {
         const struct wl_action *a = &acts->v[i];
+        if (a->after_job) {
+            then_keep(b, a);
+            continue;
+        }
         switch (a->type) {
         case WL_ACT_PATCH_JOB:
         case WL_ACT_PATCH_JOB_STATUS:

@@ -25,13 +25,16 @@
  *                     recorder, not awaited); skipped when there is no recorder
  *   RESERVE/UNRESERVE the ops hooks (synchronous)
  *   REQUEUE           reported in the result (the smallest delay wins)
- * The API calls run concurrently (decide never puts two dependent writes in
- * one pass: the placement is recorded in the hub in one pass, the copy is
- * created in a later one). `done` runs once when every call has completed,
- * with which hub objects the writes changed (wl_changed, job_changed), and
- * with the first error; a worker without a client (not registered or not
- * connected) fails its action with -ENOTCONN. `done` may run before
- * wlx_perform returns (when there is no API call).
+ * The API calls run concurrently, but for the actions marked after_job (the
+ * copy of a job placed by the same pass and its Dispatched Event): those are
+ * kept until the pass's PATCH_JOB (the placement) answers 2xx, carried out then,
+ * and dropped if it fails; such a copy whose worker has no client then is
+ * dropped without failing the pass (the next pass makes it). `done` runs once
+ * when every call has completed, with which hub objects the writes changed
+ * (wl_changed, job_changed), and with the first error; a worker without a
+ * client (not registered or not connected) fails any other copy action with
+ * -ENOTCONN. `done` may run before wlx_perform returns (when there is no API
+ * call).
  */
 #ifndef KKS_CONTROLLERS_WORKLOAD_WLX_H
 #define KKS_CONTROLLERS_WORKLOAD_WLX_H

@@ -36,8 +36,8 @@
  * timestamps that are not packed as numbers, all-digit strings such as
  * resourceVersions — stay inline: in the table they would cost more than their
  * bytes; so do names, metadata.name and the first owner reference's name, which
- * only their object and the few naming it hold). A value over 64 bytes is interned only once it repeats (in the table
- * already, or seen lately in the filter the shared containers use), so a
+ * only their object and the few naming it hold). A value over 64 bytes is interned only once it
+ * repeats (in the table already, or seen lately in the filter the shared containers use), so a
  * unique message stays inline and a repeated one is kept once.
  * The table (struct jpack_tab) counts one reference per occurrence in a
  * packed string; jpack_release() drops them, and a string goes from the table

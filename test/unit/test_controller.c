@@ -2,8 +2,9 @@
  * Unit tests for controllers/workload/controller: the driver builds snapshots
  * from stores filled by hand (as informers would), places the workload, and
  * writes through the real REST client to scripted fake hub and worker API
- * servers; a second pass after the placement is visible creates the worker
- * copy; a 409 on a write is retried.
+ * servers; the placing pass creates the worker copy once its job patch went
+ * through, or, when it could not (c1's client away: place_unchained), a later
+ * pass does; a 409 on a write is retried.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,6 +54,7 @@ struct fx {
     uint64_t want_reconciles;
     json_t *workers;  /* the registered worker names, NULL = no registry */
     bool meta_status; /* the next new_wlc writes job metadata through /status */
+    bool w_down;      /* c1's client is away (worker_of gives none) */
 };
 
 /* The scrape contains this exact sample line. */
@@ -120,7 +122,7 @@ static bool synced(void *ud)
 static struct kube_client *worker_of(void *ud, const char *cluster)
 {
     struct fx *f = ud;
-    return strcmp(cluster, "c1") == 0 ? f->w : NULL;
+    return strcmp(cluster, "c1") == 0 && !f->w_down ? f->w : NULL;
 }
 
 static int64_t fake_now(void *ud)
@@ -314,13 +316,15 @@ static void set_copy_complete(json_t *cp)
                           "\"2026-11-22T09:59:30Z\"}]}"));
 }
 
-/* The first pass: the placement (job patch *jp, workload status patch *wp, new references). */
+/* The first pass: the placement (job patch *jp, workload status patch *wp, new references),
+ * and the copy it makes once the job patch went through (the worker's first request). */
 static void place_once(struct fx *f, json_t **jp, json_t **wp)
 {
     fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
     wlc_enqueue(f->c, "default/job-sample-1a2b3");
-    run_until(f, 2, 0);
+    run_until(f, 2, 1);
     *jp = *wp = NULL;
     for (size_t i = 0; i < 2; i++) {
         struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
@@ -332,6 +336,38 @@ static void place_once(struct fx *f, json_t **jp, json_t **wp)
     }
     assert_non_null(*jp);
     assert_non_null(*wp);
+}
+
+static uint64_t reconciles(struct fx *f)
+{
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    return st.reconciles;
+}
+
+/* The placement alone, its copy left to the next pass (state 6): c1's client away while the
+ * placement's patch went through, as for a worker reconnecting. */
+static void place_unchained(struct fx *f, json_t **jp, json_t **wp)
+{
+    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
+    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    f->w_down = true;
+    wlc_enqueue(f->c, "default/job-sample-1a2b3");
+    run_until(f, 2, 0);
+    tloop_run_for(f->loop, 0.02); /* the pass's end */
+    f->w_down = false;
+    *jp = *wp = NULL;
+    for (size_t i = 0; i < 2; i++) {
+        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
+        if (strcmp(r->path, JOB_PATH) == 0)
+            *jp = J(r->body);
+        else
+            *wp = J(r->body);
+        fakesrv_req_free(r);
+    }
+    assert_non_null(*jp);
+    assert_non_null(*wp);
+    assert_int_equal(fakesrv_nreq(f->w_srv), 0);
 }
 
 static void test_place_then_copy(void **state)
@@ -353,12 +389,27 @@ static void test_place_then_copy(void **state)
     assert_int_equal(st.reservations, 1);
     assert_int_equal(st.failures, 0);
 
-    /* placed, no copy yet: placements are under way with nothing queued */
+    /* the same pass made the copy on c1 once the placement had gone through */
+    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
+    assert_string_equal(jx_label(cp, XF_LABEL_ORIGIN), "hub-a");
+    assert_string_equal(jx_label(cp, XF_LABEL_ORIGIN_UID), "job-uid");
+    assert_null(jx_get(cp, "spec.suspend"));
+    assert_string_equal(jx_str(cp, "spec.template.spec.nodeSelector.instance", ""), "spot");
+    assert_metric(f, "kueue_ks_workloads_placed_total{cluster=\"c1\"} 1");
+    /* its writes' own events not seen yet: a dispatch under way, nothing queued */
     assert_int_equal(st.queued, 0);
     assert_true(wlc_placing(f->c));
 
+    /* the copy's ADDED, as made: no pass (nothing would change) */
+    json_t *seen = json_deep_copy(cp);
+    jx_set_new(seen, "metadata.resourceVersion", json_string("20"), NULL);
+    jx_set_new(seen, "metadata.uid", json_string("copy-uid"), NULL);
+    store_upsert(f->copies_c1, seen, NULL, NULL, NULL);
+    wlc_on_copy(f->c, seen, "c1", XF_COPY_ADDED);
+    wlc_get_stats(f->c, &st);
+    assert_int_equal(st.sight_skips, 1);
     /* the informers see the writes (new resourceVersions, as a server gives them): the next
-     * pass creates the copy on c1 */
+     * pass writes nothing more, and makes no second copy */
     json_t *job = store_get(f->jobs, "default/sample");
     json_t *job2 = jx_merge_apply(job, jp);
     jx_set_new(job2, "metadata.resourceVersion", json_string("6"), NULL);
@@ -367,16 +418,15 @@ static void test_place_then_copy(void **state)
     json_t *wl2 = jx_merge_apply(wl, wp);
     jx_set_new(wl2, "metadata.resourceVersion", json_string("11"), NULL);
     store_upsert(f->wls, wl2, NULL, NULL, NULL);
-    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    uint64_t r0 = st.reconciles;
     wlc_on_job(f->c, job2);
-    run_until(f, 2, 1);
-    json_t *cp = req_body(f->w_srv, 0, "POST", "/apis/batch/v1/namespaces/default/jobs");
-    assert_string_equal(jx_label(cp, XF_LABEL_ORIGIN), "hub-a");
-    assert_string_equal(jx_label(cp, XF_LABEL_ORIGIN_UID), "job-uid");
-    assert_null(jx_get(cp, "spec.suspend"));
-    assert_string_equal(jx_str(cp, "spec.template.spec.nodeSelector.instance", ""), "spot");
+    for (int i = 0; i < 1000 && reconciles(f) == r0; i++)
+        tloop_run_for(f->loop, 0.01); /* its pass (10 s at most) */
+    tloop_run_for(f->loop, 0.05);
     assert_int_equal(fakesrv_nreq(f->hub_srv), 2); /* nothing more on the hub */
-    assert_false(wlc_placing(f->c));               /* the copy is made: no placement under way */
+    assert_int_equal(fakesrv_nreq(f->w_srv), 1);   /* nor on the worker */
+    assert_false(wlc_placing(f->c));               /* the dispatch is over */
+    json_decref(seen);
 
     /* the worker copy appears and finishes: the final status comes back */
     set_copy_complete(cp);
@@ -439,8 +489,10 @@ static void test_apply_falls_back_to_merge(void **state)
     fakesrv_push_status(f->hub_srv, "PATCH", WL_STATUS, 415, "UnsupportedMediaType",
                         "the body of the request was in an unknown format");
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    /* the job patch went through: the first pass made the copy, the retry does not again */
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
     wlc_enqueue(f->c, "default/job-sample-1a2b3");
-    run_until(f, 4, 0);
+    run_until(f, 4, 1);
     int applies = 0, merges = 0;
     for (size_t i = 0; i < 4; i++) {
         struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
@@ -468,6 +520,7 @@ static void test_apply_falls_back_to_merge(void **state)
     assert_int_equal(applies, 1);
     assert_int_equal(merges, 1);
     assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
+    assert_int_equal(fakesrv_nreq(f->w_srv), 1);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.failures, 0);
@@ -549,15 +602,17 @@ static void test_conflict_is_retried(void **state)
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
     wlc_enqueue(f->c, "default/job-sample-1a2b3");
-    run_until(f, 4, 0);
+    run_until(f, 4, 1);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.failures, 1);
     assert_true(st.reconciles >= 2);
     assert_metric(f, "kueue_ks_reconcile_errors_total{controller=\"workload\"} 1");
-    /* placing is not dispatching: no copy created yet */
-    assert_metric(f, "kueue_ks_dispatch_latency_seconds_count 0");
+    /* the refused placement made no copy; the retry's made one, once its patch went through */
+    assert_int_equal(fakesrv_nreq(f->w_srv), 1);
+    assert_metric(f, "kueue_ks_dispatch_latency_seconds_count 1");
     assert_int_equal(fakesrv_unmatched(f->hub_srv), 0);
     /* the retry decided the same placement again (the reservation is the workload's own) */
     assert_int_equal(st.reservations, 1);
@@ -1427,13 +1482,6 @@ static void test_gc_key_then_sweep_logs_once(void **state)
     gc_logged_once(f, &lc);
 }
 
-static uint64_t reconciles(struct fx *f)
-{
-    struct wlc_stats st;
-    wlc_get_stats(f->c, &st);
-    return st.reconciles;
-}
-
 /* A ClusterMetrics change queues only the Workloads it can affect: one whose
  * pass read every cluster (it does not fit now) on any change; one placed on
  * a cluster only when that cluster's usability changes; none otherwise. */
@@ -1597,7 +1645,7 @@ static void test_no_repeat_before_own_events(void **state)
 {
     struct fx *f = *state;
     json_t *jp, *wp;
-    place_once(f, &jp, &wp);
+    place_unchained(f, &jp, &wp);
     /* the job's event arrives, the Workload's not yet */
     json_t *job2 = jx_merge_apply(store_get(f->jobs, "default/sample"), jp);
     jx_set_new(job2, "metadata.resourceVersion", json_string("6"), NULL);
@@ -1681,7 +1729,7 @@ struct one_placed {
 
 static void one_placed(struct fx *f, struct one_placed *o)
 {
-    place_once(f, &o->jp, &o->wp);
+    place_unchained(f, &o->jp, &o->wp);
     o->job2 = deliver(f->jobs, "default/sample", o->jp, "6");
     o->wl2 = deliver(f->wls, "default/job-sample-1a2b3", o->wp, "11");
     fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
@@ -1716,8 +1764,11 @@ static void two_placed(struct fx *f, struct two_placed *t)
     put_other(f);
     fakesrv_push_json(f->hub_srv, "PATCH", OTHER_PATH, NULL, 200, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", OTHER_WL_STATUS, NULL, 200, "{}");
+    f->w_down = true; /* other's copy is left to its next pass: its dispatch under way */
     wlc_enqueue(f->c, "default/job-other-4c5d6");
     run_until(f, 4, 1);
+    tloop_run_for(f->loop, 0.02);
+    f->w_down = false;
     t->ojp = t->owp = NULL;
     for (size_t i = 2; i < 4; i++) {
         struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
@@ -1804,7 +1855,7 @@ struct placed_seen {
 
 static void placed_seen(struct fx *f, struct placed_seen *p)
 {
-    place_once(f, &p->jp, &p->wp);
+    place_unchained(f, &p->jp, &p->wp);
     p->job2 = deliver(f->jobs, "default/sample", p->jp, "6");
     p->wl2 = deliver(f->wls, "default/job-sample-1a2b3", p->wp, "11");
 }
@@ -2597,8 +2648,9 @@ static void test_conflict_logs_one_placement(void **state)
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
     wlc_enqueue(f->c, "default/job-sample-1a2b3");
-    run_until(f, 4, 0);
+    run_until(f, 4, 1);
     struct wlc_stats st;
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.failures, 1);

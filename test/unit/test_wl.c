@@ -318,7 +318,9 @@ static const struct tcase cases[] = {
               "placed-by\":\"kueue-ks\",\"kueue-ks.io/placed-for\":\"" TOKEN ZERO_REMOTE(
                   "c2") "},\"labels\":{"
                         "\"kubestellar.io/cluster\":\"c2\"},\"resourceVersion\":\"5\"}}",
-              "reserve c2",
+              "reserve c2", "then create-copy c2 default/sample",
+              "then event job Normal Dispatched: Created on cluster c2; nodeSelector added from "
+              "the admitted flavors: instance=spot",
               "\"message\":\"placed on cluster c2: most free\",\"name\":\"ks-check\","
               "\"state\":\"Pending\""}},
     {.name = "kubestellar transport, placed with flavor labels: the label is the dispatch, its "
@@ -350,6 +352,7 @@ static const struct tcase cases[] = {
               "event job Normal ConstraintsLeftToWorker: placed on cluster c2 on capacity; not "
               "judged by kueue-ks, left to the worker's scheduler: pod set main: topology spread "
               "(topologyKey zone)",
+              "then create-copy c2 default/sample", "then event job Normal Dispatched",
               "wl-status"}},
     {.name = "reserved, user pinned c3: placed there, label untouched",
      .out = "placed c3",
@@ -360,7 +363,8 @@ static const struct tcase cases[] = {
      .want_placement = true,
      .want = {"\"kueue-ks.io/placed-for\":\"" TOKEN ZERO_REMOTE(
                   "c3") "},\"resourceVersion\":\"5\"}",
-              "reserve c3", "wl-status"}},
+              "reserve c3", "then create-copy c3 default/sample",
+              "then event job Normal Dispatched: Created on cluster c3", "wl-status"}},
     {.name = "reserved, nothing fits now: message, events on both, requeue, told (the log line)",
      .out = "waiting told NoClusterFits",
      .wl = RESERVED("Pending"),
@@ -1964,6 +1968,82 @@ static struct wl_snapshot placed_direct(json_t *wl, json_t *job, const struct ki
                                 .opts = {.direct = true, .origin = "hub"}};
 }
 
+/* The action of `a` of type t (the n-th of them), or NULL. */
+static const struct wl_action *action_of(const struct wl_actions *a, enum wl_act_type t, int n)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (a->v[i].type == t && n-- == 0)
+            return &a->v[i];
+    return NULL;
+}
+
+/* The placing pass's chained copy (direct transport) is the copy state 6 makes of the job as
+ * the placement patch leaves it, and its Dispatched Event says the same; both wait for the
+ * patch (after_job). With a copy already sent, or KubeStellar's transport, nothing is chained. */
+static void test_chained_copy_is_state6s(void **state)
+{
+    (void)state;
+    struct wl_fx f = RESERVED("Pending");
+    json_t *wl = make_wl(&f);
+    json_t *job = make_job(JOB_FREE);
+    json_t *flavors = J("{\"spot\":{\"instance\":\"spot\"}}");
+    const struct kind_def *k = kind_lookup("batch/v1", "Job");
+    struct wl_placement pl = {.status = WL_PLACE_OK, .cluster = "c2", .message = "most free"};
+    struct wl_snapshot s = placing_snapshot(wl, job, k, flavors, &pl);
+    struct wl_actions a;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    assert_int_equal(a.outcome.kind, WL_OUT_PLACED);
+    assert_true(a.outcome.chained);
+    const struct wl_action *patch = action_of(&a, WL_ACT_PATCH_JOB, 0);
+    const struct wl_action *copy = action_of(&a, WL_ACT_CREATE_COPY, 0);
+    const struct wl_action *ev = action_of(&a, WL_ACT_EVENT, 0);
+    assert_non_null(patch);
+    assert_non_null(copy);
+    assert_non_null(ev);
+    assert_false(patch->after_job);
+    assert_true(copy->after_job);
+    assert_true(ev->after_job);
+    assert_string_equal(copy->cluster, "c2");
+
+    /* state 6 on the job as the patch leaves it */
+    json_t *placed = jx_merge_apply(job, patch->patch);
+    struct wl_snapshot s6 = placed_direct(wl, placed, k);
+    struct wl_actions a6;
+    wl_actions_init(&a6);
+    assert_int_equal(wl_decide(&s6, &a6, NULL), 0);
+    assert_int_equal(a6.outcome.kind, WL_OUT_DISPATCHED);
+    const struct wl_action *copy6 = action_of(&a6, WL_ACT_CREATE_COPY, 0);
+    const struct wl_action *ev6 = action_of(&a6, WL_ACT_EVENT, 0);
+    assert_non_null(copy6);
+    assert_non_null(ev6);
+    assert_true(json_equal(copy->object, copy6->object));
+    assert_string_equal(copy6->cluster, "c2");
+    assert_string_equal(ev->reason, ev6->reason);
+    assert_string_equal(ev->message, ev6->message);
+    wl_actions_free(&a6);
+    wl_actions_free(&a);
+
+    /* a copy sent already (not yet seen), or the KubeStellar transport: placed only */
+    s.copy_sent = true;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    assert_false(a.outcome.chained);
+    assert_null(action_of(&a, WL_ACT_CREATE_COPY, 0));
+    wl_actions_free(&a);
+    s.copy_sent = false;
+    s.opts.direct = false;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    assert_false(a.outcome.chained);
+    assert_null(action_of(&a, WL_ACT_CREATE_COPY, 0));
+    wl_actions_free(&a);
+    json_decref(placed);
+    json_decref(flavors);
+    json_decref(job);
+    json_decref(wl);
+}
+
 /* The Dispatched Event names the nodeSelector added to the copy as a user writes one
  * ("instance=spot"), each template's path when there are several (a PyTorchJob's); it carried
  * the raw record, {"spec.template":{"instance":"spot"}}. */
@@ -2181,6 +2261,7 @@ int main(void)
         cmocka_unit_test(test_evicting_resets_mirrored_activity),
         cmocka_unit_test(test_status_after_result),
         cmocka_unit_test(test_dispatched_event_selector_words),
+        cmocka_unit_test(test_chained_copy_is_state6s),
         cmocka_unit_test(test_delete_carries_copy_uid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

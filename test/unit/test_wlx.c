@@ -32,6 +32,7 @@ struct fx {
     char reserved[64];
     int unreserved;
     json_t *wl, *job;
+    int worker_asks; /* worker_counted's calls */
 };
 
 static struct kube_client *client_for(struct ev_loop *loop, struct fakesrv *s)
@@ -636,6 +637,75 @@ static void test_create_refused(void **state)
     create_refused(f, 503, "ServiceUnavailable", false);
 }
 
+static struct kube_client *worker_counted(void *ud, const char *cluster)
+{
+    struct fx *f = ud;
+    f->worker_asks++;
+    return worker_of(ud, cluster);
+}
+
+/* A placing pass's copy and Dispatched Event (after_job): nothing of them before the job
+ * patch's answer; the copy made once it went through (c1), dropped for a worker without a
+ * client (c9: no failure, the next pass makes it), and not made at all when the patch fails. */
+static void chained(struct fx *f, int job_status, const char *cluster)
+{
+    const char *job_path = "/apis/batch/v1/namespaces/default/jobs/sample";
+    if (job_status == 200)
+        fakesrv_push_json(f->hub_srv, "PATCH", job_path, NULL, 200,
+                          "{\"metadata\":{\"resourceVersion\":\"6\"}}");
+    else
+        fakesrv_push_status(f->hub_srv, "PATCH", job_path, job_status, "Conflict",
+                            "the object has been modified");
+    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    struct wl_actions a;
+    wl_actions_init(&a);
+    add(&a, WL_ACT_PATCH_JOB)->patch = json_pack("{s:{s:s,s:{s:s}}}", "metadata", "resourceVersion",
+                                                 "5", "labels", "kubestellar.io/cluster", cluster);
+    struct wl_action *c = add(&a, WL_ACT_CREATE_COPY);
+    c->cluster = xstrdup(cluster);
+    c->after_job = true;
+    struct xf_origin o = {.origin = "hub", .origin_uid = "job-uid"};
+    c->object = xf_downsync(kind_lookup("batch/v1", "Job"), f->job, &o, NULL);
+    struct wl_action *ev = add(&a, WL_ACT_EVENT);
+    ev->event_type = "Normal";
+    ev->reason = xstrdup("Dispatched");
+    ev->message = xstrdup("no recorder: skipped");
+    ev->after_job = true;
+    struct wlx_ops ops = {.hub = f->hub, .worker = worker_counted, .ud = f};
+    f->finished = false;
+    f->worker_asks = 0;
+    assert_int_equal(wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job,
+                                 kind_lookup("batch/v1", "Job"), &a, on_done, f, NULL),
+                     0);
+    assert_int_equal(f->worker_asks, 0); /* the patch is not answered yet */
+    wl_actions_free(&a);                 /* the batch keeps its own */
+    run(f);
+    bool made = job_status == 200 && strcmp(cluster, "c1") == 0;
+    assert_int_equal(f->worker_asks, job_status == 200 ? 1 : 0);
+    assert_int_equal(f->res.copy_created, made);
+    assert_int_equal(f->res.calls, made ? 2 : 1);
+    assert_int_equal(f->res.rc == 0, job_status == 200);
+    assert_int_equal(fakesrv_nreq(f->w_srv), made ? 1 : 0);
+    if (made) {
+        struct fakesrv_req *r =
+            find_req(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs");
+        assert_non_null(strstr(r->body, "\"kueue-ks.io/origin-uid\":\"job-uid\""));
+        fakesrv_req_free(r);
+    }
+}
+
+static void test_chained_copy(void **state)
+{
+    struct fx *f = *state;
+    chained(f, 200, "c1");
+    fakesrv_stop(f->w_srv); /* a fresh request log for the next */
+    f->w_srv = fakesrv_start(NULL);
+    kube_client_free(f->w);
+    f->w = client_for(f->loop, f->w_srv);
+    chained(f, 409, "c1");
+    chained(f, 200, "c9");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -649,6 +719,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_create_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_uid_precondition, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chained_copy, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
