@@ -218,8 +218,8 @@ static void pass_account(struct pass *p, const struct wlx_result *r, bool count_
     int rc = r->rc;
     if (!c->m_placed)
         return;
-    if (p->chained && !r->copy_created && !r->copy_found) {
-        free(p->placed); /* its copy was not made: the pass after the placement makes it */
+    if (p->chained && r->copy_dropped) {
+        free(p->placed); /* its copy was never sent: the pass after the placement makes it */
         p->placed = NULL;
     }
     if (p->create && r->copy_found && !p->pending_had) {

@@ -65,9 +65,13 @@ static void batch_fail(struct batch *b, int rc, const struct err *e, const char 
     }
 }
 
-static void then_free(struct batch *b)
+/* Free the after_job actions; `unrun`: they were not carried out (a copy among them is
+ * dropped). */
+static void then_free(struct batch *b, bool unrun)
 {
     for (size_t i = 0; i < b->nthen; i++) {
+        if (unrun && b->then[i].type == WL_ACT_CREATE_COPY)
+            b->res.copy_dropped = true;
         free(b->then[i].cluster);
         json_decref(b->then[i].object);
         free(b->then[i].reason);
@@ -94,7 +98,7 @@ static void batch_unref(struct batch *b)
 {
     if (--b->pending > 0)
         return;
-    then_free(b); /* the job patch did not go through: not carried out */
+    then_free(b, true); /* the job patch did not go through: not carried out */
     b->done(b->ud, b->key, &b->res);
     json_decref(b->job);
     free(b->key);
@@ -464,10 +468,11 @@ static void do_copy(struct batch *b, const struct wlx_ops *ops, const struct kin
  * client now is left to the pass after the placement (state 6 waits for its worker). */
 static void then_run(struct batch *b)
 {
+    bool dropped = false; /* the copy: its Event goes with it */
     for (size_t i = 0; i < b->nthen; i++) {
         const struct wl_action *a = &b->then[i];
         if (a->type == WL_ACT_EVENT) {
-            if (b->events && b->job)
+            if (!dropped && b->events && b->job && a->target == WL_TGT_JOB)
                 evrec_event(b->events, b->job, a->event_type, a->reason, "%s", a->message);
             continue;
         }
@@ -475,13 +480,14 @@ static void then_run(struct batch *b)
             continue;
         struct kube_client *w = b->ops.worker ? b->ops.worker(b->ops.ud, a->cluster) : NULL;
         if (!w || !b->kind || !b->kind->resource[0]) {
-            log_v(b->lg, 2, "copy left to the next pass: its worker has no client", "workload",
+            log_v(b->lg, 2, "copy left to the next pass: no client for its worker", "workload",
                   b->key, "cluster", a->cluster);
+            dropped = b->res.copy_dropped = true;
             continue;
         }
         do_create_copy(b, &b->ops, w, b->kind, b->job, a);
     }
-    then_free(b);
+    then_free(b, false);
 }
 
 int wlx_perform(const struct wlx_ops *ops, const char *wl_key, const json_t *workload,

@@ -29,7 +29,9 @@
  * copy of a job placed by the same pass and its Dispatched Event): those are
  * kept until the pass's PATCH_JOB (the placement) answers 2xx, carried out then,
  * and dropped if it fails; such a copy whose worker has no client then is
- * dropped without failing the pass (the next pass makes it). `done` runs once
+ * dropped without failing the pass (the next pass makes it), and so is the
+ * Event with it (copy_dropped). Only a CREATE_COPY and an EVENT on the job
+ * are carried out this way. `done` runs once
  * when every call has completed, with which hub objects the writes changed
  * (wl_changed, job_changed), and with the first error; a worker without a
  * client (not registered or not connected) fails any other copy action with
@@ -93,6 +95,8 @@ struct wlx_result {
      * is on the worker even when another call of the batch failed. */
     bool copy_created;
     bool copy_found;
+    /* an after_job copy was never sent: the job patch failed, or its worker had no client */
+    bool copy_dropped;
     /* The workload status apply got 415 Unsupported Media Type: the server has
      * no server-side apply (the devhub); use the merge patch form. */
     bool apply_unsupported;

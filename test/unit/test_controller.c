@@ -316,45 +316,22 @@ static void set_copy_complete(json_t *cp)
                           "\"2026-11-22T09:59:30Z\"}]}"));
 }
 
-/* The first pass: the placement (job patch *jp, workload status patch *wp, new references),
- * and the copy it makes once the job patch went through (the worker's first request). */
-static void place_once(struct fx *f, json_t **jp, json_t **wp)
+/* The first pass: the placement (job patch *jp, workload status patch *wp, new references);
+ * with `copy`, the copy it makes once the job patch went through (the worker's first
+ * request), else c1's client is away meanwhile, as for a worker reconnecting, and the copy
+ * is left to the next pass (state 6). */
+static void place_run(struct fx *f, json_t **jp, json_t **wp, bool copy)
 {
     fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
     fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
-    fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
+    if (copy)
+        fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201,
+                          "{}");
+    f->w_down = !copy;
     wlc_enqueue(f->c, "default/job-sample-1a2b3");
-    run_until(f, 2, 1);
-    *jp = *wp = NULL;
-    for (size_t i = 0; i < 2; i++) {
-        struct fakesrv_req *r = fakesrv_req_get(f->hub_srv, i);
-        if (strcmp(r->path, JOB_PATH) == 0)
-            *jp = J(r->body);
-        else
-            *wp = J(r->body);
-        fakesrv_req_free(r);
-    }
-    assert_non_null(*jp);
-    assert_non_null(*wp);
-}
-
-static uint64_t reconciles(struct fx *f)
-{
-    struct wlc_stats st;
-    wlc_get_stats(f->c, &st);
-    return st.reconciles;
-}
-
-/* The placement alone, its copy left to the next pass (state 6): c1's client away while the
- * placement's patch went through, as for a worker reconnecting. */
-static void place_unchained(struct fx *f, json_t **jp, json_t **wp)
-{
-    fakesrv_push_json(f->hub_srv, "PATCH", JOB_PATH, NULL, 200, "{}");
-    fakesrv_push_json(f->hub_srv, "PATCH", WL_STATUS, NULL, 200, "{}");
-    f->w_down = true;
-    wlc_enqueue(f->c, "default/job-sample-1a2b3");
-    run_until(f, 2, 0);
-    tloop_run_for(f->loop, 0.02); /* the pass's end */
+    run_until(f, 2, copy ? 1 : 0);
+    if (!copy)
+        tloop_run_for(f->loop, 0.02); /* the pass's end */
     f->w_down = false;
     *jp = *wp = NULL;
     for (size_t i = 0; i < 2; i++) {
@@ -367,7 +344,24 @@ static void place_unchained(struct fx *f, json_t **jp, json_t **wp)
     }
     assert_non_null(*jp);
     assert_non_null(*wp);
-    assert_int_equal(fakesrv_nreq(f->w_srv), 0);
+    assert_int_equal(fakesrv_nreq(f->w_srv), copy ? 1 : 0);
+}
+
+static void place_once(struct fx *f, json_t **jp, json_t **wp)
+{
+    place_run(f, jp, wp, true);
+}
+
+static void place_unchained(struct fx *f, json_t **jp, json_t **wp)
+{
+    place_run(f, jp, wp, false);
+}
+
+static uint64_t reconciles(struct fx *f)
+{
+    struct wlc_stats st;
+    wlc_get_stats(f->c, &st);
+    return st.reconciles;
 }
 
 static void test_place_then_copy(void **state)
@@ -1601,7 +1595,7 @@ static void test_no_second_placement_before_job_event(void **state)
 {
     struct fx *f = *state;
     json_t *jp, *wp;
-    place_once(f, &jp, &wp);
+    place_unchained(f, &jp, &wp);
     /* only the Workload informer has caught up */
     json_t *wl = store_get(f->wls, "default/job-sample-1a2b3");
     json_t *wl2 = jx_merge_apply(wl, wp);
@@ -1627,7 +1621,9 @@ static void test_no_second_placement_before_job_event(void **state)
     fakesrv_push_json(f->w_srv, "POST", "/apis/batch/v1/namespaces/default/jobs", NULL, 201, "{}");
     wlc_on_job(f->c, job2);
     run_until(f, 2, 1);
+    tloop_run_for(f->loop, 0.1);
     assert_int_equal(fakesrv_nreq(f->hub_srv), 2);
+    assert_int_equal(fakesrv_nreq(f->w_srv), 1);
     wlc_get_stats(f->c, &st);
     assert_int_equal(st.placements, 1);
     json_decref(job2);
@@ -2047,7 +2043,7 @@ static void test_placement_counted_after_held_retry(void **state)
 {
     struct fx *f = *state;
     json_t *jp, *wp;
-    place_once(f, &jp, &wp);
+    place_unchained(f, &jp, &wp);
     json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
     json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
     /* ClusterAssigned lost (another writer's version): the dispatch pass writes it too */
@@ -2788,7 +2784,7 @@ static void test_dispatch_of_earlier_placement_logged(void **state)
 {
     struct fx *f = *state;
     json_t *jp, *wp;
-    place_once(f, &jp, &wp);
+    place_unchained(f, &jp, &wp);
     json_t *job2 = deliver(f->jobs, "default/sample", jp, "6");
     json_t *wl2 = deliver(f->wls, "default/job-sample-1a2b3", wp, "11");
     struct logcap lc;
@@ -2797,6 +2793,7 @@ static void test_dispatch_of_earlier_placement_logged(void **state)
     wlc_on_job(f->c, job2);
     run_until(f, 2, 1);
     fflush(lc.f);
+    assert_int_equal(fakesrv_nreq(f->w_srv), 1);
     assert_null(strstr(lc.text, "msg=\"job placed\""));
     assert_int_equal(msg_lines(f, &lc, "job dispatched"), 1);
     json_decref(job2);
@@ -2815,6 +2812,18 @@ static void test_dispatch_of_earlier_placement_logged(void **state)
     assert_null(strstr(lc.text, "msg=\"job dispatched\""));
     assert_int_equal(placed_lines(f, &lc), 1);
     one_placed_free(&o);
+
+    /* placed and copied by one pass: the same */
+    assert_int_equal(teardown(state), 0);
+    assert_int_equal(setup(state), 0);
+    f = *state;
+    log_to(f, &lc);
+    place_once(f, &jp, &wp);
+    fflush(lc.f);
+    assert_null(strstr(lc.text, "msg=\"job dispatched\""));
+    assert_int_equal(placed_lines(f, &lc), 1);
+    json_decref(jp);
+    json_decref(wp);
 }
 
 /* A Workload with our check that Kueue holds (QuotaReserved False with a reason) is logged as

@@ -1995,6 +1995,7 @@ static void test_chained_copy_is_state6s(void **state)
     assert_int_equal(wl_decide(&s, &a, NULL), 0);
     assert_int_equal(a.outcome.kind, WL_OUT_PLACED);
     assert_true(a.outcome.chained);
+    assert_true(a.outcome.sight_quiet); /* on the Workload and job as this pass writes them */
     const struct wl_action *patch = action_of(&a, WL_ACT_PATCH_JOB, 0);
     const struct wl_action *copy = action_of(&a, WL_ACT_CREATE_COPY, 0);
     const struct wl_action *ev = action_of(&a, WL_ACT_EVENT, 0);
@@ -2024,7 +2025,8 @@ static void test_chained_copy_is_state6s(void **state)
     wl_actions_free(&a6);
     wl_actions_free(&a);
 
-    /* a copy sent already (not yet seen), or the KubeStellar transport: placed only */
+    /* a copy sent already (not yet seen), one anywhere, or the KubeStellar transport: placed
+     * only */
     s.copy_sent = true;
     wl_actions_init(&a);
     assert_int_equal(wl_decide(&s, &a, NULL), 0);
@@ -2032,6 +2034,13 @@ static void test_chained_copy_is_state6s(void **state)
     assert_null(action_of(&a, WL_ACT_CREATE_COPY, 0));
     wl_actions_free(&a);
     s.copy_sent = false;
+    s.n_copies = 1;
+    wl_actions_init(&a);
+    assert_int_equal(wl_decide(&s, &a, NULL), 0);
+    assert_false(a.outcome.chained);
+    assert_null(action_of(&a, WL_ACT_CREATE_COPY, 0));
+    wl_actions_free(&a);
+    s.n_copies = 0;
     s.opts.direct = false;
     wl_actions_init(&a);
     assert_int_equal(wl_decide(&s, &a, NULL), 0);

@@ -20,6 +20,7 @@
 #include "controllers/workload/xf.h"
 #include "pkg/json/jsonx.h"
 #include "pkg/kube/client.h"
+#include "pkg/kube/evrec.h"
 #include "pkg/util/xalloc.h"
 #include "test/support/fakesrv.h"
 
@@ -671,7 +672,10 @@ static void chained(struct fx *f, int job_status, const char *cluster)
     ev->reason = xstrdup("Dispatched");
     ev->message = xstrdup("no recorder: skipped");
     ev->after_job = true;
-    struct wlx_ops ops = {.hub = f->hub, .worker = worker_counted, .ud = f};
+    struct evrec *rec = NULL; /* the Dispatched Event goes with the copy */
+    struct evrec_config ec = {.component = "kueue-ks"};
+    assert_int_equal(evrec_new(f->hub, &ec, NULL, &rec, NULL), 0);
+    struct wlx_ops ops = {.hub = f->hub, .events = rec, .worker = worker_counted, .ud = f};
     f->finished = false;
     f->worker_asks = 0;
     assert_int_equal(wlx_perform(&ops, "default/job-sample-1a2b3", f->wl, f->job,
@@ -683,7 +687,12 @@ static void chained(struct fx *f, int job_status, const char *cluster)
     bool made = job_status == 200 && strcmp(cluster, "c1") == 0;
     assert_int_equal(f->worker_asks, job_status == 200 ? 1 : 0);
     assert_int_equal(f->res.copy_created, made);
+    assert_int_equal(f->res.copy_dropped, !made);
     assert_int_equal(f->res.calls, made ? 2 : 1);
+    struct evrec_stats es;
+    evrec_get_stats(rec, &es);
+    assert_int_equal(evrec_pending(rec) + es.created + es.failed + es.patched, made ? 1 : 0);
+    evrec_free(rec);
     assert_int_equal(f->res.rc == 0, job_status == 200);
     assert_int_equal(fakesrv_nreq(f->w_srv), made ? 1 : 0);
     if (made) {
