@@ -725,15 +725,6 @@ static void ev_placed(const struct wl_snapshot *s, const struct wl_placement *p,
 /* How a placement's check message starts (placement.c's, or st_place_ok's own). */
 static const char PLACED_PREFIX[] = "placed on cluster ";
 
-/* Placement OK: place (label, nodeSelector, annotations) in one job patch,
- * reserve, ClusterAssigned, check message, Events. Returns the check message (new). */
-/*
- * The direct transport's copy of the job as placed (`work`, the job with this pass's
- * placement patch), made in the placing pass once that patch went through (after_job): the
- * copy needs only the placement in the hub (a crash still never yields two copies), so it does
- * not wait for the job's own event and a pass on it (docs/performance.md "The copy follows its
- * placement"). Not when a copy exists anywhere or one was sent: state 6 sorts those out.
- */
 static bool sight_quiet(const struct wl_snapshot *s, const char *cluster, const json_t *copy);
 
 /* Whether the chained copy's first sight changes nothing: sight_quiet() on the snapshot as this
@@ -759,6 +750,13 @@ static bool chained_quiet(const struct wl_snapshot *s, const struct wlst *w, con
     return quiet;
 }
 
+/*
+ * The direct transport's copy of the job as placed (`work`, the job with this pass's
+ * placement patch), made in the placing pass once that patch went through (after_job): the
+ * copy needs only the placement in the hub (a crash still never yields two copies), so it does
+ * not wait for the job's own event and a pass on it (docs/performance.md "The copy follows its
+ * placement"). Not when a copy exists anywhere or one was sent: state 6 sorts those out.
+ */
 static void chain_copy(const struct wl_snapshot *s, const struct wlst *w, const json_t *work,
                        const char *cluster, struct wl_actions *a)
 {
@@ -779,6 +777,8 @@ static void chain_copy(const struct wl_snapshot *s, const struct wlst *w, const 
     a->outcome.sight_quiet = chained_quiet(s, w, work, cluster, obj);
 }
 
+/* Placement OK: place (label, nodeSelector, annotations) in one job patch,
+ * reserve, ClusterAssigned, check message, Events. Returns the check message (new). */
 static char *st_place_ok(const struct wl_snapshot *s, struct wlst *w, const char *token,
                          json_t *work, struct wl_actions *a)
 {

@@ -480,8 +480,8 @@ static void then_run(struct batch *b)
             continue;
         struct kube_client *w = b->ops.worker ? b->ops.worker(b->ops.ud, a->cluster) : NULL;
         if (!w || !b->kind || !b->kind->resource[0]) {
-            log_v(b->lg, 2, "copy left to the next pass: no client for its worker", "workload",
-                  b->key, "cluster", a->cluster);
+            log_v(b->lg, 2, "copy left to the next pass", "workload", b->key, "cluster", a->cluster,
+                  "why", w ? "its kind has no known resource" : "no worker client");
             dropped = b->res.copy_dropped = true;
             continue;
         }
